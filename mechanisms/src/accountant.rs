@@ -1,0 +1,1 @@
+//! Privacy accountants (being written).

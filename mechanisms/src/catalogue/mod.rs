@@ -1,0 +1,190 @@
+//! The catalogue: correct mechanisms and deliberately buggy ones whose true guarantee is known.
+//!
+//! Every entry has a stable kebab-case id, a claim, a status (`correct`, or `buggy` with the
+//! mistake and the true guarantee), a record domain, and a *witness*: a neighboring pair on which
+//! the bug shows (for correct entries, a pair on which the claim is tightest). Finders must find
+//! bad pairs without the witness; testers can be checked against it.
+//!
+//! Entries are grouped by file: `correct.rs` (textbook mechanisms), `buggy.rs` (their realistic
+//! mistakes) and `svt.rs` (the sparse vector family of Lyu, Su & Li 2017).
+
+use serde::Serialize;
+
+use crate::dataset::DatasetPair;
+use crate::error::{MechanismError, Result};
+use crate::math::edit_distance;
+use crate::mechanism::{Mechanism, Params};
+
+mod buggy;
+mod correct;
+mod svt;
+
+/// Whether an entry keeps its claim.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "status", rename_all = "kebab-case")]
+pub enum Status {
+    /// The mechanism satisfies its claim.
+    Correct,
+    /// The mechanism does not satisfy its claim.
+    Buggy {
+        /// The mistake, in one sentence.
+        bug: String,
+        /// What the mechanism actually guarantees, where known.
+        true_guarantee: String,
+    },
+}
+
+impl Status {
+    /// `correct` or `buggy`.
+    pub fn word(&self) -> &'static str {
+        match self {
+            Self::Correct => "correct",
+            Self::Buggy { .. } => "buggy",
+        }
+    }
+
+    /// True for buggy entries.
+    pub fn is_buggy(&self) -> bool {
+        matches!(self, Self::Buggy { .. })
+    }
+}
+
+/// A built catalogue entry.
+#[derive(Debug)]
+pub struct Entry {
+    /// The mechanism.
+    pub mechanism: Box<dyn Mechanism>,
+    /// Ground truth: correct, or buggy and how.
+    pub status: Status,
+    /// A neighboring pair where the bug shows (or where a correct claim is tightest).
+    pub witness: DatasetPair,
+}
+
+/// How to build an entry: its id and a constructor taking named parameters.
+#[derive(Clone, Copy)]
+pub struct Spec {
+    /// Stable kebab-case id.
+    pub id: &'static str,
+    /// Builds the entry; takes the parameters it understands from `params`.
+    pub build: fn(&mut Params) -> Result<Entry>,
+}
+
+impl std::fmt::Debug for Spec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Spec").field("id", &self.id).finish()
+    }
+}
+
+/// Every entry's spec, in listing order.
+pub fn specs() -> Vec<Spec> {
+    let mut all = correct::specs();
+    all.extend(svt::specs());
+    all.extend(buggy::specs());
+    all
+}
+
+/// All ids, in listing order.
+pub fn ids() -> Vec<&'static str> {
+    specs().iter().map(|s| s.id).collect()
+}
+
+/// Builds entry `id` with `params` (unknown parameters are an error).
+///
+/// An unknown id is an error listing the closest ids.
+pub fn build(id: &str, params: &Params) -> Result<Entry> {
+    let spec = specs().into_iter().find(|s| s.id == id).ok_or_else(|| {
+        MechanismError::UnknownMechanism {
+            id: id.to_string(),
+            closest: closest_ids(id, 3),
+        }
+    })?;
+    let mut p = params.clone();
+    let entry = (spec.build)(&mut p)?;
+    p.finish(id)?;
+    Ok(entry)
+}
+
+/// Every entry with default parameters.
+pub fn catalogue() -> Result<Vec<Entry>> {
+    specs()
+        .iter()
+        .map(|s| {
+            let mut p = Params::new();
+            (s.build)(&mut p)
+        })
+        .collect()
+}
+
+/// The `k` known ids closest to `id` (edit distance; ids containing `id` first).
+pub fn closest_ids(id: &str, k: usize) -> Vec<String> {
+    let mut scored: Vec<(usize, &str)> = ids()
+        .into_iter()
+        .map(|c| {
+            let d = if c.contains(id) || id.contains(c) {
+                0
+            } else {
+                edit_distance(id, c)
+            };
+            (d, c)
+        })
+        .collect();
+    scored.sort();
+    scored.into_iter().take(k).map(|(_, c)| c.to_string()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dataset::Dataset;
+
+    #[test]
+    fn ids_are_unique_kebab_case() {
+        let ids = ids();
+        let mut sorted = ids.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted.len(), ids.len(), "duplicate ids");
+        for id in ids {
+            assert!(
+                id.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'),
+                "{id} is not kebab-case"
+            );
+        }
+    }
+
+    #[test]
+    fn entries_are_consistent() {
+        for e in catalogue().unwrap() {
+            let m = &e.mechanism;
+            let d = m.domain();
+            d.validate().unwrap();
+            assert_eq!(e.witness.relation(), m.neighboring(), "{}", m.id());
+            d.check(e.witness.first()).unwrap_or_else(|err| panic!("{}: {err}", m.id()));
+            d.check(e.witness.second()).unwrap_or_else(|err| panic!("{}: {err}", m.id()));
+            m.claim().validated().unwrap();
+            // Samples have the announced shape.
+            let mut rng = <rand_chacha::ChaCha20Rng as rand::SeedableRng>::seed_from_u64(1);
+            let s = m.sample(e.witness.first(), 7, &mut rng).unwrap();
+            assert_eq!((s.n(), s.dim()), (7, m.output_dim()), "{}", m.id());
+            assert!(s.first_non_finite().is_none(), "{}", m.id());
+        }
+    }
+
+    #[test]
+    fn sampling_is_deterministic_given_the_rng() {
+        for e in catalogue().unwrap() {
+            let draw = |seed| {
+                let mut rng = <rand_chacha::ChaCha20Rng as rand::SeedableRng>::seed_from_u64(seed);
+                e.mechanism.sample(e.witness.second(), 5, &mut rng).unwrap()
+            };
+            assert_eq!(draw(3), draw(3), "{}", e.mechanism.id());
+        }
+    }
+
+    #[test]
+    fn unknown_id_suggests_closest() {
+        let err = build("laplace-sun", &Params::new()).unwrap_err().to_string();
+        assert!(err.contains("laplace-sum"), "{err}");
+        let _ = Dataset::empty(1);
+    }
+}

@@ -1,0 +1,451 @@
+//! Privacy claims: what a mechanism promises, and what each promise allows for a divergence.
+//!
+//! Every conversion in [`PrivacyClaim::delta_at`] and [`PrivacyClaim::renyi_at`] cites its source
+//! (the list is in `../shared/STATISTICS.md` §1). Values a claim *allows* are rounded **up** (toward
+//! the mechanism's favour), so numerical error can never turn into a reported violation.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{MechanismError, Result};
+use crate::math::gaussian_dp_delta_upper;
+
+/// Relative slack added to every *computed* allowed value (not to values stated verbatim by the
+/// claim, such as the δ of an (ε, δ) claim). Covers floating-point error in `exp`, `ln`, `erfc`.
+const ALLOWANCE_SLACK: f64 = 1e-9;
+
+fn round_up(x: f64) -> f64 {
+    if x <= 0.0 {
+        x
+    } else {
+        (x * (1.0 + ALLOWANCE_SLACK)).next_up()
+    }
+}
+
+/// A differential-privacy guarantee, for every pair of neighboring datasets D ~ D' and both
+/// orders of the pair.
+///
+/// Build it with the validated constructors ([`PrivacyClaim::pure`], …) or parse it from the
+/// command-line form (`pure:EPS`, `approx:EPS:DELTA`, `renyi:ALPHA:EPS`, `zcdp:RHO`, `gdp:MU`).
+///
+/// # Examples
+/// ```
+/// use dp_audit_mechanisms::PrivacyClaim;
+/// let claim: PrivacyClaim = "approx:1:1e-5".parse()?;
+/// assert_eq!(claim.delta_at(1.0), Some(1e-5));
+/// assert!("pure:-1".parse::<PrivacyClaim>().is_err());
+/// # Ok::<(), dp_audit_mechanisms::MechanismError>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+#[non_exhaustive]
+pub enum PrivacyClaim {
+    /// ε-DP: H_{e^ε}(M(D) ‖ M(D')) = 0.
+    Pure {
+        /// ε > 0.
+        epsilon: f64,
+    },
+    /// (ε, δ)-DP: H_{e^ε}(M(D) ‖ M(D')) ≤ δ.
+    Approximate {
+        /// ε > 0.
+        epsilon: f64,
+        /// 0 ≤ δ < 1.
+        delta: f64,
+    },
+    /// (α, ε)-Rényi DP: D_α(M(D) ‖ M(D')) ≤ ε at the single order α.
+    Renyi {
+        /// α > 1.
+        alpha: f64,
+        /// ε > 0.
+        epsilon: f64,
+    },
+    /// ρ-zCDP: D_α ≤ ρα for every α > 1.
+    ZeroConcentrated {
+        /// ρ > 0.
+        rho: f64,
+    },
+    /// μ-Gaussian DP: the whole privacy profile δ(ε) of the Gaussian shift N(μ,1) vs N(0,1).
+    GaussianDp {
+        /// μ > 0.
+        mu: f64,
+    },
+}
+
+fn check_positive(name: &'static str, value: f64) -> Result<f64> {
+    if value.is_finite() && value > 0.0 {
+        Ok(value)
+    } else {
+        Err(MechanismError::InvalidClaim {
+            name,
+            value,
+            allowed: "a finite number > 0",
+        })
+    }
+}
+
+impl PrivacyClaim {
+    /// ε-DP. Errors unless ε is finite and > 0.
+    pub fn pure(epsilon: f64) -> Result<Self> {
+        Ok(Self::Pure {
+            epsilon: check_positive("epsilon", epsilon)?,
+        })
+    }
+
+    /// (ε, δ)-DP. Errors unless ε is finite and > 0 and 0 ≤ δ < 1.
+    pub fn approximate(epsilon: f64, delta: f64) -> Result<Self> {
+        let epsilon = check_positive("epsilon", epsilon)?;
+        if !(0.0..1.0).contains(&delta) {
+            return Err(MechanismError::InvalidClaim {
+                name: "delta",
+                value: delta,
+                allowed: "0 <= delta < 1",
+            });
+        }
+        Ok(Self::Approximate { epsilon, delta })
+    }
+
+    /// (α, ε)-RDP. Errors unless α > 1 and ε > 0, both finite.
+    pub fn renyi(alpha: f64, epsilon: f64) -> Result<Self> {
+        if !(alpha.is_finite() && alpha > 1.0) {
+            return Err(MechanismError::InvalidClaim {
+                name: "alpha",
+                value: alpha,
+                allowed: "a finite number > 1",
+            });
+        }
+        Ok(Self::Renyi {
+            alpha,
+            epsilon: check_positive("epsilon", epsilon)?,
+        })
+    }
+
+    /// ρ-zCDP. Errors unless ρ is finite and > 0.
+    pub fn zcdp(rho: f64) -> Result<Self> {
+        Ok(Self::ZeroConcentrated {
+            rho: check_positive("rho", rho)?,
+        })
+    }
+
+    /// μ-GDP. Errors unless μ is finite and > 0.
+    pub fn gaussian_dp(mu: f64) -> Result<Self> {
+        Ok(Self::GaussianDp {
+            mu: check_positive("mu", mu)?,
+        })
+    }
+
+    /// Re-validates a claim (e.g. one that came through deserialization).
+    pub fn validated(self) -> Result<Self> {
+        match self {
+            Self::Pure { epsilon } => Self::pure(epsilon),
+            Self::Approximate { epsilon, delta } => Self::approximate(epsilon, delta),
+            Self::Renyi { alpha, epsilon } => Self::renyi(alpha, epsilon),
+            Self::ZeroConcentrated { rho } => Self::zcdp(rho),
+            Self::GaussianDp { mu } => Self::gaussian_dp(mu),
+        }
+    }
+
+    /// Short name of the claim's kind: `pure`, `approx`, `renyi`, `zcdp`, `gdp`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Pure { .. } => "pure",
+            Self::Approximate { .. } => "approx",
+            Self::Renyi { .. } => "renyi",
+            Self::ZeroConcentrated { .. } => "zcdp",
+            Self::GaussianDp { .. } => "gdp",
+        }
+    }
+
+    /// True when the claim bounds the hockey-stick divergence at *every* ε (a privacy profile),
+    /// rather than at one point.
+    pub fn is_profile(&self) -> bool {
+        matches!(
+            self,
+            Self::GaussianDp { .. } | Self::ZeroConcentrated { .. } | Self::Renyi { .. }
+        )
+    }
+
+    /// The ε at which the claim is naturally stated for hockey-stick testing: the claim's own ε for
+    /// pure and approximate DP; `None` for profile-like claims (test on a grid instead).
+    pub fn natural_epsilon(&self) -> Option<f64> {
+        match self {
+            Self::Pure { epsilon } | Self::Approximate { epsilon, .. } => Some(*epsilon),
+            _ => None,
+        }
+    }
+
+    /// The largest hockey-stick divergence H_{e^ε}(M(D) ‖ M(D')) the claim allows at `epsilon`
+    /// (ε ≥ 0), rounded up. `None` if the claim implies nothing at that ε, or ε is invalid.
+    ///
+    /// Sources, by claim kind:
+    /// - **pure ε₀**: 0 for ε ≥ ε₀; for ε < ε₀, (e^ε₀ − e^ε)/(1 + e^ε₀), the profile of binary
+    ///   randomized response, which dominates every ε₀-DP pair (Kairouz, Oh & Viswanath 2017,
+    ///   "The composition theorem for differential privacy", Theorem 2.1).
+    /// - **approximate (ε₀, δ₀)**: δ₀ for ε ≥ ε₀; for ε < ε₀, δ₀ + (1 − δ₀)(e^ε₀ − e^ε)/(1 + e^ε₀),
+    ///   the profile of the same theorem's four-point dominating pair.
+    /// - **Rényi (α, ε_α)**: δ = exp((α−1)(ε_α + log1p(−1/α) − ε) − log α), the RDP → DP
+    ///   conversion of Balle et al. 2020 (Theorem 21) / Canonne, Kamath & Steinke 2020
+    ///   (Proposition 12), capped at 1.
+    /// - **ρ-zCDP**: the same conversion with ε_α = ρα, minimized over α > 1 (Bun & Steinke 2016
+    ///   define zCDP through all orders; CKS 2020 Prop. 12 per order). Any α gives a valid bound,
+    ///   so a numerical minimizer can only make the bound looser, never invalid.
+    /// - **μ-GDP**: the exact Gaussian profile Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2)
+    ///   (Dong, Roth & Su 2022, Corollary 2.13).
+    pub fn delta_at(&self, epsilon: f64) -> Option<f64> {
+        if !(epsilon.is_finite() && epsilon >= 0.0) {
+            return None;
+        }
+        let value = match *self {
+            Self::Pure { epsilon: e0 } => {
+                if epsilon >= e0 {
+                    return Some(0.0);
+                }
+                round_up((e0.exp() - epsilon.exp()) / (1.0 + e0.exp()))
+            }
+            Self::Approximate { epsilon: e0, delta } => {
+                if epsilon >= e0 {
+                    return Some(delta);
+                }
+                round_up(delta + (1.0 - delta) * (e0.exp() - epsilon.exp()) / (1.0 + e0.exp()))
+            }
+            Self::Renyi { alpha, epsilon: ea } => round_up(rdp_to_delta(alpha, ea, epsilon)),
+            Self::ZeroConcentrated { rho } => round_up(zcdp_to_delta(rho, epsilon)),
+            Self::GaussianDp { mu } => round_up(gaussian_dp_delta_upper(epsilon, mu)),
+        };
+        Some(value.min(1.0))
+    }
+
+    /// The largest Rényi divergence D_α(M(D) ‖ M(D')) the claim allows at order `alpha` (> 1),
+    /// rounded up. `None` if the claim implies no finite bound at that order.
+    ///
+    /// Sources, by claim kind:
+    /// - **pure ε**: min(ε, αε²/2): D_α ≤ D_∞ ≤ ε, and ε-DP ⇒ ½ε²-zCDP
+    ///   (Bun & Steinke 2016, Proposition 3.3).
+    /// - **approximate**: none (δ > 0 allows an infinite Rényi divergence).
+    /// - **Rényi (α₀, ε₀)**: ε₀ for α ≤ α₀ (D_α is non-decreasing in α: van Erven & Harremoës 2014,
+    ///   Theorem 3); none above α₀.
+    /// - **ρ-zCDP**: ρα (the definition; Bun & Steinke 2016, Definition 1.1).
+    /// - **μ-GDP**: αμ²/2. A μ-GDP pair is a post-processing of (N(μ,1), N(0,1)) (Dong, Roth & Su
+    ///   2022, via Blackwell's theorem), whose Rényi divergence is αμ²/2 (Mironov 2017, Prop. 7);
+    ///   D_α obeys data processing.
+    pub fn renyi_at(&self, alpha: f64) -> Option<f64> {
+        if !(alpha.is_finite() && alpha > 1.0) {
+            return None;
+        }
+        match *self {
+            Self::Pure { epsilon } => Some(round_up(epsilon.min(alpha * epsilon * epsilon / 2.0))),
+            Self::Approximate { .. } => None,
+            Self::Renyi { alpha: a0, epsilon } => (alpha <= a0).then_some(epsilon),
+            Self::ZeroConcentrated { rho } => Some(round_up(rho * alpha)),
+            Self::GaussianDp { mu } => Some(round_up(alpha * mu * mu / 2.0)),
+        }
+    }
+}
+
+/// (α, ε_α)-RDP ⇒ (ε, δ)-DP with
+/// log δ = (α−1)(ε_α + log1p(−1/α) − ε) − log α (Balle et al. 2020, Thm 21; CKS 2020, Prop 12).
+pub fn rdp_to_delta(alpha: f64, epsilon_alpha: f64, epsilon: f64) -> f64 {
+    let log_delta = (alpha - 1.0) * (epsilon_alpha + (-1.0 / alpha).ln_1p() - epsilon) - alpha.ln();
+    log_delta.exp().min(1.0)
+}
+
+/// ρ-zCDP ⇒ (ε, δ)-DP: the RDP conversion with ε_α = ρα, minimized over α > 1.
+///
+/// The minimization is a scan over a log-spaced grid of α − 1 followed by golden-section refinement
+/// around the best grid point; every evaluated α yields a valid δ, so the result is valid whatever
+/// the minimizer's accuracy.
+pub fn zcdp_to_delta(rho: f64, epsilon: f64) -> f64 {
+    let f = |log_am1: f64| {
+        let alpha = 1.0 + log_am1.exp();
+        rdp_to_delta(alpha, rho * alpha, epsilon)
+    };
+    let (lo, hi) = (-12.0_f64, 12.0_f64);
+    let steps = 480;
+    let mut best_x = lo;
+    let mut best = f(lo);
+    for i in 1..=steps {
+        let x = lo + (hi - lo) * i as f64 / steps as f64;
+        let v = f(x);
+        if v < best {
+            best = v;
+            best_x = x;
+        }
+    }
+    let h = (hi - lo) / steps as f64;
+    let (mut a, mut b) = (best_x - h, best_x + h);
+    let g = (5f64.sqrt() - 1.0) / 2.0;
+    for _ in 0..80 {
+        let c = b - g * (b - a);
+        let d = a + g * (b - a);
+        let (fc, fd) = (f(c), f(d));
+        best = best.min(fc).min(fd);
+        if fc < fd {
+            b = d;
+        } else {
+            a = c;
+        }
+    }
+    best
+}
+
+impl fmt::Display for PrivacyClaim {
+    /// The command-line form, e.g. `approx:1:0.00001`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Pure { epsilon } => write!(f, "pure:{epsilon}"),
+            Self::Approximate { epsilon, delta } => write!(f, "approx:{epsilon}:{delta:e}"),
+            Self::Renyi { alpha, epsilon } => write!(f, "renyi:{alpha}:{epsilon}"),
+            Self::ZeroConcentrated { rho } => write!(f, "zcdp:{rho}"),
+            Self::GaussianDp { mu } => write!(f, "gdp:{mu}"),
+        }
+    }
+}
+
+impl FromStr for PrivacyClaim {
+    type Err = MechanismError;
+
+    /// Parses `pure:EPS`, `approx:EPS:DELTA`, `renyi:ALPHA:EPS`, `zcdp:RHO` or `gdp:MU`.
+    fn from_str(s: &str) -> Result<Self> {
+        let parts: Vec<&str> = s.trim().split(':').collect();
+        let bad = |message: String| MechanismError::InvalidParameter {
+            mechanism: "claim".into(),
+            message,
+        };
+        let num = |name: &str, text: &str| -> Result<f64> {
+            text.trim().parse::<f64>().map_err(|_| {
+                bad(format!(
+                    "{name} = {text:?} in claim {s:?} is not a number"
+                ))
+            })
+        };
+        let want = |n: usize, form: &str| -> Result<()> {
+            if parts.len() == n {
+                Ok(())
+            } else {
+                Err(bad(format!(
+                    "claim {s:?} has {} field(s); the form is {form}",
+                    parts.len()
+                )))
+            }
+        };
+        match parts[0] {
+            "pure" => {
+                want(2, "pure:EPS")?;
+                Self::pure(num("epsilon", parts[1])?)
+            }
+            "approx" | "approximate" => {
+                want(3, "approx:EPS:DELTA")?;
+                Self::approximate(num("epsilon", parts[1])?, num("delta", parts[2])?)
+            }
+            "renyi" | "rdp" => {
+                want(3, "renyi:ALPHA:EPS")?;
+                Self::renyi(num("alpha", parts[1])?, num("epsilon", parts[2])?)
+            }
+            "zcdp" => {
+                want(2, "zcdp:RHO")?;
+                Self::zcdp(num("rho", parts[1])?)
+            }
+            "gdp" => {
+                want(2, "gdp:MU")?;
+                Self::gaussian_dp(num("mu", parts[1])?)
+            }
+            other => Err(bad(format!(
+                "unknown claim kind {other:?}; allowed: pure:EPS, approx:EPS:DELTA, renyi:ALPHA:EPS, zcdp:RHO, gdp:MU"
+            ))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn constructors_validate() {
+        assert!(PrivacyClaim::pure(0.0).is_err());
+        assert!(PrivacyClaim::pure(f64::NAN).is_err());
+        assert!(PrivacyClaim::pure(f64::INFINITY).is_err());
+        assert!(PrivacyClaim::approximate(1.0, 1.0).is_err());
+        assert!(PrivacyClaim::approximate(1.0, -0.1).is_err());
+        assert!(PrivacyClaim::approximate(1.0, 0.0).is_ok());
+        assert!(PrivacyClaim::renyi(1.0, 1.0).is_err());
+        assert!(PrivacyClaim::zcdp(-1.0).is_err());
+        assert!(PrivacyClaim::gaussian_dp(0.0).is_err());
+        let e = PrivacyClaim::approximate(1.0, 2.0).unwrap_err().to_string();
+        assert!(e.contains("delta = 2") && e.contains("0 <= delta < 1"), "{e}");
+    }
+
+    #[test]
+    fn parse_and_display_round_trip() {
+        for s in ["pure:1", "approx:1:1e-5", "renyi:2:0.5", "zcdp:0.25", "gdp:0.5"] {
+            let c: PrivacyClaim = s.parse().unwrap();
+            let again: PrivacyClaim = c.to_string().parse().unwrap();
+            assert_eq!(c, again);
+        }
+        assert!("approx:1".parse::<PrivacyClaim>().is_err());
+        assert!("laplace:1".parse::<PrivacyClaim>().is_err());
+        assert!("pure:abc".parse::<PrivacyClaim>().is_err());
+    }
+
+    #[test]
+    fn json_round_trip() {
+        let c = PrivacyClaim::approximate(1.0, 1e-5).unwrap();
+        let j = serde_json::to_string(&c).unwrap();
+        assert!(j.starts_with(r#"{"kind":"approximate","epsilon":1.0,"delta":"#), "{j}");
+        assert_eq!(serde_json::from_str::<PrivacyClaim>(&j).unwrap(), c);
+    }
+
+    #[test]
+    fn pure_profile_matches_randomized_response() {
+        // Binary randomized response with ε0 = ln 3 (p = 3/4): H_{e^0} = TV = 1/2.
+        let c = PrivacyClaim::pure(3f64.ln()).unwrap();
+        assert!((c.delta_at(0.0).unwrap() - 0.5).abs() < 1e-8);
+        assert_eq!(c.delta_at(3f64.ln()), Some(0.0));
+        assert_eq!(c.renyi_at(2.0), Some(round_up(3f64.ln().min(3f64.ln().powi(2)))));
+    }
+
+    #[test]
+    fn delta_at_is_non_increasing() {
+        let claims = [
+            PrivacyClaim::pure(1.0).unwrap(),
+            PrivacyClaim::approximate(1.0, 1e-5).unwrap(),
+            PrivacyClaim::renyi(4.0, 0.5).unwrap(),
+            PrivacyClaim::zcdp(0.1).unwrap(),
+            PrivacyClaim::gaussian_dp(0.5).unwrap(),
+        ];
+        for c in claims {
+            let mut prev = f64::INFINITY;
+            for i in 0..200 {
+                let e = i as f64 * 0.05;
+                let d = c.delta_at(e).unwrap();
+                assert!((0.0..=1.0).contains(&d));
+                assert!(d <= prev * (1.0 + 1e-6), "{c} at {e}: {d} > {prev}");
+                prev = d;
+            }
+        }
+    }
+
+    #[test]
+    fn zcdp_conversion_reference_value() {
+        // OpenDP: Gaussian scale 4, sensitivity 1 → ρ = 1/32; its zCDP → (ε, δ) conversion gives
+        // ε(δ = 1e-3) = 0.6880024554878085 (STATISTICS.md §4). So δ(0.6880024554878085) ≈ 1e-3.
+        let d = zcdp_to_delta(1.0 / 32.0, 0.6880024554878085);
+        assert!((d / 1e-3 - 1.0).abs() < 1e-4, "{d}");
+        // zCDP bound is looser than the exact Gaussian profile (μ = 1/4).
+        let exact = PrivacyClaim::gaussian_dp(0.25).unwrap();
+        let z = PrivacyClaim::zcdp(1.0 / 32.0).unwrap();
+        assert!(z.delta_at(0.6).unwrap() >= exact.delta_at(0.6).unwrap());
+    }
+
+    #[test]
+    fn renyi_at_sources() {
+        let r = PrivacyClaim::renyi(4.0, 0.5).unwrap();
+        assert_eq!(r.renyi_at(2.0), Some(0.5));
+        assert_eq!(r.renyi_at(8.0), None);
+        assert_eq!(PrivacyClaim::approximate(1.0, 1e-5).unwrap().renyi_at(2.0), None);
+        let g = PrivacyClaim::gaussian_dp(0.5).unwrap().renyi_at(2.0).unwrap();
+        assert!((g - 0.25).abs() < 1e-9);
+        assert_eq!(PrivacyClaim::zcdp(0.1).unwrap().renyi_at(0.5), None);
+    }
+}

@@ -1,0 +1,69 @@
+//! The one error type of the mechanisms crate.
+
+use thiserror::Error;
+
+/// Everything that can go wrong when building a claim, a dataset, a pair or a mechanism,
+/// or when a mechanism samples.
+///
+/// Messages name the bad value and what is allowed.
+#[derive(Debug, Error, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum MechanismError {
+    /// A privacy parameter is outside its allowed range.
+    #[error("invalid privacy parameter: {name} = {value}; allowed: {allowed}")]
+    InvalidClaim {
+        /// Parameter name (`epsilon`, `delta`, `alpha`, `rho`, `mu`).
+        name: &'static str,
+        /// The value given.
+        value: f64,
+        /// The allowed range, in words.
+        allowed: &'static str,
+    },
+    /// A mechanism parameter is outside its allowed range or unknown.
+    #[error("invalid parameter for mechanism {mechanism}: {message}")]
+    InvalidParameter {
+        /// Mechanism id.
+        mechanism: String,
+        /// What is wrong, naming the value and what is allowed.
+        message: String,
+    },
+    /// A dataset does not fit the mechanism's record domain, or is malformed.
+    #[error("invalid dataset: {0}")]
+    InvalidDataset(String),
+    /// Two datasets are not neighbors under the stated relation.
+    #[error("not a neighboring pair under {relation}: {reason}")]
+    NotNeighbors {
+        /// The relation that was asked for.
+        relation: String,
+        /// Why the pair fails it.
+        reason: String,
+    },
+    /// No catalogue entry has this id.
+    #[error("unknown mechanism {id:?}; closest ids: {}", closest.join(", "))]
+    UnknownMechanism {
+        /// The id asked for.
+        id: String,
+        /// The closest known ids, best first.
+        closest: Vec<String>,
+    },
+    /// A mechanism failed while sampling.
+    #[error("mechanism {mechanism} failed to sample: {message}")]
+    Sampling {
+        /// Mechanism id.
+        mechanism: String,
+        /// What went wrong.
+        message: String,
+    },
+}
+
+/// Result alias of the mechanisms crate.
+pub type Result<T, E = MechanismError> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn error_is_send_sync() {
+        fn assert_send_sync<T: Send + Sync + 'static>() {}
+        assert_send_sync::<super::MechanismError>();
+    }
+}

@@ -1,0 +1,37 @@
+//! # dp-audit-mechanisms: the contract and the catalogue
+//!
+//! This crate is what dp-audit audits, and knows nothing about testing:
+//!
+//! - the **contract**: [`Mechanism`] (a black box that samples releases from a generator passed
+//!   in), [`Dataset`] and [`DatasetPair`] (neighbors by construction, under a [`Neighboring`]
+//!   relation), [`RecordDomain`], [`Samples`] (an `n × d` matrix) and [`PrivacyClaim`] (pure,
+//!   approximate, Rényi, zCDP, Gaussian DP), with what each claim allows for each divergence;
+//! - the **catalogue** ([`catalogue`]): correct mechanisms and deliberately buggy ones, each with
+//!   its ground truth and a witness pair.
+//!
+//! # Floating point
+//! The samplers are textbook floating-point samplers. Mironov (2012) showed that such samplers
+//! can leak through the low bits of their outputs; testers that look at float representations may
+//! legitimately find that. Correct entries are "correct" in the idealized real-number model.
+
+#![warn(missing_docs)]
+
+pub mod accountant;
+pub mod catalogue;
+pub mod claim;
+pub mod dataset;
+pub mod error;
+pub mod math;
+pub mod mechanism;
+pub mod noise;
+pub mod samples;
+
+pub use catalogue::{Entry, Spec, Status};
+pub use claim::PrivacyClaim;
+pub use dataset::{Dataset, DatasetPair, Neighboring, RecordDomain};
+pub use error::{MechanismError, Result};
+pub use mechanism::{Mechanism, Params};
+pub use samples::Samples;
+
+/// The `rand` this crate's API is written against, so users implement [`Mechanism`] with it.
+pub use rand;

@@ -1,0 +1,176 @@
+//! The black-box contract every audited mechanism implements.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use rand::Rng;
+
+use crate::claim::PrivacyClaim;
+use crate::dataset::{Dataset, Neighboring, RecordDomain};
+use crate::error::{MechanismError, Result};
+use crate::samples::Samples;
+
+/// A randomized algorithm under audit, seen as a black box that can be run many times.
+///
+/// The trait is object-safe: the catalogue is a list of `Box<dyn Mechanism>`.
+///
+/// # Contract
+/// - `sample(dataset, n, rng)` returns `n` **independent** releases on `dataset`, one per row,
+///   each of dimension `output_dim()`.
+/// - **All** randomness comes from `rng`. A mechanism never builds its own generator, reads the
+///   clock or uses thread-local randomness; with the same generator state it returns the same
+///   samples. This is what makes audits reproducible.
+/// - `claim()` is stated for `neighboring()` and for datasets inside `domain()`.
+///
+/// # Examples
+/// ```
+/// use dp_audit_mechanisms::{Dataset, Mechanism, Neighboring, PrivacyClaim, RecordDomain, Samples, Result};
+/// use dp_audit_mechanisms::noise::LaplaceNoise;
+/// use rand::{Rng, SeedableRng};
+///
+/// /// Laplace count: |D| + Lap(1/ε).
+/// #[derive(Debug)]
+/// struct MyCount { epsilon: f64 }
+///
+/// impl Mechanism for MyCount {
+///     fn id(&self) -> &str { "my-count" }
+///     fn claim(&self) -> PrivacyClaim { PrivacyClaim::Pure { epsilon: self.epsilon } }
+///     fn neighboring(&self) -> Neighboring { Neighboring::AddRemove }
+///     fn domain(&self) -> RecordDomain { RecordDomain::real(0.0, 1.0, 1) }
+///     fn output_dim(&self) -> usize { 1 }
+///     fn sample(&self, data: &Dataset, n: usize, rng: &mut dyn Rng) -> Result<Samples> {
+///         let noise = LaplaceNoise::new(1.0 / self.epsilon)?;
+///         let count = data.len() as f64;
+///         Ok(Samples::from_column((0..n).map(|_| count + noise.sample(rng)).collect()))
+///     }
+/// }
+///
+/// let m: Box<dyn Mechanism> = Box::new(MyCount { epsilon: 1.0 });
+/// let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(1);
+/// let out = m.sample(&Dataset::scalars(vec![0.5, 0.2])?, 3, &mut rng)?;
+/// assert_eq!((out.n(), out.dim()), (3, 1));
+/// # Ok::<(), dp_audit_mechanisms::MechanismError>(())
+/// ```
+pub trait Mechanism: Send + Sync + fmt::Debug {
+    /// Stable kebab-case id, e.g. `laplace-sum`.
+    fn id(&self) -> &str;
+
+    /// The privacy guarantee the mechanism claims.
+    fn claim(&self) -> PrivacyClaim;
+
+    /// Where the claim comes from, for reports (e.g. "RDP accountant over 100 steps").
+    fn claim_source(&self) -> String {
+        "stated by the mechanism".to_string()
+    }
+
+    /// The neighboring relation the claim is stated for.
+    fn neighboring(&self) -> Neighboring;
+
+    /// Records and dataset sizes the mechanism accepts.
+    fn domain(&self) -> RecordDomain;
+
+    /// Length of each release.
+    fn output_dim(&self) -> usize;
+
+    /// `n` independent releases on `dataset`; all randomness from `rng`.
+    fn sample(&self, dataset: &Dataset, n: usize, rng: &mut dyn Rng) -> Result<Samples>;
+}
+
+/// Named numeric parameters for building a catalogue entry (`--param noise_scale=0.7`).
+///
+/// Builders `take` what they understand; [`Params::finish`] then refuses leftovers, so a typo in
+/// a parameter name is an error, not a silently ignored setting.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Params {
+    values: BTreeMap<String, f64>,
+}
+
+impl Params {
+    /// No parameters.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Parses `NAME=VALUE` assignments.
+    pub fn parse<S: AsRef<str>>(assignments: &[S]) -> Result<Self> {
+        let mut values = BTreeMap::new();
+        for a in assignments {
+            let a = a.as_ref();
+            let (k, v) = a.split_once('=').ok_or_else(|| MechanismError::InvalidParameter {
+                mechanism: "params".into(),
+                message: format!("{a:?} is not of the form NAME=VALUE"),
+            })?;
+            let value: f64 = v.trim().parse().map_err(|_| MechanismError::InvalidParameter {
+                mechanism: "params".into(),
+                message: format!("value {v:?} of parameter {k:?} is not a number"),
+            })?;
+            values.insert(k.trim().to_string(), value);
+        }
+        Ok(Self { values })
+    }
+
+    /// Sets one parameter.
+    pub fn set(mut self, name: &str, value: f64) -> Self {
+        self.values.insert(name.to_string(), value);
+        self
+    }
+
+    /// Takes parameter `name`, or `default` when absent.
+    pub fn take(&mut self, name: &str, default: f64) -> f64 {
+        self.values.remove(name).unwrap_or(default)
+    }
+
+    /// Takes a parameter that must lie in `[lo, hi]`.
+    pub fn take_in(&mut self, mechanism: &str, name: &str, default: f64, lo: f64, hi: f64) -> Result<f64> {
+        let v = self.take(name, default);
+        if v.is_finite() && v >= lo && v <= hi {
+            Ok(v)
+        } else {
+            Err(MechanismError::InvalidParameter {
+                mechanism: mechanism.into(),
+                message: format!("{name} = {v}; allowed: {lo} to {hi}"),
+            })
+        }
+    }
+
+    /// Errors if any parameter was not taken.
+    pub fn finish(self, mechanism: &str) -> Result<()> {
+        if self.values.is_empty() {
+            Ok(())
+        } else {
+            let names: Vec<_> = self.values.keys().cloned().collect();
+            Err(MechanismError::InvalidParameter {
+                mechanism: mechanism.into(),
+                message: format!("unknown parameter(s) {}", names.join(", ")),
+            })
+        }
+    }
+
+    /// True when no parameter is set.
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    /// The parameters as `(name, value)` pairs.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, f64)> {
+        self.values.iter().map(|(k, v)| (k.as_str(), *v))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn params_refuse_leftovers_and_bad_values() {
+        let mut p = Params::parse(&["noise_scale=0.7", "steps=3"]).unwrap();
+        assert_eq!(p.take("noise_scale", 1.0), 0.7);
+        assert!(p.clone().finish("x").unwrap_err().to_string().contains("steps"));
+        assert_eq!(p.take("steps", 1.0), 3.0);
+        assert!(p.finish("x").is_ok());
+        assert!(Params::parse(&["a"]).is_err());
+        assert!(Params::parse(&["a=b"]).is_err());
+        let mut p = Params::new().set("q", 2.0);
+        assert!(p.take_in("m", "q", 0.5, 0.0, 1.0).is_err());
+    }
+}
