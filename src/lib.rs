@@ -1,1 +1,44 @@
+//! # dp-audit: black-box auditing of differential-privacy claims
+//!
+//! dp-audit runs a mechanism many times on two neighboring datasets and looks for statistical
+//! evidence that the two output distributions differ by more than the mechanism's privacy claim
+//! allows.
+//!
+//! - [`mechanisms`] (the `dp-audit-mechanisms` crate) holds the contract — [`Mechanism`],
+//!   [`Dataset`], [`DatasetPair`], [`PrivacyClaim`] — and the catalogue of correct and buggy
+//!   mechanisms.
+//! - [`rng`] derives every generator from one seed; large samples are drawn in parallel and are
+//!   bit-identical for any thread count.
+//! - [`testers`] turn samples into one-sided lower confidence bounds on divergences
+//!   ([`bounds`] holds the exact binomial bounds they use).
+//! - [`audit`] plans the bounds, splits β, draws fresh samples and decides; its [`AuditReport`]
+//!   is the source of truth for every rendering.
+//!
+//! # Example
+//! ```
+//! use dp_audit::{audit::{audit_pair, AuditConfig, Verdict}, mechanisms, testers::HockeyStickTester};
+//! use dp_audit::testers::PropertyTester;
+//!
+//! // A buggy catalogue entry: a Laplace sum whose noise ignores the record range.
+//! let entry = mechanisms::catalogue::build("laplace-sum-ignores-range", &Default::default())?;
+//! let testers: Vec<Box<dyn PropertyTester>> = vec![Box::new(HockeyStickTester::default())];
+//! let config = AuditConfig { seed: 1, samples_per_side: 50_000, failure_probability: 0.05 };
+//! let report = audit_pair(&*entry.mechanism, &entry.mechanism.claim(), &entry.witness, &testers, &config)?;
+//! assert_eq!(report.verdict, Verdict::Violation);
+//! # Ok::<(), dp_audit::Error>(())
+//! ```
 
+#![warn(missing_docs)]
+
+pub mod audit;
+pub mod bounds;
+pub mod cli;
+pub mod error;
+pub mod rng;
+pub mod testers;
+
+pub use dp_audit_mechanisms as mechanisms;
+
+pub use audit::{AuditConfig, AuditReport, Verdict};
+pub use error::{Error, Result};
+pub use mechanisms::{Dataset, DatasetPair, Mechanism, Neighboring, PrivacyClaim, Samples};

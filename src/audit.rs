@@ -1,0 +1,345 @@
+//! The runner: audits a mechanism's claim on a neighboring pair and produces an [`AuditReport`].
+//!
+//! # How β is spent
+//! Each tester plans the divergences it bounds for the claim (one ε for pure/approximate claims,
+//! a grid for profile claims); each is bounded in both directions, H(M(D) ‖ M(D')) and
+//! H(M(D') ‖ M(D)). With k bounds in total, each is computed at failure probability β/k, so by
+//! the union bound (Bonferroni) all k bounds hold simultaneously with probability ≥ 1 − β and the
+//! probability of reporting a violation against a mechanism that keeps its claim is ≤ β. All bounds
+//! of one audit share the same samples; the union bound needs no independence between them.
+
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::mechanisms::{DatasetPair, Mechanism, Neighboring, PrivacyClaim};
+use crate::rng::{CHUNK, Seed, Side, Stream, sample_parallel};
+use crate::testers::{Divergence, EventBound, PropertyTester, allowed, violates};
+
+/// Version of the JSON report layout.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Most releases per side an audit may request (memory: n × d × 8 bytes per side).
+pub const MAX_SAMPLES_PER_SIDE: usize = 50_000_000;
+
+/// Most values (releases × output dimension) per side.
+pub const MAX_VALUES_PER_SIDE: usize = 200_000_000;
+
+/// Settings of one audit.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AuditConfig {
+    /// The run's seed: every random choice derives from it.
+    pub seed: u64,
+    /// Releases drawn on each side of the pair for the confirming measurement.
+    pub samples_per_side: usize,
+    /// β: the probability, for a mechanism that keeps its claim, of reporting a violation.
+    pub failure_probability: f64,
+}
+
+impl Default for AuditConfig {
+    fn default() -> Self {
+        Self {
+            seed: 0,
+            samples_per_side: 200_000,
+            failure_probability: 0.05,
+        }
+    }
+}
+
+impl AuditConfig {
+    /// Checks the settings for a mechanism with output dimension `output_dim`.
+    pub fn validate(&self, output_dim: usize) -> Result<()> {
+        let n = self.samples_per_side;
+        if n < 100 {
+            return Err(Error::InvalidConfig(format!(
+                "samples per side = {n}; allowed: 100 to {MAX_SAMPLES_PER_SIDE}"
+            )));
+        }
+        if n > MAX_SAMPLES_PER_SIDE || n.saturating_mul(output_dim.max(1)) > MAX_VALUES_PER_SIDE {
+            return Err(Error::InvalidConfig(format!(
+                "samples per side = {n} with output dimension {output_dim} is too large; allowed: at most {MAX_SAMPLES_PER_SIDE} releases and {MAX_VALUES_PER_SIDE} values per side"
+            )));
+        }
+        let b = self.failure_probability;
+        if !(b > 0.0 && b < 1.0) {
+            return Err(Error::InvalidConfig(format!(
+                "failure probability β = {b}; allowed: 0 < β < 1"
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Which order of the pair a bound is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Direction {
+    /// D(M(D) ‖ M(D')).
+    FirstVsSecond,
+    /// D(M(D') ‖ M(D)).
+    SecondVsFirst,
+}
+
+/// One confirmed lower bound with what the claim allows.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BoundRecord {
+    /// Tester name.
+    pub tester: String,
+    /// What is bounded.
+    pub divergence: Divergence,
+    /// Which order of the pair.
+    pub direction: Direction,
+    /// The lower confidence bound (rounded down).
+    pub value: f64,
+    /// What the claim allows (rounded up).
+    pub allowed: f64,
+    /// True iff `value > allowed`.
+    pub violation: bool,
+    /// Failure probability of this bound (its share of β).
+    pub failure_probability: f64,
+    /// Point estimate on the held-out data; for reading only.
+    pub point_estimate: f64,
+    /// The inequality and assumptions behind the bound.
+    pub inequality: String,
+    /// For hockey-stick bounds, the event and its probability bounds.
+    pub event: Option<EventBound>,
+}
+
+/// How β was split.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BetaSplit {
+    /// Total β.
+    pub total: f64,
+    /// Number of bounds it was split over.
+    pub bounds: usize,
+    /// β of each bound.
+    pub per_bound: f64,
+    /// The rule, in words.
+    pub rule: String,
+}
+
+/// The outcome.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// At least one bound exceeds what the claim allows.
+    Violation,
+    /// No bound exceeds what the claim allows. This proves nothing about the mechanism.
+    NoViolation,
+}
+
+impl Verdict {
+    /// "violation found" or "no violation found".
+    pub fn words(&self) -> &'static str {
+        match self {
+            Verdict::Violation => "violation found",
+            Verdict::NoViolation => "no violation found",
+        }
+    }
+}
+
+/// A lower confidence bound on the mechanism's true ε at the claim's δ.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EmpiricalEpsilon {
+    /// The δ at which ε is bounded.
+    pub delta: f64,
+    /// With confidence `confidence`, the mechanism is not (ε', δ)-DP for any ε' < this value.
+    pub lower_bound: f64,
+    /// 1 − β (simultaneous with the verdict's bounds).
+    pub confidence: f64,
+}
+
+/// What was audited.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MechanismInfo {
+    /// Mechanism id.
+    pub id: String,
+    /// The claim tested.
+    pub claim: PrivacyClaim,
+    /// Where the claim comes from.
+    pub claim_source: String,
+    /// The neighboring relation.
+    pub neighboring: Neighboring,
+    /// Catalogue status (`correct`/`buggy`) when the mechanism is a catalogue entry; ground truth
+    /// for the reader, never used to decide.
+    pub catalogue_status: Option<String>,
+}
+
+/// The result of an audit: the source of truth for every rendering (text, JSON, HTML).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AuditReport {
+    /// Layout version.
+    pub schema_version: u32,
+    /// dp-audit version.
+    pub tool_version: String,
+    /// What was audited.
+    pub mechanism: MechanismInfo,
+    /// The pair the verdict is about.
+    pub pair: DatasetPair,
+    /// Testers used.
+    pub testers: Vec<String>,
+    /// The seed.
+    pub seed: u64,
+    /// Releases per side.
+    pub samples_per_side: usize,
+    /// Calls of `Mechanism::sample` (chunks of at most 4096 releases).
+    pub mechanism_calls: u64,
+    /// β and its split.
+    pub beta: BetaSplit,
+    /// Every bound with what the claim allows.
+    pub bounds: Vec<BoundRecord>,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Lower bound on the true ε at the claim's δ (pure and approximate claims).
+    pub empirical_epsilon: Option<EmpiricalEpsilon>,
+    /// Wall-clock seconds; left out of the deterministic JSON printed by `--json`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wall_time_seconds: Option<f64>,
+}
+
+/// Audits `claim` for `mechanism` on `pair` with `testers`.
+///
+/// Draws `samples_per_side` fresh releases on each side from the confirm streams of the seed,
+/// computes every planned bound in both directions at β/k each, and decides.
+pub fn audit_pair(
+    mechanism: &dyn Mechanism,
+    claim: &PrivacyClaim,
+    pair: &DatasetPair,
+    testers: &[Box<dyn PropertyTester>],
+    config: &AuditConfig,
+) -> Result<AuditReport> {
+    let start = Instant::now();
+    config.validate(mechanism.output_dim())?;
+    let claim = claim.validated()?;
+    if pair.relation() != mechanism.neighboring() {
+        return Err(Error::InvalidConfig(format!(
+            "the pair is {} neighbors but {} states its claim for {} neighbors",
+            pair.relation(),
+            mechanism.id(),
+            mechanism.neighboring()
+        )));
+    }
+    let domain = mechanism.domain();
+    domain.check(pair.first())?;
+    domain.check(pair.second())?;
+    if testers.is_empty() {
+        return Err(Error::InvalidConfig("no tester selected".into()));
+    }
+
+    // Plan: (tester index, divergence, allowed).
+    let n = config.samples_per_side;
+    let mut plan = Vec::new();
+    for (ti, t) in testers.iter().enumerate() {
+        for d in t.plan(&claim, n)? {
+            if let Some(a) = allowed(&claim, &d) {
+                plan.push((ti, d, a));
+            }
+        }
+    }
+    if plan.is_empty() {
+        return Err(Error::ClaimNotTestable {
+            tester: testers
+                .iter()
+                .map(|t| t.name())
+                .collect::<Vec<_>>()
+                .join(", "),
+            claim: claim.to_string(),
+            reason: "the claim bounds none of the divergences these testers measure".into(),
+        });
+    }
+    let k = plan.len() * 2;
+    let per_bound = config.failure_probability / k as f64;
+
+    let seed = Seed(config.seed);
+    let stream = |side| Stream::Confirm {
+        trial: 0,
+        side,
+        chunk: 0,
+    };
+    let p = sample_parallel(mechanism, pair.first(), n, seed, stream(Side::First))?;
+    let q = sample_parallel(mechanism, pair.second(), n, seed, stream(Side::Second))?;
+    let mechanism_calls = 2 * n.div_ceil(CHUNK) as u64;
+
+    let mut bounds = Vec::with_capacity(k);
+    for (i, (ti, divergence, allowed)) in plan.iter().enumerate() {
+        let tester = &testers[*ti];
+        for (j, direction) in [Direction::FirstVsSecond, Direction::SecondVsFirst]
+            .into_iter()
+            .enumerate()
+        {
+            let (a, b) = match direction {
+                Direction::FirstVsSecond => (&p, &q),
+                Direction::SecondVsFirst => (&q, &p),
+            };
+            let mut rng = seed.rng(Stream::Tester {
+                bound: (2 * i + j) as u64,
+            });
+            let m = tester.lower_bound(a, b, *divergence, per_bound, &mut rng)?;
+            bounds.push(BoundRecord {
+                tester: tester.name().to_string(),
+                divergence: *divergence,
+                direction,
+                value: m.value,
+                allowed: *allowed,
+                violation: violates(m.value, *allowed),
+                failure_probability: per_bound,
+                point_estimate: m.point_estimate,
+                inequality: m.inequality,
+                event: m.event,
+            });
+        }
+    }
+    let verdict = if bounds.iter().any(|b| b.violation) {
+        Verdict::Violation
+    } else {
+        Verdict::NoViolation
+    };
+    let claim_delta = match claim {
+        PrivacyClaim::Pure { .. } => Some(0.0),
+        PrivacyClaim::Approximate { delta, .. } => Some(delta),
+        _ => None,
+    };
+    let empirical_epsilon = claim_delta.and_then(|delta| {
+        bounds
+            .iter()
+            .filter_map(|b| b.event.as_ref()?.epsilon_lower(delta))
+            .max_by(f64::total_cmp)
+            .map(|lower_bound| EmpiricalEpsilon {
+                delta,
+                lower_bound,
+                confidence: 1.0 - config.failure_probability,
+            })
+    });
+    Ok(AuditReport {
+        schema_version: SCHEMA_VERSION,
+        tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        mechanism: MechanismInfo {
+            id: mechanism.id().to_string(),
+            claim,
+            claim_source: mechanism.claim_source(),
+            neighboring: mechanism.neighboring(),
+            catalogue_status: None,
+        },
+        pair: pair.clone(),
+        testers: testers.iter().map(|t| t.name().to_string()).collect(),
+        seed: config.seed,
+        samples_per_side: n,
+        mechanism_calls,
+        beta: BetaSplit {
+            total: config.failure_probability,
+            bounds: k,
+            per_bound,
+            rule: format!(
+                "union bound: β = {} split evenly over {} bounds ({} divergence(s) × 2 directions), β/{k} = {per_bound:.3e} each",
+                config.failure_probability,
+                k,
+                plan.len()
+            ),
+        },
+        bounds,
+        verdict,
+        empirical_epsilon,
+        wall_time_seconds: Some(start.elapsed().as_secs_f64()),
+    })
+}

@@ -1,0 +1,182 @@
+//! Property testers: from samples of P = M(D) and Q = M(D') to a one-sided lower confidence bound
+//! on a divergence D(P ‖ Q).
+//!
+//! What a claim allows for a divergence ([`allowed`]) and the accept/reject rule ([`violates`])
+//! live here and nowhere else: a claim is rejected only when a lower bound, valid with probability
+//! at least 1 − β_i, exceeds what the claim allows.
+
+use std::fmt;
+
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::mechanisms::{PrivacyClaim, Samples};
+
+pub mod hockey_stick;
+
+pub use hockey_stick::HockeyStickTester;
+
+/// A divergence a tester can lower-bound.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum Divergence {
+    /// Hockey-stick divergence H_{e^ε}(P ‖ Q) = sup_S P(S) − e^ε Q(S).
+    HockeyStick {
+        /// ε ≥ 0.
+        epsilon: f64,
+    },
+    /// Rényi divergence D_α(P ‖ Q).
+    Renyi {
+        /// α > 1.
+        alpha: f64,
+    },
+}
+
+impl fmt::Display for Divergence {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Divergence::HockeyStick { epsilon } => write!(f, "H_e^{epsilon}"),
+            Divergence::Renyi { alpha } => write!(f, "D_{alpha}"),
+        }
+    }
+}
+
+/// The most `claim` allows for `divergence` (rounded up), or `None` if it implies no bound.
+pub fn allowed(claim: &PrivacyClaim, divergence: &Divergence) -> Option<f64> {
+    match *divergence {
+        Divergence::HockeyStick { epsilon } => claim.delta_at(epsilon),
+        Divergence::Renyi { alpha } => claim.renyi_at(alpha),
+    }
+}
+
+/// The rejection rule: a lower bound `bound` refutes a claim that allows `allowed` iff it is
+/// strictly larger.
+pub fn violates(bound: f64, allowed: f64) -> bool {
+    bound > allowed
+}
+
+/// A measured lower bound, before the runner attaches the claim, direction and pair.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Measurement {
+    /// The lower confidence bound, rounded toward −∞; never negative for divergences that are ≥ 0.
+    pub value: f64,
+    /// A point estimate on the same held-out data, for plots and reading only; never used to decide.
+    pub point_estimate: f64,
+    /// The inequality that gives the confidence, and the assumptions.
+    pub inequality: String,
+    /// For hockey-stick bounds: the event S and its probability bounds, which also give an
+    /// empirical lower bound on ε (see [`EventBound::epsilon_lower`]).
+    pub event: Option<EventBound>,
+}
+
+/// Simultaneous bounds on P(S) and Q(S) for one event S chosen on a training split.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EventBound {
+    /// What the event is, in words.
+    pub description: String,
+    /// Held-out count of releases of P in S, and held-out sample size.
+    pub count_p: u64,
+    /// Held-out size for P.
+    pub n_p: u64,
+    /// Held-out count for Q.
+    pub count_q: u64,
+    /// Held-out size for Q.
+    pub n_q: u64,
+    /// Clopper–Pearson lower bound on P(S).
+    pub p_lower: f64,
+    /// Clopper–Pearson upper bound on Q(S).
+    pub q_upper: f64,
+}
+
+impl EventBound {
+    /// The largest ε' such that the bounds refute (ε', δ)-DP: on the event where both bounds hold,
+    /// P(S) − e^{ε'} Q(S) ≥ p_lower − e^{ε'} q_upper > δ for every ε' below
+    /// ln((p_lower − δ)/q_upper). Rounded down. `None` when p_lower ≤ δ.
+    pub fn epsilon_lower(&self, delta: f64) -> Option<f64> {
+        if self.p_lower <= delta || self.q_upper <= 0.0 {
+            return None;
+        }
+        let e = ((self.p_lower - delta) / self.q_upper).ln();
+        (e > 0.0).then(|| (e * (1.0 - 1e-12)).next_down())
+    }
+}
+
+/// Turns samples of P and Q into a one-sided lower confidence bound on a divergence.
+///
+/// # Guarantee
+/// For i.i.d. samples `p` of P and `q` of Q (independent of each other),
+/// `lower_bound(p, q, d, β, rng).value ≤ d(P ‖ Q)` with probability at least 1 − β over the
+/// samples (and `rng`). Implementations document the inequality in `# Guarantee`.
+pub trait PropertyTester: Send + Sync + fmt::Debug {
+    /// Short name used on the command line and in reports, e.g. `hockey-stick`.
+    fn name(&self) -> &'static str;
+
+    /// One line on the method and its inequality.
+    fn describe(&self) -> String;
+
+    /// The divergences this tester bounds to test `claim` with `samples_per_side` releases per
+    /// side. `Err(Error::ClaimNotTestable)` when the claim implies nothing it can test.
+    fn plan(&self, claim: &PrivacyClaim, samples_per_side: usize) -> Result<Vec<Divergence>>;
+
+    /// A lower bound on `divergence`(P ‖ Q) from samples `p` of P and `q` of Q, valid with
+    /// probability ≥ 1 − `failure_probability`.
+    fn lower_bound(
+        &self,
+        p: &Samples,
+        q: &Samples,
+        divergence: Divergence,
+        failure_probability: f64,
+        rng: &mut dyn Rng,
+    ) -> Result<Measurement>;
+}
+
+/// Checks what every tester needs of its inputs: β in (0, 1), equal dimensions, finite values,
+/// at least `min_n` samples per side.
+pub fn check_inputs(
+    p: &Samples,
+    q: &Samples,
+    failure_probability: f64,
+    min_n: usize,
+) -> Result<()> {
+    if !(failure_probability > 0.0 && failure_probability < 1.0) {
+        return Err(Error::InvalidConfig(format!(
+            "failure probability β = {failure_probability}; allowed: 0 < β < 1"
+        )));
+    }
+    if p.dim() != q.dim() {
+        return Err(Error::InvalidSamples(format!(
+            "the two sides have different output dimensions ({} and {})",
+            p.dim(),
+            q.dim()
+        )));
+    }
+    for (side, s) in [("first", p), ("second", q)] {
+        if let Some((i, j, v)) = s.first_non_finite() {
+            return Err(Error::InvalidSamples(format!(
+                "{side} side: release {i}, coordinate {j} is {v}; samples must be finite"
+            )));
+        }
+        if s.n() < min_n {
+            return Err(Error::InvalidSamples(format!(
+                "{side} side has {} samples; this tester needs at least {min_n}",
+                s.n()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Builds a tester by name: `hockey-stick`.
+pub fn by_name(name: &str) -> Result<Box<dyn PropertyTester>> {
+    match name {
+        "hockey-stick" => Ok(Box::new(HockeyStickTester::default())),
+        other => Err(Error::InvalidConfig(format!(
+            "unknown tester {other:?}; allowed: hockey-stick"
+        ))),
+    }
+}
+
+/// Names of all testers.
+pub const TESTER_NAMES: &[&str] = &["hockey-stick"];
