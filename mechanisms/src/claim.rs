@@ -313,11 +313,9 @@ impl FromStr for PrivacyClaim {
             message,
         };
         let num = |name: &str, text: &str| -> Result<f64> {
-            text.trim().parse::<f64>().map_err(|_| {
-                bad(format!(
-                    "{name} = {text:?} in claim {s:?} is not a number"
-                ))
-            })
+            text.trim()
+                .parse::<f64>()
+                .map_err(|_| bad(format!("{name} = {text:?} in claim {s:?} is not a number")))
         };
         let want = |n: usize, form: &str| -> Result<()> {
             if parts.len() == n {
@@ -373,12 +371,21 @@ mod tests {
         assert!(PrivacyClaim::zcdp(-1.0).is_err());
         assert!(PrivacyClaim::gaussian_dp(0.0).is_err());
         let e = PrivacyClaim::approximate(1.0, 2.0).unwrap_err().to_string();
-        assert!(e.contains("delta = 2") && e.contains("0 <= delta < 1"), "{e}");
+        assert!(
+            e.contains("delta = 2") && e.contains("0 <= delta < 1"),
+            "{e}"
+        );
     }
 
     #[test]
     fn parse_and_display_round_trip() {
-        for s in ["pure:1", "approx:1:1e-5", "renyi:2:0.5", "zcdp:0.25", "gdp:0.5"] {
+        for s in [
+            "pure:1",
+            "approx:1:1e-5",
+            "renyi:2:0.5",
+            "zcdp:0.25",
+            "gdp:0.5",
+        ] {
             let c: PrivacyClaim = s.parse().unwrap();
             let again: PrivacyClaim = c.to_string().parse().unwrap();
             assert_eq!(c, again);
@@ -392,7 +399,10 @@ mod tests {
     fn json_round_trip() {
         let c = PrivacyClaim::approximate(1.0, 1e-5).unwrap();
         let j = serde_json::to_string(&c).unwrap();
-        assert!(j.starts_with(r#"{"kind":"approximate","epsilon":1.0,"delta":"#), "{j}");
+        assert!(
+            j.starts_with(r#"{"kind":"approximate","epsilon":1.0,"delta":"#),
+            "{j}"
+        );
         assert_eq!(serde_json::from_str::<PrivacyClaim>(&j).unwrap(), c);
     }
 
@@ -402,7 +412,10 @@ mod tests {
         let c = PrivacyClaim::pure(3f64.ln()).unwrap();
         assert!((c.delta_at(0.0).unwrap() - 0.5).abs() < 1e-8);
         assert_eq!(c.delta_at(3f64.ln()), Some(0.0));
-        assert_eq!(c.renyi_at(2.0), Some(round_up(3f64.ln().min(3f64.ln().powi(2)))));
+        assert_eq!(
+            c.renyi_at(2.0),
+            Some(round_up(3f64.ln().min(3f64.ln().powi(2))))
+        );
     }
 
     #[test]
@@ -443,8 +456,14 @@ mod tests {
         let r = PrivacyClaim::renyi(4.0, 0.5).unwrap();
         assert_eq!(r.renyi_at(2.0), Some(0.5));
         assert_eq!(r.renyi_at(8.0), None);
-        assert_eq!(PrivacyClaim::approximate(1.0, 1e-5).unwrap().renyi_at(2.0), None);
-        let g = PrivacyClaim::gaussian_dp(0.5).unwrap().renyi_at(2.0).unwrap();
+        assert_eq!(
+            PrivacyClaim::approximate(1.0, 1e-5).unwrap().renyi_at(2.0),
+            None
+        );
+        let g = PrivacyClaim::gaussian_dp(0.5)
+            .unwrap()
+            .renyi_at(2.0)
+            .unwrap();
         assert!((g - 0.25).abs() < 1e-9);
         assert_eq!(PrivacyClaim::zcdp(0.1).unwrap().renyi_at(0.5), None);
     }

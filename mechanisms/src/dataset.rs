@@ -210,7 +210,9 @@ impl Dataset {
         for (i, v) in arr.iter().enumerate() {
             let row = match v {
                 serde_json::Value::Number(n) => vec![n.as_f64().ok_or_else(|| {
-                    MechanismError::InvalidDataset(format!("record {i} = {n} is not a finite number"))
+                    MechanismError::InvalidDataset(format!(
+                        "record {i} = {n} is not a finite number"
+                    ))
                 })?],
                 serde_json::Value::Array(xs) => xs
                     .iter()
@@ -526,7 +528,9 @@ mod tests {
 
     #[test]
     fn add_remove_accepts_only_one_record_difference() {
-        assert!(DatasetPair::new(s(&[1.0, 2.0]), s(&[2.0, 1.0, 3.0]), Neighboring::AddRemove).is_ok());
+        assert!(
+            DatasetPair::new(s(&[1.0, 2.0]), s(&[2.0, 1.0, 3.0]), Neighboring::AddRemove).is_ok()
+        );
         assert!(DatasetPair::new(s(&[]), s(&[3.0]), Neighboring::AddRemove).is_ok());
         assert!(DatasetPair::new(s(&[1.0]), s(&[1.0]), Neighboring::AddRemove).is_err());
         assert!(DatasetPair::new(s(&[1.0]), s(&[2.0]), Neighboring::AddRemove).is_err());

@@ -137,7 +137,10 @@ mod tests {
         // ../shared/STATISTICS.md §1: ε = 1, δ = 1e-5, Δ = 1 → σ = 3.7306316348159374.
         let s = analytic_gaussian_sigma(1.0, 1e-5, 1.0).unwrap();
         // Safe side: never below the exact value; within 1e-7 relative of it.
-        assert!(s >= 3.7306316348159374 && s / 3.7306316348159374 - 1.0 < 1e-7, "{s}");
+        assert!(
+            s >= 3.7306316348159374 && s / 3.7306316348159374 - 1.0 < 1e-7,
+            "{s}"
+        );
         assert!(gaussian_dp_delta(1.0, 1.0 / s) <= 1e-5);
         // Sensitivity scales σ linearly.
         let s2 = analytic_gaussian_sigma(1.0, 1e-5, 2.0).unwrap();

@@ -96,14 +96,19 @@ impl Params {
         let mut values = BTreeMap::new();
         for a in assignments {
             let a = a.as_ref();
-            let (k, v) = a.split_once('=').ok_or_else(|| MechanismError::InvalidParameter {
-                mechanism: "params".into(),
-                message: format!("{a:?} is not of the form NAME=VALUE"),
-            })?;
-            let value: f64 = v.trim().parse().map_err(|_| MechanismError::InvalidParameter {
-                mechanism: "params".into(),
-                message: format!("value {v:?} of parameter {k:?} is not a number"),
-            })?;
+            let (k, v) = a
+                .split_once('=')
+                .ok_or_else(|| MechanismError::InvalidParameter {
+                    mechanism: "params".into(),
+                    message: format!("{a:?} is not of the form NAME=VALUE"),
+                })?;
+            let value: f64 = v
+                .trim()
+                .parse()
+                .map_err(|_| MechanismError::InvalidParameter {
+                    mechanism: "params".into(),
+                    message: format!("value {v:?} of parameter {k:?} is not a number"),
+                })?;
             values.insert(k.trim().to_string(), value);
         }
         Ok(Self { values })
@@ -121,7 +126,14 @@ impl Params {
     }
 
     /// Takes a parameter that must lie in `[lo, hi]`.
-    pub fn take_in(&mut self, mechanism: &str, name: &str, default: f64, lo: f64, hi: f64) -> Result<f64> {
+    pub fn take_in(
+        &mut self,
+        mechanism: &str,
+        name: &str,
+        default: f64,
+        lo: f64,
+        hi: f64,
+    ) -> Result<f64> {
         let v = self.take(name, default);
         if v.is_finite() && v >= lo && v <= hi {
             Ok(v)
@@ -165,7 +177,13 @@ mod tests {
     fn params_refuse_leftovers_and_bad_values() {
         let mut p = Params::parse(&["noise_scale=0.7", "steps=3"]).unwrap();
         assert_eq!(p.take("noise_scale", 1.0), 0.7);
-        assert!(p.clone().finish("x").unwrap_err().to_string().contains("steps"));
+        assert!(
+            p.clone()
+                .finish("x")
+                .unwrap_err()
+                .to_string()
+                .contains("steps")
+        );
         assert_eq!(p.take("steps", 1.0), 3.0);
         assert!(p.finish("x").is_ok());
         assert!(Params::parse(&["a"]).is_err());

@@ -51,7 +51,9 @@ impl Samples {
     pub fn concat(chunks: &[Samples]) -> Result<Self> {
         let views: Vec<_> = chunks.iter().map(|c| c.values.view()).collect();
         if views.is_empty() {
-            return Err(MechanismError::InvalidDataset("no samples to concatenate".into()));
+            return Err(MechanismError::InvalidDataset(
+                "no samples to concatenate".into(),
+            ));
         }
         let values = ndarray::concatenate(Axis(0), &views).map_err(|_| {
             MechanismError::InvalidDataset("sample chunks have different output dimensions".into())

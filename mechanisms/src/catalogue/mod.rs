@@ -129,7 +129,11 @@ pub fn closest_ids(id: &str, k: usize) -> Vec<String> {
         })
         .collect();
     scored.sort();
-    scored.into_iter().take(k).map(|(_, c)| c.to_string()).collect()
+    scored
+        .into_iter()
+        .take(k)
+        .map(|(_, c)| c.to_string())
+        .collect()
 }
 
 #[cfg(test)]
@@ -146,7 +150,8 @@ mod tests {
         assert_eq!(sorted.len(), ids.len(), "duplicate ids");
         for id in ids {
             assert!(
-                id.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'),
+                id.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'),
                 "{id} is not kebab-case"
             );
         }
@@ -159,8 +164,10 @@ mod tests {
             let d = m.domain();
             d.validate().unwrap();
             assert_eq!(e.witness.relation(), m.neighboring(), "{}", m.id());
-            d.check(e.witness.first()).unwrap_or_else(|err| panic!("{}: {err}", m.id()));
-            d.check(e.witness.second()).unwrap_or_else(|err| panic!("{}: {err}", m.id()));
+            d.check(e.witness.first())
+                .unwrap_or_else(|err| panic!("{}: {err}", m.id()));
+            d.check(e.witness.second())
+                .unwrap_or_else(|err| panic!("{}: {err}", m.id()));
             m.claim().validated().unwrap();
             // Samples have the announced shape.
             let mut rng = <rand_chacha::ChaCha20Rng as rand::SeedableRng>::seed_from_u64(1);
@@ -183,7 +190,9 @@ mod tests {
 
     #[test]
     fn unknown_id_suggests_closest() {
-        let err = build("laplace-sun", &Params::new()).unwrap_err().to_string();
+        let err = build("laplace-sun", &Params::new())
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("laplace-sum"), "{err}");
         let _ = Dataset::empty(1);
     }
