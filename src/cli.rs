@@ -54,7 +54,7 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
     /// β: probability of reporting a violation against a mechanism that keeps its claim.
-    #[arg(long, default_value_t = 0.05)]
+    #[arg(long, default_value_t = AuditConfig::default().failure_probability)]
     pub failure_probability: f64,
     /// Tester: hockey-stick.
     #[arg(long, default_value = "hockey-stick")]

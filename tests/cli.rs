@@ -1,0 +1,103 @@
+//! The `audit` binary: listing, exit codes, JSON, repeatability and bad input.
+
+mod util;
+
+use util::{audit, stderr, stdout};
+
+#[test]
+fn list_prints_one_line_per_entry() {
+    let o = audit(&["list"]);
+    assert_eq!(o.status.code(), Some(0));
+    let text = stdout(&o);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines.len() >= 3, "{text}");
+    for l in &lines {
+        let cols: Vec<&str> = l.split_whitespace().collect();
+        assert_eq!(cols.len(), 3, "ID STATUS CLAIM: {l}");
+        assert!(cols[1] == "correct" || cols[1] == "buggy", "{l}");
+    }
+    let o = audit(&["list", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let arr = v.as_array().unwrap();
+    assert_eq!(arr.len(), lines.len());
+    for e in arr {
+        assert!(e["id"].is_string() && e["status"].is_string() && e["claim"].is_string());
+    }
+}
+
+/// A correct mechanism: exit 0 with the honest verdict words. (Fails only if the audit reports a
+/// violation against a correct mechanism: probability ≤ β = 1e-3 by the runner's guarantee.)
+#[test]
+fn correct_mechanism_exits_zero() {
+    let o = audit(&["run", "--mechanism", "laplace-sum", "--samples", "20000", "--seed", "3"]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("no violation found"), "{text}");
+    assert!(!text.contains("private") && !text.contains("passed"), "{text}");
+}
+
+/// A false claim (Laplace with scale 1/ε = 1 claimed as 0.5-DP; true ε = 1): exit 1.
+/// On the witness the event {x ≤ t} has P(S) − e^0.5 Q(S) ≈ 0.13 at the best t, far above what
+/// 2e4 samples per side can miss (the held-out standard error is ≈ 0.005).
+#[test]
+fn violation_exits_one_with_json() {
+    let o = audit(&[
+        "run", "--mechanism", "laplace-sum", "--claim", "pure:0.5", "--samples", "20000", "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["verdict"], "violation");
+    assert_eq!(v["mechanism"]["id"], "laplace-sum");
+    assert_eq!(v["mechanism"]["claim"]["kind"], "pure");
+    assert_eq!(v["samples_per_side"], 20000);
+    assert_eq!(v["seed"], 0);
+    assert!(v["beta"]["total"].as_f64().unwrap() > 0.0);
+    let bounds = v["bounds"].as_array().unwrap();
+    assert_eq!(bounds.len(), 2);
+    for b in bounds {
+        assert!(b["value"].is_number() && b["allowed"].is_number());
+        assert_eq!(b["tester"], "hockey-stick");
+    }
+    assert!(v.get("wall_time_seconds").is_none(), "--json output must be deterministic");
+}
+
+#[test]
+fn same_seed_same_json() {
+    let args = ["run", "--mechanism", "laplace-sum", "--samples", "5000", "--seed", "9", "--json"];
+    let a = audit(&args);
+    let b = audit(&args);
+    assert_eq!(a.stdout, b.stdout);
+    let c = audit(&["run", "--mechanism", "laplace-sum", "--samples", "5000", "--seed", "10", "--json"]);
+    assert_ne!(a.stdout, c.stdout);
+}
+
+fn assert_error(args: &[&str], must_contain: &[&str]) {
+    let o = audit(args);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stdout(&o));
+    let err = stderr(&o);
+    for m in must_contain {
+        assert!(err.contains(m), "{args:?}: stderr {err:?} lacks {m:?}");
+    }
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(stdout(&o).is_empty(), "no verdict on error");
+}
+
+#[test]
+fn bad_input_is_a_clear_error() {
+    assert_error(&["run", "--mechanism", "laplace-sun"], &["laplace-sum"]);
+    assert_error(&["run", "--mechanism", "laplace-sum", "--samples", "0"], &["samples per side = 0"]);
+    assert_error(
+        &["run", "--mechanism", "laplace-sum", "--samples", "999999999999"],
+        &["999999999999", "at most"],
+    );
+    assert_error(&["run", "--mechanism", "laplace-sum", "--claim", "pure:0"], &["epsilon = 0", "> 0"]);
+    assert_error(&["run", "--mechanism", "laplace-sum", "--claim", "pure:inf"], &["epsilon = inf"]);
+    assert_error(&["run", "--mechanism", "laplace-sum", "--claim", "approx:1:1"], &["delta = 1", "0 <= delta < 1"]);
+    assert_error(&["run", "--mechanism", "laplace-sum", "--claim", "renyi:1:1"], &["alpha = 1", "> 1"]);
+    assert_error(&["run", "--mechanism", "laplace-sum", "--failure-probability", "1.5"], &["β = 1.5"]);
+    assert_error(&["run", "--mechanism", "laplace-sum", "--param", "bogus=1"], &["bogus"]);
+    assert_error(&["run", "--mechanism", "laplace-sum", "--tester", "nope"], &["nope", "hockey-stick"]);
+    // clap's own usage errors also exit 2.
+    let o = audit(&["run"]);
+    assert_eq!(o.status.code(), Some(2));
+}
