@@ -34,7 +34,7 @@ impl Samples {
 
     /// Releases of dimension `dim`, given row after row in one flat vector.
     pub fn from_flat(dim: usize, flat: Vec<f64>) -> Result<Self> {
-        if dim == 0 || flat.len() % dim != 0 {
+        if dim == 0 || !flat.len().is_multiple_of(dim) {
             return Err(MechanismError::InvalidDataset(format!(
                 "{} values cannot be split into rows of length {dim}",
                 flat.len()
