@@ -41,5 +41,8 @@ fn catalogue_verdicts_with_default_settings() {
         }
     }
     eprintln!("{summary}");
-    assert!(failures.is_empty(), "wrong verdicts for {failures:?}\n{summary}");
+    assert!(
+        failures.is_empty(),
+        "wrong verdicts for {failures:?}\n{summary}"
+    );
 }

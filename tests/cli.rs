@@ -29,11 +29,22 @@ fn list_prints_one_line_per_entry() {
 /// violation against a correct mechanism: probability ≤ β = 1e-3 by the runner's guarantee.)
 #[test]
 fn correct_mechanism_exits_zero() {
-    let o = audit(&["run", "--mechanism", "laplace-sum", "--samples", "20000", "--seed", "3"]);
+    let o = audit(&[
+        "run",
+        "--mechanism",
+        "laplace-sum",
+        "--samples",
+        "20000",
+        "--seed",
+        "3",
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
     let text = stdout(&o);
     assert!(text.contains("no violation found"), "{text}");
-    assert!(!text.contains("private") && !text.contains("passed"), "{text}");
+    assert!(
+        !text.contains("private") && !text.contains("passed"),
+        "{text}"
+    );
 }
 
 /// A false claim (Laplace with scale 1/ε = 1 claimed as 0.5-DP; true ε = 1): exit 1.
@@ -42,7 +53,14 @@ fn correct_mechanism_exits_zero() {
 #[test]
 fn violation_exits_one_with_json() {
     let o = audit(&[
-        "run", "--mechanism", "laplace-sum", "--claim", "pure:0.5", "--samples", "20000", "--json",
+        "run",
+        "--mechanism",
+        "laplace-sum",
+        "--claim",
+        "pure:0.5",
+        "--samples",
+        "20000",
+        "--json",
     ]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -58,16 +76,37 @@ fn violation_exits_one_with_json() {
         assert!(b["value"].is_number() && b["allowed"].is_number());
         assert_eq!(b["tester"], "hockey-stick");
     }
-    assert!(v.get("wall_time_seconds").is_none(), "--json output must be deterministic");
+    assert!(
+        v.get("wall_time_seconds").is_none(),
+        "--json output must be deterministic"
+    );
 }
 
 #[test]
 fn same_seed_same_json() {
-    let args = ["run", "--mechanism", "laplace-sum", "--samples", "5000", "--seed", "9", "--json"];
+    let args = [
+        "run",
+        "--mechanism",
+        "laplace-sum",
+        "--samples",
+        "5000",
+        "--seed",
+        "9",
+        "--json",
+    ];
     let a = audit(&args);
     let b = audit(&args);
     assert_eq!(a.stdout, b.stdout);
-    let c = audit(&["run", "--mechanism", "laplace-sum", "--samples", "5000", "--seed", "10", "--json"]);
+    let c = audit(&[
+        "run",
+        "--mechanism",
+        "laplace-sum",
+        "--samples",
+        "5000",
+        "--seed",
+        "10",
+        "--json",
+    ]);
     assert_ne!(a.stdout, c.stdout);
 }
 
@@ -85,18 +124,54 @@ fn assert_error(args: &[&str], must_contain: &[&str]) {
 #[test]
 fn bad_input_is_a_clear_error() {
     assert_error(&["run", "--mechanism", "laplace-sun"], &["laplace-sum"]);
-    assert_error(&["run", "--mechanism", "laplace-sum", "--samples", "0"], &["samples per side = 0"]);
     assert_error(
-        &["run", "--mechanism", "laplace-sum", "--samples", "999999999999"],
+        &["run", "--mechanism", "laplace-sum", "--samples", "0"],
+        &["samples per side = 0"],
+    );
+    assert_error(
+        &[
+            "run",
+            "--mechanism",
+            "laplace-sum",
+            "--samples",
+            "999999999999",
+        ],
         &["999999999999", "at most"],
     );
-    assert_error(&["run", "--mechanism", "laplace-sum", "--claim", "pure:0"], &["epsilon = 0", "> 0"]);
-    assert_error(&["run", "--mechanism", "laplace-sum", "--claim", "pure:inf"], &["epsilon = inf"]);
-    assert_error(&["run", "--mechanism", "laplace-sum", "--claim", "approx:1:1"], &["delta = 1", "0 <= delta < 1"]);
-    assert_error(&["run", "--mechanism", "laplace-sum", "--claim", "renyi:1:1"], &["alpha = 1", "> 1"]);
-    assert_error(&["run", "--mechanism", "laplace-sum", "--failure-probability", "1.5"], &["β = 1.5"]);
-    assert_error(&["run", "--mechanism", "laplace-sum", "--param", "bogus=1"], &["bogus"]);
-    assert_error(&["run", "--mechanism", "laplace-sum", "--tester", "nope"], &["nope", "hockey-stick"]);
+    assert_error(
+        &["run", "--mechanism", "laplace-sum", "--claim", "pure:0"],
+        &["epsilon = 0", "> 0"],
+    );
+    assert_error(
+        &["run", "--mechanism", "laplace-sum", "--claim", "pure:inf"],
+        &["epsilon = inf"],
+    );
+    assert_error(
+        &["run", "--mechanism", "laplace-sum", "--claim", "approx:1:1"],
+        &["delta = 1", "0 <= delta < 1"],
+    );
+    assert_error(
+        &["run", "--mechanism", "laplace-sum", "--claim", "renyi:1:1"],
+        &["alpha = 1", "> 1"],
+    );
+    assert_error(
+        &[
+            "run",
+            "--mechanism",
+            "laplace-sum",
+            "--failure-probability",
+            "1.5",
+        ],
+        &["β = 1.5"],
+    );
+    assert_error(
+        &["run", "--mechanism", "laplace-sum", "--param", "bogus=1"],
+        &["bogus"],
+    );
+    assert_error(
+        &["run", "--mechanism", "laplace-sum", "--tester", "nope"],
+        &["nope", "hockey-stick"],
+    );
     // clap's own usage errors also exit 2.
     let o = audit(&["run"]);
     assert_eq!(o.status.code(), Some(2));

@@ -8,14 +8,21 @@ use dp_audit::rng::{Seed, Side, Stream, sample_parallel};
 fn one_and_two_threads_give_identical_samples() {
     let entry = catalogue::build("laplace-sum", &Params::new()).unwrap();
     let draw = |threads: usize| {
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
         pool.install(|| {
             sample_parallel(
                 &*entry.mechanism,
                 entry.witness.first(),
                 50_001, // not a multiple of the chunk size
                 Seed(42),
-                Stream::Confirm { trial: 0, side: Side::First, chunk: 0 },
+                Stream::Confirm {
+                    trial: 0,
+                    side: Side::First,
+                    chunk: 0,
+                },
             )
             .unwrap()
         })
