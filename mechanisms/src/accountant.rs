@@ -1,1 +1,1080 @@
-//! Privacy accountants (being written).
+//! Privacy accountants: Rényi DP of the Poisson-subsampled Gaussian mechanism, the RDP → (ε, δ)
+//! conversion, zCDP → (ε, δ), and the exact (ε, δ) curve of composed full-batch Gaussians.
+//!
+//! # What is computed, and from where
+//! - [`subsampled_gaussian_rdp`]: the Rényi DP of one step of the Poisson-subsampled Gaussian
+//!   mechanism under add/remove-one neighbors, by the series of Mironov, Talwar & Zhang (2019),
+//!   "Rényi Differential Privacy of the Sampled Gaussian Mechanism" (arXiv:1908.10530, §3.3),
+//!   evaluated as Google's `dp_accounting` (0.6.0, `rdp/rdp_privacy_accountant.py`,
+//!   `_compute_rdp_poisson_subsampled_gaussian`) does, in log space.
+//! - [`rdp_to_epsilon`]: the improved RDP → DP conversion of Balle, Barthe, Gaboardi, Hsu & Sato
+//!   (2020, "Hypothesis testing interpretations and Rényi differential privacy", Theorem 21) and
+//!   Canonne, Kamath & Steinke (2020, "The discrete Gaussian for differential privacy",
+//!   Proposition 12), with the special cases of `dp_accounting`'s `_compute_epsilon`.
+//! - [`RdpAccountant`]: a ledger of sampling and Gaussian sum-query events in the style of the
+//!   privacy ledger of McMahan, Ramage, Talwar & Zhang (2018, "Learning differentially private
+//!   recurrent language models"), composed additively in RDP (Mironov 2017, Proposition 1).
+//! - [`gaussian_zcdp_rho`], [`zcdp_to_epsilon`]: Bun & Steinke (2016, "Concentrated differential
+//!   privacy: simplifications, extensions, and lower bounds").
+//! - [`gaussian_exact_epsilon`]: Gaussian DP (Dong, Roth & Su 2022), exact for full-batch steps.
+//!
+//! # Rounding
+//! Values that are *bounds on privacy loss* err on the safe (large) side where a direction can be
+//! chosen: ε from zCDP and from the exact Gaussian curve are rounded up; a Rényi divergence whose
+//! series cannot be evaluated is reported as an error (or as +∞ by [`RdpAccountant::rdp`], a
+//! vacuous but valid bound), never as a guessed value.
+
+use std::collections::BTreeMap;
+use std::f64::consts::{LN_2, PI, SQRT_2};
+
+use serde::{Deserialize, Serialize};
+use statrs::function::erf::erfc;
+use statrs::function::gamma::ln_gamma;
+
+use crate::error::{MechanismError, Result};
+use crate::math::gaussian_dp_delta_upper;
+
+/// Name used in the `mechanism` field of [`MechanismError::InvalidParameter`] for errors raised
+/// by this module.
+const ACCOUNTANT: &str = "rdp-accountant";
+
+/// Largest number of terms summed for one order (each series of the fractional-order formula, or
+/// the binomial sum of an integer order). Beyond it the computation is reported as an error.
+pub const MAX_SERIES_TERMS: usize = 100_000;
+
+/// A series is stopped once its terms are below exp(−30) times the running total (and past the
+/// point where they can still grow), the tolerance of `dp_accounting`.
+const LOG_SERIES_TOLERANCE: f64 = -30.0;
+
+fn invalid(message: String) -> MechanismError {
+    MechanismError::InvalidParameter {
+        mechanism: ACCOUNTANT.to_string(),
+        message,
+    }
+}
+
+fn check_sampling_rate(q: f64, allow_zero: bool) -> Result<()> {
+    let ok = q.is_finite() && q <= 1.0 && if allow_zero { q >= 0.0 } else { q > 0.0 };
+    if ok {
+        Ok(())
+    } else if allow_zero {
+        Err(invalid(format!(
+            "sampling rate q = {q}; allowed: 0 ≤ q ≤ 1"
+        )))
+    } else {
+        Err(invalid(format!(
+            "sampling rate q = {q}; allowed: 0 < q ≤ 1"
+        )))
+    }
+}
+
+fn check_noise_multiplier(z: f64) -> Result<()> {
+    if z.is_finite() && z > 0.0 {
+        Ok(())
+    } else {
+        Err(invalid(format!(
+            "noise multiplier z = {z}; allowed: 0 < z < ∞ (finite)"
+        )))
+    }
+}
+
+fn check_delta(delta: f64) -> Result<()> {
+    if delta > 0.0 && delta < 1.0 {
+        Ok(())
+    } else {
+        Err(invalid(format!("delta = {delta}; allowed: 0 < δ < 1")))
+    }
+}
+
+fn check_steps(steps: u64) -> Result<()> {
+    if steps >= 1 {
+        Ok(())
+    } else {
+        Err(invalid(format!("steps T = {steps}; allowed: T ≥ 1")))
+    }
+}
+
+/// The default grid of Rényi orders of Google's `dp_accounting` (as used by its
+/// `compute_dp_sgd_privacy_lib`): 1.1, 1.2, …, 10.9 (step 0.1), then 11, 12, …, 63, then
+/// 128, 256, 512, 1024 — 156 orders.
+///
+/// The fractional orders are computed as `1 + k/10` exactly as in the Python source, so integer
+/// orders such as 2.0 are exact and take the integer-order formula of
+/// [`subsampled_gaussian_rdp`].
+pub fn default_orders() -> Vec<f64> {
+    let mut orders: Vec<f64> = (1..100).map(|k| 1.0 + f64::from(k) / 10.0).collect();
+    orders.extend((11..64).map(f64::from));
+    orders.extend([128.0, 256.0, 512.0, 1024.0]);
+    orders
+}
+
+// ---------------------------------------------------------------------------------------------
+// Log-space arithmetic
+// ---------------------------------------------------------------------------------------------
+
+/// log(eˣ + eʸ), with −∞ standing for 0.
+fn log_add(x: f64, y: f64) -> f64 {
+    let (a, b) = if x < y { (x, y) } else { (y, x) };
+    if a == f64::NEG_INFINITY {
+        return b;
+    }
+    b + (a - b).exp().ln_1p()
+}
+
+/// log(eˣ − eʸ) for x ≥ y; an error if the difference would be negative.
+fn log_sub(x: f64, y: f64) -> Result<f64> {
+    if x.is_nan() || y.is_nan() || x < y {
+        return Err(MechanismError::Sampling {
+            mechanism: ACCOUNTANT.to_string(),
+            message: format!(
+                "log-space subtraction exp({x}) − exp({y}) would be negative; the series for \
+                 the subsampled Gaussian RDP lost precision"
+            ),
+        });
+    }
+    if y == f64::NEG_INFINITY {
+        return Ok(x);
+    }
+    if x == y {
+        return Ok(f64::NEG_INFINITY);
+    }
+    // eˣ − eʸ = eˣ (1 − e^{y−x}); −expm1 is accurate both for y ≈ x and y ≪ x.
+    Ok(x + (-(y - x).exp_m1()).ln())
+}
+
+/// Where [`log_erfc`] switches from `ln(erfc(x))` to the asymptotic expansion. erfc(25) ≈ 8.3e-274
+/// is still a normal double, and the expansion's truncation error there is below 1e-25.
+const LOG_ERFC_ASYMPTOTIC_FROM: f64 = 25.0;
+
+/// ln(erfc(x)), accurate in the far right tail where erfc underflows.
+///
+/// For x < 25 this is `ln` of statrs' `erfc` (a Boost-derived rational approximation with relative
+/// accuracy near machine precision, including the tail). For x ≥ 25 it is the asymptotic series
+/// erfc(x) = e^{−x²}/(x√π) · Σₖ (−1)ᵏ (2k−1)!!/(2x²)ᵏ (Abramowitz & Stegun 7.1.23), truncated
+/// after 8 terms.
+fn log_erfc(x: f64) -> f64 {
+    if x.is_nan() {
+        return f64::NAN;
+    }
+    if x < LOG_ERFC_ASYMPTOTIC_FROM {
+        return erfc(x).ln();
+    }
+    if x == f64::INFINITY {
+        return f64::NEG_INFINITY;
+    }
+    let inv = 1.0 / (2.0 * x * x);
+    let mut term = 1.0;
+    let mut sum = 0.0;
+    for k in 1..=8 {
+        term *= -f64::from(2 * k - 1) * inv;
+        sum += term;
+    }
+    -x * x - x.ln() - 0.5 * PI.ln() + sum.ln_1p()
+}
+
+/// ln C(n, k) for integers 0 ≤ k ≤ n (as floats), via ln Γ.
+fn log_comb(n: f64, k: f64) -> f64 {
+    ln_gamma(n + 1.0) - ln_gamma(k + 1.0) - ln_gamma(n - k + 1.0)
+}
+
+fn not_converged(q: f64, sigma: f64, alpha: f64, what: &str) -> MechanismError {
+    MechanismError::Sampling {
+        mechanism: ACCOUNTANT.to_string(),
+        message: format!(
+            "{what} for the subsampled Gaussian RDP did not converge within {MAX_SERIES_TERMS} \
+             terms (q = {q}, z = {sigma}, alpha = {alpha}); no value is returned rather than a \
+             wrong one"
+        ),
+    }
+}
+
+/// ln A_α for integer α ≥ 2 and 0 < q < 1 (Mironov, Talwar & Zhang 2019, §3.3, integer case):
+/// A_α = Σ_{i=0}^{α} C(α, i) qⁱ (1−q)^{α−i} exp((i² − i)/(2σ²)).
+fn log_a_int(q: f64, sigma: f64, alpha: f64) -> Result<f64> {
+    if alpha > MAX_SERIES_TERMS as f64 {
+        return Err(not_converged(q, sigma, alpha, "the binomial sum"));
+    }
+    let n = alpha as u64;
+    let (ln_q, ln_1mq) = (q.ln(), (-q).ln_1p());
+    let two_s2 = 2.0 * sigma * sigma;
+    let mut log_a = f64::NEG_INFINITY;
+    for i in 0..=n {
+        let fi = i as f64;
+        let log_coef = log_comb(alpha, fi) + fi * ln_q + (alpha - fi) * ln_1mq;
+        log_a = log_add(log_a, log_coef + (fi * fi - fi) / two_s2);
+    }
+    Ok(log_a)
+}
+
+/// ln A_α for fractional α > 1 and 0 < q < 1 (Mironov, Talwar & Zhang 2019, §3.3, fractional
+/// case): A_α = A₀ + A₁, the integrals of the privacy-loss moment over (−∞, z₀] and [z₀, ∞) with
+/// z₀ = σ² ln(1/q − 1) + ½, each expanded as a binomial series with erfc factors:
+///
+/// A₀ = Σᵢ C(α, i) qⁱ (1−q)^{α−i} e^{(i²−i)/(2σ²)} · ½ erfc((i − z₀)/(√2σ)),
+/// A₁ = Σᵢ C(α, i) q^{α−i} (1−q)ⁱ e^{(j²−j)/(2σ²)} · ½ erfc((z₀ − j)/(√2σ)), j = α − i.
+///
+/// Terms are added or subtracted in log space according to the sign of C(α, i). The sums are
+/// stopped, as in `dp_accounting`, once both current terms are below e^{−30} (here: relative to the
+/// running total, which is ≥ 1 at the end since A_α ≥ 1). Unlike `dp_accounting`, the stop also
+/// requires i > α: before that the binomial terms can still grow (e.g. α = 100.5, q = ½, σ = 100,
+/// where the first terms are ≈ e^{−69} but A_α ≥ 1), and stopping there would return a wrong,
+/// even negative, RDP. Beyond i > α the coefficients alternate in sign and the terms decay, so
+/// the truncation error is at most the first omitted term.
+fn log_a_frac(q: f64, sigma: f64, alpha: f64) -> Result<f64> {
+    let (ln_q, ln_1mq) = (q.ln(), (-q).ln_1p());
+    let two_s2 = 2.0 * sigma * sigma;
+    // ln(1/q − 1) = ln((1 − q)/q).
+    let z0 = sigma * sigma * (ln_1mq - ln_q) + 0.5;
+    let erfc_scale = SQRT_2 * sigma;
+
+    let (mut log_a0, mut log_a1) = (f64::NEG_INFINITY, f64::NEG_INFINITY);
+    // ln |C(α, i)| and its sign, updated by C(α, i+1) = C(α, i)·(α − i)/(i + 1).
+    let mut log_coef = 0.0_f64;
+    let mut positive = true;
+    for i in 0..MAX_SERIES_TERMS {
+        let fi = i as f64;
+        let j = alpha - fi;
+
+        let log_t0 = log_coef + fi * ln_q + j * ln_1mq;
+        let log_t1 = log_coef + j * ln_q + fi * ln_1mq;
+        let log_e0 = -LN_2 + log_erfc((fi - z0) / erfc_scale);
+        let log_e1 = -LN_2 + log_erfc((z0 - j) / erfc_scale);
+        let log_s0 = log_t0 + (fi * fi - fi) / two_s2 + log_e0;
+        let log_s1 = log_t1 + (j * j - j) / two_s2 + log_e1;
+        if log_s0.is_nan() || log_s1.is_nan() {
+            return Err(not_converged(
+                q,
+                sigma,
+                alpha,
+                "a series term is NaN; the series",
+            ));
+        }
+
+        if positive {
+            log_a0 = log_add(log_a0, log_s0);
+            log_a1 = log_add(log_a1, log_s1);
+        } else {
+            log_a0 = log_sub(log_a0, log_s0)?;
+            log_a1 = log_sub(log_a1, log_s1)?;
+        }
+
+        let total = log_add(log_a0, log_a1);
+        if fi > alpha && log_s0.max(log_s1) < total.max(0.0) + LOG_SERIES_TOLERANCE {
+            return Ok(total);
+        }
+
+        let factor = alpha - fi;
+        log_coef += factor.abs().ln() - (fi + 1.0).ln();
+        if factor < 0.0 {
+            positive = !positive;
+        }
+    }
+    Err(not_converged(q, sigma, alpha, "the erfc series"))
+}
+
+/// Rényi DP ε(α) of **one** step of the Poisson-subsampled Gaussian mechanism (add/remove-one
+/// neighbors): each record is included independently with probability `q`, the sum of the
+/// included records' contributions (ℓ2-sensitivity 1) is released with N(0, z²) noise per
+/// coordinate.
+///
+/// Computed as in Mironov, Talwar & Zhang (2019), "Rényi Differential Privacy of the Sampled
+/// Gaussian Mechanism", §3.3, following Google `dp_accounting`'s
+/// `_compute_rdp_poisson_subsampled_gaussian`:
+/// - q = 0 → 0; q = 1 → α/(2z²) (the Gaussian mechanism; Mironov 2017, Table II);
+/// - integer α → ln A_α from the finite binomial sum (`_compute_log_a_int`);
+/// - fractional α → ln A_α from the two erfc series (`_compute_log_a_frac`), summed in log space
+///   until the terms are below e^{−30} of the total (see the notes in the source on a stopping
+///   safeguard `dp_accounting` lacks);
+/// - result ln A_α/(α − 1), clipped at 0 from below (RDP is non-negative; this only absorbs
+///   rounding).
+///
+/// T steps compose to T·ε(α) (Mironov 2017, Proposition 1).
+///
+/// # Errors
+/// q outside [0, 1], z ≤ 0 or non-finite, α ≤ 1 or non-finite: [`MechanismError::InvalidParameter`]
+/// naming the value. A series that does not converge within [`MAX_SERIES_TERMS`] terms, or that
+/// loses precision, gives [`MechanismError::Sampling`]: no value is returned rather than a wrong
+/// one.
+///
+/// # Examples
+/// ```
+/// use dp_audit_mechanisms::accountant::subsampled_gaussian_rdp;
+/// let r = subsampled_gaussian_rdp(0.01, 1.1, 2.0)?;
+/// assert!((r / 1.28510e-4 - 1.0).abs() < 1e-4);
+/// # Ok::<(), dp_audit_mechanisms::MechanismError>(())
+/// ```
+pub fn subsampled_gaussian_rdp(q: f64, noise_multiplier: f64, alpha: f64) -> Result<f64> {
+    check_sampling_rate(q, true)?;
+    check_noise_multiplier(noise_multiplier)?;
+    if !(alpha.is_finite() && alpha > 1.0) {
+        return Err(invalid(format!(
+            "Rényi order alpha = {alpha}; allowed: 1 < α < ∞"
+        )));
+    }
+    if q == 0.0 {
+        return Ok(0.0);
+    }
+    let sigma = noise_multiplier;
+    if q == 1.0 {
+        return Ok(alpha / (2.0 * sigma * sigma));
+    }
+    let log_a = if alpha.fract() == 0.0 {
+        log_a_int(q, sigma, alpha)?
+    } else {
+        log_a_frac(q, sigma, alpha)?
+    };
+    let rdp = log_a / (alpha - 1.0);
+    if rdp.is_nan() {
+        return Err(not_converged(q, sigma, alpha, "the RDP (NaN)"));
+    }
+    Ok(rdp.max(0.0))
+}
+
+/// Converts RDP guarantees at several orders into (ε, δ)-DP: returns `(ε, optimal order)`.
+///
+/// For each order α with RDP value r, following `dp_accounting`'s `_compute_epsilon`:
+/// - if δ² + expm1(−r) > 0, ε = 0: the KL bound δ ≤ √(1 − e^{−KL}) (Pinsker-type bound via
+///   Bretagnolle–Huber; KL ≤ D_α) already gives δ;
+/// - else if α > 1.01, ε = r + ln(1 − 1/α) − ln(δ·α)/(α − 1) (Balle et al. 2020, Theorem 21;
+///   Canonne, Kamath & Steinke 2020, Proposition 12; also Asoodeh et al. 2020, eq. (20));
+/// - else if α = +∞, ε = r (D_∞ ≤ r is pure r-DP);
+/// - else (1 ≤ α ≤ 1.01, where the formula is numerically unstable and useless) ε = +∞.
+///
+/// The minimum over orders is returned (the first order attaining it), clipped at 0. An RDP
+/// value of +∞ is allowed (it gives ε = +∞ at that order). The result may be +∞ if no order
+/// gives a finite bound.
+///
+/// # Errors
+/// δ outside (0, 1); `orders` and `rdp` of different lengths or empty; an order < 1 or NaN; an
+/// RDP value < 0 or NaN.
+pub fn rdp_to_epsilon(orders: &[f64], rdp: &[f64], delta: f64) -> Result<(f64, f64)> {
+    check_delta(delta)?;
+    if orders.len() != rdp.len() {
+        return Err(invalid(format!(
+            "{} orders but {} RDP values; allowed: equal lengths",
+            orders.len(),
+            rdp.len()
+        )));
+    }
+    if orders.is_empty() {
+        return Err(invalid(
+            "no Rényi orders given; allowed: at least one order".to_string(),
+        ));
+    }
+    let mut best: Option<(f64, f64)> = None;
+    for (&a, &r) in orders.iter().zip(rdp) {
+        if a.is_nan() || a < 1.0 {
+            return Err(invalid(format!("Rényi order alpha = {a}; allowed: α ≥ 1")));
+        }
+        if r.is_nan() || r < 0.0 {
+            return Err(invalid(format!(
+                "RDP value {r} at order {a}; allowed: 0 ≤ ε(α) ≤ ∞"
+            )));
+        }
+        let eps = if delta * delta + (-r).exp_m1() > 0.0 {
+            0.0
+        } else if a == f64::INFINITY {
+            // D_∞ ≤ r is pure r-DP.
+            r
+        } else if a > 1.01 {
+            r + (-1.0 / a).ln_1p() - (delta * a).ln() / (a - 1.0)
+        } else {
+            f64::INFINITY
+        };
+        if best.is_none_or(|(e, _)| eps < e) {
+            best = Some((eps, a));
+        }
+    }
+    let (eps, order) = best.unwrap_or((f64::INFINITY, orders[0]));
+    Ok((eps.max(0.0), order))
+}
+
+/// One event of the [`RdpAccountant`] ledger.
+///
+/// As in the privacy ledger of McMahan, Ramage, Talwar & Zhang (2018) (TensorFlow Privacy's
+/// `PrivacyLedger`): a [`LedgerEvent::Sampling`] opens a sample (Poisson sampling of the
+/// dataset), and the [`LedgerEvent::GaussianSum`] events that follow it, up to the next sampling
+/// event, are the Gaussian sum queries answered on that sample. `repetitions` repeats the whole
+/// block (sampling + its queries), e.g. once per training step, without storing it T times.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum LedgerEvent {
+    /// Poisson sampling: every record is included independently with probability `probability`.
+    Sampling {
+        /// q ∈ (0, 1].
+        probability: f64,
+        /// How many times the block (this sampling and the sum queries that follow) is run; ≥ 1.
+        repetitions: u64,
+    },
+    /// A sum query with ℓ2-sensitivity 1 (after clipping) answered with Gaussian noise of standard
+    /// deviation `noise_multiplier` × sensitivity, on the current sample.
+    GaussianSum {
+        /// z > 0.
+        noise_multiplier: f64,
+    },
+}
+
+/// A Rényi-DP accountant for Poisson-subsampled Gaussian sum queries (DP-SGD and DP-FedAvg
+/// style; Abadi et al. 2016, McMahan et al. 2018), under add/remove-one neighbors.
+///
+/// The ledger is a list of [`LedgerEvent`]s. Several Gaussian sum queries on one sample are
+/// one Gaussian query with effective noise multiplier (Σᵢ zᵢ⁻²)^{−1/2} (Mironov, Talwar & Zhang
+/// 2019, §3; `dp_accounting`'s `_effective_gaussian_noise_multiplier`); each sample contributes
+/// [`subsampled_gaussian_rdp`] at its rate and effective multiplier; samples compose by adding
+/// RDP (Mironov 2017, Proposition 1). A sample with no query contributes nothing.
+///
+/// # Examples
+/// ```
+/// use dp_audit_mechanisms::accountant::RdpAccountant;
+/// let mut acct = RdpAccountant::new();
+/// acct.compose_poisson_gaussian(0.01, 1.1, 6000)?;
+/// let (eps, order) = acct.epsilon(1e-5)?;
+/// assert!((eps - 4.2465987).abs() < 1e-5 && order == 5.6);
+/// # Ok::<(), dp_audit_mechanisms::MechanismError>(())
+/// ```
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RdpAccountant {
+    ledger: Vec<LedgerEvent>,
+}
+
+impl RdpAccountant {
+    /// An accountant with an empty ledger (no privacy spent).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The ledger, in the order events were recorded.
+    pub fn ledger(&self) -> &[LedgerEvent] {
+        &self.ledger
+    }
+
+    /// Records a Poisson sampling event with rate `probability`, repeated `repetitions` times
+    /// together with the Gaussian sum queries recorded after it.
+    ///
+    /// # Errors
+    /// q outside (0, 1]; `repetitions` = 0.
+    pub fn record_sampling(&mut self, probability: f64, repetitions: u64) -> Result<()> {
+        check_sampling_rate(probability, false)?;
+        check_steps(repetitions)?;
+        self.ledger.push(LedgerEvent::Sampling {
+            probability,
+            repetitions,
+        });
+        Ok(())
+    }
+
+    /// Records a Gaussian sum query on the current sample (the last sampling event).
+    ///
+    /// # Errors
+    /// z ≤ 0 or non-finite; no sampling event recorded yet (a query must be on a sample; for a
+    /// full-batch query record sampling with probability 1).
+    pub fn record_gaussian_sum(&mut self, noise_multiplier: f64) -> Result<()> {
+        check_noise_multiplier(noise_multiplier)?;
+        if self.ledger.is_empty() {
+            return Err(invalid(format!(
+                "Gaussian sum query (z = {noise_multiplier}) recorded before any sampling event; \
+                 allowed: after a sampling event (probability 1 for a full batch)"
+            )));
+        }
+        self.ledger
+            .push(LedgerEvent::GaussianSum { noise_multiplier });
+        Ok(())
+    }
+
+    /// Records `steps` steps of the Poisson-subsampled Gaussian mechanism (rate `q`, noise
+    /// multiplier `z`): one sampling event with `steps` repetitions followed by one Gaussian sum.
+    ///
+    /// # Errors
+    /// q outside (0, 1], z ≤ 0 or non-finite, steps = 0. Nothing is recorded on error.
+    pub fn compose_poisson_gaussian(&mut self, q: f64, z: f64, steps: u64) -> Result<()> {
+        check_sampling_rate(q, false)?;
+        check_noise_multiplier(z)?;
+        check_steps(steps)?;
+        self.record_sampling(q, steps)?;
+        self.record_gaussian_sum(z)
+    }
+
+    /// The samples of the ledger as (q, effective z, total repetitions), identical (q, z) pairs
+    /// merged so that each is evaluated once.
+    fn samples(&self) -> Vec<(f64, f64, u64)> {
+        // (q, Σ z⁻², repetitions) per sampling block.
+        let mut blocks: Vec<(f64, f64, u64)> = Vec::new();
+        for event in &self.ledger {
+            match *event {
+                LedgerEvent::Sampling {
+                    probability,
+                    repetitions,
+                } => blocks.push((probability, 0.0, repetitions)),
+                LedgerEvent::GaussianSum { noise_multiplier } => {
+                    if let Some(block) = blocks.last_mut() {
+                        block.1 += noise_multiplier.powi(-2);
+                    }
+                }
+            }
+        }
+        let mut merged: BTreeMap<(u64, u64), u64> = BTreeMap::new();
+        for (q, inv_z2, reps) in blocks {
+            if inv_z2 > 0.0 {
+                let z = inv_z2.powf(-0.5);
+                let count = merged.entry((q.to_bits(), z.to_bits())).or_insert(0);
+                *count = count.saturating_add(reps);
+            }
+        }
+        merged
+            .into_iter()
+            .map(|((q, z), reps)| (f64::from_bits(q), f64::from_bits(z), reps))
+            .collect()
+    }
+
+    /// Total RDP of the ledger at each order, with errors: the sum over samples of
+    /// repetitions × [`subsampled_gaussian_rdp`].
+    ///
+    /// # Errors
+    /// An order ≤ 1 or non-finite, or a series that does not converge (see
+    /// [`subsampled_gaussian_rdp`]).
+    pub fn try_rdp(&self, orders: &[f64]) -> Result<Vec<f64>> {
+        let samples = self.samples();
+        orders
+            .iter()
+            .map(|&alpha| {
+                if !(alpha.is_finite() && alpha > 1.0) {
+                    return Err(invalid(format!(
+                        "Rényi order alpha = {alpha}; allowed: 1 < α < ∞"
+                    )));
+                }
+                samples.iter().try_fold(0.0, |acc, &(q, z, reps)| {
+                    Ok(acc + reps as f64 * subsampled_gaussian_rdp(q, z, alpha)?)
+                })
+            })
+            .collect()
+    }
+
+    /// Total RDP of the ledger at each order (Mironov 2017, Proposition 1: RDP adds up under
+    /// composition).
+    ///
+    /// An order at which the value cannot be computed (order ≤ 1 or non-finite, series not
+    /// converging) gets +∞: a vacuous but valid bound, which [`rdp_to_epsilon`] simply never
+    /// selects. Use [`RdpAccountant::try_rdp`] to see the error instead.
+    pub fn rdp(&self, orders: &[f64]) -> Vec<f64> {
+        orders
+            .iter()
+            .map(|&alpha| {
+                self.try_rdp(std::slice::from_ref(&alpha))
+                    .map_or(f64::INFINITY, |v| v[0])
+            })
+            .collect()
+    }
+
+    /// (ε, optimal order) at `delta`, over [`default_orders`], by [`rdp_to_epsilon`].
+    ///
+    /// # Errors
+    /// δ outside (0, 1).
+    pub fn epsilon(&self, delta: f64) -> Result<(f64, f64)> {
+        self.epsilon_with_orders(&default_orders(), delta)
+    }
+
+    /// (ε, optimal order) at `delta` over the given orders (each > 1), by [`rdp_to_epsilon`].
+    ///
+    /// # Errors
+    /// δ outside (0, 1); no orders; an order < 1 or NaN.
+    pub fn epsilon_with_orders(&self, orders: &[f64], delta: f64) -> Result<(f64, f64)> {
+        check_delta(delta)?;
+        rdp_to_epsilon(orders, &self.rdp(orders), delta)
+    }
+}
+
+/// ρ of the Gaussian mechanism with noise multiplier z (noise standard deviation z × the
+/// ℓ2-sensitivity): ρ = 1/(2z²)-zCDP (Bun & Steinke 2016, Proposition 1.6).
+///
+/// Returns +∞ (no guarantee) unless z > 0; z = +∞ gives 0.
+pub fn gaussian_zcdp_rho(noise_multiplier: f64) -> f64 {
+    if noise_multiplier > 0.0 {
+        0.5 / (noise_multiplier * noise_multiplier)
+    } else {
+        f64::INFINITY
+    }
+}
+
+/// ε(α) of the RDP → DP conversion (as in [`rdp_to_epsilon`]) for ε_α = ρα, and a bound on its
+/// floating-point evaluation error.
+fn zcdp_eps_at(rho: f64, delta: f64, alpha: f64) -> (f64, f64) {
+    let t1 = rho * alpha;
+    let t2 = (-1.0 / alpha).ln_1p();
+    let t3 = (delta * alpha).ln() / (alpha - 1.0);
+    let value = t1 + t2 - t3;
+    // Each term is within a few ulps; 1e-14 of their absolute sum covers ≈ 45 ulps.
+    let error = 1e-14 * (t1.abs() + t2.abs() + t3.abs());
+    (value, error)
+}
+
+/// ρ-zCDP ⇒ (ε, δ)-DP: minimizes the RDP → DP conversion of [`rdp_to_epsilon`]
+/// (Balle et al. 2020, Theorem 21; Canonne, Kamath & Steinke 2020, Proposition 12) over α > 1
+/// with ε_α = ρα (ρ-zCDP is (α, ρα)-RDP for every α > 1; Bun & Steinke 2016, Definition 1.1).
+///
+/// The minimization scans ln(α − 1) over a grid of 2,200 points on [−15, 40] and refines the best
+/// point by golden-section search; every evaluated α gives a valid ε, so the minimum over the
+/// evaluated points is valid whatever the minimizer's accuracy. It is returned rounded **up** by
+/// a bound on its floating-point error, so it is never smaller than the exact conversion at the
+/// best evaluated α. If δ² + expm1(−ρ) > 0 the KL bound already gives ε = 0 (as in
+/// `dp_accounting`). ρ = 0 gives 0.
+///
+/// # Errors
+/// ρ < 0 or non-finite; δ outside (0, 1).
+pub fn zcdp_to_epsilon(rho: f64, delta: f64) -> Result<f64> {
+    if !(rho.is_finite() && rho >= 0.0) {
+        return Err(invalid(format!("rho = {rho}; allowed: 0 ≤ ρ < ∞")));
+    }
+    check_delta(delta)?;
+    if rho == 0.0 || delta * delta + (-rho).exp_m1() > 0.0 {
+        return Ok(0.0);
+    }
+    // Best (value + error bound) over all evaluated points.
+    let mut best = f64::INFINITY;
+    let mut eval = |x: f64| -> f64 {
+        let alpha = 1.0 + x.exp();
+        let (v, err) = zcdp_eps_at(rho, delta, alpha);
+        if v.is_finite() {
+            best = best.min(v + err);
+        }
+        if v.is_nan() { f64::INFINITY } else { v }
+    };
+    let (lo, hi, steps) = (-15.0_f64, 40.0_f64, 2200_u32);
+    let h = (hi - lo) / f64::from(steps);
+    let mut best_x = lo;
+    let mut best_v = eval(lo);
+    for i in 1..=steps {
+        let x = lo + h * f64::from(i);
+        let v = eval(x);
+        if v < best_v {
+            best_v = v;
+            best_x = x;
+        }
+    }
+    let (mut a, mut b) = (best_x - h, best_x + h);
+    let g = (5f64.sqrt() - 1.0) / 2.0;
+    for _ in 0..100 {
+        let c = b - g * (b - a);
+        let d = a + g * (b - a);
+        if eval(c) < eval(d) {
+            b = d;
+        } else {
+            a = c;
+        }
+    }
+    if !best.is_finite() {
+        return Err(invalid(format!(
+            "rho = {rho}, delta = {delta}: no finite ε found; allowed: parameters giving a \
+             finite conversion"
+        )));
+    }
+    Ok(best.next_up().max(0.0))
+}
+
+/// Exact ε at `delta` for `steps` full-batch (q = 1) Gaussian steps with noise multiplier z.
+///
+/// T compositions of the Gaussian mechanism with multiplier z are exactly μ-GDP with
+/// μ = √T / z (Dong, Roth & Su 2022, Corollary 3.3 with Theorem 2.7), whose (ε, δ) curve is
+/// δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (Balle & Wang 2018, Theorem 8; Dong, Roth & Su,
+/// Corollary 2.13). The smallest ε with δ(ε) ≤ `delta` is found by bisection on the curve with its
+/// error margin ([`gaussian_dp_delta_upper`]); the upper end of the final bracket is returned, so
+/// the value errs large. 0 if δ(0) ≤ `delta` already.
+///
+/// # Errors
+/// z ≤ 0 or non-finite; steps = 0; δ outside (0, 1); μ not finite.
+pub fn gaussian_exact_epsilon(noise_multiplier: f64, steps: u64, delta: f64) -> Result<f64> {
+    check_noise_multiplier(noise_multiplier)?;
+    check_steps(steps)?;
+    check_delta(delta)?;
+    let mu = (steps as f64).sqrt() / noise_multiplier;
+    if !(mu.is_finite() && mu > 0.0) {
+        return Err(invalid(format!(
+            "mu = sqrt(T)/z = {mu} (T = {steps}, z = {noise_multiplier}); allowed: 0 < μ < ∞"
+        )));
+    }
+    let ok = |eps: f64| gaussian_dp_delta_upper(eps, mu) <= delta;
+    if ok(0.0) {
+        return Ok(0.0);
+    }
+    // lo violates the constraint, hi satisfies it.
+    let (mut lo, mut hi) = (0.0_f64, 1.0_f64);
+    while !ok(hi) {
+        lo = hi;
+        hi *= 2.0;
+        if hi > 1e300 {
+            return Err(invalid(format!(
+                "mu = {mu}: no finite ε reaches delta = {delta}; allowed: smaller μ"
+            )));
+        }
+    }
+    for _ in 0..300 {
+        let mid = 0.5 * (lo + hi);
+        if mid <= lo || mid >= hi {
+            break;
+        }
+        if ok(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Ok(hi)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::claim::rdp_to_delta;
+
+    /// |ours − ref| ≤ max(1e-6·ref, 5e-8): 1e-6 relative, allowing for the 8 significant digits
+    /// the reference is given to.
+    fn close_to_reference(ours: f64, reference: f64) -> bool {
+        (ours - reference).abs() <= (1e-6 * reference.abs()).max(5e-8)
+    }
+
+    fn message(e: MechanismError) -> String {
+        e.to_string()
+    }
+
+    #[test]
+    fn default_orders_grid() {
+        let o = default_orders();
+        assert_eq!(o.len(), 99 + 53 + 4);
+        assert_eq!(o[0], 1.1);
+        assert_eq!(o[98], 10.9);
+        assert_eq!(o[99], 11.0);
+        assert_eq!(o[151], 63.0);
+        assert_eq!(&o[152..], &[128.0, 256.0, 512.0, 1024.0]);
+        assert!(o.windows(2).all(|w| w[0] < w[1]));
+        // Integer orders of the fractional part are exact integers.
+        assert_eq!(o[9], 2.0);
+        assert_eq!(o[89], 10.0);
+    }
+
+    #[test]
+    fn dpsgd_reference_q001_z11_t6000() {
+        // dp_accounting 0.6.0: ε = 4.2465987 at order 5.6.
+        let mut acct = RdpAccountant::new();
+        acct.compose_poisson_gaussian(0.01, 1.1, 6000).unwrap();
+        let (eps, order) = acct.epsilon(1e-5).unwrap();
+        eprintln!("q=0.01 z=1.1 T=6000: eps = {eps:.10} order = {order}");
+        assert!(close_to_reference(eps, 4.2465987), "{eps}");
+        assert_eq!(order, 5.6);
+    }
+
+    #[test]
+    fn dpsgd_reference_q001_z4_t1000() {
+        // dp_accounting 0.6.0: ε = 0.3011612 at order 48.
+        let mut acct = RdpAccountant::new();
+        acct.compose_poisson_gaussian(0.01, 4.0, 1000).unwrap();
+        let (eps, order) = acct.epsilon(1e-5).unwrap();
+        eprintln!("q=0.01 z=4 T=1000: eps = {eps:.10} order = {order}");
+        assert!(close_to_reference(eps, 0.3011612), "{eps}");
+        assert_eq!(order, 48.0);
+    }
+
+    #[test]
+    fn full_batch_reference_q1_z1_t1() {
+        // dp_accounting 0.6.0: ε = 4.7285071 at order 5.4.
+        let mut acct = RdpAccountant::new();
+        acct.compose_poisson_gaussian(1.0, 1.0, 1).unwrap();
+        let (eps, order) = acct.epsilon(1e-5).unwrap();
+        eprintln!("q=1 z=1 T=1: eps = {eps:.10} order = {order}");
+        assert!(close_to_reference(eps, 4.7285071), "{eps}");
+        assert_eq!(order, 5.4);
+        // RDP of the plain Gaussian is α/(2z²).
+        assert_eq!(acct.rdp(&[5.4]), vec![2.7]);
+    }
+
+    /// Independent check: ln A_α by trapezoidal quadrature of the defining integral
+    /// A_α = ∫ N(x; 0, σ²) (1 − q + q·e^{(2x−1)/(2σ²)})^α dx, written as
+    /// ln(1 + ∫ N(x; 0, σ²)·expm1(α·ln1p(q·expm1((2x−1)/(2σ²)))) dx) to avoid cancellation.
+    fn log_a_quadrature(q: f64, sigma: f64, alpha: f64) -> f64 {
+        let (lo, hi) = (-20.0 * sigma, alpha + 20.0 * sigma);
+        let n = 200_000;
+        let h = (hi - lo) / n as f64;
+        let norm = 1.0 / (sigma * (2.0 * PI).sqrt());
+        let mut sum = 0.0;
+        for k in 0..=n {
+            let x = lo + h * k as f64;
+            let density = norm * (-x * x / (2.0 * sigma * sigma)).exp();
+            let log_ratio = (q * ((2.0 * x - 1.0) / (2.0 * sigma * sigma)).exp_m1()).ln_1p();
+            let w = if k == 0 || k == n { 0.5 } else { 1.0 };
+            sum += w * density * (alpha * log_ratio).exp_m1();
+        }
+        (sum * h).ln_1p()
+    }
+
+    #[test]
+    fn one_step_rdp_reference_values() {
+        // dp_accounting 0.6.0 at q = 0.01, z = 1.1 (given to 5–6 significant digits).
+        let cases = [(2.0, 1.28510e-4), (4.0, 2.66718e-4), (8.0, 5.84070e-4)];
+        for (alpha, reference) in cases {
+            let r = subsampled_gaussian_rdp(0.01, 1.1, alpha).unwrap();
+            eprintln!("rdp(q=0.01, z=1.1, alpha={alpha}) = {r:.8e} (ref {reference:e})");
+            assert!((r / reference - 1.0).abs() < 1e-4, "alpha {alpha}: {r}");
+        }
+        // α = 1.5: the value given with the brief, 9.8588e-5, is 3% above the defining integral
+        // (quadrature: 9.5545286e-5, also from an independent Python quadrature), which this
+        // implementation matches; so the check here is against the quadrature.
+        let r = subsampled_gaussian_rdp(0.01, 1.1, 1.5).unwrap();
+        eprintln!("rdp(q=0.01, z=1.1, alpha=1.5) = {r:.8e} (quadrature 9.5545286e-5)");
+        assert!((r / 9.5545286e-5 - 1.0).abs() < 1e-7, "{r}");
+    }
+
+    #[test]
+    fn rdp_matches_quadrature_of_the_definition() {
+        let cases = [
+            (0.01, 1.1, 1.5),
+            (0.01, 1.1, 5.6),
+            (0.01, 1.1, 8.0),
+            (0.01, 4.0, 48.0),
+            (0.01, 4.0, 10.3),
+            (0.2, 0.9, 1.1),
+            (0.2, 0.9, 3.7),
+            (0.6, 2.0, 2.5),
+            (0.05, 0.6, 7.2),
+        ];
+        for (q, z, alpha) in cases {
+            let ours = subsampled_gaussian_rdp(q, z, alpha).unwrap();
+            let quad = log_a_quadrature(q, z, alpha) / (alpha - 1.0);
+            eprintln!("q {q} z {z} alpha {alpha}: series {ours:.12e} quadrature {quad:.12e}");
+            assert!(
+                (ours / quad - 1.0).abs() < 1e-8,
+                "q {q} z {z} α {alpha}: {ours} vs {quad}"
+            );
+        }
+    }
+
+    #[test]
+    fn fractional_series_agrees_with_integer_sum() {
+        // Orders just around integers go through the erfc series; RDP is continuous in α.
+        for &(q, z) in &[
+            (0.01, 1.1),
+            (0.1, 0.8),
+            (0.5, 2.0),
+            (0.9, 1.0),
+            (0.001, 5.0),
+        ] {
+            for &a in &[2.0, 3.0, 7.0, 20.0] {
+                let exact = subsampled_gaussian_rdp(q, z, a).unwrap();
+                let below = subsampled_gaussian_rdp(q, z, a - 1e-7).unwrap();
+                let above = subsampled_gaussian_rdp(q, z, a + 1e-7).unwrap();
+                assert!(below <= above, "q {q} z {z} α {a}");
+                assert!(
+                    (below / exact - 1.0).abs() < 1e-5 && (above / exact - 1.0).abs() < 1e-5,
+                    "q {q} z {z} α {a}: {below} {exact} {above}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn rdp_is_monotone_in_order_and_bounded_by_full_batch() {
+        for &(q, z) in &[(0.01, 1.1), (0.01, 4.0), (0.2, 0.7), (0.6, 3.0)] {
+            let orders = default_orders();
+            let r: Vec<f64> = orders
+                .iter()
+                .map(|&a| subsampled_gaussian_rdp(q, z, a).unwrap())
+                .collect();
+            for (i, w) in r.windows(2).enumerate() {
+                assert!(
+                    w[0] <= w[1] * (1.0 + 1e-9),
+                    "q {q} z {z}: {} at α {} > {} at α {}",
+                    w[0],
+                    orders[i],
+                    w[1],
+                    orders[i + 1]
+                );
+            }
+            for (&a, &v) in orders.iter().zip(&r) {
+                assert!(
+                    v >= 0.0 && v <= a / (2.0 * z * z) * (1.0 + 1e-9),
+                    "{a}: {v}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn early_tiny_terms_do_not_stop_the_series() {
+        // α = 100.5, q = ½, σ = 100: the first terms are ≈ e^{−69}, but A_α ≥ 1. Stopping at
+        // i = 0 (as a bare "terms below e^{−30}" rule would) gives a negative RDP.
+        let (q, z) = (0.5, 100.0);
+        let r = subsampled_gaussian_rdp(q, z, 100.5).unwrap();
+        let r100 = subsampled_gaussian_rdp(q, z, 100.0).unwrap();
+        let r101 = subsampled_gaussian_rdp(q, z, 101.0).unwrap();
+        assert!(r100 > 0.0 && r100 <= r && r <= r101, "{r100} {r} {r101}");
+    }
+
+    #[test]
+    fn trivial_sampling_rates() {
+        assert_eq!(subsampled_gaussian_rdp(0.0, 1.0, 2.5).unwrap(), 0.0);
+        assert_eq!(subsampled_gaussian_rdp(1.0, 2.0, 3.0).unwrap(), 3.0 / 8.0);
+        // q just below 1 approaches the full-batch value.
+        let r = subsampled_gaussian_rdp(1.0 - 1e-9, 2.0, 3.5).unwrap();
+        assert!((r / (3.5 / 8.0) - 1.0).abs() < 1e-6, "{r}");
+    }
+
+    #[test]
+    fn log_helpers() {
+        // Continuity of log_erfc at the switch to the asymptotic series.
+        let x = LOG_ERFC_ASYMPTOTIC_FROM;
+        let direct = erfc(x).ln();
+        let asym = log_erfc(x + 1e-12);
+        assert!(
+            (direct - asym).abs() < 1e-9 * direct.abs(),
+            "{direct} {asym}"
+        );
+        assert!(log_erfc(40.0).is_finite() && log_erfc(40.0) < -1600.0);
+        assert_eq!(log_erfc(f64::INFINITY), f64::NEG_INFINITY);
+        assert!((log_erfc(-3.0) - erfc(-3.0).ln()).abs() < 1e-15);
+        // log_add / log_sub.
+        assert!((log_add(2f64.ln(), 3f64.ln()) - 5f64.ln()).abs() < 1e-15);
+        assert_eq!(log_add(f64::NEG_INFINITY, 1.0), 1.0);
+        assert!((log_sub(5f64.ln(), 3f64.ln()).unwrap() - 2f64.ln()).abs() < 1e-15);
+        assert_eq!(log_sub(1.0, 1.0).unwrap(), f64::NEG_INFINITY);
+        assert!(log_sub(1.0, 2.0).is_err());
+        assert!((log_comb(10.0, 3.0) - 120f64.ln()).abs() < 1e-12);
+    }
+
+    #[test]
+    fn rdp_to_epsilon_is_consistent_with_rdp_to_delta() {
+        let mut acct = RdpAccountant::new();
+        acct.compose_poisson_gaussian(0.01, 1.1, 6000).unwrap();
+        let orders = default_orders();
+        let rdp = acct.rdp(&orders);
+        let (eps, order) = rdp_to_epsilon(&orders, &rdp, 1e-5).unwrap();
+        let i = orders.iter().position(|&a| a == order).unwrap();
+        let d = rdp_to_delta(order, rdp[i], eps);
+        assert!((d / 1e-5 - 1.0).abs() < 1e-9, "{d}");
+        // Special cases: tiny RDP → 0 through the KL bound; orders ≤ 1.01 → ∞.
+        assert_eq!(rdp_to_epsilon(&[2.0], &[1e-12], 1e-5).unwrap(), (0.0, 2.0));
+        assert_eq!(
+            rdp_to_epsilon(&[1.005], &[1.0], 1e-5).unwrap(),
+            (f64::INFINITY, 1.005)
+        );
+        assert_eq!(
+            rdp_to_epsilon(&[2.0, 3.0], &[f64::INFINITY, 1.0], 1e-5)
+                .unwrap()
+                .1,
+            3.0
+        );
+    }
+
+    #[test]
+    fn ledger_composition() {
+        // Two queries with z = 2 on one sample = one query with z = √2.
+        let mut a = RdpAccountant::new();
+        a.record_sampling(0.05, 100).unwrap();
+        a.record_gaussian_sum(2.0).unwrap();
+        a.record_gaussian_sum(2.0).unwrap();
+        let mut b = RdpAccountant::new();
+        b.compose_poisson_gaussian(0.05, 2f64.sqrt(), 100).unwrap();
+        let orders = [1.5, 2.0, 8.0, 32.0];
+        for (x, y) in a.rdp(&orders).iter().zip(b.rdp(&orders)) {
+            assert!((x / y - 1.0).abs() < 1e-12, "{x} {y}");
+        }
+        // Repeated identical blocks are merged and equal one block with the summed count.
+        let mut c = RdpAccountant::new();
+        c.compose_poisson_gaussian(0.05, 2f64.sqrt(), 40).unwrap();
+        c.compose_poisson_gaussian(0.05, 2f64.sqrt(), 60).unwrap();
+        assert_eq!(c.rdp(&orders), b.rdp(&orders));
+        assert_eq!(c.ledger().len(), 4);
+        // RDP is T times the one-step value.
+        let one = subsampled_gaussian_rdp(0.05, 2f64.sqrt(), 8.0).unwrap();
+        assert_eq!(b.rdp(&[8.0])[0], 100.0 * one);
+        // A sample without query costs nothing; an empty ledger gives ε = 0.
+        let mut d = RdpAccountant::new();
+        d.record_sampling(0.5, 10).unwrap();
+        assert_eq!(d.rdp(&orders), vec![0.0; 4]);
+        assert_eq!(RdpAccountant::new().epsilon(1e-5).unwrap().0, 0.0);
+        // try_rdp reports a bad order; rdp gives +∞ for it.
+        assert!(b.try_rdp(&[0.5]).is_err());
+        assert_eq!(b.rdp(&[0.5])[0], f64::INFINITY);
+    }
+
+    #[test]
+    fn zcdp_conversion_between_exact_and_opendp() {
+        let rho = gaussian_zcdp_rho(4.0);
+        assert_eq!(rho, 1.0 / 32.0);
+        let eps = zcdp_to_epsilon(rho, 1e-3).unwrap();
+        eprintln!("zCDP rho = 1/32, delta = 1e-3: eps = {eps:.10}");
+        // OpenDP's conversion: 0.6880024554878085, which is the exact minimum over α of the same
+        // bound (golden section in f64 gives the same digits), so ours can only tie it, up to its
+        // deliberate round-up (≤ 1e-14 of the terms plus one ulp); the exact Gaussian: 0.5920067.
+        assert!(eps >= 0.6880024554878085, "{eps}");
+        assert!(eps <= 0.6880024554878085 * (1.0 + 1e-13), "{eps}");
+        assert!(eps >= 0.5920067, "{eps}");
+        // Consistent with claim::zcdp_to_delta: δ at our ε is ≤ 1e-3 (up to rounding).
+        let d = crate::claim::zcdp_to_delta(rho, eps);
+        assert!(d <= 1e-3 * (1.0 + 1e-9), "{d}");
+        assert_eq!(zcdp_to_epsilon(0.0, 1e-5).unwrap(), 0.0);
+        assert_eq!(gaussian_zcdp_rho(0.0), f64::INFINITY);
+    }
+
+    #[test]
+    fn exact_gaussian_reference() {
+        let eps = gaussian_exact_epsilon(4.0, 1, 1e-3).unwrap();
+        eprintln!("exact Gaussian sigma = 4, delta = 1e-3: eps = {eps:.10}");
+        assert!(close_to_reference(eps, 0.5920067), "{eps}");
+        // Safe side: the returned ε meets δ.
+        assert!(crate::math::gaussian_dp_delta(eps, 0.25) <= 1e-3);
+        // T steps with multiplier z = one step with z/√T.
+        let a = gaussian_exact_epsilon(4.0, 16, 1e-5).unwrap();
+        let b = gaussian_exact_epsilon(1.0, 1, 1e-5).unwrap();
+        assert!((a / b - 1.0).abs() < 1e-9, "{a} {b}");
+        // The exact value is below the RDP bound for the same mechanism.
+        let mut acct = RdpAccountant::new();
+        acct.compose_poisson_gaussian(1.0, 1.0, 1).unwrap();
+        assert!(b < acct.epsilon(1e-5).unwrap().0);
+        // Huge δ-tolerant case: ε = 0.
+        assert_eq!(gaussian_exact_epsilon(1000.0, 1, 0.5).unwrap(), 0.0);
+    }
+
+    #[test]
+    fn bad_inputs_name_the_value() {
+        let m = message(subsampled_gaussian_rdp(1.5, 1.0, 2.0).unwrap_err());
+        assert!(m.contains("q = 1.5") && m.contains("0 ≤ q ≤ 1"), "{m}");
+        let m = message(subsampled_gaussian_rdp(0.1, 0.0, 2.0).unwrap_err());
+        assert!(m.contains("z = 0") && m.contains("0 < z"), "{m}");
+        let m = message(subsampled_gaussian_rdp(0.1, -1.0, 2.0).unwrap_err());
+        assert!(m.contains("z = -1"), "{m}");
+        let m = message(subsampled_gaussian_rdp(0.1, 1.0, 1.0).unwrap_err());
+        assert!(m.contains("alpha = 1") && m.contains("1 < α"), "{m}");
+        let m = message(subsampled_gaussian_rdp(0.1, 1.0, f64::NAN).unwrap_err());
+        assert!(m.contains("alpha = NaN"), "{m}");
+        let m = message(subsampled_gaussian_rdp(0.1, f64::INFINITY, 2.0).unwrap_err());
+        assert!(m.contains("z = inf"), "{m}");
+
+        let mut acct = RdpAccountant::new();
+        let m = message(acct.compose_poisson_gaussian(0.0, 1.0, 10).unwrap_err());
+        assert!(m.contains("q = 0") && m.contains("0 < q ≤ 1"), "{m}");
+        let m = message(acct.compose_poisson_gaussian(0.1, 1.0, 0).unwrap_err());
+        assert!(m.contains("T = 0") && m.contains("T ≥ 1"), "{m}");
+        let m = message(acct.record_gaussian_sum(1.0).unwrap_err());
+        assert!(m.contains("before any sampling"), "{m}");
+        assert!(acct.ledger().is_empty(), "nothing recorded on error");
+        let m = message(acct.epsilon(0.0).unwrap_err());
+        assert!(m.contains("delta = 0") && m.contains("0 < δ < 1"), "{m}");
+        let m = message(acct.epsilon(1.0).unwrap_err());
+        assert!(m.contains("delta = 1"), "{m}");
+
+        let m = message(rdp_to_epsilon(&[0.5], &[1.0], 1e-5).unwrap_err());
+        assert!(m.contains("alpha = 0.5") && m.contains("α ≥ 1"), "{m}");
+        let m = message(rdp_to_epsilon(&[2.0], &[-1.0], 1e-5).unwrap_err());
+        assert!(m.contains("-1"), "{m}");
+        assert!(rdp_to_epsilon(&[2.0, 3.0], &[1.0], 1e-5).is_err());
+        assert!(rdp_to_epsilon(&[], &[], 1e-5).is_err());
+        let m = message(rdp_to_epsilon(&[2.0], &[1.0], 2.0).unwrap_err());
+        assert!(m.contains("delta = 2"), "{m}");
+
+        let m = message(zcdp_to_epsilon(-1.0, 1e-5).unwrap_err());
+        assert!(m.contains("rho = -1"), "{m}");
+        let m = message(gaussian_exact_epsilon(4.0, 0, 1e-3).unwrap_err());
+        assert!(m.contains("T = 0"), "{m}");
+        let m = message(gaussian_exact_epsilon(0.0, 1, 1e-3).unwrap_err());
+        assert!(m.contains("z = 0"), "{m}");
+        let m = message(gaussian_exact_epsilon(1.0, 1, 0.0).unwrap_err());
+        assert!(m.contains("delta = 0"), "{m}");
+    }
+}
