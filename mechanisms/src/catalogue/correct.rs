@@ -1,20 +1,64 @@
 //! Correct mechanisms: textbook constructions that keep their claims.
 
-use rand::Rng;
+use rand::distr::{Distribution, weighted::WeightedIndex};
+use rand::{Rng, RngExt};
 
 use super::{Entry, Spec, Status};
 use crate::claim::PrivacyClaim;
 use crate::dataset::{Dataset, DatasetPair, Neighboring, RecordDomain};
-use crate::error::Result;
+use crate::error::{MechanismError, Result};
+use crate::math::{analytic_gaussian_sigma, classical_gaussian_sigma};
 use crate::mechanism::{Mechanism, Params};
-use crate::noise::LaplaceNoise;
+use crate::noise::{DiscreteLaplaceNoise, GaussianNoise, GumbelNoise, LaplaceNoise};
 use crate::samples::Samples;
 
 pub(crate) fn specs() -> Vec<Spec> {
-    vec![Spec {
-        id: "laplace-sum",
-        build: laplace_sum,
-    }]
+    vec![
+        Spec {
+            id: "laplace-sum",
+            build: laplace_sum,
+        },
+        Spec {
+            id: "laplace-count",
+            build: laplace_count,
+        },
+        Spec {
+            id: "laplace-mean",
+            build: laplace_mean,
+        },
+        Spec {
+            id: "gaussian-sum-analytic",
+            build: gaussian_sum_analytic,
+        },
+        Spec {
+            id: "gaussian-sum-classical",
+            build: gaussian_sum_classical,
+        },
+        Spec {
+            id: "geometric-count",
+            build: geometric_count,
+        },
+        Spec {
+            id: "randomized-response",
+            build: randomized_response,
+        },
+        Spec {
+            id: "kary-randomized-response",
+            build: kary_randomized_response,
+        },
+        Spec {
+            id: "report-noisy-max-gumbel",
+            build: report_noisy_max_gumbel,
+        },
+        Spec {
+            id: "exponential-mechanism",
+            build: exponential_mechanism,
+        },
+        Spec {
+            id: "noisy-histogram",
+            build: noisy_histogram,
+        },
+    ]
 }
 
 /// Reads the common ε parameter (default 1).
@@ -77,6 +121,688 @@ fn laplace_sum(params: &mut Params) -> Result<Entry> {
         mechanism: Box::new(m),
         status: Status::Correct,
         witness,
+    })
+}
+
+/// Reads the number of categories `k` (default `default`, 2 to 64).
+pub(crate) fn categories_param(params: &mut Params, id: &str, default: f64) -> Result<usize> {
+    let k = params.take_in(id, "k", default, 2.0, 64.0)?;
+    if k.fract() != 0.0 {
+        return Err(MechanismError::InvalidParameter {
+            mechanism: id.into(),
+            message: format!("k = {k}; allowed: an integer from 2 to 64"),
+        });
+    }
+    Ok(k as usize)
+}
+
+/// Counts of integer records `0..k` (records are validated against the domain by the caller;
+/// values outside `0..k` are ignored).
+pub(crate) fn category_counts(data: &Dataset, k: usize) -> Vec<f64> {
+    let mut counts = vec![0.0; k];
+    for x in data.column(0) {
+        if x >= 0.0 && (x as usize) < k {
+            counts[x as usize] += 1.0;
+        }
+    }
+    counts
+}
+
+/// Number of records plus Laplace noise of scale 1/ε.
+///
+/// # Claim
+/// ε-DP under add/remove: the count has sensitivity 1 (Dwork & Roth 2014, Theorem 3.6).
+///
+/// # Output
+/// One real: the noisy count.
+#[derive(Debug, Clone)]
+pub struct LaplaceCount {
+    /// Privacy parameter ε.
+    pub epsilon: f64,
+}
+
+impl Mechanism for LaplaceCount {
+    fn id(&self) -> &str {
+        "laplace-count"
+    }
+    fn claim(&self) -> PrivacyClaim {
+        PrivacyClaim::Pure {
+            epsilon: self.epsilon,
+        }
+    }
+    fn neighboring(&self) -> Neighboring {
+        Neighboring::AddRemove
+    }
+    fn domain(&self) -> RecordDomain {
+        RecordDomain::real(0.0, 1.0, 1)
+    }
+    fn output_dim(&self) -> usize {
+        1
+    }
+    fn sample(&self, data: &Dataset, n: usize, rng: &mut dyn Rng) -> Result<Samples> {
+        let noise = LaplaceNoise::new(1.0 / self.epsilon)?;
+        let count = data.len() as f64;
+        Ok(Samples::from_column(
+            (0..n).map(|_| count + noise.sample(rng)).collect(),
+        ))
+    }
+}
+
+fn laplace_count(params: &mut Params) -> Result<Entry> {
+    let epsilon = epsilon_param(params, "laplace-count")?;
+    let d = Dataset::scalars(vec![0.5; 3])?;
+    let witness = DatasetPair::new(d.clone(), d.with_record(&[0.5])?, Neighboring::AddRemove)?;
+    Ok(Entry {
+        mechanism: Box::new(LaplaceCount { epsilon }),
+        status: Status::Correct,
+        witness,
+    })
+}
+
+/// Mean as a noisy sum divided by a noisy count, each with half the budget.
+///
+/// S̃ = Σx + Lap(2R/ε), ñ = |D| + Lap(2/ε), output clamp(S̃ / max(ñ, 1), 0, R).
+///
+/// # Claim
+/// ε-DP under add/remove: S̃ and ñ are each (ε/2)-DP (sensitivities R and 1), basic composition
+/// gives ε, and the division and clamping are post-processing (Dwork & Roth 2014, Theorem 3.16
+/// and Proposition 2.1).
+///
+/// # Output
+/// One real in [0, R].
+#[derive(Debug, Clone)]
+pub struct LaplaceMean {
+    /// Privacy parameter ε (total).
+    pub epsilon: f64,
+    /// Upper end R of the record range [0, R].
+    pub range: f64,
+}
+
+impl Mechanism for LaplaceMean {
+    fn id(&self) -> &str {
+        "laplace-mean"
+    }
+    fn claim(&self) -> PrivacyClaim {
+        PrivacyClaim::Pure {
+            epsilon: self.epsilon,
+        }
+    }
+    fn neighboring(&self) -> Neighboring {
+        Neighboring::AddRemove
+    }
+    fn domain(&self) -> RecordDomain {
+        RecordDomain::real(0.0, self.range, 1)
+    }
+    fn output_dim(&self) -> usize {
+        1
+    }
+    fn sample(&self, data: &Dataset, n: usize, rng: &mut dyn Rng) -> Result<Samples> {
+        let sum_noise = LaplaceNoise::new(2.0 * self.range / self.epsilon)?;
+        let count_noise = LaplaceNoise::new(2.0 / self.epsilon)?;
+        let sum: f64 = data.column(0).iter().sum();
+        let count = data.len() as f64;
+        Ok(Samples::from_column(
+            (0..n)
+                .map(|_| {
+                    let s = sum + sum_noise.sample(rng);
+                    let c = (count + count_noise.sample(rng)).max(1.0);
+                    (s / c).clamp(0.0, self.range)
+                })
+                .collect(),
+        ))
+    }
+}
+
+fn laplace_mean(params: &mut Params) -> Result<Entry> {
+    let id = "laplace-mean";
+    let epsilon = epsilon_param(params, id)?;
+    let range = params.take_in(id, "range", 1.0, 1e-6, 1e6)?;
+    let d = Dataset::scalars(vec![0.0])?;
+    let witness = DatasetPair::new(d.clone(), d.with_record(&[range])?, Neighboring::AddRemove)?;
+    Ok(Entry {
+        mechanism: Box::new(LaplaceMean { epsilon, range }),
+        status: Status::Correct,
+        witness,
+    })
+}
+
+/// Which Gaussian calibration a [`GaussianSum`] uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GaussianCalibration {
+    /// Balle & Wang 2018: the smallest σ meeting (ε, δ) exactly.
+    Analytic,
+    /// Dwork & Roth 2014, Theorem A.1: σ = √(2 ln(1.25/δ))·Δ/ε, valid for ε < 1 only.
+    Classical,
+}
+
+/// Sum of records in [0, 1] plus Gaussian noise calibrated for (ε, δ).
+///
+/// # Claim
+/// (ε, δ)-DP under add/remove (ℓ2-sensitivity 1). Analytic: the Gaussian mechanism with
+/// σ = Δ/μ is exactly μ-GDP and δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (Balle & Wang 2018,
+/// Theorem 8); σ is found by bisection and rounded up. Classical: Dwork & Roth 2014, Theorem A.1,
+/// which requires ε < 1; the builder refuses ε ≥ 1.
+///
+/// # Output
+/// One real: the noisy sum.
+#[derive(Debug, Clone)]
+pub struct GaussianSum {
+    /// ε of the claim.
+    pub epsilon: f64,
+    /// δ of the claim.
+    pub delta: f64,
+    /// The calibration.
+    pub calibration: GaussianCalibration,
+    /// The noise standard deviation the calibration gives.
+    pub sigma: f64,
+}
+
+impl Mechanism for GaussianSum {
+    fn id(&self) -> &str {
+        match self.calibration {
+            GaussianCalibration::Analytic => "gaussian-sum-analytic",
+            GaussianCalibration::Classical => "gaussian-sum-classical",
+        }
+    }
+    fn claim(&self) -> PrivacyClaim {
+        PrivacyClaim::Approximate {
+            epsilon: self.epsilon,
+            delta: self.delta,
+        }
+    }
+    fn claim_source(&self) -> String {
+        match self.calibration {
+            GaussianCalibration::Analytic => format!(
+                "analytic Gaussian calibration (Balle & Wang 2018): sigma = {:.6} for sensitivity 1",
+                self.sigma
+            ),
+            GaussianCalibration::Classical => format!(
+                "classical Gaussian calibration (Dwork & Roth 2014, Thm A.1): sigma = {:.6} for sensitivity 1",
+                self.sigma
+            ),
+        }
+    }
+    fn neighboring(&self) -> Neighboring {
+        Neighboring::AddRemove
+    }
+    fn domain(&self) -> RecordDomain {
+        RecordDomain::real(0.0, 1.0, 1)
+    }
+    fn output_dim(&self) -> usize {
+        1
+    }
+    fn sample(&self, data: &Dataset, n: usize, rng: &mut dyn Rng) -> Result<Samples> {
+        let noise = GaussianNoise::new(self.sigma)?;
+        let sum: f64 = data.column(0).iter().sum();
+        Ok(Samples::from_column(
+            (0..n).map(|_| sum + noise.sample(rng)).collect(),
+        ))
+    }
+}
+
+/// Reads δ (default 1e-5, allowed 1e-12 to 0.1).
+pub(crate) fn delta_param(params: &mut Params, id: &str) -> Result<f64> {
+    params.take_in(id, "delta", 1e-5, 1e-12, 0.1)
+}
+
+/// A sum pair where one record at the top of [0, 1] is added: the Gaussian's worst case.
+fn unit_sum_witness() -> Result<DatasetPair> {
+    let d = Dataset::scalars(vec![0.5; 5])?;
+    DatasetPair::new(d.clone(), d.with_record(&[1.0])?, Neighboring::AddRemove)
+}
+
+fn gaussian_sum_analytic(params: &mut Params) -> Result<Entry> {
+    let id = "gaussian-sum-analytic";
+    let epsilon = epsilon_param(params, id)?;
+    let delta = delta_param(params, id)?;
+    let sigma = analytic_gaussian_sigma(epsilon, delta, 1.0).ok_or_else(|| {
+        MechanismError::InvalidParameter {
+            mechanism: id.into(),
+            message: format!(
+                "no analytic Gaussian calibration for epsilon = {epsilon}, delta = {delta}"
+            ),
+        }
+    })?;
+    Ok(Entry {
+        mechanism: Box::new(GaussianSum {
+            epsilon,
+            delta,
+            calibration: GaussianCalibration::Analytic,
+            sigma,
+        }),
+        status: Status::Correct,
+        witness: unit_sum_witness()?,
+    })
+}
+
+fn gaussian_sum_classical(params: &mut Params) -> Result<Entry> {
+    let id = "gaussian-sum-classical";
+    let epsilon = params.take("epsilon", 0.5);
+    if !(epsilon.is_finite() && epsilon > 0.0 && epsilon < 1.0) {
+        return Err(MechanismError::InvalidParameter {
+            mechanism: id.into(),
+            message: format!(
+                "epsilon = {epsilon}; allowed: 0 < epsilon < 1 (the classical calibration of Dwork & Roth 2014, Thm A.1, is only valid for epsilon < 1; use gaussian-sum-analytic)"
+            ),
+        });
+    }
+    let delta = delta_param(params, id)?;
+    let sigma = classical_gaussian_sigma(epsilon, delta, 1.0);
+    Ok(Entry {
+        mechanism: Box::new(GaussianSum {
+            epsilon,
+            delta,
+            calibration: GaussianCalibration::Classical,
+            sigma,
+        }),
+        status: Status::Correct,
+        witness: unit_sum_witness()?,
+    })
+}
+
+/// Number of records plus two-sided geometric (discrete Laplace) noise, P(k) ∝ e^{−ε|k|}.
+///
+/// # Claim
+/// ε-DP under add/remove (Ghosh, Roughgarden & Sundararajan 2009): the count has sensitivity 1
+/// and the noise ratio P(k)/P(k±1) is at most e^ε.
+///
+/// # Output
+/// One integer (as a real): the noisy count.
+#[derive(Debug, Clone)]
+pub struct GeometricCount {
+    /// Privacy parameter ε.
+    pub epsilon: f64,
+}
+
+impl Mechanism for GeometricCount {
+    fn id(&self) -> &str {
+        "geometric-count"
+    }
+    fn claim(&self) -> PrivacyClaim {
+        PrivacyClaim::Pure {
+            epsilon: self.epsilon,
+        }
+    }
+    fn neighboring(&self) -> Neighboring {
+        Neighboring::AddRemove
+    }
+    fn domain(&self) -> RecordDomain {
+        RecordDomain::integer(0, 1, 1)
+    }
+    fn output_dim(&self) -> usize {
+        1
+    }
+    fn sample(&self, data: &Dataset, n: usize, rng: &mut dyn Rng) -> Result<Samples> {
+        let noise = DiscreteLaplaceNoise::new(1.0 / self.epsilon)?;
+        let count = data.len() as f64;
+        Ok(Samples::from_column(
+            (0..n).map(|_| count + noise.sample(rng)).collect(),
+        ))
+    }
+}
+
+fn geometric_count(params: &mut Params) -> Result<Entry> {
+    let epsilon = epsilon_param(params, "geometric-count")?;
+    let d = Dataset::scalars(vec![1.0; 3])?;
+    let witness = DatasetPair::new(d.clone(), d.with_record(&[1.0])?, Neighboring::AddRemove)?;
+    Ok(Entry {
+        mechanism: Box::new(GeometricCount { epsilon }),
+        status: Status::Correct,
+        witness,
+    })
+}
+
+/// k-ary randomized response (Warner 1965; Kairouz, Oh & Viswanath 2014) applied to every
+/// record, released as the histogram of the randomized values.
+///
+/// Each record x ∈ {0, …, k−1} is reported truthfully with probability e^ε/(e^ε + k − 1) and as
+/// each other value with probability 1/(e^ε + k − 1). With k = 2 this is binary randomized
+/// response; the release is then the number of reported ones.
+///
+/// # Claim
+/// ε-DP under replace-one: each record's report is ε-locally-DP, the reports are independent and
+/// only the replaced record's report changes distribution; the histogram is post-processing.
+///
+/// # Output
+/// k = 2: one integer (the count of reported ones). k > 2: k counts.
+#[derive(Debug, Clone)]
+pub struct RandomizedResponse {
+    /// Privacy parameter ε.
+    pub epsilon: f64,
+    /// Number of values k.
+    pub k: usize,
+}
+
+impl RandomizedResponse {
+    fn respond(&self, x: usize, rng: &mut dyn Rng) -> usize {
+        let e = self.epsilon.exp();
+        let keep = e / (e + self.k as f64 - 1.0);
+        if rng.random::<f64>() < keep {
+            x
+        } else {
+            // Uniform over the k − 1 other values.
+            let j = rng.random_range(0..self.k - 1);
+            if j >= x { j + 1 } else { j }
+        }
+    }
+}
+
+impl Mechanism for RandomizedResponse {
+    fn id(&self) -> &str {
+        if self.k == 2 {
+            "randomized-response"
+        } else {
+            "kary-randomized-response"
+        }
+    }
+    fn claim(&self) -> PrivacyClaim {
+        PrivacyClaim::Pure {
+            epsilon: self.epsilon,
+        }
+    }
+    fn neighboring(&self) -> Neighboring {
+        Neighboring::ReplaceOne
+    }
+    fn domain(&self) -> RecordDomain {
+        RecordDomain::integer(0, self.k as i64 - 1, 1).with_sizes(1, 1000)
+    }
+    fn output_dim(&self) -> usize {
+        if self.k == 2 { 1 } else { self.k }
+    }
+    fn sample(&self, data: &Dataset, n: usize, rng: &mut dyn Rng) -> Result<Samples> {
+        let records: Vec<usize> = data.column(0).iter().map(|&x| x as usize).collect();
+        let dim = self.output_dim();
+        let mut flat = Vec::with_capacity(n * dim);
+        for _ in 0..n {
+            let mut counts = vec![0.0; self.k];
+            for &x in &records {
+                counts[self.respond(x, rng)] += 1.0;
+            }
+            if self.k == 2 {
+                flat.push(counts[1]);
+            } else {
+                flat.extend(counts);
+            }
+        }
+        Samples::from_flat(dim, flat)
+    }
+}
+
+fn randomized_response(params: &mut Params) -> Result<Entry> {
+    let epsilon = epsilon_param(params, "randomized-response")?;
+    // One record, flipped: the tight case.
+    let witness = DatasetPair::new(
+        Dataset::scalars(vec![0.0])?,
+        Dataset::scalars(vec![1.0])?,
+        Neighboring::ReplaceOne,
+    )?;
+    Ok(Entry {
+        mechanism: Box::new(RandomizedResponse { epsilon, k: 2 }),
+        status: Status::Correct,
+        witness,
+    })
+}
+
+fn kary_randomized_response(params: &mut Params) -> Result<Entry> {
+    let id = "kary-randomized-response";
+    let epsilon = epsilon_param(params, id)?;
+    let k = categories_param(params, id, 4.0)?;
+    if k == 2 {
+        return Err(MechanismError::InvalidParameter {
+            mechanism: id.into(),
+            message: "k = 2; allowed: 3 to 64 (k = 2 is randomized-response)".into(),
+        });
+    }
+    let witness = DatasetPair::new(
+        Dataset::scalars(vec![0.0, 2.0])?,
+        Dataset::scalars(vec![1.0, 2.0])?,
+        Neighboring::ReplaceOne,
+    )?;
+    Ok(Entry {
+        mechanism: Box::new(RandomizedResponse { epsilon, k }),
+        status: Status::Correct,
+        witness,
+    })
+}
+
+/// Report noisy max: the index of the largest of k category counts after adding Gumbel noise of
+/// scale 1/ε to each.
+///
+/// # Claim
+/// ε-DP under add/remove. With Gumbel noise, the argmax is distributed exactly as the exponential
+/// mechanism with P(i) ∝ exp(ε·c_i) (the Gumbel-max trick; Durfee & Rogers 2019). Adding or
+/// removing a record changes one count by 1 and all in the same direction, so the monotone
+/// version of the exponential mechanism's analysis applies (McSherry & Talwar 2007; Dwork & Roth
+/// 2014, Theorem 3.10 and the remark on monotone utilities).
+///
+/// # Output
+/// One integer (as a real): the reported index.
+#[derive(Debug, Clone)]
+pub struct ReportNoisyMax {
+    /// Privacy parameter ε.
+    pub epsilon: f64,
+    /// Number of categories k.
+    pub k: usize,
+    /// Also release the noisy maximum (the bug of `report-noisy-max-with-value`).
+    pub with_value: bool,
+}
+
+impl Mechanism for ReportNoisyMax {
+    fn id(&self) -> &str {
+        if self.with_value {
+            "report-noisy-max-with-value"
+        } else {
+            "report-noisy-max-gumbel"
+        }
+    }
+    fn claim(&self) -> PrivacyClaim {
+        PrivacyClaim::Pure {
+            epsilon: self.epsilon,
+        }
+    }
+    fn neighboring(&self) -> Neighboring {
+        Neighboring::AddRemove
+    }
+    fn domain(&self) -> RecordDomain {
+        RecordDomain::integer(0, self.k as i64 - 1, 1)
+    }
+    fn output_dim(&self) -> usize {
+        if self.with_value { 2 } else { 1 }
+    }
+    fn sample(&self, data: &Dataset, n: usize, rng: &mut dyn Rng) -> Result<Samples> {
+        let noise = GumbelNoise::new(1.0 / self.epsilon)?;
+        let counts = category_counts(data, self.k);
+        let dim = self.output_dim();
+        let mut flat = Vec::with_capacity(n * dim);
+        for _ in 0..n {
+            let (mut best, mut best_value) = (0usize, f64::NEG_INFINITY);
+            for (i, c) in counts.iter().enumerate() {
+                let v = c + noise.sample(rng);
+                if v > best_value {
+                    best = i;
+                    best_value = v;
+                }
+            }
+            flat.push(best as f64);
+            if self.with_value {
+                flat.push(best_value);
+            }
+        }
+        Samples::from_flat(dim, flat)
+    }
+}
+
+fn report_noisy_max_gumbel(params: &mut Params) -> Result<Entry> {
+    let id = "report-noisy-max-gumbel";
+    let epsilon = epsilon_param(params, id)?;
+    let k = categories_param(params, id, 4.0)?;
+    // A tie broken by one extra vote.
+    let d = Dataset::scalars(vec![0.0, 1.0])?;
+    let witness = DatasetPair::new(d.clone(), d.with_record(&[0.0])?, Neighboring::AddRemove)?;
+    Ok(Entry {
+        mechanism: Box::new(ReportNoisyMax {
+            epsilon,
+            k,
+            with_value: false,
+        }),
+        status: Status::Correct,
+        witness,
+    })
+}
+
+/// Exponential mechanism for the median over the finite set {0, …, k−1}.
+///
+/// Utility u(D, r) = −|#{x ∈ D : x ≤ r} − |D|/2|, sensitivity 1 under replace-one (the size is
+/// fixed and one rank count moves by at most 1); P(r) ∝ exp(ε·u(D, r)/2).
+///
+/// # Claim
+/// ε-DP under replace-one (McSherry & Talwar 2007; Dwork & Roth 2014, Theorem 3.10).
+///
+/// # Output
+/// One integer (as a real): the released candidate.
+#[derive(Debug, Clone)]
+pub struct ExponentialMedian {
+    /// Privacy parameter ε.
+    pub epsilon: f64,
+    /// Number of candidates k.
+    pub k: usize,
+}
+
+impl ExponentialMedian {
+    /// Selection probabilities for `data`.
+    pub fn probabilities(&self, data: &Dataset) -> Vec<f64> {
+        let counts = category_counts(data, self.k);
+        let half = data.len() as f64 / 2.0;
+        let mut below = 0.0;
+        let logits: Vec<f64> = counts
+            .iter()
+            .map(|c| {
+                below += c;
+                -self.epsilon * (below - half).abs() / 2.0
+            })
+            .collect();
+        let max = logits.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        let w: Vec<f64> = logits.iter().map(|l| (l - max).exp()).collect();
+        let total: f64 = w.iter().sum();
+        w.iter().map(|x| x / total).collect()
+    }
+}
+
+impl Mechanism for ExponentialMedian {
+    fn id(&self) -> &str {
+        "exponential-mechanism"
+    }
+    fn claim(&self) -> PrivacyClaim {
+        PrivacyClaim::Pure {
+            epsilon: self.epsilon,
+        }
+    }
+    fn neighboring(&self) -> Neighboring {
+        Neighboring::ReplaceOne
+    }
+    fn domain(&self) -> RecordDomain {
+        RecordDomain::integer(0, self.k as i64 - 1, 1).with_sizes(1, 1000)
+    }
+    fn output_dim(&self) -> usize {
+        1
+    }
+    fn sample(&self, data: &Dataset, n: usize, rng: &mut dyn Rng) -> Result<Samples> {
+        let p = self.probabilities(data);
+        let dist = WeightedIndex::new(&p).map_err(|e| MechanismError::Sampling {
+            mechanism: self.id().into(),
+            message: format!("selection probabilities {p:?}: {e}"),
+        })?;
+        Ok(Samples::from_column(
+            (0..n).map(|_| dist.sample(rng) as f64).collect(),
+        ))
+    }
+}
+
+fn exponential_mechanism(params: &mut Params) -> Result<Entry> {
+    let id = "exponential-mechanism";
+    let epsilon = epsilon_param(params, id)?;
+    let k = categories_param(params, id, 8.0)?;
+    let top = (k - 1) as f64;
+    let witness = DatasetPair::new(
+        Dataset::scalars(vec![0.0, 0.0, top, top])?,
+        Dataset::scalars(vec![0.0, top, top, top])?,
+        Neighboring::ReplaceOne,
+    )?;
+    Ok(Entry {
+        mechanism: Box::new(ExponentialMedian { epsilon, k }),
+        status: Status::Correct,
+        witness,
+    })
+}
+
+/// Histogram of integer records over k bins with Laplace noise of scale 1/ε on every bin.
+///
+/// # Claim
+/// ε-DP under add/remove: the histogram has ℓ1-sensitivity 1 (Dwork, McSherry, Nissim & Smith
+/// 2006; Dwork & Roth 2014, Example 3.3).
+///
+/// # Output
+/// k reals: the noisy counts.
+#[derive(Debug, Clone)]
+pub struct NoisyHistogram {
+    /// Privacy parameter ε.
+    pub epsilon: f64,
+    /// Number of bins k.
+    pub k: usize,
+    /// Laplace scale actually used (1/ε when correct).
+    pub scale: f64,
+    /// The id (the buggy twin shares the implementation).
+    pub id: &'static str,
+}
+
+impl Mechanism for NoisyHistogram {
+    fn id(&self) -> &str {
+        self.id
+    }
+    fn claim(&self) -> PrivacyClaim {
+        PrivacyClaim::Pure {
+            epsilon: self.epsilon,
+        }
+    }
+    fn neighboring(&self) -> Neighboring {
+        Neighboring::AddRemove
+    }
+    fn domain(&self) -> RecordDomain {
+        RecordDomain::integer(0, self.k as i64 - 1, 1)
+    }
+    fn output_dim(&self) -> usize {
+        self.k
+    }
+    fn sample(&self, data: &Dataset, n: usize, rng: &mut dyn Rng) -> Result<Samples> {
+        let noise = LaplaceNoise::new(self.scale)?;
+        let counts = category_counts(data, self.k);
+        let mut flat = Vec::with_capacity(n * self.k);
+        for _ in 0..n {
+            flat.extend(counts.iter().map(|c| c + noise.sample(rng)));
+        }
+        Samples::from_flat(self.k, flat)
+    }
+}
+
+/// The histogram witness: one more record in bin 0.
+pub(crate) fn histogram_witness() -> Result<DatasetPair> {
+    let d = Dataset::scalars(vec![0.0, 1.0, 2.0])?;
+    DatasetPair::new(d.clone(), d.with_record(&[0.0])?, Neighboring::AddRemove)
+}
+
+fn noisy_histogram(params: &mut Params) -> Result<Entry> {
+    let id = "noisy-histogram";
+    let epsilon = epsilon_param(params, id)?;
+    let k = categories_param(params, id, 4.0)?;
+    Ok(Entry {
+        mechanism: Box::new(NoisyHistogram {
+            epsilon,
+            k,
+            scale: 1.0 / epsilon,
+            id: "noisy-histogram",
+        }),
+        status: Status::Correct,
+        witness: histogram_witness()?,
     })
 }
 

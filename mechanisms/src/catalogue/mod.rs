@@ -19,6 +19,9 @@ mod buggy;
 mod correct;
 mod svt;
 
+#[cfg(test)]
+mod distribution_tests;
+
 /// Whether an entry keeps its claim.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "status", rename_all = "kebab-case")]
