@@ -227,7 +227,10 @@ pub fn render_text(r: &AuditReport) -> String {
             );
         }
     }
-    let conf = (1.0 - r.beta.total) * 100.0;
+    let conf = format!("{:.6}", (1.0 - r.beta.total) * 100.0)
+        .trim_end_matches('0')
+        .trim_end_matches('.')
+        .to_string();
     match r.verdict {
         Verdict::Violation => {
             let _ = writeln!(
@@ -247,7 +250,7 @@ pub fn render_text(r: &AuditReport) -> String {
     if let Some(e) = &r.empirical_epsilon {
         let _ = writeln!(
             s,
-            "empirical ε  ≥ {:.4} at δ = {:e} ({conf:.0}% confidence, simultaneous with the verdict)",
+            "empirical ε  ≥ {:.4} at δ = {:e} (confidence 1 − β = {conf}%, simultaneous with the verdict)",
             e.lower_bound, e.delta
         );
     }
