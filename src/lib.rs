@@ -13,6 +13,8 @@
 //!   ([`bounds`] holds the exact binomial bounds they use).
 //! - [`audit`] plans the bounds, splits β, draws fresh samples and decides; its [`AuditReport`]
 //!   is the source of truth for every rendering.
+//! - [`gate`] fails a downstream `cargo test` when a mechanism breaks its claim
+//!   ([`gate::assert_claim_holds`], [`assert_dp!`], [`gate::Gate`]).
 //!
 //! # Example
 //! ```
@@ -34,6 +36,7 @@ pub mod audit;
 pub mod bounds;
 pub mod cli;
 pub mod error;
+pub mod gate;
 pub mod rng;
 pub mod testers;
 
@@ -41,4 +44,6 @@ pub use dp_audit_mechanisms as mechanisms;
 
 pub use audit::{AuditConfig, AuditReport, Verdict};
 pub use error::{Error, Result};
-pub use mechanisms::{Dataset, DatasetPair, Mechanism, Neighboring, PrivacyClaim, Samples};
+pub use mechanisms::{
+    Dataset, DatasetPair, Mechanism, Neighboring, PrivacyClaim, RecordDomain, Samples,
+};
