@@ -33,6 +33,63 @@ pub enum Command {
     },
     /// Audit a catalogue mechanism's claim on its witness pair.
     Run(RunArgs),
+    /// Privacy of the Poisson-subsampled Gaussian (DP-SGD): ε at δ from the RDP accountant,
+    /// and for q = 1 the exact Gaussian value.
+    Accountant(AccountantArgs),
+    /// Audit a mechanism repeatedly over a range of one parameter and count detections.
+    Sweep(SweepArgs),
+}
+
+/// Options of `audit accountant`.
+#[derive(Debug, Args)]
+pub struct AccountantArgs {
+    /// Sampling rate q in (0, 1] (1 = full batch).
+    #[arg(long)]
+    pub sampling_rate: f64,
+    /// Noise multiplier z > 0 (noise std = z · clipping norm).
+    #[arg(long)]
+    pub noise_multiplier: f64,
+    /// Number of steps T ≥ 1.
+    #[arg(long)]
+    pub steps: u64,
+    /// δ in (0, 1).
+    #[arg(long)]
+    pub delta: f64,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Options of `audit sweep`.
+#[derive(Debug, Args)]
+pub struct SweepArgs {
+    /// Catalogue id of the mechanism.
+    #[arg(long)]
+    pub mechanism: String,
+    /// Parameters NAME=VALUE; exactly one may be a range NAME=LO:HI:STEP (inclusive).
+    #[arg(long = "param", value_name = "NAME=VALUE|NAME=LO:HI:STEP")]
+    pub params: Vec<String>,
+    /// Audits per parameter value, each with its own seed derived from --seed.
+    #[arg(long, default_value_t = 10)]
+    pub repeats: u64,
+    /// Releases per side per audit.
+    #[arg(long, default_value_t = 100_000)]
+    pub samples: usize,
+    /// Seed of the whole sweep.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// β of each audit.
+    #[arg(long, default_value_t = 0.05)]
+    pub failure_probability: f64,
+    /// Testers, comma-separated, or "all"; each tester is a separate audit.
+    #[arg(long, default_value = "hockey-stick")]
+    pub tester: String,
+    /// Override the claim.
+    #[arg(long)]
+    pub claim: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Options of `audit run`.
@@ -56,7 +113,7 @@ pub struct RunArgs {
     /// β: probability of reporting a violation against a mechanism that keeps its claim.
     #[arg(long, default_value_t = AuditConfig::default().failure_probability)]
     pub failure_probability: f64,
-    /// Tester: hockey-stick.
+    /// Testers, comma-separated, or "all" (β is split over all their bounds).
     #[arg(long, default_value = "hockey-stick")]
     pub tester: String,
     /// Print one JSON object (deterministic: no timings) instead of text.
@@ -78,7 +135,257 @@ pub fn run(cli: Cli) -> Result<Outcome> {
     match cli.command {
         Command::List { json } => list(json),
         Command::Run(args) => run_audit(&args),
+        Command::Accountant(args) => accountant(&args),
+        Command::Sweep(args) => sweep(&args),
     }
+}
+
+/// Parses `--tester`: a name, a comma-separated list, or `all`.
+pub fn parse_testers(spec: &str) -> Result<Vec<Box<dyn PropertyTester>>> {
+    let names: Vec<&str> = if spec.trim() == "all" {
+        testers::TESTER_NAMES.to_vec()
+    } else {
+        spec.split(',').map(str::trim).collect()
+    };
+    names.into_iter().map(testers::by_name).collect()
+}
+
+fn to_json<T: serde::Serialize>(v: &T) -> Result<String> {
+    Ok(serde_json::to_string_pretty(v).map_err(|e| Error::InvalidConfig(e.to_string()))? + "\n")
+}
+
+fn accountant(a: &AccountantArgs) -> Result<Outcome> {
+    use crate::mechanisms::accountant::{
+        RdpAccountant, gaussian_exact_epsilon, gaussian_zcdp_rho, zcdp_to_epsilon,
+    };
+    let mut acc = RdpAccountant::new();
+    acc.compose_poisson_gaussian(a.sampling_rate, a.noise_multiplier, a.steps)?;
+    let (eps, order) = acc.epsilon(a.delta)?;
+    // q = 1: T Gaussian steps are exactly (√T/z)-GDP (Dong, Roth & Su 2019), and
+    // ρ = T/(2z²)-zCDP (Bun & Steinke 2016).
+    let full = a.sampling_rate == 1.0;
+    let exact = if full {
+        Some(gaussian_exact_epsilon(
+            a.noise_multiplier,
+            a.steps,
+            a.delta,
+        )?)
+    } else {
+        None
+    };
+    let zcdp = if full {
+        let rho = gaussian_zcdp_rho(a.noise_multiplier) * a.steps as f64;
+        Some((rho, zcdp_to_epsilon(rho, a.delta)?))
+    } else {
+        None
+    };
+    let stdout = if a.json {
+        to_json(&json!({
+            "sampling_rate": a.sampling_rate,
+            "noise_multiplier": a.noise_multiplier,
+            "steps": a.steps,
+            "delta": a.delta,
+            "rdp": {"epsilon": eps, "order": order,
+                    "method": "RDP of the Poisson-subsampled Gaussian (Mironov, Talwar & Zhang 2019), composed over steps, converted with Balle et al. 2020 / Canonne, Kamath & Steinke 2020"},
+            "exact_gaussian": exact.map(|e| json!({"epsilon": e, "method": "exact Gaussian privacy profile, mu = sqrt(T)/z (Balle & Wang 2018; Dong, Roth & Su 2019)"})),
+            "zcdp": zcdp.map(|(rho, e)| json!({"rho": rho, "epsilon": e, "method": "rho = T/(2 z^2) (Bun & Steinke 2016), converted through RDP at the best order"})),
+        }))?
+    } else {
+        let mut s = format!(
+            "Poisson-subsampled Gaussian: q = {}, z = {}, T = {}, δ = {}\n",
+            a.sampling_rate, a.noise_multiplier, a.steps, a.delta
+        );
+        let _ = writeln!(
+            s,
+            "RDP accountant   ε = {eps:.7}  (optimal order {order}; Mironov, Talwar & Zhang 2019; conversion of Balle et al. 2020)"
+        );
+        if let Some(e) = exact {
+            let _ = writeln!(
+                s,
+                "exact Gaussian   ε = {e:.7}  (μ = √T/z = {:.6}; analytic Gaussian, Balle & Wang 2018)",
+                (a.steps as f64).sqrt() / a.noise_multiplier
+            );
+        }
+        if let Some((rho, e)) = zcdp {
+            let _ = writeln!(
+                s,
+                "zCDP             ε = {e:.7}  (ρ = {rho:.6e}; Bun & Steinke 2016)"
+            );
+        }
+        s
+    };
+    Ok(Outcome { stdout, code: 0 })
+}
+
+/// Seed tag of `audit sweep` repeats (ASCII "SWEEP").
+const SWEEP_TAG: u64 = 0x0053_5745_4550;
+
+/// The swept parameter: name and values (LO, LO+STEP, …, ≤ HI + STEP/1e6).
+fn parse_sweep_params(params: &[String]) -> Result<(Vec<String>, String, Vec<f64>)> {
+    let mut fixed = Vec::new();
+    let mut swept: Option<(String, Vec<f64>)> = None;
+    for p in params {
+        let Some((name, value)) = p.split_once('=') else {
+            fixed.push(p.clone());
+            continue;
+        };
+        if !value.contains(':') {
+            fixed.push(p.clone());
+            continue;
+        }
+        let parts: Vec<&str> = value.split(':').collect();
+        let nums: Vec<f64> = parts.iter().filter_map(|x| x.trim().parse().ok()).collect();
+        if parts.len() != 3 || nums.len() != 3 {
+            return Err(Error::InvalidConfig(format!(
+                "--param {p}: a range must be NAME=LO:HI:STEP with three numbers"
+            )));
+        }
+        let (lo, hi, step) = (nums[0], nums[1], nums[2]);
+        if !(lo.is_finite() && hi.is_finite() && step.is_finite() && step > 0.0 && lo <= hi) {
+            return Err(Error::InvalidConfig(format!(
+                "--param {p}: need finite LO <= HI and STEP > 0"
+            )));
+        }
+        let count = ((hi - lo) / step + 1e-9).floor() as usize + 1;
+        if count > 1000 {
+            return Err(Error::InvalidConfig(format!(
+                "--param {p}: {count} values; allowed: at most 1000"
+            )));
+        }
+        if swept.is_some() {
+            return Err(Error::InvalidConfig(
+                "only one --param may be a range".into(),
+            ));
+        }
+        // Values computed as LO + i·STEP (not by accumulation) and rounded to 12 digits so
+        // 0.5:1.0:0.05 gives exactly the decimals a reader expects.
+        let values = (0..count)
+            .map(|i| ((lo + i as f64 * step) * 1e12).round() / 1e12)
+            .collect();
+        swept = Some((name.trim().to_string(), values));
+    }
+    let (name, values) = swept.ok_or_else(|| {
+        Error::InvalidConfig("audit sweep needs one --param NAME=LO:HI:STEP".into())
+    })?;
+    Ok((fixed, name, values))
+}
+
+/// One sweep point: a parameter value, a tester, detections out of repeats.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SweepPoint {
+    /// The swept parameter's value.
+    pub value: f64,
+    /// The entry's catalogue status at this value.
+    pub status: String,
+    /// Tester name.
+    pub tester: String,
+    /// Audits that found a violation.
+    pub detections: u64,
+    /// Audits run.
+    pub repeats: u64,
+    /// Median over repeats of the largest (bound − allowed).
+    pub median_margin: f64,
+}
+
+fn sweep(a: &SweepArgs) -> Result<Outcome> {
+    let (fixed, name, values) = parse_sweep_params(&a.params)?;
+    let tester_names: Vec<String> = parse_testers(&a.tester)?
+        .iter()
+        .map(|t| t.name().to_string())
+        .collect();
+    if a.repeats == 0 || a.repeats > 10_000 {
+        return Err(Error::InvalidConfig(format!(
+            "--repeats {}; allowed: 1 to 10000",
+            a.repeats
+        )));
+    }
+    // Build every point first so bad values fail before any sampling.
+    let mut entries = Vec::new();
+    for &v in &values {
+        let params = Params::parse(&fixed)?.set(&name, v);
+        entries.push(catalogue::build(&a.mechanism, &params)?);
+    }
+    let claim_override: Option<PrivacyClaim> = match &a.claim {
+        Some(c) => Some(c.parse()?),
+        None => None,
+    };
+    let root = crate::rng::Seed(a.seed);
+    let mut points = Vec::new();
+    for (i, (entry, &v)) in entries.iter().zip(&values).enumerate() {
+        let m = &*entry.mechanism;
+        let claim = claim_override.unwrap_or_else(|| m.claim());
+        for tname in &tester_names {
+            let testers = vec![testers::by_name(tname)?];
+            let mut margins = Vec::new();
+            let mut detections = 0;
+            for r in 0..a.repeats {
+                let config = AuditConfig {
+                    seed: root.child(SWEEP_TAG, (i as u64) << 32 | r).0,
+                    samples_per_side: a.samples,
+                    failure_probability: a.failure_probability,
+                };
+                config.validate(m.output_dim())?;
+                let rep = audit_pair(m, &claim, &entry.witness, &testers, &config)?;
+                if rep.verdict == Verdict::Violation {
+                    detections += 1;
+                }
+                margins.push(
+                    rep.bounds
+                        .iter()
+                        .map(|b| b.value - b.allowed)
+                        .fold(f64::NEG_INFINITY, f64::max),
+                );
+            }
+            margins.sort_by(f64::total_cmp);
+            let mid = margins.len() / 2;
+            let median_margin = if margins.len() % 2 == 1 {
+                margins[mid]
+            } else {
+                0.5 * (margins[mid - 1] + margins[mid])
+            };
+            points.push(SweepPoint {
+                value: v,
+                status: entry.status.word().to_string(),
+                tester: tname.clone(),
+                detections,
+                repeats: a.repeats,
+                median_margin,
+            });
+        }
+    }
+    let stdout = if a.json {
+        to_json(&json!({
+            "mechanism": a.mechanism,
+            "parameter": name,
+            "samples_per_side": a.samples,
+            "failure_probability_per_audit": a.failure_probability,
+            "seed": a.seed,
+            "points": points,
+        }))?
+    } else {
+        let mut s = format!(
+            "sweep of {} over {name}: {} audits per value and tester, {} samples per side, β = {} per audit, seed {}\n",
+            a.mechanism, a.repeats, a.samples, a.failure_probability, a.seed
+        );
+        let _ = writeln!(
+            s,
+            "{:>10}  {:8}  {:14}  {:>10}  {:>14}",
+            name, "status", "tester", "detected", "median margin"
+        );
+        for p in &points {
+            let _ = writeln!(
+                s,
+                "{:>10}  {:8}  {:14}  {:>4} / {:<3}  {:>+14.3e}",
+                p.value, p.status, p.tester, p.detections, p.repeats, p.median_margin
+            );
+        }
+        let _ = writeln!(
+            s,
+            "(each audit reports a violation against a mechanism keeping its claim with probability ≤ β; margin = largest bound − allowed)"
+        );
+        s
+    };
+    Ok(Outcome { stdout, code: 0 })
 }
 
 fn list(as_json: bool) -> Result<Outcome> {
@@ -118,7 +425,7 @@ fn list(as_json: bool) -> Result<Outcome> {
 
 fn run_audit(args: &RunArgs) -> Result<Outcome> {
     // Validate everything cheap before any sampling.
-    let tester = testers::by_name(&args.tester)?;
+    let testers = parse_testers(&args.tester)?;
     let params = Params::parse(&args.params)?;
     let entry = catalogue::build(&args.mechanism, &params)?;
     let claim: PrivacyClaim = match &args.claim {
@@ -131,7 +438,6 @@ fn run_audit(args: &RunArgs) -> Result<Outcome> {
         failure_probability: args.failure_probability,
     };
     config.validate(entry.mechanism.output_dim())?;
-    let testers: Vec<Box<dyn PropertyTester>> = vec![tester];
     let mut report = audit_pair(&*entry.mechanism, &claim, &entry.witness, &testers, &config)?;
     report.mechanism.catalogue_status = Some(entry.status.word().to_string());
     if args.claim.is_some() {

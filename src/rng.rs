@@ -127,6 +127,13 @@ impl Seed {
         }
         ChaCha20Rng::from_seed(key)
     }
+
+    /// A child seed for sub-run `index` of purpose `tag` (e.g. repeat r of a sweep), derived
+    /// from this seed's `Other { tag, index }` stream: distinct sub-runs get independent seeds.
+    pub fn child(&self, tag: u64, index: u64) -> Seed {
+        use rand::Rng as _;
+        Seed(self.rng(Stream::Other { tag, index }).next_u64())
+    }
 }
 
 /// Draws `n` releases of `mechanism` on `dataset`, in parallel chunks of [`CHUNK`], chunk `c` from

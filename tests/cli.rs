@@ -10,7 +10,11 @@ fn list_prints_one_line_per_entry() {
     assert_eq!(o.status.code(), Some(0));
     let text = stdout(&o);
     let lines: Vec<&str> = text.lines().collect();
-    assert!(lines.len() >= 3, "{text}");
+    assert!(lines.len() >= 20, "{text}");
+    assert!(
+        lines.iter().any(|l| l.contains(" buggy "))
+            && lines.iter().any(|l| l.contains(" correct "))
+    );
     for l in &lines {
         let cols: Vec<&str> = l.split_whitespace().collect();
         assert_eq!(cols.len(), 3, "ID STATUS CLAIM: {l}");
@@ -175,4 +179,87 @@ fn bad_input_is_a_clear_error() {
     // clap's own usage errors also exit 2.
     let o = audit(&["run"]);
     assert_eq!(o.status.code(), Some(2));
+}
+
+/// `audit accountant` reproduces the reference values of STATISTICS.md §4 (RDP accountant, to
+/// the printed 7 decimals) and refuses bad input with exit 2.
+#[test]
+fn accountant_command() {
+    for (q, z, t, eps) in [
+        ("0.01", "4.0", "1000", 0.3011612),
+        ("1.0", "1.0", "1", 4.7285071),
+    ] {
+        let o = audit(&[
+            "accountant",
+            "--sampling-rate",
+            q,
+            "--noise-multiplier",
+            z,
+            "--steps",
+            t,
+            "--delta",
+            "1e-5",
+            "--json",
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let got = v["rdp"]["epsilon"].as_f64().unwrap();
+        assert!((got - eps).abs() <= 1e-6 * eps, "q = {q}: {got} vs {eps}");
+    }
+    for bad in [
+        ["1.5", "1", "1", "1e-5"],
+        ["0.5", "0", "1", "1e-5"],
+        ["0.5", "1", "0", "1e-5"],
+        ["0.5", "1", "1", "1.5"],
+    ] {
+        let o = audit(&[
+            "accountant",
+            "--sampling-rate",
+            bad[0],
+            "--noise-multiplier",
+            bad[1],
+            "--steps",
+            bad[2],
+            "--delta",
+            bad[3],
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{bad:?}");
+        assert!(stderr(&o).contains("allowed"), "{}", stderr(&o));
+    }
+}
+
+/// `audit sweep` counts detections per value; bad ranges are errors before any work.
+/// (The detections at R = 3 are a power check: margin ≈ 0.6 at 2e4 samples; the R = 1 point is
+/// a correct mechanism, flagged with probability ≤ β = 0.05 per audit.)
+#[test]
+fn sweep_command() {
+    let o = audit(&[
+        "sweep",
+        "--mechanism",
+        "laplace-sum-ignores-range",
+        "--param",
+        "range=1:3:2",
+        "--repeats",
+        "3",
+        "--samples",
+        "20000",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let pts = v["points"].as_array().unwrap();
+    assert_eq!(pts.len(), 2);
+    assert_eq!(pts[0]["status"], "correct");
+    assert_eq!(pts[1]["detections"], 3);
+    for bad in ["range=3:1:1", "range=1:3", "range=1:3:0"] {
+        let o = audit(&[
+            "sweep",
+            "--mechanism",
+            "laplace-sum-ignores-range",
+            "--param",
+            bad,
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{bad}");
+        assert!(stderr(&o).contains(bad), "{}", stderr(&o));
+    }
 }
