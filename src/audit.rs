@@ -13,7 +13,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::mechanisms::{DatasetPair, Mechanism, Neighboring, PrivacyClaim};
+use crate::mechanisms::{DatasetPair, Mechanism, Neighboring, PrivacyClaim, Samples};
 use crate::rng::{CHUNK, Seed, Side, Stream, sample_parallel};
 use crate::testers::{Divergence, EventBound, PropertyTester, allowed, violates};
 
@@ -230,12 +230,63 @@ pub fn audit_pair(
         return Err(Error::InvalidConfig("no tester selected".into()));
     }
 
-    // Plan: (tester index, divergence, allowed).
     let n = config.samples_per_side;
+    let seed = Seed(config.seed);
+    let stream = |side| Stream::Confirm {
+        trial: 0,
+        side,
+        chunk: 0,
+    };
+    // Plan before sampling so an untestable claim costs nothing.
+    let plan = plan_bounds(&claim, testers, n)?;
+    let p = sample_parallel(mechanism, pair.first(), n, seed, stream(Side::First))?;
+    let q = sample_parallel(mechanism, pair.second(), n, seed, stream(Side::Second))?;
+    let mechanism_calls = 2 * n.div_ceil(CHUNK) as u64;
+    let Measured {
+        beta,
+        bounds,
+        verdict,
+        empirical_epsilon,
+    } = measure(&p, &q, &claim, testers, &plan, config)?;
+    Ok(AuditReport {
+        schema_version: SCHEMA_VERSION,
+        tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        mechanism: MechanismInfo {
+            id: mechanism.id().to_string(),
+            claim,
+            claim_source: mechanism.claim_source(),
+            neighboring: mechanism.neighboring(),
+            catalogue_status: None,
+        },
+        pair: pair.clone(),
+        testers: testers.iter().map(|t| t.name().to_string()).collect(),
+        seed: config.seed,
+        samples_per_side: n,
+        mechanism_calls,
+        beta,
+        bounds,
+        verdict,
+        empirical_epsilon,
+        wall_time_seconds: Some(start.elapsed().as_secs_f64()),
+    })
+}
+
+/// A planned bound: tester index, divergence, what the claim allows.
+type Plan = Vec<(usize, Divergence, f64)>;
+
+/// Every (tester, divergence) the claim bounds, with its allowance. Errors when none.
+fn plan_bounds(
+    claim: &PrivacyClaim,
+    testers: &[Box<dyn PropertyTester>],
+    n: usize,
+) -> Result<Plan> {
+    if testers.is_empty() {
+        return Err(Error::InvalidConfig("no tester selected".into()));
+    }
     let mut plan = Vec::new();
     for (ti, t) in testers.iter().enumerate() {
-        for d in t.plan(&claim, n)? {
-            if let Some(a) = allowed(&claim, &d) {
+        for d in t.plan(claim, n)? {
+            if let Some(a) = allowed(claim, &d) {
                 plan.push((ti, d, a));
             }
         }
@@ -251,19 +302,30 @@ pub fn audit_pair(
             reason: "the claim bounds none of the divergences these testers measure".into(),
         });
     }
+    Ok(plan)
+}
+
+/// What [`measure`] computes from two samples.
+struct Measured {
+    beta: BetaSplit,
+    bounds: Vec<BoundRecord>,
+    verdict: Verdict,
+    empirical_epsilon: Option<EmpiricalEpsilon>,
+}
+
+/// Every planned bound in both directions at β/k each (union bound), the verdict and the
+/// empirical ε. `p` = releases on the first dataset, `q` on the second.
+fn measure(
+    p: &Samples,
+    q: &Samples,
+    claim: &PrivacyClaim,
+    testers: &[Box<dyn PropertyTester>],
+    plan: &Plan,
+    config: &AuditConfig,
+) -> Result<Measured> {
+    let seed = Seed(config.seed);
     let k = plan.len() * 2;
     let per_bound = config.failure_probability / k as f64;
-
-    let seed = Seed(config.seed);
-    let stream = |side| Stream::Confirm {
-        trial: 0,
-        side,
-        chunk: 0,
-    };
-    let p = sample_parallel(mechanism, pair.first(), n, seed, stream(Side::First))?;
-    let q = sample_parallel(mechanism, pair.second(), n, seed, stream(Side::Second))?;
-    let mechanism_calls = 2 * n.div_ceil(CHUNK) as u64;
-
     let mut bounds = Vec::with_capacity(k);
     for (i, (ti, divergence, allowed)) in plan.iter().enumerate() {
         let tester = &testers[*ti];
@@ -272,8 +334,8 @@ pub fn audit_pair(
             .enumerate()
         {
             let (a, b) = match direction {
-                Direction::FirstVsSecond => (&p, &q),
-                Direction::SecondVsFirst => (&q, &p),
+                Direction::FirstVsSecond => (p, q),
+                Direction::SecondVsFirst => (q, p),
             };
             let mut rng = seed.rng(Stream::Tester {
                 bound: (2 * i + j) as u64,
@@ -298,11 +360,14 @@ pub fn audit_pair(
     } else {
         Verdict::NoViolation
     };
-    let claim_delta = match claim {
+    let claim_delta = match *claim {
         PrivacyClaim::Pure { .. } => Some(0.0),
         PrivacyClaim::Approximate { delta, .. } => Some(delta),
         _ => None,
     };
+    // Every bound holds simultaneously with probability ≥ 1 − β, so the largest ε implied by
+    // any confirmed event is a lower confidence bound at level 1 − β, simultaneous with the
+    // verdict.
     let empirical_epsilon = claim_delta.and_then(|delta| {
         bounds
             .iter()
@@ -314,21 +379,7 @@ pub fn audit_pair(
                 confidence: 1.0 - config.failure_probability,
             })
     });
-    Ok(AuditReport {
-        schema_version: SCHEMA_VERSION,
-        tool_version: env!("CARGO_PKG_VERSION").to_string(),
-        mechanism: MechanismInfo {
-            id: mechanism.id().to_string(),
-            claim,
-            claim_source: mechanism.claim_source(),
-            neighboring: mechanism.neighboring(),
-            catalogue_status: None,
-        },
-        pair: pair.clone(),
-        testers: testers.iter().map(|t| t.name().to_string()).collect(),
-        seed: config.seed,
-        samples_per_side: n,
-        mechanism_calls,
+    Ok(Measured {
         beta: BetaSplit {
             total: config.failure_probability,
             bounds: k,
@@ -343,6 +394,83 @@ pub fn audit_pair(
         bounds,
         verdict,
         empirical_epsilon,
-        wall_time_seconds: Some(start.elapsed().as_secs_f64()),
+    })
+}
+
+/// The result of [`audit_samples`]: a claim tested on samples drawn elsewhere.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SampleTestReport {
+    /// Version of this JSON layout.
+    pub schema_version: u32,
+    /// dp-audit version.
+    pub tool_version: String,
+    /// The claim tested.
+    pub claim: PrivacyClaim,
+    /// Where the first side's samples came from (e.g. a file name).
+    pub source_a: String,
+    /// Where the second side's samples came from.
+    pub source_b: String,
+    /// Testers used.
+    pub testers: Vec<String>,
+    /// Seed of the testers' randomness.
+    pub seed: u64,
+    /// Releases on the first side.
+    pub samples_a: usize,
+    /// Releases on the second side.
+    pub samples_b: usize,
+    /// β and its split.
+    pub beta: BetaSplit,
+    /// Every bound.
+    pub bounds: Vec<BoundRecord>,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Lower confidence bound on the true ε at the claim's δ.
+    pub empirical_epsilon: Option<EmpiricalEpsilon>,
+}
+
+/// Tests `claim` on samples drawn elsewhere (e.g. sharded across a batch engine): `a` are
+/// releases on one dataset, `b` on a neighboring one. The samples must be i.i.d. within each
+/// side and independent across sides; nothing else is assumed. `config.samples_per_side` is
+/// ignored (the sample sizes are what they are).
+pub fn audit_samples(
+    a: &Samples,
+    b: &Samples,
+    sources: (&str, &str),
+    claim: &PrivacyClaim,
+    testers: &[Box<dyn PropertyTester>],
+    config: &AuditConfig,
+) -> Result<SampleTestReport> {
+    let claim = claim.validated()?;
+    if !(config.failure_probability > 0.0 && config.failure_probability < 1.0) {
+        return Err(Error::InvalidConfig(format!(
+            "failure probability β = {}; allowed: 0 < β < 1",
+            config.failure_probability
+        )));
+    }
+    if a.dim() != b.dim() {
+        return Err(Error::InvalidSamples(format!(
+            "{} has releases of dimension {} but {} has dimension {}",
+            sources.0,
+            a.dim(),
+            sources.1,
+            b.dim()
+        )));
+    }
+    let plan = plan_bounds(&claim, testers, a.n().min(b.n()))?;
+    let m = measure(a, b, &claim, testers, &plan, config)?;
+    Ok(SampleTestReport {
+        schema_version: SCHEMA_VERSION,
+        tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        claim,
+        source_a: sources.0.to_string(),
+        source_b: sources.1.to_string(),
+        testers: testers.iter().map(|t| t.name().to_string()).collect(),
+        seed: config.seed,
+        samples_a: a.n(),
+        samples_b: b.n(),
+        beta: m.beta,
+        bounds: m.bounds,
+        verdict: m.verdict,
+        empirical_epsilon: m.empirical_epsilon,
     })
 }

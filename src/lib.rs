@@ -36,6 +36,7 @@ pub mod audit;
 pub mod bounds;
 pub mod cli;
 pub mod error;
+pub mod exec;
 pub mod gate;
 pub mod rng;
 pub mod testers;
