@@ -38,6 +38,7 @@ pub mod cli;
 pub mod error;
 pub mod exec;
 pub mod gate;
+pub mod report;
 pub mod rng;
 pub mod testers;
 

@@ -1,0 +1,78 @@
+//! Progress on stderr: a bar for work with a known count (sweeps) and a spinner that appears only
+//! when a single task runs longer than a second. Both are hidden when stderr is not a terminal or
+//! when the user asked for quiet.
+
+use std::io::IsTerminal;
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+fn visible(quiet: bool) -> bool {
+    !quiet && std::io::stderr().is_terminal()
+}
+
+/// A progress bar over `len` steps on stderr; hidden when `quiet` or stderr is not a terminal.
+pub fn bar(len: u64, quiet: bool, message: &str) -> ProgressBar {
+    if !visible(quiet) {
+        return ProgressBar::hidden();
+    }
+    let pb = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
+    if let Ok(style) = ProgressStyle::with_template(
+        "{msg} [{bar:30}] {pos}/{len} audits, {elapsed} elapsed, ~{eta} left",
+    ) {
+        pb.set_style(style.progress_chars("=> "));
+    }
+    pb.set_message(message.to_string());
+    pb
+}
+
+/// A spinner shown on stderr only if it is still alive one second after it was started.
+/// Dropping it clears the line.
+pub struct Spinner {
+    done: Option<mpsc::Sender<()>>,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl Spinner {
+    /// Starts the one-second timer; `quiet` or a non-terminal stderr makes it a no-op.
+    pub fn start(quiet: bool, message: &str) -> Self {
+        if !visible(quiet) {
+            return Self {
+                done: None,
+                handle: None,
+            };
+        }
+        let (tx, rx) = mpsc::channel::<()>();
+        let message = message.to_string();
+        let handle = std::thread::spawn(move || {
+            if rx.recv_timeout(Duration::from_secs(1)) != Err(mpsc::RecvTimeoutError::Timeout) {
+                return;
+            }
+            let pb = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+            if let Ok(style) = ProgressStyle::with_template("{spinner} {msg} ({elapsed})") {
+                pb.set_style(style);
+            }
+            pb.set_message(message);
+            pb.enable_steady_tick(Duration::from_millis(120));
+            let _ = rx.recv();
+            pb.finish_and_clear();
+        });
+        Self {
+            done: Some(tx),
+            handle: Some(handle),
+        }
+    }
+}
+
+impl Drop for Spinner {
+    fn drop(&mut self) {
+        if let Some(tx) = self.done.take() {
+            let _ = tx.send(());
+        }
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
