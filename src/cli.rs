@@ -2,6 +2,7 @@
 //! The binary (`src/bin/audit.rs`) only parses, calls [`run`] and maps the outcome to an exit code.
 
 use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand};
 use serde_json::json;
@@ -38,6 +39,34 @@ pub enum Command {
     Accountant(AccountantArgs),
     /// Audit a mechanism repeatedly over a range of one parameter and count detections.
     Sweep(SweepArgs),
+    /// Re-render a report (index.html and figures) from its audit.json without re-running.
+    Report(ReportCommandArgs),
+}
+
+/// Where reports go; shared by every command that audits.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Directory of the reports: each run writes DIR/<run-id>/ (audit.json, index.html, PNGs)
+    /// and refreshes DIR/index.html.
+    #[arg(long, value_name = "DIR", default_value = "reports")]
+    pub report_dir: PathBuf,
+    /// Write no report.
+    #[arg(long)]
+    pub no_report: bool,
+    /// No progress display on stderr (it is also hidden when stderr is not a terminal).
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// Options of `audit report`.
+#[derive(Debug, Args)]
+pub struct ReportCommandArgs {
+    /// A report file: DIR/<run-id>/audit.json is re-rendered in place; any other file (e.g.
+    /// saved `audit run --json` output) becomes a new run directory in --report-dir.
+    pub file: PathBuf,
+    /// Where a report that is not already in a run directory is written.
+    #[arg(long, value_name = "DIR", default_value = "reports")]
+    pub report_dir: PathBuf,
 }
 
 /// Options of `audit accountant`.
@@ -90,6 +119,9 @@ pub struct SweepArgs {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+    /// Reports.
+    #[command(flatten)]
+    pub report: ReportArgs,
 }
 
 /// Options of `audit run`.
@@ -119,6 +151,9 @@ pub struct RunArgs {
     /// Print one JSON object (deterministic: no timings) instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Reports.
+    #[command(flatten)]
+    pub report: ReportArgs,
 }
 
 /// What a command produced: text for stdout and the exit code.
@@ -137,6 +172,28 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         Command::Run(args) => run_audit(&args),
         Command::Accountant(args) => accountant(&args),
         Command::Sweep(args) => sweep(&args),
+        Command::Report(args) => rerender_report(&args),
+    }
+}
+
+/// `audit report FILE`.
+fn rerender_report(a: &ReportCommandArgs) -> Result<Outcome> {
+    let index = crate::report::rerender(&a.file, &a.report_dir)?;
+    Ok(Outcome {
+        stdout: format!("report       {}\n", index.display()),
+        code: 0,
+    })
+}
+
+/// Where a written report is announced: the last line of text output, or stderr beside
+/// `--json` (whose stdout stays deterministic).
+fn announce_report(index: &Path, json: bool, quiet: bool, stdout: &mut String) {
+    if json {
+        if !quiet {
+            eprintln!("report       {}", index.display());
+        }
+    } else {
+        let _ = writeln!(stdout, "report       {}", index.display());
     }
 }
 
@@ -270,22 +327,7 @@ fn parse_sweep_params(params: &[String]) -> Result<(Vec<String>, String, Vec<f64
     Ok((fixed, name, values))
 }
 
-/// One sweep point: a parameter value, a tester, detections out of repeats.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct SweepPoint {
-    /// The swept parameter's value.
-    pub value: f64,
-    /// The entry's catalogue status at this value.
-    pub status: String,
-    /// Tester name.
-    pub tester: String,
-    /// Audits that found a violation.
-    pub detections: u64,
-    /// Audits run.
-    pub repeats: u64,
-    /// Median over repeats of the largest (bound − allowed).
-    pub median_margin: f64,
-}
+pub use crate::report::SweepPoint;
 
 fn sweep(a: &SweepArgs) -> Result<Outcome> {
     let (fixed, name, values) = parse_sweep_params(&a.params)?;
@@ -309,11 +351,25 @@ fn sweep(a: &SweepArgs) -> Result<Outcome> {
         Some(c) => Some(c.parse()?),
         None => None,
     };
+    if !a.report.no_report {
+        crate::report::prepare_report_dir(&a.report.report_dir)?;
+    }
+    let start = std::time::Instant::now();
+    let progress = crate::report::progress::bar(
+        (values.len() * tester_names.len()) as u64 * a.repeats,
+        a.report.quiet,
+        &format!("sweep {} over {name}", a.mechanism),
+    );
     let root = crate::rng::Seed(a.seed);
     let mut points = Vec::new();
+    let mut claims = Vec::new();
     for (i, (entry, &v)) in entries.iter().zip(&values).enumerate() {
         let m = &*entry.mechanism;
         let claim = claim_override.unwrap_or_else(|| m.claim());
+        claims.push(crate::report::SweepClaim {
+            value: v,
+            claim: claim.to_string(),
+        });
         for tname in &tester_names {
             let testers = vec![testers::by_name(tname)?];
             let mut margins = Vec::new();
@@ -326,6 +382,7 @@ fn sweep(a: &SweepArgs) -> Result<Outcome> {
                 };
                 config.validate(m.output_dim())?;
                 let rep = audit_pair(m, &claim, &entry.witness, &testers, &config)?;
+                progress.inc(1);
                 if rep.verdict == Verdict::Violation {
                     detections += 1;
                 }
@@ -353,7 +410,32 @@ fn sweep(a: &SweepArgs) -> Result<Outcome> {
             });
         }
     }
-    let stdout = if a.json {
+    progress.finish_and_clear();
+    let report_index = if a.report.no_report {
+        None
+    } else {
+        let sweep_report = crate::report::SweepReport {
+            schema_version: crate::audit::SCHEMA_VERSION,
+            kind: "sweep".into(),
+            tool_version: env!("CARGO_PKG_VERSION").to_string(),
+            mechanism: a.mechanism.clone(),
+            fixed_params: fixed.clone(),
+            parameter: name.clone(),
+            claims,
+            testers: tester_names.clone(),
+            repeats: a.repeats,
+            samples_per_side: a.samples,
+            failure_probability_per_audit: a.failure_probability,
+            seed: a.seed,
+            points: points.clone(),
+            wall_time_seconds: Some(start.elapsed().as_secs_f64()),
+        };
+        Some(crate::report::write_sweep_report(
+            &a.report.report_dir,
+            &sweep_report,
+        )?)
+    };
+    let mut stdout = if a.json {
         to_json(&json!({
             "mechanism": a.mechanism,
             "parameter": name,
@@ -385,6 +467,9 @@ fn sweep(a: &SweepArgs) -> Result<Outcome> {
         );
         s
     };
+    if let Some(index) = &report_index {
+        announce_report(index, a.json, a.report.quiet, &mut stdout);
+    }
     Ok(Outcome { stdout, code: 0 })
 }
 
@@ -438,6 +523,13 @@ fn run_audit(args: &RunArgs) -> Result<Outcome> {
         failure_probability: args.failure_probability,
     };
     config.validate(entry.mechanism.output_dim())?;
+    if !args.report.no_report {
+        crate::report::prepare_report_dir(&args.report.report_dir)?;
+    }
+    let spinner = crate::report::progress::Spinner::start(
+        args.report.quiet,
+        &format!("auditing {}", args.mechanism),
+    );
     let mut report = audit_pair(&*entry.mechanism, &claim, &entry.witness, &testers, &config)?;
     report.mechanism.catalogue_status = Some(entry.status.word().to_string());
     if args.claim.is_some() {
@@ -450,13 +542,33 @@ fn run_audit(args: &RunArgs) -> Result<Outcome> {
         Verdict::Violation => 1,
         Verdict::NoViolation => 0,
     };
-    let stdout = if args.json {
+    let report_index = if args.report.no_report {
+        None
+    } else {
+        // Plot samples come from streams of their own: the verdict's samples are untouched.
+        let plots = crate::report::PlotData::draw(
+            &*entry.mechanism,
+            &entry.witness,
+            args.seed,
+            crate::report::PLOT_SAMPLES_PER_SIDE,
+        )?;
+        Some(crate::report::write_run_report(
+            &args.report.report_dir,
+            &report,
+            &plots,
+        )?)
+    };
+    drop(spinner);
+    let mut stdout = if args.json {
         let mut r = report.clone();
         r.wall_time_seconds = None;
         serde_json::to_string_pretty(&r).map_err(|e| Error::InvalidConfig(e.to_string()))? + "\n"
     } else {
         render_text(&report)
     };
+    if let Some(index) = &report_index {
+        announce_report(index, args.json, args.report.quiet, &mut stdout);
+    }
     Ok(Outcome { stdout, code })
 }
 

@@ -41,6 +41,7 @@ fn correct_mechanism_exits_zero() {
         "20000",
         "--seed",
         "3",
+        "--no-report",
     ]);
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
     let text = stdout(&o);
@@ -65,6 +66,7 @@ fn violation_exits_one_with_json() {
         "--samples",
         "20000",
         "--json",
+        "--no-report",
     ]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -97,6 +99,7 @@ fn same_seed_same_json() {
         "--seed",
         "9",
         "--json",
+        "--no-report",
     ];
     let a = audit(&args);
     let b = audit(&args);
@@ -110,6 +113,7 @@ fn same_seed_same_json() {
         "--seed",
         "10",
         "--json",
+        "--no-report",
     ]);
     assert_ne!(a.stdout, c.stdout);
 }
@@ -244,6 +248,7 @@ fn sweep_command() {
         "--samples",
         "20000",
         "--json",
+        "--no-report",
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
