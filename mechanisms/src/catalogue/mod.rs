@@ -17,6 +17,7 @@ use crate::mechanism::{Mechanism, Params};
 
 mod buggy;
 mod correct;
+mod dpsgd;
 mod svt;
 
 #[cfg(test)]
@@ -83,6 +84,7 @@ pub fn specs() -> Vec<Spec> {
     let mut all = correct::specs();
     all.extend(svt::specs());
     all.extend(buggy::specs());
+    all.extend(dpsgd::specs());
     all
 }
 
