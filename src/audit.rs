@@ -212,6 +212,54 @@ pub fn audit_pair(
     testers: &[Box<dyn PropertyTester>],
     config: &AuditConfig,
 ) -> Result<AuditReport> {
+    audit_pair_in(mechanism, claim, pair, testers, config, Phase::Confirm(0))
+}
+
+/// Which streams an audit draws from: the confirming measurement of ranked pair `k`, or the
+/// exploratory search trial `t`. Different phases and indices never share samples or tester
+/// randomness.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Confirmation of the k-th candidate (0 for a single audit).
+    Confirm(u64),
+    /// Exploratory search trial t (no statistical claim is made from it).
+    Search(u64),
+}
+
+impl Phase {
+    fn stream(self, side: Side) -> Stream {
+        match self {
+            Phase::Confirm(trial) => Stream::Confirm {
+                trial,
+                side,
+                chunk: 0,
+            },
+            Phase::Search(trial) => Stream::Search {
+                trial,
+                side,
+                chunk: 0,
+            },
+        }
+    }
+
+    /// Offset of this phase's tester streams (bound indices stay below 2^20 per audit).
+    fn tester_base(self) -> u64 {
+        match self {
+            Phase::Confirm(t) => t << 20,
+            Phase::Search(t) => (1 << 63) | (t << 20),
+        }
+    }
+}
+
+/// [`audit_pair`] drawing from the streams of `phase`.
+pub fn audit_pair_in(
+    mechanism: &dyn Mechanism,
+    claim: &PrivacyClaim,
+    pair: &DatasetPair,
+    testers: &[Box<dyn PropertyTester>],
+    config: &AuditConfig,
+    phase: Phase,
+) -> Result<AuditReport> {
     let start = Instant::now();
     config.validate(mechanism.output_dim())?;
     let claim = claim.validated()?;
@@ -232,22 +280,17 @@ pub fn audit_pair(
 
     let n = config.samples_per_side;
     let seed = Seed(config.seed);
-    let stream = |side| Stream::Confirm {
-        trial: 0,
-        side,
-        chunk: 0,
-    };
     // Plan before sampling so an untestable claim costs nothing.
     let plan = plan_bounds(&claim, testers, n)?;
-    let p = sample_parallel(mechanism, pair.first(), n, seed, stream(Side::First))?;
-    let q = sample_parallel(mechanism, pair.second(), n, seed, stream(Side::Second))?;
+    let p = sample_parallel(mechanism, pair.first(), n, seed, phase.stream(Side::First))?;
+    let q = sample_parallel(mechanism, pair.second(), n, seed, phase.stream(Side::Second))?;
     let mechanism_calls = 2 * n.div_ceil(CHUNK) as u64;
     let Measured {
         beta,
         bounds,
         verdict,
         empirical_epsilon,
-    } = measure(&p, &q, &claim, testers, &plan, config)?;
+    } = measure(&p, &q, &claim, testers, &plan, config, phase.tester_base())?;
     Ok(AuditReport {
         schema_version: SCHEMA_VERSION,
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -322,6 +365,7 @@ fn measure(
     testers: &[Box<dyn PropertyTester>],
     plan: &Plan,
     config: &AuditConfig,
+    tester_base: u64,
 ) -> Result<Measured> {
     let seed = Seed(config.seed);
     let k = plan.len() * 2;
@@ -338,7 +382,7 @@ fn measure(
                 Direction::SecondVsFirst => (q, p),
             };
             let mut rng = seed.rng(Stream::Tester {
-                bound: (2 * i + j) as u64,
+                bound: tester_base + (2 * i + j) as u64,
             });
             let m = tester.lower_bound(a, b, *divergence, per_bound, &mut rng)?;
             bounds.push(BoundRecord {
@@ -457,7 +501,7 @@ pub fn audit_samples(
         )));
     }
     let plan = plan_bounds(&claim, testers, a.n().min(b.n()))?;
-    let m = measure(a, b, &claim, testers, &plan, config)?;
+    let m = measure(a, b, &claim, testers, &plan, config, 0)?;
     Ok(SampleTestReport {
         schema_version: SCHEMA_VERSION,
         tool_version: env!("CARGO_PKG_VERSION").to_string(),

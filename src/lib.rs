@@ -37,6 +37,7 @@ pub mod bounds;
 pub mod cli;
 pub mod error;
 pub mod exec;
+pub mod finders;
 pub mod gate;
 pub mod report;
 pub mod rng;

@@ -1,0 +1,457 @@
+//! Dataset finders: black-box search over neighboring datasets, and the search/confirm runner.
+//!
+//! A bug often shows only on a few datasets (an added record at the edge of the range, a query
+//! stream that crosses a threshold). A [`DatasetFinder`] proposes neighboring pairs (`ask`) and
+//! learns from their exploratory scores (`tell`); [`search_and_confirm`] drives it:
+//!
+//! 1. **Search** (exploratory, no statistical claim): each proposed pair is audited on a small
+//!    sample from the search streams; its score is the largest point estimate of
+//!    (divergence − allowed) over the planned bounds.
+//! 2. **Confirm**: the best `k` distinct pairs are re-audited with fresh samples from the
+//!    confirm streams (independent of everything the search saw), at β/k each. A violation is
+//!    reported only from a confirming audit; by the union bound the chance that any confirming
+//!    audit reports a violation against a mechanism keeping its claim is at most β.
+//!
+//! Candidate pairs are points u ∈ [0, 1]^m of a [`PairSpace`] (the mechanism's record domain,
+//! a dataset size and the neighboring relation), so every finder, from grid search to Bayesian
+//! optimization, works on the same box.
+
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use crate::audit::{AuditConfig, AuditReport, Phase, Verdict, audit_pair_in};
+use crate::error::{Error, Result};
+use crate::mechanisms::{Dataset, DatasetPair, Mechanism, Neighboring, PrivacyClaim, RecordDomain};
+use crate::rng::{AuditRng, Seed, Stream};
+use crate::testers::PropertyTester;
+
+mod bayes;
+mod optim;
+mod simple;
+
+pub use bayes::BayesFinder;
+pub use optim::{ArgminFinder, ArgminSolver};
+pub use simple::{FixedFinder, GridFinder, HaltonFinder, RandomFinder, TypicalFinder};
+
+/// The box of candidate pairs: records of a domain, a base dataset size, a relation.
+///
+/// A point u ∈ [0, 1]^m, m = (size + 1)·dim, is decoded row by row into records
+/// (lo + u·(hi − lo), rounded for integer domains):
+/// - add-remove: D = the first `size` records, D′ = D plus the last record;
+/// - replace-one: D = the first `size` records, D′ = D with its last record replaced by the
+///   last decoded record (so `size` ≥ 1).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PairSpace {
+    /// Record range, dimension and integrality.
+    pub domain: RecordDomain,
+    /// Number of records in D.
+    pub size: usize,
+    /// Neighboring relation.
+    pub relation: Neighboring,
+}
+
+impl PairSpace {
+    /// Validates the space: a well-formed domain, sizes the relation can use and the mechanism
+    /// accepts.
+    pub fn new(domain: RecordDomain, size: usize, relation: Neighboring) -> Result<Self> {
+        domain.validate()?;
+        if relation == Neighboring::ReplaceOne && size == 0 {
+            return Err(Error::InvalidConfig(
+                "--dataset-size 0 with replace-one neighbors: there is no record to replace; allowed: size ≥ 1".into(),
+            ));
+        }
+        let sizes = match relation {
+            Neighboring::AddRemove => [size, size + 1],
+            Neighboring::ReplaceOne => [size, size],
+        };
+        for s in sizes {
+            if s < domain.min_size || s > domain.max_size {
+                return Err(Error::InvalidConfig(format!(
+                    "--dataset-size {size} gives datasets of {s} records; the mechanism takes {} to {}",
+                    domain.min_size, domain.max_size
+                )));
+            }
+        }
+        if size > 64 {
+            return Err(Error::InvalidConfig(format!(
+                "--dataset-size {size}; allowed for search: 0 to 64 (the search space has (size + 1) × dim coordinates)"
+            )));
+        }
+        Ok(Self {
+            domain,
+            size,
+            relation,
+        })
+    }
+
+    /// Number of coordinates m.
+    pub fn dim(&self) -> usize {
+        (self.size + 1) * self.domain.dim
+    }
+
+    fn decode_value(&self, u: f64) -> f64 {
+        let u = if u.is_finite() {
+            u.clamp(0.0, 1.0)
+        } else {
+            0.5
+        };
+        let (lo, hi) = (self.domain.lower, self.domain.upper);
+        let v = lo + u * (hi - lo);
+        let v = if self.domain.integer { v.round() } else { v };
+        v.clamp(lo, hi)
+    }
+
+    /// Decodes u (coordinates outside [0, 1] are clamped) into a neighboring pair.
+    pub fn decode(&self, u: &[f64]) -> Result<DatasetPair> {
+        let d = self.domain.dim;
+        if u.len() != self.dim() {
+            return Err(Error::InvalidConfig(format!(
+                "a point of {} coordinates; the pair space has {}",
+                u.len(),
+                self.dim()
+            )));
+        }
+        let rows: Vec<Vec<f64>> = u
+            .chunks(d)
+            .map(|c| c.iter().map(|&x| self.decode_value(x)).collect())
+            .collect();
+        let base = Dataset::vectors(d, &rows[..self.size])?;
+        let mut extra = rows[self.size].clone();
+        if self.relation == Neighboring::ReplaceOne && extra == rows[self.size - 1] {
+            // Replacing a record by itself is no change: move the first coordinate of the
+            // replacement to the far end of the range so the pair stays a true neighbor.
+            let (lo, hi) = (self.domain.lower, self.domain.upper);
+            extra[0] = if extra[0] - lo < hi - extra[0] {
+                hi
+            } else {
+                lo
+            };
+            if lo == hi {
+                return Err(Error::InvalidConfig(format!(
+                    "the record range [{lo}, {hi}] has one value: no two records differ"
+                )));
+            }
+        }
+        let extra = &extra;
+        let second = match self.relation {
+            Neighboring::AddRemove => base.with_record(extra)?,
+            Neighboring::ReplaceOne => base.with_replaced(self.size - 1, extra)?,
+        };
+        Ok(DatasetPair::new(base, second, self.relation)?)
+    }
+}
+
+/// A black-box optimizer over neighboring pairs, in ask/tell form.
+///
+/// `ask` proposes the next pair (or `None` when the finder has nothing more to propose);
+/// `tell` reports its exploratory score (larger = closer to a violation). Finders draw all their
+/// randomness from the generator they were built with.
+pub trait DatasetFinder: Send {
+    /// Short name, e.g. `random`.
+    fn name(&self) -> &'static str;
+    /// The next pair to score.
+    fn ask(&mut self) -> Result<Option<DatasetPair>>;
+    /// The score of the pair last asked.
+    fn tell(&mut self, score: f64);
+}
+
+/// Every finder name accepted by [`finder_by_name`].
+pub const FINDER_NAMES: &[&str] = &[
+    "fixed",
+    "grid",
+    "random",
+    "halton",
+    "nelder-mead",
+    "pso",
+    "annealing",
+    "bayes",
+];
+
+/// Builds a finder over `space` with randomness from `rng`. `fixed_pairs` are replayed by
+/// `fixed` (the catalogue witness, or pairs read from a file).
+pub fn finder_by_name(
+    name: &str,
+    space: PairSpace,
+    fixed_pairs: Vec<DatasetPair>,
+    trials: usize,
+    rng: AuditRng,
+) -> Result<Box<dyn DatasetFinder>> {
+    Ok(match name {
+        "fixed" => Box::new(FixedFinder::new(fixed_pairs)?),
+        "grid" => Box::new(GridFinder::new(space, trials)),
+        "random" => Box::new(RandomFinder::new(space, rng)),
+        "halton" => Box::new(HaltonFinder::new(space)),
+        "nelder-mead" => Box::new(ArgminFinder::new(space, ArgminSolver::NelderMead, rng)?),
+        "pso" => Box::new(ArgminFinder::new(space, ArgminSolver::ParticleSwarm, rng)?),
+        "annealing" => Box::new(ArgminFinder::new(
+            space,
+            ArgminSolver::SimulatedAnnealing,
+            rng,
+        )?),
+        "bayes" => Box::new(BayesFinder::new(space, rng)),
+        other => {
+            return Err(Error::InvalidConfig(format!(
+                "unknown finder {other:?}; allowed: {}",
+                FINDER_NAMES.join(", ")
+            )));
+        }
+    })
+}
+
+/// Budgets and sizes of a search.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SearchConfig {
+    /// Pairs scored in the search phase (at most); `trials.len()` of the report is the number
+    /// of evaluations used.
+    pub trials: usize,
+    /// Releases per side for each exploratory score.
+    pub search_samples: usize,
+    /// Distinct best pairs re-audited in the confirm phase; β is split over them.
+    pub confirm_top: usize,
+    /// Stop the search after this much wall-clock time (the confirm phase always runs).
+    pub wall_clock_seconds: Option<f64>,
+    /// Largest total number of releases (both sides, both phases) the run may draw.
+    pub max_samples: Option<u64>,
+}
+
+impl Default for SearchConfig {
+    fn default() -> Self {
+        Self {
+            trials: 20,
+            search_samples: 5_000,
+            confirm_top: 3,
+            wall_clock_seconds: None,
+            max_samples: None,
+        }
+    }
+}
+
+/// One exploratory trial.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Trial {
+    /// Trial index.
+    pub index: usize,
+    /// The pair scored.
+    pub pair: DatasetPair,
+    /// Exploratory score: largest point estimate of (divergence − allowed). Not a bound.
+    pub score: f64,
+    /// Largest exploratory lower bound minus allowed (at the search β; not a claim).
+    pub exploratory_margin: f64,
+}
+
+/// The search/confirm run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SearchReport {
+    /// Finder used.
+    pub finder: String,
+    /// Budgets.
+    pub config: SearchConfig,
+    /// Every exploratory trial, in order (labelled exploratory: no statistical claim).
+    pub trials: Vec<Trial>,
+    /// Percentiles (0, 10, 50, 90, 100) of the exploratory scores across trials.
+    pub score_percentiles: Vec<(f64, f64)>,
+    /// Confirming audits, best-ranked first; β of the run split evenly over `config.confirm_top`.
+    pub confirmations: Vec<AuditReport>,
+    /// β of the whole run and how it was split.
+    pub beta_rule: String,
+    /// Violation if any confirming audit found one.
+    pub verdict: Verdict,
+    /// Mechanism calls (chunks) in both phases.
+    pub mechanism_calls: u64,
+    /// Releases drawn in both phases, both sides.
+    pub samples_drawn: u64,
+}
+
+/// The search β: exploratory bounds are computed at this level only to rank pairs.
+const SEARCH_BETA: f64 = 0.5;
+
+/// Searches with `finder` and confirms at most `confirm_top` distinct pairs with fresh samples at
+/// β/confirm_top each (`audit.failure_probability` = β of the whole run): a pair whose
+/// exploratory bound already exceeds the allowance is confirmed at once, and the remaining slots
+/// go to the best-scored pairs after the search. Stops at the first confirmed violation.
+pub fn search_and_confirm(
+    mechanism: &dyn Mechanism,
+    claim: &PrivacyClaim,
+    finder: &mut dyn DatasetFinder,
+    testers: &[Box<dyn PropertyTester>],
+    search: &SearchConfig,
+    audit: &AuditConfig,
+) -> Result<SearchReport> {
+    if search.trials == 0 || search.trials > 100_000 {
+        return Err(Error::InvalidConfig(format!(
+            "--trials {}; allowed: 1 to 100000",
+            search.trials
+        )));
+    }
+    if search.confirm_top == 0 {
+        return Err(Error::InvalidConfig("confirm_top = 0; allowed: ≥ 1".into()));
+    }
+    let search_config = AuditConfig {
+        seed: audit.seed,
+        samples_per_side: search.search_samples,
+        failure_probability: SEARCH_BETA,
+    };
+    search_config.validate(mechanism.output_dim())?;
+    audit.validate(mechanism.output_dim())?;
+    let start = Instant::now();
+    let per = audit.failure_probability / search.confirm_top as f64;
+    let confirm_config = AuditConfig {
+        failure_probability: per,
+        ..audit.clone()
+    };
+    let mut confirmations: Vec<AuditReport> = Vec::new();
+    let mut confirmed_pairs: Vec<DatasetPair> = Vec::new();
+    let mut verdict = Verdict::NoViolation;
+    let mut trials: Vec<Trial> = Vec::new();
+    let mut calls = 0u64;
+    let mut drawn = 0u64;
+    let budget_left =
+        |drawn: u64, extra: u64| search.max_samples.is_none_or(|m| drawn + extra <= m);
+    for index in 0..search.trials {
+        if let Some(limit) = search.wall_clock_seconds
+            && start.elapsed() > Duration::from_secs_f64(limit)
+        {
+            break;
+        }
+        let cost = 2 * search.search_samples as u64;
+        // Keep room for the confirm phase.
+        let confirm_cost = 2 * audit.samples_per_side as u64 * search.confirm_top as u64;
+        if !budget_left(drawn, cost + confirm_cost) {
+            break;
+        }
+        let Some(pair) = finder.ask()? else { break };
+        let r = audit_pair_in(
+            mechanism,
+            claim,
+            &pair,
+            testers,
+            &search_config,
+            Phase::Search(index as u64),
+        )?;
+        calls += r.mechanism_calls;
+        drawn += cost;
+        let score = r
+            .bounds
+            .iter()
+            .map(|b| b.point_estimate - b.allowed)
+            .fold(f64::NEG_INFINITY, f64::max);
+        let exploratory_margin = r
+            .bounds
+            .iter()
+            .map(|b| b.value - b.allowed)
+            .fold(f64::NEG_INFINITY, f64::max);
+        finder.tell(score);
+        trials.push(Trial {
+            index,
+            pair: pair.clone(),
+            score,
+            exploratory_margin,
+        });
+        // A promising pair (its exploratory bound already exceeds the allowance) is confirmed
+        // at once, using one of the confirm slots; the run stops at a confirmed violation.
+        if exploratory_margin > 0.0 && confirmations.len() < search.confirm_top {
+            let r = audit_pair_in(
+                mechanism,
+                claim,
+                &pair,
+                testers,
+                &confirm_config,
+                Phase::Confirm(confirmations.len() as u64),
+            )?;
+            calls += r.mechanism_calls;
+            drawn += 2 * audit.samples_per_side as u64;
+            let found = r.verdict == Verdict::Violation;
+            confirmations.push(r);
+            confirmed_pairs.push(pair);
+            if found {
+                verdict = Verdict::Violation;
+                break;
+            }
+        }
+    }
+    if trials.is_empty() {
+        return Err(Error::InvalidConfig(
+            "the search scored no pair (budget too small or the finder proposed none)".into(),
+        ));
+    }
+    // Remaining confirm slots go to the best distinct pairs not yet confirmed (ties: earlier
+    // trial first).
+    if verdict == Verdict::NoViolation {
+        let mut ranked: Vec<&Trial> = trials.iter().collect();
+        ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.index.cmp(&b.index)));
+        for t in ranked {
+            if confirmations.len() == search.confirm_top {
+                break;
+            }
+            if confirmed_pairs.contains(&t.pair) {
+                continue;
+            }
+            let r = audit_pair_in(
+                mechanism,
+                claim,
+                &t.pair,
+                testers,
+                &confirm_config,
+                Phase::Confirm(confirmations.len() as u64),
+            )?;
+            calls += r.mechanism_calls;
+            drawn += 2 * audit.samples_per_side as u64;
+            let found = r.verdict == Verdict::Violation;
+            confirmations.push(r);
+            confirmed_pairs.push(t.pair.clone());
+            if found {
+                verdict = Verdict::Violation;
+                break;
+            }
+        }
+    }
+    let mut scores: Vec<f64> = trials.iter().map(|t| t.score).collect();
+    scores.sort_by(f64::total_cmp);
+    let pct = |p: f64| {
+        let i = ((p / 100.0) * (scores.len() - 1) as f64).round() as usize;
+        (p, scores[i])
+    };
+    Ok(SearchReport {
+        finder: finder.name().to_string(),
+        config: search.clone(),
+        score_percentiles: [0.0, 10.0, 50.0, 90.0, 100.0].map(pct).to_vec(),
+        trials,
+        beta_rule: format!(
+            "search bounds are exploratory (β = {SEARCH_BETA}, used only to rank pairs, on samples the confirm phase never sees); β = {} of the run split evenly over the {} confirm slots: β/{} = {per:.3e} per confirming audit (union bound), whether or not every slot is used; a pair whose exploratory bound exceeds the allowance is confirmed at once, the rest go to the best-scored pairs",
+            audit.failure_probability, search.confirm_top, search.confirm_top
+        ),
+        confirmations,
+        verdict,
+        mechanism_calls: calls,
+        samples_drawn: drawn,
+    })
+}
+
+/// The finder's generator for a run seeded with `seed`.
+pub fn finder_rng(seed: u64) -> AuditRng {
+    Seed(seed).rng(Stream::Finder)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pair_space_decodes_neighbors_in_the_domain() {
+        let dom = RecordDomain::real(0.0, 10.0, 2);
+        let s = PairSpace::new(dom, 2, Neighboring::AddRemove).unwrap();
+        assert_eq!(s.dim(), 6);
+        let p = s.decode(&[0.0, 1.0, 0.5, 0.5, 2.0, -1.0]).unwrap();
+        assert_eq!(p.first().len(), 2);
+        assert_eq!(p.second().len(), 3);
+        assert_eq!(p.second().record(2).to_vec(), vec![10.0, 0.0]);
+        let s = PairSpace::new(RecordDomain::integer(0, 3, 1), 2, Neighboring::ReplaceOne).unwrap();
+        let p = s.decode(&[0.0, 0.4, 1.0]).unwrap();
+        assert_eq!(p.first().column(0), vec![0.0, 1.0]);
+        assert_eq!(p.second().column(0), vec![0.0, 3.0]);
+        assert!(PairSpace::new(dom, 0, Neighboring::ReplaceOne).is_err());
+        let inverted = RecordDomain::real(1.0, 0.0, 1);
+        assert!(PairSpace::new(inverted, 2, Neighboring::AddRemove).is_err());
+    }
+}
