@@ -18,6 +18,7 @@ use crate::mechanism::{Mechanism, Params};
 mod buggy;
 mod correct;
 mod dpsgd;
+mod learning;
 mod svt;
 
 #[cfg(test)]
@@ -85,6 +86,7 @@ pub fn specs() -> Vec<Spec> {
     all.extend(svt::specs());
     all.extend(buggy::specs());
     all.extend(dpsgd::specs());
+    all.extend(learning::specs());
     all
 }
 
