@@ -9,7 +9,9 @@ use serde_json::json;
 
 use crate::audit::{AuditConfig, AuditReport, Direction, Verdict, audit_pair};
 use crate::error::{Error, Result};
-use crate::mechanisms::{Dataset, Params, PrivacyClaim, catalogue};
+use crate::mechanisms::{
+    Dataset, DatasetPair, Mechanism, Neighboring, Params, PrivacyClaim, RecordDomain, catalogue,
+};
 use crate::testers::{self, PropertyTester};
 
 /// Audits differential-privacy claims of mechanisms, black-box.
@@ -24,6 +26,8 @@ pub struct Cli {
 }
 
 /// Subcommands.
+// The enum is built once per process; boxing `RunArgs` to shrink it would buy nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// List the catalogue: one line per entry, `ID  STATUS  CLAIM`.
@@ -39,6 +43,8 @@ pub enum Command {
     Accountant(AccountantArgs),
     /// Audit a mechanism repeatedly over a range of one parameter and count detections.
     Sweep(SweepArgs),
+    /// Test a claim on release samples drawn elsewhere (files in the exec line format).
+    Test(TestArgs),
     /// Re-render a report (index.html and figures) from its audit.json without re-running.
     Report(ReportCommandArgs),
 }
@@ -128,8 +134,20 @@ pub struct SweepArgs {
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Catalogue id of the mechanism (see `audit list`).
+    #[arg(long, required_unless_present = "exec", conflicts_with = "exec")]
+    pub mechanism: Option<String>,
+    /// Audit an external program speaking the exec protocol (see README); needs --claim.
+    #[arg(long, value_name = "COMMAND")]
+    pub exec: Option<String>,
+    /// Seconds one exec batch may run before it is killed.
+    #[arg(long, default_value_t = 60.0, value_name = "SECONDS")]
+    pub exec_timeout: f64,
+    /// Worker threads (and so exec processes running at once); default: all cores.
     #[arg(long)]
-    pub mechanism: String,
+    pub jobs: Option<usize>,
+    /// Dataset search (default: the catalogue witness; for --exec, random search).
+    #[command(flatten)]
+    pub search: SearchArgs,
     /// Override the claim: pure:EPS, approx:EPS:DELTA, renyi:ALPHA:EPS, zcdp:RHO or gdp:MU.
     #[arg(long)]
     pub claim: Option<String>,
@@ -156,6 +174,71 @@ pub struct RunArgs {
     pub report: ReportArgs,
 }
 
+/// Dataset-finder options of `audit run`.
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    /// Dataset finder: fixed, grid, random, halton, nelder-mead, pso, annealing, bayes, typical.
+    #[arg(long)]
+    pub finder: Option<String>,
+    /// Pairs scored in the exploratory search.
+    #[arg(long, default_value_t = 20)]
+    pub trials: usize,
+    /// Releases per side for each exploratory score.
+    #[arg(long, default_value_t = 5_000)]
+    pub search_samples: usize,
+    /// Pairs re-audited with fresh samples (β is split over them).
+    #[arg(long, default_value_t = 3)]
+    pub confirm: usize,
+    /// Record range LO:HI (default: the mechanism's; 0:1 for --exec).
+    #[arg(long, value_name = "LO:HI")]
+    pub record_range: Option<String>,
+    /// Record dimension (default: the mechanism's; 1 for --exec).
+    #[arg(long, value_name = "D")]
+    pub record_dim: Option<usize>,
+    /// Records in D (default: the witness's size, or 3).
+    #[arg(long, value_name = "N")]
+    pub dataset_size: Option<usize>,
+    /// Neighboring relation: add-remove or replace-one (default: the mechanism's; add-remove
+    /// for --exec).
+    #[arg(long)]
+    pub neighbors: Option<String>,
+    /// Pairs for the fixed finder: one JSON object per line, {"first": [...], "second": [...]}.
+    #[arg(long, value_name = "FILE")]
+    pub pairs: Option<PathBuf>,
+    /// Data sample for the typical finder: a JSON array of records.
+    #[arg(long, value_name = "FILE")]
+    pub typical_data: Option<PathBuf>,
+    /// Stop the search after this many seconds (the confirm phase still runs).
+    #[arg(long, value_name = "SECONDS")]
+    pub max_search_seconds: Option<f64>,
+}
+
+/// Options of `audit test`: a claim tested on samples drawn elsewhere.
+#[derive(Debug, Args)]
+pub struct TestArgs {
+    /// Releases on D: one JSON number or array per line (the exec protocol's line format).
+    #[arg(long, value_name = "FILE")]
+    pub samples_a: Vec<PathBuf>,
+    /// Releases on D' (same format); several files (shards) are concatenated in order.
+    #[arg(long, value_name = "FILE")]
+    pub samples_b: Vec<PathBuf>,
+    /// The claim: pure:EPS, approx:EPS:DELTA, renyi:ALPHA:EPS, zcdp:RHO or gdp:MU.
+    #[arg(long)]
+    pub claim: String,
+    /// Seed of the testers' own randomness.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// β of the test.
+    #[arg(long, default_value_t = AuditConfig::default().failure_probability)]
+    pub failure_probability: f64,
+    /// Testers, comma-separated, or "all".
+    #[arg(long, default_value = "hockey-stick")]
+    pub tester: String,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// What a command produced: text for stdout and the exit code.
 #[derive(Debug)]
 pub struct Outcome {
@@ -172,6 +255,7 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         Command::Run(args) => run_audit(&args),
         Command::Accountant(args) => accountant(&args),
         Command::Sweep(args) => sweep(&args),
+        Command::Test(args) => test_samples(&args),
         Command::Report(args) => rerender_report(&args),
     }
 }
@@ -508,35 +592,152 @@ fn list(as_json: bool) -> Result<Outcome> {
     Ok(Outcome { stdout, code: 0 })
 }
 
+/// What `audit run` audits: a catalogue entry or an exec program.
+struct Target {
+    mechanism: Box<dyn Mechanism>,
+    /// The catalogue witness, if any.
+    witness: Option<DatasetPair>,
+    /// Catalogue status word, if any.
+    status: Option<String>,
+    /// The claim to test.
+    claim: PrivacyClaim,
+    /// Where the claim came from, when it is not the mechanism's own statement.
+    claim_source: Option<String>,
+}
+
 fn run_audit(args: &RunArgs) -> Result<Outcome> {
+    match args.jobs {
+        None => run_audit_inner(args),
+        Some(0) => Err(Error::InvalidConfig("--jobs 0; allowed: at least 1".into())),
+        Some(j) => rayon::ThreadPoolBuilder::new()
+            .num_threads(j)
+            .build()
+            .map_err(|e| Error::InvalidConfig(format!("--jobs {j}: {e}")))?
+            .install(|| run_audit_inner(args)),
+    }
+}
+
+fn parse_range(s: &str) -> Result<(f64, f64)> {
+    let bad = || {
+        Error::InvalidConfig(format!(
+            "--record-range {s}; allowed: LO:HI with finite LO < HI, e.g. 0:1"
+        ))
+    };
+    let (a, b) = s.split_once(':').ok_or_else(bad)?;
+    let lo: f64 = a.trim().parse().map_err(|_| bad())?;
+    let hi: f64 = b.trim().parse().map_err(|_| bad())?;
+    if !(lo.is_finite() && hi.is_finite() && lo < hi) {
+        return Err(bad());
+    }
+    Ok((lo, hi))
+}
+
+fn build_target(args: &RunArgs) -> Result<Target> {
+    let claim_arg: Option<PrivacyClaim> = match &args.claim {
+        Some(c) => Some(c.parse()?),
+        None => None,
+    };
+    if let Some(command) = &args.exec {
+        let claim = claim_arg.ok_or_else(|| {
+            Error::InvalidConfig(
+                "--exec needs --claim (pure:EPS, approx:EPS:DELTA, renyi:ALPHA:EPS, zcdp:RHO or gdp:MU)".into(),
+            )
+        })?;
+        if !args.params.is_empty() {
+            return Err(Error::InvalidConfig(
+                "--param applies to catalogue mechanisms, not to --exec".into(),
+            ));
+        }
+        let (lo, hi) = match &args.search.record_range {
+            Some(r) => parse_range(r)?,
+            None => (0.0, 1.0),
+        };
+        let dim = args.search.record_dim.unwrap_or(1);
+        if dim == 0 || dim > 1000 {
+            return Err(Error::InvalidConfig(format!(
+                "--record-dim {dim}; allowed: 1 to 1000"
+            )));
+        }
+        let relation: Neighboring = match &args.search.neighbors {
+            Some(n) => n.parse()?,
+            None => Neighboring::AddRemove,
+        };
+        let domain = RecordDomain::real(lo, hi, dim);
+        if !(args.exec_timeout.is_finite() && args.exec_timeout > 0.0) {
+            return Err(Error::InvalidConfig(format!(
+                "--exec-timeout {}; allowed: > 0 seconds",
+                args.exec_timeout
+            )));
+        }
+        let size = args.search.dataset_size.unwrap_or(3).max(1);
+        let probe = Dataset::vectors(dim, &vec![vec![0.5 * (lo + hi); dim]; size])?;
+        let m = crate::exec::ExecMechanism::new(
+            command,
+            claim,
+            relation,
+            domain,
+            std::time::Duration::from_secs_f64(args.exec_timeout),
+            &probe,
+        )?;
+        return Ok(Target {
+            mechanism: Box::new(m),
+            witness: None,
+            status: None,
+            claim,
+            claim_source: None,
+        });
+    }
+    let id = args.mechanism.as_deref().unwrap_or_default();
+    let params = Params::parse(&args.params)?;
+    let entry = catalogue::build(id, &params)?;
+    let claim = claim_arg.unwrap_or_else(|| entry.mechanism.claim());
+    let claim_source = args.claim.as_ref().map(|_| {
+        format!(
+            "given on the command line (the mechanism states {})",
+            entry.mechanism.claim()
+        )
+    });
+    Ok(Target {
+        mechanism: entry.mechanism,
+        witness: Some(entry.witness),
+        status: Some(entry.status.word().to_string()),
+        claim,
+        claim_source,
+    })
+}
+
+fn run_audit_inner(args: &RunArgs) -> Result<Outcome> {
     // Validate everything cheap before any sampling.
     let testers = parse_testers(&args.tester)?;
-    let params = Params::parse(&args.params)?;
-    let entry = catalogue::build(&args.mechanism, &params)?;
-    let claim: PrivacyClaim = match &args.claim {
-        Some(c) => c.parse()?,
-        None => entry.mechanism.claim(),
-    };
+    let target = build_target(args)?;
+    let claim = target.claim;
     let config = AuditConfig {
         seed: args.seed,
         samples_per_side: args.samples,
         failure_probability: args.failure_probability,
     };
-    config.validate(entry.mechanism.output_dim())?;
+    config.validate(target.mechanism.output_dim())?;
+    let searching = args.search.finder.is_some() || args.exec.is_some();
+    if searching {
+        return run_search(args, &target, &testers, &config);
+    }
+    let entry_mechanism = &target.mechanism;
+    let witness = target
+        .witness
+        .clone()
+        .expect("catalogue entries have witnesses");
+    let mechanism_name = args.mechanism.clone().unwrap_or_default();
     if !args.report.no_report {
         crate::report::prepare_report_dir(&args.report.report_dir)?;
     }
     let spinner = crate::report::progress::Spinner::start(
         args.report.quiet,
-        &format!("auditing {}", args.mechanism),
+        &format!("auditing {mechanism_name}"),
     );
-    let mut report = audit_pair(&*entry.mechanism, &claim, &entry.witness, &testers, &config)?;
-    report.mechanism.catalogue_status = Some(entry.status.word().to_string());
-    if args.claim.is_some() {
-        report.mechanism.claim_source = format!(
-            "given on the command line (the mechanism states {})",
-            entry.mechanism.claim()
-        );
+    let mut report = audit_pair(&**entry_mechanism, &claim, &witness, &testers, &config)?;
+    report.mechanism.catalogue_status = target.status.clone();
+    if let Some(src) = &target.claim_source {
+        report.mechanism.claim_source = src.clone();
     }
     let code = match report.verdict {
         Verdict::Violation => 1,
@@ -547,8 +748,8 @@ fn run_audit(args: &RunArgs) -> Result<Outcome> {
     } else {
         // Plot samples come from streams of their own: the verdict's samples are untouched.
         let plots = crate::report::PlotData::draw(
-            &*entry.mechanism,
-            &entry.witness,
+            &**entry_mechanism,
+            &witness,
             args.seed,
             crate::report::PLOT_SAMPLES_PER_SIDE,
         )?;
@@ -676,4 +877,320 @@ pub fn render_text(r: &AuditReport) -> String {
         let _ = writeln!(s, "time         {t:.2} s");
     }
     s
+}
+
+/// Reads `--pairs FILE`: one JSON object per line, `{"first": [...], "second": [...]}`, records
+/// as numbers or arrays. Errors name the line and what is wrong.
+fn read_pairs(
+    path: &Path,
+    domain: &RecordDomain,
+    relation: Neighboring,
+) -> Result<Vec<DatasetPair>> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::InvalidConfig(format!("--pairs {}: {e}", path.display())))?;
+    let mut pairs = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let l = line.trim();
+        if l.is_empty() {
+            continue;
+        }
+        let at = |what: String| {
+            Error::InvalidConfig(format!("--pairs {} line {}: {what}", path.display(), i + 1))
+        };
+        let v: serde_json::Value =
+            serde_json::from_str(l).map_err(|e| at(format!("not JSON ({e})")))?;
+        let side = |key: &str| -> Result<Dataset> {
+            let recs = v.get(key).ok_or_else(|| {
+                at(format!(
+                    "missing \"{key}\"; expected {{\"first\": [...], \"second\": [...]}}"
+                ))
+            })?;
+            let d = Dataset::from_json_records(recs, Some(domain.dim))
+                .map_err(|e| at(format!("\"{key}\": {e}")))?;
+            domain
+                .check(&d)
+                .map_err(|e| at(format!("\"{key}\": {e}")))?;
+            Ok(d)
+        };
+        let pair = DatasetPair::new(side("first")?, side("second")?, relation)
+            .map_err(|e| at(e.to_string()))?;
+        pairs.push(pair);
+    }
+    if pairs.is_empty() {
+        return Err(Error::InvalidConfig(format!(
+            "--pairs {}: no pairs in the file",
+            path.display()
+        )));
+    }
+    Ok(pairs)
+}
+
+fn run_search(
+    args: &RunArgs,
+    target: &Target,
+    testers: &[Box<dyn PropertyTester>],
+    config: &AuditConfig,
+) -> Result<Outcome> {
+    use crate::finders::{
+        DatasetFinder, PairSpace, SearchConfig, TypicalFinder, finder_by_name, finder_rng,
+        search_and_confirm,
+    };
+    let m = &*target.mechanism;
+    let s = &args.search;
+    let mut domain = m.domain();
+    if let Some(r) = &s.record_range
+        && args.exec.is_none()
+    {
+        let (lo, hi) = parse_range(r)?;
+        if lo < domain.lower || hi > domain.upper {
+            return Err(Error::InvalidConfig(format!(
+                "--record-range {r} leaves the mechanism's record range [{}, {}]",
+                domain.lower, domain.upper
+            )));
+        }
+        domain.lower = lo;
+        domain.upper = hi;
+    }
+    if let Some(d) = s.record_dim
+        && d != domain.dim
+    {
+        return Err(Error::InvalidConfig(format!(
+            "--record-dim {d}, but {} takes records of dimension {}",
+            m.id(),
+            domain.dim
+        )));
+    }
+    let relation = m.neighboring();
+    if let Some(n) = &s.neighbors {
+        let r: Neighboring = n.parse()?;
+        if r != relation {
+            return Err(Error::InvalidConfig(format!(
+                "--neighbors {r}, but the claim of {} is stated for {relation} neighbors",
+                m.id()
+            )));
+        }
+    }
+    let size = s.dataset_size.unwrap_or_else(|| {
+        target
+            .witness
+            .as_ref()
+            .map_or(3, |w| w.first().len().min(w.second().len()).clamp(1, 16))
+    });
+    let finder_name = s.finder.clone().unwrap_or_else(|| "random".into());
+    if s.pairs.is_some() && finder_name != "fixed" {
+        return Err(Error::InvalidConfig(
+            "--pairs is read by --finder fixed".into(),
+        ));
+    }
+    if s.typical_data.is_some() != (finder_name == "typical") {
+        return Err(Error::InvalidConfig(
+            "--finder typical and --typical-data FILE go together".into(),
+        ));
+    }
+    let rng = finder_rng(args.seed);
+    let mut finder: Box<dyn DatasetFinder> = if finder_name == "typical" {
+        let path = s.typical_data.as_ref().expect("checked above");
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::InvalidConfig(format!("--typical-data {}: {e}", path.display())))?;
+        let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+            Error::InvalidConfig(format!("--typical-data {}: not JSON ({e})", path.display()))
+        })?;
+        let data = Dataset::from_json_records(&v, Some(domain.dim))?;
+        domain
+            .check(&Dataset::from_array(data.records().clone())?)
+            .or_else(|e| {
+                // The sample may be larger than the mechanism's dataset sizes; check records only.
+                let one = Dataset::vectors(domain.dim, &data.to_rows()[..1])?;
+                domain.check(&one).map_err(|_| e)
+            })?;
+        Box::new(TypicalFinder::new(data, size, relation, rng)?)
+    } else {
+        let space = PairSpace::new(domain, size, relation)?;
+        let fixed = match &s.pairs {
+            Some(p) => read_pairs(p, &domain, relation)?,
+            None => target.witness.iter().cloned().collect(),
+        };
+        finder_by_name(&finder_name, space, fixed, s.trials, rng)?
+    };
+    let search = SearchConfig {
+        trials: s.trials,
+        search_samples: s.search_samples,
+        confirm_top: s.confirm,
+        wall_clock_seconds: s.max_search_seconds,
+        max_samples: None,
+    };
+    if !args.report.no_report {
+        crate::report::prepare_report_dir(&args.report.report_dir)?;
+    }
+    let spinner = crate::report::progress::Spinner::start(
+        args.report.quiet,
+        &format!("searching {} with {finder_name}", m.id()),
+    );
+    let mut rep = search_and_confirm(m, &target.claim, &mut *finder, testers, &search, config)?;
+    for c in &mut rep.confirmations {
+        c.mechanism.catalogue_status = target.status.clone();
+        if let Some(src) = &target.claim_source {
+            c.mechanism.claim_source = src.clone();
+        }
+    }
+    let code = match rep.verdict {
+        Verdict::Violation => 1,
+        Verdict::NoViolation => 0,
+    };
+    let deciding = rep.confirmations.last().cloned();
+    let report_index = match (&deciding, args.report.no_report) {
+        (Some(r), false) => {
+            let plots = crate::report::PlotData::draw(
+                m,
+                &r.pair,
+                args.seed,
+                crate::report::PLOT_SAMPLES_PER_SIDE,
+            )?;
+            Some(crate::report::write_run_report(
+                &args.report.report_dir,
+                r,
+                &plots,
+            )?)
+        }
+        _ => None,
+    };
+    drop(spinner);
+    let mut stdout = if args.json {
+        let mut r = rep.clone();
+        for c in &mut r.confirmations {
+            c.wall_time_seconds = None;
+        }
+        to_json(&r)?
+    } else {
+        render_search_text(&rep)
+    };
+    if let Some(index) = &report_index {
+        announce_report(index, args.json, args.report.quiet, &mut stdout);
+    }
+    Ok(Outcome { stdout, code })
+}
+
+fn render_search_text(r: &crate::finders::SearchReport) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "search       finder {}, {} exploratory trials of {} releases per side (no statistical claim; used only to choose pairs)",
+        r.finder,
+        r.trials.len(),
+        r.config.search_samples
+    );
+    let pct: Vec<String> = r
+        .score_percentiles
+        .iter()
+        .map(|(p, v)| format!("p{p:.0} {v:+.3e}"))
+        .collect();
+    let _ = writeln!(
+        s,
+        "scores       point estimates of (divergence − allowed) across trials: {}",
+        pct.join(", ")
+    );
+    let _ = writeln!(s, "β            {}", r.beta_rule);
+    for (k, c) in r.confirmations.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "\n--- confirmation {} of at most {} ---",
+            k + 1,
+            r.config.confirm_top
+        );
+        s += &render_text(c);
+    }
+    let _ = writeln!(
+        s,
+        "\nverdict      {} ({} mechanism calls, {} releases drawn in both phases)",
+        r.verdict.words(),
+        r.mechanism_calls,
+        r.samples_drawn
+    );
+    s
+}
+
+fn test_samples(a: &TestArgs) -> Result<Outcome> {
+    let claim: PrivacyClaim = a.claim.parse()?;
+    let testers = parse_testers(&a.tester)?;
+    if a.samples_a.is_empty() || a.samples_b.is_empty() {
+        return Err(Error::InvalidConfig(
+            "audit test needs --samples-a FILE and --samples-b FILE".into(),
+        ));
+    }
+    let read = |paths: &[PathBuf]| -> Result<(crate::mechanisms::Samples, String)> {
+        let mut parts = Vec::new();
+        for p in paths {
+            let text = std::fs::read_to_string(p)
+                .map_err(|e| Error::InvalidConfig(format!("{}: {e}", p.display())))?;
+            let s = crate::exec::parse_lines(
+                &text,
+                None,
+                parts.first().map(|s: &crate::mechanisms::Samples| s.dim()),
+            )
+            .map_err(|e| Error::InvalidSamples(format!("{}: {e}", p.display())))?;
+            parts.push(s);
+        }
+        let names = paths
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(" + ");
+        Ok((crate::mechanisms::Samples::concat(&parts)?, names))
+    };
+    let (sa, na) = read(&a.samples_a)?;
+    let (sb, nb) = read(&a.samples_b)?;
+    let config = AuditConfig {
+        seed: a.seed,
+        samples_per_side: sa.n().min(sb.n()),
+        failure_probability: a.failure_probability,
+    };
+    let r = crate::audit::audit_samples(&sa, &sb, (&na, &nb), &claim, &testers, &config)?;
+    let code = match r.verdict {
+        Verdict::Violation => 1,
+        Verdict::NoViolation => 0,
+    };
+    let stdout = if a.json {
+        to_json(&r)?
+    } else {
+        let mut s = format!(
+            "samples      A = {} ({} releases), B = {} ({} releases), dimension {}\nclaim        {}\ntesters      {}\nβ            {}\nbounds       (lower confidence bound vs what the claim allows)\n",
+            r.source_a,
+            r.samples_a,
+            r.source_b,
+            r.samples_b,
+            sa.dim(),
+            r.claim,
+            r.testers.join(", "),
+            r.beta.rule
+        );
+        for b in &r.bounds {
+            let dir = match b.direction {
+                Direction::FirstVsSecond => "A‖B",
+                Direction::SecondVsFirst => "B‖A",
+            };
+            let _ = writeln!(
+                s,
+                "  {:16} {dir}   ≥ {:.4e}   allowed {:.4e}   {}",
+                b.divergence.to_string(),
+                b.value,
+                b.allowed,
+                if b.violation { "VIOLATION" } else { "ok" }
+            );
+        }
+        let _ = writeln!(
+            s,
+            "verdict      {} (β = {}; assumes the releases are i.i.d. within each file set and independent across them)",
+            r.verdict.words(),
+            r.beta.total
+        );
+        if let Some(e) = &r.empirical_epsilon {
+            let _ = writeln!(
+                s,
+                "empirical ε  ≥ {:.4} at δ = {:e}",
+                e.lower_bound, e.delta
+            );
+        }
+        s
+    };
+    Ok(Outcome { stdout, code })
 }

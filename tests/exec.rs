@@ -1,0 +1,183 @@
+//! Black-box programs through the exec protocol, and sample files through `audit test`.
+//!
+//! The programs are small Python scripts written to a temporary directory (python3 is installed
+//! by `.ci/run` when missing). False-failure rate: the correct program is audited at the default
+//! β = 1e-3 (a violation against it has probability ≤ 1e-3); the buggy one is a power check on a
+//! gross bug (noise halved: true ε = 2 against a claimed 1).
+
+mod util;
+
+use std::path::PathBuf;
+
+use util::{audit, stderr, stdout};
+
+/// Laplace sum: reads the request, draws from its seed, prints one number per line.
+const LAPLACE_PY: &str = r#"
+import json, math, random, sys
+req = json.load(sys.stdin)
+rng = random.Random(req["seed"])
+s = sum(req["dataset"])
+scale = float(sys.argv[1])
+out = []
+for _ in range(req["samples"]):
+    u = rng.random() - 0.5
+    out.append(repr(s - scale * math.copysign(1, u) * math.log(1 - 2 * abs(u))))
+print("\n".join(out))
+"#;
+
+fn script(name: &str, body: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("dp-audit-exec-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, body).unwrap();
+    p
+}
+
+fn run_exec(command: &str, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "run",
+        "--exec",
+        command,
+        "--claim",
+        "pure:1",
+        "--no-report",
+        "--samples",
+        "20000",
+        "--finder",
+        "fixed",
+        "--pairs",
+    ];
+    let pairs = script(
+        "pairs.jsonl",
+        "{\"first\": [0.5, 0.5], \"second\": [0.5, 0.5, 1.0]}\n",
+    );
+    let pairs = pairs.to_str().unwrap().to_string();
+    let pairs: &'static str = Box::leak(pairs.into_boxed_str());
+    args.push(pairs);
+    args.extend_from_slice(extra);
+    audit(&args)
+}
+
+#[test]
+fn correct_and_buggy_programs() {
+    let p = script("laplace.py", LAPLACE_PY);
+    let ok = run_exec(&format!("python3 {} 1.0", p.display()), &[]);
+    assert_eq!(ok.status.code(), Some(0), "{}{}", stdout(&ok), stderr(&ok));
+    assert!(stdout(&ok).contains("no violation found"));
+    let bad = run_exec(&format!("python3 {} 0.5", p.display()), &[]);
+    assert_eq!(
+        bad.status.code(),
+        Some(1),
+        "{}{}",
+        stdout(&bad),
+        stderr(&bad)
+    );
+    assert!(stdout(&bad).contains("violation found"));
+    // Repeatable: the program draws from the seeds dp-audit sends.
+    let again = run_exec(&format!("python3 {} 0.5", p.display()), &["--json"]);
+    let again2 = run_exec(&format!("python3 {} 0.5", p.display()), &["--json"]);
+    assert_eq!(again.stdout, again2.stdout);
+}
+
+#[test]
+fn broken_programs_are_clear_errors() {
+    let cases: Vec<(String, &str)> = vec![
+        ("/nonexistent/program".into(), "cannot start"),
+        (
+            format!("python3 {}", script("crash.py", "import sys\nsys.stderr.write('boom happened\\n')\nsys.exit(3)\n").display()),
+            "boom happened",
+        ),
+        (
+            format!("python3 {}", script("garbage.py", "import json,sys\nr=json.load(sys.stdin)\nprint('hello')\n").display()),
+            "line 1",
+        ),
+        (
+            format!("python3 {}", script("short.py", "import json,sys\nr=json.load(sys.stdin)\nprint(1.0)\n").display()),
+            "lines printed",
+        ),
+        (
+            format!("python3 {}", script("nan.py", "import json,sys\nr=json.load(sys.stdin)\nprint('\\n'.join(['NaN']*r['samples']))\n").display()),
+            "line 1",
+        ),
+        (
+            format!("python3 {}", script("ragged.py", "import json,sys\nr=json.load(sys.stdin)\nprint('[1,2]')\nprint('\\n'.join(['[1]']*(r['samples']-1)))\n").display()),
+            "line 2",
+        ),
+    ];
+    for (cmd, needle) in cases {
+        let o = run_exec(&cmd, &[]);
+        assert_eq!(o.status.code(), Some(2), "{cmd}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert!(err.contains(needle), "{cmd}: {err}");
+        assert!(
+            !stdout(&o).contains("verdict"),
+            "no verdict from partial data"
+        );
+    }
+    // A program that hangs is killed at the time-out.
+    let hang = script("hang.py", "import time\ntime.sleep(30)\n");
+    let t = std::time::Instant::now();
+    let o = run_exec(
+        &format!("python3 {}", hang.display()),
+        &["--exec-timeout", "1"],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("timed out"), "{}", stderr(&o));
+    assert!(t.elapsed().as_secs() < 20);
+    // --exec without a claim.
+    let o = audit(&["run", "--exec", "python3 x.py", "--no-report"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--claim"), "{}", stderr(&o));
+}
+
+/// Shards written elsewhere, merged by `audit test`.
+#[test]
+fn sample_files_from_shards() {
+    let mut a = String::new();
+    let mut b = String::new();
+    // Deterministic "releases": a bucket far apart on the two sides, a gross violation of pure:1.
+    for i in 0..3000 {
+        a += &format!("{}\n", (i % 10) as f64);
+        b += &format!(
+            "{}\n",
+            (i % 10) as f64 + if i % 2 == 0 { 100.0 } else { 0.0 }
+        );
+    }
+    let a1 = script(
+        "a1.jsonl",
+        &a[..a.len() / 2 + a[a.len() / 2..].find('\n').unwrap() + 1],
+    );
+    let a2 = script(
+        "a2.jsonl",
+        &a[a.len() / 2 + a[a.len() / 2..].find('\n').unwrap() + 1..],
+    );
+    let bf = script("b.jsonl", &b);
+    let o = audit(&[
+        "test",
+        "--samples-a",
+        a1.to_str().unwrap(),
+        "--samples-a",
+        a2.to_str().unwrap(),
+        "--samples-b",
+        bf.to_str().unwrap(),
+        "--claim",
+        "pure:1",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["samples_a"], 3000);
+    assert_eq!(v["verdict"], "violation");
+    let bad = script("bad.jsonl", "1\n2\nfoo\n");
+    let o = audit(&[
+        "test",
+        "--samples-a",
+        bad.to_str().unwrap(),
+        "--samples-b",
+        bf.to_str().unwrap(),
+        "--claim",
+        "pure:1",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("bad.jsonl: line 3"), "{}", stderr(&o));
+}
