@@ -470,13 +470,38 @@ pub fn render_sweep(s: &SweepReport, run_id: &str, figures: &[Figure]) -> String
     );
     let total: u64 = s.points.iter().map(|p| p.repeats).sum();
     let detected: u64 = s.points.iter().map(|p| p.detections).sum();
+    let mut values: Vec<f64> = s.points.iter().map(|p| p.value).collect();
+    values.dedup();
+    let mut flagged: Vec<f64> = s
+        .points
+        .iter()
+        .filter(|p| p.detections > 0)
+        .map(|p| p.value)
+        .collect();
+    flagged.dedup();
+    let where_found = if flagged.is_empty() {
+        "No audit found a violation".to_string()
+    } else {
+        format!(
+            "At least one audit found a violation at {} of {} values of {}: {}",
+            flagged.len(),
+            values.len(),
+            s.parameter,
+            flagged
+                .iter()
+                .map(|v| num(*v))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
     let _ = writeln!(
         b,
-        "<div class=\"verdict noviolation\" id=\"verdict\"><h2>{detected} of {total} audits found a violation</h2>\
+        "<div class=\"verdict noviolation\" id=\"verdict\"><h2>{detected} of {total} audits found a violation</h2><p><b>{}</b></p>\
          <p>Each value of <span class=\"mono\">{}</span> was audited {} times per tester with independent seeds, {} releases per side, \
          β = {} per audit. Against a value where the mechanism keeps its claim, each audit reports a violation with probability at most β, \
          so a detection count well above β × repeats is evidence against the claim at that value. \
          A value with no detections is not shown to keep its claim: only its witness pair, these testers and these samples were tried.</p></div>",
+        e(&where_found),
         e(&s.parameter),
         s.repeats,
         s.samples_per_side,

@@ -311,28 +311,6 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     result
 }
 
-/// Draws a PNG through a temporary name in the same directory and a rename. The temporary name
-/// keeps the `.png` extension (the encoder picks the format from it).
-fn draw_atomic(path: &Path, draw: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".tmp-{}-{name}", std::process::id()));
-    let result = draw(&tmp).and_then(|()| {
-        fs::rename(&tmp, path).map_err(io_err(format!(
-            "renaming {} to {}",
-            tmp.display(),
-            path.display()
-        )))
-    });
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result
-}
-
 /// Removes a temporary run directory unless the run was committed.
 struct TempDir {
     path: PathBuf,
@@ -412,14 +390,14 @@ fn distribution_file(j: usize) -> String {
 /// Draws the bound figures (and the profile figure for profile claims) into `dir`.
 fn draw_bound_figures(dir: &Path, report: &AuditReport) -> Result<()> {
     if !report.bounds.is_empty() {
-        draw_atomic(&dir.join("bounds.png"), |p| plot::bounds(p, report))?;
+        plot::bounds(&dir.join("bounds.png"), report)?;
     }
     let has_hockey = report
         .bounds
         .iter()
         .any(|b| matches!(b.divergence, crate::testers::Divergence::HockeyStick { .. }));
     if report.mechanism.claim.is_profile() && has_hockey {
-        draw_atomic(&dir.join("profile.png"), |p| plot::profile(p, report))?;
+        plot::profile(&dir.join("profile.png"), report)?;
     }
     Ok(())
 }
@@ -438,9 +416,7 @@ fn draw_distribution_figures(dir: &Path, report: &AuditReport, plots: &PlotData)
                 "boundary of event S (bound with the largest margin)".to_string(),
             )
         });
-        draw_atomic(&dir.join(distribution_file(j)), |path| {
-            plot::distribution(path, j, &pj, &qj, ev)
-        })?;
+        plot::distribution(&dir.join(distribution_file(j)), j, &pj, &qj, ev)?;
     }
     Ok(())
 }
@@ -536,7 +512,7 @@ fn sweep_figures() -> Vec<html::Figure> {
 }
 
 fn render_sweep_into(dir: &Path, sweep: &SweepReport, id: &str) -> Result<()> {
-    draw_atomic(&dir.join("sweep.png"), |p| plot::sweep(p, sweep))?;
+    plot::sweep(&dir.join("sweep.png"), sweep)?;
     let page = html::render_sweep(sweep, id, &sweep_figures());
     write_atomic(&dir.join("index.html"), page.as_bytes())
 }

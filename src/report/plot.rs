@@ -52,18 +52,71 @@ fn draw_err(path: &Path, e: impl std::fmt::Display) -> Error {
     }
 }
 
-/// Opens a white canvas, runs `draw` on it, writes the PNG.
+/// Opens a white canvas, runs `draw` on it, and writes the PNG to `path` atomically (temporary
+/// name in the same directory, then rename). The PNG is encoded here with the best compression
+/// (the figures are committed in the gallery, so size matters).
 fn with_canvas(
     path: &Path,
-    size: (u32, u32),
+    (w, h): (u32, u32),
     draw: impl FnOnce(&DrawingArea<BitMapBackend<'_>, Shift>) -> Result<()>,
 ) -> Result<()> {
     ensure_font()?;
-    let root = BitMapBackend::new(path, size).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| draw_err(path, e))?;
-    draw(&root)?;
-    root.present().map_err(|e| draw_err(path, e))?;
-    Ok(())
+    let mut rgb = vec![255u8; w as usize * h as usize * 3];
+    {
+        let root = BitMapBackend::with_buffer(&mut rgb, (w, h)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| draw_err(path, e))?;
+        draw(&root)?;
+        root.present().map_err(|e| draw_err(path, e))?;
+    }
+    let bytes = encode_png(&rgb, w, h).map_err(|e| draw_err(path, e))?;
+    super::write_atomic(path, &bytes)
+}
+
+/// Encodes an RGB image as an 8-bit indexed PNG with the best compression. Plots have a few
+/// hundred colours, most of them rare anti-aliasing shades: the palette is the 256 most frequent
+/// colours (ties broken by colour, so the output is deterministic) and every other colour maps to
+/// its nearest palette entry. Several times smaller than RGB, indistinguishable to the eye.
+fn encode_png(rgb: &[u8], w: u32, h: u32) -> std::result::Result<Vec<u8>, png::EncodingError> {
+    use std::collections::HashMap;
+    let mut counts: HashMap<[u8; 3], u64> = HashMap::new();
+    for px in rgb.chunks_exact(3) {
+        *counts.entry([px[0], px[1], px[2]]).or_insert(0) += 1;
+    }
+    let mut by_freq: Vec<([u8; 3], u64)> = counts.into_iter().collect();
+    by_freq.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let palette: Vec<[u8; 3]> = by_freq.iter().take(256).map(|(c, _)| *c).collect();
+    let dist = |a: &[u8; 3], b: &[u8; 3]| -> u32 {
+        (0..3)
+            .map(|i| (i32::from(a[i]) - i32::from(b[i])).pow(2) as u32)
+            .sum()
+    };
+    let index: HashMap<[u8; 3], u8> = by_freq
+        .iter()
+        .map(|(c, _)| {
+            let i = (0..palette.len())
+                .min_by_key(|&i| (dist(c, &palette[i]), i))
+                .unwrap_or(0);
+            (*c, i as u8)
+        })
+        .collect();
+    let pixels: Vec<u8> = rgb
+        .chunks_exact(3)
+        .map(|px| index[&[px[0], px[1], px[2]]])
+        .collect();
+    let mut bytes = Vec::new();
+    {
+        let mut enc = png::Encoder::new(&mut bytes, w, h);
+        enc.set_color(png::ColorType::Indexed);
+        enc.set_depth(png::BitDepth::Eight);
+        enc.set_palette(palette.concat());
+        enc.set_compression(png::Compression::Best);
+        enc.set_adaptive_filter(png::AdaptiveFilterType::NonAdaptive);
+        enc.set_filter(png::FilterType::NoFilter);
+        let mut writer = enc.write_header()?;
+        writer.write_image_data(&pixels)?;
+        writer.finish()?;
+    }
+    Ok(bytes)
 }
 
 /// Extends a degenerate or tight range so plotters can draw it.
@@ -183,6 +236,7 @@ fn discrete_bars(
     };
     chart
         .configure_mesh()
+        .light_line_style(RGBColor(238, 238, 238))
         .disable_x_mesh()
         .x_labels((distinct.len() + 2).min(40))
         .x_label_formatter(&label_of)
@@ -257,6 +311,7 @@ fn histogram(
         .map_err(|e| draw_err(path, e))?;
     chart
         .configure_mesh()
+        .light_line_style(RGBColor(238, 238, 238))
         .x_desc(x_desc)
         .y_desc(format!("fraction of releases per bin ({BINS} bins)"))
         .label_style((FONT, 15))
@@ -378,7 +433,7 @@ pub fn bounds(path: &Path, r: &AuditReport) -> Result<()> {
         })
         .collect();
     let label_px = labels.iter().map(|l| l.chars().count()).max().unwrap_or(10) as u32 * 8 + 20;
-    let row = if k <= 4 { 70 } else { 30 };
+    let row = if k <= 4 { 70 } else { 24 };
     let height = (150 + row * k as u32).clamp(320, 2400);
     // Row i (0 = first bound) sits at the top: segment k - 1 - i.
     let seg = |i: usize| (k - 1 - i) as i32;
@@ -402,6 +457,7 @@ pub fn bounds(path: &Path, r: &AuditReport) -> Result<()> {
         };
         chart
             .configure_mesh()
+            .light_line_style(RGBColor(238, 238, 238))
             .disable_y_mesh()
             .y_labels(k)
             .y_label_formatter(&fmt)
@@ -498,6 +554,7 @@ pub fn profile(path: &Path, r: &AuditReport) -> Result<()> {
             .map_err(|e| draw_err(path, e))?;
         chart
             .configure_mesh()
+            .light_line_style(RGBColor(238, 238, 238))
             .x_desc("ε")
             .y_desc("δ(ε) = hockey-stick divergence at e^ε")
             .label_style((FONT, 15))
@@ -545,6 +602,48 @@ pub fn profile(path: &Path, r: &AuditReport) -> Result<()> {
     })
 }
 
+/// A legend corner that covers none of `points` (legend box ≈ `w` × `h` as fractions of the
+/// plot's width and height); upper right when every corner is taken.
+fn free_corner(
+    points: &[(f64, f64)],
+    (x0, x1): (f64, f64),
+    (y0, y1): (f64, f64),
+    (w, h): (f64, f64),
+) -> SeriesLabelPosition {
+    let frac: Vec<(f64, f64)> = points
+        .iter()
+        .map(|(x, y)| ((x - x0) / (x1 - x0), (y - y0) / (y1 - y0)))
+        .collect();
+    let free = |(bx0, bx1): (f64, f64), (by0, by1): (f64, f64)| {
+        !frac.iter().any(|(x, y)| {
+            *x >= bx0 - 0.03 && *x <= bx1 + 0.03 && *y >= by0 - 0.05 && *y <= by1 + 0.05
+        })
+    };
+    let mid = (0.5 - h / 2.0, 0.5 + h / 2.0);
+    let candidates = [
+        (
+            SeriesLabelPosition::UpperRight,
+            (1.0 - w, 1.0),
+            (1.0 - h, 1.0),
+        ),
+        (SeriesLabelPosition::UpperLeft, (0.0, w), (1.0 - h, 1.0)),
+        (SeriesLabelPosition::MiddleRight, (1.0 - w, 1.0), mid),
+        (SeriesLabelPosition::MiddleLeft, (0.0, w), mid),
+        (
+            SeriesLabelPosition::UpperMiddle,
+            (0.5 - w / 2.0, 0.5 + w / 2.0),
+            (1.0 - h, 1.0),
+        ),
+        (SeriesLabelPosition::LowerRight, (1.0 - w, 1.0), (0.0, h)),
+        (SeriesLabelPosition::LowerLeft, (0.0, w), (0.0, h)),
+    ];
+    candidates
+        .into_iter()
+        .find(|(_, bx, by)| free(*bx, *by))
+        .map(|(pos, _, _)| pos)
+        .unwrap_or(SeriesLabelPosition::UpperRight)
+}
+
 /// A sweep: detection rate (top) and median margin (bottom) against the swept parameter, one
 /// line per tester, with the thresholds (β per audit; margin 0 = what the claim allows).
 pub fn sweep(path: &Path, s: &SweepReport) -> Result<()> {
@@ -578,6 +677,7 @@ pub fn sweep(path: &Path, s: &SweepReport) -> Result<()> {
             .build_cartesian_2d(x0..x1, 0.0..1.05)
             .map_err(|e| draw_err(path, e))?;
         top.configure_mesh()
+            .light_line_style(RGBColor(238, 238, 238))
             .x_desc(param.as_str())
             .y_desc(format!("fraction of {} audits", s.repeats))
             .label_style((FONT, 15))
@@ -619,8 +719,14 @@ pub fn sweep(path: &Path, s: &SweepReport) -> Result<()> {
             }))
             .map_err(|e| draw_err(path, e))?;
         }
+        let rates: Vec<(f64, f64)> = s
+            .points
+            .iter()
+            .map(|p| (p.value, p.detections as f64 / p.repeats.max(1) as f64))
+            .chain([(x0, beta), (x1, beta)])
+            .collect();
         top.configure_series_labels()
-            .position(SeriesLabelPosition::MiddleRight)
+            .position(free_corner(&rates, (x0, x1), (0.0, 1.05), (0.5, 0.25)))
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK.mix(0.4))
             .label_font((FONT, 15))
@@ -639,6 +745,7 @@ pub fn sweep(path: &Path, s: &SweepReport) -> Result<()> {
             .map_err(|e| draw_err(path, e))?;
         bottom
             .configure_mesh()
+            .light_line_style(RGBColor(238, 238, 238))
             .x_desc(format!(
                 "{param}   (filled markers: catalogue says buggy at this value; hollow: correct)"
             ))
@@ -675,9 +782,15 @@ pub fn sweep(path: &Path, s: &SweepReport) -> Result<()> {
                 }))
                 .map_err(|e| draw_err(path, e))?;
         }
+        let margins: Vec<(f64, f64)> = s
+            .points
+            .iter()
+            .map(|p| (p.value, p.median_margin))
+            .chain([(x0, 0.0), (x1, 0.0)])
+            .collect();
         bottom
             .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
+            .position(free_corner(&margins, (x0, x1), (m0, m1), (0.42, 0.14)))
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK.mix(0.4))
             .label_font((FONT, 15))

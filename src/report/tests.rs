@@ -49,7 +49,9 @@ fn audit(id: &str, claim: Option<PrivacyClaim>, n: usize) -> (AuditReport, PlotD
 /// least a few hundred pixels differ from the background).
 fn assert_png_has_content(path: &Path) {
     let file = fs::File::open(path).unwrap();
-    let mut reader = png::Decoder::new(file).read_info().unwrap();
+    let mut decoder = png::Decoder::new(file);
+    decoder.set_transformations(png::Transformations::EXPAND);
+    let mut reader = decoder.read_info().unwrap();
     let mut buf = vec![0; reader.output_buffer_size()];
     let info = reader.next_frame(&mut buf).unwrap();
     assert!(
