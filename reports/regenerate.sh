@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Regenerates the example gallery in reports/examples/ (one folder per report, plus index.html).
+#
+#   bash reports/regenerate.sh        # from anywhere; builds the release binary first (~3 min cold)
+#
+# Every report is deterministic for its seed except the recorded wall time. The new gallery is
+# built in reports/examples.new and swapped in only when every command succeeded.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release --quiet
+AUDIT="${CARGO_TARGET_DIR:-target}/release/audit"
+OUT=reports/examples
+NEW="$OUT.new"
+rm -rf "$NEW"
+mkdir -p "$NEW"
+
+# Runs `audit ARGS… --report-dir $NEW`; exit 0 (no violation) and 1 (violation) are both fine.
+audit() {
+  local rc=0
+  "$AUDIT" "$@" --report-dir "$NEW" --quiet >/dev/null || rc=$?
+  if [ "$rc" -gt 1 ]; then
+    echo "regenerate.sh: audit $* failed (exit $rc)" >&2
+    exit 1
+  fi
+}
+
+# A buggy mechanism: Laplace noise scaled to 1/ε, ignoring the record range (violation found).
+audit run --mechanism laplace-sum-ignores-range
+# A correct mechanism: the analytic Gaussian sum (no violation found, and what that does not prove).
+audit run --mechanism gaussian-sum-analytic
+# A profile claim: the same Gaussian sum claimed as 0.1-GDP, which it is not (δ(ε) figure).
+audit run --mechanism gaussian-sum-analytic --claim gdp:0.1 --samples 100000
+# The noise of the Laplace sum ignores the range R: correct at R = 1, buggy above.
+audit sweep --mechanism laplace-sum-ignores-range --param range=1:3:0.25 --repeats 10 --samples 20000
+# DP-SGD with its noise scaled by noise_scale (correct at 1): the scaled-noise figure.
+if "$AUDIT" list | grep -q '^dpsgd-scaled-noise '; then
+  audit sweep --mechanism dpsgd-scaled-noise --param noise_scale=0.5:1.1:0.05 --repeats 10 --samples 100000
+fi
+
+rm -rf "$OUT.old"
+if [ -d "$OUT" ]; then mv "$OUT" "$OUT.old"; fi
+mv "$NEW" "$OUT"
+rm -rf "$OUT.old"
+echo "gallery: $OUT/index.html ($(du -sh "$OUT" | cut -f1))"
