@@ -6,7 +6,9 @@
 //! bad pairs without the witness; testers can be checked against it.
 //!
 //! Entries are grouped by file: `correct.rs` (textbook mechanisms), `buggy.rs` (their realistic
-//! mistakes) and `svt.rs` (the sparse vector family of Lyu, Su & Li 2017).
+//! mistakes), `svt.rs` (the sparse vector family of Lyu, Su & Li 2017), `dpsgd.rs` (DP-SGD /
+//! DP-GD with a privacy ledger, McMahan et al. 2018, and its bugs) and `learning.rs` (output
+//! perturbation, model aggregation and gradient perturbation, each with a buggy twin).
 
 use serde::Serialize;
 
