@@ -13,9 +13,17 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::mechanisms::{PrivacyClaim, Samples};
 
+mod common;
+pub mod histogram;
 pub mod hockey_stick;
+pub mod mmd;
+pub mod renyi;
 
+pub use common::{empirical_bernstein_lower, empirical_bernstein_upper};
+pub use histogram::HistogramTester;
 pub use hockey_stick::HockeyStickTester;
+pub use mmd::MmdTester;
+pub use renyi::RenyiTester;
 
 /// A divergence a tester can lower-bound.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -168,15 +176,19 @@ pub fn check_inputs(
     Ok(())
 }
 
-/// Builds a tester by name: `hockey-stick`.
+/// Builds a tester by name: `hockey-stick`, `renyi`, `mmd` or `histogram` (see [`TESTER_NAMES`]).
 pub fn by_name(name: &str) -> Result<Box<dyn PropertyTester>> {
     match name {
         "hockey-stick" => Ok(Box::new(HockeyStickTester::default())),
+        "renyi" => Ok(Box::new(RenyiTester::default())),
+        "mmd" => Ok(Box::new(MmdTester::default())),
+        "histogram" => Ok(Box::new(HistogramTester::default())),
         other => Err(Error::InvalidConfig(format!(
-            "unknown tester {other:?}; allowed: hockey-stick"
+            "unknown tester {other:?}; allowed: {}",
+            TESTER_NAMES.join(", ")
         ))),
     }
 }
 
 /// Names of all testers.
-pub const TESTER_NAMES: &[&str] = &["hockey-stick"];
+pub const TESTER_NAMES: &[&str] = &["hockey-stick", "renyi", "mmd", "histogram"];

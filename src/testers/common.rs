@@ -1,0 +1,468 @@
+//! Helpers shared by the Rényi, MMD and histogram testers: train/held-out splits, the split of
+//! output coordinates into discrete and continuous ones, candidate features fitted on a training
+//! split, the empirical Bernstein bound, threshold selection (approximate, training data only) and
+//! the exact hockey-stick bound of one held-out event.
+//!
+//! Nothing here is specific to one divergence; every *reported* number goes through
+//! [`empirical_bernstein_lower`]/[`empirical_bernstein_upper`] or the Clopper–Pearson bounds of
+//! [`crate::bounds`], both rounded toward the safe side.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use ndarray::ArrayView1;
+
+use super::Divergence;
+use crate::bounds::{wilson_lower, wilson_upper};
+use crate::error::{Error, Result};
+use crate::mechanisms::{PrivacyClaim, Samples};
+
+/// A hasher for keys that are already well-mixed 64-bit values ([`pattern_key`], cell keys): it
+/// passes them through (SipHash would only cost time).
+#[derive(Default, Clone, Copy)]
+pub(crate) struct PassThrough(u64);
+
+impl Hasher for PassThrough {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = mix(self.0, u64::from(b));
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = v;
+    }
+}
+
+/// A map keyed by mixed 64-bit keys.
+pub(crate) type KeyMap<V> = HashMap<u64, V, BuildHasherDefault<PassThrough>>;
+
+/// Number of training rows of a side of `n` rows: ⌊n·fraction⌋, kept in [1, n − 1].
+pub(crate) fn train_rows(n: usize, fraction: f64) -> usize {
+    ((n as f64 * fraction) as usize).clamp(1, n.saturating_sub(1).max(1))
+}
+
+/// Checks a train fraction.
+pub(crate) fn check_fraction(name: &str, fraction: f64) -> Result<()> {
+    if fraction > 0.0 && fraction < 1.0 {
+        Ok(())
+    } else {
+        Err(Error::InvalidConfig(format!(
+            "{name} = {fraction}; allowed: strictly between 0 and 1"
+        )))
+    }
+}
+
+/// Maurer & Pontil (2009), "Empirical Bernstein bounds and sample variance penalization",
+/// Theorem 4: for i.i.d. Z_1, …, Z_n with values in [0, 1] and n ≥ 2, with probability ≥ 1 − a,
+///
+/// E Z ≤ Z̄ + √(2·V_n·ln(2/a)/n) + 7·ln(2/a)/(3(n − 1)),
+///
+/// where V_n = Σ(Z_i − Z̄)²/(n − 1) is the unbiased sample variance. Applied to
+/// Z = (X − lo)/(hi − lo) for values X in [lo, hi] (values are clamped into [lo, hi], which only
+/// moves a rounding error back inside the range), and rounded **up**: an absolute slack of
+/// 8·n·2⁻⁵² (in units of hi − lo) covers the floating-point error of the sums, then the result is
+/// capped at hi.
+///
+/// Returns `hi` when fewer than 2 values are given (nothing can be said).
+pub fn empirical_bernstein_upper(values: &[f64], lo: f64, hi: f64, a: f64) -> f64 {
+    assert!(
+        lo < hi && a > 0.0 && a < 1.0,
+        "empirical_bernstein_upper(lo = {lo}, hi = {hi}, a = {a})"
+    );
+    let n = values.len();
+    if n < 2 {
+        return hi;
+    }
+    let w = hi - lo;
+    let z = |x: f64| ((x - lo) / w).clamp(0.0, 1.0);
+    let nf = n as f64;
+    let mean = values.iter().map(|&x| z(x)).sum::<f64>() / nf;
+    let var = values
+        .iter()
+        .map(|&x| {
+            let d = z(x) - mean;
+            d * d
+        })
+        .sum::<f64>()
+        / (nf - 1.0);
+    let l = (2.0 / a).ln();
+    let slack = 8.0 * nf * f64::EPSILON;
+    let bound_z = mean + (2.0 * var * l / nf).sqrt() + 7.0 * l / (3.0 * (nf - 1.0)) + slack;
+    if bound_z >= 1.0 {
+        return hi;
+    }
+    let up = lo + w * bound_z;
+    (up + up.abs() * 1e-15).next_up().min(hi)
+}
+
+/// The lower counterpart of [`empirical_bernstein_upper`] (Maurer & Pontil 2009, Theorem 4
+/// applied to 1 − Z): with probability ≥ 1 − a, E X ≥ the returned value. Rounded **down**;
+/// floored at `lo`.
+pub fn empirical_bernstein_lower(values: &[f64], lo: f64, hi: f64, a: f64) -> f64 {
+    let mirrored: Vec<f64> = values.iter().map(|&x| -x).collect();
+    let up = empirical_bernstein_upper(&mirrored, -hi, -lo, a);
+    let low = -up;
+    (low - low.abs() * 1e-15).next_down().max(lo)
+}
+
+/// The Maurer–Pontil deviation term for a variance `var` of values spread over `range`, at
+/// sample size m (training data, predicted held-out size; selection only).
+pub(crate) fn bernstein_deviation(var: f64, range: f64, m: f64, a: f64) -> f64 {
+    let l = (2.0 / a).ln();
+    (2.0 * var.max(0.0) * l / m).sqrt() + 7.0 * range * l / (3.0 * (m - 1.0).max(1.0))
+}
+
+/// Distinct values (as bits) of coordinate j among rows, up to `cap + 1`.
+fn distinct_values(s: &Samples, rows: std::ops::Range<usize>, j: usize, cap: usize) -> usize {
+    let mut seen = std::collections::HashSet::new();
+    let col = s.column(j);
+    for i in rows {
+        seen.insert(col[i].to_bits());
+        if seen.len() > cap {
+            break;
+        }
+    }
+    seen.len()
+}
+
+/// Splits the output coordinates, on the training rows only, into discrete ones (at most `cap`
+/// distinct values on each side, and at most a tenth of the training size) and continuous ones.
+/// Coordinates constant on both sides are dropped unless the constants differ (then discrete).
+pub(crate) fn coordinate_kinds(
+    p: &Samples,
+    np: usize,
+    q: &Samples,
+    nq: usize,
+    cap: usize,
+) -> (Vec<usize>, Vec<usize>) {
+    let mut discrete = Vec::new();
+    let mut continuous = Vec::new();
+    for j in 0..p.dim() {
+        let dp = distinct_values(p, 0..np, j, cap);
+        let dq = distinct_values(q, 0..nq, j, cap);
+        let most = dp.max(dq);
+        if most <= 1 {
+            if p.values()[[0, j]].to_bits() != q.values()[[0, j]].to_bits() {
+                discrete.push(j);
+            }
+            continue;
+        }
+        if most <= cap && most * 10 <= np.min(nq) {
+            discrete.push(j);
+        } else {
+            continuous.push(j);
+        }
+    }
+    (discrete, continuous)
+}
+
+/// SplitMix64-style mixing of a 64-bit word into a running hash.
+pub(crate) fn mix(h: u64, w: u64) -> u64 {
+    let mut z = h ^ w.wrapping_add(0x9E37_79B9_7F4A_7C15).wrapping_add(h << 6);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// A 64-bit key of the values (bit patterns) of `coords` in `row`. A collision merges two output
+/// patterns into one cell; any fixed function of the output defines a valid partition, so
+/// collisions can cost power but never validity.
+pub(crate) fn pattern_key(row: &ArrayView1<'_, f64>, coords: &[usize]) -> u64 {
+    coords
+        .iter()
+        .fold(0x5151_5151_u64, |h, &c| mix(h, row[c].to_bits()))
+}
+
+/// Smoothed log-likelihood ratio ln((c_P + ½)/(n_P + ½A)) − ln((c_Q + ½)/(n_Q + ½A)) of the cells
+/// given by `key` on the first `np`/`nq` rows (A = number of distinct cells seen).
+pub(crate) fn log_ratio_table(
+    p: &Samples,
+    np: usize,
+    q: &Samples,
+    nq: usize,
+    key: impl Fn(&ArrayView1<'_, f64>) -> u64,
+) -> KeyMap<f64> {
+    let mut counts: KeyMap<(f64, f64)> = KeyMap::default();
+    for i in 0..np {
+        counts.entry(key(&p.row(i))).or_default().0 += 1.0;
+    }
+    for i in 0..nq {
+        counts.entry(key(&q.row(i))).or_default().1 += 1.0;
+    }
+    let a = counts.len() as f64;
+    counts
+        .into_iter()
+        .map(|(k, (cp, cq))| {
+            let lr = ((cp + 0.5) / (np as f64 + 0.5 * a)).ln()
+                - ((cq + 0.5) / (nq as f64 + 0.5 * a)).ln();
+            (k, lr)
+        })
+        .collect()
+}
+
+/// A real-valued feature of an output, fitted on training rows only.
+#[derive(Clone, Debug)]
+pub(crate) enum Feature {
+    /// sign · x_j.
+    Coordinate { j: usize, sign: f64 },
+    /// w · x (a diagonal linear discriminant: w_j = (mean_P − mean_Q)/pooled variance, on the
+    /// continuous coordinates).
+    Linear { w: Vec<f64> },
+    /// Smoothed estimated log-likelihood ratio of the pattern of the discrete coordinates
+    /// `coords`; unseen patterns get 0.
+    Atoms {
+        coords: Vec<usize>,
+        table: KeyMap<f64>,
+    },
+}
+
+impl Feature {
+    pub(crate) fn eval(&self, row: &ArrayView1<'_, f64>) -> f64 {
+        match self {
+            Feature::Coordinate { j, sign } => sign * row[*j],
+            Feature::Linear { w } => w.iter().zip(row.iter()).map(|(a, b)| a * b).sum(),
+            Feature::Atoms { coords, table } => {
+                *table.get(&pattern_key(row, coords)).unwrap_or(&0.0)
+            }
+        }
+    }
+
+    pub(crate) fn describe(&self) -> String {
+        match self {
+            Feature::Coordinate { j, sign } => {
+                if *sign > 0.0 {
+                    format!("coordinate {j}")
+                } else {
+                    format!("−(coordinate {j})")
+                }
+            }
+            Feature::Linear { w } => {
+                let shown: Vec<String> = w.iter().take(8).map(|v| format!("{v:.3e}")).collect();
+                format!(
+                    "linear discriminant w·x, w = [{}{}]",
+                    shown.join(", "),
+                    if w.len() > 8 { ", …" } else { "" }
+                )
+            }
+            Feature::Atoms { coords, table } => format!(
+                "estimated log-likelihood ratio of the values of coordinates {coords:?} ({} patterns seen in training)",
+                table.len()
+            ),
+        }
+    }
+
+    /// Values on rows `rows` of `s`.
+    pub(crate) fn values(&self, s: &Samples, rows: std::ops::Range<usize>) -> Vec<f64> {
+        rows.map(|i| self.eval(&s.row(i))).collect()
+    }
+}
+
+/// The diagonal linear discriminant on `continuous` coordinates from the training rows, or `None`
+/// if it is zero.
+pub(crate) fn linear_discriminant(
+    p: &Samples,
+    np: usize,
+    q: &Samples,
+    nq: usize,
+    continuous: &[usize],
+) -> Option<Feature> {
+    let mut w = vec![0.0; p.dim()];
+    for &j in continuous {
+        let (cp, cq) = (p.column(j), q.column(j));
+        let mp = (0..np).map(|i| cp[i]).sum::<f64>() / np as f64;
+        let mq = (0..nq).map(|i| cq[i]).sum::<f64>() / nq as f64;
+        let ss = (0..np).map(|i| (cp[i] - mp).powi(2)).sum::<f64>()
+            + (0..nq).map(|i| (cq[i] - mq).powi(2)).sum::<f64>();
+        let var = ss / (np + nq).saturating_sub(2).max(1) as f64;
+        if var > 0.0 && var.is_finite() {
+            w[j] = (mp - mq) / var;
+        }
+    }
+    (w.iter().any(|v| *v != 0.0 && v.is_finite())).then_some(Feature::Linear { w })
+}
+
+/// Candidate features from the training rows: for continuous coordinates, each coordinate (with
+/// both signs if `both_signs`) and, when there are at least two, the linear discriminant; for
+/// discrete coordinates, the smoothed log-likelihood-ratio table of their joint pattern.
+pub(crate) fn candidate_features(
+    p: &Samples,
+    np: usize,
+    q: &Samples,
+    nq: usize,
+    cap: usize,
+    both_signs: bool,
+) -> Vec<Feature> {
+    let (discrete, continuous) = coordinate_kinds(p, np, q, nq, cap);
+    let mut out = Vec::new();
+    for &j in &continuous {
+        out.push(Feature::Coordinate { j, sign: 1.0 });
+        if both_signs {
+            out.push(Feature::Coordinate { j, sign: -1.0 });
+        }
+    }
+    if continuous.len() >= 2
+        && let Some(f) = linear_discriminant(p, np, q, nq, &continuous)
+    {
+        out.push(f);
+    }
+    if !discrete.is_empty() {
+        let coords = discrete.clone();
+        let table = log_ratio_table(p, np, q, nq, |r| pattern_key(r, &coords));
+        out.push(Feature::Atoms {
+            coords: discrete,
+            table,
+        });
+    }
+    if out.is_empty() {
+        // Every coordinate constant and equal on both sides: one trivial feature.
+        out.push(Feature::Coordinate { j: 0, sign: 1.0 });
+    }
+    out
+}
+
+/// Sorts descending (total order).
+pub(crate) fn sorted_desc(mut v: Vec<f64>) -> Vec<f64> {
+    v.sort_by(|a, b| b.total_cmp(a));
+    v
+}
+
+/// Best threshold t for the event {score ≥ t} on the training split, by the value `objective`
+/// takes at the Wilson bounds (quantile `z`) predicted for held-out sizes (m_p, m_q). Selection
+/// only: no claim is made here. `sp`, `sq` are training scores sorted descending. Returns
+/// (t, predicted value).
+pub(crate) fn best_threshold(
+    sp: &[f64],
+    sq: &[f64],
+    m_p: f64,
+    m_q: f64,
+    z: f64,
+    objective: impl Fn(f64, f64) -> f64,
+) -> Option<(f64, f64)> {
+    let (np, nq) = (sp.len() as f64, sq.len() as f64);
+    if sp.is_empty() || sq.is_empty() {
+        return None;
+    }
+    let count_ge = |v: &[f64], t: f64| v.partition_point(|&x| x >= t) as f64;
+    let mut best: Option<(f64, f64)> = None;
+    let mut rank = 1.0_f64;
+    let mut last_t = f64::NAN;
+    while (rank as usize) <= sp.len() {
+        let t = sp[rank as usize - 1];
+        rank = (rank * 1.06).max(rank + 1.0);
+        if t == last_t || t == f64::NEG_INFINITY {
+            continue;
+        }
+        last_t = t;
+        let kp = count_ge(sp, t);
+        let kq = count_ge(sq, t);
+        let pl = wilson_lower(kp / np * m_p, m_p, z);
+        let qu = wilson_upper(kq / nq * m_q, m_q, z);
+        let pred = objective(pl, qu);
+        if best.is_none_or(|(_, b)| pred > b) {
+            best = Some((t, pred));
+        }
+    }
+    best
+}
+
+/// L = p_lower − e^ε·q_upper with e^ε·q_upper rounded up first, then the difference rounded down;
+/// floored at 0. Identical to the hockey-stick tester's rounding.
+pub(crate) fn hockey_stick_value(p_lower: f64, q_upper: f64, e_eps: f64) -> f64 {
+    let raw = p_lower - (e_eps * q_upper) * (1.0 + 1e-12);
+    if raw > 0.0 { raw.next_down() } else { 0.0 }
+}
+
+/// The hockey-stick ε of a divergence, validated; an error naming the tester otherwise.
+pub(crate) fn hockey_stick_epsilon(tester: &str, divergence: Divergence) -> Result<f64> {
+    let Divergence::HockeyStick { epsilon } = divergence else {
+        return Err(Error::InvalidConfig(format!(
+            "the {tester} tester bounds hockey-stick divergences, not {divergence}"
+        )));
+    };
+    if !(epsilon.is_finite() && epsilon >= 0.0) {
+        return Err(Error::InvalidConfig(format!(
+            "ε = {epsilon}; allowed: finite and ≥ 0"
+        )));
+    }
+    Ok(epsilon)
+}
+
+/// The hockey-stick plan shared by every tester that bounds H_{e^ε}: the claim's own ε for pure
+/// and approximate claims; for profile claims an evenly spaced grid of `grid` values on
+/// (0, ε_max], ε_max the largest ε ≤ 20 at which the claim still allows δ ≥ 1/(10n). Depends on
+/// the claim and n only.
+pub(crate) fn hockey_stick_plan(
+    tester: &str,
+    claim: &PrivacyClaim,
+    samples_per_side: usize,
+    grid: usize,
+) -> Result<Vec<Divergence>> {
+    if let Some(epsilon) = claim.natural_epsilon() {
+        return Ok(vec![Divergence::HockeyStick { epsilon }]);
+    }
+    let floor = 0.1 / samples_per_side.max(1) as f64;
+    let allows = |e: f64| claim.delta_at(e).unwrap_or(0.0);
+    let mut eps_max = 20.0;
+    if allows(eps_max) < floor {
+        let (mut lo, mut hi) = (0.0, 20.0);
+        for _ in 0..60 {
+            let mid = 0.5 * (lo + hi);
+            if allows(mid) >= floor {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        eps_max = lo;
+    }
+    if eps_max <= 0.0 {
+        return Err(Error::ClaimNotTestable {
+            tester: tester.into(),
+            claim: claim.to_string(),
+            reason: "the claim allows δ ≥ 1/(10n) only at ε = 0".into(),
+        });
+    }
+    let k = grid.max(1);
+    Ok((1..=k)
+        .map(|i| Divergence::HockeyStick {
+            epsilon: eps_max * i as f64 / k as f64,
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Coverage of the empirical Bernstein bound on Bernoulli(0.3) means, n = 200, a = 0.1: the
+    /// upper bound falls below the mean in far fewer than 10% of 2000 repetitions.
+    #[test]
+    fn empirical_bernstein_covers() {
+        use crate::rng::{Seed, Stream};
+        use rand::RngExt;
+        let mut rng = Seed(1).rng(Stream::Other { tag: 77, index: 0 });
+        let (mut miss_up, mut miss_lo) = (0, 0);
+        for _ in 0..2000 {
+            let v: Vec<f64> = (0..200)
+                .map(|_| f64::from(rng.random::<f64>() < 0.3))
+                .collect();
+            if empirical_bernstein_upper(&v, 0.0, 1.0, 0.1) < 0.3 {
+                miss_up += 1;
+            }
+            if empirical_bernstein_lower(&v, 0.0, 1.0, 0.1) > 0.3 {
+                miss_lo += 1;
+            }
+        }
+        assert!(miss_up <= 200 && miss_lo <= 200, "{miss_up} {miss_lo}");
+        // Constant data: the bound is the value plus the range term 7 ln(2/a)/(3(n − 1)).
+        let c = vec![0.5; 100];
+        let u = empirical_bernstein_upper(&c, 0.0, 1.0, 0.05);
+        let expect = 0.5 + 7.0 * (40f64).ln() / (3.0 * 99.0);
+        assert!(u >= expect && u < expect + 1e-9, "{u} vs {expect}");
+        assert!(empirical_bernstein_lower(&c, 0.0, 1.0, 0.05) <= 0.5 - 7.0 * 40f64.ln() / 297.0);
+        assert_eq!(empirical_bernstein_upper(&[0.2], 0.0, 1.0, 0.05), 1.0);
+    }
+}
