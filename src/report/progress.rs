@@ -20,7 +20,7 @@ pub fn bar(len: u64, quiet: bool, message: &str) -> ProgressBar {
     }
     let pb = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
     if let Ok(style) = ProgressStyle::with_template(
-        "{msg} [{bar:30}] {pos}/{len} audits, {elapsed} elapsed, ~{eta} left",
+        "[{bar:25}] {pos}/{len} audits, {elapsed} elapsed, ~{eta} left  {wide_msg}",
     ) {
         pb.set_style(style.progress_chars("=> "));
     }
@@ -50,8 +50,9 @@ impl Spinner {
             if rx.recv_timeout(Duration::from_secs(1)) != Err(mpsc::RecvTimeoutError::Timeout) {
                 return;
             }
-            let pb = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-            if let Ok(style) = ProgressStyle::with_template("{spinner} {msg} ({elapsed})") {
+            let pb = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr())
+                .with_elapsed(Duration::from_secs(1));
+            if let Ok(style) = ProgressStyle::with_template("{spinner} {elapsed} {wide_msg}") {
                 pb.set_style(style);
             }
             pb.set_message(message);
