@@ -283,7 +283,13 @@ pub fn audit_pair_in(
     // Plan before sampling so an untestable claim costs nothing.
     let plan = plan_bounds(&claim, testers, n)?;
     let p = sample_parallel(mechanism, pair.first(), n, seed, phase.stream(Side::First))?;
-    let q = sample_parallel(mechanism, pair.second(), n, seed, phase.stream(Side::Second))?;
+    let q = sample_parallel(
+        mechanism,
+        pair.second(),
+        n,
+        seed,
+        phase.stream(Side::Second),
+    )?;
     let mechanism_calls = 2 * n.div_ceil(CHUNK) as u64;
     let Measured {
         beta,
@@ -368,36 +374,99 @@ fn measure(
     tester_base: u64,
 ) -> Result<Measured> {
     let seed = Seed(config.seed);
-    let k = plan.len() * 2;
+    // β slots: a tester that chooses its bound on its own training split (direction, and ε for
+    // profile claims) takes one slot; any other tester takes one per divergence and direction.
+    let mut groups: Vec<(usize, Vec<(Divergence, f64)>)> = Vec::new();
+    for (ti, d, a) in plan {
+        match groups.iter_mut().find(|g| g.0 == *ti) {
+            Some(g) => g.1.push((*d, *a)),
+            None => groups.push((*ti, vec![(*d, *a)])),
+        }
+    }
+    let slots_of = |ti: usize, n: usize| {
+        if testers[ti].selects_on_training_split() {
+            1
+        } else {
+            2 * n
+        }
+    };
+    let k: usize = groups.iter().map(|(ti, c)| slots_of(*ti, c.len())).sum();
     let per_bound = config.failure_probability / k as f64;
     let mut bounds = Vec::with_capacity(k);
-    for (i, (ti, divergence, allowed)) in plan.iter().enumerate() {
+    let mut slot = 0u64;
+    let mut rule_parts = Vec::new();
+    for (ti, cands) in &groups {
         let tester = &testers[*ti];
-        for (j, direction) in [Direction::FirstVsSecond, Direction::SecondVsFirst]
-            .into_iter()
-            .enumerate()
-        {
-            let (a, b) = match direction {
-                Direction::FirstVsSecond => (p, q),
-                Direction::SecondVsFirst => (q, p),
-            };
+        if tester.selects_on_training_split() {
             let mut rng = seed.rng(Stream::Tester {
-                bound: tester_base + (2 * i + j) as u64,
+                bound: tester_base + slot,
             });
-            let m = tester.lower_bound(a, b, *divergence, per_bound, &mut rng)?;
+            slot += 1;
+            let sel = tester
+                .select_and_bound(p, q, cands, per_bound, &mut rng)?
+                .ok_or_else(|| {
+                    Error::InvalidConfig(format!(
+                        "tester {} announced a selection but made none",
+                        tester.name()
+                    ))
+                })?;
+            let (divergence, allowed) = cands[sel.index];
+            let m = sel.measurement;
             bounds.push(BoundRecord {
                 tester: tester.name().to_string(),
-                divergence: *divergence,
-                direction,
+                divergence,
+                direction: if sel.reversed {
+                    Direction::SecondVsFirst
+                } else {
+                    Direction::FirstVsSecond
+                },
                 value: m.value,
-                allowed: *allowed,
-                violation: violates(m.value, *allowed),
+                allowed,
+                violation: violates(m.value, allowed),
                 failure_probability: per_bound,
                 point_estimate: m.point_estimate,
                 inequality: m.inequality,
                 event: m.event,
             });
+            rule_parts.push(format!(
+                "{}: 1 bound (direction{} chosen on its training split among {} candidates)",
+                tester.name(),
+                if cands.len() > 1 { " and ε" } else { "" },
+                2 * cands.len()
+            ));
+            continue;
         }
+        for (divergence, allowed) in cands {
+            for direction in [Direction::FirstVsSecond, Direction::SecondVsFirst] {
+                let (a, b) = match direction {
+                    Direction::FirstVsSecond => (p, q),
+                    Direction::SecondVsFirst => (q, p),
+                };
+                let mut rng = seed.rng(Stream::Tester {
+                    bound: tester_base + slot,
+                });
+                slot += 1;
+                let m = tester.lower_bound(a, b, *divergence, per_bound, &mut rng)?;
+                bounds.push(BoundRecord {
+                    tester: tester.name().to_string(),
+                    divergence: *divergence,
+                    direction,
+                    value: m.value,
+                    allowed: *allowed,
+                    violation: violates(m.value, *allowed),
+                    failure_probability: per_bound,
+                    point_estimate: m.point_estimate,
+                    inequality: m.inequality,
+                    event: m.event,
+                });
+            }
+        }
+        rule_parts.push(format!(
+            "{}: {} bounds ({} divergence(s) × 2 directions)",
+            tester.name(),
+            2 * cands.len(),
+            cands.len()
+        ));
     }
     let verdict = if bounds.iter().any(|b| b.violation) {
         Verdict::Violation
@@ -429,10 +498,9 @@ fn measure(
             bounds: k,
             per_bound,
             rule: format!(
-                "union bound: β = {} split evenly over {} bounds ({} divergence(s) × 2 directions), β/{k} = {per_bound:.3e} each",
+                "union bound: β = {} split evenly over {k} bound(s) [{}], β/{k} = {per_bound:.3e} each",
                 config.failure_probability,
-                k,
-                plan.len()
+                rule_parts.join("; ")
             ),
         },
         bounds,

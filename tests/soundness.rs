@@ -63,3 +63,45 @@ fn hockey_stick_coverage_on_gaussian_shifts() {
         assert!(exceed <= crit, "non-coverage {exceed}/{seeds}");
     }
 }
+
+/// The selecting path the runner uses: the tester picks direction and ε on its training split
+/// among a whole privacy profile, then spends the full β on one bound. Against a mechanism that
+/// exactly meets its Gaussian-DP claim (allowed δ(ε) = the true H at every ε), it reports a
+/// violation in at most a β fraction of seeds. Fails only above the Binomial(seeds, β) 1 − 1e-6
+/// quantile (false-failure rate ≤ 1e-6 for a sound tester).
+#[test]
+fn hockey_stick_selection_over_a_profile_keeps_its_level() {
+    let beta = 0.05;
+    let n = 20_000;
+    let seeds = seeds().min(200);
+    let tester = HockeyStickTester::default();
+    let mu = 1.0;
+    let candidates: Vec<(Divergence, f64)> = (0..20)
+        .map(|i| {
+            let epsilon = 3.0 * i as f64 / 20.0;
+            (
+                Divergence::HockeyStick { epsilon },
+                gaussian_hs(mu, epsilon),
+            )
+        })
+        .collect();
+    let mut exceed = 0;
+    for s in 0..seeds {
+        let p = normal_samples(n, mu, s, 0);
+        let q = normal_samples(n, 0.0, s, 1);
+        let mut rng = Seed(s).rng(Stream::Tester { bound: 0 });
+        let sel = tester
+            .select_and_bound(&p, &q, &candidates, beta, &mut rng)
+            .unwrap()
+            .expect("the hockey-stick tester selects");
+        // Both directions have the same profile for a Gaussian shift.
+        if sel.measurement.value > candidates[sel.index].1 {
+            exceed += 1;
+        }
+    }
+    let crit = Binomial::new(beta, seeds).unwrap().inverse_cdf(1.0 - 1e-6);
+    eprintln!(
+        "selection over 20 ε × 2 directions, N({mu},1) vs N(0,1): bound > truth in {exceed}/{seeds} seeds (β = {beta}; fail above {crit})"
+    );
+    assert!(exceed <= crit, "non-coverage {exceed}/{seeds}");
+}

@@ -127,7 +127,11 @@ fn first_primes(m: usize) -> Vec<u64> {
     let mut ps = Vec::with_capacity(m);
     let mut c = 2u64;
     while ps.len() < m {
-        if ps.iter().take_while(|&&p| p * p <= c).all(|&p| !c.is_multiple_of(p)) {
+        if ps
+            .iter()
+            .take_while(|&&p| p * p <= c)
+            .all(|&p| !c.is_multiple_of(p))
+        {
             ps.push(c);
         }
         c += 1;

@@ -567,11 +567,15 @@ pub fn profile(path: &Path, r: &AuditReport) -> Result<()> {
             .label("claimed δ(ε) (the most the claim allows)")
             .legend(|(x, y)| PathElement::new([(x, y), (x + 14, y)], BLACK.stroke_width(2)));
         for (dir, color, label) in [
-            (Direction::FirstVsSecond, BLUE, "lower bound, M(D) vs M(D')"),
+            (
+                Direction::FirstVsSecond,
+                BLUE,
+                "lower bound, M(D) vs M(D') (red: a violation)",
+            ),
             (
                 Direction::SecondVsFirst,
                 ORANGE,
-                "lower bound, M(D') vs M(D)",
+                "lower bound, M(D') vs M(D) (red: a violation)",
             ),
         ] {
             let pts: Vec<_> = points.iter().filter(|p| p.2 == dir).collect();
@@ -589,7 +593,13 @@ pub fn profile(path: &Path, r: &AuditReport) -> Result<()> {
                 }))
                 .map_err(|e| draw_err(path, e))?
                 .label(label)
-                .legend(move |(x, y)| Circle::new((x + 7, y), 5, color.filled()));
+                .legend(move |(x, y)| {
+                    let style = match dir {
+                        Direction::FirstVsSecond => color.filled(),
+                        Direction::SecondVsFirst => color.stroke_width(2),
+                    };
+                    Circle::new((x + 7, y), 5, style)
+                });
         }
         chart
             .configure_series_labels()

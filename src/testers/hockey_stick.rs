@@ -26,7 +26,7 @@ use std::collections::HashMap;
 
 use rand::Rng;
 
-use super::{Divergence, EventBound, Measurement, PropertyTester, check_inputs};
+use super::{Divergence, EventBound, Measurement, PropertyTester, Selected, check_inputs};
 use crate::bounds::{
     clopper_pearson_lower, clopper_pearson_upper, normal_upper_quantile, wilson_lower, wilson_upper,
 };
@@ -47,7 +47,7 @@ pub struct HockeyStickTester {
 impl Default for HockeyStickTester {
     fn default() -> Self {
         Self {
-            train_fraction: 0.25,
+            train_fraction: 0.2,
             max_discrete_values: 64,
             profile_grid: 20,
         }
@@ -365,53 +365,164 @@ impl PropertyTester for HockeyStickTester {
         check_inputs(p, q, failure_probability, min_n)?;
         let np = ((p.n() as f64 * self.train_fraction) as usize).clamp(1, p.n() - 1);
         let nq = ((q.n() as f64 * self.train_fraction) as usize).clamp(1, q.n() - 1);
-        let (m_p, m_q) = (p.n() - np, q.n() - nq);
         let e_eps = epsilon.exp();
         let half = failure_probability / 2.0;
         let z = normal_upper_quantile(half);
 
         // 1–2. Choose (score, threshold) on the training rows only.
+        let Some((score, t, _)) = self.choose(p, np, q, nq, e_eps, z) else {
+            return Err(Error::InvalidSamples(
+                "no candidate event could be formed".into(),
+            ));
+        };
+        // 3. Bound the chosen event on the held-out rows.
+        Ok(bound_event(p, np, q, nq, &score, t, e_eps, half))
+    }
+
+    fn selects_on_training_split(&self) -> bool {
+        true
+    }
+
+    fn select_and_bound(
+        &self,
+        p: &Samples,
+        q: &Samples,
+        candidates: &[(Divergence, f64)],
+        failure_probability: f64,
+        _rng: &mut dyn Rng,
+    ) -> Result<Option<Selected>> {
+        check_inputs(p, q, failure_probability, 20)?;
+        let np = ((p.n() as f64 * self.train_fraction) as usize).clamp(1, p.n() - 1);
+        let nq = ((q.n() as f64 * self.train_fraction) as usize).clamp(1, q.n() - 1);
+        let half = failure_probability / 2.0;
+        let z = normal_upper_quantile(half);
+        // Score candidates once per direction; thresholds per ε. Everything below up to the
+        // final bound reads the training rows only.
+        let mut best: Option<(usize, bool, Score, f64, f64)> = None;
+        for reversed in [false, true] {
+            let (a, na, b, nb) = if reversed {
+                (q, nq, p, np)
+            } else {
+                (p, np, q, nq)
+            };
+            let (m_a, m_b) = ((a.n() - na) as f64, (b.n() - nb) as f64);
+            for score in self.candidates(a, na, b, nb) {
+                let sa = scores_of(&score, a, 0..na);
+                let sb = scores_of(&score, b, 0..nb);
+                for (index, (divergence, allowed)) in candidates.iter().enumerate() {
+                    let Divergence::HockeyStick { epsilon } = *divergence else {
+                        return Err(Error::InvalidConfig(format!(
+                            "the hockey-stick tester bounds hockey-stick divergences, not {divergence}"
+                        )));
+                    };
+                    if !(epsilon.is_finite() && epsilon >= 0.0) {
+                        return Err(Error::InvalidConfig(format!(
+                            "ε = {epsilon}; allowed: finite and ≥ 0"
+                        )));
+                    }
+                    if let Some((t, pred)) =
+                        best_threshold(sa.clone(), sb.clone(), m_a, m_b, epsilon.exp(), z)
+                    {
+                        let margin = pred - allowed;
+                        if best.as_ref().is_none_or(|c| margin > c.4) {
+                            best = Some((index, reversed, score.clone(), t, margin));
+                        }
+                    }
+                }
+            }
+        }
+        let Some((index, reversed, score, t, _)) = best else {
+            return Err(Error::InvalidSamples(
+                "no candidate event could be formed".into(),
+            ));
+        };
+        let Divergence::HockeyStick { epsilon } = candidates[index].0 else {
+            unreachable!("checked above")
+        };
+        let (a, na, b, nb) = if reversed {
+            (q, nq, p, np)
+        } else {
+            (p, np, q, nq)
+        };
+        let mut measurement = bound_event(a, na, b, nb, &score, t, epsilon.exp(), half);
+        measurement.inequality = format!(
+            "{}; the direction{} and the event were chosen on the training split among {} candidate(s), so one bound carries the whole β",
+            measurement.inequality,
+            if candidates.len() > 1 { ", ε" } else { "" },
+            2 * candidates.len()
+        );
+        Ok(Some(Selected {
+            index,
+            reversed,
+            measurement,
+        }))
+    }
+}
+
+impl HockeyStickTester {
+    /// The best (score, threshold, predicted bound) on the training rows `0..na` of `a` against
+    /// `0..nb` of `b`, predicted for the held-out sizes.
+    fn choose(
+        &self,
+        a: &Samples,
+        na: usize,
+        b: &Samples,
+        nb: usize,
+        e_eps: f64,
+        z: f64,
+    ) -> Option<(Score, f64, f64)> {
+        let (m_a, m_b) = ((a.n() - na) as f64, (b.n() - nb) as f64);
         let mut chosen: Option<(Score, f64, f64)> = None;
-        for score in self.candidates(p, np, q, nq) {
-            let sp = scores_of(&score, p, 0..np);
-            let sq = scores_of(&score, q, 0..nq);
-            if let Some((t, pred)) = best_threshold(sp, sq, m_p as f64, m_q as f64, e_eps, z)
+        for score in self.candidates(a, na, b, nb) {
+            let sa = scores_of(&score, a, 0..na);
+            let sb = scores_of(&score, b, 0..nb);
+            if let Some((t, pred)) = best_threshold(sa, sb, m_a, m_b, e_eps, z)
                 && chosen.as_ref().is_none_or(|c| pred > c.2)
             {
                 chosen = Some((score, t, pred));
             }
         }
-        let Some((score, t, _)) = chosen else {
-            return Err(Error::InvalidSamples(
-                "no candidate event could be formed".into(),
-            ));
-        };
+        chosen
+    }
+}
 
-        // 3. Bound the chosen event on the held-out rows.
-        let k_p = (np..p.n()).filter(|&i| score.eval(&p.row(i)) >= t).count() as u64;
-        let k_q = (nq..q.n()).filter(|&i| score.eval(&q.row(i)) >= t).count() as u64;
-        let p_lower = clopper_pearson_lower(k_p, m_p as u64, half);
-        let q_upper = clopper_pearson_upper(k_q, m_q as u64, half);
-        // e^ε·q_upper rounded up before subtracting, then the difference rounded down.
-        let raw = p_lower - (e_eps * q_upper) * (1.0 + 1e-12);
-        let value = if raw > 0.0 { raw.next_down() } else { 0.0 };
-        let point_estimate = k_p as f64 / m_p as f64 - e_eps * k_q as f64 / m_q as f64;
-        Ok(Measurement {
-            value,
-            point_estimate,
-            inequality: format!(
-                "P(S) − e^ε·Q(S) ≤ H_e^ε(P‖Q) for the event S chosen on the training split; one-sided Clopper–Pearson bounds on P(S) and Q(S) at β/2 = {half:.3e} each (exact binomial; i.i.d. samples, event independent of the {m_p} + {m_q} held-out samples)"
-            ),
-            event: Some(EventBound {
-                description: score.describe(t),
-                count_p: k_p,
-                n_p: m_p as u64,
-                count_q: k_q,
-                n_q: m_q as u64,
-                p_lower,
-                q_upper,
-            }),
-        })
+/// Clopper–Pearson bound of P(S) − e^ε·Q(S) for S = {score ≥ t} on the held-out rows
+/// (`na..`, `nb..`), at `half` for each of the two binomial bounds.
+#[allow(clippy::too_many_arguments)]
+fn bound_event(
+    p: &Samples,
+    np: usize,
+    q: &Samples,
+    nq: usize,
+    score: &Score,
+    t: f64,
+    e_eps: f64,
+    half: f64,
+) -> Measurement {
+    let (m_p, m_q) = (p.n() - np, q.n() - nq);
+    let k_p = (np..p.n()).filter(|&i| score.eval(&p.row(i)) >= t).count() as u64;
+    let k_q = (nq..q.n()).filter(|&i| score.eval(&q.row(i)) >= t).count() as u64;
+    let p_lower = clopper_pearson_lower(k_p, m_p as u64, half);
+    let q_upper = clopper_pearson_upper(k_q, m_q as u64, half);
+    // e^ε·q_upper rounded up before subtracting, then the difference rounded down.
+    let raw = p_lower - (e_eps * q_upper) * (1.0 + 1e-12);
+    let value = if raw > 0.0 { raw.next_down() } else { 0.0 };
+    let point_estimate = k_p as f64 / m_p as f64 - e_eps * k_q as f64 / m_q as f64;
+    Measurement {
+        value,
+        point_estimate,
+        inequality: format!(
+            "P(S) − e^ε·Q(S) ≤ H_e^ε(P‖Q) for the event S chosen on the training split; one-sided Clopper–Pearson bounds on P(S) and Q(S) at β/2 = {half:.3e} each (exact binomial; i.i.d. samples, event independent of the {m_p} + {m_q} held-out samples)"
+        ),
+        event: Some(EventBound {
+            description: score.describe(t),
+            count_p: k_p,
+            n_p: m_p as u64,
+            count_q: k_q,
+            n_q: m_q as u64,
+            p_lower,
+            q_upper,
+        }),
     }
 }
 

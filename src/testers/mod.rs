@@ -138,6 +138,29 @@ pub trait PropertyTester: Send + Sync + fmt::Debug {
         failure_probability: f64,
         rng: &mut dyn Rng,
     ) -> Result<Measurement>;
+
+    /// True when the tester can choose, on its own training split, which one of several
+    /// planned bounds (divergence × direction) to report: it then gets a single β slot instead
+    /// of one per divergence and direction (see [`PropertyTester::select_and_bound`]).
+    fn selects_on_training_split(&self) -> bool {
+        false
+    }
+
+    /// Chooses one of `candidates` (divergence, what the claim allows) and a direction using
+    /// only its training split, then bounds that one divergence on held-out data at the full
+    /// `failure_probability`. The choice is a function of the training rows only, so it is
+    /// independent of the held-out rows and the bound keeps its level. Testers that do not
+    /// select return `Ok(None)`.
+    fn select_and_bound(
+        &self,
+        _p: &Samples,
+        _q: &Samples,
+        _candidates: &[(Divergence, f64)],
+        _failure_probability: f64,
+        _rng: &mut dyn Rng,
+    ) -> Result<Option<Selected>> {
+        Ok(None)
+    }
 }
 
 /// Checks what every tester needs of its inputs: β in (0, 1), equal dimensions, finite values,
@@ -174,6 +197,17 @@ pub fn check_inputs(
         }
     }
     Ok(())
+}
+
+/// What [`PropertyTester::select_and_bound`] chose and measured.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Selected {
+    /// Index into the candidates.
+    pub index: usize,
+    /// False: a lower bound on D(P‖Q); true: on D(Q‖P).
+    pub reversed: bool,
+    /// The bound.
+    pub measurement: Measurement,
 }
 
 /// Builds a tester by name: `hockey-stick`, `renyi`, `mmd` or `histogram` (see [`TESTER_NAMES`]).
