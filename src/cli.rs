@@ -47,6 +47,8 @@ pub enum Command {
     Test(TestArgs),
     /// Re-render a report (index.html and figures) from its audit.json without re-running.
     Report(ReportCommandArgs),
+    /// Benchmarks: power on the scaled-noise Gaussian, tester speed, soundness seed sweep.
+    Bench(crate::bench::BenchArgs),
 }
 
 /// Where reports go; shared by every command that audits.
@@ -257,6 +259,7 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         Command::Sweep(args) => sweep(&args),
         Command::Test(args) => test_samples(&args),
         Command::Report(args) => rerender_report(&args),
+        Command::Bench(args) => crate::bench::run_cli(&args),
     }
 }
 
@@ -291,7 +294,7 @@ pub fn parse_testers(spec: &str) -> Result<Vec<Box<dyn PropertyTester>>> {
     names.into_iter().map(testers::by_name).collect()
 }
 
-fn to_json<T: serde::Serialize>(v: &T) -> Result<String> {
+pub(crate) fn to_json<T: serde::Serialize>(v: &T) -> Result<String> {
     Ok(serde_json::to_string_pretty(v).map_err(|e| Error::InvalidConfig(e.to_string()))? + "\n")
 }
 

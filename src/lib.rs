@@ -33,6 +33,7 @@
 #![warn(missing_docs)]
 
 pub mod audit;
+pub mod bench;
 pub mod bounds;
 pub mod cli;
 pub mod error;
