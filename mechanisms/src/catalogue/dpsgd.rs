@@ -1184,7 +1184,8 @@ fn batch_sum_witness(m: &DpSgd) -> Result<DatasetPair> {
 /// `noise_multiplier` analytic σ for (1, 1e-5), `clip` 1, `steps` 1, `learning_rate` 1, `delta`
 /// 1e-5, `dim` 1, `groups` 1) and `logistic` (0 or 1: the logistic-regression record form),
 /// `joint_clipping` (0 or 1) with `group_scale` (the last group's scale; only with joint
-/// clipping).
+/// clipping), and `noise_scale` (default 1; any other s adds noise s·z·C as `dpsgd-scaled-noise`
+/// does, and the entry's status then comes from its exact privacy profile).
 fn dpsgd(params: &mut Params) -> Result<Entry> {
     let id = "dpsgd";
     let mut config = common(params, id, DEFAULTS)?;
@@ -1210,8 +1211,30 @@ fn dpsgd(params: &mut Params) -> Result<Entry> {
             format!("group_scale = {r}; allowed: only with joint_clipping = 1"),
         ));
     }
+    // `noise_scale` (default 1) lets `audit sweep --mechanism dpsgd --param noise_scale=…` walk
+    // from the correct entry into the scaled-noise bug; any s ≠ 1 gets its status from the exact
+    // privacy profile, exactly as `dpsgd-scaled-noise` does.
+    let s = real(
+        params,
+        id,
+        "noise_scale",
+        1.0,
+        |v| v > 0.0 && v <= 2.0,
+        "0 < noise_scale ≤ 2",
+    )?;
+    if s != 1.0 {
+        config.fault = Fault::ScaledNoise { factor: s };
+    }
     let m = DpSgd::new(id, config)?;
     let witness = boundary_witness(&m)?;
+    if s != 1.0 {
+        let bug = format!(
+            "noise standard deviation s·z·C with s = {s} while the privacy ledger records noise \
+             multiplier z = {:.6}",
+            m.config.noise_multiplier
+        );
+        return entry(m, witness, bug);
+    }
     Ok(Entry {
         mechanism: Box::new(m),
         status: Status::Correct,
