@@ -1528,6 +1528,15 @@ mod tests {
     }
 
     #[test]
+    fn dpsgd_noise_scale_walks_into_the_bug() {
+        let build = |a: &[&str]| super::super::build("dpsgd", &Params::parse(a).unwrap()).unwrap();
+        assert_eq!(build(&[]).status.word(), "correct");
+        assert_eq!(build(&["noise_scale=1"]).status.word(), "correct");
+        assert_eq!(build(&["noise_scale=0.5"]).status.word(), "buggy");
+        assert_eq!(build(&["noise_scale=1.2"]).status.word(), "correct");
+    }
+
+    #[test]
     fn bad_parameters_name_the_value_and_the_range() {
         let err = |id: &str, a: &[&str]| {
             super::super::build(id, &Params::parse(a).unwrap())
@@ -1566,8 +1575,13 @@ mod tests {
             ("dpsgd", &["logistic=2"], &["logistic = 2"]),
             (
                 "dpsgd",
-                &["noise_scale=0.5"],
-                &["unknown parameter", "noise_scale"],
+                &["noise_scale=0"],
+                &["noise_scale = 0", "0 < noise_scale ≤ 2"],
+            ),
+            (
+                "dpsgd",
+                &["noise_sclae=0.5"],
+                &["unknown parameter", "noise_sclae"],
             ),
             (
                 "dpsgd-scaled-noise",
