@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::mechanisms::{DatasetPair, Mechanism, Neighboring, PrivacyClaim, Samples};
-use crate::rng::{CHUNK, Seed, Side, Stream, sample_parallel};
+use crate::rng::{Seed, Side, Stream, chunk_len, sample_parallel};
 use crate::testers::{Divergence, EventBound, PropertyTester, allowed, violates};
 
 /// Version of the JSON report layout.
@@ -290,7 +290,7 @@ pub fn audit_pair_in(
         seed,
         phase.stream(Side::Second),
     )?;
-    let mechanism_calls = 2 * n.div_ceil(CHUNK) as u64;
+    let mechanism_calls = 2 * n.div_ceil(chunk_len(mechanism)) as u64;
     let Measured {
         beta,
         bounds,

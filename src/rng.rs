@@ -136,8 +136,15 @@ impl Seed {
     }
 }
 
-/// Draws `n` releases of `mechanism` on `dataset`, in parallel chunks of [`CHUNK`], chunk `c` from
-/// `seed.rng(stream.with_chunk(c))`. Bit-identical for any number of rayon threads.
+/// Releases per call of `mechanism.sample` when drawing: its [`Mechanism::batch_size`], else
+/// [`CHUNK`] (at least 1).
+pub fn chunk_len(mechanism: &dyn Mechanism) -> usize {
+    mechanism.batch_size().unwrap_or(CHUNK).max(1)
+}
+
+/// Draws `n` releases of `mechanism` on `dataset`, in parallel chunks of [`chunk_len`] (the
+/// mechanism's batch size, else [`CHUNK`]), chunk `c` from `seed.rng(stream.with_chunk(c))`.
+/// Bit-identical for any number of rayon threads.
 ///
 /// Checks that every chunk has the mechanism's announced dimension and only finite values.
 pub fn sample_parallel(
@@ -150,11 +157,12 @@ pub fn sample_parallel(
     if n == 0 {
         return Err(Error::InvalidConfig("cannot draw 0 samples".into()));
     }
-    let chunks = n.div_ceil(CHUNK);
+    let chunk = chunk_len(mechanism);
+    let chunks = n.div_ceil(chunk);
     let parts: Vec<Samples> = (0..chunks)
         .into_par_iter()
         .map(|c| {
-            let len = CHUNK.min(n - c * CHUNK);
+            let len = chunk.min(n - c * chunk);
             let mut rng = seed.rng(stream.with_chunk(c as u64));
             let s = mechanism.sample(dataset, len, &mut rng)?;
             if s.n() != len || s.dim() != mechanism.output_dim() {
@@ -171,7 +179,7 @@ pub fn sample_parallel(
                 return Err(Error::InvalidSamples(format!(
                     "mechanism {} released a non-finite value {v} (release {}, coordinate {j})",
                     mechanism.id(),
-                    c * CHUNK + i
+                    c * chunk + i
                 )));
             }
             Ok(s)

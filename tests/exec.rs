@@ -29,7 +29,13 @@ fn script(name: &str, body: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("dp-audit-exec-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let p = dir.join(name);
-    std::fs::write(&p, body).unwrap();
+    // Tests run in parallel threads and rewrite the same files (e.g. pairs.jsonl): write a
+    // private temporary and rename it, so a reader never sees a half-written file.
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let k = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = dir.join(format!(".{name}.{k}.tmp"));
+    std::fs::write(&tmp, body).unwrap();
+    std::fs::rename(&tmp, &p).unwrap();
     p
 }
 
@@ -41,8 +47,6 @@ fn run_exec(command: &str, extra: &[&str]) -> std::process::Output {
         "--claim",
         "pure:1",
         "--no-report",
-        "--samples",
-        "20000",
         "--finder",
         "fixed",
         "--pairs",
@@ -54,6 +58,9 @@ fn run_exec(command: &str, extra: &[&str]) -> std::process::Output {
     let pairs = pairs.to_str().unwrap().to_string();
     let pairs: &'static str = Box::leak(pairs.into_boxed_str());
     args.push(pairs);
+    if !extra.contains(&"--samples") {
+        args.extend_from_slice(&["--samples", "20000"]);
+    }
     args.extend_from_slice(extra);
     audit(&args)
 }
@@ -180,4 +187,42 @@ fn sample_files_from_shards() {
     ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("bad.jsonl: line 3"), "{}", stderr(&o));
+}
+
+/// The stdlib example program (examples/exec/stdlib_laplace_count.py, a correct Laplace count)
+/// audited with 20 seeds: none should be flagged. Each audit runs at β = 1e-3, so the number
+/// flagged is at most Binomial(20, 1e-3) in distribution; the test fails only at 4 or more
+/// (P ≤ C(20,4)·1e-12 < 5e-9), i.e. above the Binomial 1 − 1e-6 quantile (3), and prints the
+/// count (the target is 0). Small samples keep it to a few seconds: 5 000 releases per
+/// side, 1 000 per side in the exploratory phase.
+#[test]
+fn correct_example_program_is_not_flagged_over_20_seeds() {
+    let script =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/exec/stdlib_laplace_count.py");
+    let command = format!("python3 {} --epsilon 1", script.display());
+    let mut flagged = vec![];
+    for seed in 0..20u64 {
+        let s = seed.to_string();
+        let o = run_exec(
+            &command,
+            &[
+                "--samples",
+                "5000",
+                "--search-samples",
+                "1000",
+                "--seed",
+                &s,
+            ],
+        );
+        match o.status.code() {
+            Some(0) => {}
+            Some(1) => flagged.push(seed),
+            _ => panic!("seed {seed}: {}{}", stdout(&o), stderr(&o)),
+        }
+    }
+    println!(
+        "correct exec program flagged on {} of 20 seeds: {flagged:?}",
+        flagged.len()
+    );
+    assert!(flagged.len() <= 3, "flagged on seeds {flagged:?}");
 }

@@ -74,6 +74,14 @@ pub trait Mechanism: Send + Sync + fmt::Debug {
 
     /// `n` independent releases on `dataset`; all randomness from `rng`.
     fn sample(&self, dataset: &Dataset, n: usize, rng: &mut dyn Rng) -> Result<Samples>;
+
+    /// Releases the runner asks for per call of [`Mechanism::sample`] (the last call of a draw
+    /// may ask for fewer), or `None` for the runner's default chunk. A mechanism with a large
+    /// fixed cost per call, such as an external program started once per call, asks for bigger
+    /// calls. Part of the reproducibility contract: changing it changes the samples a seed gives.
+    fn batch_size(&self) -> Option<usize> {
+        None
+    }
 }
 
 /// Named numeric parameters for building a catalogue entry (`--param noise_scale=0.7`).

@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 use crate::audit::{AuditReport, SCHEMA_VERSION, Verdict};
 use crate::error::{Error, Result};
 use crate::mechanisms::{DatasetPair, Mechanism, Samples};
-use crate::rng::{CHUNK, Seed, Stream};
+use crate::rng::{Seed, Stream, chunk_len};
 
 pub mod html;
 pub mod plot;
@@ -68,7 +68,7 @@ impl PlotData {
 
     /// Draws `n` releases per side of `mechanism` on `pair` from the plot streams of `seed`
     /// (side i from `Seed(seed).rng(Stream::Other { tag: PLOT_TAG, index: i })`, in chunks of
-    /// [`CHUNK`] from that one generator). Checks dimensions and finiteness like the runner.
+    /// [`chunk_len`] from that one generator). Checks dimensions and finiteness like the runner.
     pub fn draw(
         mechanism: &dyn Mechanism,
         pair: &DatasetPair,
@@ -80,10 +80,11 @@ impl PlotData {
                 tag: PLOT_TAG,
                 index,
             });
-            let mut parts = Vec::with_capacity(n.div_ceil(CHUNK));
+            let chunk = chunk_len(mechanism);
+            let mut parts = Vec::with_capacity(n.div_ceil(chunk));
             let mut left = n;
             while left > 0 {
-                let len = left.min(CHUNK);
+                let len = left.min(chunk);
                 let s = mechanism.sample(dataset, len, &mut rng)?;
                 if s.n() != len || s.dim() != mechanism.output_dim() {
                     return Err(Error::InvalidSamples(format!(
