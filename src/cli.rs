@@ -144,10 +144,6 @@ pub struct RunArgs {
     /// Seconds one exec batch may run before it is killed.
     #[arg(long, default_value_t = 60.0, value_name = "SECONDS")]
     pub exec_timeout: f64,
-    /// Releases per exec request (one process each); lower it for slow programs. The same seed
-    /// gives the same samples only with the same batch size.
-    #[arg(long, default_value_t = crate::exec::DEFAULT_BATCH, value_name = "N")]
-    pub exec_batch: usize,
     /// Worker threads (and so exec processes running at once); default: all cores.
     #[arg(long)]
     pub jobs: Option<usize>,
@@ -172,6 +168,17 @@ pub struct RunArgs {
     /// Testers, comma-separated, or "all" (β is split over all their bounds).
     #[arg(long, default_value = "hockey-stick")]
     pub tester: String,
+    /// Anytime-valid sequential audit (see dp_audit::sequential): draw releases in batches that
+    /// double from --first-batch and stop as soon as a betting e-process reaches 1/β. Uses its
+    /// own event search (not --tester) and writes no HTML report.
+    #[arg(long, conflicts_with_all = ["samples", "finder", "exec"])]
+    pub sequential: bool,
+    /// Most releases per side of a sequential audit (default: the fixed-n default).
+    #[arg(long, requires = "sequential", value_name = "N")]
+    pub max_samples: Option<usize>,
+    /// Releases per side of a sequential audit's first (training-only) batch.
+    #[arg(long, requires = "sequential", value_name = "N")]
+    pub first_batch: Option<usize>,
     /// Print one JSON object (deterministic: no timings) instead of text.
     #[arg(long)]
     pub json: bool,
@@ -685,8 +692,7 @@ fn build_target(args: &RunArgs) -> Result<Target> {
             domain,
             std::time::Duration::from_secs_f64(args.exec_timeout),
             &probe,
-        )?
-        .with_batch_size(args.exec_batch)?;
+        )?;
         return Ok(Target {
             mechanism: Box::new(m),
             witness: None,
@@ -719,6 +725,9 @@ fn run_audit_inner(args: &RunArgs) -> Result<Outcome> {
     let testers = parse_testers(&args.tester)?;
     let target = build_target(args)?;
     let claim = target.claim;
+    if args.sequential {
+        return run_sequential(args, &target);
+    }
     let config = AuditConfig {
         seed: args.seed,
         samples_per_side: args.samples,
@@ -778,6 +787,49 @@ fn run_audit_inner(args: &RunArgs) -> Result<Outcome> {
     if let Some(index) = &report_index {
         announce_report(index, args.json, args.report.quiet, &mut stdout);
     }
+    Ok(Outcome { stdout, code })
+}
+
+/// `audit run --sequential`: the anytime-valid betting audit on the catalogue witness.
+fn run_sequential(args: &RunArgs, target: &Target) -> Result<Outcome> {
+    use crate::sequential::{SequentialConfig, audit_sequential};
+    if args.tester != "hockey-stick" {
+        return Err(Error::InvalidConfig(format!(
+            "--tester {} with --sequential; the sequential audit uses its own betting test, leave --tester out",
+            args.tester
+        )));
+    }
+    let witness = target
+        .witness
+        .as_ref()
+        .ok_or_else(|| Error::InvalidConfig("--sequential needs a catalogue --mechanism".into()))?;
+    let defaults = SequentialConfig::default();
+    let config = SequentialConfig {
+        seed: args.seed,
+        max_samples_per_side: args.max_samples.unwrap_or(defaults.max_samples_per_side),
+        first_batch: args.first_batch.unwrap_or(defaults.first_batch),
+        failure_probability: args.failure_probability,
+    };
+    let spinner = crate::report::progress::Spinner::start(
+        args.report.quiet,
+        &format!("auditing {} sequentially", target.mechanism.id()),
+    );
+    let mut report = audit_sequential(&*target.mechanism, &target.claim, witness, &config)?;
+    drop(spinner);
+    report.mechanism.catalogue_status = target.status.clone();
+    if let Some(src) = &target.claim_source {
+        report.mechanism.claim_source = src.clone();
+    }
+    let code = match report.verdict {
+        Verdict::Violation => 1,
+        Verdict::NoViolation => 0,
+    };
+    let stdout = if args.json {
+        report.wall_time_seconds = None;
+        to_json(&report)?
+    } else {
+        crate::sequential::render_text(&report)
+    };
     Ok(Outcome { stdout, code })
 }
 

@@ -42,6 +42,7 @@ pub mod finders;
 pub mod gate;
 pub mod report;
 pub mod rng;
+pub mod sequential;
 pub mod testers;
 
 pub use dp_audit_mechanisms as mechanisms;

@@ -1,0 +1,806 @@
+//! Anytime-valid sequential auditing: draw releases in growing batches and stop as soon as a
+//! betting e-process establishes a violation (after "Sequentially auditing differential
+//! privacy", NeurIPS 2025, and the testing-by-betting framework of Waudby-Smith & Ramdas 2023).
+//!
+//! A gross bug is caught after a few hundred releases per side; a mechanism that keeps its claim
+//! costs at most `max_samples_per_side`, which defaults to the fixed-n default of
+//! [`AuditConfig`](crate::audit::AuditConfig).
+//!
+//! # The test
+//! Pair the i-th releases X_i ~ P = M(D) and Y_i ~ Q = M(D'). For one direction (P ‖ Q), one ε
+//! and what the claim allows there, δ = δ(ε) (rounded up), let S_i be an event chosen from the
+//! releases 1..i−1 only (*predictable*), and
+//!
+//! ```text
+//! Z_i = 1{X_i ∈ S_i} − e^ε·1{Y_i ∈ S_i} ∈ [−e^ε, 1],   E[Z_i | F_{i−1}] = P(S_i) − e^ε Q(S_i).
+//! ```
+//!
+//! Under the null "the claim holds on this pair", P(S) − e^ε Q(S) ≤ H_{e^ε}(P ‖ Q) ≤ δ for every
+//! S, so E[Z_i − δ | F_{i−1}] ≤ 0. With a predictable bet λ_i ∈ [0, 1/(e^ε + δ)) the wealth
+//!
+//! ```text
+//! K_t = Π_{i ≤ t} (1 + λ_i (Z_i − δ))
+//! ```
+//!
+//! has factors ≥ 1 − λ_i(e^ε + δ) > 0 and conditional mean ≤ 1: it is a nonnegative
+//! supermartingale with K_0 = 1. One such process runs for each direction (P ‖ Q and Q ‖ P) and
+//! each ε of the plan (the claim's own ε for pure and approximate claims; for profile claims —
+//! Rényi, zCDP, Gaussian DP — the fixed grid of [`HockeyStickTester::plan`] at
+//! `max_samples_per_side`). The C processes are averaged with equal weights, M_t = (1/C) Σ_c K_t^c,
+//! which is again a nonnegative supermartingale with M_0 = 1 (all components are adapted to the
+//! same filtration). Averaging dominates splitting β: any component at C/β puts M_t at ≥ 1/β.
+//!
+//! **Ville's inequality**: P(sup_t M_t ≥ 1/β) ≤ β. The audit reports a violation the first time
+//! M_t ≥ 1/β, checked after every pair of releases, so the probability of reporting a violation
+//! against a mechanism that keeps its claim is at most β — at whatever time it stops, and even
+//! though the batch schedule, the events and the bets all adapt to the data seen so far.
+//!
+//! # Events and bets (power only; any predictable choice keeps the guarantee)
+//! Releases come in batches: the first batch (`first_batch` per side) only trains, then each
+//! batch doubles the total until `max_samples_per_side`. At each batch boundary, on all releases
+//! drawn so far, each process chooses an event S = {s(x) ≥ t}: the score s is an output
+//! coordinate or its negation, or, for discrete coordinates, the estimated log-likelihood ratio
+//! of their values; the threshold t and bet λ maximize the plug-in expected log-growth
+//! E log(1 + λ(Z − δ)) with P(S) estimated by k_P/(n+1) (shrunk down) and Q(S) by
+//! (k_Q+1)/(n+1) (shrunk up). The bet used is half of that plug-in Kelly bet (robust to the
+//! optimism of choosing the event on the same data), capped below 1/(e^ε + δ). Event and bet stay
+//! fixed for the whole next batch, whose releases were not seen when choosing: both are
+//! F_{i−1}-measurable.
+//!
+//! # Assumptions
+//! Releases are i.i.d. within each side and the sides are independent (each batch of each side
+//! comes from its own ChaCha stream of the seed). Nothing is assumed about the output
+//! distribution or about how the stopping time is chosen.
+//!
+//! # Arithmetic
+//! Log-wealth is accumulated as Σ ln(1 + λ(Z − δ)). e^ε is rounded up and δ is the claim's
+//! allowance rounded up (both make Z − δ smaller, the safe side). Each component's log-wealth is
+//! lowered by 1e-9·Σ|terms| + 1e-12 before use, which covers the rounding of ln_1p and of the
+//! summation (relative error ≤ n·2^-53 ≈ 2·10^-11 for n ≤ 2·10^5, and ≤ 6·10^-9 at the largest
+//! allowed n), and the threshold ln(C/β) is rounded up.
+//!
+//! # Randomness
+//! Batch b of side s is `sample_parallel` on the stream `Confirm { trial: 2^40 + b, side, .. }`,
+//! separate from every fixed-n and search stream; everything else is deterministic and serial.
+//! The same seed gives the same stopping time on any number of threads.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use crate::audit::{
+    AuditConfig, Direction, MAX_SAMPLES_PER_SIDE, MAX_VALUES_PER_SIDE, MechanismInfo,
+    SCHEMA_VERSION, Verdict,
+};
+use crate::error::{Error, Result};
+use crate::mechanisms::{Dataset, DatasetPair, Mechanism, PrivacyClaim, Samples};
+use crate::rng::{CHUNK, Seed, Side, Stream, sample_parallel};
+use crate::testers::{Divergence, HockeyStickTester, PropertyTester, allowed};
+
+/// Default size of the first (training-only) batch per side.
+pub const DEFAULT_FIRST_BATCH: usize = 100;
+
+/// Smallest allowed first batch.
+pub const MIN_FIRST_BATCH: usize = 10;
+
+/// Offset of the sequential batches' `Confirm` trial indices: far from the fixed-n audit
+/// (trial 0) and the finders' confirmations (small indices).
+pub const TRIAL_BASE: u64 = 1 << 40;
+
+/// A coordinate with at most this many distinct values on each side is treated as discrete.
+const MAX_DISCRETE_VALUES: usize = 64;
+
+/// Fraction of the plug-in Kelly bet that is used (half Kelly).
+const KELLY_FRACTION: f64 = 0.5;
+
+/// Settings of a sequential audit.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SequentialConfig {
+    /// The run's seed.
+    pub seed: u64,
+    /// Most releases per side; the audit stops here when no violation is established.
+    pub max_samples_per_side: usize,
+    /// Releases per side of the first batch (training only); batches then double the total.
+    pub first_batch: usize,
+    /// β: probability, for a mechanism that keeps its claim, of ever reporting a violation.
+    pub failure_probability: f64,
+}
+
+impl Default for SequentialConfig {
+    fn default() -> Self {
+        let fixed = AuditConfig::default();
+        Self {
+            seed: fixed.seed,
+            max_samples_per_side: fixed.samples_per_side,
+            first_batch: DEFAULT_FIRST_BATCH,
+            failure_probability: fixed.failure_probability,
+        }
+    }
+}
+
+impl SequentialConfig {
+    /// Checks the settings for a mechanism with output dimension `output_dim`.
+    pub fn validate(&self, output_dim: usize) -> Result<()> {
+        let (n, f) = (self.max_samples_per_side, self.first_batch);
+        if f < MIN_FIRST_BATCH {
+            return Err(Error::InvalidConfig(format!(
+                "first batch = {f}; allowed: at least {MIN_FIRST_BATCH}"
+            )));
+        }
+        if n < 2 * f {
+            return Err(Error::InvalidConfig(format!(
+                "max samples per side = {n} with a first batch of {f}; allowed: at least twice the first batch ({}), since the first batch only trains",
+                2 * f
+            )));
+        }
+        if n > MAX_SAMPLES_PER_SIDE || n.saturating_mul(output_dim.max(1)) > MAX_VALUES_PER_SIDE {
+            return Err(Error::InvalidConfig(format!(
+                "max samples per side = {n} with output dimension {output_dim} is too large; allowed: at most {MAX_SAMPLES_PER_SIDE} releases and {MAX_VALUES_PER_SIDE} values per side"
+            )));
+        }
+        let b = self.failure_probability;
+        if !(b > 0.0 && b < 1.0) {
+            return Err(Error::InvalidConfig(format!(
+                "failure probability β = {b}; allowed: 0 < β < 1"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Cumulative releases per side at the end of each batch: first_batch, then doubling, capped
+    /// at the maximum (the last entry is always `max_samples_per_side`).
+    pub fn schedule(&self) -> Vec<usize> {
+        let mut out = vec![self.first_batch.min(self.max_samples_per_side)];
+        while let Some(&last) = out.last()
+            && last < self.max_samples_per_side
+        {
+            out.push((2 * last).min(self.max_samples_per_side));
+        }
+        out
+    }
+}
+
+/// One wealth process at the end of the audit.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ComponentRecord {
+    /// The hockey-stick divergence bet against.
+    pub divergence: Divergence,
+    /// Which order of the pair.
+    pub direction: Direction,
+    /// What the claim allows there (rounded up): the δ of Z − δ.
+    pub allowed: f64,
+    /// ln K_t of this process (rounded down).
+    pub log_wealth: f64,
+    /// The event of the last batch, in words (`None` if it never bet).
+    pub last_event: Option<String>,
+    /// The bet λ of the last batch.
+    pub last_bet: f64,
+}
+
+/// The state after one batch.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BatchRecord {
+    /// Releases per side drawn so far.
+    pub samples_per_side: usize,
+    /// ln M of the mixture at the end of the batch (or at the stopping time), rounded down.
+    pub log_wealth: f64,
+}
+
+/// The result of a sequential audit.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SequentialReport {
+    /// Layout version.
+    pub schema_version: u32,
+    /// dp-audit version.
+    pub tool_version: String,
+    /// Always `"sequential"`.
+    pub mode: String,
+    /// What was audited.
+    pub mechanism: MechanismInfo,
+    /// The pair.
+    pub pair: DatasetPair,
+    /// The seed.
+    pub seed: u64,
+    /// β.
+    pub failure_probability: f64,
+    /// Most releases per side allowed.
+    pub max_samples_per_side: usize,
+    /// Size of the first (training-only) batch.
+    pub first_batch: usize,
+    /// Releases drawn per side (the end of the last batch drawn).
+    pub samples_per_side: usize,
+    /// Calls of `Mechanism::sample`.
+    pub mechanism_calls: u64,
+    /// The index i (1-based, per side) of the pair of releases at which the mixture wealth first
+    /// reached 1/β; `None` when it never did.
+    pub stopping_time: Option<usize>,
+    /// ln M at the stopping time, or at the end (rounded down).
+    pub log_wealth: f64,
+    /// ln(1/β) (rounded up): a violation is reported iff `log_wealth` ≥ this.
+    pub log_threshold: f64,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Every wealth process.
+    pub components: Vec<ComponentRecord>,
+    /// The mixture wealth after each batch.
+    pub batches: Vec<BatchRecord>,
+    /// The guarantee, in words.
+    pub inequality: String,
+    /// Wall-clock seconds; left out of the deterministic JSON printed by `--json`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wall_time_seconds: Option<f64>,
+}
+
+/// A score s(x); events are {s(x) ≥ t}.
+#[derive(Clone, Debug)]
+enum Score {
+    /// sign · x_j.
+    Coordinate { j: usize, sign: f64 },
+    /// Estimated log-likelihood ratio of the joint values of the discrete coordinates `coords`;
+    /// values never seen score −∞ (they are in no event).
+    Atoms {
+        coords: Vec<usize>,
+        table: HashMap<Vec<u64>, f64>,
+    },
+}
+
+fn key(row: &ndarray::ArrayView1<'_, f64>, coords: &[usize]) -> Vec<u64> {
+    coords.iter().map(|&c| row[c].to_bits()).collect()
+}
+
+impl Score {
+    fn eval(&self, row: &ndarray::ArrayView1<'_, f64>) -> f64 {
+        match self {
+            Score::Coordinate { j, sign } => sign * row[*j],
+            Score::Atoms { coords, table } => {
+                *table.get(&key(row, coords)).unwrap_or(&f64::NEG_INFINITY)
+            }
+        }
+    }
+
+    fn eval_all(&self, s: &Samples) -> Vec<f64> {
+        (0..s.n()).map(|i| self.eval(&s.row(i))).collect()
+    }
+
+    fn describe(&self, t: f64) -> String {
+        match self {
+            Score::Coordinate { j, sign } if *sign > 0.0 => format!("coordinate {j} ≥ {t}"),
+            Score::Coordinate { j, .. } => format!("coordinate {j} ≤ {}", -t),
+            Score::Atoms { coords, table } => {
+                let n = table.values().filter(|&&v| v >= t).count();
+                format!(
+                    "output values of coordinates {coords:?} among the {n} values whose estimated log-likelihood ratio is ≥ {t:.4}"
+                )
+            }
+        }
+    }
+}
+
+/// Candidate scores for betting that `a` puts more mass than `b` on an event.
+fn candidates(a: &Samples, b: &Samples) -> Vec<Score> {
+    let d = a.dim();
+    let n_min = a.n().min(b.n());
+    let mut out = Vec::new();
+    let mut discrete = Vec::new();
+    for j in 0..d {
+        let mut seen = std::collections::HashSet::new();
+        for s in [a, b] {
+            for v in s.column(j) {
+                seen.insert(v.to_bits());
+                if seen.len() > MAX_DISCRETE_VALUES {
+                    break;
+                }
+            }
+        }
+        if seen.len() <= 1 {
+            continue; // constant and equal on both sides: no information
+        }
+        if seen.len() <= MAX_DISCRETE_VALUES && seen.len() * 10 <= n_min {
+            discrete.push(j);
+        }
+        for sign in [1.0, -1.0] {
+            out.push(Score::Coordinate { j, sign });
+        }
+    }
+    if !discrete.is_empty() {
+        let mut counts: HashMap<Vec<u64>, (f64, f64)> = HashMap::new();
+        for i in 0..a.n() {
+            counts.entry(key(&a.row(i), &discrete)).or_default().0 += 1.0;
+        }
+        for i in 0..b.n() {
+            counts.entry(key(&b.row(i), &discrete)).or_default().1 += 1.0;
+        }
+        let k = counts.len() as f64;
+        let (na, nb) = (a.n() as f64, b.n() as f64);
+        let table = counts
+            .into_iter()
+            .map(|(key, (ca, cb))| {
+                let lr = ((ca + 0.5) / (na + 0.5 * k)).ln() - ((cb + 0.5) / (nb + 0.5 * k)).ln();
+                (key, lr)
+            })
+            .collect();
+        out.push(Score::Atoms {
+            coords: discrete,
+            table,
+        });
+    }
+    out
+}
+
+/// The plug-in Kelly bet for Z = 1{X ∈ S} − e·1{Y ∈ S} with X ∈ S w.p. `p`, Y ∈ S w.p. `q`
+/// (independent), against the null mean `delta`: (λ*, E log(1 + λ*(Z − δ))), λ* maximizing the
+/// concave expected log-growth on [0, 1/(e + δ)). (0, 0) when the plug-in mean is ≤ δ.
+/// Hand-written bisection: the derivative is monotone and one-dimensional.
+fn kelly(p: f64, q: f64, e: f64, delta: f64) -> (f64, f64) {
+    if p - e * q - delta <= 0.0 {
+        return (0.0, 0.0);
+    }
+    let atoms = [
+        (p * q, 1.0 - e - delta),
+        (p * (1.0 - q), 1.0 - delta),
+        ((1.0 - p) * q, -e - delta),
+        ((1.0 - p) * (1.0 - q), -delta),
+    ];
+    let slope = |l: f64| {
+        atoms
+            .iter()
+            .map(|(w, v)| w * v / (1.0 + l * v))
+            .sum::<f64>()
+    };
+    let growth = |l: f64| atoms.iter().map(|(w, v)| w * (l * v).ln_1p()).sum::<f64>();
+    let (mut lo, mut hi) = (0.0, (1.0 - 1e-9) / (e + delta));
+    if slope(hi) >= 0.0 {
+        return (hi, growth(hi));
+    }
+    for _ in 0..60 {
+        let mid = 0.5 * (lo + hi);
+        if slope(mid) > 0.0 {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    (lo, growth(lo))
+}
+
+/// Best threshold for one score: sorted (descending) training scores `sa` of the betting side
+/// and `sb` of the other side. Returns (t, λ*, growth).
+fn best_threshold(sa: &[f64], sb: &[f64], e: f64, delta: f64) -> Option<(f64, f64, f64)> {
+    let (na, nb) = (sa.len() as f64, sb.len() as f64);
+    let count_ge = |v: &[f64], t: f64| v.partition_point(|&x| x >= t) as f64;
+    let mut best: Option<(f64, f64, f64)> = None;
+    let mut rank = 1.0_f64;
+    let mut last_t = f64::NAN;
+    while (rank as usize) <= sa.len() {
+        let t = sa[rank as usize - 1];
+        rank = (rank * 1.02).max(rank + 1.0);
+        if t == last_t || t == f64::NEG_INFINITY {
+            continue;
+        }
+        last_t = t;
+        let p = count_ge(sa, t) / (na + 1.0);
+        let q = (count_ge(sb, t) + 1.0) / (nb + 1.0);
+        let (lambda, g) = kelly(p, q, e, delta);
+        if g > 0.0 && best.is_none_or(|(_, _, bg)| g > bg) {
+            best = Some((t, lambda, g));
+        }
+    }
+    best
+}
+
+/// One wealth process.
+struct Component {
+    epsilon: f64,
+    /// e^ε rounded up.
+    e_eps: f64,
+    delta: f64,
+    reversed: bool,
+    log_wealth: f64,
+    abs_sum: f64,
+    /// Index into the direction's candidate scores, threshold, bet.
+    bet: Option<(usize, f64, f64)>,
+    last_event: Option<String>,
+}
+
+impl Component {
+    /// ln K rounded down (see the module docs, Arithmetic).
+    fn safe_log_wealth(&self) -> f64 {
+        self.log_wealth - (1e-9 * self.abs_sum + 1e-12)
+    }
+}
+
+/// ln((1/C) Σ_c e^{x_c}), rounded down by a margin covering the rounding of the sum.
+fn log_mean_exp(xs: &[f64]) -> f64 {
+    let m = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let s: f64 = xs.iter().map(|x| (x - m).exp()).sum();
+    let v = m + (s / xs.len() as f64).ln();
+    v - 1e-12 * (1.0 + v.abs())
+}
+
+/// Audits `claim` for `mechanism` on `pair` sequentially; see the module docs for the guarantee.
+pub fn audit_sequential(
+    mechanism: &dyn Mechanism,
+    claim: &PrivacyClaim,
+    pair: &DatasetPair,
+    config: &SequentialConfig,
+) -> Result<SequentialReport> {
+    let start = Instant::now();
+    config.validate(mechanism.output_dim())?;
+    let claim = claim.validated()?;
+    if pair.relation() != mechanism.neighboring() {
+        return Err(Error::InvalidConfig(format!(
+            "the pair is {} neighbors but {} states its claim for {} neighbors",
+            pair.relation(),
+            mechanism.id(),
+            mechanism.neighboring()
+        )));
+    }
+    let domain = mechanism.domain();
+    domain.check(pair.first())?;
+    domain.check(pair.second())?;
+
+    let plan = HockeyStickTester::default().plan(&claim, config.max_samples_per_side)?;
+    let mut comps = Vec::new();
+    for d in &plan {
+        let Divergence::HockeyStick { epsilon } = *d else {
+            continue;
+        };
+        let Some(delta) = allowed(&claim, d) else {
+            continue;
+        };
+        for reversed in [false, true] {
+            comps.push(Component {
+                epsilon,
+                e_eps: (epsilon.exp() * (1.0 + 1e-15)).next_up(),
+                delta,
+                reversed,
+                log_wealth: 0.0,
+                abs_sum: 0.0,
+                bet: None,
+                last_event: None,
+            });
+        }
+    }
+    if comps.is_empty() {
+        return Err(Error::ClaimNotTestable {
+            tester: "sequential".into(),
+            claim: claim.to_string(),
+            reason: "the claim bounds no hockey-stick divergence".into(),
+        });
+    }
+    let c = comps.len();
+    let beta = config.failure_probability;
+    // ln(1/β), rounded up; the mixture is compared with it.
+    let log_threshold = (-beta.ln() * (1.0 + 1e-12)).next_up();
+
+    let seed = Seed(config.seed);
+    let draw = |batch: usize, len: usize, side: Side, d: &Dataset| {
+        sample_parallel(
+            mechanism,
+            d,
+            len,
+            seed,
+            Stream::Confirm {
+                trial: TRIAL_BASE + batch as u64,
+                side,
+                chunk: 0,
+            },
+        )
+    };
+    let schedule = config.schedule();
+    let mut p = draw(0, schedule[0], Side::First, pair.first())?;
+    let mut q = draw(0, schedule[0], Side::Second, pair.second())?;
+    let mut mechanism_calls = 2 * schedule[0].div_ceil(CHUNK) as u64;
+    let mut batches = vec![BatchRecord {
+        samples_per_side: schedule[0],
+        log_wealth: 0.0,
+    }];
+    let mut stopping_time = None;
+    let mut mixture = 0.0;
+    let mut logs = vec![0.0; c];
+    let mut drawn = schedule[0];
+
+    for (b, window) in schedule.windows(2).enumerate() {
+        let (done, end) = (window[0], window[1]);
+        // 1. Choose events and bets on releases 1..done only.
+        let mut cands: [Vec<Score>; 2] = [Vec::new(), Vec::new()];
+        for (di, reversed) in [false, true].into_iter().enumerate() {
+            let (a, o) = if reversed { (&q, &p) } else { (&p, &q) };
+            let list = candidates(a, o);
+            let mut best: Vec<Option<(usize, f64, f64, f64)>> = vec![None; c];
+            for (si, score) in list.iter().enumerate() {
+                let mut sa = score.eval_all(a);
+                let mut so = score.eval_all(o);
+                sa.sort_by(|x, y| y.total_cmp(x));
+                so.sort_by(|x, y| y.total_cmp(x));
+                for (ci, comp) in comps.iter().enumerate() {
+                    if comp.reversed != reversed {
+                        continue;
+                    }
+                    if let Some((t, lambda, g)) = best_threshold(&sa, &so, comp.e_eps, comp.delta)
+                        && best[ci].is_none_or(|bb| g > bb.3)
+                    {
+                        best[ci] = Some((si, t, lambda, g));
+                    }
+                }
+            }
+            for (ci, comp) in comps.iter_mut().enumerate() {
+                if comp.reversed != reversed {
+                    continue;
+                }
+                comp.bet = best[ci].map(|(si, t, lambda, _)| {
+                    let cap = (1.0 - 1e-9) / (comp.e_eps + comp.delta);
+                    (si, t, (KELLY_FRACTION * lambda).min(cap))
+                });
+                if let Some((si, t, _)) = comp.bet {
+                    comp.last_event = Some(list[si].describe(t));
+                }
+            }
+            cands[di] = list;
+        }
+
+        // 2. Draw the next batch (never seen by step 1) and bet on it, pair by pair.
+        let len = end - done;
+        let xb = draw(b + 1, len, Side::First, pair.first())?;
+        let yb = draw(b + 1, len, Side::Second, pair.second())?;
+        mechanism_calls += 2 * len.div_ceil(CHUNK) as u64;
+        // Score vectors of the new batch, per (direction, score) in use.
+        let mut cache: HashMap<(usize, usize), (Vec<f64>, Vec<f64>)> = HashMap::new();
+        for comp in &comps {
+            if let Some((si, _, _)) = comp.bet {
+                let di = usize::from(comp.reversed);
+                cache.entry((di, si)).or_insert_with(|| {
+                    let (a, o) = if comp.reversed {
+                        (&yb, &xb)
+                    } else {
+                        (&xb, &yb)
+                    };
+                    (cands[di][si].eval_all(a), cands[di][si].eval_all(o))
+                });
+            }
+        }
+        for i in 0..len {
+            for (ci, comp) in comps.iter_mut().enumerate() {
+                if let Some((si, t, lambda)) = comp.bet {
+                    let (sa, so) = &cache[&(usize::from(comp.reversed), si)];
+                    let z = f64::from(u8::from(sa[i] >= t))
+                        - comp.e_eps * f64::from(u8::from(so[i] >= t));
+                    let term = (lambda * (z - comp.delta)).ln_1p();
+                    comp.log_wealth += term;
+                    comp.abs_sum += term.abs();
+                }
+                logs[ci] = comp.safe_log_wealth();
+            }
+            mixture = log_mean_exp(&logs);
+            if mixture >= log_threshold {
+                stopping_time = Some(done + i + 1);
+                break;
+            }
+        }
+        drawn = end;
+        batches.push(BatchRecord {
+            samples_per_side: end,
+            log_wealth: mixture,
+        });
+        if stopping_time.is_some() {
+            break;
+        }
+        p = Samples::concat(&[p, xb])?;
+        q = Samples::concat(&[q, yb])?;
+    }
+
+    let verdict = if stopping_time.is_some() {
+        Verdict::Violation
+    } else {
+        Verdict::NoViolation
+    };
+    let components = comps
+        .iter()
+        .map(|comp| ComponentRecord {
+            divergence: Divergence::HockeyStick {
+                epsilon: comp.epsilon,
+            },
+            direction: if comp.reversed {
+                Direction::SecondVsFirst
+            } else {
+                Direction::FirstVsSecond
+            },
+            allowed: comp.delta,
+            log_wealth: comp.safe_log_wealth(),
+            last_event: comp.last_event.clone(),
+            last_bet: comp.bet.map_or(0.0, |b| b.2),
+        })
+        .collect();
+    Ok(SequentialReport {
+        schema_version: SCHEMA_VERSION,
+        tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        mode: "sequential".into(),
+        mechanism: MechanismInfo {
+            id: mechanism.id().to_string(),
+            claim,
+            claim_source: mechanism.claim_source(),
+            neighboring: mechanism.neighboring(),
+            catalogue_status: None,
+        },
+        pair: pair.clone(),
+        seed: config.seed,
+        failure_probability: beta,
+        max_samples_per_side: config.max_samples_per_side,
+        first_batch: config.first_batch,
+        samples_per_side: drawn,
+        mechanism_calls,
+        stopping_time,
+        log_wealth: mixture,
+        log_threshold,
+        verdict,
+        components,
+        batches,
+        inequality: format!(
+            "Ville's inequality for the nonnegative supermartingale M_t = (1/{c}) Σ_c Π_i (1 + λ_i (Z_i − δ_c)), Z_i = 1{{X_i ∈ S_i}} − e^ε·1{{Y_i ∈ S_i}}, over {c} process(es) ({} ε × 2 directions), events S_i and bets λ_i < 1/(e^ε + δ) chosen from earlier releases only: P(sup_t M_t ≥ 1/β) ≤ β = {beta} for a mechanism that keeps its claim on this pair (i.i.d. releases, independent sides)",
+            c / 2
+        ),
+        wall_time_seconds: Some(start.elapsed().as_secs_f64()),
+    })
+}
+
+fn short_dataset(d: &Dataset) -> String {
+    let rows = d.to_rows();
+    let shown: Vec<String> = rows
+        .iter()
+        .take(8)
+        .map(|r| {
+            if r.len() == 1 {
+                r[0].to_string()
+            } else {
+                format!(
+                    "({})",
+                    r.iter().map(f64::to_string).collect::<Vec<_>>().join(", ")
+                )
+            }
+        })
+        .collect();
+    let more = if rows.len() > 8 {
+        format!(", … {} more", rows.len() - 8)
+    } else {
+        String::new()
+    };
+    format!("[{}{more}] ({} records)", shown.join(", "), rows.len())
+}
+
+/// Renders a sequential report as the text `audit run --sequential` prints.
+pub fn render_text(r: &SequentialReport) -> String {
+    let mut s = String::new();
+    let status = r
+        .mechanism
+        .catalogue_status
+        .as_deref()
+        .map(|w| format!(" ({w})"))
+        .unwrap_or_default();
+    let _ = writeln!(s, "mechanism    {}{status}", r.mechanism.id);
+    let _ = writeln!(
+        s,
+        "claim        {} ({})",
+        r.mechanism.claim, r.mechanism.claim_source
+    );
+    let _ = writeln!(s, "pair         D  = {}", short_dataset(r.pair.first()));
+    let _ = writeln!(s, "             D' = {}", short_dataset(r.pair.second()));
+    let _ = writeln!(
+        s,
+        "mode         sequential (anytime-valid betting e-process): first batch {}, doubling, at most {} per side, seed {}",
+        r.first_batch, r.max_samples_per_side, r.seed
+    );
+    let _ = writeln!(
+        s,
+        "samples      {} per side drawn ({} mechanism calls)",
+        r.samples_per_side, r.mechanism_calls
+    );
+    let _ = writeln!(
+        s,
+        "wealth       ln M = {:.4} vs ln(1/β) = {:.4} (β = {}); {} process(es) averaged",
+        r.log_wealth,
+        r.log_threshold,
+        r.failure_probability,
+        r.components.len()
+    );
+    let best = r
+        .components
+        .iter()
+        .max_by(|a, b| a.log_wealth.total_cmp(&b.log_wealth));
+    if let Some(b) = best {
+        let dir = match b.direction {
+            Direction::FirstVsSecond => "M(D) ‖ M(D')",
+            Direction::SecondVsFirst => "M(D') ‖ M(D)",
+        };
+        let _ = writeln!(
+            s,
+            "best         {} ({dir}), allowed {:.3e}: ln K = {:.4}; last event: {}",
+            b.divergence,
+            b.allowed,
+            b.log_wealth,
+            b.last_event.as_deref().unwrap_or("none (never bet)")
+        );
+    }
+    let _ = writeln!(s, "guarantee    {}", r.inequality);
+    match r.stopping_time {
+        Some(t) => {
+            let _ = writeln!(
+                s,
+                "verdict      violation found: the wealth reached 1/β after {t} releases per side (stopping time {t})"
+            );
+        }
+        None => {
+            let _ = writeln!(
+                s,
+                "verdict      no violation found: the wealth never reached 1/β in {} releases per side. This does not show the claim holds: only this pair and these samples were tried",
+                r.samples_per_side
+            );
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schedule_doubles_and_ends_at_the_maximum() {
+        let c = SequentialConfig {
+            max_samples_per_side: 1000,
+            first_batch: 100,
+            ..Default::default()
+        };
+        assert_eq!(c.schedule(), vec![100, 200, 400, 800, 1000]);
+        let c = SequentialConfig {
+            max_samples_per_side: 800,
+            first_batch: 100,
+            ..Default::default()
+        };
+        assert_eq!(c.schedule(), vec![100, 200, 400, 800]);
+    }
+
+    #[test]
+    fn bad_settings_are_errors() {
+        let ok = SequentialConfig::default();
+        assert!(ok.validate(1).is_ok());
+        for bad in [
+            SequentialConfig {
+                first_batch: 5,
+                ..ok.clone()
+            },
+            SequentialConfig {
+                max_samples_per_side: 150,
+                ..ok.clone()
+            },
+            SequentialConfig {
+                failure_probability: 1.0,
+                ..ok.clone()
+            },
+            SequentialConfig {
+                max_samples_per_side: MAX_SAMPLES_PER_SIDE + 1,
+                ..ok.clone()
+            },
+        ] {
+            assert!(bad.validate(1).is_err(), "{bad:?}");
+        }
+    }
+
+    /// The Kelly bet keeps every factor positive and is 0 when the plug-in mean is ≤ δ.
+    #[test]
+    fn kelly_bet_is_admissible() {
+        assert_eq!(kelly(0.3, 0.2, 1.0f64.exp(), 0.0), (0.0, 0.0));
+        for (p, q, e, d) in [
+            (0.9, 0.01, 1.0f64.exp(), 0.0),
+            (0.999, 1e-4, 1.0, 1e-5),
+            (0.5, 0.1, 2.0, 0.01),
+        ] {
+            let (l, g) = kelly(p, q, e, d);
+            assert!(
+                l > 0.0 && l < 1.0 / (e + d) && g > 0.0,
+                "{p} {q} {e} {d}: {l} {g}"
+            );
+        }
+    }
+}

@@ -1,0 +1,257 @@
+//! The anytime-valid sequential audit (`dp_audit::sequential`): soundness over seeds on correct
+//! entries that exactly meet their claims, power on gross bugs, thread-count independence, and
+//! the CLI.
+//!
+//! The seed sweeps and the stopping-time benchmark are `#[ignore]`d; run them with
+//! `AUDIT_SEED_SWEEP=1000 cargo test --release --test sequential -- --ignored --nocapture`.
+
+mod util;
+
+use dp_audit::Verdict;
+use dp_audit::mechanisms::{Params, PrivacyClaim, catalogue};
+use dp_audit::sequential::{SequentialConfig, SequentialReport, audit_sequential};
+use statrs::distribution::{Binomial, DiscreteCDF};
+
+fn run(id: &str, claim: Option<PrivacyClaim>, config: &SequentialConfig) -> SequentialReport {
+    let entry = catalogue::build(id, &Params::new()).unwrap();
+    let claim = claim.unwrap_or_else(|| entry.mechanism.claim());
+    audit_sequential(&*entry.mechanism, &claim, &entry.witness, config).unwrap()
+}
+
+/// Over `seeds` seeds, counts sequential rejections of an entry that keeps its claim with
+/// equality on its witness, and checks the count against Binomial(seeds, β): by Ville's
+/// inequality each run rejects with probability ≤ β, so the count exceeds the binomial 1 − 1e-6
+/// quantile with probability ≤ 1e-6 per entry (false-failure rate ≤ 3e-6 for the three entries).
+/// Every run that does not reject must have drawn exactly `max_samples_per_side`.
+fn soundness_sweep(seeds: u64, max_samples: usize) {
+    let beta = 0.1; // large, so that the binomial check has teeth at 200 seeds
+    let crit = Binomial::new(beta, seeds).unwrap().inverse_cdf(1.0 - 1e-6);
+    // Tight: randomized response has P({0}) = e·Q({0}) exactly; Laplace count has likelihood
+    // ratio exactly e on a tail; the analytic Gaussian sum has H_e = 1e-5 = δ.
+    for id in [
+        "randomized-response",
+        "laplace-count",
+        "gaussian-sum-analytic",
+    ] {
+        let mut rejections = 0;
+        for seed in 0..seeds {
+            let config = SequentialConfig {
+                seed,
+                max_samples_per_side: max_samples,
+                first_batch: 100,
+                failure_probability: beta,
+            };
+            let r = run(id, None, &config);
+            match r.verdict {
+                Verdict::Violation => rejections += 1,
+                Verdict::NoViolation => assert_eq!(r.samples_per_side, max_samples, "{id} {seed}"),
+            }
+        }
+        println!(
+            "{id}: {rejections} of {seeds} seeds rejected at β = {beta} (max {max_samples} per side; allowed ≤ {crit})"
+        );
+        assert!(
+            rejections <= crit,
+            "{id}: {rejections} rejections in {seeds} seeds exceed the Binomial({seeds}, {beta}) 1 − 1e-6 quantile {crit}"
+        );
+    }
+}
+
+#[test]
+fn sound_on_tight_correct_entries() {
+    soundness_sweep(200, 1600);
+}
+
+/// The long version: `AUDIT_SEED_SWEEP` seeds (default 1000), 25 600 releases per side.
+#[test]
+#[ignore = "seed sweep: minutes; run with --ignored"]
+fn sound_on_tight_correct_entries_long() {
+    let seeds = std::env::var("AUDIT_SEED_SWEEP")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1000);
+    soundness_sweep(seeds, 25_600);
+}
+
+/// Gross bugs are caught within a few hundred releases per side at the default β = 1e-3 and the
+/// default maximum (the fixed-n default, 200 000): one fixed seed each, so the test is
+/// deterministic; it fails if a change costs the sequential audit its power on gross bugs.
+#[test]
+fn gross_bugs_stop_early() {
+    let config = SequentialConfig::default();
+    let cases: [(&str, Option<PrivacyClaim>); 3] = [
+        ("laplace-sum-ignores-range", None),
+        ("histogram-scale-epsilon", None),
+        // The correct Laplace sum (true ε = 1) against a claim of ε = 0.1.
+        ("laplace-sum", Some(PrivacyClaim::pure(0.1).unwrap())),
+    ];
+    for (id, claim) in cases {
+        let r = run(id, claim, &config);
+        println!(
+            "{id}: stopping time {:?}, {} per side drawn, ln M = {:.3}",
+            r.stopping_time, r.samples_per_side, r.log_wealth
+        );
+        assert_eq!(r.verdict, Verdict::Violation, "{id}");
+        let t = r.stopping_time.unwrap();
+        assert!(
+            t <= 3_000 && r.samples_per_side <= 3_200,
+            "{id}: stopped at {t}"
+        );
+        assert!(r.log_wealth >= r.log_threshold);
+    }
+}
+
+/// A correct entry uses exactly the maximum and reports no violation.
+#[test]
+fn correct_entry_uses_exactly_the_maximum() {
+    let config = SequentialConfig {
+        max_samples_per_side: 5_000,
+        ..Default::default()
+    };
+    let r = run("laplace-sum", None, &config);
+    assert_eq!(r.verdict, Verdict::NoViolation);
+    assert_eq!(r.samples_per_side, 5_000);
+    assert_eq!(r.stopping_time, None);
+    assert_eq!(r.batches.last().unwrap().samples_per_side, 5_000);
+}
+
+/// The same seed gives the same report (stopping time, wealth bits, events) on 1 and 2 threads.
+#[test]
+fn same_stopping_time_on_one_and_two_threads() {
+    for (id, max) in [("report-noisy-max-with-value", 20_000), ("svt1", 10_000)] {
+        let config = SequentialConfig {
+            seed: 7,
+            max_samples_per_side: max,
+            ..Default::default()
+        };
+        let on = |threads: usize| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap()
+                .install(|| {
+                    let mut r = run(id, None, &config);
+                    r.wall_time_seconds = None;
+                    r
+                })
+        };
+        let (one, two) = (on(1), on(2));
+        println!(
+            "{id}: stopping time {:?} on both thread counts",
+            one.stopping_time
+        );
+        assert_eq!(one.stopping_time, two.stopping_time, "{id}");
+        assert_eq!(one.log_wealth.to_bits(), two.log_wealth.to_bits(), "{id}");
+        assert_eq!(one, two, "{id}");
+    }
+}
+
+#[test]
+fn cli_sequential_json_and_exit_codes() {
+    let o = util::audit(&[
+        "run",
+        "--mechanism",
+        "laplace-sum-ignores-range",
+        "--sequential",
+        "--json",
+        "--no-report",
+        "--quiet",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", util::stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&util::stdout(&o)).unwrap();
+    assert_eq!(v["mode"], "sequential");
+    assert_eq!(v["verdict"], "violation");
+    assert!(v["stopping_time"].as_u64().unwrap() <= 3_000);
+    assert!(v["log_wealth"].as_f64().unwrap() >= v["log_threshold"].as_f64().unwrap());
+    assert!(v.get("wall_time_seconds").is_none());
+
+    let o = util::audit(&[
+        "run",
+        "--mechanism",
+        "laplace-count",
+        "--sequential",
+        "--max-samples",
+        "2000",
+        "--first-batch",
+        "50",
+        "--no-report",
+        "--quiet",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", util::stderr(&o));
+    let text = util::stdout(&o);
+    assert!(text.contains("no violation found"), "{text}");
+    assert!(text.contains("2000 per side drawn"), "{text}");
+
+    for bad in [
+        vec!["--max-samples", "150"],
+        vec!["--first-batch", "3"],
+        vec!["--samples", "1000"],
+        vec!["--tester", "renyi"],
+        vec!["--failure-probability", "0"],
+    ] {
+        let mut args = vec![
+            "run",
+            "--mechanism",
+            "laplace-sum",
+            "--sequential",
+            "--no-report",
+            "--quiet",
+        ];
+        args.extend(bad.iter());
+        let o = util::audit(&args);
+        assert_eq!(o.status.code(), Some(2), "{bad:?}: {}", util::stdout(&o));
+        assert!(!util::stderr(&o).is_empty());
+    }
+    // --max-samples without --sequential is an error too.
+    let o = util::audit(&["run", "--mechanism", "laplace-sum", "--max-samples", "500"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+/// Median stopping time over 20 seeds for buggy entries against the fixed-n default, and the
+/// samples a correct entry uses. Run:
+/// `cargo test --release --test sequential -- --ignored stopping_time_benchmark --nocapture`
+#[test]
+#[ignore = "benchmark: prints figures"]
+fn stopping_time_benchmark() {
+    let fixed = dp_audit::AuditConfig::default().samples_per_side;
+    for id in [
+        "laplace-sum-ignores-range",
+        "histogram-scale-epsilon",
+        "report-noisy-max-with-value",
+        "svt5",
+        "mean-noisy-count-scale",
+        "dpsgd-scaled-noise",
+        "gradient-perturbation-no-composition",
+    ] {
+        let mut times: Vec<usize> = (0..20)
+            .map(|seed| {
+                let r = run(
+                    id,
+                    None,
+                    &SequentialConfig {
+                        seed,
+                        ..Default::default()
+                    },
+                );
+                r.stopping_time.unwrap_or(usize::MAX)
+            })
+            .collect();
+        times.sort_unstable();
+        let caught = times.iter().filter(|&&t| t != usize::MAX).count();
+        println!(
+            "{id}: median stopping time {} per side over 20 seeds ({caught}/20 caught; fixed-n default {fixed}); min {} max {}",
+            times[9], times[0], times[19]
+        );
+    }
+    for id in [
+        "laplace-sum",
+        "randomized-response",
+        "gradient-perturbation",
+    ] {
+        let r = run(id, None, &SequentialConfig::default());
+        println!(
+            "{id} (correct): {:?}, {} per side drawn (max {fixed}), ln M = {:.3}",
+            r.verdict, r.samples_per_side, r.log_wealth
+        );
+    }
+}
