@@ -144,6 +144,10 @@ pub struct RunArgs {
     /// Seconds one exec batch may run before it is killed.
     #[arg(long, default_value_t = 60.0, value_name = "SECONDS")]
     pub exec_timeout: f64,
+    /// Releases per exec request (one process each); lower it for slow programs. The same seed
+    /// gives the same samples only with the same batch size.
+    #[arg(long, default_value_t = crate::exec::DEFAULT_BATCH, value_name = "N")]
+    pub exec_batch: usize,
     /// Worker threads (and so exec processes running at once); default: all cores.
     #[arg(long)]
     pub jobs: Option<usize>,
@@ -692,7 +696,8 @@ fn build_target(args: &RunArgs) -> Result<Target> {
             domain,
             std::time::Duration::from_secs_f64(args.exec_timeout),
             &probe,
-        )?;
+        )?
+        .with_batch_size(args.exec_batch)?;
         return Ok(Target {
             mechanism: Box::new(m),
             witness: None,

@@ -76,7 +76,7 @@ use crate::audit::{
 };
 use crate::error::{Error, Result};
 use crate::mechanisms::{Dataset, DatasetPair, Mechanism, PrivacyClaim, Samples};
-use crate::rng::{CHUNK, Seed, Side, Stream, sample_parallel};
+use crate::rng::{Seed, Side, Stream, chunk_len, sample_parallel};
 use crate::testers::{Divergence, HockeyStickTester, PropertyTester, allowed};
 
 /// Default size of the first (training-only) batch per side.
@@ -492,7 +492,8 @@ pub fn audit_sequential(
     let schedule = config.schedule();
     let mut p = draw(0, schedule[0], Side::First, pair.first())?;
     let mut q = draw(0, schedule[0], Side::Second, pair.second())?;
-    let mut mechanism_calls = 2 * schedule[0].div_ceil(CHUNK) as u64;
+    let chunk = chunk_len(mechanism);
+    let mut mechanism_calls = 2 * schedule[0].div_ceil(chunk) as u64;
     let mut batches = vec![BatchRecord {
         samples_per_side: schedule[0],
         log_wealth: 0.0,
@@ -545,7 +546,7 @@ pub fn audit_sequential(
         let len = end - done;
         let xb = draw(b + 1, len, Side::First, pair.first())?;
         let yb = draw(b + 1, len, Side::Second, pair.second())?;
-        mechanism_calls += 2 * len.div_ceil(CHUNK) as u64;
+        mechanism_calls += 2 * len.div_ceil(chunk) as u64;
         // Score vectors of the new batch, per (direction, score) in use.
         let mut cache: HashMap<(usize, usize), (Vec<f64>, Vec<f64>)> = HashMap::new();
         for comp in &comps {
