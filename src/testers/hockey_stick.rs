@@ -192,7 +192,7 @@ impl Score {
 const FIT_ROWS_PER_SIDE: usize = 10_000;
 /// Budget on rows × features of the fit (both sides together): the rows per side are cut to
 /// max(1000, FIT_CELLS / (2 × features)) for wide outputs.
-const FIT_CELLS: usize = 2_000_000;
+const FIT_CELLS: usize = 1_000_000;
 /// L-BFGS iteration cap of the fit.
 const FIT_MAX_ITERATIONS: u64 = 100;
 
@@ -223,6 +223,17 @@ impl LearnedScore {
             s += self.w_lin[k] * z + self.w_sq[k] * (z * z - self.sq_mean[k]) / self.sq_sd[k];
         }
         s
+    }
+
+    /// The same discriminator with the labels swapped: every parameter negated.
+    fn negated(&self) -> Self {
+        let neg = |v: &[f64]| v.iter().map(|w| -w).collect();
+        Self {
+            w_lin: neg(&self.w_lin),
+            w_sq: neg(&self.w_sq),
+            intercept: -self.intercept,
+            ..self.clone()
+        }
     }
 
     fn describe(&self, t: f64) -> String {
@@ -444,7 +455,24 @@ impl HockeyStickTester {
         Self { form, ..self }
     }
 
-    fn candidates(&self, p: &Samples, np: usize, q: &Samples, nq: usize) -> Vec<Score> {
+    /// The candidate scores of `p` against `q` from their training rows. `mirror`: the learned
+    /// score already fitted for the opposite direction (same training rows, labels swapped),
+    /// whose negation is this direction's fit (the L2-penalized logistic loss is symmetric under
+    /// swapping the labels and negating the parameters), so it is not fitted twice.
+    fn candidates(
+        &self,
+        p: &Samples,
+        np: usize,
+        q: &Samples,
+        nq: usize,
+        mirror: Option<&LearnedScore>,
+    ) -> Vec<Score> {
+        let fit = |coords: &[usize], decision: bool| {
+            mirror
+                .map(LearnedScore::negated)
+                .or_else(|| fit_learned(p, np, q, nq, coords, decision))
+                .map(|m| Score::Learned(Box::new(m)))
+        };
         let d = p.dim();
         let cap = self.max_discrete_values;
         let mut discrete = Vec::new();
@@ -471,9 +499,7 @@ impl HockeyStickTester {
             // One candidate: the discriminator on every coordinate that carries information.
             let mut coords: Vec<usize> = discrete.iter().chain(&continuous).copied().collect();
             coords.sort_unstable();
-            out.extend(
-                fit_learned(p, np, q, nq, &coords, true).map(|m| Score::Learned(Box::new(m))),
-            );
+            out.extend(fit(&coords, true));
             return out;
         }
         for &j in &continuous {
@@ -485,9 +511,7 @@ impl HockeyStickTester {
         // where it can find directions no single coordinate has. In one dimension its upper
         // sets (of a quadratic in x) add only two-sided events, not worth a fit per audit.
         if self.learned_score && continuous.len() >= 2 {
-            out.extend(
-                fit_learned(p, np, q, nq, &continuous, false).map(|m| Score::Learned(Box::new(m))),
-            );
+            out.extend(fit(&continuous, false));
         }
         if !discrete.is_empty() {
             out.push(Score::Atoms {
@@ -722,6 +746,7 @@ impl PropertyTester for HockeyStickTester {
         // Score candidates once per direction; thresholds per ε. Everything below up to the
         // final bound reads the training rows only.
         let mut best: Option<(usize, bool, Score, f64, f64)> = None;
+        let mut forward_learned: Option<LearnedScore> = None;
         for reversed in [false, true] {
             let (a, na, b, nb) = if reversed {
                 (q, nq, p, np)
@@ -729,7 +754,14 @@ impl PropertyTester for HockeyStickTester {
                 (p, np, q, nq)
             };
             let (m_a, m_b) = ((a.n() - na) as f64, (b.n() - nb) as f64);
-            for score in self.candidates(a, na, b, nb) {
+            let scores = self.candidates(a, na, b, nb, forward_learned.as_ref());
+            if !reversed {
+                forward_learned = scores.iter().find_map(|s| match s {
+                    Score::Learned(m) => Some((**m).clone()),
+                    _ => None,
+                });
+            }
+            for score in scores {
                 let sa = scores_of(&score, a, score.selection_start()..na);
                 let sb = scores_of(&score, b, score.selection_start()..nb);
                 for (index, (divergence, allowed)) in candidates.iter().enumerate() {
@@ -796,7 +828,7 @@ impl HockeyStickTester {
     ) -> Option<(Score, f64, f64)> {
         let (m_a, m_b) = ((a.n() - na) as f64, (b.n() - nb) as f64);
         let mut chosen: Option<(Score, f64, f64)> = None;
-        for score in self.candidates(a, na, b, nb) {
+        for score in self.candidates(a, na, b, nb, None) {
             let sa = scores_of(&score, a, score.selection_start()..na);
             let sb = scores_of(&score, b, score.selection_start()..nb);
             if let Some((t, pred)) = threshold_for(&score, sa, sb, m_a, m_b, e_eps, z)
