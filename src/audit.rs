@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::mechanisms::{DatasetPair, Mechanism, Neighboring, PrivacyClaim, Samples};
 use crate::rng::{Seed, Side, Stream, chunk_len, sample_parallel};
-use crate::testers::{Divergence, EventBound, PropertyTester, allowed, violates};
+use crate::testers::{Divergence, EventBound, PropertyTester, Transform, allowed, violates};
 
 /// Version of the JSON report layout.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -196,6 +196,12 @@ pub struct AuditReport {
     pub verdict: Verdict,
     /// Lower bound on the true ε at the claim's δ (pure and approximate claims).
     pub empirical_epsilon: Option<EmpiricalEpsilon>,
+    /// The fixed post-processing applied to every release before the testers, when the caller
+    /// audited through one (see [`crate::testers::transforms`]: bounds on transformed releases
+    /// are lower bounds on the original divergences). Absent in JSON when none, so older reports
+    /// load unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_transform: Option<Transform>,
     /// Wall-clock seconds; left out of the deterministic JSON printed by `--json`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wall_time_seconds: Option<f64>,
@@ -316,6 +322,7 @@ pub fn audit_pair_in(
         bounds,
         verdict,
         empirical_epsilon,
+        output_transform: None,
         wall_time_seconds: Some(start.elapsed().as_secs_f64()),
     })
 }
@@ -538,6 +545,9 @@ pub struct SampleTestReport {
     pub verdict: Verdict,
     /// Lower confidence bound on the true ε at the claim's δ.
     pub empirical_epsilon: Option<EmpiricalEpsilon>,
+    /// The fixed post-processing applied to both sides' releases before the testers, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_transform: Option<Transform>,
 }
 
 /// Tests `claim` on samples drawn elsewhere (e.g. sharded across a batch engine): `a` are
@@ -584,5 +594,6 @@ pub fn audit_samples(
         bounds: m.bounds,
         verdict: m.verdict,
         empirical_epsilon: m.empirical_epsilon,
+        output_transform: None,
     })
 }

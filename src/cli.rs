@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::mechanisms::{
     Dataset, DatasetPair, Mechanism, Neighboring, Params, PrivacyClaim, RecordDomain, catalogue,
 };
-use crate::testers::{self, PropertyTester};
+use crate::testers::{self, PropertyTester, Transform, TransformedMechanism};
 
 /// Audits differential-privacy claims of mechanisms, black-box.
 ///
@@ -172,6 +172,11 @@ pub struct RunArgs {
     /// Testers, comma-separated, or "all" (β is split over all their bounds).
     #[arg(long, default_value = "hockey-stick")]
     pub tester: String,
+    /// Post-process every release before the testers: none, tanh, tanh:S, chebyshev:K or
+    /// float-bits (a fixed function, so bounds stay valid by data processing). Default: the
+    /// catalogue entry's recommended transform if it has one, else none.
+    #[arg(long, value_name = "NAME")]
+    pub transform: Option<String>,
     /// Anytime-valid sequential audit (see dp_audit::sequential): draw releases in batches that
     /// double from --first-batch and stop as soon as a betting e-process reaches 1/β. Uses its
     /// own event search (not --tester) and writes no HTML report.
@@ -251,6 +256,10 @@ pub struct TestArgs {
     /// Testers, comma-separated, or "all".
     #[arg(long, default_value = "hockey-stick")]
     pub tester: String,
+    /// Post-process both sides' releases before the testers: none, tanh, tanh:S, chebyshev:K
+    /// or float-bits.
+    #[arg(long, value_name = "NAME", default_value = "none")]
+    pub transform: String,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -621,6 +630,8 @@ struct Target {
     claim: PrivacyClaim,
     /// Where the claim came from, when it is not the mechanism's own statement.
     claim_source: Option<String>,
+    /// The output transform `mechanism` applies (already wrapped in), `None` for the identity.
+    transform: Option<Transform>,
 }
 
 fn run_audit(args: &RunArgs) -> Result<Outcome> {
@@ -698,12 +709,15 @@ fn build_target(args: &RunArgs) -> Result<Target> {
             &probe,
         )?
         .with_batch_size(args.exec_batch)?;
+        let (mechanism, transform) =
+            with_transform(Box::new(m), args.transform.as_deref().unwrap_or("none"))?;
         return Ok(Target {
-            mechanism: Box::new(m),
+            mechanism,
             witness: None,
             status: None,
             claim,
             claim_source: None,
+            transform,
         });
     }
     let id = args.mechanism.as_deref().unwrap_or_default();
@@ -716,13 +730,35 @@ fn build_target(args: &RunArgs) -> Result<Target> {
             entry.mechanism.claim()
         )
     });
+    // An entry whose bug lives in the float representation names the transform it is audited
+    // through; an explicit --transform (including `none`) overrides it.
+    let spelling = args
+        .transform
+        .as_deref()
+        .or_else(|| catalogue::recommended_transform(id))
+        .unwrap_or("none");
+    let (mechanism, transform) = with_transform(entry.mechanism, spelling)?;
     Ok(Target {
-        mechanism: entry.mechanism,
+        mechanism,
         witness: Some(entry.witness),
         status: Some(entry.status.word().to_string()),
         claim,
         claim_source,
+        transform,
     })
+}
+
+/// Wraps `m` in the output transform spelled `spelling` (`none`: unchanged).
+fn with_transform(
+    m: Box<dyn Mechanism>,
+    spelling: &str,
+) -> Result<(Box<dyn Mechanism>, Option<Transform>)> {
+    let t: Transform = spelling.parse()?;
+    if t.is_identity() {
+        Ok((m, None))
+    } else {
+        Ok((Box::new(TransformedMechanism::new(m, t)?), Some(t)))
+    }
 }
 
 fn run_audit_inner(args: &RunArgs) -> Result<Outcome> {
@@ -758,6 +794,7 @@ fn run_audit_inner(args: &RunArgs) -> Result<Outcome> {
     );
     let mut report = audit_pair(&**entry_mechanism, &claim, &witness, &testers, &config)?;
     report.mechanism.catalogue_status = target.status.clone();
+    report.output_transform = target.transform;
     if let Some(src) = &target.claim_source {
         report.mechanism.claim_source = src.clone();
     }
@@ -877,6 +914,13 @@ pub fn render_text(r: &AuditReport) -> String {
     let _ = writeln!(s, "pair         D  = {}", short_dataset(r.pair.first()));
     let _ = writeln!(s, "             D' = {}", short_dataset(r.pair.second()));
     let _ = writeln!(s, "testers      {}", r.testers.join(", "));
+    if let Some(t) = &r.output_transform {
+        let _ = writeln!(
+            s,
+            "transform    {t}: {} (a fixed post-processing: bounds on it are bounds on the mechanism)",
+            t.describe()
+        );
+    }
     let _ = writeln!(
         s,
         "samples      {} per side ({} mechanism calls), seed {}",
@@ -1094,6 +1138,7 @@ fn run_search(
     let mut rep = search_and_confirm(m, &target.claim, &mut *finder, testers, &search, config)?;
     for c in &mut rep.confirmations {
         c.mechanism.catalogue_status = target.status.clone();
+        c.output_transform = target.transform;
         if let Some(src) = &target.claim_source {
             c.mechanism.claim_source = src.clone();
         }
@@ -1177,6 +1222,7 @@ fn render_search_text(r: &crate::finders::SearchReport) -> String {
 fn test_samples(a: &TestArgs) -> Result<Outcome> {
     let claim: PrivacyClaim = a.claim.parse()?;
     let testers = parse_testers(&a.tester)?;
+    let transform: Transform = a.transform.parse()?;
     if a.samples_a.is_empty() || a.samples_b.is_empty() {
         return Err(Error::InvalidConfig(
             "audit test needs --samples-a FILE and --samples-b FILE".into(),
@@ -1204,12 +1250,14 @@ fn test_samples(a: &TestArgs) -> Result<Outcome> {
     };
     let (sa, na) = read(&a.samples_a)?;
     let (sb, nb) = read(&a.samples_b)?;
+    let (sa, sb) = (transform.apply(&sa)?, transform.apply(&sb)?);
     let config = AuditConfig {
         seed: a.seed,
         samples_per_side: sa.n().min(sb.n()),
         failure_probability: a.failure_probability,
     };
-    let r = crate::audit::audit_samples(&sa, &sb, (&na, &nb), &claim, &testers, &config)?;
+    let mut r = crate::audit::audit_samples(&sa, &sb, (&na, &nb), &claim, &testers, &config)?;
+    r.output_transform = (!transform.is_identity()).then_some(transform);
     let code = match r.verdict {
         Verdict::Violation => 1,
         Verdict::NoViolation => 0,
@@ -1218,7 +1266,7 @@ fn test_samples(a: &TestArgs) -> Result<Outcome> {
         to_json(&r)?
     } else {
         let mut s = format!(
-            "samples      A = {} ({} releases), B = {} ({} releases), dimension {}\nclaim        {}\ntesters      {}\nβ            {}\nbounds       (lower confidence bound vs what the claim allows)\n",
+            "samples      A = {} ({} releases), B = {} ({} releases), dimension {}\nclaim        {}\ntesters      {}\n{}β            {}\nbounds       (lower confidence bound vs what the claim allows)\n",
             r.source_a,
             r.samples_a,
             r.source_b,
@@ -1226,6 +1274,9 @@ fn test_samples(a: &TestArgs) -> Result<Outcome> {
             sa.dim(),
             r.claim,
             r.testers.join(", "),
+            r.output_transform
+                .map(|t| format!("transform    {t}: {}\n", t.describe()))
+                .unwrap_or_default(),
             r.beta.rule
         );
         for b in &r.bounds {

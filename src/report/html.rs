@@ -228,6 +228,9 @@ fn reproduce_command(r: &AuditReport) -> String {
     {
         let _ = write!(cmd, " --claim {}", r.mechanism.claim);
     }
+    if let Some(t) = &r.output_transform {
+        let _ = write!(cmd, " --transform {t}");
+    }
     cmd
 }
 
@@ -348,10 +351,20 @@ pub fn render_run(r: &AuditReport, run_id: &str, figures: &[Figure]) -> String {
             )
         })
         .unwrap_or_default();
+    let transform = r
+        .output_transform
+        .map(|t| {
+            format!(
+                "<dt>output transform</dt><dd id=\"output-transform\">Outputs transformed by <span class=\"mono\">{}</span> before testing: {} <span class=\"small\">(a fixed post-processing, so by the data-processing inequality every bound is also a bound on the untransformed mechanism)</span></dd>",
+                e(&t.to_string()),
+                e(&t.describe())
+            )
+        })
+        .unwrap_or_default();
     let _ = writeln!(
         b,
         "<h2>What was tested</h2><dl class=\"facts\">\
-         <dt>mechanism</dt><dd class=\"mono\">{}</dd>{status}\
+         <dt>mechanism</dt><dd class=\"mono\">{}</dd>{status}{transform}\
          <dt>claim</dt><dd><span class=\"mono\">{}</span> — {}</dd>\
          <dt>where the claim comes from</dt><dd>{}</dd>\
          <dt>neighboring relation</dt><dd>{}</dd>\

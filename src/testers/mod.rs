@@ -18,12 +18,14 @@ pub mod histogram;
 pub mod hockey_stick;
 pub mod mmd;
 pub mod renyi;
+pub mod transforms;
 
 pub use common::{empirical_bernstein_lower, empirical_bernstein_upper};
 pub use histogram::HistogramTester;
 pub use hockey_stick::HockeyStickTester;
 pub use mmd::MmdTester;
 pub use renyi::RenyiTester;
+pub use transforms::{Transform, TransformedMechanism};
 
 /// A divergence a tester can lower-bound.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]

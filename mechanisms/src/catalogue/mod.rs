@@ -7,8 +7,10 @@
 //!
 //! Entries are grouped by file: `correct.rs` (textbook mechanisms), `buggy.rs` (their realistic
 //! mistakes), `svt.rs` (the sparse vector family of Lyu, Su & Li 2017), `dpsgd.rs` (DP-SGD /
-//! DP-GD with a privacy ledger, McMahan et al. 2018, and its bugs) and `learning.rs` (output
-//! perturbation, model aggregation and gradient perturbation, each with a buggy twin).
+//! DP-GD with a privacy ledger, McMahan et al. 2018, and its bugs), `learning.rs` (output
+//! perturbation, model aggregation and gradient perturbation, each with a buggy twin) and
+//! `float_leak.rs` (a floating-point leak in the style of Mironov 2012, audited through the
+//! `float-bits` output transform: [`recommended_transform`]).
 
 use serde::Serialize;
 
@@ -20,6 +22,7 @@ use crate::mechanism::{Mechanism, Params};
 mod buggy;
 mod correct;
 mod dpsgd;
+mod float_leak;
 mod learning;
 mod svt;
 
@@ -87,9 +90,19 @@ pub fn specs() -> Vec<Spec> {
     let mut all = correct::specs();
     all.extend(svt::specs());
     all.extend(buggy::specs());
+    all.extend(float_leak::specs());
     all.extend(dpsgd::specs());
     all.extend(learning::specs());
     all
+}
+
+/// The output transform (as `audit run --transform` spells it) under which entry `id` is audited
+/// by default, for the few entries whose bug lives in the float representation of the output
+/// rather than in its value (see `float_leak.rs`). `None` for every other entry. The transform is
+/// a fixed post-processing chosen before any sample is drawn, so by the data-processing
+/// inequality a violation found through it is a violation of the entry's claim.
+pub fn recommended_transform(id: &str) -> Option<&'static str> {
+    (id == float_leak::ID).then_some(float_leak::RECOMMENDED_TRANSFORM)
 }
 
 /// All ids, in listing order.
