@@ -21,6 +21,21 @@ fn run_with(
     beta: f64,
     trials: usize,
 ) -> dp_audit::finders::SearchReport {
+    run_sized(id, finder, seed, beta, trials, 4_000, 2, 50_000)
+}
+
+/// `run_with` with the search and confirm sizes spelled out.
+#[allow(clippy::too_many_arguments)]
+fn run_sized(
+    id: &str,
+    finder: &str,
+    seed: u64,
+    beta: f64,
+    trials: usize,
+    search_samples: usize,
+    confirm_top: usize,
+    confirm_samples: usize,
+) -> dp_audit::finders::SearchReport {
     let e = catalogue::build(id, &Default::default()).unwrap();
     let m = &*e.mechanism;
     let size = e.witness.first().len().clamp(1, 4);
@@ -36,13 +51,13 @@ fn run_with(
     let testers: Vec<Box<dyn PropertyTester>> = vec![Box::new(HockeyStickTester::default())];
     let search = SearchConfig {
         trials,
-        search_samples: 4_000,
-        confirm_top: 2,
+        search_samples,
+        confirm_top,
         ..Default::default()
     };
     let audit = AuditConfig {
         seed,
-        samples_per_side: 50_000,
+        samples_per_side: confirm_samples,
         failure_probability: beta,
     };
     search_and_confirm(m, &m.claim(), &mut *f, &testers, &search, &audit).unwrap()
@@ -108,7 +123,9 @@ fn search_is_repeatable() {
 
 /// The finder benchmark of the finders issue: for each buggy catalogue entry, audited without
 /// its witness, the median number of exploratory evaluations until a confirmed violation, per
-/// finder, over 10 seeds (a run that finds nothing in 50 trials counts as 51).
+/// finder, over 10 seeds (a run that finds nothing in 50 trials counts as 51). Sizes are the CLI's
+/// defaults (`audit run --finder F --trials 50`): 5 000 exploratory releases per side per trial,
+/// the best 3 pairs confirmed on 200 000 fresh releases per side, β = 1e-3.
 ///
 /// `cargo test --release --test finders -- --ignored --nocapture finder_benchmark`
 #[test]
@@ -144,7 +161,17 @@ fn finder_benchmark() {
         for f in finders {
             let mut evals: Vec<usize> = (0..10u64)
                 .map(|seed| {
-                    let r = run_with(id, f, 100 + seed, 1e-3, 50);
+                    let search = SearchConfig::default();
+                    let r = run_sized(
+                        id,
+                        f,
+                        100 + seed,
+                        1e-3,
+                        50,
+                        search.search_samples,
+                        search.confirm_top,
+                        AuditConfig::default().samples_per_side,
+                    );
                     if r.verdict == Verdict::Violation {
                         r.trials.len()
                     } else {
