@@ -37,10 +37,12 @@
 //!
 //! # Events and bets (power only; any predictable choice keeps the guarantee)
 //! Releases come in batches: the first batch (`first_batch` per side) only trains, then each
-//! batch doubles the total until `max_samples_per_side`. At each batch boundary, on all releases
-//! drawn so far, each process chooses an event S = {s(x) ≥ t}: the score s is an output
-//! coordinate or its negation, or, for discrete coordinates, the estimated log-likelihood ratio
-//! of their values; the threshold t and bet λ maximize the plug-in expected log-growth
+//! batch doubles the total until `max_samples_per_side`. At each batch boundary, on the releases
+//! drawn so far (the first [`MAX_SELECTION_ROWS`] of them per side), each process chooses an
+//! event S = {s(x) ≥ t}: the score s is an output coordinate or its negation; for discrete
+//! coordinates, the estimated log-likelihood ratio of their values; for mixed outputs, a
+//! continuous coordinate (or its negation) restricted to one of the most frequent patterns of the
+//! discrete ones. The threshold t and bet λ maximize the plug-in expected log-growth
 //! E log(1 + λ(Z − δ)) with P(S) estimated by k_P/(n+1) (shrunk down) and Q(S) by
 //! (k_Q+1)/(n+1) (shrunk up). The bet used is half of that plug-in Kelly bet (robust to the
 //! optimism of choosing the event on the same data), capped below 1/(e^ε + δ). Event and bet stay
@@ -91,6 +93,14 @@ pub const TRIAL_BASE: u64 = 1 << 40;
 
 /// A coordinate with at most this many distinct values on each side is treated as discrete.
 const MAX_DISCRETE_VALUES: usize = 64;
+
+/// Most frequent discrete patterns combined with continuous coordinates in mixed outputs.
+const MAX_PATTERNS: usize = 16;
+
+/// Events are chosen on at most this many of the releases drawn so far (the first ones) per
+/// side, which bounds the cost of a batch boundary; any subset of past releases keeps the events
+/// predictable.
+pub const MAX_SELECTION_ROWS: usize = 1 << 16;
 
 /// Fraction of the plug-in Kelly bet that is used (half Kelly).
 const KELLY_FRACTION: f64 = 0.5;
@@ -244,6 +254,25 @@ enum Score {
         coords: Vec<usize>,
         table: HashMap<Vec<u64>, f64>,
     },
+    /// sign · x_j when the discrete coordinates `coords` take the values `pattern`, −∞
+    /// otherwise (mixed outputs such as sparse-vector answers with noisy values).
+    Conditional {
+        coords: Vec<usize>,
+        pattern: Vec<u64>,
+        /// Rank of `pattern` among the frequent patterns (see [`Candidates`]).
+        rank: u32,
+        j: usize,
+        sign: f64,
+    },
+}
+
+/// Candidate scores for one direction, with the rank of each training row's discrete pattern
+/// among the frequent ones (`u32::MAX` if not among them), so that conditional scores are
+/// computed on the training rows without rebuilding keys.
+struct Candidates {
+    scores: Vec<Score>,
+    ranks_a: Vec<u32>,
+    ranks_b: Vec<u32>,
 }
 
 fn key(row: &ndarray::ArrayView1<'_, f64>, coords: &[usize]) -> Vec<u64> {
@@ -257,6 +286,19 @@ impl Score {
             Score::Atoms { coords, table } => {
                 *table.get(&key(row, coords)).unwrap_or(&f64::NEG_INFINITY)
             }
+            Score::Conditional {
+                coords,
+                pattern,
+                j,
+                sign,
+                ..
+            } => {
+                if key(row, coords) == *pattern {
+                    sign * row[*j]
+                } else {
+                    f64::NEG_INFINITY
+                }
+            }
         }
     }
 
@@ -265,9 +307,25 @@ impl Score {
     }
 
     fn describe(&self, t: f64) -> String {
+        let coord = |j: usize, sign: f64| {
+            if sign > 0.0 {
+                format!("coordinate {j} ≥ {t}")
+            } else {
+                format!("coordinate {j} ≤ {}", -t)
+            }
+        };
         match self {
-            Score::Coordinate { j, sign } if *sign > 0.0 => format!("coordinate {j} ≥ {t}"),
-            Score::Coordinate { j, .. } => format!("coordinate {j} ≤ {}", -t),
+            Score::Coordinate { j, sign } => coord(*j, *sign),
+            Score::Conditional {
+                coords,
+                pattern,
+                j,
+                sign,
+                ..
+            } => {
+                let vals: Vec<f64> = pattern.iter().map(|b| f64::from_bits(*b)).collect();
+                format!("coordinates {coords:?} = {vals:?} and {}", coord(*j, *sign))
+            }
             Score::Atoms { coords, table } => {
                 let n = table.values().filter(|&&v| v >= t).count();
                 format!(
@@ -279,11 +337,14 @@ impl Score {
 }
 
 /// Candidate scores for betting that `a` puts more mass than `b` on an event.
-fn candidates(a: &Samples, b: &Samples) -> Vec<Score> {
+fn candidates(a: &Samples, b: &Samples) -> Candidates {
     let d = a.dim();
     let n_min = a.n().min(b.n());
     let mut out = Vec::new();
+    let mut ranks_a = Vec::new();
+    let mut ranks_b = Vec::new();
     let mut discrete = Vec::new();
+    let mut continuous = Vec::new();
     for j in 0..d {
         let mut seen = std::collections::HashSet::new();
         for s in [a, b] {
@@ -299,6 +360,8 @@ fn candidates(a: &Samples, b: &Samples) -> Vec<Score> {
         }
         if seen.len() <= MAX_DISCRETE_VALUES && seen.len() * 10 <= n_min {
             discrete.push(j);
+        } else {
+            continuous.push(j);
         }
         for sign in [1.0, -1.0] {
             out.push(Score::Coordinate { j, sign });
@@ -322,11 +385,74 @@ fn candidates(a: &Samples, b: &Samples) -> Vec<Score> {
             })
             .collect();
         out.push(Score::Atoms {
-            coords: discrete,
+            coords: discrete.clone(),
             table,
         });
+        // Mixed outputs: each continuous coordinate within each of the most frequent patterns
+        // of the discrete ones (pooled counts; ties broken by the pattern's bits).
+        if !continuous.is_empty() {
+            let mut freq: HashMap<Vec<u64>, usize> = HashMap::new();
+            for s in [a, b] {
+                for i in 0..s.n() {
+                    *freq.entry(key(&s.row(i), &discrete)).or_default() += 1;
+                }
+            }
+            let mut patterns: Vec<(usize, Vec<u64>)> =
+                freq.into_iter().map(|(k, c)| (c, k)).collect();
+            patterns.sort_by(|x, y| y.0.cmp(&x.0).then_with(|| x.1.cmp(&y.1)));
+            patterns.truncate(MAX_PATTERNS);
+            let rank_of: HashMap<&Vec<u64>, u32> = patterns
+                .iter()
+                .enumerate()
+                .map(|(r, (_, k))| (k, r as u32))
+                .collect();
+            let ranks = |s: &Samples| -> Vec<u32> {
+                (0..s.n())
+                    .map(|i| *rank_of.get(&key(&s.row(i), &discrete)).unwrap_or(&u32::MAX))
+                    .collect()
+            };
+            ranks_a = ranks(a);
+            ranks_b = ranks(b);
+            for (rank, (_, pattern)) in patterns.iter().enumerate() {
+                for &j in &continuous {
+                    for sign in [1.0, -1.0] {
+                        out.push(Score::Conditional {
+                            coords: discrete.clone(),
+                            pattern: pattern.clone(),
+                            rank: rank as u32,
+                            j,
+                            sign,
+                        });
+                    }
+                }
+            }
+        }
     }
-    out
+    Candidates {
+        scores: out,
+        ranks_a,
+        ranks_b,
+    }
+}
+
+/// The finite scores of the training rows of `s` (rows outside the event family score −∞ and
+/// are left out), sorted in descending order.
+fn training_scores(score: &Score, s: &Samples, ranks: &[u32]) -> Vec<f64> {
+    let mut v: Vec<f64> = match score {
+        Score::Conditional { rank, j, sign, .. } => ranks
+            .iter()
+            .enumerate()
+            .filter(|&(_, r)| r == rank)
+            .map(|(i, _)| sign * s.values()[[i, *j]])
+            .collect(),
+        _ => score
+            .eval_all(s)
+            .into_iter()
+            .filter(|x| *x > f64::NEG_INFINITY)
+            .collect(),
+    };
+    v.sort_by(|x, y| y.total_cmp(x));
+    v
 }
 
 /// The plug-in Kelly bet for Z = 1{X ∈ S} − e·1{Y ∈ S} with X ∈ S w.p. `p`, Y ∈ S w.p. `q`
@@ -367,8 +493,15 @@ fn kelly(p: f64, q: f64, e: f64, delta: f64) -> (f64, f64) {
 
 /// Best threshold for one score: sorted (descending) training scores `sa` of the betting side
 /// and `sb` of the other side. Returns (t, λ*, growth).
-fn best_threshold(sa: &[f64], sb: &[f64], e: f64, delta: f64) -> Option<(f64, f64, f64)> {
-    let (na, nb) = (sa.len() as f64, sb.len() as f64);
+fn best_threshold(
+    sa: &[f64],
+    na: usize,
+    sb: &[f64],
+    nb: usize,
+    e: f64,
+    delta: f64,
+) -> Option<(f64, f64, f64)> {
+    let (na, nb) = (na as f64, nb as f64);
     let count_ge = |v: &[f64], t: f64| v.partition_point(|&x| x >= t) as f64;
     let mut best: Option<(f64, f64, f64)> = None;
     let mut rank = 1.0_f64;
@@ -409,6 +542,16 @@ impl Component {
     fn safe_log_wealth(&self) -> f64 {
         self.log_wealth - (1e-9 * self.abs_sum + 1e-12)
     }
+}
+
+/// The first `k` releases of `s` (all of them if there are fewer).
+fn first_rows(s: Samples, k: usize) -> Result<Samples> {
+    if s.n() <= k {
+        return Ok(s);
+    }
+    Ok(Samples::new(
+        s.values().slice(ndarray::s![..k, ..]).to_owned(),
+    )?)
 }
 
 /// ln((1/C) Σ_c e^{x_c}), rounded down by a margin covering the rounding of the sum.
@@ -509,18 +652,18 @@ pub fn audit_sequential(
         let mut cands: [Vec<Score>; 2] = [Vec::new(), Vec::new()];
         for (di, reversed) in [false, true].into_iter().enumerate() {
             let (a, o) = if reversed { (&q, &p) } else { (&p, &q) };
-            let list = candidates(a, o);
+            let cand = candidates(a, o);
+            let list = cand.scores;
             let mut best: Vec<Option<(usize, f64, f64, f64)>> = vec![None; c];
             for (si, score) in list.iter().enumerate() {
-                let mut sa = score.eval_all(a);
-                let mut so = score.eval_all(o);
-                sa.sort_by(|x, y| y.total_cmp(x));
-                so.sort_by(|x, y| y.total_cmp(x));
+                let sa = training_scores(score, a, &cand.ranks_a);
+                let so = training_scores(score, o, &cand.ranks_b);
                 for (ci, comp) in comps.iter().enumerate() {
                     if comp.reversed != reversed {
                         continue;
                     }
-                    if let Some((t, lambda, g)) = best_threshold(&sa, &so, comp.e_eps, comp.delta)
+                    if let Some((t, lambda, g)) =
+                        best_threshold(&sa, a.n(), &so, o.n(), comp.e_eps, comp.delta)
                         && best[ci].is_none_or(|bb| g > bb.3)
                     {
                         best[ci] = Some((si, t, lambda, g));
@@ -588,8 +731,10 @@ pub fn audit_sequential(
         if stopping_time.is_some() {
             break;
         }
-        p = Samples::concat(&[p, xb])?;
-        q = Samples::concat(&[q, yb])?;
+        if p.n() < MAX_SELECTION_ROWS {
+            p = first_rows(Samples::concat(&[p, xb])?, MAX_SELECTION_ROWS)?;
+            q = first_rows(Samples::concat(&[q, yb])?, MAX_SELECTION_ROWS)?;
+        }
     }
 
     let verdict = if stopping_time.is_some() {
@@ -786,6 +931,33 @@ mod tests {
         ] {
             assert!(bad.validate(1).is_err(), "{bad:?}");
         }
+    }
+
+    /// The fast path for conditional scores on training rows equals evaluating the score.
+    #[test]
+    fn conditional_training_scores_match_eval() {
+        // Column 0 discrete (3 values), column 1 continuous.
+        let rows = |shift: f64| {
+            let flat: Vec<f64> = (0..600)
+                .flat_map(|i| [f64::from(i % 3), (i as f64 * 0.37 + shift).sin()])
+                .collect();
+            Samples::from_flat(2, flat).unwrap()
+        };
+        let (a, b) = (rows(0.0), rows(1.0));
+        let cand = candidates(&a, &b);
+        let mut conditional = 0;
+        for score in &cand.scores {
+            let fast = training_scores(score, &a, &cand.ranks_a);
+            let mut slow: Vec<f64> = score
+                .eval_all(&a)
+                .into_iter()
+                .filter(|x| *x > f64::NEG_INFINITY)
+                .collect();
+            slow.sort_by(|x, y| y.total_cmp(x));
+            assert_eq!(fast, slow, "{score:?}");
+            conditional += usize::from(matches!(score, Score::Conditional { .. }));
+        }
+        assert_eq!(conditional, 3 * 2);
     }
 
     /// The Kelly bet keeps every factor positive and is 0 when the plug-in mean is ≤ δ.

@@ -219,6 +219,7 @@ fn stopping_time_benchmark() {
         "histogram-scale-epsilon",
         "report-noisy-max-with-value",
         "svt5",
+        "svt3",
         "mean-noisy-count-scale",
         "dpsgd-scaled-noise",
         "gradient-perturbation-no-composition",
