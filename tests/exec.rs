@@ -193,33 +193,58 @@ fn sample_files_from_shards() {
 /// audited with 20 seeds: none should be flagged. Each audit runs at β = 1e-3, so the number
 /// flagged is at most Binomial(20, 1e-3) in distribution; the test fails only at 4 or more
 /// (P ≤ C(20,4)·1e-12 < 5e-9), i.e. above the Binomial 1 − 1e-6 quantile (3), and prints the
-/// count (the target is 0). Small samples keep it to a few seconds: 5 000 releases per
-/// side, 1 000 per side in the exploratory phase.
+/// count (the target is 0). Small samples keep it to seconds: 5 000 releases per side,
+/// 1 000 per side in the exploratory phase, two audits at a time (each is mostly one process
+/// at a time, so two keep both cores busy).
 #[test]
 fn correct_example_program_is_not_flagged_over_20_seeds() {
     let script =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/exec/stdlib_laplace_count.py");
     let command = format!("python3 {} --epsilon 1", script.display());
+    let codes: Vec<(u64, Option<i32>, String)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..2u64)
+            .map(|w| {
+                let command = &command;
+                scope.spawn(move || {
+                    (w..20)
+                        .step_by(2)
+                        .map(|seed| {
+                            let s = seed.to_string();
+                            let o = run_exec(
+                                command,
+                                &[
+                                    "--samples",
+                                    "5000",
+                                    "--search-samples",
+                                    "1000",
+                                    "--seed",
+                                    &s,
+                                ],
+                            );
+                            (
+                                seed,
+                                o.status.code(),
+                                format!("{}{}", stdout(&o), stderr(&o)),
+                            )
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap())
+            .collect()
+    });
     let mut flagged = vec![];
-    for seed in 0..20u64 {
-        let s = seed.to_string();
-        let o = run_exec(
-            &command,
-            &[
-                "--samples",
-                "5000",
-                "--search-samples",
-                "1000",
-                "--seed",
-                &s,
-            ],
-        );
-        match o.status.code() {
+    for (seed, code, out) in codes {
+        match code {
             Some(0) => {}
             Some(1) => flagged.push(seed),
-            _ => panic!("seed {seed}: {}{}", stdout(&o), stderr(&o)),
+            _ => panic!("seed {seed}: {out}"),
         }
     }
+    flagged.sort();
     println!(
         "correct exec program flagged on {} of 20 seeds: {flagged:?}",
         flagged.len()
