@@ -56,10 +56,12 @@
 //!
 //! # Arithmetic
 //! Log-wealth is accumulated as Σ ln(1 + λ(Z − δ)). e^ε is rounded up and δ is the claim's
-//! allowance rounded up (both make Z − δ smaller, the safe side). Each component's log-wealth is
-//! lowered by 1e-9·Σ|terms| + 1e-12 before use, which covers the rounding of ln_1p and of the
-//! summation (relative error ≤ n·2^-53 ≈ 2·10^-11 for n ≤ 2·10^5, and ≤ 6·10^-9 at the largest
-//! allowed n), and the threshold ln(C/β) is rounded up.
+//! allowance rounded up (both make Z − δ smaller, the safe side). Each factor is ≥ 1/2 (λ is at
+//! most half of a bet below 1/(e^ε + δ)), so each ln_1p term is accurate to a few ulps, and
+//! recursive summation of n terms errs by at most (n − 1)·2^-53·Σ|terms| (≤ 5.6·10^-9·Σ|terms| at
+//! the largest allowed n = 5·10^7). Each component's log-wealth is therefore lowered by
+//! 10^-8·Σ|terms| + 10^-12 before use; the log of the average is lowered by 10^-12·(1 + |value|)
+//! (C ≤ 2·profile grid terms), and it is compared with ln(1/β) rounded up.
 //!
 //! # Randomness
 //! Batch b of side s is `sample_parallel` on the stream `Confirm { trial: 2^40 + b, side, .. }`,
@@ -540,7 +542,7 @@ struct Component {
 impl Component {
     /// ln K rounded down (see the module docs, Arithmetic).
     fn safe_log_wealth(&self) -> f64 {
-        self.log_wealth - (1e-9 * self.abs_sum + 1e-12)
+        self.log_wealth - (1e-8 * self.abs_sum + 1e-12)
     }
 }
 
