@@ -21,18 +21,26 @@ fn run(id: &str, claim: Option<PrivacyClaim>, config: &SequentialConfig) -> Sequ
 /// Over `seeds` seeds, counts sequential rejections of an entry that keeps its claim with
 /// equality on its witness, and checks the count against Binomial(seeds, β): by Ville's
 /// inequality each run rejects with probability ≤ β, so the count exceeds the binomial 1 − 1e-6
-/// quantile with probability ≤ 1e-6 per entry (false-failure rate ≤ 3e-6 for the three entries).
+/// quantile with probability ≤ 1e-6 per case (false-failure rate ≤ 4e-6 for the four cases).
 /// Every run that does not reject must have drawn exactly `max_samples_per_side`.
 fn soundness_sweep(seeds: u64, max_samples: usize) {
     let beta = 0.1; // large, so that the binomial check has teeth at 200 seeds
     let crit = Binomial::new(beta, seeds).unwrap().inverse_cdf(1.0 - 1e-6);
     // Tight: randomized response has P({0}) = e·Q({0}) exactly; Laplace count has likelihood
-    // ratio exactly e on a tail; the analytic Gaussian sum has H_e = 1e-5 = δ.
-    for id in [
-        "randomized-response",
-        "laplace-count",
-        "gaussian-sum-analytic",
+    // ratio exactly e on a tail; the analytic Gaussian sum has H_e = 1e-5 = δ, and its witness
+    // pair is exactly μ-GDP with μ = 1/σ = 1/3.7306316348159374 = 0.268051…, so the profile
+    // claim gdp:0.26806 holds with near equality at every ε of the grid (40 processes).
+    let gdp = PrivacyClaim::gaussian_dp(0.26806).unwrap();
+    for (id, claim) in [
+        ("randomized-response", None),
+        ("laplace-count", None),
+        ("gaussian-sum-analytic", None),
+        ("gaussian-sum-analytic", Some(gdp)),
     ] {
+        let label = match claim {
+            Some(c) => format!("{id} claiming {c}"),
+            None => id.to_string(),
+        };
         let mut rejections = 0;
         for seed in 0..seeds {
             let config = SequentialConfig {
@@ -41,18 +49,20 @@ fn soundness_sweep(seeds: u64, max_samples: usize) {
                 first_batch: 100,
                 failure_probability: beta,
             };
-            let r = run(id, None, &config);
+            let r = run(id, claim, &config);
             match r.verdict {
                 Verdict::Violation => rejections += 1,
-                Verdict::NoViolation => assert_eq!(r.samples_per_side, max_samples, "{id} {seed}"),
+                Verdict::NoViolation => {
+                    assert_eq!(r.samples_per_side, max_samples, "{label} {seed}")
+                }
             }
         }
         println!(
-            "{id}: {rejections} of {seeds} seeds rejected at β = {beta} (max {max_samples} per side; allowed ≤ {crit})"
+            "{label}: {rejections} of {seeds} seeds rejected at β = {beta} (max {max_samples} per side; allowed ≤ {crit})"
         );
         assert!(
             rejections <= crit,
-            "{id}: {rejections} rejections in {seeds} seeds exceed the Binomial({seeds}, {beta}) 1 − 1e-6 quantile {crit}"
+            "{label}: {rejections} rejections in {seeds} seeds exceed the Binomial({seeds}, {beta}) 1 − 1e-6 quantile {crit}"
         );
     }
 }
