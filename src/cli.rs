@@ -859,6 +859,7 @@ fn run_sequential(args: &RunArgs, target: &Target) -> Result<Outcome> {
     let mut report = audit_sequential(&*target.mechanism, &target.claim, witness, &config)?;
     drop(spinner);
     report.mechanism.catalogue_status = target.status.clone();
+    report.output_transform = target.transform;
     if let Some(src) = &target.claim_source {
         report.mechanism.claim_source = src.clone();
     }

@@ -240,6 +240,11 @@ pub struct SequentialReport {
     pub batches: Vec<BatchRecord>,
     /// The guarantee, in words.
     pub inequality: String,
+    /// The fixed post-processing applied to every release, when the caller audited through one
+    /// (events on transformed releases are events on the original ones: the guarantee is
+    /// unchanged). Absent in JSON when none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_transform: Option<crate::testers::Transform>,
     /// Wall-clock seconds; left out of the deterministic JSON printed by `--json`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wall_time_seconds: Option<f64>,
@@ -789,6 +794,7 @@ pub fn audit_sequential(
             "Ville's inequality for the nonnegative supermartingale M_t = (1/{c}) Σ_c Π_i (1 + λ_i (Z_i − δ_c)), Z_i = 1{{X_i ∈ S_i}} − e^ε·1{{Y_i ∈ S_i}}, over {c} process(es) ({} ε × 2 directions), events S_i and bets λ_i < 1/(e^ε + δ) chosen from earlier releases only: P(sup_t M_t ≥ 1/β) ≤ β = {beta} for a mechanism that keeps its claim on this pair (i.i.d. releases, independent sides)",
             c / 2
         ),
+        output_transform: None,
         wall_time_seconds: Some(start.elapsed().as_secs_f64()),
     })
 }
@@ -834,6 +840,13 @@ pub fn render_text(r: &SequentialReport) -> String {
     );
     let _ = writeln!(s, "pair         D  = {}", short_dataset(r.pair.first()));
     let _ = writeln!(s, "             D' = {}", short_dataset(r.pair.second()));
+    if let Some(t) = &r.output_transform {
+        let _ = writeln!(
+            s,
+            "transform    {t}: {} (a fixed post-processing: a violation on it is a violation of the mechanism)",
+            t.describe()
+        );
+    }
     let _ = writeln!(
         s,
         "mode         sequential (anytime-valid betting e-process): first batch {}, doubling, at most {} per side, seed {}",

@@ -174,6 +174,27 @@ fn cli_sequential_json_and_exit_codes() {
     assert!(v["stopping_time"].as_u64().unwrap() <= 3_000);
     assert!(v["log_wealth"].as_f64().unwrap() >= v["log_threshold"].as_f64().unwrap());
     assert!(v.get("wall_time_seconds").is_none());
+    assert!(v.get("output_transform").is_none());
+
+    // An entry audited through its recommended transform records it.
+    let o = util::audit(&[
+        "run",
+        "--mechanism",
+        "laplace-sum-coarse-noise",
+        "--sequential",
+        "--max-samples",
+        "2000",
+        "--json",
+        "--no-report",
+        "--quiet",
+    ]);
+    assert!(
+        matches!(o.status.code(), Some(0 | 1)),
+        "{}",
+        util::stderr(&o)
+    );
+    let v: serde_json::Value = serde_json::from_str(&util::stdout(&o)).unwrap();
+    assert!(v.get("output_transform").is_some(), "{v}");
 
     let o = util::audit(&[
         "run",
