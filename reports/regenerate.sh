@@ -30,6 +30,12 @@ audit run --mechanism laplace-sum-ignores-range
 audit run --mechanism gaussian-sum-analytic
 # A profile claim: the same Gaussian sum claimed as 0.1-GDP, which it is not (δ(ε) figure).
 audit run --mechanism gaussian-sum-analytic --claim gdp:0.1 --samples 100000
+# The flagship: one step of DP-GD whose claim comes from its privacy ledger (no violation found),
+# and the same step with the noise halved (violation found).
+audit run --mechanism dpsgd
+audit run --mechanism dpsgd-scaled-noise
+# A Mironov-style floating-point leak, visible only through the float-bits output transform.
+audit run --mechanism laplace-sum-coarse-noise
 # The noise of the Laplace sum ignores the range R: correct at R = 1, buggy above.
 audit sweep --mechanism laplace-sum-ignores-range --param range=1:3:0.25 --repeats 10 --samples 20000
 # DP-SGD with its noise scaled by noise_scale (correct at 1): the scaled-noise figure.

@@ -421,15 +421,22 @@ pub fn bounds(path: &Path, r: &AuditReport) -> Result<()> {
     let hi = if hi > 0.0 { hi } else { 1e-6 };
     // Room on the right for the annotations.
     let (lo, hi) = (lo * 1.1, hi * 1.6);
+    // Name the tester when more than one contributed bounds.
+    let several_testers = r.bounds.iter().any(|b| b.tester != r.bounds[0].tester);
     let labels: Vec<String> = r
         .bounds
         .iter()
         .map(|b| {
-            format!(
+            let what = format!(
                 "{}, {}",
                 divergence_short(&b.divergence),
                 direction_short(b.direction)
-            )
+            );
+            if several_testers {
+                format!("{}: {what}", b.tester)
+            } else {
+                what
+            }
         })
         .collect();
     let label_px = labels.iter().map(|l| l.chars().count()).max().unwrap_or(10) as u32 * 8 + 20;
@@ -437,6 +444,7 @@ pub fn bounds(path: &Path, r: &AuditReport) -> Result<()> {
     let height = (150 + row * k as u32).clamp(320, 2400);
     // Row i (0 = first bound) sits at the top: segment k - 1 - i.
     let seg = |i: usize| (k - 1 - i) as i32;
+    let y_range = if k == 1 { -1..1 } else { 0..k as i32 - 1 };
     with_canvas(path, (1000, height), |root| {
         let mut chart = ChartBuilder::on(root)
             .caption(
@@ -446,20 +454,22 @@ pub fn bounds(path: &Path, r: &AuditReport) -> Result<()> {
             .margin(14)
             .x_label_area_size(50)
             .y_label_area_size(label_px)
-            .build_cartesian_2d(lo..hi, (0..k as i32 - 1).into_segmented())
+            // One bound: an empty row above and below keeps the bar clear of the caption
+            // (plotters cannot segment the one-point range 0..0).
+            .build_cartesian_2d(lo..hi, y_range.into_segmented())
             .map_err(|e| draw_err(path, e))?;
         let fmt = |v: &SegmentValue<i32>| match v {
-            SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => labels
-                .get(k - 1 - (*i).clamp(0, k as i32 - 1) as usize)
-                .cloned()
-                .unwrap_or_default(),
+            SegmentValue::CenterOf(i) | SegmentValue::Exact(i) if (0..k as i32).contains(i) => {
+                labels[k - 1 - *i as usize].clone()
+            }
+            SegmentValue::CenterOf(_) | SegmentValue::Exact(_) => String::new(),
             SegmentValue::Last => String::new(),
         };
         chart
             .configure_mesh()
             .light_line_style(RGBColor(238, 238, 238))
             .disable_y_mesh()
-            .y_labels(k)
+            .y_labels(if k == 1 { 3 } else { k })
             .y_label_formatter(&fmt)
             .label_style((FONT, 14))
             .x_desc("divergence (lower confidence bound; the claim allows at most the black tick)")
