@@ -74,6 +74,8 @@ use std::sync::Arc;
 
 use rand::Rng;
 use rayon::prelude::*;
+use rustfft::FftPlanner;
+use rustfft::num_complex::Complex;
 
 use super::common::{
     Feature, bernstein_deviation, best_threshold, candidate_features, check_fraction,
@@ -353,18 +355,43 @@ fn smooth(counts: &[f64], kernel: Kernel, h: f64) -> Vec<f64> {
             let w: Vec<f64> = (0..=half)
                 .map(|k| (-(k as f64 * step).powi(2) / (2.0 * h * h)).exp())
                 .collect();
-            let mut out = vec![0.0; n];
-            for (j, &c) in counts.iter().enumerate() {
-                if c == 0.0 {
-                    continue;
-                }
-                let lo = j.saturating_sub(half);
-                let hi = (j + half).min(n - 1);
-                for (i, o) in out.iter_mut().enumerate().take(hi + 1).skip(lo) {
-                    *o += c * w[i.abs_diff(j)];
+            // The truncated Gaussian is a linear convolution of the counts with 2·half + 1
+            // weights: by FFT (rustfft) it costs O(N log N) instead of O(N·half), which is what
+            // made this tester slow for wide bandwidths (half reaches the whole grid).
+            let len = (n + 2 * half).next_power_of_two();
+            let mut a: Vec<Complex<f64>> = counts
+                .iter()
+                .map(|&c| Complex::new(c, 0.0))
+                .chain(std::iter::repeat(Complex::new(0.0, 0.0)))
+                .take(len)
+                .collect();
+            // Kernel laid out circularly: index k ≥ 0 at k, −k at len − k.
+            let mut b = vec![Complex::new(0.0, 0.0); len];
+            for (k, &wk) in w.iter().enumerate() {
+                b[k] = Complex::new(wk, 0.0);
+                if k > 0 {
+                    b[len - k] = Complex::new(wk, 0.0);
                 }
             }
-            out
+            // Plans (and their twiddle tables) are cached per thread: computing them dominated
+            // the smoothing cost.
+            thread_local! {
+                static PLANNER: std::cell::RefCell<FftPlanner<f64>> =
+                    std::cell::RefCell::new(FftPlanner::new());
+            }
+            let (fwd, inv) = PLANNER.with(|pl| {
+                let mut pl = pl.borrow_mut();
+                (pl.plan_fft_forward(len), pl.plan_fft_inverse(len))
+            });
+            fwd.process(&mut a);
+            fwd.process(&mut b);
+            for (x, y) in a.iter_mut().zip(&b) {
+                *x *= *y;
+            }
+            inv.process(&mut a);
+            let scale = 1.0 / len as f64;
+            // Rounding can leave tiny negative values where the true sum is 0.
+            a[..n].iter().map(|z| (z.re * scale).max(0.0)).collect()
         }
     }
 }
