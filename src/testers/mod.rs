@@ -219,8 +219,11 @@ pub fn by_name(name: &str) -> Result<Box<dyn PropertyTester>> {
         "renyi" => Ok(Box::new(RenyiTester::default())),
         "mmd" => Ok(Box::new(MmdTester::default())),
         "histogram" => Ok(Box::new(HistogramTester::default())),
+        // DP-Auditorium's variational form of the hockey-stick tester (a class-weighted
+        // discriminator's decision as the event); not part of `all`, which runs the four testers.
+        "hockey-stick-variational" => Ok(Box::new(HockeyStickTester::variational())),
         other => Err(Error::InvalidConfig(format!(
-            "unknown tester {other:?}; allowed: {}",
+            "unknown tester {other:?}; allowed: {}, hockey-stick-variational",
             TESTER_NAMES.join(", ")
         ))),
     }
