@@ -199,7 +199,8 @@ pub struct RunArgs {
 /// Dataset-finder options of `audit run`.
 #[derive(Debug, Args)]
 pub struct SearchArgs {
-    /// Dataset finder: fixed, grid, random, halton, nelder-mead, pso, annealing, bayes, typical.
+    /// Dataset finder: fixed, grid, random, corners (random vertices of the record box), halton,
+    /// nelder-mead, pso, annealing, bayes, typical.
     #[arg(long)]
     pub finder: Option<String>,
     /// Pairs scored in the exploratory search.

@@ -73,6 +73,7 @@ fn finders_find_bugs_without_the_witness() {
     ] {
         for finder in [
             "random",
+            "corners",
             "halton",
             "bayes",
             "nelder-mead",
@@ -98,7 +99,7 @@ fn finders_find_bugs_without_the_witness() {
 #[test]
 fn correct_entries_are_not_flagged_by_search() {
     for id in ["laplace-sum", "noisy-histogram", "randomized-response"] {
-        for finder in ["random", "bayes"] {
+        for finder in ["random", "corners", "bayes"] {
             let r = run(id, finder, 2, 1e-6);
             assert_eq!(r.verdict, Verdict::NoViolation, "{id}/{finder}");
             // Exploration is labelled and β is split over the confirm slots.
@@ -133,6 +134,7 @@ fn search_is_repeatable() {
 fn finder_benchmark() {
     let finders = [
         "random",
+        "corners",
         "halton",
         "grid",
         "nelder-mead",

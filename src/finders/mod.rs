@@ -32,7 +32,9 @@ mod simple;
 
 pub use bayes::BayesFinder;
 pub use optim::{ArgminFinder, ArgminSolver};
-pub use simple::{FixedFinder, GridFinder, HaltonFinder, RandomFinder, TypicalFinder};
+pub use simple::{
+    CornersFinder, FixedFinder, GridFinder, HaltonFinder, RandomFinder, TypicalFinder,
+};
 
 /// The box of candidate pairs: records of a domain, a base dataset size, a relation.
 ///
@@ -161,6 +163,7 @@ pub const FINDER_NAMES: &[&str] = &[
     "fixed",
     "grid",
     "random",
+    "corners",
     "halton",
     "nelder-mead",
     "pso",
@@ -181,6 +184,7 @@ pub fn finder_by_name(
         "fixed" => Box::new(FixedFinder::new(fixed_pairs)?),
         "grid" => Box::new(GridFinder::new(space, trials)),
         "random" => Box::new(RandomFinder::new(space, rng)),
+        "corners" => Box::new(CornersFinder::new(space, rng)),
         "halton" => Box::new(HaltonFinder::new(space)),
         "nelder-mead" => Box::new(ArgminFinder::new(space, ArgminSolver::NelderMead, rng)?),
         "pso" => Box::new(ArgminFinder::new(space, ArgminSolver::ParticleSwarm, rng)?),

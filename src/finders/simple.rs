@@ -114,6 +114,36 @@ impl DatasetFinder for RandomFinder {
     fn tell(&mut self, _score: f64) {}
 }
 
+/// Random vertices of the record box: every coordinate of every record is the range's lower or
+/// upper end, each with probability ½. Bugs tend to show at the edges of the range (the largest
+/// sensitivity, threshold queries pushed to opposite sides), which uniform draws reach rarely in
+/// high dimension.
+#[derive(Debug)]
+pub struct CornersFinder {
+    space: PairSpace,
+    rng: AuditRng,
+}
+
+impl CornersFinder {
+    /// Draws from `rng`.
+    pub fn new(space: PairSpace, rng: AuditRng) -> Self {
+        Self { space, rng }
+    }
+}
+
+impl DatasetFinder for CornersFinder {
+    fn name(&self) -> &'static str {
+        "corners"
+    }
+    fn ask(&mut self) -> Result<Option<DatasetPair>> {
+        let u: Vec<f64> = (0..self.space.dim())
+            .map(|_| if self.rng.random::<bool>() { 1.0 } else { 0.0 })
+            .collect();
+        self.space.decode(&u).map(Some)
+    }
+    fn tell(&mut self, _score: f64) {}
+}
+
 /// The Halton low-discrepancy sequence (radical inverses in the first m primes), starting at
 /// index 1. Hand-written: it is a dozen lines and no maintained crate offers it for rand 0.10.
 #[derive(Debug)]
