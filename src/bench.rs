@@ -47,6 +47,8 @@ pub struct PowerRow {
     pub detections: Option<u64>,
     /// Audits run.
     pub repeats: u64,
+    /// Median over the audits of the largest (bound − allowed); `None` when the cell is empty.
+    pub median_margin: Option<f64>,
     /// Why the cell is empty, when it is.
     pub note: Option<String>,
 }
@@ -85,6 +87,7 @@ pub fn power(
                     let m = &*entry.mechanism;
                     let claim = override_claim.unwrap_or_else(|| m.claim());
                     let mut detections = 0;
+                    let mut margins = Vec::new();
                     let mut note = None;
                     for r in 0..repeats {
                         let config = AuditConfig {
@@ -97,6 +100,12 @@ pub fn power(
                                 if rep.verdict == Verdict::Violation {
                                     detections += 1;
                                 }
+                                margins.push(
+                                    rep.bounds
+                                        .iter()
+                                        .map(|b| b.value - b.allowed)
+                                        .fold(f64::NEG_INFINITY, f64::max),
+                                );
                             }
                             Err(Error::ClaimNotTestable { reason, .. }) => {
                                 note = Some(reason);
@@ -113,6 +122,8 @@ pub fn power(
                         scale: s,
                         detections: note.is_none().then_some(detections),
                         repeats,
+                        median_margin: (note.is_none() && !margins.is_empty())
+                            .then(|| median(&mut margins)),
                         note,
                     });
                 }
@@ -120,6 +131,123 @@ pub fn power(
         }
     }
     Ok(rows)
+}
+
+/// The power benchmark as sweep reports over `noise_scale`: one per (claim, samples) block, one
+/// line per tester that could test the claim (the others are named in the report's notes).
+/// Blocks where no tester could test the claim get no report.
+pub fn power_reports(
+    rows: &[PowerRow],
+    beta: f64,
+    seed: u64,
+    wall_time_seconds: Option<f64>,
+) -> Result<Vec<crate::report::SweepReport>> {
+    use crate::report::{SweepClaim, SweepPoint, SweepReport};
+    let mut keys: Vec<(String, usize)> = Vec::new();
+    for r in rows {
+        if !keys.contains(&(r.claim.clone(), r.samples)) {
+            keys.push((r.claim.clone(), r.samples));
+        }
+    }
+    let profile = PrivacyClaim::gaussian_dp(profile_mu()?)?;
+    let mut out = Vec::new();
+    for (claim_name, n) in keys {
+        let block: Vec<&PowerRow> = rows
+            .iter()
+            .filter(|r| r.claim == claim_name && r.samples == n)
+            .collect();
+        let mut scales: Vec<f64> = block.iter().map(|r| r.scale).collect();
+        scales.sort_by(f64::total_cmp);
+        scales.dedup();
+        let mut claims = Vec::new();
+        let mut statuses = Vec::new();
+        for &s in &scales {
+            let entry = catalogue::build(
+                "dpsgd-scaled-noise",
+                &Params::default().set("noise_scale", s),
+            )?;
+            let claim = if claim_name == "point" {
+                entry.mechanism.claim()
+            } else {
+                profile
+            };
+            claims.push(SweepClaim {
+                value: s,
+                claim: claim.to_string(),
+            });
+            statuses.push((s, entry.status.word().to_string()));
+        }
+        let mut testers: Vec<String> = Vec::new();
+        let mut notes = vec![format!(
+            "audit bench power: the scaled-noise Gaussian of STATISTICS.md §3 (noise std s·σ_c, σ_c calibrated for (1, 1e-5)), {} claim, n = {n} per side; each point is {} audits with seeds derived from --seed {seed}",
+            if claim_name == "point" {
+                "point (1, 1e-5)"
+            } else {
+                "Gaussian-DP profile"
+            },
+            block.first().map_or(0, |r| r.repeats)
+        )];
+        let mut points = Vec::new();
+        for r in &block {
+            match (r.detections, r.median_margin) {
+                (Some(d), Some(m)) => {
+                    if !testers.contains(&r.tester) {
+                        testers.push(r.tester.clone());
+                    }
+                    points.push(SweepPoint {
+                        value: r.scale,
+                        status: statuses
+                            .iter()
+                            .find(|(s, _)| *s == r.scale)
+                            .map(|(_, w)| w.clone())
+                            .unwrap_or_default(),
+                        tester: r.tester.clone(),
+                        detections: d,
+                        repeats: r.repeats,
+                        median_margin: m,
+                    });
+                }
+                _ => {
+                    let note = format!(
+                        "tester {} not shown: {}",
+                        r.tester,
+                        r.note.as_deref().unwrap_or("it could not test this claim")
+                    );
+                    if !notes.contains(&note) {
+                        notes.push(note);
+                    }
+                }
+            }
+        }
+        if points.is_empty() {
+            continue;
+        }
+        // Value-major order, as `audit sweep` writes them (the sweep page groups by value).
+        let rank = |t: &str| testers.iter().position(|x| x == t).unwrap_or(usize::MAX);
+        points.sort_by(|a, b| {
+            a.value
+                .total_cmp(&b.value)
+                .then(rank(&a.tester).cmp(&rank(&b.tester)))
+        });
+        out.push(SweepReport {
+            schema_version: crate::audit::SCHEMA_VERSION,
+            kind: "sweep".into(),
+            tool_version: env!("CARGO_PKG_VERSION").to_string(),
+            mechanism: "dpsgd-scaled-noise".into(),
+            fixed_params: Vec::new(),
+            parameter: "noise_scale".into(),
+            claims,
+            testers,
+            repeats: block.first().map_or(0, |r| r.repeats),
+            samples_per_side: n,
+            failure_probability_per_audit: beta,
+            seed,
+            points,
+            notes,
+            wall_time_seconds,
+        });
+    }
+    Ok(out)
 }
 
 /// The power table as text: one block per (claim, samples), one row per tester.
@@ -518,11 +646,13 @@ pub enum BenchKind {
         /// Print JSON.
         #[arg(long)]
         json: bool,
-        /// No progress bar.
-        #[arg(long, short)]
-        quiet: bool,
+        /// Reports: one sweep report over noise_scale per (claim, samples), detections against
+        /// the noise scale, one line per tester.
+        #[command(flatten)]
+        report: crate::cli::ReportArgs,
     },
     /// Wall time per tester call (both directions, 1-D outputs) against drawing the samples.
+    /// Prints text or JSON only; writes no report.
     Speed {
         /// Samples per side, comma-separated.
         #[arg(long, default_value = "10000,100000")]
@@ -541,6 +671,7 @@ pub enum BenchKind {
         json: bool,
     },
     /// Every tester on every correct catalogue entry over many seeds: rejection rate beside β.
+    /// Prints text or JSON only; writes no report.
     Seeds {
         /// Seeds per (entry, tester).
         #[arg(long, default_value_t = 200)]
@@ -620,16 +751,20 @@ pub fn run_cli(a: &BenchArgs) -> Result<crate::cli::Outcome> {
             failure_probability,
             seed,
             json,
-            quiet,
+            report,
         } => {
             let sizes = parse_sizes(samples)?;
             let names = tester_names(tester)?;
             check_beta(*failure_probability)?;
             check_repeats("--repeats", *repeats)?;
+            if !report.no_report {
+                crate::report::prepare_report_dir(&report.report_dir)?;
+            }
+            let start = Instant::now();
             let total = 2 * sizes.len() * names.len() * POWER_SCALES.len();
             let bar = crate::report::progress::bar(
                 total as u64 * repeats,
-                *quiet || *json,
+                report.quiet || *json,
                 "bench power",
             );
             let rows = power(
@@ -641,11 +776,25 @@ pub fn run_cli(a: &BenchArgs) -> Result<crate::cli::Outcome> {
                 &|| bar.inc(1),
             )?;
             bar.finish_and_clear();
-            if *json {
+            let mut written = Vec::new();
+            if !report.no_report {
+                let wall = Some(start.elapsed().as_secs_f64());
+                for sweep in power_reports(&rows, *failure_probability, *seed, wall)? {
+                    written.push(crate::report::write_sweep_report(
+                        &report.report_dir,
+                        &sweep,
+                    )?);
+                }
+            }
+            let mut out = if *json {
                 crate::cli::to_json(&rows)?
             } else {
                 render_power(&rows, *failure_probability)
+            };
+            for index in &written {
+                crate::cli::announce_report(index, *json, report.quiet, &mut out);
             }
+            out
         }
         BenchKind::Speed {
             samples,

@@ -179,7 +179,8 @@ pub struct RunArgs {
     pub transform: Option<String>,
     /// Anytime-valid sequential audit (see dp_audit::sequential): draw releases in batches that
     /// double from --first-batch and stop as soon as a betting e-process reaches 1/β. Uses its
-    /// own event search (not --tester) and writes no HTML report.
+    /// own event search (not --tester); its report (DIR/sequential-<mechanism>-seed<seed>-<hash>/)
+    /// plots the betting wealth against the 1/β threshold.
     #[arg(long, conflicts_with_all = ["samples", "finder", "exec"])]
     pub sequential: bool,
     /// Most releases per side of a sequential audit (default: the fixed-n default).
@@ -299,7 +300,7 @@ fn rerender_report(a: &ReportCommandArgs) -> Result<Outcome> {
 
 /// Where a written report is announced: the last line of text output, or stderr beside
 /// `--json` (whose stdout stays deterministic).
-fn announce_report(index: &Path, json: bool, quiet: bool, stdout: &mut String) {
+pub(crate) fn announce_report(index: &Path, json: bool, quiet: bool, stdout: &mut String) {
     if json {
         if !quiet {
             eprintln!("report       {}", index.display());
@@ -540,6 +541,7 @@ fn sweep(a: &SweepArgs) -> Result<Outcome> {
             failure_probability_per_audit: a.failure_probability,
             seed: a.seed,
             points: points.clone(),
+            notes: Vec::new(),
             wall_time_seconds: Some(start.elapsed().as_secs_f64()),
         };
         Some(crate::report::write_sweep_report(
@@ -853,6 +855,10 @@ fn run_sequential(args: &RunArgs, target: &Target) -> Result<Outcome> {
         first_batch: args.first_batch.unwrap_or(defaults.first_batch),
         failure_probability: args.failure_probability,
     };
+    config.validate(target.mechanism.output_dim())?;
+    if !args.report.no_report {
+        crate::report::prepare_report_dir(&args.report.report_dir)?;
+    }
     let spinner = crate::report::progress::Spinner::start(
         args.report.quiet,
         &format!("auditing {} sequentially", target.mechanism.id()),
@@ -868,12 +874,23 @@ fn run_sequential(args: &RunArgs, target: &Target) -> Result<Outcome> {
         Verdict::Violation => 1,
         Verdict::NoViolation => 0,
     };
-    let stdout = if args.json {
+    let report_index = if args.report.no_report {
+        None
+    } else {
+        Some(crate::report::sequential::write_sequential_report(
+            &args.report.report_dir,
+            &report,
+        )?)
+    };
+    let mut stdout = if args.json {
         report.wall_time_seconds = None;
         to_json(&report)?
     } else {
         crate::sequential::render_text(&report)
     };
+    if let Some(index) = &report_index {
+        announce_report(index, args.json, args.report.quiet, &mut stdout);
+    }
     Ok(Outcome { stdout, code })
 }
 

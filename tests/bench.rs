@@ -21,6 +21,7 @@ fn bench_power_prints_a_table_and_json() {
         "--repeats",
         "2",
         "--json",
+        "--no-report",
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();

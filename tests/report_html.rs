@@ -337,3 +337,214 @@ fn report_renders_in_headless_chromium() {
     );
     let _ = fs::remove_dir_all(&dir);
 }
+
+/// The `report       PATH` lines a command printed, as paths.
+fn announced(text: &str) -> Vec<PathBuf> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("report       "))
+        .map(PathBuf::from)
+        .collect()
+}
+
+fn assert_files(run_dir: &Path, files: &[&str]) {
+    for f in files {
+        let len = fs::metadata(run_dir.join(f))
+            .unwrap_or_else(|e| panic!("{}: {e}", run_dir.join(f).display()))
+            .len();
+        assert!(len > 100, "{f}: {len} bytes");
+    }
+}
+
+fn assert_nothing_hidden(dir: &Path) {
+    for e in fs::read_dir(dir).unwrap() {
+        let n = e.unwrap().file_name().to_string_lossy().into_owned();
+        assert!(!n.starts_with('.'), "left behind in {}: {n}", dir.display());
+    }
+}
+
+/// `audit run --sequential` on the buggy Laplace sum; returns the page's path. The bug is gross
+/// (the seed-0 run stops after 143 releases per side at β = 1e-3) and the run is deterministic.
+fn write_sequential_report(dir: &Path) -> PathBuf {
+    let o = audit(&[
+        "run",
+        "--mechanism",
+        "laplace-sum-ignores-range",
+        "--sequential",
+        "--max-samples",
+        "20000",
+        "--report-dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    let pages = announced(&stdout(&o));
+    assert_eq!(pages.len(), 1, "{}", stdout(&o));
+    assert_eq!(
+        stdout(&o).lines().last().map(|l| l.starts_with("report ")),
+        Some(true)
+    );
+    pages[0].clone()
+}
+
+/// `audit bench power` at a small size; returns the pages (one per claim with a testable tester).
+fn write_power_reports(dir: &Path) -> Vec<PathBuf> {
+    let o = audit(&[
+        "bench",
+        "power",
+        "--samples",
+        "5000",
+        "--tester",
+        "hockey-stick,renyi",
+        "--repeats",
+        "1",
+        "--report-dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    announced(&stdout(&o))
+}
+
+#[test]
+fn sequential_and_power_write_complete_reports_and_failures_write_none() {
+    let dir = scratch("seq-power");
+    // Sequential: audit.json (the --json output plus the wall time), index.html, wealth.png.
+    let index = write_sequential_report(&dir);
+    let run_dir = index.parent().unwrap();
+    assert_eq!(run_dir.parent().unwrap(), dir);
+    assert_files(run_dir, &["audit.json", "index.html", "wealth.png"]);
+    let html = fs::read_to_string(&index).unwrap();
+    assert!(html.contains("Violation found") && html.contains("Ville"));
+    let o = audit(&[
+        "run",
+        "--mechanism",
+        "laplace-sum-ignores-range",
+        "--sequential",
+        "--max-samples",
+        "20000",
+        "--json",
+        "--no-report",
+    ]);
+    let printed: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let mut saved: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(run_dir.join("audit.json")).unwrap()).unwrap();
+    assert_eq!(saved["mode"], "sequential");
+    saved.as_object_mut().unwrap().remove("wall_time_seconds");
+    assert_eq!(saved, printed);
+    // `audit report` re-renders it in place.
+    fs::remove_file(&index).unwrap();
+    fs::remove_file(run_dir.join("wealth.png")).unwrap();
+    let o = audit(&["report", run_dir.join("audit.json").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_files(run_dir, &["index.html", "wealth.png"]);
+
+    // Power: one sweep report per (claim, n); Rényi cannot test the point claim and says so.
+    let pages = write_power_reports(&dir);
+    assert_eq!(
+        pages.len(),
+        2,
+        "point and profile claim at one n: {pages:?}"
+    );
+    let mut point_seen = false;
+    for p in &pages {
+        let d = p.parent().unwrap();
+        assert_files(d, &["audit.json", "index.html", "sweep.png"]);
+        let html = fs::read_to_string(p).unwrap();
+        assert!(html.contains("audits found a violation"), "{html}");
+        assert!(html.contains("audit bench power"), "{html}");
+        if html.contains("approx:1:1e-5") {
+            point_seen = true;
+            assert!(html.contains("tester renyi not shown"), "{html}");
+        }
+    }
+    assert!(point_seen);
+    let top = fs::read_to_string(dir.join("index.html")).unwrap();
+    assert!(top.contains("sequential run") && top.contains("sweep over noise_scale"));
+    assert_nothing_hidden(&dir);
+
+    // Failed runs leave no report (they fail before any work, and the folder is not created).
+    let fresh = dir.join("fresh");
+    for args in [
+        &[
+            "run",
+            "--mechanism",
+            "laplace-sum",
+            "--sequential",
+            "--first-batch",
+            "5",
+        ][..],
+        &["bench", "power", "--samples", "ten"][..],
+        &["bench", "power", "--failure-probability", "1.5"][..],
+    ] {
+        let mut a = args.to_vec();
+        a.extend(["--report-dir", fresh.to_str().unwrap()]);
+        let o = audit(&a);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(!fresh.exists(), "{args:?} created {}", fresh.display());
+    }
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// Opens `page` in headless Chromium with the image probe: returns the DOM, after checking that
+/// every image loaded (at least `min_images`, each ≥ 400 × 200).
+fn dom_with_images(exe: &Path, work: &Path, page: &Path, min_images: usize) -> String {
+    let html = fs::read_to_string(page).unwrap();
+    assert!(!html.contains("<script"), "reports carry no script");
+    let probe = page.with_file_name("probe.html");
+    fs::write(
+        &probe,
+        html.replace("</body>", &format!("{IMAGE_PROBE}</body>")),
+    )
+    .unwrap();
+    let dom = browser(
+        exe,
+        work,
+        &["--virtual-time-budget=10000", "--dump-dom"],
+        &format!("file://{}", probe.display()),
+    );
+    fs::remove_file(&probe).unwrap();
+    let images = dom
+        .split("<pre id=\"img-check\">IMAGES ")
+        .nth(1)
+        .and_then(|s| s.split(" END</pre>").next())
+        .unwrap_or_else(|| panic!("the image probe did not run:\n{dom}"));
+    let list: Vec<&str> = images.split_whitespace().collect();
+    assert!(list.len() >= min_images, "{list:?}");
+    for img in &list {
+        let (src, size) = img.rsplit_once('=').unwrap();
+        let (w, h) = size.split_once('x').unwrap();
+        let (w, h): (u32, u32) = (w.parse().unwrap(), h.parse().unwrap());
+        assert!(w >= 400 && h >= 200, "{src} did not load: {w}x{h}");
+    }
+    dom
+}
+
+/// The sequential and bench-power pages in headless Chromium: verdict text in the DOM and every
+/// image loaded. Same browser requirement as [`report_renders_in_headless_chromium`].
+#[test]
+fn sequential_and_power_reports_render_in_headless_chromium() {
+    let Some(exe) = find_browser() else {
+        let ci = std::env::var("CI").is_ok_and(|v| v == "true");
+        if !ci && std::env::var("DP_AUDIT_SKIP_BROWSER").is_ok_and(|v| v == "1") {
+            eprintln!("SKIPPED: no chromium on PATH and DP_AUDIT_SKIP_BROWSER=1");
+            return;
+        }
+        panic!(
+            "chromium (or chromium-browser) is not on PATH: install it or, outside CI, set DP_AUDIT_SKIP_BROWSER=1"
+        );
+    };
+    let dir = scratch("seq-power-browser");
+    let seq = write_sequential_report(&dir);
+    let dom = dom_with_images(&exe, &dir, &seq, 1);
+    assert!(dom.contains("Violation found"), "{dom}");
+    assert!(
+        dom.contains("wealth.png=") && dom.contains("Ville"),
+        "{dom}"
+    );
+    let pages = write_power_reports(&dir);
+    assert!(!pages.is_empty());
+    for p in &pages {
+        let dom = dom_with_images(&exe, &dir, p, 1);
+        assert!(dom.contains("audits found a violation"), "{dom}");
+        assert!(dom.contains("sweep.png="), "{dom}");
+    }
+    let _ = fs::remove_dir_all(&dir);
+}

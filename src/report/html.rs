@@ -35,7 +35,7 @@ pub fn escape_html(s: &str) -> String {
 }
 
 /// Short alias used throughout the renderers.
-fn e(s: &str) -> String {
+pub(crate) fn e(s: &str) -> String {
     escape_html(s)
 }
 
@@ -59,7 +59,7 @@ pub(crate) fn num(x: f64) -> String {
 }
 
 /// A probability as a percentage without trailing zeros (0.999 → "99.9%").
-fn percent(p: f64) -> String {
+pub(crate) fn percent(p: f64) -> String {
     let s = format!("{:.6}", p * 100.0);
     format!("{}%", s.trim_end_matches('0').trim_end_matches('.'))
 }
@@ -98,7 +98,7 @@ figcaption { color: #444; font-size: 0.92em; }
 footer { margin-top: 3em; color: #777; font-size: 0.85em; }
 "#;
 
-fn page(title: &str, body: &str) -> String {
+pub(crate) fn page(title: &str, body: &str) -> String {
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
@@ -139,7 +139,7 @@ pub(crate) fn claim_words(c: &PrivacyClaim) -> String {
     }
 }
 
-fn neighboring_words(n: Neighboring) -> &'static str {
+pub(crate) fn neighboring_words(n: Neighboring) -> &'static str {
     match n {
         Neighboring::AddRemove => "add-remove: D' is D with one record added or removed",
         Neighboring::ReplaceOne => "replace-one: D' is D with one record replaced by another",
@@ -162,7 +162,7 @@ pub(crate) fn direction_words(d: Direction) -> &'static str {
     }
 }
 
-fn dataset_html(d: &Dataset) -> String {
+pub(crate) fn dataset_html(d: &Dataset) -> String {
     const SHOWN: usize = 20;
     let rows = d.to_rows();
     let fmt_row = |r: &Vec<f64>| {
@@ -198,7 +198,7 @@ pub struct Figure {
     pub caption: String,
 }
 
-fn figures_html(figs: &[Figure]) -> String {
+pub(crate) fn figures_html(figs: &[Figure]) -> String {
     let mut s = String::new();
     for f in figs {
         let _ = writeln!(
@@ -573,7 +573,11 @@ pub fn render_sweep(s: &SweepReport, run_id: &str, figures: &[Figure]) -> String
             e(&format!("{:+.3e}", p.median_margin)),
         );
     }
-    b.push_str("</tbody></table>\n<p class=\"small\">Margin = the largest lower bound minus what the claim allows for it, in one audit; \
+    b.push_str("</tbody></table>\n");
+    for note in &s.notes {
+        let _ = writeln!(b, "<p class=\"note\">{}</p>", e(note));
+    }
+    b.push_str("<p class=\"small\">Margin = the largest lower bound minus what the claim allows for it, in one audit; \
                 above 0 means that audit found a violation. Catalogue status is ground truth recorded for the reader; it never decides.</p>\n");
     if !figures.is_empty() {
         let _ = writeln!(b, "<h2>Figures</h2>");

@@ -2,14 +2,16 @@
 //! it, PNG figures, and `DIR/index.html` listing every run in `DIR`.
 //!
 //! # Layout of a run directory
-//! - `audit.json`: the [`AuditReport`] (or a [`SweepReport`], marked `"kind": "sweep"`),
+//! - `audit.json`: the [`AuditReport`] (or a [`SweepReport`], marked `"kind": "sweep"`, or a
+//!   [`SequentialReport`](crate::sequential::SequentialReport), marked `"mode": "sequential"`),
 //!   pretty-printed.
 //! - `index.html`: offline page (inline CSS, no script, no network), every string escaped.
 //! - `distribution-<j>.png` (runs, j < 4): releases of M(D) and M(D') on coordinate j, from a
 //!   separate stream of [`PLOT_SAMPLES_PER_SIDE`] releases per side ([`PlotData`]); the verdict's
 //!   samples are never touched.
 //! - `bounds.png` (runs): every bound against what the claim allows; `profile.png` (profile
-//!   claims): the claimed δ(ε) curve with the confirmed lower bounds; `sweep.png` (sweeps).
+//!   claims): the claimed δ(ε) curve with the confirmed lower bounds; `sweep.png` (sweeps and
+//!   `audit bench power`, one sweep report per (claim, n)); `wealth.png` (sequential runs).
 //!
 //! # Nothing half-written
 //! A run is written into `DIR/.tmp-<run-id>-<pid>` and renamed to `DIR/<run-id>` at the end, so a
@@ -36,6 +38,7 @@ use crate::rng::{Seed, Stream, chunk_len};
 pub mod html;
 pub mod plot;
 pub mod progress;
+pub mod sequential;
 
 pub use html::escape_html;
 
@@ -167,6 +170,9 @@ pub struct SweepReport {
     pub seed: u64,
     /// One point per value and tester.
     pub points: Vec<SweepPoint>,
+    /// Context for the reader (e.g. testers left out because they cannot test the claim).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
     /// Wall-clock seconds; not part of the run id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wall_time_seconds: Option<f64>,
@@ -190,7 +196,7 @@ impl SweepReport {
 pub struct IndexEntry {
     /// Directory name.
     pub run_id: String,
-    /// `run` or `sweep`.
+    /// `run`, `sweep over …` or `sequential run`.
     pub kind: String,
     /// Mechanism id.
     pub mechanism: String,
@@ -525,9 +531,12 @@ pub enum ReportFile {
     Run(Box<AuditReport>),
     /// A sweep.
     Sweep(Box<SweepReport>),
+    /// A sequential audit (`audit run --sequential`).
+    Sequential(Box<crate::sequential::SequentialReport>),
 }
 
-/// Reads and checks a report file (a run's or a sweep's audit.json, or `audit run --json` output).
+/// Reads and checks a report file (a run's, a sweep's or a sequential run's audit.json, or
+/// `audit run [--sequential] --json` output).
 pub fn read_report(path: &Path) -> Result<ReportFile> {
     let text = fs::read_to_string(path).map_err(io_err(format!("reading {}", path.display())))?;
     let bad = |what: String| Error::InvalidConfig(format!("{}: {what}", path.display()));
@@ -545,6 +554,14 @@ pub fn read_report(path: &Path) -> Result<ReportFile> {
         let s: SweepReport =
             serde_json::from_value(value).map_err(|e| bad(format!("not a sweep report: {e}")))?;
         Ok(ReportFile::Sweep(Box::new(s)))
+    } else if value.get("mode").and_then(|k| k.as_str()) == Some("sequential") {
+        let r: crate::sequential::SequentialReport = serde_json::from_value(value)
+            .map_err(|e| bad(format!("not a sequential report: {e}")))?;
+        r.mechanism
+            .claim
+            .validated()
+            .map_err(|e| bad(format!("invalid claim: {e}")))?;
+        Ok(ReportFile::Sequential(Box::new(r)))
     } else {
         let r: AuditReport =
             serde_json::from_value(value).map_err(|e| bad(format!("not an audit report: {e}")))?;
@@ -570,6 +587,7 @@ pub fn rerender(file: &Path, report_dir: &Path) -> Result<PathBuf> {
         return match parsed {
             ReportFile::Run(r) => write_run_report(report_dir, &r, &PlotData::none()),
             ReportFile::Sweep(s) => write_sweep_report(report_dir, &s),
+            ReportFile::Sequential(r) => sequential::write_sequential_report(report_dir, &r),
         };
     }
     let dir = file.parent().unwrap_or(Path::new("."));
@@ -589,6 +607,7 @@ pub fn rerender(file: &Path, report_dir: &Path) -> Result<PathBuf> {
             write_atomic(&dir.join("index.html"), page.as_bytes())?;
         }
         ReportFile::Sweep(s) => render_sweep_into(dir, &s, &id)?,
+        ReportFile::Sequential(r) => sequential::render_sequential_into(dir, &r, &id)?,
     }
     if let Some(parent) = dir.parent() {
         let parent = if parent.as_os_str().is_empty() {
@@ -627,6 +646,19 @@ fn index_entry(run_id: &str, parsed: ReportFile) -> IndexEntry {
                 samples_per_side: s.samples_per_side,
             }
         }
+        ReportFile::Sequential(r) => IndexEntry {
+            run_id: run_id.to_string(),
+            kind: "sequential run".into(),
+            mechanism: r.mechanism.id.clone(),
+            claim: r.mechanism.claim.to_string(),
+            result: match r.stopping_time {
+                Some(t) => format!("{} (stopped at {t})", r.verdict.words()),
+                None => r.verdict.words().to_string(),
+            },
+            violation: r.verdict == Verdict::Violation,
+            seed: r.seed,
+            samples_per_side: r.samples_per_side,
+        },
     }
 }
 

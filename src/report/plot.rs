@@ -16,12 +16,12 @@ use crate::testers::Divergence;
 
 use super::SweepReport;
 
-const FONT: &str = "sans-serif";
-const BLUE: RGBColor = RGBColor(31, 119, 180);
+pub(super) const FONT: &str = "sans-serif";
+pub(super) const BLUE: RGBColor = RGBColor(31, 119, 180);
 const ORANGE: RGBColor = RGBColor(230, 120, 20);
-const RED: RGBColor = RGBColor(200, 30, 30);
-const GREY: RGBColor = RGBColor(110, 110, 110);
-const PALETTE: [RGBColor; 6] = [
+pub(super) const RED: RGBColor = RGBColor(200, 30, 30);
+pub(super) const GREY: RGBColor = RGBColor(110, 110, 110);
+pub(super) const PALETTE: [RGBColor; 6] = [
     BLUE,
     ORANGE,
     RGBColor(44, 160, 44),
@@ -45,7 +45,7 @@ fn ensure_font() -> Result<()> {
     }
 }
 
-fn draw_err(path: &Path, e: impl std::fmt::Display) -> Error {
+pub(super) fn draw_err(path: &Path, e: impl std::fmt::Display) -> Error {
     Error::Io {
         context: format!("drawing {}", path.display()),
         source: std::io::Error::other(e.to_string()),
@@ -55,7 +55,7 @@ fn draw_err(path: &Path, e: impl std::fmt::Display) -> Error {
 /// Opens a white canvas, runs `draw` on it, and writes the PNG to `path` atomically (temporary
 /// name in the same directory, then rename). The PNG is encoded here with the best compression
 /// (the figures are committed in the gallery, so size matters).
-fn with_canvas(
+pub(super) fn with_canvas(
     path: &Path,
     (w, h): (u32, u32),
     draw: impl FnOnce(&DrawingArea<BitMapBackend<'_>, Shift>) -> Result<()>,
@@ -120,7 +120,7 @@ fn encode_png(rgb: &[u8], w: u32, h: u32) -> std::result::Result<Vec<u8>, png::E
 }
 
 /// Extends a degenerate or tight range so plotters can draw it.
-fn padded(lo: f64, hi: f64, frac: f64) -> (f64, f64) {
+pub(super) fn padded(lo: f64, hi: f64, frac: f64) -> (f64, f64) {
     if !(lo.is_finite() && hi.is_finite()) {
         return (0.0, 1.0);
     }
@@ -624,7 +624,7 @@ pub fn profile(path: &Path, r: &AuditReport) -> Result<()> {
 
 /// A legend corner that covers none of `points` (legend box ≈ `w` × `h` as fractions of the
 /// plot's width and height); upper right when every corner is taken.
-fn free_corner(
+pub(super) fn free_corner(
     points: &[(f64, f64)],
     (x0, x1): (f64, f64),
     (y0, y1): (f64, f64),
