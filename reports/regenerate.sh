@@ -34,6 +34,8 @@ audit run --mechanism gaussian-sum-analytic --claim gdp:0.1 --samples 100000
 # and the same step with the noise halved (violation found).
 audit run --mechanism dpsgd
 audit run --mechanism dpsgd-scaled-noise
+# The anytime-valid sequential audit: stops as soon as the betting wealth crosses 1/β.
+audit run --mechanism dpsgd-scaled-noise --sequential
 # A Mironov-style floating-point leak, visible only through the float-bits output transform.
 audit run --mechanism laplace-sum-coarse-noise
 # The noise of the Laplace sum ignores the range R: correct at R = 1, buggy above.
