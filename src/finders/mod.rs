@@ -270,10 +270,16 @@ pub struct SearchReport {
 /// The search β: exploratory bounds are computed at this level only to rank pairs.
 const SEARCH_BETA: f64 = 0.5;
 
+/// Trials after which the best pair so far may be confirmed early (see [`search_and_confirm`]).
+pub const CHECKPOINT_TRIALS: usize = 10;
+
 /// Searches with `finder` and confirms at most `confirm_top` distinct pairs with fresh samples at
 /// β/confirm_top each (`audit.failure_probability` = β of the whole run): a pair whose
-/// exploratory bound already exceeds the allowance is confirmed at once, and the remaining slots
-/// go to the best-scored pairs after the search. Stops at the first confirmed violation.
+/// exploratory bound already exceeds the allowance is confirmed at once; after
+/// [`CHECKPOINT_TRIALS`] trials with nothing confirmed, the best pair so far is confirmed (when
+/// at least two slots exist); the remaining
+/// slots go to the best-scored pairs after the search. Every choice of a pair reads exploratory
+/// samples only, which the confirm phase never sees. Stops at the first confirmed violation.
 pub fn search_and_confirm(
     mechanism: &dyn Mechanism,
     claim: &PrivacyClaim,
@@ -372,6 +378,42 @@ pub fn search_and_confirm(
                 verdict = Verdict::Violation;
                 break;
             }
+            continue;
+        }
+        // Checkpoint: after CHECKPOINT_TRIALS trials with nothing confirmed yet, the best pair so
+        // far is confirmed (exploratory samples are often too few to bound a violation, or even
+        // to estimate it: on high-dimensional discrete outputs the exploratory event is poor,
+        // while the confirm phase's samples are not). It uses one of the pre-allocated slots,
+        // which a run without a violation spends anyway, so the β split and the cost of a clean
+        // run are unchanged; at least one slot is kept for the end of the search.
+        if index + 1 == CHECKPOINT_TRIALS
+            && confirmations.is_empty()
+            && search.confirm_top >= 2
+            && search.trials > CHECKPOINT_TRIALS
+        {
+            let best = trials
+                .iter()
+                .max_by(|a, b| a.score.total_cmp(&b.score).then(b.index.cmp(&a.index)))
+                .map(|t| t.pair.clone());
+            if let Some(pair) = best {
+                let r = audit_pair_in(
+                    mechanism,
+                    claim,
+                    &pair,
+                    testers,
+                    &confirm_config,
+                    Phase::Confirm(confirmations.len() as u64),
+                )?;
+                calls += r.mechanism_calls;
+                drawn += 2 * audit.samples_per_side as u64;
+                let found = r.verdict == Verdict::Violation;
+                confirmations.push(r);
+                confirmed_pairs.push(pair);
+                if found {
+                    verdict = Verdict::Violation;
+                    break;
+                }
+            }
         }
     }
     if trials.is_empty() {
@@ -422,7 +464,7 @@ pub fn search_and_confirm(
         score_percentiles: [0.0, 10.0, 50.0, 90.0, 100.0].map(pct).to_vec(),
         trials,
         beta_rule: format!(
-            "search bounds are exploratory (β = {SEARCH_BETA}, used only to rank pairs, on samples the confirm phase never sees); β = {} of the run split evenly over the {} confirm slots: β/{} = {per:.3e} per confirming audit (union bound), whether or not every slot is used; a pair whose exploratory bound exceeds the allowance is confirmed at once, the rest go to the best-scored pairs",
+            "search bounds are exploratory (β = {SEARCH_BETA}, used only to rank pairs, on samples the confirm phase never sees); β = {} of the run split evenly over the {} confirm slots: β/{} = {per:.3e} per confirming audit (union bound), whether or not every slot is used; a pair whose exploratory bound exceeds the allowance is confirmed at once; after {CHECKPOINT_TRIALS} trials with nothing confirmed, the best pair so far is confirmed; the rest go to the best-scored pairs",
             audit.failure_probability, search.confirm_top, search.confirm_top
         ),
         confirmations,
