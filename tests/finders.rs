@@ -37,7 +37,10 @@ fn run_sized(
     confirm_samples: usize,
 ) -> dp_audit::finders::SearchReport {
     let e = catalogue::build(id, &Default::default()).unwrap();
-    let m = &*e.mechanism;
+    // As `audit run --mechanism` does: through the entry's recommended output transform, if any.
+    let (boxed, _) =
+        dp_audit::testers::transforms::with_recommended_transform(e.mechanism).unwrap();
+    let m = &*boxed;
     let size = e.witness.first().len().clamp(1, 4);
     let space = PairSpace::new(m.domain(), size, m.neighboring()).unwrap();
     let mut f = finder_by_name(
