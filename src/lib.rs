@@ -15,6 +15,10 @@
 //!   is the source of truth for every rendering.
 //! - [`gate`] fails a downstream `cargo test` when a mechanism breaks its claim
 //!   ([`gate::assert_claim_holds`], [`assert_dp!`], [`gate::Gate`]).
+//! - [`finders`] search for the neighboring pair where a bound is largest (search on exploratory
+//!   samples, confirm on fresh ones); [`sequential`] stops as soon as a violation is established
+//!   (anytime-valid); [`exec`] audits any program through the exec protocol; [`report`] renders
+//!   JSON, HTML and PNG; [`bench`] measures power, speed and soundness.
 //!
 //! # Example
 //! ```
