@@ -414,7 +414,8 @@ pub fn speed(
             sampling_seconds: sampling_median,
             dp_auditorium_seconds: None,
         });
-        let (p, q) = drawn.expect("repeats ≥ 1");
+        let (p, q) =
+            drawn.ok_or_else(|| Error::InvalidConfig("--repeats 0; allowed: at least 1".into()))?;
         for tname in tester_names {
             let tester: Box<dyn PropertyTester> = testers::by_name(tname)?;
             // The divergence DP-Auditorium's figures are for: hockey-stick at ε = 1 for the

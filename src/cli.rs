@@ -783,10 +783,12 @@ fn run_audit_inner(args: &RunArgs) -> Result<Outcome> {
         return run_search(args, &target, &testers, &config);
     }
     let entry_mechanism = &target.mechanism;
-    let witness = target
-        .witness
-        .clone()
-        .expect("catalogue entries have witnesses");
+    let witness = target.witness.clone().ok_or_else(|| {
+        Error::InvalidConfig(
+            "this target has no witness pair; allowed: a catalogue --mechanism, or --finder to search for a pair"
+                .into(),
+        )
+    })?;
     let mechanism_name = args.mechanism.clone().unwrap_or_default();
     if !args.report.no_report {
         crate::report::prepare_report_dir(&args.report.report_dir)?;
@@ -1117,7 +1119,9 @@ fn run_search(
     }
     let rng = finder_rng(args.seed);
     let mut finder: Box<dyn DatasetFinder> = if finder_name == "typical" {
-        let path = s.typical_data.as_ref().expect("checked above");
+        let path = s.typical_data.as_ref().ok_or_else(|| {
+            Error::InvalidConfig("--finder typical needs --typical-data FILE".into())
+        })?;
         let text = std::fs::read_to_string(path)
             .map_err(|e| Error::InvalidConfig(format!("--typical-data {}: {e}", path.display())))?;
         let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {

@@ -133,7 +133,7 @@ fn search_is_repeatable() {
 ///
 /// `cargo test --release --test finders -- --ignored --nocapture finder_benchmark`
 #[test]
-#[ignore]
+#[ignore = "benchmark: about 10 min on 2 cores; run with --ignored --nocapture"]
 fn finder_benchmark() {
     let finders = [
         "random",

@@ -65,6 +65,7 @@ use std::collections::HashMap;
 
 use rand::Rng;
 
+use super::common::{hockey_stick_epsilon, hockey_stick_value};
 use super::{Divergence, EventBound, Measurement, PropertyTester, Selected, check_inputs};
 use crate::bounds::{
     clopper_pearson_lower, clopper_pearson_upper, normal_upper_quantile, wilson_lower, wilson_upper,
@@ -698,16 +699,7 @@ impl PropertyTester for HockeyStickTester {
         failure_probability: f64,
         _rng: &mut dyn Rng,
     ) -> Result<Measurement> {
-        let Divergence::HockeyStick { epsilon } = divergence else {
-            return Err(Error::InvalidConfig(format!(
-                "the hockey-stick tester bounds hockey-stick divergences, not {divergence}"
-            )));
-        };
-        if !(epsilon.is_finite() && epsilon >= 0.0) {
-            return Err(Error::InvalidConfig(format!(
-                "ε = {epsilon}; allowed: finite and ≥ 0"
-            )));
-        }
+        let epsilon = hockey_stick_epsilon(self.name(), divergence)?;
         let min_n = 20;
         check_inputs(p, q, failure_probability, min_n)?;
         let np = ((p.n() as f64 * self.train_fraction) as usize).clamp(1, p.n() - 1);
@@ -738,6 +730,10 @@ impl PropertyTester for HockeyStickTester {
         failure_probability: f64,
         _rng: &mut dyn Rng,
     ) -> Result<Option<Selected>> {
+        let epsilons = candidates
+            .iter()
+            .map(|(d, _)| hockey_stick_epsilon(self.name(), *d))
+            .collect::<Result<Vec<f64>>>()?;
         check_inputs(p, q, failure_probability, 20)?;
         let np = ((p.n() as f64 * self.train_fraction) as usize).clamp(1, p.n() - 1);
         let nq = ((q.n() as f64 * self.train_fraction) as usize).clamp(1, q.n() - 1);
@@ -764,17 +760,9 @@ impl PropertyTester for HockeyStickTester {
             for score in scores {
                 let sa = scores_of(&score, a, score.selection_start()..na);
                 let sb = scores_of(&score, b, score.selection_start()..nb);
-                for (index, (divergence, allowed)) in candidates.iter().enumerate() {
-                    let Divergence::HockeyStick { epsilon } = *divergence else {
-                        return Err(Error::InvalidConfig(format!(
-                            "the hockey-stick tester bounds hockey-stick divergences, not {divergence}"
-                        )));
-                    };
-                    if !(epsilon.is_finite() && epsilon >= 0.0) {
-                        return Err(Error::InvalidConfig(format!(
-                            "ε = {epsilon}; allowed: finite and ≥ 0"
-                        )));
-                    }
+                for (index, ((_, allowed), &epsilon)) in
+                    candidates.iter().zip(&epsilons).enumerate()
+                {
                     if let Some((t, pred)) =
                         threshold_for(&score, sa.clone(), sb.clone(), m_a, m_b, epsilon.exp(), z)
                     {
@@ -791,9 +779,7 @@ impl PropertyTester for HockeyStickTester {
                 "no candidate event could be formed".into(),
             ));
         };
-        let Divergence::HockeyStick { epsilon } = candidates[index].0 else {
-            unreachable!("checked above")
-        };
+        let epsilon = epsilons[index];
         let (a, na, b, nb) = if reversed {
             (q, nq, p, np)
         } else {
@@ -860,8 +846,7 @@ fn bound_event(
     let p_lower = clopper_pearson_lower(k_p, m_p as u64, half);
     let q_upper = clopper_pearson_upper(k_q, m_q as u64, half);
     // e^ε·q_upper rounded up before subtracting, then the difference rounded down.
-    let raw = p_lower - (e_eps * q_upper) * (1.0 + 1e-12);
-    let value = if raw > 0.0 { raw.next_down() } else { 0.0 };
+    let value = hockey_stick_value(p_lower, q_upper, e_eps);
     let point_estimate = k_p as f64 / m_p as f64 - e_eps * k_q as f64 / m_q as f64;
     Measurement {
         value,
