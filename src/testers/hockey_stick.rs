@@ -65,7 +65,7 @@ use std::collections::HashMap;
 
 use rand::Rng;
 
-use super::common::{hockey_stick_epsilon, hockey_stick_value};
+use super::common::{check_fraction, hockey_stick_epsilon, hockey_stick_value, train_rows};
 use super::{Divergence, EventBound, Measurement, PropertyTester, Selected, check_inputs};
 use crate::bounds::{
     clopper_pearson_lower, clopper_pearson_upper, normal_upper_quantile, wilson_lower, wilson_upper,
@@ -702,8 +702,9 @@ impl PropertyTester for HockeyStickTester {
         let epsilon = hockey_stick_epsilon(self.name(), divergence)?;
         let min_n = 20;
         check_inputs(p, q, failure_probability, min_n)?;
-        let np = ((p.n() as f64 * self.train_fraction) as usize).clamp(1, p.n() - 1);
-        let nq = ((q.n() as f64 * self.train_fraction) as usize).clamp(1, q.n() - 1);
+        check_fraction("train fraction", self.train_fraction)?;
+        let np = train_rows(p.n(), self.train_fraction);
+        let nq = train_rows(q.n(), self.train_fraction);
         let e_eps = epsilon.exp();
         let half = failure_probability / 2.0;
         let z = normal_upper_quantile(half);
@@ -735,8 +736,9 @@ impl PropertyTester for HockeyStickTester {
             .map(|(d, _)| hockey_stick_epsilon(self.name(), *d))
             .collect::<Result<Vec<f64>>>()?;
         check_inputs(p, q, failure_probability, 20)?;
-        let np = ((p.n() as f64 * self.train_fraction) as usize).clamp(1, p.n() - 1);
-        let nq = ((q.n() as f64 * self.train_fraction) as usize).clamp(1, q.n() - 1);
+        check_fraction("train fraction", self.train_fraction)?;
+        let np = train_rows(p.n(), self.train_fraction);
+        let nq = train_rows(q.n(), self.train_fraction);
         let half = failure_probability / 2.0;
         let z = normal_upper_quantile(half);
         // Score candidates once per direction; thresholds per ε. Everything below up to the
