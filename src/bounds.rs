@@ -104,6 +104,164 @@ pub fn clopper_pearson_upper(k: u64, m: u64, a: f64) -> f64 {
     hi
 }
 
+/// Exact one-sided lower confidence bound on a **Poisson mean**: with probability at least 1 − `a`
+/// (over K ~ Poisson(μ)), `μ ≥ poisson_mean_lower(K, a)` (Garwood 1936). It is the μ at which
+/// P_μ(K ≥ k) = a, i.e. the regularized lower incomplete gamma P(k, μ) = a, found by bisection
+/// against a·(1 − 1e-6) (absorbing the error of statrs' `gamma_lr`) keeping the lower end: rounded
+/// down. 0 when k = 0.
+pub fn poisson_mean_lower(k: u64, a: f64) -> f64 {
+    assert!(a > 0.0 && a < 1.0, "poisson_mean_lower({k}, {a})");
+    if k == 0 {
+        return 0.0;
+    }
+    let level = a * (1.0 - BETA_REG_REL_ERROR);
+    let kf = k as f64;
+    // P_μ(K ≥ k) = P(k, μ), increasing in μ; at μ = k + 20√k + 50 it is ≈ 1 > level.
+    let f = |mu: f64| statrs::function::gamma::checked_gamma_lr(kf, mu).unwrap_or(f64::NAN);
+    let (mut lo, mut hi) = (0.0_f64, kf + 20.0 * kf.sqrt() + 50.0);
+    for _ in 0..100 {
+        let mid = 0.5 * (lo + hi);
+        // NaN counts as "too large": the bound moves down, the safe side.
+        if f(mid) <= level {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+/// P(Bin(m, π) ≥ k), the binomial upper tail I_π(k, m − k + 1), inflated by the tolerated
+/// relative error of the incomplete beta function so that it is never reported too small.
+pub fn binomial_upper_tail(k: u64, m: u64, pi: f64) -> f64 {
+    if k == 0 {
+        return 1.0;
+    }
+    if k > m {
+        return 0.0;
+    }
+    let v = beta_reg(k as f64, (m - k + 1) as f64, pi);
+    if v.is_nan() {
+        1.0
+    } else {
+        (v * (1.0 + BETA_REG_REL_ERROR)).min(1.0)
+    }
+}
+
+/// The exact conditional test behind the hockey-stick tester's bound (see
+/// [`poisson_contrast_lower`]): does the pair of independent Poisson counts (u, w) reject
+/// H0: μ_U − e^ε·μ_W ≤ c at level `level`, given the lower confidence bound `mu_w_lower` on μ_W?
+///
+/// Given u + w = m, U ~ Bin(m, π) with π = μ_U/(μ_U + μ_W) ≤ π0(μ_W) = (e^ε μ_W + c)/((1 + e^ε)
+/// μ_W + c) under H0, and π0 decreases in μ_W, so on {μ_W ≥ mu_w_lower} π ≤ π0(mu_w_lower).
+fn contrast_rejects(u: u64, w: u64, e_eps: f64, c: f64, mu_w_lower: f64, level: f64) -> bool {
+    let m = u + w;
+    if u == 0 {
+        return false;
+    }
+    let den = (1.0 + e_eps) * mu_w_lower + c;
+    let pi0 = if den > 0.0 {
+        ((e_eps * mu_w_lower + c) / den).min(1.0)
+    } else {
+        // μ_W may be 0 and c = 0: the null allows μ_U = 0 only, and π is then e^ε/(1 + e^ε)
+        // in the limit; any π ≤ that is covered by the limit value.
+        e_eps / (1.0 + e_eps)
+    };
+    // Round π0 up (safe side) before the tail.
+    let pi0 = (pi0 * (1.0 + 1e-12)).min(1.0);
+    binomial_upper_tail(u, m, pi0) <= level
+}
+
+/// Lower confidence bound on θ from two **independent Poisson counts** U ~ Poisson(μ_U),
+/// W ~ Poisson(μ_W), for the contrast μ_U − e^ε·μ_W ≤ `scale`·θ (the hockey-stick tester uses
+/// μ_U = λ·P(S), μ_W = λ·Q(S), scale = λ for one event, and sums two directions with
+/// scale = 2λ).
+///
+/// # Guarantee
+/// P[L > θ*] ≤ β for θ* = (μ_U − e^ε μ_W)/scale: L is a one-sided lower confidence bound on
+/// θ*. Construction (inverting a family of level-β tests, each valid by the argument of Berger &
+/// Boos 1994 for a nuisance parameter restricted to a confidence set):
+/// 1. μ_W ≥ μ_lo := [`poisson_mean_lower`](W, γ) with probability ≥ 1 − γ, γ = `nuisance_beta`;
+/// 2. for each θ, the exact conditional binomial test of [`contrast_rejects`] at level β − γ
+///    with c = scale·θ, valid on {μ_W ≥ μ_lo} because its p-value only grows as μ_W decreases;
+/// 3. its p-value increases with θ, so the rejected θ form an interval [0, L) and L is found by
+///    bisection, keeping the rejected end (rounded down).
+///
+/// Returns 0 when even θ = 0 is not rejected (the contrast is then not shown positive).
+pub fn poisson_contrast_lower(
+    u: u64,
+    w: u64,
+    e_eps: f64,
+    scale: f64,
+    beta: f64,
+    nuisance_beta: f64,
+) -> f64 {
+    assert!(
+        nuisance_beta > 0.0 && nuisance_beta < beta && beta < 1.0 && scale > 0.0,
+        "poisson_contrast_lower({u}, {w}, {e_eps}, {scale}, {beta}, {nuisance_beta})"
+    );
+    let level = beta - nuisance_beta;
+    let mu_lo = poisson_mean_lower(w, nuisance_beta);
+    let rejects = |theta: f64| contrast_rejects(u, w, e_eps, scale * theta, mu_lo, level);
+    if !rejects(0.0) {
+        return 0.0;
+    }
+    // θ* ≤ μ_U/scale; the test cannot reject θ beyond u/scale plus a wide margin.
+    let (mut lo, mut hi) = (
+        0.0_f64,
+        (u as f64 + 10.0 * (u as f64).sqrt() + 10.0) / scale,
+    );
+    if rejects(hi) {
+        return lo.max(hi).next_down();
+    }
+    for _ in 0..100 {
+        let mid = 0.5 * (lo + hi);
+        if rejects(mid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo.next_down().max(0.0)
+}
+
+/// The largest ε' at which the same test rejects μ_U − e^{ε'}·μ_W ≤ `scale`·δ, i.e. a lower
+/// confidence bound (level 1 − β, simultaneous with [`poisson_contrast_lower`] at the same
+/// counts) on the ε at which the mechanism's events exceed δ. The p-value grows with ε', so the
+/// rejected ε' form an interval [0, ε̂); rounded down. `None` when ε' = 0 is not rejected.
+pub fn poisson_contrast_epsilon(
+    u: u64,
+    w: u64,
+    delta: f64,
+    scale: f64,
+    beta: f64,
+    nuisance_beta: f64,
+) -> Option<f64> {
+    assert!(
+        nuisance_beta > 0.0 && nuisance_beta < beta && beta < 1.0 && scale > 0.0 && delta >= 0.0,
+        "poisson_contrast_epsilon({u}, {w}, {delta}, {scale}, {beta}, {nuisance_beta})"
+    );
+    let level = beta - nuisance_beta;
+    let mu_lo = poisson_mean_lower(w, nuisance_beta);
+    let rejects = |eps: f64| contrast_rejects(u, w, eps.exp(), scale * delta, mu_lo, level);
+    if !rejects(0.0) {
+        return None;
+    }
+    let (mut lo, mut hi) = (0.0_f64, 60.0_f64);
+    if rejects(hi) {
+        return Some(hi);
+    }
+    for _ in 0..100 {
+        let mid = 0.5 * (lo + hi);
+        if rejects(mid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    (lo > 0.0).then(|| lo.next_down())
+}
+
 /// A quick *approximate* lower bound (Wilson score interval, one-sided at quantile `z`), for
 /// choosing among candidate events on a training split only. Never used for a reported bound.
 pub fn wilson_lower(k: f64, m: f64, z: f64) -> f64 {
@@ -175,6 +333,60 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// Garwood's bound inverts the Poisson tail: P_{μ_lo}(K ≥ k) ≤ a, within a hair of a.
+    #[test]
+    fn poisson_lower_inverts_the_tail() {
+        use statrs::distribution::Poisson;
+        for &(k, a) in &[(1u64, 0.05), (7, 0.01), (300, 0.0025), (20_000, 0.05)] {
+            let mu = poisson_mean_lower(k, a);
+            let tail = 1.0 - Poisson::new(mu).unwrap().cdf(k - 1);
+            assert!(
+                tail <= a * (1.0 + 1e-6) && tail > a * 0.999,
+                "k {k}: tail {tail}"
+            );
+        }
+        assert_eq!(poisson_mean_lower(0, 0.05), 0.0);
+    }
+
+    /// Coverage of the contrast bound by simulation at the boundary of the null (θ* exactly
+    /// where the bound is tightest): over 4000 draws, L > θ* in at most a β fraction, up to the
+    /// binomial 1 − 1e-6 quantile (β = 0.05: 4000·0.05 = 200, fail above 265). A false failure
+    /// happens with probability below 1e-6.
+    #[test]
+    fn contrast_bound_covers() {
+        use rand::SeedableRng;
+        use rand_distr::{Distribution, Poisson};
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(11);
+        let e = std::f64::consts::E;
+        for &(mu_w, theta, scale) in &[(400.0, 5e-4, 8e4), (30.0, 1e-5, 1.6e5), (2.0, 0.0, 1e3)] {
+            let mu_u = e * mu_w + scale * theta;
+            let (pu, pw) = (Poisson::new(mu_u).unwrap(), Poisson::new(mu_w).unwrap());
+            let mut misses = 0;
+            for _ in 0..4000 {
+                let (u, w) = (pu.sample(&mut rng) as u64, pw.sample(&mut rng) as u64);
+                if poisson_contrast_lower(u, w, e, scale, 0.05, 0.0025) > theta {
+                    misses += 1;
+                }
+            }
+            assert!(misses <= 265, "μ_W {mu_w}, θ {theta}: {misses} of 4000");
+        }
+    }
+
+    /// Power sanity and monotonicity: a clear contrast is shown; the bound is below the truth's
+    /// point estimate; the empirical ε is positive exactly when the bound at δ = 0 is.
+    #[test]
+    fn contrast_bound_detects_and_orders() {
+        let e = std::f64::consts::E;
+        // 1300 vs 300: (1300 − e·300)/8e4 ≈ 6.1e-3.
+        let l = poisson_contrast_lower(1300, 300, e, 8e4, 0.05, 0.0025);
+        assert!(l > 3e-3 && l < 6.1e-3, "{l}");
+        let eps = poisson_contrast_epsilon(1300, 300, 0.0, 8e4, 0.05, 0.0025).unwrap();
+        assert!(eps > 1.0 && eps < (1300.0f64 / 300.0).ln(), "{eps}");
+        assert_eq!(poisson_contrast_lower(100, 100, e, 8e4, 0.05, 0.0025), 0.0);
+        assert!(poisson_contrast_epsilon(100, 100, 0.0, 8e4, 0.05, 0.0025).is_none());
+        assert_eq!(poisson_contrast_lower(0, 0, e, 8e4, 0.05, 0.0025), 0.0);
     }
 
     #[test]

@@ -956,6 +956,7 @@ pub fn render_text(r: &AuditReport) -> String {
         let dir = match b.direction {
             Direction::FirstVsSecond => "M(D)‖M(D')",
             Direction::SecondVsFirst => "M(D')‖M(D)",
+            Direction::Larger => "larger of both",
         };
         let flag = if b.violation { "  VIOLATION" } else { "" };
         let _ = writeln!(
@@ -969,11 +970,19 @@ pub fn render_text(r: &AuditReport) -> String {
         if b.violation
             && let Some(e) = &b.event
         {
-            let _ = writeln!(
-                s,
-                "      event S: {}; P(S) ≥ {:.4e} ({} of {}), Q(S) ≤ {:.4e} ({} of {})",
-                e.description, e.p_lower, e.count_p, e.n_p, e.q_upper, e.count_q, e.n_q
-            );
+            let _ = match (&e.contrast, e.p_lower, e.q_upper) {
+                (Some(c), _, _) => writeln!(
+                    s,
+                    "      event: {}; U = {}, W = {} (Poisson λ = {:.1} releases per side, E[W] ≥ {:.3})",
+                    e.description, c.u, c.w, c.lambda, c.mu_w_lower
+                ),
+                (None, Some(pl), Some(qu)) => writeln!(
+                    s,
+                    "      event S: {}; P(S) ≥ {:.4e} ({} of {}), Q(S) ≤ {:.4e} ({} of {})",
+                    e.description, pl, e.count_p, e.n_p, qu, e.count_q, e.n_q
+                ),
+                _ => writeln!(s, "      event S: {}", e.description),
+            };
         }
     }
     let conf = format!("{:.6}", (1.0 - r.beta.total) * 100.0)
@@ -1306,6 +1315,7 @@ fn test_samples(a: &TestArgs) -> Result<Outcome> {
             let dir = match b.direction {
                 Direction::FirstVsSecond => "A‖B",
                 Direction::SecondVsFirst => "B‖A",
+                Direction::Larger => "max ",
             };
             let _ = writeln!(
                 s,

@@ -873,6 +873,7 @@ pub fn render_text(r: &SequentialReport) -> String {
         let dir = match b.direction {
             Direction::FirstVsSecond => "M(D) ‖ M(D')",
             Direction::SecondVsFirst => "M(D') ‖ M(D)",
+            Direction::Larger => "the larger direction",
         };
         let _ = writeln!(
             s,

@@ -105,3 +105,40 @@ fn hockey_stick_selection_over_a_profile_keeps_its_level() {
     );
     assert!(exceed <= crit, "non-coverage {exceed}/{seeds}");
 }
+
+/// The same selecting path on point claims that hold with equality (allowed δ = the true
+/// H_{e^ε} of a Gaussian shift), where the tester often sums an event from each direction (a
+/// symmetric pair): a violation in at most a β fraction of seeds. Fails only above the
+/// Binomial(seeds, β) 1 − 1e-6 quantile (false-failure rate ≤ 1e-6 per case for a sound tester).
+#[test]
+fn hockey_stick_selection_on_tight_point_claims_keeps_its_level() {
+    let beta = 0.05;
+    let n = 20_000;
+    let seeds = seeds().min(200);
+    let tester = HockeyStickTester::default();
+    for (mu, epsilon) in [(1.0, 1.0), (2.0, 1.0), (0.5, 0.0), (0.268, 1.0), (0.6, 1.0)] {
+        let candidates = [(
+            Divergence::HockeyStick { epsilon },
+            gaussian_hs(mu, epsilon),
+        )];
+        let (mut exceed, mut pairs) = (0, 0);
+        for s in 0..seeds {
+            let p = normal_samples(n, mu, s, 0);
+            let q = normal_samples(n, 0.0, s, 1);
+            let mut rng = Seed(s).rng(Stream::Tester { bound: 1 });
+            let sel = tester
+                .select_and_bound(&p, &q, &candidates, beta, &mut rng)
+                .unwrap()
+                .expect("the hockey-stick tester selects");
+            pairs += usize::from(sel.both);
+            if sel.measurement.value > candidates[0].1 {
+                exceed += 1;
+            }
+        }
+        let crit = Binomial::new(beta, seeds).unwrap().inverse_cdf(1.0 - 1e-6);
+        eprintln!(
+            "tight point claim N({mu},1) vs N(0,1) at ε = {epsilon}: bound > truth in {exceed}/{seeds} seeds, both directions summed in {pairs} (β = {beta}; fail above {crit})"
+        );
+        assert!(exceed <= crit, "non-coverage {exceed}/{seeds}");
+    }
+}

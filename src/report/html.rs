@@ -159,6 +159,7 @@ pub(crate) fn direction_words(d: Direction) -> &'static str {
     match d {
         Direction::FirstVsSecond => "M(D) ‖ M(D')",
         Direction::SecondVsFirst => "M(D') ‖ M(D)",
+        Direction::Larger => "the larger of M(D) ‖ M(D') and M(D') ‖ M(D)",
     }
 }
 
@@ -268,21 +269,28 @@ fn verdict_html(r: &AuditReport) -> String {
 
 fn bound_row(b: &BoundRecord) -> String {
     let (event, p, q) = match &b.event {
-        Some(ev) => (
-            e(&ev.description),
-            format!(
-                "{} of {}<br>P(S) ≥ {}",
-                ev.count_p,
-                ev.n_p,
-                e(&num(ev.p_lower))
+        Some(ev) => match (&ev.contrast, ev.p_lower, ev.q_upper) {
+            (Some(c), _, _) => (
+                e(&ev.description),
+                format!(
+                    "U = {} (in the event{} on the side favoured)<br>N ~ Poisson({})",
+                    c.u,
+                    if c.events > 1 { "s" } else { "" },
+                    e(&num(c.lambda))
+                ),
+                format!(
+                    "W = {} (the other side)<br>E[W] ≥ {}",
+                    c.w,
+                    e(&num(c.mu_w_lower))
+                ),
             ),
-            format!(
-                "{} of {}<br>Q(S) ≤ {}",
-                ev.count_q,
-                ev.n_q,
-                e(&num(ev.q_upper))
+            (None, Some(pl), Some(qu)) => (
+                e(&ev.description),
+                format!("{} of {}<br>P(S) ≥ {}", ev.count_p, ev.n_p, e(&num(pl))),
+                format!("{} of {}<br>Q(S) ≤ {}", ev.count_q, ev.n_q, e(&num(qu))),
             ),
-        ),
+            _ => (e(&ev.description), "—".into(), "—".into()),
+        },
         None => ("—".into(), "—".into(), "—".into()),
     };
     let (class, result) = if b.violation {

@@ -386,6 +386,7 @@ fn direction_short(d: Direction) -> &'static str {
     match d {
         Direction::FirstVsSecond => "D vs D'",
         Direction::SecondVsFirst => "D' vs D",
+        Direction::Larger => "larger",
     }
 }
 
@@ -587,8 +588,16 @@ pub fn profile(path: &Path, r: &AuditReport) -> Result<()> {
                 ORANGE,
                 "lower bound, M(D') vs M(D) (red: a violation)",
             ),
+            (
+                Direction::Larger,
+                MAGENTA,
+                "lower bound, the larger direction (red: a violation)",
+            ),
         ] {
             let pts: Vec<_> = points.iter().filter(|p| p.2 == dir).collect();
+            if pts.is_empty() {
+                continue;
+            }
             chart
                 .draw_series(pts.iter().map(|(x, y, _, bad)| {
                     let c = if *bad { RED } else { color };
@@ -596,7 +605,7 @@ pub fn profile(path: &Path, r: &AuditReport) -> Result<()> {
                         Direction::FirstVsSecond => {
                             EmptyElement::at((*x, *y)) + Circle::new((0, 0), 5, c.filled())
                         }
-                        Direction::SecondVsFirst => {
+                        Direction::SecondVsFirst | Direction::Larger => {
                             EmptyElement::at((*x, *y)) + Circle::new((0, 0), 7, c.stroke_width(2))
                         }
                     }
@@ -606,7 +615,7 @@ pub fn profile(path: &Path, r: &AuditReport) -> Result<()> {
                 .legend(move |(x, y)| {
                     let style = match dir {
                         Direction::FirstVsSecond => color.filled(),
-                        Direction::SecondVsFirst => color.stroke_width(2),
+                        Direction::SecondVsFirst | Direction::Larger => color.stroke_width(2),
                     };
                     Circle::new((x + 7, y), 5, style)
                 });

@@ -623,8 +623,9 @@ impl PropertyTester for MmdTester {
                 n_p: m_p as u64,
                 count_q: k_q,
                 n_q: m_q as u64,
-                p_lower,
-                q_upper,
+                p_lower: Some(p_lower),
+                q_upper: Some(q_upper),
+                contrast: None,
             }),
         })
     }

@@ -94,21 +94,59 @@ pub struct EventBound {
     pub count_q: u64,
     /// Held-out size for Q.
     pub n_q: u64,
-    /// Clopper–Pearson lower bound on P(S).
-    pub p_lower: f64,
+    /// Clopper–Pearson lower bound on P(S) (testers that bound P(S) and Q(S) separately).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p_lower: Option<f64>,
     /// Clopper–Pearson upper bound on Q(S).
-    pub q_upper: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub q_upper: Option<f64>,
+    /// The hockey-stick tester's exact conditional test on Poissonized counts, when it made the
+    /// bound (then `count_p`/`count_q` are U and W, `n_p`/`n_q` the Poisson numbers of
+    /// releases used per side).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contrast: Option<ContrastCounts>,
+}
+
+/// What the hockey-stick tester's conditional test saw (see [`crate::bounds::poisson_contrast_lower`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ContrastCounts {
+    /// 1: one event in one direction; 2: one event per direction, summed.
+    pub events: u32,
+    /// Poisson mean of the number of held-out releases used per side.
+    pub lambda: f64,
+    /// Releases in the event(s) on the side each event favours.
+    pub u: u64,
+    /// Releases in the event(s) on the other side.
+    pub w: u64,
+    /// Garwood lower confidence bound on E[W] (the nuisance parameter).
+    pub mu_w_lower: f64,
+    /// β spent on that bound.
+    pub nuisance_beta: f64,
+    /// The δ at which `epsilon_lower` is computed (what the claim allows at the tested ε).
+    pub delta: f64,
+    /// The largest ε' at which the same test refutes (ε', delta), if any.
+    pub epsilon_lower: Option<f64>,
 }
 
 impl EventBound {
-    /// The largest ε' such that the bounds refute (ε', δ)-DP: on the event where both bounds hold,
-    /// P(S) − e^{ε'} Q(S) ≥ p_lower − e^{ε'} q_upper > δ for every ε' below
-    /// ln((p_lower − δ)/q_upper). Rounded down. `None` when p_lower ≤ δ.
+    /// The largest ε' such that the bounds refute (ε', δ)-DP. For separate bounds on both sides:
+    /// on the event where both bounds hold, P(S) − e^{ε'} Q(S) ≥ p_lower − e^{ε'} q_upper > δ for
+    /// every ε' below ln((p_lower − δ)/q_upper). For the conditional test: its own inversion in
+    /// ε' at the δ it was given (`None` at any other δ). Rounded down. `None` when nothing is
+    /// refuted.
     pub fn epsilon_lower(&self, delta: f64) -> Option<f64> {
-        if self.p_lower <= delta || self.q_upper <= 0.0 {
+        if let Some(c) = &self.contrast {
+            return if c.delta == delta {
+                c.epsilon_lower
+            } else {
+                None
+            };
+        }
+        let (p_lower, q_upper) = (self.p_lower?, self.q_upper?);
+        if p_lower <= delta || q_upper <= 0.0 {
             return None;
         }
-        let e = ((self.p_lower - delta) / self.q_upper).ln();
+        let e = ((p_lower - delta) / q_upper).ln();
         (e > 0.0).then(|| (e * (1.0 - 1e-12)).next_down())
     }
 }
@@ -208,6 +246,8 @@ pub struct Selected {
     pub index: usize,
     /// False: a lower bound on D(P‖Q); true: on D(Q‖P).
     pub reversed: bool,
+    /// True: a lower bound on the larger of D(P‖Q) and D(Q‖P) (both directions summed).
+    pub both: bool,
     /// The bound.
     pub measurement: Measurement,
 }
