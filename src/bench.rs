@@ -273,9 +273,11 @@ pub fn render_power(rows: &[PowerRow], beta: f64) -> String {
             )
         };
         let _ = writeln!(s, "\n{what}, n = {n} per side");
+        // Column width: room for "repeats/repeats" plus one space.
+        let w = (2 * rows.first().map_or(2, |r| r.repeats.to_string().len()) + 2).max(7);
         let _ = write!(s, "{:14}", "tester \\ s");
         for sc in POWER_SCALES {
-            let _ = write!(s, "{sc:>7}");
+            let _ = write!(s, "{sc:>w$}");
         }
         let _ = writeln!(s);
         let mut testers_seen: Vec<&str> = Vec::new();
@@ -293,10 +295,10 @@ pub fn render_power(rows: &[PowerRow], beta: f64) -> String {
             {
                 match r.detections {
                     Some(d) => {
-                        let _ = write!(s, "{:>7}", format!("{d}/{}", r.repeats));
+                        let _ = write!(s, "{:>w$}", format!("{d}/{}", r.repeats));
                     }
                     None => {
-                        let _ = write!(s, "{:>7}", "n/a");
+                        let _ = write!(s, "{:>w$}", "n/a");
                         note = r.note.clone();
                     }
                 }

@@ -131,11 +131,12 @@ fn search_is_repeatable() {
 /// defaults (`audit run --finder F --trials 50`): 5 000 exploratory releases per side per trial,
 /// the best 3 pairs confirmed on 200 000 fresh releases per side, β = 1e-3.
 ///
-/// `cargo test --release --test finders -- --ignored --nocapture finder_benchmark`
+/// `cargo test --release --test finders -- --ignored --nocapture finder_benchmark`; set
+/// `AUDIT_FINDERS=random,corners,bayes` to run some finders only.
 #[test]
 #[ignore = "benchmark: about 10 min on 2 cores; run with --ignored --nocapture"]
 fn finder_benchmark() {
-    let finders = [
+    let all = [
         "random",
         "corners",
         "halton",
@@ -145,6 +146,12 @@ fn finder_benchmark() {
         "annealing",
         "bayes",
     ];
+    // AUDIT_FINDERS=random,bayes restricts the run to some finders.
+    let chosen = std::env::var("AUDIT_FINDERS").unwrap_or_default();
+    let finders: Vec<&str> = all
+        .into_iter()
+        .filter(|f| chosen.is_empty() || chosen.split(',').any(|c| c.trim() == *f))
+        .collect();
     let ids: Vec<&str> = catalogue::catalogue()
         .unwrap()
         .into_iter()
@@ -157,13 +164,13 @@ fn finder_benchmark() {
         })
         .collect();
     print!("{:28}", "entry");
-    for f in finders {
+    for f in &finders {
         print!(" {f:>11}");
     }
     println!();
     for id in ids {
         print!("{id:28}");
-        for f in finders {
+        for &f in &finders {
             let mut evals: Vec<usize> = (0..10u64)
                 .map(|seed| {
                     let search = SearchConfig::default();

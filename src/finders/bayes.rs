@@ -7,9 +7,16 @@
 //! few hundred rows, which is short and easy to test.
 //!
 //! Model: zero-mean GP on standardized scores, squared-exponential kernel with length scale
-//! ℓ = 0.25·√m on [0, 1]^m, noise variance 0.05 (scores are noisy estimates). The first
-//! max(4, m + 1) points are uniform; then each proposal maximizes EI over 512 uniform candidates
-//! and 256 Gaussian perturbations of the best point so far.
+//! ℓ = 0.25·√m on [0, 1]^m, noise variance 0.05 (scores are noisy estimates).
+//!
+//! Design: the first min(max(4, m + 1), 6) points cycle through three kinds, starting with the
+//! first: a random vertex of the box (every coordinate at an end of its range, where a record
+//! that is too large or too small shows a missing clamp or a wrong sensitivity), a random point
+//! of the lattice {0, ¼, ½, ¾, 1}^m (mixes of ends and midpoints, e.g. one record that cancels
+//! another), and a uniform point. Then each proposal maximizes EI over 512 uniform candidates,
+//! 256 random vertices, 256 random lattice points and 256 perturbations of the best point so
+//! far. A short, mixed warm-up matters for the 10-evaluation budget of the finder benchmark: a
+//! uniform warm-up of m + 1 points would be all of it for m ≥ 10 coordinates.
 
 use rand::RngExt;
 
@@ -32,6 +39,10 @@ pub struct BayesFinder {
 const NOISE: f64 = 0.05;
 const CANDIDATES: usize = 512;
 const LOCAL: usize = 256;
+/// Random vertices and random lattice points among the EI candidates (each).
+const STRUCTURED: usize = 256;
+/// Most warm-up points.
+const MAX_WARMUP: usize = 6;
 /// The surrogate is refitted on at most this many most recent points (O(n³) per proposal).
 const MAX_POINTS: usize = 200;
 
@@ -59,9 +70,13 @@ impl BayesFinder {
 
     fn propose(&mut self) -> Vec<f64> {
         let m = self.space.dim();
-        let warmup = (m + 1).max(4);
+        let warmup = (m + 1).clamp(4, MAX_WARMUP);
         if self.xs.len() < warmup {
-            return (0..m).map(|_| self.rng.random()).collect();
+            return match self.xs.len() % 3 {
+                0 => vertex(&mut self.rng, m),
+                1 => lattice(&mut self.rng, m),
+                _ => (0..m).map(|_| self.rng.random()).collect(),
+            };
         }
         let start = self.xs.len().saturating_sub(MAX_POINTS);
         let xs = &self.xs[start..];
@@ -90,6 +105,10 @@ impl BayesFinder {
         let mut candidates: Vec<Vec<f64>> = (0..CANDIDATES)
             .map(|_| (0..m).map(|_| self.rng.random()).collect())
             .collect();
+        for _ in 0..STRUCTURED {
+            candidates.push(vertex(&mut self.rng, m));
+            candidates.push(lattice(&mut self.rng, m));
+        }
         for _ in 0..LOCAL {
             let c = xs[best_i]
                 .iter()
@@ -115,6 +134,20 @@ impl BayesFinder {
         }
         best_c
     }
+}
+
+/// A random vertex of [0, 1]^m.
+fn vertex(rng: &mut AuditRng, m: usize) -> Vec<f64> {
+    (0..m)
+        .map(|_| if rng.random::<bool>() { 1.0 } else { 0.0 })
+        .collect()
+}
+
+/// A random point of the lattice {0, ¼, ½, ¾, 1}^m.
+fn lattice(rng: &mut AuditRng, m: usize) -> Vec<f64> {
+    (0..m)
+        .map(|_| f64::from(rng.random_range(0..5u8)) / 4.0)
+        .collect()
 }
 
 /// Lower-triangular L with L·Lᵀ = A, or None if A is not (numerically) positive definite.
