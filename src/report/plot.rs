@@ -552,6 +552,14 @@ pub fn profile(path: &Path, r: &AuditReport) -> Result<()> {
         .fold(0.0f64, f64::max)
         .max(1e-6)
         * 1.1;
+    // The legend goes where neither the curve nor a bound is (a violation sits above the curve,
+    // where an upper-right legend would hide it).
+    let occupied: Vec<(f64, f64)> = curve
+        .iter()
+        .copied()
+        .chain(points.iter().map(|p| (p.0, p.1)))
+        .collect();
+    let legend_at = free_corner(&occupied, (0.0, e_max), (0.0, top), (0.45, 0.15));
     with_canvas(path, (1000, 560), |root| {
         let mut chart = ChartBuilder::on(root)
             .caption(
@@ -622,7 +630,7 @@ pub fn profile(path: &Path, r: &AuditReport) -> Result<()> {
         }
         chart
             .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
+            .position(legend_at)
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK.mix(0.4))
             .label_font((FONT, 15))
