@@ -9,13 +9,16 @@
 //! Model: zero-mean GP on standardized scores, squared-exponential kernel with length scale
 //! ℓ = 0.25·√m on [0, 1]^m, noise variance 0.05 (scores are noisy estimates).
 //!
-//! Design: the first min(max(4, m + 1), 6) points cycle through three kinds, starting with the
+//! Design: the first min(max(4, m + 1), 6) points cycle through four kinds, starting with the
 //! first: a random vertex of the box (every coordinate at an end of its range, where a record
-//! that is too large or too small shows a missing clamp or a wrong sensitivity), a random point
-//! of the lattice {0, ¼, ½, ¾, 1}^m (mixes of ends and midpoints, e.g. one record that cancels
-//! another), and a uniform point. Then each proposal maximizes EI over 512 uniform candidates,
-//! 256 random vertices, 256 random lattice points and 256 perturbations of the best point so
-//! far. A short, mixed warm-up matters for the 10-evaluation budget of the finder benchmark: a
+//! that is too large or too small shows a missing clamp or a wrong sensitivity); a random
+//! *diagonal* vertex (each record has all its coordinates at the same end, so the differing
+//! record moves every coordinate the same way, the worst case for workloads of counting or sum
+//! queries such as the sparse vector technique); a random point of the lattice {0, ¼, ½, ¾, 1}^m
+//! (mixes of ends and midpoints, e.g. one record that cancels another); and a uniform point.
+//! Then each proposal maximizes EI over 512 uniform candidates, 256 random vertices, 256 random
+//! lattice points, 256 diagonal points (levels from the lattice) and 256 perturbations of the
+//! best point so far. A short, mixed warm-up matters for the 10-evaluation budget of the finder benchmark: a
 //! uniform warm-up of m + 1 points would be all of it for m ≥ 10 coordinates.
 
 use rand::RngExt;
@@ -72,9 +75,11 @@ impl BayesFinder {
         let m = self.space.dim();
         let warmup = (m + 1).clamp(4, MAX_WARMUP);
         if self.xs.len() < warmup {
-            return match self.xs.len() % 3 {
+            let d = self.space.domain.dim;
+            return match self.xs.len() % 4 {
                 0 => vertex(&mut self.rng, m),
-                1 => lattice(&mut self.rng, m),
+                1 => diagonal(&mut self.rng, m, d, 1),
+                2 => lattice(&mut self.rng, m),
                 _ => (0..m).map(|_| self.rng.random()).collect(),
             };
         }
@@ -108,6 +113,7 @@ impl BayesFinder {
         for _ in 0..STRUCTURED {
             candidates.push(vertex(&mut self.rng, m));
             candidates.push(lattice(&mut self.rng, m));
+            candidates.push(diagonal(&mut self.rng, m, self.space.domain.dim, 4));
         }
         for _ in 0..LOCAL {
             let c = xs[best_i]
@@ -141,6 +147,18 @@ fn vertex(rng: &mut AuditRng, m: usize) -> Vec<f64> {
     (0..m)
         .map(|_| if rng.random::<bool>() { 1.0 } else { 0.0 })
         .collect()
+}
+
+/// A random diagonal point: each record (`d` consecutive coordinates of the m) has all its
+/// coordinates at one random level k/`steps`, k = 0..=steps (`steps` = 1: a diagonal vertex).
+fn diagonal(rng: &mut AuditRng, m: usize, d: usize, steps: u8) -> Vec<f64> {
+    let d = d.max(1);
+    let mut u = Vec::with_capacity(m);
+    while u.len() < m {
+        let level = f64::from(rng.random_range(0..=steps)) / f64::from(steps);
+        u.extend(std::iter::repeat_n(level, d.min(m - u.len())));
+    }
+    u
 }
 
 /// A random point of the lattice {0, ¼, ½, ¾, 1}^m.
@@ -235,6 +253,27 @@ mod tests {
             assert!((r - b[i]).abs() < 1e-12);
         }
         assert!(cholesky(&[vec![1.0, 2.0], vec![2.0, 1.0]]).is_none());
+    }
+
+    /// Diagonal points: every record's coordinates share one level from the grid; vertices
+    /// and lattice points stay on their grids.
+    #[test]
+    fn structured_points_are_on_their_grids() {
+        let mut rng = AuditRng::seed_from_u64(3);
+        for _ in 0..50 {
+            let u = diagonal(&mut rng, 12, 4, 4);
+            assert_eq!(u.len(), 12);
+            for rec in u.chunks(4) {
+                assert!(rec.iter().all(|&x| x == rec[0]));
+                assert!([0.0, 0.25, 0.5, 0.75, 1.0].contains(&rec[0]));
+            }
+            assert!(vertex(&mut rng, 5).iter().all(|&x| x == 0.0 || x == 1.0));
+            assert!(
+                lattice(&mut rng, 5)
+                    .iter()
+                    .all(|&x| (4.0 * x).fract() == 0.0)
+            );
+        }
     }
 
     /// On a smooth score peaked at the top corner, EI finds a point near it within 25 asks.

@@ -443,6 +443,13 @@ fn atom_table(
     counts
         .into_iter()
         .map(|(k, (cp, cq))| {
+            // A pattern seen once in all the training rows says nothing about its ratio (it is
+            // typically a continuous value that happened to land in a mostly discrete
+            // coordinate, never to be seen again): it scores 0, like unseen patterns, instead of
+            // the ±ln 3 its smoothed counts would give.
+            if cp + cq < 2.0 {
+                return (k, 0.0);
+            }
             let lr = ((cp + 0.5) / (np as f64 + 0.5 * a)).ln()
                 - ((cq + 0.5) / (nq as f64 + 0.5 * a)).ln();
             (k, lr)
@@ -783,7 +790,10 @@ impl HockeyStickTester {
                 for (ci, c) in cs.iter().enumerate() {
                     let (na, nb) = (c.sa.len().max(1) as f64, c.sb.len().max(1) as f64);
                     for (t, ka, kb) in c.points(epsilon) {
-                        let (mu_u, mu_w) = (lambda * ka / na, lambda * kb / nb);
+                        // One pseudo-count on the disfavoured side: an event seen once on one
+                        // side and never on the other is not predicted to be free of W (a rare
+                        // event's training counts say little; selection only).
+                        let (mu_u, mu_w) = (lambda * ka / na, lambda * (kb + 1.0) / nb);
                         let z = predicted_z(mu_u, mu_w, e_eps, lambda * allow, z_gamma)
                             - z_contrast
                             - c.discount;
@@ -837,7 +847,7 @@ impl HockeyStickTester {
                 for (tu, kau, kbu) in cu.points(epsilon) {
                     for &(tl, kal, kbl) in &low_points {
                         let mu_u = lambda * (kau / nua + kal / nla);
-                        let mu_w = lambda * (kbu / nub + kbl / nlb);
+                        let mu_w = lambda * ((kbu + 1.0) / nub + (kbl + 1.0) / nlb);
                         let z = predicted_z(mu_u, mu_w, e_eps, 2.0 * lambda * allow, z_gamma)
                             - z_contrast
                             - discount;
