@@ -16,6 +16,8 @@
 //! record moves every coordinate the same way, the worst case for workloads of counting or sum
 //! queries such as the sparse vector technique); a random point of the lattice {0, ¼, ½, ¾, 1}^m
 //! (mixes of ends and midpoints, e.g. one record that cancels another); and a uniform point.
+//! Under replace-one, the two vertex kinds replace a record by its mirror image (every
+//! coordinate at the other end), the largest change one record can make.
 //! Then each proposal maximizes EI over 512 uniform candidates, 256 random vertices, 256 random
 //! lattice points, 256 diagonal points (levels from the lattice) and 256 perturbations of the
 //! best point so far. A short, mixed warm-up matters for the 10-evaluation budget of the finder benchmark: a
@@ -25,8 +27,8 @@ use rand::RngExt;
 
 use super::{DatasetFinder, PairSpace};
 use crate::error::Result;
-use crate::mechanisms::DatasetPair;
 use crate::mechanisms::math::std_normal_cdf;
+use crate::mechanisms::{DatasetPair, Neighboring};
 use crate::rng::AuditRng;
 
 /// GP-EI finder. See the module docs.
@@ -76,12 +78,21 @@ impl BayesFinder {
         let warmup = (m + 1).clamp(4, MAX_WARMUP);
         if self.xs.len() < warmup {
             let d = self.space.domain.dim;
-            return match self.xs.len() % 4 {
+            let mut u = match self.xs.len() % 4 {
                 0 => vertex(&mut self.rng, m),
                 1 => diagonal(&mut self.rng, m, d, 1),
                 2 => lattice(&mut self.rng, m),
                 _ => (0..m).map(|_| self.rng.random()).collect(),
             };
+            // Under replace-one, the warm-up's vertices replace a record by its mirror image
+            // (every coordinate moved to the other end): the largest change one record can make.
+            let n = self.space.size;
+            if self.xs.len() % 4 < 2 && self.space.relation == Neighboring::ReplaceOne && n >= 1 {
+                for j in 0..d {
+                    u[n * d + j] = 1.0 - u[(n - 1) * d + j];
+                }
+            }
+            return u;
         }
         let start = self.xs.len().saturating_sub(MAX_POINTS);
         let xs = &self.xs[start..];
