@@ -211,18 +211,27 @@ pub fn poisson_contrast_lower(
         0.0_f64,
         (u as f64 + 10.0 * (u as f64).sqrt() + 10.0) / scale,
     );
-    if rejects(hi) {
-        return lo.max(hi).next_down();
+    largest_rejected(&mut lo, &mut hi, rejects);
+    lo.next_down().max(0.0)
+}
+
+/// Bisection for the end of a rejected interval [lo, x*) of a monotone test (`rejects(lo)` is
+/// true): moves `lo` up to the last rejected point found (the safe end) and `hi` down to the
+/// first accepted one; if `rejects(hi)` already, `lo` becomes `hi` (the search range's end,
+/// itself a valid, smaller answer).
+fn largest_rejected(lo: &mut f64, hi: &mut f64, rejects: impl Fn(f64) -> bool) {
+    if rejects(*hi) {
+        *lo = *hi;
+        return;
     }
     for _ in 0..100 {
-        let mid = 0.5 * (lo + hi);
+        let mid = 0.5 * (*lo + *hi);
         if rejects(mid) {
-            lo = mid;
+            *lo = mid;
         } else {
-            hi = mid;
+            *hi = mid;
         }
     }
-    lo.next_down().max(0.0)
 }
 
 /// The largest ε' at which the same test rejects μ_U − e^{ε'}·μ_W ≤ `scale`·δ, i.e. a lower
@@ -248,17 +257,7 @@ pub fn poisson_contrast_epsilon(
         return None;
     }
     let (mut lo, mut hi) = (0.0_f64, 60.0_f64);
-    if rejects(hi) {
-        return Some(hi);
-    }
-    for _ in 0..100 {
-        let mid = 0.5 * (lo + hi);
-        if rejects(mid) {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
+    largest_rejected(&mut lo, &mut hi, rejects);
     (lo > 0.0).then(|| lo.next_down())
 }
 
