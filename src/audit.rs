@@ -17,8 +17,14 @@ use crate::mechanisms::{DatasetPair, Mechanism, Neighboring, PrivacyClaim, Sampl
 use crate::rng::{Seed, Side, Stream, chunk_len, sample_parallel};
 use crate::testers::{Divergence, EventBound, PropertyTester, Transform, allowed, violates};
 
-/// Version of the JSON report layout.
-pub const SCHEMA_VERSION: u32 = 1;
+/// Version of the JSON report layout. 2: bounds may be on the larger of both directions
+/// (`"direction": "larger"`), and an event's `p_lower`/`q_upper` are absent when the
+/// hockey-stick tester's conditional test made the bound (its counts are in `contrast`).
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// Layout versions [`crate::report::read_report`] reads: version 1 files are version 2 files
+/// without the new fields.
+pub const READABLE_SCHEMA_VERSIONS: &[u32] = &[1, 2];
 
 /// Most releases per side an audit may request (memory: n × d × 8 bytes per side).
 pub const MAX_SAMPLES_PER_SIDE: usize = 50_000_000;

@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::audit::{AuditReport, SCHEMA_VERSION, Verdict};
+use crate::audit::{AuditReport, READABLE_SCHEMA_VERSIONS, SCHEMA_VERSION, Verdict};
 use crate::error::{Error, Result};
 use crate::mechanisms::{DatasetPair, Mechanism, Samples};
 use crate::rng::{Seed, Stream, chunk_len};
@@ -543,10 +543,15 @@ pub fn read_report(path: &Path) -> Result<ReportFile> {
     let value: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| bad(format!("not JSON: {e}")))?;
     let version = value.get("schema_version").and_then(|v| v.as_u64());
-    if version != Some(u64::from(SCHEMA_VERSION)) {
+    if !version.is_some_and(|v| READABLE_SCHEMA_VERSIONS.iter().any(|&r| u64::from(r) == v)) {
         return Err(bad(format!(
-            "schema_version = {}; allowed: {SCHEMA_VERSION} (a report written by dp-audit {})",
+            "schema_version = {}; allowed: {} (this is dp-audit {}, writing version {SCHEMA_VERSION})",
             version.map_or("missing".to_string(), |v| v.to_string()),
+            READABLE_SCHEMA_VERSIONS
+                .iter()
+                .map(|v| v.to_string())
+                .collect::<Vec<_>>()
+                .join(" or "),
             env!("CARGO_PKG_VERSION")
         )));
     }

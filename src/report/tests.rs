@@ -339,12 +339,16 @@ fn reading_rejects_other_schema_versions() {
     let s = Scratch::new("schema");
     let (r, _) = audit("laplace-sum", None, 2_000);
     let mut v = serde_json::to_value(&r).unwrap();
-    v["schema_version"] = 99.into();
     let f = s.0.join("audit.json");
+    // Version 1 files (before bounds on the larger direction) are still read.
+    v["schema_version"] = 1.into();
+    fs::write(&f, v.to_string()).unwrap();
+    assert!(read_report(&f).is_ok());
+    v["schema_version"] = 99.into();
     fs::write(&f, v.to_string()).unwrap();
     let msg = read_report(&f).unwrap_err().to_string();
     assert!(
-        msg.contains("schema_version = 99") && msg.contains("allowed: 1"),
+        msg.contains("schema_version = 99") && msg.contains("allowed: 1 or 2"),
         "{msg}"
     );
     fs::write(&f, "not json").unwrap();
