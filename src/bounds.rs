@@ -178,11 +178,11 @@ fn contrast_rejects(u: u64, w: u64, e_eps: f64, c: f64, mu_w_lower: f64, level: 
 /// scale = 2λ).
 ///
 /// # Guarantee
-/// P[L > θ*] ≤ β for θ* = (μ_U − e^ε μ_W)/scale: L is a one-sided lower confidence bound on
+/// Pr(L > θ*) ≤ β for θ* = (μ_U − e^ε μ_W)/scale: L is a one-sided lower confidence bound on
 /// θ*. Construction (inverting a family of level-β tests, each valid by the argument of Berger &
 /// Boos 1994 for a nuisance parameter restricted to a confidence set):
 /// 1. μ_W ≥ μ_lo := [`poisson_mean_lower`](W, γ) with probability ≥ 1 − γ, γ = `nuisance_beta`;
-/// 2. for each θ, the exact conditional binomial test of [`contrast_rejects`] at level β − γ
+/// 2. for each θ, the exact conditional binomial test of U given U + W at level β − γ
 ///    with c = scale·θ, valid on {μ_W ≥ μ_lo} because its p-value only grows as μ_W decreases;
 /// 3. its p-value increases with θ, so the rejected θ form an interval [0, L) and L is found by
 ///    bisection, keeping the rejected end (rounded down).

@@ -720,6 +720,8 @@ enum Choice {
         curve: usize,
         t: f64,
     },
+    /// An event for each direction (S₁ from curve `up` of P against Q, S₂ from curve `low` of Q
+    /// against P, used as S₂ \ S₁), summed; the conditional test.
     Pair {
         up: usize,
         t_up: f64,

@@ -118,7 +118,7 @@ pub struct ContrastCounts {
     pub u: u64,
     /// Releases in the event(s) on the other side.
     pub w: u64,
-    /// Garwood lower confidence bound on E[W] (the nuisance parameter).
+    /// Garwood lower confidence bound on the mean of W (the nuisance parameter).
     pub mu_w_lower: f64,
     /// β spent on that bound.
     pub nuisance_beta: f64,
