@@ -455,11 +455,10 @@ fn measure(
             continue;
         }
         for (divergence, allowed) in cands {
-            for direction in [Direction::FirstVsSecond, Direction::SecondVsFirst] {
-                let (a, b) = match direction {
-                    Direction::FirstVsSecond => (p, q),
-                    Direction::SecondVsFirst | Direction::Larger => (q, p),
-                };
+            for (direction, a, b) in [
+                (Direction::FirstVsSecond, p, q),
+                (Direction::SecondVsFirst, q, p),
+            ] {
                 let mut rng = seed.rng(Stream::Tester {
                     bound: tester_base + slot,
                 });

@@ -155,21 +155,24 @@ pub fn binomial_upper_tail(k: u64, m: u64, pi: f64) -> f64 {
 /// Given u + w = m, U ~ Bin(m, π) with π = μ_U/(μ_U + μ_W) ≤ π0(μ_W) = (e^ε μ_W + c)/((1 + e^ε)
 /// μ_W + c) under H0, and π0 decreases in μ_W, so on {μ_W ≥ mu_w_lower} π ≤ π0(mu_w_lower).
 fn contrast_rejects(u: u64, w: u64, e_eps: f64, c: f64, mu_w_lower: f64, level: f64) -> bool {
-    let m = u + w;
     if u == 0 {
         return false;
     }
-    let den = (1.0 + e_eps) * mu_w_lower + c;
-    let pi0 = if den > 0.0 {
-        ((e_eps * mu_w_lower + c) / den).min(1.0)
-    } else {
-        // μ_W may be 0 and c = 0: the null allows μ_U = 0 only, and π is then e^ε/(1 + e^ε)
-        // in the limit; any π ≤ that is covered by the limit value.
-        e_eps / (1.0 + e_eps)
-    };
     // Round π0 up (safe side) before the tail.
-    let pi0 = (pi0 * (1.0 + 1e-12)).min(1.0);
-    binomial_upper_tail(u, m, pi0) <= level
+    let pi0 = (contrast_null_share(mu_w_lower, e_eps, c) * (1.0 + 1e-12)).min(1.0);
+    binomial_upper_tail(u, u + w, pi0) <= level
+}
+
+/// π0(μ_W) = (e^ε μ_W + c)/((1 + e^ε) μ_W + c), the largest share μ_U/(μ_U + μ_W) the null
+/// μ_U − e^ε μ_W ≤ c allows at μ_W (at most 1; decreasing in μ_W for c > 0). At μ_W = 0 and
+/// c = 0 the null allows μ_U = 0 only, and the limit e^ε/(1 + e^ε) covers it.
+pub fn contrast_null_share(mu_w: f64, e_eps: f64, c: f64) -> f64 {
+    let den = (1.0 + e_eps) * mu_w + c;
+    if den > 0.0 {
+        ((e_eps * mu_w + c) / den).min(1.0)
+    } else {
+        e_eps / (1.0 + e_eps)
+    }
 }
 
 /// Lower confidence bound on θ from two **independent Poisson counts** U ~ Poisson(μ_U),

@@ -89,7 +89,7 @@ impl BayesFinder {
             let mut u = match kind {
                 0 => (0..m).map(|_| self.rng.random()).collect(),
                 1 => vertex(&mut self.rng, m),
-                2 => diagonal(&mut self.rng, m, d, 1),
+                2 => diagonal(&mut self.rng, m, d),
                 _ => lattice(&mut self.rng, m),
             };
             // Under replace-one, the warm-up's vertices replace a record by its mirror image
@@ -167,13 +167,13 @@ fn vertex(rng: &mut AuditRng, m: usize) -> Vec<f64> {
         .collect()
 }
 
-/// A random diagonal point: each record (`d` consecutive coordinates of the m) has all its
-/// coordinates at one random level k/`steps`, k = 0..=steps (`steps` = 1: a diagonal vertex).
-fn diagonal(rng: &mut AuditRng, m: usize, d: usize, steps: u8) -> Vec<f64> {
+/// A random diagonal vertex: each record (`d` consecutive coordinates of the m) has all its
+/// coordinates at the same random end, 0 or 1.
+fn diagonal(rng: &mut AuditRng, m: usize, d: usize) -> Vec<f64> {
     let d = d.max(1);
     let mut u = Vec::with_capacity(m);
     while u.len() < m {
-        let level = f64::from(rng.random_range(0..=steps)) / f64::from(steps);
+        let level = f64::from(rng.random_range(0..=1u8));
         u.extend(std::iter::repeat_n(level, d.min(m - u.len())));
     }
     u
@@ -273,17 +273,17 @@ mod tests {
         assert!(cholesky(&[vec![1.0, 2.0], vec![2.0, 1.0]]).is_none());
     }
 
-    /// Diagonal points: every record's coordinates share one level from the grid; vertices
-    /// and lattice points stay on their grids.
+    /// Diagonal vertices: every record's coordinates share one end; vertices and lattice points
+    /// stay on their grids.
     #[test]
     fn structured_points_are_on_their_grids() {
         let mut rng = AuditRng::seed_from_u64(3);
         for _ in 0..50 {
-            let u = diagonal(&mut rng, 12, 4, 4);
+            let u = diagonal(&mut rng, 12, 4);
             assert_eq!(u.len(), 12);
             for rec in u.chunks(4) {
                 assert!(rec.iter().all(|&x| x == rec[0]));
-                assert!([0.0, 0.25, 0.5, 0.75, 1.0].contains(&rec[0]));
+                assert!(rec[0] == 0.0 || rec[0] == 1.0);
             }
             assert!(vertex(&mut rng, 5).iter().all(|&x| x == 0.0 || x == 1.0));
             assert!(

@@ -96,8 +96,9 @@ use super::{
     ContrastCounts, Divergence, EventBound, Measurement, PropertyTester, Selected, check_inputs,
 };
 use crate::bounds::{
-    clopper_pearson_lower, clopper_pearson_upper, normal_upper_quantile, poisson_contrast_epsilon,
-    poisson_contrast_lower, poisson_mean_lower, wilson_lower, wilson_upper,
+    clopper_pearson_lower, clopper_pearson_upper, contrast_null_share, normal_upper_quantile,
+    poisson_contrast_epsilon, poisson_contrast_lower, poisson_mean_lower, wilson_lower,
+    wilson_upper,
 };
 use crate::error::{Error, Result};
 use crate::mechanisms::{PrivacyClaim, Samples};
@@ -690,12 +691,7 @@ fn predicted_z(mu_u: f64, mu_w: f64, e_eps: f64, c: f64, z_gamma: f64) -> f64 {
         return f64::NEG_INFINITY;
     }
     let mu_lo = (mu_w - z_gamma * mu_w.sqrt()).max(0.0);
-    let den = (1.0 + e_eps) * mu_lo + c;
-    let pi0 = if den > 0.0 {
-        (e_eps * mu_lo + c) / den
-    } else {
-        e_eps / (1.0 + e_eps)
-    };
+    let pi0 = contrast_null_share(mu_lo, e_eps, c);
     if pi0 >= 1.0 {
         return f64::NEG_INFINITY;
     }
