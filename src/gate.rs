@@ -63,9 +63,9 @@
 //! proves a claim: it only looks on the pairs it is given.
 
 use crate::audit::{AuditConfig, AuditReport, Verdict, audit_pair};
-use crate::cli::render_text;
 use crate::error::{Error, Result};
 use crate::mechanisms::{DatasetPair, Mechanism, PrivacyClaim};
+use crate::report::text::render_text;
 use crate::testers::{HockeyStickTester, PropertyTester};
 
 /// A configured gate. See the module docs.

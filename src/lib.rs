@@ -39,7 +39,7 @@
 pub mod audit;
 pub mod bench;
 pub mod bounds;
-pub mod cli;
+pub mod commands;
 pub mod error;
 pub mod exec;
 pub mod finders;

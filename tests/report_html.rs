@@ -4,8 +4,12 @@
 //! copy of the page), and that a screenshot is not blank (the verdict box's colour and the plots'
 //! colours are on it).
 //!
-//! Needs Debian's `chromium` (or `chromium-browser`) on PATH; `.ci/run` installs it. Without it
-//! the test FAILS, unless `DP_AUDIT_SKIP_BROWSER=1` is set outside CI (never when `CI=true`).
+//! Needs Debian's `chromium` (or `chromium-browser`). When it is not on PATH the browser tests
+//! install it themselves (`tests/util/install-chromium.sh`: apt-get as root or through
+//! passwordless sudo), so the README's test command needs no set-up step on a fresh machine;
+//! which browser ran is written to the terminal (past cargo's output capture). When it cannot be
+//! installed the tests FAIL, unless `DP_AUDIT_SKIP_BROWSER=1` is set outside CI (never when
+//! `CI=true`), and then they say they skipped.
 
 mod util;
 
@@ -170,6 +174,74 @@ fn find_browser() -> Option<PathBuf> {
     None
 }
 
+/// Writes `msg` to the terminal's stderr directly: libtest captures `eprintln!` of passing tests,
+/// but a newcomer must see that the browser test ran, and with which browser.
+fn tell(msg: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{msg}");
+}
+
+/// The browser, installed on first use when missing (once per test process); `None` only when it
+/// cannot be installed and `DP_AUDIT_SKIP_BROWSER=1` allows skipping (outside CI).
+fn browser_or_install(test: &str) -> Option<PathBuf> {
+    static FOUND: std::sync::OnceLock<Result<PathBuf, String>> = std::sync::OnceLock::new();
+    let found = FOUND.get_or_init(|| {
+        if let Some(p) = find_browser() {
+            return Ok(p);
+        }
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/util/install-chromium.sh");
+        tell(&format!(
+            "report_html: chromium is not on PATH; installing it with {}",
+            script.display()
+        ));
+        let out = Command::new("bash")
+            .arg(&script)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| format!("cannot run {}: {e}", script.display()))?;
+        if !out.status.success() {
+            return Err(format!(
+                "{} failed ({}): {}",
+                script.display(),
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        find_browser().ok_or_else(|| {
+            format!(
+                "{} ran, but chromium is still not on PATH",
+                script.display()
+            )
+        })
+    });
+    match found {
+        Ok(p) => {
+            let version = Command::new(p)
+                .arg("--version")
+                .output()
+                .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+                .unwrap_or_default();
+            tell(&format!(
+                "report_html::{test}: real browser test in {} ({version})",
+                p.display()
+            ));
+            Some(p.clone())
+        }
+        Err(e) => {
+            let ci = std::env::var("CI").is_ok_and(|v| v == "true");
+            if !ci && std::env::var("DP_AUDIT_SKIP_BROWSER").is_ok_and(|v| v == "1") {
+                tell(&format!(
+                    "report_html::{test}: SKIPPED (DP_AUDIT_SKIP_BROWSER=1): {e}"
+                ));
+                return None;
+            }
+            panic!(
+                "no browser for the report test: {e}\n(outside CI, DP_AUDIT_SKIP_BROWSER=1 skips this test)"
+            );
+        }
+    }
+}
+
 /// Runs the browser headless with `args` on `url`, stdout into a file; kills it after 120 s.
 fn browser(exe: &Path, work: &Path, args: &[&str], url: &str) -> String {
     let out = work.join("browser.out");
@@ -239,16 +311,8 @@ fn count_colour(px: &[&[u8]], rgb: [u8; 3], tol: u8) -> usize {
 
 #[test]
 fn report_renders_in_headless_chromium() {
-    let Some(exe) = find_browser() else {
-        let ci = std::env::var("CI").is_ok_and(|v| v == "true");
-        if !ci && std::env::var("DP_AUDIT_SKIP_BROWSER").is_ok_and(|v| v == "1") {
-            eprintln!("SKIPPED: no chromium on PATH and DP_AUDIT_SKIP_BROWSER=1");
-            return;
-        }
-        panic!(
-            "chromium (or chromium-browser) is not on PATH: install it (`apt-get install chromium`; .ci/run does) \
-             or, outside CI, set DP_AUDIT_SKIP_BROWSER=1 to skip this test"
-        );
+    let Some(exe) = browser_or_install("report_renders_in_headless_chromium") else {
+        return;
     };
     let dir = scratch("browser");
     let index = write_violation_report(&dir);
@@ -521,15 +585,9 @@ fn dom_with_images(exe: &Path, work: &Path, page: &Path, min_images: usize) -> S
 /// image loaded. Same browser requirement as [`report_renders_in_headless_chromium`].
 #[test]
 fn sequential_and_power_reports_render_in_headless_chromium() {
-    let Some(exe) = find_browser() else {
-        let ci = std::env::var("CI").is_ok_and(|v| v == "true");
-        if !ci && std::env::var("DP_AUDIT_SKIP_BROWSER").is_ok_and(|v| v == "1") {
-            eprintln!("SKIPPED: no chromium on PATH and DP_AUDIT_SKIP_BROWSER=1");
-            return;
-        }
-        panic!(
-            "chromium (or chromium-browser) is not on PATH: install it or, outside CI, set DP_AUDIT_SKIP_BROWSER=1"
-        );
+    let Some(exe) = browser_or_install("sequential_and_power_reports_render_in_headless_chromium")
+    else {
+        return;
     };
     let dir = scratch("seq-power-browser");
     let seq = write_sequential_report(&dir);

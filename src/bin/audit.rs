@@ -5,7 +5,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Parser;
-use dp_audit::cli::{Cli, run};
+use dp_audit::commands::{Cli, run};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();

@@ -39,6 +39,7 @@ pub mod html;
 pub mod plot;
 pub mod progress;
 pub mod sequential;
+pub mod text;
 
 pub use html::escape_html;
 

@@ -271,3 +271,22 @@ pub fn by_name(name: &str) -> Result<Box<dyn PropertyTester>> {
 
 /// Names of all testers.
 pub const TESTER_NAMES: &[&str] = &["hockey-stick", "renyi", "mmd", "histogram"];
+
+/// Parses a `--tester` list: a name, comma-separated names, or `all` (the four testers of
+/// [`TESTER_NAMES`]). A name given twice is an error: each tester's bounds take a share of β, so
+/// a repeated name would halve every share without adding evidence.
+pub fn parse_list(spec: &str) -> Result<Vec<Box<dyn PropertyTester>>> {
+    let names: Vec<&str> = if spec.trim() == "all" {
+        TESTER_NAMES.to_vec()
+    } else {
+        spec.split(',').map(str::trim).collect()
+    };
+    for (i, n) in names.iter().enumerate() {
+        if names[..i].contains(n) {
+            return Err(Error::InvalidConfig(format!(
+                "--tester {spec}: {n:?} is named twice; allowed: each tester at most once (β is split over the testers named)"
+            )));
+        }
+    }
+    names.into_iter().map(by_name).collect()
+}

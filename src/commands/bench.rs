@@ -1,0 +1,259 @@
+//! `audit bench power|speed|seeds`: the options and their validation; the benchmarks themselves
+//! are library code in [`crate::bench`].
+
+use std::time::Instant;
+
+use super::{Outcome, ReportArgs, announce_report, to_json};
+use crate::bench::{
+    POWER_SCALES, power, power_reports, render_power, render_seeds, render_speed, seeds, speed,
+};
+use crate::error::{Error, Result};
+use crate::mechanisms::{Params, catalogue};
+use crate::testers;
+
+/// Options of `audit bench`.
+#[derive(Debug, clap::Args)]
+pub struct BenchArgs {
+    /// Which benchmark.
+    #[command(subcommand)]
+    pub which: BenchKind,
+}
+
+/// The benchmarks.
+#[derive(Debug, clap::Subcommand)]
+pub enum BenchKind {
+    /// Detections on the scaled-noise Gaussian (STATISTICS.md §3) per noise scale, n and tester.
+    Power {
+        /// Samples per side, comma-separated.
+        #[arg(long, default_value = "10000,100000")]
+        samples: String,
+        /// Testers, comma-separated, or "all".
+        #[arg(long, default_value = "all")]
+        tester: String,
+        /// Audits per cell.
+        #[arg(long, default_value_t = 10)]
+        repeats: u64,
+        /// β of each audit.
+        #[arg(long, default_value_t = 0.05)]
+        failure_probability: f64,
+        /// Seed.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        /// Reports: one sweep report over noise_scale per (claim, samples), detections against
+        /// the noise scale, one line per tester.
+        #[command(flatten)]
+        report: ReportArgs,
+    },
+    /// Wall time per tester call (both directions, 1-D outputs) against drawing the samples.
+    /// Prints text or JSON only; writes no report.
+    Speed {
+        /// Samples per side, comma-separated.
+        #[arg(long, default_value = "10000,100000")]
+        samples: String,
+        /// Testers, comma-separated, or "all".
+        #[arg(long, default_value = "all")]
+        tester: String,
+        /// Timed repetitions (the median is reported).
+        #[arg(long, default_value_t = 5)]
+        repeats: u64,
+        /// Seed.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Every tester on every correct catalogue entry over many seeds: rejection rate beside β.
+    /// Prints text or JSON only; writes no report.
+    Seeds {
+        /// Seeds per (entry, tester).
+        #[arg(long, default_value_t = 200)]
+        seeds: u64,
+        /// Samples per side per audit.
+        #[arg(long, default_value_t = 20_000)]
+        samples: usize,
+        /// β of each audit.
+        #[arg(long, default_value_t = 0.05)]
+        failure_probability: f64,
+        /// Testers, comma-separated, or "all".
+        #[arg(long, default_value = "all")]
+        tester: String,
+        /// Seed.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        /// No progress bar.
+        #[arg(long, short)]
+        quiet: bool,
+    },
+}
+
+fn parse_sizes(spec: &str) -> Result<Vec<usize>> {
+    spec.split(',')
+        .map(|t| {
+            let t = t.trim();
+            let v: f64 = t.parse().map_err(|_| {
+                Error::InvalidConfig(format!(
+                    "--samples {t:?}; allowed: comma-separated sample counts, e.g. 10000,1e5"
+                ))
+            })?;
+            if !((20.0..=1e8).contains(&v) && v.fract() == 0.0) {
+                return Err(Error::InvalidConfig(format!(
+                    "--samples {t}; allowed: whole numbers from 20 to 1e8"
+                )));
+            }
+            Ok(v as usize)
+        })
+        .collect()
+}
+
+fn check_beta(beta: f64) -> Result<()> {
+    if !(beta > 0.0 && beta < 1.0) {
+        return Err(Error::InvalidConfig(format!(
+            "--failure-probability {beta}; allowed: strictly between 0 and 1"
+        )));
+    }
+    Ok(())
+}
+
+fn check_repeats(flag: &str, r: u64) -> Result<()> {
+    if r == 0 || r > 100_000 {
+        return Err(Error::InvalidConfig(format!(
+            "{flag} {r}; allowed: 1 to 100000"
+        )));
+    }
+    Ok(())
+}
+
+fn tester_names(spec: &str) -> Result<Vec<String>> {
+    Ok(testers::parse_list(spec)?
+        .iter()
+        .map(|t| t.name().to_string())
+        .collect())
+}
+
+/// `audit bench …`.
+pub fn run_cli(a: &BenchArgs) -> Result<Outcome> {
+    let stdout = match &a.which {
+        BenchKind::Power {
+            samples,
+            tester,
+            repeats,
+            failure_probability,
+            seed,
+            json,
+            report,
+        } => {
+            let sizes = parse_sizes(samples)?;
+            let names = tester_names(tester)?;
+            check_beta(*failure_probability)?;
+            check_repeats("--repeats", *repeats)?;
+            if !report.no_report {
+                crate::report::prepare_report_dir(&report.report_dir)?;
+            }
+            let start = Instant::now();
+            let total = 2 * sizes.len() * names.len() * POWER_SCALES.len();
+            let bar = crate::report::progress::bar(
+                total as u64 * repeats,
+                report.quiet || *json,
+                "bench power",
+            );
+            let rows = power(
+                &sizes,
+                &names,
+                *repeats,
+                *failure_probability,
+                *seed,
+                &|| bar.inc(1),
+            )?;
+            bar.finish_and_clear();
+            let mut written = Vec::new();
+            if !report.no_report {
+                let wall = Some(start.elapsed().as_secs_f64());
+                for sweep in power_reports(&rows, *failure_probability, *seed, wall)? {
+                    written.push(crate::report::write_sweep_report(
+                        &report.report_dir,
+                        &sweep,
+                    )?);
+                }
+            }
+            let mut out = if *json {
+                to_json(&rows)?
+            } else {
+                render_power(&rows, *failure_probability)
+            };
+            for index in &written {
+                announce_report(index, *json, report.quiet, &mut out);
+            }
+            out
+        }
+        BenchKind::Speed {
+            samples,
+            tester,
+            repeats,
+            seed,
+            json,
+        } => {
+            let sizes = parse_sizes(samples)?;
+            let names = tester_names(tester)?;
+            check_repeats("--repeats", *repeats)?;
+            let rows = speed(&sizes, &names, *repeats, *seed)?;
+            if *json {
+                to_json(&rows)?
+            } else {
+                render_speed(&rows, *repeats)
+            }
+        }
+        BenchKind::Seeds {
+            seeds: n_seeds,
+            samples,
+            failure_probability,
+            tester,
+            seed,
+            json,
+            quiet,
+        } => {
+            let names = tester_names(tester)?;
+            check_beta(*failure_probability)?;
+            check_repeats("--seeds", *n_seeds)?;
+            if !(20..=100_000_000).contains(samples) {
+                return Err(Error::InvalidConfig(format!(
+                    "--samples {samples}; allowed: 20 to 1e8"
+                )));
+            }
+            let correct = catalogue::ids()
+                .into_iter()
+                .filter(|id| {
+                    catalogue::build(id, &Params::default())
+                        .map(|e| e.status.word() == "correct")
+                        .unwrap_or(false)
+                })
+                .count();
+            let bar = crate::report::progress::bar(
+                (correct * names.len()) as u64 * n_seeds,
+                *quiet || *json,
+                "bench seeds",
+            );
+            let rows = seeds(
+                *n_seeds,
+                *samples,
+                *failure_probability,
+                &names,
+                *seed,
+                &|| bar.inc(1),
+            )?;
+            bar.finish_and_clear();
+            if *json {
+                to_json(&rows)?
+            } else {
+                render_seeds(&rows, *samples, *failure_probability)
+            }
+        }
+    };
+    Ok(Outcome { stdout, code: 0 })
+}

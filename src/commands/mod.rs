@@ -1,0 +1,111 @@
+//! The `audit` command line: one module per subcommand, each holding the clap structure of its
+//! options beside the orchestration that turns them into library calls. Text, JSON and HTML
+//! renderings of a report live together in [`crate::report`]. The binary (`src/bin/audit.rs`)
+//! only parses, calls [`run`] and maps the outcome to an exit code.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::error::{Error, Result};
+
+pub mod accountant;
+pub mod bench;
+pub mod list;
+pub mod report;
+pub mod run;
+pub mod sweep;
+pub mod test;
+
+pub use run::{RunArgs, SearchArgs};
+
+/// Audits differential-privacy claims of mechanisms, black-box.
+///
+/// Exit codes: 0 = no violation found, 1 = violation found, 2 = error.
+#[derive(Debug, Parser)]
+#[command(name = "audit", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+// The enum is built once per process; boxing `RunArgs` to shrink it would buy nothing.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List the catalogue: one line per entry, `ID  STATUS  CLAIM`.
+    List {
+        /// Print a JSON array of {id, status, claim} instead.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Audit a catalogue mechanism's claim on its witness pair.
+    Run(run::RunArgs),
+    /// Privacy of the Poisson-subsampled Gaussian (DP-SGD): ε at δ from the RDP accountant,
+    /// and for q = 1 the exact Gaussian value.
+    Accountant(accountant::AccountantArgs),
+    /// Audit a mechanism repeatedly over a range of one parameter and count detections.
+    Sweep(sweep::SweepArgs),
+    /// Test a claim on release samples drawn elsewhere (files in the exec line format).
+    Test(test::TestArgs),
+    /// Re-render a report (index.html and figures) from its audit.json without re-running.
+    Report(report::ReportCommandArgs),
+    /// Benchmarks: power on the scaled-noise Gaussian, tester speed, soundness seed sweep.
+    Bench(bench::BenchArgs),
+}
+
+/// Where reports go; shared by every command that audits.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Directory of the reports: each run writes DIR/<run-id>/ (audit.json, index.html, PNGs)
+    /// and refreshes DIR/index.html.
+    #[arg(long, value_name = "DIR", default_value = "reports")]
+    pub report_dir: PathBuf,
+    /// Write no report.
+    #[arg(long)]
+    pub no_report: bool,
+    /// No progress display on stderr (it is also hidden when stderr is not a terminal).
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// What a command produced: text for stdout and the exit code.
+#[derive(Debug)]
+pub struct Outcome {
+    /// Text for stdout.
+    pub stdout: String,
+    /// 0 = no violation found (or nothing to judge), 1 = violation found.
+    pub code: u8,
+}
+
+/// Runs a parsed command.
+pub fn run(cli: Cli) -> Result<Outcome> {
+    match cli.command {
+        Command::List { json } => list::list(json),
+        Command::Run(args) => run::run_audit(&args),
+        Command::Accountant(args) => accountant::accountant(&args),
+        Command::Sweep(args) => sweep::sweep(&args),
+        Command::Test(args) => test::test_samples(&args),
+        Command::Report(args) => report::rerender_report(&args),
+        Command::Bench(args) => bench::run_cli(&args),
+    }
+}
+
+/// Where a written report is announced: the last line of text output, or stderr beside
+/// `--json` (whose stdout stays deterministic).
+pub(crate) fn announce_report(index: &Path, json: bool, quiet: bool, stdout: &mut String) {
+    if json {
+        if !quiet {
+            eprintln!("report       {}", index.display());
+        }
+    } else {
+        let _ = writeln!(stdout, "report       {}", index.display());
+    }
+}
+
+pub(crate) fn to_json<T: serde::Serialize>(v: &T) -> Result<String> {
+    Ok(serde_json::to_string_pretty(v).map_err(|e| Error::InvalidConfig(e.to_string()))? + "\n")
+}

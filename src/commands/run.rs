@@ -1,0 +1,588 @@
+//! `audit run`: a catalogue entry on its witness pair, a dataset search (`--finder`, and always
+//! for `--exec`), or the sequential audit.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use super::{Outcome, ReportArgs, announce_report, to_json};
+use crate::audit::{AuditConfig, Verdict, audit_pair};
+use crate::error::{Error, Result};
+use crate::mechanisms::{
+    Dataset, DatasetPair, Mechanism, Neighboring, Params, PrivacyClaim, RecordDomain, catalogue,
+};
+use crate::report::text::{render_search_text, render_text};
+use crate::testers::{self, PropertyTester, Transform, TransformedMechanism};
+
+/// Options of `audit run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Catalogue id of the mechanism (see `audit list`).
+    #[arg(long, required_unless_present = "exec", conflicts_with = "exec")]
+    pub mechanism: Option<String>,
+    /// Audit an external program speaking the exec protocol (see README); needs --claim.
+    #[arg(long, value_name = "COMMAND")]
+    pub exec: Option<String>,
+    /// Seconds one exec batch may run before it is killed.
+    #[arg(long, default_value_t = 60.0, value_name = "SECONDS")]
+    pub exec_timeout: f64,
+    /// Releases per exec request (one process each); lower it for slow programs. The same seed
+    /// gives the same samples only with the same batch size.
+    #[arg(long, default_value_t = crate::exec::DEFAULT_BATCH, value_name = "N")]
+    pub exec_batch: usize,
+    /// Worker threads (and so exec processes running at once); default: all cores.
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Dataset search (default: the catalogue witness; for --exec, random search).
+    #[command(flatten)]
+    pub search: SearchArgs,
+    /// Override the claim: pure:EPS, approx:EPS:DELTA, renyi:ALPHA:EPS, zcdp:RHO or gdp:MU.
+    #[arg(long)]
+    pub claim: Option<String>,
+    /// Mechanism parameter NAME=VALUE (repeatable), e.g. --param epsilon=0.5.
+    #[arg(long = "param", value_name = "NAME=VALUE")]
+    pub params: Vec<String>,
+    /// Releases drawn on each side of the pair.
+    #[arg(long, default_value_t = AuditConfig::default().samples_per_side)]
+    pub samples: usize,
+    /// Seed of every random choice; the same seed gives the same result.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// β: probability of reporting a violation against a mechanism that keeps its claim.
+    #[arg(long, default_value_t = AuditConfig::default().failure_probability)]
+    pub failure_probability: f64,
+    /// Testers, comma-separated, or "all" (β is split over all their bounds).
+    #[arg(long, default_value = "hockey-stick")]
+    pub tester: String,
+    /// Post-process every release before the testers: none, tanh, tanh:S, chebyshev:K or
+    /// float-bits (a fixed function, so bounds stay valid by data processing). Default: the
+    /// catalogue entry's recommended transform if it has one, else none.
+    #[arg(long, value_name = "NAME")]
+    pub transform: Option<String>,
+    /// Anytime-valid sequential audit (see dp_audit::sequential): draw releases in batches that
+    /// double from --first-batch and stop as soon as a betting e-process reaches 1/β. Uses its
+    /// own event search (not --tester); its report (DIR/sequential-<mechanism>-seed<seed>-<hash>/)
+    /// plots the betting wealth against the 1/β threshold.
+    #[arg(long, conflicts_with_all = ["samples", "finder", "exec"])]
+    pub sequential: bool,
+    /// Most releases per side of a sequential audit (default: the fixed-n default).
+    #[arg(long, requires = "sequential", value_name = "N")]
+    pub max_samples: Option<usize>,
+    /// Releases per side of a sequential audit's first (training-only) batch.
+    #[arg(long, requires = "sequential", value_name = "N")]
+    pub first_batch: Option<usize>,
+    /// Print one JSON object (deterministic: no timings) instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Reports.
+    #[command(flatten)]
+    pub report: ReportArgs,
+}
+
+/// Dataset-finder options of `audit run`.
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    /// Dataset finder: fixed, grid, random, corners (random vertices of the record box), halton,
+    /// nelder-mead, pso, annealing, bayes, typical.
+    #[arg(long)]
+    pub finder: Option<String>,
+    /// Pairs scored in the exploratory search.
+    #[arg(long, default_value_t = 20)]
+    pub trials: usize,
+    /// Releases per side for each exploratory score.
+    #[arg(long, default_value_t = 5_000)]
+    pub search_samples: usize,
+    /// Pairs re-audited with fresh samples (β is split over them).
+    #[arg(long, default_value_t = 3)]
+    pub confirm: usize,
+    /// Record range LO:HI (default: the mechanism's; 0:1 for --exec).
+    #[arg(long, value_name = "LO:HI")]
+    pub record_range: Option<String>,
+    /// Record dimension (default: the mechanism's; 1 for --exec).
+    #[arg(long, value_name = "D")]
+    pub record_dim: Option<usize>,
+    /// Records in D (default: the witness's size, or 3).
+    #[arg(long, value_name = "N")]
+    pub dataset_size: Option<usize>,
+    /// Neighboring relation: add-remove or replace-one (default: the mechanism's; add-remove
+    /// for --exec).
+    #[arg(long)]
+    pub neighbors: Option<String>,
+    /// Pairs for the fixed finder: one JSON object per line, {"first": [...], "second": [...]}.
+    #[arg(long, value_name = "FILE")]
+    pub pairs: Option<PathBuf>,
+    /// Data sample for the typical finder: a JSON array of records.
+    #[arg(long, value_name = "FILE")]
+    pub typical_data: Option<PathBuf>,
+    /// Stop the search after this many seconds (the confirm phase still runs).
+    #[arg(long, value_name = "SECONDS")]
+    pub max_search_seconds: Option<f64>,
+}
+
+/// What `audit run` audits: a catalogue entry or an exec program.
+struct Target {
+    mechanism: Box<dyn Mechanism>,
+    /// The catalogue witness, if any.
+    witness: Option<DatasetPair>,
+    /// Catalogue status word, if any.
+    status: Option<String>,
+    /// The claim to test.
+    claim: PrivacyClaim,
+    /// Where the claim came from, when it is not the mechanism's own statement.
+    claim_source: Option<String>,
+    /// The output transform `mechanism` applies (already wrapped in), `None` for the identity.
+    transform: Option<Transform>,
+}
+
+pub(super) fn run_audit(args: &RunArgs) -> Result<Outcome> {
+    match args.jobs {
+        None => run_audit_inner(args),
+        Some(0) => Err(Error::InvalidConfig("--jobs 0; allowed: at least 1".into())),
+        Some(j) => rayon::ThreadPoolBuilder::new()
+            .num_threads(j)
+            .build()
+            .map_err(|e| Error::InvalidConfig(format!("--jobs {j}: {e}")))?
+            .install(|| run_audit_inner(args)),
+    }
+}
+
+fn parse_range(s: &str) -> Result<(f64, f64)> {
+    let bad = || {
+        Error::InvalidConfig(format!(
+            "--record-range {s}; allowed: LO:HI with finite LO < HI, e.g. 0:1"
+        ))
+    };
+    let (a, b) = s.split_once(':').ok_or_else(bad)?;
+    let lo: f64 = a.trim().parse().map_err(|_| bad())?;
+    let hi: f64 = b.trim().parse().map_err(|_| bad())?;
+    if !(lo.is_finite() && hi.is_finite() && lo < hi) {
+        return Err(bad());
+    }
+    Ok((lo, hi))
+}
+
+fn build_target(args: &RunArgs) -> Result<Target> {
+    let claim_arg: Option<PrivacyClaim> = match &args.claim {
+        Some(c) => Some(c.parse()?),
+        None => None,
+    };
+    if let Some(command) = &args.exec {
+        let claim = claim_arg.ok_or_else(|| {
+            Error::InvalidConfig(
+                "--exec needs --claim (pure:EPS, approx:EPS:DELTA, renyi:ALPHA:EPS, zcdp:RHO or gdp:MU)".into(),
+            )
+        })?;
+        if !args.params.is_empty() {
+            return Err(Error::InvalidConfig(
+                "--param applies to catalogue mechanisms, not to --exec".into(),
+            ));
+        }
+        let (lo, hi) = match &args.search.record_range {
+            Some(r) => parse_range(r)?,
+            None => (0.0, 1.0),
+        };
+        let dim = args.search.record_dim.unwrap_or(1);
+        if dim == 0 || dim > 1000 {
+            return Err(Error::InvalidConfig(format!(
+                "--record-dim {dim}; allowed: 1 to 1000"
+            )));
+        }
+        let relation: Neighboring = match &args.search.neighbors {
+            Some(n) => n.parse()?,
+            None => Neighboring::AddRemove,
+        };
+        let domain = RecordDomain::real(lo, hi, dim);
+        if !(args.exec_timeout.is_finite() && args.exec_timeout > 0.0) {
+            return Err(Error::InvalidConfig(format!(
+                "--exec-timeout {}; allowed: > 0 seconds",
+                args.exec_timeout
+            )));
+        }
+        let size = args.search.dataset_size.unwrap_or(3).max(1);
+        let probe = Dataset::vectors(dim, &vec![vec![0.5 * (lo + hi); dim]; size])?;
+        let m = crate::exec::ExecMechanism::new(
+            command,
+            claim,
+            relation,
+            domain,
+            std::time::Duration::from_secs_f64(args.exec_timeout),
+            &probe,
+        )?
+        .with_batch_size(args.exec_batch)?;
+        let (mechanism, transform) =
+            with_transform(Box::new(m), args.transform.as_deref().unwrap_or("none"))?;
+        return Ok(Target {
+            mechanism,
+            witness: None,
+            status: None,
+            claim,
+            claim_source: None,
+            transform,
+        });
+    }
+    let id = args.mechanism.as_deref().unwrap_or_default();
+    let params = Params::parse(&args.params)?;
+    let entry = catalogue::build(id, &params)?;
+    let claim = claim_arg.unwrap_or_else(|| entry.mechanism.claim());
+    let claim_source = args.claim.as_ref().map(|_| {
+        format!(
+            "given on the command line (the mechanism states {})",
+            entry.mechanism.claim()
+        )
+    });
+    // An entry whose bug lives in the float representation names the transform it is audited
+    // through; an explicit --transform (including `none`) overrides it.
+    let spelling = args
+        .transform
+        .as_deref()
+        .or_else(|| catalogue::recommended_transform(id))
+        .unwrap_or("none");
+    let (mechanism, transform) = with_transform(entry.mechanism, spelling)?;
+    Ok(Target {
+        mechanism,
+        witness: Some(entry.witness),
+        status: Some(entry.status.word().to_string()),
+        claim,
+        claim_source,
+        transform,
+    })
+}
+
+/// Wraps `m` in the output transform spelled `spelling` (`none`: unchanged).
+fn with_transform(
+    m: Box<dyn Mechanism>,
+    spelling: &str,
+) -> Result<(Box<dyn Mechanism>, Option<Transform>)> {
+    let t: Transform = spelling.parse()?;
+    if t.is_identity() {
+        Ok((m, None))
+    } else {
+        Ok((Box::new(TransformedMechanism::new(m, t)?), Some(t)))
+    }
+}
+
+fn run_audit_inner(args: &RunArgs) -> Result<Outcome> {
+    // Validate everything cheap before any sampling.
+    let testers = testers::parse_list(&args.tester)?;
+    let target = build_target(args)?;
+    let claim = target.claim;
+    if args.sequential {
+        return run_sequential(args, &target);
+    }
+    let config = AuditConfig {
+        seed: args.seed,
+        samples_per_side: args.samples,
+        failure_probability: args.failure_probability,
+    };
+    config.validate(target.mechanism.output_dim())?;
+    let searching = args.search.finder.is_some() || args.exec.is_some();
+    if searching {
+        return run_search(args, &target, &testers, &config);
+    }
+    let entry_mechanism = &target.mechanism;
+    let witness = target.witness.clone().ok_or_else(|| {
+        Error::InvalidConfig(
+            "this target has no witness pair; allowed: a catalogue --mechanism, or --finder to search for a pair"
+                .into(),
+        )
+    })?;
+    let mechanism_name = args.mechanism.clone().unwrap_or_default();
+    if !args.report.no_report {
+        crate::report::prepare_report_dir(&args.report.report_dir)?;
+    }
+    let spinner = crate::report::progress::Spinner::start(
+        args.report.quiet,
+        &format!("auditing {mechanism_name}"),
+    );
+    let mut report = audit_pair(&**entry_mechanism, &claim, &witness, &testers, &config)?;
+    report.mechanism.catalogue_status = target.status.clone();
+    report.output_transform = target.transform;
+    if let Some(src) = &target.claim_source {
+        report.mechanism.claim_source = src.clone();
+    }
+    let code = match report.verdict {
+        Verdict::Violation => 1,
+        Verdict::NoViolation => 0,
+    };
+    let report_index = if args.report.no_report {
+        None
+    } else {
+        // Plot samples come from streams of their own: the verdict's samples are untouched.
+        let plots = crate::report::PlotData::draw(
+            &**entry_mechanism,
+            &witness,
+            args.seed,
+            crate::report::PLOT_SAMPLES_PER_SIDE,
+        )?;
+        Some(crate::report::write_run_report(
+            &args.report.report_dir,
+            &report,
+            &plots,
+        )?)
+    };
+    drop(spinner);
+    let mut stdout = if args.json {
+        let mut r = report.clone();
+        r.wall_time_seconds = None;
+        serde_json::to_string_pretty(&r).map_err(|e| Error::InvalidConfig(e.to_string()))? + "\n"
+    } else {
+        render_text(&report)
+    };
+    if let Some(index) = &report_index {
+        announce_report(index, args.json, args.report.quiet, &mut stdout);
+    }
+    Ok(Outcome { stdout, code })
+}
+
+/// `audit run --sequential`: the anytime-valid betting audit on the catalogue witness.
+fn run_sequential(args: &RunArgs, target: &Target) -> Result<Outcome> {
+    use crate::sequential::{SequentialConfig, audit_sequential};
+    if args.tester != "hockey-stick" {
+        return Err(Error::InvalidConfig(format!(
+            "--tester {} with --sequential; the sequential audit uses its own betting test, leave --tester out",
+            args.tester
+        )));
+    }
+    let witness = target
+        .witness
+        .as_ref()
+        .ok_or_else(|| Error::InvalidConfig("--sequential needs a catalogue --mechanism".into()))?;
+    let defaults = SequentialConfig::default();
+    let config = SequentialConfig {
+        seed: args.seed,
+        max_samples_per_side: args.max_samples.unwrap_or(defaults.max_samples_per_side),
+        first_batch: args.first_batch.unwrap_or(defaults.first_batch),
+        failure_probability: args.failure_probability,
+    };
+    config.validate(target.mechanism.output_dim())?;
+    if !args.report.no_report {
+        crate::report::prepare_report_dir(&args.report.report_dir)?;
+    }
+    let spinner = crate::report::progress::Spinner::start(
+        args.report.quiet,
+        &format!("auditing {} sequentially", target.mechanism.id()),
+    );
+    let mut report = audit_sequential(&*target.mechanism, &target.claim, witness, &config)?;
+    drop(spinner);
+    report.mechanism.catalogue_status = target.status.clone();
+    report.output_transform = target.transform;
+    if let Some(src) = &target.claim_source {
+        report.mechanism.claim_source = src.clone();
+    }
+    let code = match report.verdict {
+        Verdict::Violation => 1,
+        Verdict::NoViolation => 0,
+    };
+    let report_index = if args.report.no_report {
+        None
+    } else {
+        Some(crate::report::sequential::write_sequential_report(
+            &args.report.report_dir,
+            &report,
+        )?)
+    };
+    let mut stdout = if args.json {
+        report.wall_time_seconds = None;
+        to_json(&report)?
+    } else {
+        crate::sequential::render_text(&report)
+    };
+    if let Some(index) = &report_index {
+        announce_report(index, args.json, args.report.quiet, &mut stdout);
+    }
+    Ok(Outcome { stdout, code })
+}
+
+/// Reads `--pairs FILE`: one JSON object per line, `{"first": [...], "second": [...]}`, records
+/// as numbers or arrays. Errors name the line and what is wrong.
+fn read_pairs(
+    path: &Path,
+    domain: &RecordDomain,
+    relation: Neighboring,
+) -> Result<Vec<DatasetPair>> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::InvalidConfig(format!("--pairs {}: {e}", path.display())))?;
+    let mut pairs = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let l = line.trim();
+        if l.is_empty() {
+            continue;
+        }
+        let at = |what: String| {
+            Error::InvalidConfig(format!("--pairs {} line {}: {what}", path.display(), i + 1))
+        };
+        let v: serde_json::Value =
+            serde_json::from_str(l).map_err(|e| at(format!("not JSON ({e})")))?;
+        let side = |key: &str| -> Result<Dataset> {
+            let recs = v.get(key).ok_or_else(|| {
+                at(format!(
+                    "missing \"{key}\"; expected {{\"first\": [...], \"second\": [...]}}"
+                ))
+            })?;
+            let d = Dataset::from_json_records(recs, Some(domain.dim))
+                .map_err(|e| at(format!("\"{key}\": {e}")))?;
+            domain
+                .check(&d)
+                .map_err(|e| at(format!("\"{key}\": {e}")))?;
+            Ok(d)
+        };
+        let pair = DatasetPair::new(side("first")?, side("second")?, relation)
+            .map_err(|e| at(e.to_string()))?;
+        pairs.push(pair);
+    }
+    if pairs.is_empty() {
+        return Err(Error::InvalidConfig(format!(
+            "--pairs {}: no pairs in the file",
+            path.display()
+        )));
+    }
+    Ok(pairs)
+}
+
+fn run_search(
+    args: &RunArgs,
+    target: &Target,
+    testers: &[Box<dyn PropertyTester>],
+    config: &AuditConfig,
+) -> Result<Outcome> {
+    use crate::finders::{
+        DatasetFinder, PairSpace, SearchConfig, TypicalFinder, finder_by_name, finder_rng,
+        search_and_confirm,
+    };
+    let m = &*target.mechanism;
+    let s = &args.search;
+    let mut domain = m.domain();
+    if let Some(r) = &s.record_range
+        && args.exec.is_none()
+    {
+        let (lo, hi) = parse_range(r)?;
+        if lo < domain.lower || hi > domain.upper {
+            return Err(Error::InvalidConfig(format!(
+                "--record-range {r} leaves the mechanism's record range [{}, {}]",
+                domain.lower, domain.upper
+            )));
+        }
+        domain.lower = lo;
+        domain.upper = hi;
+    }
+    if let Some(d) = s.record_dim
+        && d != domain.dim
+    {
+        return Err(Error::InvalidConfig(format!(
+            "--record-dim {d}, but {} takes records of dimension {}",
+            m.id(),
+            domain.dim
+        )));
+    }
+    let relation = m.neighboring();
+    if let Some(n) = &s.neighbors {
+        let r: Neighboring = n.parse()?;
+        if r != relation {
+            return Err(Error::InvalidConfig(format!(
+                "--neighbors {r}, but the claim of {} is stated for {relation} neighbors",
+                m.id()
+            )));
+        }
+    }
+    let size = s.dataset_size.unwrap_or_else(|| {
+        target
+            .witness
+            .as_ref()
+            .map_or(3, |w| w.first().len().min(w.second().len()).clamp(1, 16))
+    });
+    let finder_name = s.finder.clone().unwrap_or_else(|| "random".into());
+    if s.pairs.is_some() && finder_name != "fixed" {
+        return Err(Error::InvalidConfig(
+            "--pairs is read by --finder fixed".into(),
+        ));
+    }
+    if s.typical_data.is_some() != (finder_name == "typical") {
+        return Err(Error::InvalidConfig(
+            "--finder typical and --typical-data FILE go together".into(),
+        ));
+    }
+    let rng = finder_rng(args.seed);
+    let mut finder: Box<dyn DatasetFinder> = if finder_name == "typical" {
+        let path = s.typical_data.as_ref().ok_or_else(|| {
+            Error::InvalidConfig("--finder typical needs --typical-data FILE".into())
+        })?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::InvalidConfig(format!("--typical-data {}: {e}", path.display())))?;
+        let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+            Error::InvalidConfig(format!("--typical-data {}: not JSON ({e})", path.display()))
+        })?;
+        let data = Dataset::from_json_records(&v, Some(domain.dim))?;
+        domain
+            .check(&Dataset::from_array(data.records().clone())?)
+            .or_else(|e| {
+                // The sample may be larger than the mechanism's dataset sizes; check records only.
+                let one = Dataset::vectors(domain.dim, &data.to_rows()[..1])?;
+                domain.check(&one).map_err(|_| e)
+            })?;
+        Box::new(TypicalFinder::new(data, size, relation, rng)?)
+    } else {
+        let space = PairSpace::new(domain, size, relation)?;
+        let fixed = match &s.pairs {
+            Some(p) => read_pairs(p, &domain, relation)?,
+            None => target.witness.iter().cloned().collect(),
+        };
+        finder_by_name(&finder_name, space, fixed, s.trials, rng)?
+    };
+    let search = SearchConfig {
+        trials: s.trials,
+        search_samples: s.search_samples,
+        confirm_top: s.confirm,
+        wall_clock_seconds: s.max_search_seconds,
+        max_samples: None,
+    };
+    if !args.report.no_report {
+        crate::report::prepare_report_dir(&args.report.report_dir)?;
+    }
+    let spinner = crate::report::progress::Spinner::start(
+        args.report.quiet,
+        &format!("searching {} with {finder_name}", m.id()),
+    );
+    let mut rep = search_and_confirm(m, &target.claim, &mut *finder, testers, &search, config)?;
+    for c in &mut rep.confirmations {
+        c.mechanism.catalogue_status = target.status.clone();
+        c.output_transform = target.transform;
+        if let Some(src) = &target.claim_source {
+            c.mechanism.claim_source = src.clone();
+        }
+    }
+    let code = match rep.verdict {
+        Verdict::Violation => 1,
+        Verdict::NoViolation => 0,
+    };
+    let deciding = rep.confirmations.last().cloned();
+    let report_index = match (&deciding, args.report.no_report) {
+        (Some(r), false) => {
+            let plots = crate::report::PlotData::draw(
+                m,
+                &r.pair,
+                args.seed,
+                crate::report::PLOT_SAMPLES_PER_SIDE,
+            )?;
+            Some(crate::report::write_run_report(
+                &args.report.report_dir,
+                r,
+                &plots,
+            )?)
+        }
+        _ => None,
+    };
+    drop(spinner);
+    let mut stdout = if args.json {
+        let mut r = rep.clone();
+        for c in &mut r.confirmations {
+            c.wall_time_seconds = None;
+        }
+        to_json(&r)?
+    } else {
+        render_search_text(&rep)
+    };
+    if let Some(index) = &report_index {
+        announce_report(index, args.json, args.report.quiet, &mut stdout);
+    }
+    Ok(Outcome { stdout, code })
+}

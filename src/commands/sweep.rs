@@ -1,0 +1,233 @@
+//! `audit sweep`: a catalogue entry audited repeatedly over a range of one parameter.
+
+use clap::Args;
+use serde_json::json;
+
+use super::{Outcome, ReportArgs, announce_report, to_json};
+use crate::audit::{AuditConfig, Verdict, audit_pair};
+use crate::error::{Error, Result};
+use crate::mechanisms::{Params, PrivacyClaim, catalogue};
+use crate::testers;
+
+/// Options of `audit sweep`.
+#[derive(Debug, Args)]
+pub struct SweepArgs {
+    /// Catalogue id of the mechanism.
+    #[arg(long)]
+    pub mechanism: String,
+    /// Parameters NAME=VALUE; exactly one may be a range NAME=LO:HI:STEP (inclusive).
+    #[arg(long = "param", value_name = "NAME=VALUE|NAME=LO:HI:STEP")]
+    pub params: Vec<String>,
+    /// Audits per parameter value, each with its own seed derived from --seed.
+    #[arg(long, default_value_t = 10)]
+    pub repeats: u64,
+    /// Releases per side per audit.
+    #[arg(long, default_value_t = 100_000)]
+    pub samples: usize,
+    /// Seed of the whole sweep.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// β of each audit.
+    #[arg(long, default_value_t = 0.05)]
+    pub failure_probability: f64,
+    /// Testers, comma-separated, or "all"; each tester is a separate audit.
+    #[arg(long, default_value = "hockey-stick")]
+    pub tester: String,
+    /// Override the claim.
+    #[arg(long)]
+    pub claim: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Reports.
+    #[command(flatten)]
+    pub report: ReportArgs,
+}
+
+/// Seed tag of `audit sweep` repeats (ASCII "SWEEP").
+const SWEEP_TAG: u64 = 0x0053_5745_4550;
+
+/// The swept parameter: name and values (LO, LO+STEP, …, ≤ HI + STEP/1e6).
+fn parse_sweep_params(params: &[String]) -> Result<(Vec<String>, String, Vec<f64>)> {
+    let mut fixed = Vec::new();
+    let mut swept: Option<(String, Vec<f64>)> = None;
+    for p in params {
+        let Some((name, value)) = p.split_once('=') else {
+            fixed.push(p.clone());
+            continue;
+        };
+        if !value.contains(':') {
+            fixed.push(p.clone());
+            continue;
+        }
+        let parts: Vec<&str> = value.split(':').collect();
+        let nums: Vec<f64> = parts.iter().filter_map(|x| x.trim().parse().ok()).collect();
+        if parts.len() != 3 || nums.len() != 3 {
+            return Err(Error::InvalidConfig(format!(
+                "--param {p}: a range must be NAME=LO:HI:STEP with three numbers"
+            )));
+        }
+        let (lo, hi, step) = (nums[0], nums[1], nums[2]);
+        if !(lo.is_finite() && hi.is_finite() && step.is_finite() && step > 0.0 && lo <= hi) {
+            return Err(Error::InvalidConfig(format!(
+                "--param {p}: need finite LO <= HI and STEP > 0"
+            )));
+        }
+        let count = ((hi - lo) / step + 1e-9).floor() as usize + 1;
+        if count > 1000 {
+            return Err(Error::InvalidConfig(format!(
+                "--param {p}: {count} values; allowed: at most 1000"
+            )));
+        }
+        if swept.is_some() {
+            return Err(Error::InvalidConfig(
+                "only one --param may be a range".into(),
+            ));
+        }
+        // Values computed as LO + i·STEP (not by accumulation) and rounded to 12 digits so
+        // 0.5:1.0:0.05 gives exactly the decimals a reader expects.
+        let values = (0..count)
+            .map(|i| ((lo + i as f64 * step) * 1e12).round() / 1e12)
+            .collect();
+        swept = Some((name.trim().to_string(), values));
+    }
+    let (name, values) = swept.ok_or_else(|| {
+        Error::InvalidConfig("audit sweep needs one --param NAME=LO:HI:STEP".into())
+    })?;
+    Ok((fixed, name, values))
+}
+
+use crate::report::SweepPoint;
+
+pub(super) fn sweep(a: &SweepArgs) -> Result<Outcome> {
+    let (fixed, name, values) = parse_sweep_params(&a.params)?;
+    let tester_names: Vec<String> = testers::parse_list(&a.tester)?
+        .iter()
+        .map(|t| t.name().to_string())
+        .collect();
+    if a.repeats == 0 || a.repeats > 10_000 {
+        return Err(Error::InvalidConfig(format!(
+            "--repeats {}; allowed: 1 to 10000",
+            a.repeats
+        )));
+    }
+    // Build every point first so bad values fail before any sampling.
+    let mut entries = Vec::new();
+    for &v in &values {
+        let params = Params::parse(&fixed)?.set(&name, v);
+        entries.push(catalogue::build(&a.mechanism, &params)?);
+    }
+    let claim_override: Option<PrivacyClaim> = match &a.claim {
+        Some(c) => Some(c.parse()?),
+        None => None,
+    };
+    if !a.report.no_report {
+        crate::report::prepare_report_dir(&a.report.report_dir)?;
+    }
+    let start = std::time::Instant::now();
+    let progress = crate::report::progress::bar(
+        (values.len() * tester_names.len()) as u64 * a.repeats,
+        a.report.quiet,
+        &format!("sweep {} over {name}", a.mechanism),
+    );
+    let root = crate::rng::Seed(a.seed);
+    let mut points = Vec::new();
+    let mut claims = Vec::new();
+    for (i, (entry, &v)) in entries.iter().zip(&values).enumerate() {
+        let m = &*entry.mechanism;
+        let claim = claim_override.unwrap_or_else(|| m.claim());
+        claims.push(crate::report::SweepClaim {
+            value: v,
+            claim: claim.to_string(),
+        });
+        for tname in &tester_names {
+            let testers = vec![testers::by_name(tname)?];
+            let mut margins = Vec::new();
+            let mut detections = 0;
+            for r in 0..a.repeats {
+                let config = AuditConfig {
+                    seed: root.child(SWEEP_TAG, (i as u64) << 32 | r).0,
+                    samples_per_side: a.samples,
+                    failure_probability: a.failure_probability,
+                };
+                config.validate(m.output_dim())?;
+                let rep = audit_pair(m, &claim, &entry.witness, &testers, &config)?;
+                progress.inc(1);
+                if rep.verdict == Verdict::Violation {
+                    detections += 1;
+                }
+                margins.push(
+                    rep.bounds
+                        .iter()
+                        .map(|b| b.value - b.allowed)
+                        .fold(f64::NEG_INFINITY, f64::max),
+                );
+            }
+            margins.sort_by(f64::total_cmp);
+            let mid = margins.len() / 2;
+            let median_margin = if margins.len() % 2 == 1 {
+                margins[mid]
+            } else {
+                0.5 * (margins[mid - 1] + margins[mid])
+            };
+            points.push(SweepPoint {
+                value: v,
+                status: entry.status.word().to_string(),
+                tester: tname.clone(),
+                detections,
+                repeats: a.repeats,
+                median_margin,
+            });
+        }
+    }
+    progress.finish_and_clear();
+    let report_index = if a.report.no_report {
+        None
+    } else {
+        let sweep_report = crate::report::SweepReport {
+            schema_version: crate::audit::SCHEMA_VERSION,
+            kind: "sweep".into(),
+            tool_version: env!("CARGO_PKG_VERSION").to_string(),
+            mechanism: a.mechanism.clone(),
+            fixed_params: fixed.clone(),
+            parameter: name.clone(),
+            claims,
+            testers: tester_names.clone(),
+            repeats: a.repeats,
+            samples_per_side: a.samples,
+            failure_probability_per_audit: a.failure_probability,
+            seed: a.seed,
+            points: points.clone(),
+            notes: Vec::new(),
+            wall_time_seconds: Some(start.elapsed().as_secs_f64()),
+        };
+        Some(crate::report::write_sweep_report(
+            &a.report.report_dir,
+            &sweep_report,
+        )?)
+    };
+    let mut stdout = if a.json {
+        to_json(&json!({
+            "mechanism": a.mechanism,
+            "parameter": name,
+            "samples_per_side": a.samples,
+            "failure_probability_per_audit": a.failure_probability,
+            "seed": a.seed,
+            "points": points,
+        }))?
+    } else {
+        crate::report::text::render_sweep_text(
+            &a.mechanism,
+            &name,
+            a.repeats,
+            a.samples,
+            a.failure_probability,
+            a.seed,
+            &points,
+        )
+    };
+    if let Some(index) = &report_index {
+        announce_report(index, a.json, a.report.quiet, &mut stdout);
+    }
+    Ok(Outcome { stdout, code: 0 })
+}

@@ -1,0 +1,251 @@
+//! Text renderings of reports, as the `audit` subcommands print them: beside the JSON (the
+//! reports' serde form) and the HTML pages (`html.rs`) of the same reports.
+
+use std::fmt::Write as _;
+
+use crate::audit::{AuditReport, Direction, SampleTestReport, Verdict};
+use crate::mechanisms::Dataset;
+
+fn short_dataset(d: &Dataset) -> String {
+    let rows = d.to_rows();
+    let fmt_row = |r: &Vec<f64>| {
+        if r.len() == 1 {
+            format!("{}", r[0])
+        } else {
+            format!(
+                "({})",
+                r.iter()
+                    .map(|v| v.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        }
+    };
+    let shown: Vec<String> = rows.iter().take(8).map(fmt_row).collect();
+    let more = if rows.len() > 8 {
+        format!(", … {} more", rows.len() - 8)
+    } else {
+        String::new()
+    };
+    format!("[{}{}] ({} records)", shown.join(", "), more, rows.len())
+}
+
+/// Renders a report as the text `audit run` prints.
+pub fn render_text(r: &AuditReport) -> String {
+    let mut s = String::new();
+    let m = &r.mechanism;
+    let status = m
+        .catalogue_status
+        .as_ref()
+        .map(|s| format!(" (catalogue: {s})"))
+        .unwrap_or_default();
+    let _ = writeln!(s, "mechanism    {}{status}", m.id);
+    let _ = writeln!(s, "claim        {}  [{}]", m.claim, m.claim_source);
+    let _ = writeln!(s, "neighbors    {}", m.neighboring);
+    let _ = writeln!(s, "pair         D  = {}", short_dataset(r.pair.first()));
+    let _ = writeln!(s, "             D' = {}", short_dataset(r.pair.second()));
+    let _ = writeln!(s, "testers      {}", r.testers.join(", "));
+    if let Some(t) = &r.output_transform {
+        let _ = writeln!(
+            s,
+            "transform    {t}: {} (a fixed post-processing: bounds on it are bounds on the mechanism)",
+            t.describe()
+        );
+    }
+    let _ = writeln!(
+        s,
+        "samples      {} per side ({} mechanism calls), seed {}",
+        r.samples_per_side, r.mechanism_calls, r.seed
+    );
+    let _ = writeln!(s, "β            {}", r.beta.rule);
+    let _ = writeln!(
+        s,
+        "bounds       (lower confidence bound vs what the claim allows)"
+    );
+    for b in &r.bounds {
+        let dir = match b.direction {
+            Direction::FirstVsSecond => "M(D)‖M(D')",
+            Direction::SecondVsFirst => "M(D')‖M(D)",
+            Direction::Larger => "larger of both",
+        };
+        let flag = if b.violation { "  VIOLATION" } else { "" };
+        let _ = writeln!(
+            s,
+            "  {:<16} {:<12} ≥ {:<11.4e} allowed {:<11.4e}{flag}",
+            b.divergence.to_string(),
+            dir,
+            b.value,
+            b.allowed
+        );
+        if b.violation
+            && let Some(e) = &b.event
+        {
+            let _ = match (&e.contrast, e.p_lower, e.q_upper) {
+                (Some(c), _, _) => writeln!(
+                    s,
+                    "      event: {}; U = {}, W = {} (Poisson λ = {:.1} releases per side, E[W] ≥ {:.3})",
+                    e.description, c.u, c.w, c.lambda, c.mu_w_lower
+                ),
+                (None, Some(pl), Some(qu)) => writeln!(
+                    s,
+                    "      event S: {}; P(S) ≥ {:.4e} ({} of {}), Q(S) ≤ {:.4e} ({} of {})",
+                    e.description, pl, e.count_p, e.n_p, qu, e.count_q, e.n_q
+                ),
+                _ => writeln!(s, "      event S: {}", e.description),
+            };
+        }
+    }
+    let conf = format!("{:.6}", (1.0 - r.beta.total) * 100.0)
+        .trim_end_matches('0')
+        .trim_end_matches('.')
+        .to_string();
+    match r.verdict {
+        Verdict::Violation => {
+            let _ = writeln!(
+                s,
+                "verdict      violation found: a lower confidence bound exceeds what the claim allows; the chance that this happens to a mechanism keeping its claim is at most β = {}",
+                r.beta.total
+            );
+        }
+        Verdict::NoViolation => {
+            let _ = writeln!(
+                s,
+                "verdict      no violation found: no bound exceeded what the claim allows. This does not show the claim holds: only this pair, these testers and {} samples per side were tried",
+                r.samples_per_side
+            );
+        }
+    }
+    if let Some(e) = &r.empirical_epsilon {
+        let _ = writeln!(
+            s,
+            "empirical ε  ≥ {:.4} at δ = {:e} (confidence 1 − β = {conf}%, simultaneous with the verdict)",
+            e.lower_bound, e.delta
+        );
+    }
+    if let Some(t) = r.wall_time_seconds {
+        let _ = writeln!(s, "time         {t:.2} s");
+    }
+    s
+}
+
+/// Renders a dataset search (`audit run --finder …`, `--exec`) as text: the exploratory phase,
+/// every confirmation, and the verdict.
+pub fn render_search_text(r: &crate::finders::SearchReport) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "search       finder {}, {} exploratory trials of {} releases per side (no statistical claim; used only to choose pairs)",
+        r.finder,
+        r.trials.len(),
+        r.config.search_samples
+    );
+    let pct: Vec<String> = r
+        .score_percentiles
+        .iter()
+        .map(|(p, v)| format!("p{p:.0} {v:+.3e}"))
+        .collect();
+    let _ = writeln!(
+        s,
+        "scores       point estimates of (divergence − allowed) across trials: {}",
+        pct.join(", ")
+    );
+    let _ = writeln!(s, "β            {}", r.beta_rule);
+    for (k, c) in r.confirmations.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "\n--- confirmation {} of at most {} ---",
+            k + 1,
+            r.config.confirm_top
+        );
+        s += &render_text(c);
+    }
+    let _ = writeln!(
+        s,
+        "\nverdict      {} ({} mechanism calls, {} releases drawn in both phases)",
+        r.verdict.words(),
+        r.mechanism_calls,
+        r.samples_drawn
+    );
+    s
+}
+
+/// Renders an `audit test` report (samples drawn elsewhere) as text; `dim` is the releases'
+/// dimension.
+pub fn render_samples_text(r: &SampleTestReport, dim: usize) -> String {
+    let mut s = format!(
+        "samples      A = {} ({} releases), B = {} ({} releases), dimension {}\nclaim        {}\ntesters      {}\n{}β            {}\nbounds       (lower confidence bound vs what the claim allows)\n",
+        r.source_a,
+        r.samples_a,
+        r.source_b,
+        r.samples_b,
+        dim,
+        r.claim,
+        r.testers.join(", "),
+        r.output_transform
+            .map(|t| format!("transform    {t}: {}\n", t.describe()))
+            .unwrap_or_default(),
+        r.beta.rule
+    );
+    for b in &r.bounds {
+        let dir = match b.direction {
+            Direction::FirstVsSecond => "A‖B",
+            Direction::SecondVsFirst => "B‖A",
+            Direction::Larger => "max ",
+        };
+        let _ = writeln!(
+            s,
+            "  {:16} {dir}   ≥ {:.4e}   allowed {:.4e}   {}",
+            b.divergence.to_string(),
+            b.value,
+            b.allowed,
+            if b.violation { "VIOLATION" } else { "ok" }
+        );
+    }
+    let _ = writeln!(
+        s,
+        "verdict      {} (β = {}; assumes the releases are i.i.d. within each file set and independent across them)",
+        r.verdict.words(),
+        r.beta.total
+    );
+    if let Some(e) = &r.empirical_epsilon {
+        let _ = writeln!(
+            s,
+            "empirical ε  ≥ {:.4} at δ = {:e}",
+            e.lower_bound, e.delta
+        );
+    }
+    s
+}
+
+/// Renders the table `audit sweep` prints: detections per parameter value and tester.
+pub fn render_sweep_text(
+    mechanism: &str,
+    name: &str,
+    repeats: u64,
+    samples: usize,
+    beta: f64,
+    seed: u64,
+    points: &[crate::report::SweepPoint],
+) -> String {
+    let mut s = format!(
+        "sweep of {} over {name}: {} audits per value and tester, {} samples per side, β = {} per audit, seed {}\n",
+        mechanism, repeats, samples, beta, seed
+    );
+    let _ = writeln!(
+        s,
+        "{:>10}  {:8}  {:14}  {:>10}  {:>14}",
+        name, "status", "tester", "detected", "median margin"
+    );
+    for p in points {
+        let _ = writeln!(
+            s,
+            "{:>10}  {:8}  {:14}  {:>4} / {:<3}  {:>+14.3e}",
+            p.value, p.status, p.tester, p.detections, p.repeats, p.median_margin
+        );
+    }
+    let _ = writeln!(
+        s,
+        "(each audit reports a violation against a mechanism keeping its claim with probability ≤ β; margin = largest bound − allowed)"
+    );
+    s
+}
