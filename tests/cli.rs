@@ -133,7 +133,25 @@ fn assert_error(args: &[&str], must_contain: &[&str]) {
 
 #[test]
 fn bad_input_is_a_clear_error() {
-    assert_error(&["run", "--mechanism", "laplace-sun"], &["laplace-sum"]);
+    assert_error(
+        &["run", "--mechanism", "laplace-sun"],
+        &["did you mean laplace-sum?"],
+    );
+    // A word close to no id gets no list of unrelated ids (it suggested svt1, svt2, svt3).
+    assert_error(
+        &["run", "--mechanism", "nope"],
+        &["\"nope\"", "no catalogue id is close", "audit list"],
+    );
+    assert_error(
+        &[
+            "run",
+            "--mechanism",
+            "laplace-sum",
+            "--tester",
+            "hockey-stick,hockey-stick",
+        ],
+        &["named twice", "β"],
+    );
     assert_error(
         &["run", "--mechanism", "laplace-sum", "--samples", "0"],
         &["samples per side = 0"],

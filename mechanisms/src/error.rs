@@ -39,7 +39,7 @@ pub enum MechanismError {
         reason: String,
     },
     /// No catalogue entry has this id.
-    #[error("unknown mechanism {id:?}; closest ids: {}", closest.join(", "))]
+    #[error("unknown mechanism {id:?}; {}", suggest(closest))]
     UnknownMechanism {
         /// The id asked for.
         id: String,
@@ -65,5 +65,17 @@ mod tests {
     fn error_is_send_sync() {
         fn assert_send_sync<T: Send + Sync + 'static>() {}
         assert_send_sync::<super::MechanismError>();
+    }
+}
+
+/// "did you mean …", or where to find the ids when none is close.
+fn suggest(closest: &[String]) -> String {
+    if closest.is_empty() {
+        "no catalogue id is close to it; `audit list` shows them all".to_string()
+    } else {
+        format!(
+            "did you mean {}? (`audit list` shows them all)",
+            closest.join(", ")
+        )
     }
 }

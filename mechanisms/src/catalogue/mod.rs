@@ -137,24 +137,42 @@ pub fn catalogue() -> Result<Vec<Entry>> {
         .collect()
 }
 
-/// The `k` known ids closest to `id` (edit distance; ids containing `id` first).
+/// At most `k` known ids close to `id`, best first: ids containing `id` (or contained in it),
+/// then ids within an edit distance of a third of the longer spelling (typos), then ids sharing a
+/// dash-separated word of three or more letters. An id close to none (`nope`) gets no suggestion:
+/// short ids such as `svt1` are within a small edit distance of any short word.
 pub fn closest_ids(id: &str, k: usize) -> Vec<String> {
-    let mut scored: Vec<(usize, &str)> = ids()
+    let words = |s: &str| -> Vec<String> {
+        s.split('-')
+            .filter(|w| w.len() >= 3)
+            .map(str::to_string)
+            .collect()
+    };
+    let asked = words(id);
+    let mut scored: Vec<(usize, usize, &str)> = ids()
         .into_iter()
-        .map(|c| {
-            let d = if c.contains(id) || id.contains(c) {
-                0
-            } else {
-                edit_distance(id, c)
-            };
-            (d, c)
+        .filter_map(|c| {
+            if !id.is_empty() && (c.contains(id) || id.contains(c)) {
+                return Some((0, c.len().abs_diff(id.len()), c));
+            }
+            let d = edit_distance(id, c);
+            if 3 * d <= id.len().max(c.len()) {
+                return Some((1, d, c));
+            }
+            let shared = words(c).iter().filter(|w| asked.contains(w)).count();
+            (shared > 0).then_some((2, usize::MAX - shared, c))
         })
         .collect();
     scored.sort();
+    // Shared words only when nothing is closer: `laplace-sun` suggests `laplace-sum` alone.
+    // Typos: only those about as close as the closest one.
+    let best_tier = scored.first().map_or(0, |t| t.0.max(1));
+    let best_typo = scored.iter().find(|t| t.0 == 1).map_or(usize::MAX, |t| t.1);
     scored
         .into_iter()
+        .filter(|t| t.0 <= best_tier && (t.0 != 1 || t.1 <= best_typo.saturating_add(1)))
         .take(k)
-        .map(|(_, c)| c.to_string())
+        .map(|(_, _, c)| c.to_string())
         .collect()
 }
 
@@ -215,7 +233,14 @@ mod tests {
         let err = build("laplace-sun", &Params::new())
             .unwrap_err()
             .to_string();
-        assert!(err.contains("laplace-sum"), "{err}");
+        assert!(err.contains("did you mean laplace-sum"), "{err}");
+        let err = build("nope", &Params::new()).unwrap_err().to_string();
+        assert!(err.contains("no catalogue id is close"), "{err}");
+        assert!(!err.contains("svt"), "{err}");
+        assert_eq!(closest_ids("svt", 3), ["svt1", "svt2", "svt3"]);
+        assert_eq!(closest_ids("dpsgd-scaled", 1), ["dpsgd-scaled-noise"]);
+        assert_eq!(closest_ids("histogram", 1), ["noisy-histogram"]);
+        assert_eq!(closest_ids("laplace-mean-bug", 1), ["laplace-mean"]);
         let _ = Dataset::empty(1);
     }
 }
