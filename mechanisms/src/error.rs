@@ -59,15 +59,6 @@ pub enum MechanismError {
 /// Result alias of the mechanisms crate.
 pub type Result<T, E = MechanismError> = std::result::Result<T, E>;
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn error_is_send_sync() {
-        fn assert_send_sync<T: Send + Sync + 'static>() {}
-        assert_send_sync::<super::MechanismError>();
-    }
-}
-
 /// "did you mean …", or where to find the ids when none is close.
 fn suggest(closest: &[String]) -> String {
     if closest.is_empty() {
@@ -77,5 +68,14 @@ fn suggest(closest: &[String]) -> String {
             "did you mean {}? (`audit list` shows them all)",
             closest.join(", ")
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn error_is_send_sync() {
+        fn assert_send_sync<T: Send + Sync + 'static>() {}
+        assert_send_sync::<super::MechanismError>();
     }
 }
