@@ -9,7 +9,11 @@ fn list_prints_one_line_per_entry() {
     let o = audit(&["list"]);
     assert_eq!(o.status.code(), Some(0));
     let text = stdout(&o);
-    let lines: Vec<&str> = text.lines().collect();
+    // Entry lines start in column 0 (ID STATUS CLAIM SUMMARY); parameter lines are indented.
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.starts_with(' ') && !l.is_empty() && !l.starts_with('('))
+        .collect();
     assert!(lines.len() >= 20, "{text}");
     assert!(
         lines.iter().any(|l| l.contains(" buggy "))
@@ -17,16 +21,59 @@ fn list_prints_one_line_per_entry() {
     );
     for l in &lines {
         let cols: Vec<&str> = l.split_whitespace().collect();
-        assert_eq!(cols.len(), 3, "ID STATUS CLAIM: {l}");
+        assert!(cols.len() >= 4, "ID STATUS CLAIM SUMMARY: {l}");
         assert!(cols[1] == "correct" || cols[1] == "buggy", "{l}");
     }
+    assert!(
+        text.contains("params: epsilon=1 [1e-6, 100], range=1 [1e-6, 1e6]"),
+        "{text}"
+    );
     let o = audit(&["list", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let arr = v.as_array().unwrap();
     assert_eq!(arr.len(), lines.len());
     for e in arr {
         assert!(e["id"].is_string() && e["status"].is_string() && e["claim"].is_string());
+        assert!(e["summary"].is_string() && e["params"].is_array() && e["witness"].is_array());
     }
+}
+
+/// `audit describe ID`: the bug, the witness pair and every parameter with its range; an unknown
+/// `--param` names the valid ones.
+#[test]
+fn describe_shows_an_entry_in_full() {
+    let o = audit(&["describe", "svt3"]);
+    assert_eq!(o.status.code(), Some(0));
+    let text = stdout(&o);
+    for want in [
+        "status       buggy",
+        "bug          releases the noisy value",
+        "neighbors    replace-one",
+        "witness      D  = [",
+        "--param k=10  (allowed 2 to 64)",
+    ] {
+        assert!(text.contains(want), "{want:?} not in {text}");
+    }
+    assert_error(
+        &["run", "--mechanism", "laplace-sum", "--param", "bogus=1"],
+        &[
+            "bogus",
+            "allowed: epsilon=1 [1e-6, 100], range=1 [1e-6, 1e6]",
+        ],
+    );
+    assert_error(
+        &[
+            "run",
+            "--mechanism",
+            "laplace-sum",
+            "--param",
+            "epsilon=1",
+            "--param",
+            "epsilon=2",
+        ],
+        &["\"epsilon\" is given twice"],
+    );
+    assert_error(&["describe", "nope"], &["no catalogue id is close"]);
 }
 
 /// A correct mechanism: exit 0 with the honest verdict words. (Fails only if the audit reports a

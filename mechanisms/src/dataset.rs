@@ -140,6 +140,27 @@ impl Dataset {
         self.iter().map(|r| r.to_vec()).collect()
     }
 
+    /// One line for people: the first 8 records, then how many more, and the size, e.g.
+    /// `[0, 1, (0.5, 2), … 3 more] (11 records)`.
+    pub fn short(&self) -> String {
+        let rows = self.to_rows();
+        let fmt_row = |r: &Vec<f64>| {
+            if r.len() == 1 {
+                format!("{}", r[0])
+            } else {
+                let parts: Vec<String> = r.iter().map(|v| v.to_string()).collect();
+                format!("({})", parts.join(", "))
+            }
+        };
+        let shown: Vec<String> = rows.iter().take(8).map(fmt_row).collect();
+        let more = if rows.len() > 8 {
+            format!(", … {} more", rows.len() - 8)
+        } else {
+            String::new()
+        };
+        format!("[{}{}] ({} records)", shown.join(", "), more, rows.len())
+    }
+
     /// The records as a JSON value: an array of numbers when `dim() == 1`, else an array of
     /// arrays. This is also the `dataset` field of the exec protocol.
     pub fn to_json_records(&self) -> serde_json::Value {

@@ -120,8 +120,60 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
+/// A number as people read it: integers below 10^6 exactly (`4096`), otherwise 4 significant
+/// digits, in scientific notation below 1e-3 and from 1e6 up (`1e-6`, `3.333e-4`, `2.5e6`), with
+/// trailing zeros dropped; `inf`, `-inf` and `NaN` as Rust prints them. For messages and tables,
+/// never for values that must round-trip (JSON keeps full precision).
+pub fn readable(x: f64) -> String {
+    if !x.is_finite() {
+        return x.to_string();
+    }
+    if x == 0.0 {
+        return "0".to_string();
+    }
+    let a = x.abs();
+    if x.fract() == 0.0 && a < 1e6 {
+        return format!("{x:.0}");
+    }
+    if (1e-3..1e6).contains(&a) {
+        let digits = (3 - a.log10().floor() as i32).max(0) as usize;
+        let s = format!("{x:.digits$}");
+        let s = s.trim_end_matches('0').trim_end_matches('.');
+        return s.to_string();
+    }
+    let s = format!("{x:.3e}");
+    match s.split_once('e') {
+        Some((m, e)) => {
+            let m = m.trim_end_matches('0').trim_end_matches('.');
+            format!("{m}e{e}")
+        }
+        None => s,
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn readable_numbers() {
+        let cases = [
+            (0.000001, "1e-6"),
+            (1.0 / 3000.0, "3.333e-4"),
+            (0.001, "0.001"),
+            (0.05, "0.05"),
+            (4096.0, "4096"),
+            (-5.0, "-5"),
+            (0.63, "0.63"),
+            (2.5e6 + 0.5, "2.5e6"),
+            (1e300, "1e300"),
+            (1e-300, "1e-300"),
+            (123.456789, "123.5"),
+            (f64::INFINITY, "inf"),
+        ];
+        for (x, want) in cases {
+            assert_eq!(super::readable(x), want, "{x}");
+        }
+    }
+
     use super::*;
 
     #[test]

@@ -91,6 +91,31 @@ pub trait Mechanism: Send + Sync + fmt::Debug {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Params {
     values: BTreeMap<String, f64>,
+    /// Every parameter a builder asked for, in order: what `--param` accepts.
+    declared: Vec<ParamInfo>,
+}
+
+/// A parameter a catalogue entry accepts: name, default and allowed range.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct ParamInfo {
+    /// Name, as `--param NAME=VALUE` spells it.
+    pub name: String,
+    /// Value when not given.
+    pub default: f64,
+    /// Allowed closed range, when the builder checks one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub range: Option<(f64, f64)>,
+}
+
+impl std::fmt::Display for ParamInfo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use crate::math::readable;
+        write!(f, "{}={}", self.name, readable(self.default))?;
+        if let Some((lo, hi)) = self.range {
+            write!(f, " [{}, {}]", readable(lo), readable(hi))?;
+        }
+        Ok(())
+    }
 }
 
 impl Params {
@@ -107,19 +132,30 @@ impl Params {
             let (k, v) = a
                 .split_once('=')
                 .ok_or_else(|| MechanismError::InvalidParameter {
-                    mechanism: "params".into(),
+                    mechanism: "--param".into(),
                     message: format!("{a:?} is not of the form NAME=VALUE"),
                 })?;
             let value: f64 = v
                 .trim()
                 .parse()
                 .map_err(|_| MechanismError::InvalidParameter {
-                    mechanism: "params".into(),
+                    mechanism: "--param".into(),
                     message: format!("value {v:?} of parameter {k:?} is not a number"),
                 })?;
-            values.insert(k.trim().to_string(), value);
+            if values.insert(k.trim().to_string(), value).is_some() {
+                return Err(MechanismError::InvalidParameter {
+                    mechanism: "--param".into(),
+                    message: format!(
+                        "{:?} is given twice; allowed: each parameter once",
+                        k.trim()
+                    ),
+                });
+            }
         }
-        Ok(Self { values })
+        Ok(Self {
+            values,
+            declared: Vec::new(),
+        })
     }
 
     /// Sets one parameter.
@@ -130,7 +166,24 @@ impl Params {
 
     /// Takes parameter `name`, or `default` when absent.
     pub fn take(&mut self, name: &str, default: f64) -> f64 {
+        self.declare(name, default, None);
         self.values.remove(name).unwrap_or(default)
+    }
+
+    fn declare(&mut self, name: &str, default: f64, range: Option<(f64, f64)>) {
+        match self.declared.iter_mut().find(|d| d.name == name) {
+            Some(d) => d.range = d.range.or(range),
+            None => self.declared.push(ParamInfo {
+                name: name.to_string(),
+                default,
+                range,
+            }),
+        }
+    }
+
+    /// The parameters builders asked for so far (name, default, range), in order.
+    pub fn declared(&self) -> &[ParamInfo] {
+        &self.declared
     }
 
     /// Takes a parameter that must lie in `[lo, hi]`.
@@ -143,12 +196,18 @@ impl Params {
         hi: f64,
     ) -> Result<f64> {
         let v = self.take(name, default);
+        self.declare(name, default, Some((lo, hi)));
         if v.is_finite() && v >= lo && v <= hi {
             Ok(v)
         } else {
             Err(MechanismError::InvalidParameter {
                 mechanism: mechanism.into(),
-                message: format!("{name} = {v}; allowed: {lo} to {hi}"),
+                message: format!(
+                    "{name} = {}; allowed: {} to {}",
+                    crate::math::readable(v),
+                    crate::math::readable(lo),
+                    crate::math::readable(hi)
+                ),
             })
         }
     }
@@ -159,9 +218,18 @@ impl Params {
             Ok(())
         } else {
             let names: Vec<_> = self.values.keys().cloned().collect();
+            let valid: Vec<String> = self.declared.iter().map(ToString::to_string).collect();
             Err(MechanismError::InvalidParameter {
                 mechanism: mechanism.into(),
-                message: format!("unknown parameter(s) {}", names.join(", ")),
+                message: format!(
+                    "unknown parameter(s) {}; allowed: {}",
+                    names.join(", "),
+                    if valid.is_empty() {
+                        "none (this entry takes no --param)".to_string()
+                    } else {
+                        valid.join(", ")
+                    }
+                ),
             })
         }
     }

@@ -1,42 +1,80 @@
-//! `audit list`: the catalogue, one line per entry.
+//! `audit list` and `audit describe ID`: the catalogue, and one entry in full.
 
 use std::fmt::Write as _;
 
-use serde_json::json;
+use super::{Outcome, to_json};
+use crate::error::Result;
+use crate::mechanisms::catalogue::{self, Description};
+use crate::mechanisms::math::readable;
 
-use super::Outcome;
-use crate::error::{Error, Result};
-use crate::mechanisms::catalogue;
-
+/// `audit list`: one line per entry, `ID  STATUS  CLAIM  SUMMARY`, then its parameters
+/// (`NAME=DEFAULT [LO, HI]`) indented below; `--json`: every entry's full description.
 pub(super) fn list(as_json: bool) -> Result<Outcome> {
-    let entries = catalogue::catalogue()?;
+    let all: Vec<Description> = catalogue::ids()
+        .into_iter()
+        .map(catalogue::describe)
+        .collect::<std::result::Result<_, _>>()?;
     let stdout = if as_json {
-        let arr: Vec<_> = entries
-            .iter()
-            .map(|e| {
-                json!({
-                    "id": e.mechanism.id(),
-                    "status": e.status.word(),
-                    "claim": e.mechanism.claim().to_string(),
-                })
-            })
-            .collect();
-        serde_json::to_string_pretty(&arr).map_err(|e| Error::InvalidConfig(e.to_string()))? + "\n"
+        to_json(&all)?
     } else {
-        let w = entries
-            .iter()
-            .map(|e| e.mechanism.id().len())
-            .max()
-            .unwrap_or(0);
+        let w = all.iter().map(|d| d.id.len()).max().unwrap_or(0);
+        let wc = all.iter().map(|d| d.claim.len()).max().unwrap_or(0);
         let mut s = String::new();
-        for e in &entries {
+        for d in &all {
             let _ = writeln!(
                 s,
-                "{:w$}  {:7}  {}",
-                e.mechanism.id(),
-                e.status.word(),
-                e.mechanism.claim()
+                "{:w$}  {:7}  {:wc$}  {}",
+                d.id, d.status, d.claim, d.summary
             );
+            if !d.params.is_empty() {
+                let p: Vec<String> = d.params.iter().map(ToString::to_string).collect();
+                let _ = writeln!(s, "{:w$}  params: {}", "", p.join(", "));
+            }
+        }
+        let _ = writeln!(
+            s,
+            "\n(`audit describe ID` shows an entry's bug, witness pair and neighboring relation)"
+        );
+        s
+    };
+    Ok(Outcome { stdout, code: 0 })
+}
+
+/// `audit describe ID`: everything `audit list` knows of one entry.
+pub(super) fn describe(id: &str, as_json: bool) -> Result<Outcome> {
+    let d = catalogue::describe(id)?;
+    let stdout = if as_json {
+        to_json(&d)?
+    } else {
+        let mut s = String::new();
+        let _ = writeln!(s, "id           {}", d.id);
+        let _ = writeln!(s, "what         {}", d.summary);
+        let _ = writeln!(s, "status       {}", d.status);
+        if let Some(bug) = &d.bug {
+            let _ = writeln!(s, "bug          {bug}");
+        }
+        let _ = writeln!(s, "claim        {} (default parameters)", d.claim);
+        let _ = writeln!(s, "neighbors    {}", d.neighboring);
+        let _ = writeln!(s, "witness      D  = {}", d.witness[0]);
+        let _ = writeln!(s, "             D' = {}", d.witness[1]);
+        if d.params.is_empty() {
+            let _ = writeln!(s, "params       none");
+        }
+        for (i, p) in d.params.iter().enumerate() {
+            let head = if i == 0 { "params" } else { "" };
+            let range = p
+                .range
+                .map(|(lo, hi)| format!("  (allowed {} to {})", readable(lo), readable(hi)))
+                .unwrap_or_default();
+            let _ = writeln!(
+                s,
+                "{head:12} --param {}={}{range}",
+                p.name,
+                readable(p.default)
+            );
+        }
+        if let Some(t) = d.transform {
+            let _ = writeln!(s, "transform    audited through --transform {t} by default");
         }
         s
     };

@@ -36,9 +36,17 @@ pub struct Cli {
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// List the catalogue: one line per entry, `ID  STATUS  CLAIM`.
+    /// List the catalogue: one line per entry, `ID  STATUS  CLAIM  SUMMARY`, and its parameters.
     List {
-        /// Print a JSON array of {id, status, claim} instead.
+        /// Print a JSON array of descriptions (id, status, claim, summary, params, witness, …).
+        #[arg(long)]
+        json: bool,
+    },
+    /// One catalogue entry in full: what it is, its bug, claim, witness pair and parameters.
+    Describe {
+        /// Catalogue id (see `audit list`).
+        id: String,
+        /// Print JSON instead.
         #[arg(long)]
         json: bool,
     },
@@ -85,6 +93,7 @@ pub struct Outcome {
 pub fn run(cli: Cli) -> Result<Outcome> {
     match cli.command {
         Command::List { json } => list::list(json),
+        Command::Describe { id, json } => list::describe(&id, json),
         Command::Run(args) => run::run_audit(&args),
         Command::Accountant(args) => accountant::accountant(&args),
         Command::Sweep(args) => sweep::sweep(&args),

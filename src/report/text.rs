@@ -7,27 +7,7 @@ use crate::audit::{AuditReport, Direction, SampleTestReport, Verdict};
 use crate::mechanisms::Dataset;
 
 fn short_dataset(d: &Dataset) -> String {
-    let rows = d.to_rows();
-    let fmt_row = |r: &Vec<f64>| {
-        if r.len() == 1 {
-            format!("{}", r[0])
-        } else {
-            format!(
-                "({})",
-                r.iter()
-                    .map(|v| v.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        }
-    };
-    let shown: Vec<String> = rows.iter().take(8).map(fmt_row).collect();
-    let more = if rows.len() > 8 {
-        format!(", … {} more", rows.len() - 8)
-    } else {
-        String::new()
-    };
-    format!("[{}{}] ({} records)", shown.join(", "), more, rows.len())
+    d.short()
 }
 
 /// Renders a report as the text `audit run` prints.

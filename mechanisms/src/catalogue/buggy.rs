@@ -18,22 +18,27 @@ pub(crate) fn specs() -> Vec<Spec> {
     let mut all = vec![
         Spec {
             id: "laplace-sum-ignores-range",
+            summary: "Laplace sum whose noise scale ignores the record range",
             build: laplace_sum_ignores_range,
         },
         Spec {
             id: "mean-fixed-n",
+            summary: "mean calibrated for a public dataset size that add/remove makes private",
             build: mean_fixed_n,
         },
         Spec {
             id: "mean-noisy-count-scale",
+            summary: "mean whose noise scale uses an unaccounted noisy count",
             build: mean_noisy_count_scale,
         },
         Spec {
             id: "histogram-scale-epsilon",
+            summary: "histogram with Laplace scale ε instead of 1/ε",
             build: histogram_scale_epsilon,
         },
         Spec {
             id: "report-noisy-max-with-value",
+            summary: "report noisy max that also releases the noisy maximum value",
             build: report_noisy_max_with_value,
         },
     ];

@@ -16,46 +16,57 @@ pub(crate) fn specs() -> Vec<Spec> {
     vec![
         Spec {
             id: "laplace-sum",
+            summary: "sum of records clamped to the range, plus Laplace noise of scale range/ε",
             build: laplace_sum,
         },
         Spec {
             id: "laplace-count",
+            summary: "number of records plus Laplace noise of scale 1/ε",
             build: laplace_count,
         },
         Spec {
             id: "laplace-mean",
+            summary: "mean as a noisy sum over a noisy count, ε split between them",
             build: laplace_mean,
         },
         Spec {
             id: "gaussian-sum-analytic",
+            summary: "clamped sum plus Gaussian noise with σ from the analytic Gaussian mechanism (Balle & Wang 2018)",
             build: gaussian_sum_analytic,
         },
         Spec {
             id: "gaussian-sum-classical",
+            summary: "clamped sum plus Gaussian noise with the classical σ = Δ·√(2 ln(1.25/δ))/ε (valid for ε < 1)",
             build: gaussian_sum_classical,
         },
         Spec {
             id: "geometric-count",
+            summary: "count plus two-sided geometric noise (the discrete Laplace mechanism)",
             build: geometric_count,
         },
         Spec {
             id: "randomized-response",
+            summary: "one bit, kept with probability e^ε/(1 + e^ε)",
             build: randomized_response,
         },
         Spec {
             id: "kary-randomized-response",
+            summary: "one of k categories, kept with probability e^ε/(e^ε + k − 1)",
             build: kary_randomized_response,
         },
         Spec {
             id: "report-noisy-max-gumbel",
+            summary: "index of the largest count after Gumbel noise (the exponential mechanism)",
             build: report_noisy_max_gumbel,
         },
         Spec {
             id: "exponential-mechanism",
+            summary: "a candidate sampled with probability ∝ exp(ε·utility/(2Δ))",
             build: exponential_mechanism,
         },
         Spec {
             id: "noisy-histogram",
+            summary: "counts of each bin plus Laplace noise of scale 1/ε",
             build: noisy_histogram,
         },
     ]

@@ -46,22 +46,27 @@ pub(crate) fn specs() -> Vec<Spec> {
     vec![
         Spec {
             id: "dpsgd",
+            summary: "one step of DP-GD (clip, sum, Gaussian noise) with its claim from an RDP ledger",
             build: dpsgd,
         },
         Spec {
             id: "dpsgd-scaled-noise",
+            summary: "DP-GD whose noise is a fraction of the accounted noise (the missing factor)",
             build: dpsgd_scaled_noise,
         },
         Spec {
             id: "dpsgd-clip-batch-sum",
+            summary: "DP-GD that clips the batch sum instead of each example",
             build: dpsgd_clip_batch_sum,
         },
         Spec {
             id: "dpsgd-wrong-sampling-rate",
+            summary: "DP-SGD accounted with a smaller sampling rate than it uses",
             build: dpsgd_wrong_sampling_rate,
         },
         Spec {
             id: "dpsgd-joint-clip-rescale",
+            summary: "DP-GD that rescales every gradient jointly instead of clipping each",
             build: dpsgd_joint_clip_rescale,
         },
     ]

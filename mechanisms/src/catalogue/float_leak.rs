@@ -23,6 +23,7 @@ pub(crate) const RECOMMENDED_TRANSFORM: &str = "float-bits";
 pub(crate) fn specs() -> Vec<Spec> {
     vec![Spec {
         id: ID,
+        summary: "Laplace noise rounded to a coarse grid: the output's low bits leak the sum (Mironov-style)",
         build: laplace_sum_coarse_noise,
     }]
 }

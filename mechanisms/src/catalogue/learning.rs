@@ -46,26 +46,32 @@ pub(crate) fn specs() -> Vec<Spec> {
     vec![
         Spec {
             id: "erm-output-perturbation",
+            summary: "regularized logistic regression with output perturbation (Chaudhuri et al. 2011)",
             build: erm_output_perturbation,
         },
         Spec {
             id: "erm-output-perturbation-no-factor-two",
+            summary: "output perturbation calibrated for half the replace-one sensitivity",
             build: erm_output_perturbation_no_factor_two,
         },
         Spec {
             id: "model-aggregation",
+            summary: "average of per-party models plus noise calibrated to the smallest party",
             build: model_aggregation,
         },
         Spec {
             id: "model-aggregation-average-party-size",
+            summary: "model aggregation calibrated to the average party size",
             build: model_aggregation_average_party_size,
         },
         Spec {
             id: "gradient-perturbation",
+            summary: "noisy gradient descent with its zCDP composed over steps",
             build: gradient_perturbation,
         },
         Spec {
             id: "gradient-perturbation-no-composition",
+            summary: "noisy gradient descent accounted for one step only",
             build: gradient_perturbation_no_composition,
         },
     ]

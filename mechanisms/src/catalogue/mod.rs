@@ -17,7 +17,7 @@ use serde::Serialize;
 use crate::dataset::DatasetPair;
 use crate::error::{MechanismError, Result};
 use crate::math::edit_distance;
-use crate::mechanism::{Mechanism, Params};
+use crate::mechanism::{Mechanism, ParamInfo, Params};
 
 mod buggy;
 mod correct;
@@ -75,6 +75,8 @@ pub struct Entry {
 pub struct Spec {
     /// Stable kebab-case id.
     pub id: &'static str,
+    /// What the entry is, in one line (`audit list`, `audit describe`).
+    pub summary: &'static str,
     /// Builds the entry; takes the parameters it understands from `params`.
     pub build: fn(&mut Params) -> Result<Entry>,
 }
@@ -124,6 +126,64 @@ pub fn build(id: &str, params: &Params) -> Result<Entry> {
     let entry = (spec.build)(&mut p)?;
     p.finish(id)?;
     Ok(entry)
+}
+
+/// What `audit list` and `audit describe` show of an entry: built with default parameters.
+#[derive(Clone, Debug, Serialize)]
+pub struct Description {
+    /// Stable id.
+    pub id: &'static str,
+    /// `correct` or `buggy`.
+    pub status: &'static str,
+    /// The claim with default parameters.
+    pub claim: String,
+    /// One line on what the entry is.
+    pub summary: &'static str,
+    /// For buggy entries: the mistake and the true guarantee.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bug: Option<String>,
+    /// The parameters `--param` accepts, with defaults and allowed ranges.
+    pub params: Vec<ParamInfo>,
+    /// The neighboring relation the claim is stated for.
+    pub neighboring: String,
+    /// The witness pair, one line per side.
+    pub witness: [String; 2],
+    /// The output transform the entry is audited through by default, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transform: Option<&'static str>,
+}
+
+/// Describes entry `id` (see [`Description`]).
+pub fn describe(id: &str) -> Result<Description> {
+    let spec = specs().into_iter().find(|s| s.id == id).ok_or_else(|| {
+        MechanismError::UnknownMechanism {
+            id: id.to_string(),
+            closest: closest_ids(id, 3),
+        }
+    })?;
+    let mut p = Params::new();
+    let entry = (spec.build)(&mut p)?;
+    let bug = match &entry.status {
+        Status::Buggy {
+            bug,
+            true_guarantee,
+        } => Some(format!("{bug}; true guarantee: {true_guarantee}")),
+        Status::Correct => None,
+    };
+    Ok(Description {
+        id: spec.id,
+        status: entry.status.word(),
+        claim: entry.mechanism.claim().to_string(),
+        summary: spec.summary,
+        bug,
+        params: p.declared().to_vec(),
+        neighboring: entry.mechanism.neighboring().to_string(),
+        witness: [
+            entry.witness.first().short(),
+            entry.witness.second().short(),
+        ],
+        transform: recommended_transform(id),
+    })
 }
 
 /// Every entry with default parameters.

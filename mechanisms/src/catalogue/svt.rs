@@ -37,14 +37,17 @@ pub(crate) fn specs() -> Vec<Spec> {
     vec![
         Spec {
             id: "svt1",
+            summary: "sparse vector technique, Lyu et al. 2017 Alg. 1 (correct)",
             build: |p| build(p, SvtVariant::Svt1),
         },
         Spec {
             id: "svt2",
+            summary: "sparse vector technique, Lyu et al. 2017 Alg. 2 (correct)",
             build: |p| build(p, SvtVariant::Svt2),
         },
         Spec {
             id: "svt4",
+            summary: "sparse vector technique, Lyu et al. 2017 Alg. 4 (correct at its larger stated ε)",
             build: |p| build(p, SvtVariant::Svt4),
         },
     ]
@@ -55,14 +58,17 @@ pub(crate) fn buggy_specs() -> Vec<Spec> {
     vec![
         Spec {
             id: "svt3",
+            summary: "sparse vector technique, Lyu et al. 2017 Alg. 3: releases the noisy values",
             build: |p| build(p, SvtVariant::Svt3),
         },
         Spec {
             id: "svt5",
+            summary: "sparse vector technique, Lyu et al. 2017 Alg. 5: no noise on the queries",
             build: |p| build(p, SvtVariant::Svt5),
         },
         Spec {
             id: "svt6",
+            summary: "sparse vector technique, Lyu et al. 2017 Alg. 6: no cutoff",
             build: |p| build(p, SvtVariant::Svt6),
         },
     ]
