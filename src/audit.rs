@@ -13,6 +13,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::mechanisms::math::readable;
 use crate::mechanisms::{DatasetPair, Mechanism, Neighboring, PrivacyClaim, Samples};
 use crate::rng::{Seed, Side, Stream, chunk_len, sample_parallel};
 use crate::testers::{Divergence, EventBound, PropertyTester, Transform, allowed, violates};
@@ -191,6 +192,9 @@ pub struct AuditReport {
     pub pair: DatasetPair,
     /// Testers used.
     pub testers: Vec<String>,
+    /// Testers `--tester all` left out because they cannot test this claim, each with why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped_testers: Vec<String>,
     /// The seed.
     pub seed: u64,
     /// Releases per side.
@@ -324,6 +328,7 @@ pub fn audit_pair_in(
         },
         pair: pair.clone(),
         testers: testers.iter().map(|t| t.name().to_string()).collect(),
+        skipped_testers: Vec::new(),
         seed: config.seed,
         samples_per_side: n,
         mechanism_calls,
@@ -515,9 +520,10 @@ fn measure(
             bounds: k,
             per_bound,
             rule: format!(
-                "union bound: β = {} split evenly over {k} bound(s) [{}], β/{k} = {per_bound:.3e} each",
-                config.failure_probability,
-                rule_parts.join("; ")
+                "union bound: β = {} split evenly over {k} bound(s) [{}], β/{k} = {} each",
+                readable(config.failure_probability),
+                rule_parts.join("; "),
+                readable(per_bound)
             ),
         },
         bounds,
@@ -541,6 +547,9 @@ pub struct SampleTestReport {
     pub source_b: String,
     /// Testers used.
     pub testers: Vec<String>,
+    /// Testers `--tester all` left out because they cannot test this claim, each with why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped_testers: Vec<String>,
     /// Seed of the testers' randomness.
     pub seed: u64,
     /// Releases on the first side.
@@ -597,6 +606,7 @@ pub fn audit_samples(
         source_a: sources.0.to_string(),
         source_b: sources.1.to_string(),
         testers: testers.iter().map(|t| t.name().to_string()).collect(),
+        skipped_testers: Vec::new(),
         seed: config.seed,
         samples_a: a.n(),
         samples_b: b.n(),

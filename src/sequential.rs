@@ -138,18 +138,18 @@ impl SequentialConfig {
         let (n, f) = (self.max_samples_per_side, self.first_batch);
         if f < MIN_FIRST_BATCH {
             return Err(Error::InvalidConfig(format!(
-                "first batch = {f}; allowed: at least {MIN_FIRST_BATCH}"
+                "--first-batch {f}; allowed: at least {MIN_FIRST_BATCH}"
             )));
         }
         if n < 2 * f {
             return Err(Error::InvalidConfig(format!(
-                "max samples per side = {n} with a first batch of {f}; allowed: at least twice the first batch ({}), since the first batch only trains",
+                "--max-samples {n} with a first batch (--first-batch) of {f}; allowed: at least twice the first batch ({}), since the first batch only trains",
                 2 * f
             )));
         }
         if n > MAX_SAMPLES_PER_SIDE || n.saturating_mul(output_dim.max(1)) > MAX_VALUES_PER_SIDE {
             return Err(Error::InvalidConfig(format!(
-                "max samples per side = {n} with output dimension {output_dim} is too large; allowed: at most {MAX_SAMPLES_PER_SIDE} releases and {MAX_VALUES_PER_SIDE} values per side"
+                "--max-samples {n} with output dimension {output_dim} is too large; allowed: at most {MAX_SAMPLES_PER_SIDE} releases and {MAX_VALUES_PER_SIDE} values per side"
             )));
         }
         let b = self.failure_probability;

@@ -201,7 +201,7 @@ fn bad_input_is_a_clear_error() {
     );
     assert_error(
         &["run", "--mechanism", "laplace-sum", "--samples", "0"],
-        &["samples per side = 0"],
+        &["--samples 0", "allowed: 100 to 5e7"],
     );
     assert_error(
         &[
@@ -211,11 +211,11 @@ fn bad_input_is_a_clear_error() {
             "--samples",
             "999999999999",
         ],
-        &["999999999999", "at most"],
+        &["--samples 999999999999", "allowed: 100 to 5e7"],
     );
     assert_error(
-        &["run", "--mechanism", "laplace-sum", "--claim", "pure:0"],
-        &["epsilon = 0", "> 0"],
+        &["run", "--mechanism", "laplace-sum", "--claim", "pure:-1"],
+        &["epsilon = -1", ">= 0"],
     );
     assert_error(
         &["run", "--mechanism", "laplace-sum", "--claim", "pure:inf"],
@@ -237,7 +237,7 @@ fn bad_input_is_a_clear_error() {
             "--failure-probability",
             "1.5",
         ],
-        &["β = 1.5"],
+        &["--failure-probability 1.5", "β < 1"],
     );
     assert_error(
         &["run", "--mechanism", "laplace-sum", "--param", "bogus=1"],
@@ -246,6 +246,24 @@ fn bad_input_is_a_clear_error() {
     assert_error(
         &["run", "--mechanism", "laplace-sum", "--tester", "nope"],
         &["nope", "hockey-stick"],
+    );
+    // Flags that do not apply are errors, not silently ignored settings.
+    assert_error(
+        &["run", "--mechanism", "laplace-sum", "--trials", "5"],
+        &["--trials applies to a dataset search only", "--finder"],
+    );
+    assert_error(
+        &["run", "--mechanism", "laplace-sum", "--exec-timeout", "5"],
+        &["--exec-timeout applies to --exec programs only"],
+    );
+    assert_error(
+        &["run", "--mechanism", "laplace-sum", "--max-samples", "1000"],
+        &["--sequential"],
+    );
+    // Negative numbers are values, and the message names the option.
+    assert_error(
+        &["run", "--mechanism", "laplace-sum", "--seed", "-1"],
+        &["'-1'", "--seed"],
     );
     // clap's own usage errors also exit 2.
     let o = audit(&["run"]);
@@ -333,5 +351,271 @@ fn sweep_command() {
         ]);
         assert_eq!(o.status.code(), Some(2), "{bad}");
         assert!(stderr(&o).contains(bad), "{}", stderr(&o));
+    }
+}
+
+/// `pure:0` is a claim (the output must not depend on any one record): a Laplace sum violates it.
+#[test]
+fn pure_zero_is_a_valid_claim() {
+    let o = audit(&[
+        "run",
+        "--mechanism",
+        "laplace-sum",
+        "--claim",
+        "pure:0",
+        "--samples",
+        "20000",
+        "--no-report",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+}
+
+/// `--tester all` runs the testers that can test the claim and names the one it skipped
+/// (it failed on every (ε, δ) claim because the Rényi tester cannot test one).
+#[test]
+fn tester_all_skips_what_cannot_test_the_claim_and_says_so() {
+    let o = audit(&[
+        "run",
+        "--mechanism",
+        "gaussian-sum-analytic",
+        "--tester",
+        "all",
+        "--samples",
+        "5000",
+        "--no-report",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains("testers      hockey-stick, mmd, histogram"),
+        "{text}"
+    );
+    assert!(text.contains("skipped renyi: "), "{text}");
+    // Named explicitly, the tester that cannot test the claim is an error.
+    assert_error(
+        &[
+            "run",
+            "--mechanism",
+            "gaussian-sum-analytic",
+            "--tester",
+            "renyi",
+        ],
+        &["renyi cannot test claim approx:1:1e-5"],
+    );
+}
+
+/// Every numeric flag of every subcommand, driven with NaN, ±∞, 0, a negative number, 1e30 and
+/// 1e-300: the exit code is 0, 1 or 2 (never a panic's 101), an error names the flag, and no run
+/// outlives a generous limit (the values that are valid run small audits).
+#[test]
+fn numeric_flags_never_panic_or_hang() {
+    use std::time::{Duration, Instant};
+    let values = ["nan", "inf", "-inf", "0", "-1", "1e30", "1e-300"];
+    let base_run = [
+        "run",
+        "--mechanism",
+        "laplace-sum",
+        "--samples",
+        "2000",
+        "--no-report",
+    ];
+    let search_run = [
+        "run",
+        "--mechanism",
+        "laplace-sum",
+        "--finder",
+        "random",
+        "--trials",
+        "2",
+        "--search-samples",
+        "500",
+        "--samples",
+        "1000",
+        "--no-report",
+    ];
+    let exec_run = [
+        "run",
+        "--exec",
+        "python3 -c 'import sys,json; r=json.load(sys.stdin); print(*([0.0]*r[\"samples\"]), sep=chr(10))'",
+        "--claim",
+        "pure:1",
+        "--trials",
+        "1",
+        "--search-samples",
+        "200",
+        "--samples",
+        "200",
+        "--no-report",
+    ];
+    let sequential = [
+        "run",
+        "--mechanism",
+        "laplace-sum",
+        "--sequential",
+        "--no-report",
+    ];
+    let cases: Vec<(&[&str], &str)> = vec![
+        (&base_run, "--samples"),
+        (&base_run, "--seed"),
+        (&base_run, "--failure-probability"),
+        (&base_run, "--jobs"),
+        (&search_run, "--trials"),
+        (&search_run, "--search-samples"),
+        (&search_run, "--confirm"),
+        (&search_run, "--dataset-size"),
+        (&search_run, "--max-search-seconds"),
+        (&exec_run, "--exec-timeout"),
+        (&exec_run, "--exec-batch"),
+        (&exec_run, "--record-dim"),
+        (&sequential, "--max-samples"),
+        (&sequential, "--first-batch"),
+        (
+            &[
+                "sweep",
+                "--mechanism",
+                "laplace-sum",
+                "--param",
+                "epsilon=1:1:1",
+                "--repeats",
+                "1",
+                "--samples",
+                "1000",
+                "--no-report",
+            ],
+            "--repeats",
+        ),
+        (
+            &[
+                "sweep",
+                "--mechanism",
+                "laplace-sum",
+                "--param",
+                "epsilon=1:1:1",
+                "--repeats",
+                "1",
+                "--samples",
+                "1000",
+                "--no-report",
+            ],
+            "--failure-probability",
+        ),
+        (
+            &[
+                "accountant",
+                "--sampling-rate",
+                "0.01",
+                "--noise-multiplier",
+                "1",
+                "--steps",
+                "10",
+                "--delta",
+                "1e-5",
+            ],
+            "--sampling-rate",
+        ),
+        (
+            &[
+                "accountant",
+                "--sampling-rate",
+                "0.01",
+                "--noise-multiplier",
+                "1",
+                "--steps",
+                "10",
+                "--delta",
+                "1e-5",
+            ],
+            "--noise-multiplier",
+        ),
+        (
+            &[
+                "accountant",
+                "--sampling-rate",
+                "0.01",
+                "--noise-multiplier",
+                "1",
+                "--steps",
+                "10",
+                "--delta",
+                "1e-5",
+            ],
+            "--steps",
+        ),
+        (
+            &[
+                "accountant",
+                "--sampling-rate",
+                "0.01",
+                "--noise-multiplier",
+                "1",
+                "--steps",
+                "10",
+                "--delta",
+                "1e-5",
+            ],
+            "--delta",
+        ),
+        (
+            &[
+                "bench",
+                "seeds",
+                "--seeds",
+                "1",
+                "--samples",
+                "200",
+                "--tester",
+                "hockey-stick",
+            ],
+            "--failure-probability",
+        ),
+        (
+            &[
+                "bench",
+                "power",
+                "--samples",
+                "200",
+                "--repeats",
+                "1",
+                "--tester",
+                "hockey-stick",
+                "--no-report",
+            ],
+            "--repeats",
+        ),
+    ];
+    for (base, flag) in cases {
+        for v in values {
+            // The flag replaces its earlier value, if the base sets one.
+            let mut args: Vec<&str> = Vec::new();
+            let mut i = 0;
+            while i < base.len() {
+                if base[i] == flag {
+                    i += 2;
+                    continue;
+                }
+                args.push(base[i]);
+                i += 1;
+            }
+            args.push(flag);
+            args.push(v);
+            let start = Instant::now();
+            let o = audit(&args);
+            let took = start.elapsed();
+            let code = o.status.code();
+            assert!(
+                matches!(code, Some(0..=2)),
+                "{args:?}: exit {code:?}\n{}",
+                stderr(&o)
+            );
+            assert!(!stderr(&o).contains("panicked"), "{args:?}: {}", stderr(&o));
+            if code == Some(2) {
+                assert!(
+                    stderr(&o).contains(flag) || stderr(&o).contains(&flag[2..]),
+                    "{args:?}: the error does not name {flag}: {}",
+                    stderr(&o)
+                );
+            }
+            assert!(took < Duration::from_secs(120), "{args:?} took {took:?}");
+        }
     }
 }

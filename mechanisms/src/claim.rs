@@ -44,12 +44,12 @@ fn round_up(x: f64) -> f64 {
 pub enum PrivacyClaim {
     /// ε-DP: H_{e^ε}(M(D) ‖ M(D')) = 0.
     Pure {
-        /// ε > 0.
+        /// ε ≥ 0.
         epsilon: f64,
     },
     /// (ε, δ)-DP: H_{e^ε}(M(D) ‖ M(D')) ≤ δ.
     Approximate {
-        /// ε > 0.
+        /// ε ≥ 0.
         epsilon: f64,
         /// 0 ≤ δ < 1.
         delta: f64,
@@ -73,6 +73,18 @@ pub enum PrivacyClaim {
     },
 }
 
+fn check_non_negative(name: &'static str, value: f64) -> Result<f64> {
+    if value.is_finite() && value >= 0.0 {
+        Ok(value)
+    } else {
+        Err(MechanismError::InvalidClaim {
+            name,
+            value,
+            allowed: "a finite number >= 0",
+        })
+    }
+}
+
 fn check_positive(name: &'static str, value: f64) -> Result<f64> {
     if value.is_finite() && value > 0.0 {
         Ok(value)
@@ -86,16 +98,17 @@ fn check_positive(name: &'static str, value: f64) -> Result<f64> {
 }
 
 impl PrivacyClaim {
-    /// ε-DP. Errors unless ε is finite and > 0.
+    /// ε-DP. Errors unless ε is finite and ≥ 0 (`pure:0`: the output does not depend on any
+    /// one record at all, M(D) and M(D') have the same distribution).
     pub fn pure(epsilon: f64) -> Result<Self> {
         Ok(Self::Pure {
-            epsilon: check_positive("epsilon", epsilon)?,
+            epsilon: check_non_negative("epsilon", epsilon)?,
         })
     }
 
-    /// (ε, δ)-DP. Errors unless ε is finite and > 0 and 0 ≤ δ < 1.
+    /// (ε, δ)-DP. Errors unless ε is finite and ≥ 0 and 0 ≤ δ < 1 (ε = 0: total variation ≤ δ).
     pub fn approximate(epsilon: f64, delta: f64) -> Result<Self> {
-        let epsilon = check_positive("epsilon", epsilon)?;
+        let epsilon = check_non_negative("epsilon", epsilon)?;
         if !(0.0..1.0).contains(&delta) {
             return Err(MechanismError::InvalidClaim {
                 name: "delta",

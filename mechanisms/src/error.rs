@@ -20,7 +20,7 @@ pub enum MechanismError {
         allowed: &'static str,
     },
     /// A mechanism parameter is outside its allowed range or unknown.
-    #[error("{mechanism}: invalid parameter (--param): {message}")]
+    #[error("{mechanism}: invalid parameter: {message}")]
     InvalidParameter {
         /// Mechanism id.
         mechanism: String,

@@ -12,16 +12,16 @@ use crate::error::Result;
 #[derive(Debug, Args)]
 pub struct AccountantArgs {
     /// Sampling rate q in (0, 1] (1 = full batch).
-    #[arg(long)]
+    #[arg(allow_hyphen_values = true, long)]
     pub sampling_rate: f64,
     /// Noise multiplier z > 0 (noise std = z · clipping norm).
-    #[arg(long)]
+    #[arg(allow_hyphen_values = true, long)]
     pub noise_multiplier: f64,
     /// Number of steps T ≥ 1.
-    #[arg(long)]
+    #[arg(allow_hyphen_values = true, long)]
     pub steps: u64,
     /// δ in (0, 1).
-    #[arg(long)]
+    #[arg(allow_hyphen_values = true, long)]
     pub delta: f64,
     /// Print JSON.
     #[arg(long)]
@@ -32,6 +32,27 @@ pub(super) fn accountant(a: &AccountantArgs) -> Result<Outcome> {
     use crate::mechanisms::accountant::{
         RdpAccountant, gaussian_exact_epsilon, gaussian_zcdp_rho, zcdp_to_epsilon,
     };
+    let bad = |flag: &str, v: f64, allowed: &str| {
+        Err(crate::error::Error::InvalidConfig(format!(
+            "{flag} {v}; allowed: {allowed}"
+        )))
+    };
+    if !(a.sampling_rate > 0.0 && a.sampling_rate <= 1.0) {
+        return bad("--sampling-rate", a.sampling_rate, "0 < q ≤ 1");
+    }
+    if !(a.noise_multiplier.is_finite() && a.noise_multiplier > 0.0) {
+        return bad(
+            "--noise-multiplier",
+            a.noise_multiplier,
+            "a finite number > 0",
+        );
+    }
+    if !(a.delta > 0.0 && a.delta < 1.0) {
+        return bad("--delta", a.delta, "0 < δ < 1");
+    }
+    if a.steps == 0 {
+        return bad("--steps", 0.0, "a whole number ≥ 1");
+    }
     let mut acc = RdpAccountant::new();
     acc.compose_poisson_gaussian(a.sampling_rate, a.noise_multiplier, a.steps)?;
     let (eps, order) = acc.epsilon(a.delta)?;

@@ -31,13 +31,13 @@ pub enum BenchKind {
         #[arg(long, default_value = "all")]
         tester: String,
         /// Audits per cell.
-        #[arg(long, default_value_t = 10)]
+        #[arg(allow_hyphen_values = true, long, default_value_t = 10)]
         repeats: u64,
         /// β of each audit.
-        #[arg(long, default_value_t = 0.05)]
+        #[arg(allow_hyphen_values = true, long, default_value_t = 0.05)]
         failure_probability: f64,
         /// Seed.
-        #[arg(long, default_value_t = 0)]
+        #[arg(allow_hyphen_values = true, long, default_value_t = 0)]
         seed: u64,
         /// Print JSON.
         #[arg(long)]
@@ -57,10 +57,10 @@ pub enum BenchKind {
         #[arg(long, default_value = "all")]
         tester: String,
         /// Timed repetitions (the median is reported).
-        #[arg(long, default_value_t = 5)]
+        #[arg(allow_hyphen_values = true, long, default_value_t = 5)]
         repeats: u64,
         /// Seed.
-        #[arg(long, default_value_t = 0)]
+        #[arg(allow_hyphen_values = true, long, default_value_t = 0)]
         seed: u64,
         /// Print JSON.
         #[arg(long)]
@@ -70,19 +70,19 @@ pub enum BenchKind {
     /// Prints text or JSON only; writes no report.
     Seeds {
         /// Seeds per (entry, tester).
-        #[arg(long, default_value_t = 200)]
+        #[arg(allow_hyphen_values = true, long, default_value_t = 200)]
         seeds: u64,
         /// Samples per side per audit.
-        #[arg(long, default_value_t = 20_000)]
+        #[arg(allow_hyphen_values = true, long, default_value_t = 20_000)]
         samples: usize,
         /// β of each audit.
-        #[arg(long, default_value_t = 0.05)]
+        #[arg(allow_hyphen_values = true, long, default_value_t = 0.05)]
         failure_probability: f64,
         /// Testers, comma-separated, or "all".
         #[arg(long, default_value = "all")]
         tester: String,
         /// Seed.
-        #[arg(long, default_value_t = 0)]
+        #[arg(allow_hyphen_values = true, long, default_value_t = 0)]
         seed: u64,
         /// Print JSON.
         #[arg(long)]

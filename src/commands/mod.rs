@@ -118,3 +118,39 @@ pub(crate) fn announce_report(index: &Path, json: bool, quiet: bool, stdout: &mu
 pub(crate) fn to_json<T: serde::Serialize>(v: &T) -> Result<String> {
     Ok(serde_json::to_string_pretty(v).map_err(|e| Error::InvalidConfig(e.to_string()))? + "\n")
 }
+
+/// Parses a count flag: a whole number, also in scientific notation (`1e5`, `2.5e4`).
+pub(crate) fn parse_count(s: &str) -> std::result::Result<usize, String> {
+    if let Ok(n) = s.trim().parse::<usize>() {
+        return Ok(n);
+    }
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v < 1.8e19 => Ok(v as usize),
+        _ => Err(format!(
+            "{s:?} is not a whole number ≥ 0; allowed: e.g. 100000 or 1e5"
+        )),
+    }
+}
+
+/// The testers `--tester SPEC` names for `claim`: with `all`, those that can test the claim, and
+/// the others as `name: why` (reported, never silently dropped); a named tester that cannot test
+/// the claim stays and its error is shown.
+#[allow(clippy::type_complexity)]
+pub(crate) fn testers_for(
+    spec: &str,
+    claim: &crate::mechanisms::PrivacyClaim,
+    samples_per_side: usize,
+) -> Result<(Vec<Box<dyn crate::testers::PropertyTester>>, Vec<String>)> {
+    let list = crate::testers::parse_list(spec)?;
+    if spec.trim() != "all" {
+        return Ok((list, Vec::new()));
+    }
+    let (keep, skipped) = crate::testers::applicable(list, claim, samples_per_side)?;
+    if keep.is_empty() {
+        return Err(Error::InvalidConfig(format!(
+            "--tester all: no tester can test claim {claim} ({})",
+            skipped.join("; ")
+        )));
+    }
+    Ok((keep, skipped))
+}

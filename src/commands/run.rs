@@ -8,6 +8,7 @@ use clap::Args;
 use super::{Outcome, ReportArgs, announce_report, to_json};
 use crate::audit::{AuditConfig, Verdict, audit_pair};
 use crate::error::{Error, Result};
+use crate::mechanisms::math::readable;
 use crate::mechanisms::{
     Dataset, DatasetPair, Mechanism, Neighboring, Params, PrivacyClaim, RecordDomain, catalogue,
 };
@@ -23,15 +24,17 @@ pub struct RunArgs {
     /// Audit an external program speaking the exec protocol (see README); needs --claim.
     #[arg(long, value_name = "COMMAND")]
     pub exec: Option<String>,
-    /// Seconds one exec batch may run before it is killed.
-    #[arg(long, default_value_t = 60.0, value_name = "SECONDS")]
-    pub exec_timeout: f64,
+    /// Seconds one exec batch may run (writing the request and reading every release) before
+    /// its process group is killed [default: 60; with --exec only].
+    #[arg(allow_hyphen_values = true, long, value_name = "SECONDS")]
+    pub exec_timeout: Option<f64>,
     /// Releases per exec request (one process each); lower it for slow programs. The same seed
-    /// gives the same samples only with the same batch size.
-    #[arg(long, default_value_t = crate::exec::DEFAULT_BATCH, value_name = "N")]
-    pub exec_batch: usize,
-    /// Worker threads (and so exec processes running at once); default: all cores.
-    #[arg(long)]
+    /// gives the same samples only with the same batch size [default: 50000; with --exec only].
+    #[arg(allow_hyphen_values = true, value_parser = super::parse_count, long, value_name = "N")]
+    pub exec_batch: Option<usize>,
+    /// Worker threads (and so exec processes running at once), 1 to 4 × the cores; default: all
+    /// cores.
+    #[arg(allow_hyphen_values = true, long)]
     pub jobs: Option<usize>,
     /// Dataset search (default: the catalogue witness; for --exec, random search).
     #[command(flatten)]
@@ -43,13 +46,13 @@ pub struct RunArgs {
     #[arg(long = "param", value_name = "NAME=VALUE")]
     pub params: Vec<String>,
     /// Releases drawn on each side of the pair.
-    #[arg(long, default_value_t = AuditConfig::default().samples_per_side)]
+    #[arg(allow_hyphen_values = true, value_parser = super::parse_count, long, default_value_t = AuditConfig::default().samples_per_side)]
     pub samples: usize,
     /// Seed of every random choice; the same seed gives the same result.
-    #[arg(long, default_value_t = 0)]
+    #[arg(allow_hyphen_values = true, long, default_value_t = 0)]
     pub seed: u64,
     /// β: probability of reporting a violation against a mechanism that keeps its claim.
-    #[arg(long, default_value_t = AuditConfig::default().failure_probability)]
+    #[arg(allow_hyphen_values = true, long, default_value_t = AuditConfig::default().failure_probability)]
     pub failure_probability: f64,
     /// Testers, comma-separated, or "all" (β is split over all their bounds).
     #[arg(long, default_value = "hockey-stick")]
@@ -66,10 +69,10 @@ pub struct RunArgs {
     #[arg(long, conflicts_with_all = ["samples", "finder", "exec"])]
     pub sequential: bool,
     /// Most releases per side of a sequential audit (default: the fixed-n default).
-    #[arg(long, requires = "sequential", value_name = "N")]
+    #[arg(allow_hyphen_values = true, value_parser = super::parse_count, long, requires = "sequential", value_name = "N")]
     pub max_samples: Option<usize>,
     /// Releases per side of a sequential audit's first (training-only) batch.
-    #[arg(long, requires = "sequential", value_name = "N")]
+    #[arg(allow_hyphen_values = true, value_parser = super::parse_count, long, requires = "sequential", value_name = "N")]
     pub first_batch: Option<usize>,
     /// Print one JSON object (deterministic: no timings) instead of text.
     #[arg(long)]
@@ -86,23 +89,23 @@ pub struct SearchArgs {
     /// nelder-mead, pso, annealing, bayes, typical.
     #[arg(long)]
     pub finder: Option<String>,
-    /// Pairs scored in the exploratory search.
-    #[arg(long, default_value_t = 20)]
-    pub trials: usize,
-    /// Releases per side for each exploratory score.
-    #[arg(long, default_value_t = 5_000)]
-    pub search_samples: usize,
-    /// Pairs re-audited with fresh samples (β is split over them).
-    #[arg(long, default_value_t = 3)]
-    pub confirm: usize,
-    /// Record range LO:HI (default: the mechanism's; 0:1 for --exec).
-    #[arg(long, value_name = "LO:HI")]
+    /// Pairs scored in the exploratory search [default: 20].
+    #[arg(allow_hyphen_values = true, long)]
+    pub trials: Option<usize>,
+    /// Releases per side for each exploratory score [default: 5000].
+    #[arg(allow_hyphen_values = true, value_parser = super::parse_count, long)]
+    pub search_samples: Option<usize>,
+    /// Pairs re-audited with fresh samples (β is split over them) [default: 3].
+    #[arg(allow_hyphen_values = true, long)]
+    pub confirm: Option<usize>,
+    /// Record range LO:HI, e.g. 0:1 or -5:5 (default: the mechanism's; 0:1 for --exec).
+    #[arg(long, value_name = "LO:HI", allow_hyphen_values = true)]
     pub record_range: Option<String>,
     /// Record dimension (default: the mechanism's; 1 for --exec).
-    #[arg(long, value_name = "D")]
+    #[arg(allow_hyphen_values = true, long, value_name = "D")]
     pub record_dim: Option<usize>,
     /// Records in D (default: the witness's size, or 3).
-    #[arg(long, value_name = "N")]
+    #[arg(allow_hyphen_values = true, value_parser = super::parse_count, long, value_name = "N")]
     pub dataset_size: Option<usize>,
     /// Neighboring relation: add-remove or replace-one (default: the mechanism's; add-remove
     /// for --exec).
@@ -115,8 +118,139 @@ pub struct SearchArgs {
     #[arg(long, value_name = "FILE")]
     pub typical_data: Option<PathBuf>,
     /// Stop the search after this many seconds (the confirm phase still runs).
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(allow_hyphen_values = true, long, value_name = "SECONDS")]
     pub max_search_seconds: Option<f64>,
+}
+
+impl SearchArgs {
+    /// The flags given that only a dataset search reads, as the user spells them.
+    fn given(&self) -> Vec<&'static str> {
+        let mut v = Vec::new();
+        let flags: [(&'static str, bool); 10] = [
+            ("--trials", self.trials.is_some()),
+            ("--search-samples", self.search_samples.is_some()),
+            ("--confirm", self.confirm.is_some()),
+            ("--record-range", self.record_range.is_some()),
+            ("--record-dim", self.record_dim.is_some()),
+            ("--dataset-size", self.dataset_size.is_some()),
+            ("--neighbors", self.neighbors.is_some()),
+            ("--pairs", self.pairs.is_some()),
+            ("--typical-data", self.typical_data.is_some()),
+            ("--max-search-seconds", self.max_search_seconds.is_some()),
+        ];
+        for (name, on) in flags {
+            if on {
+                v.push(name);
+            }
+        }
+        v
+    }
+}
+
+/// Longest `--exec-timeout`: a day.
+pub const MAX_EXEC_TIMEOUT_SECONDS: f64 = 86_400.0;
+/// Longest `--max-search-seconds`: a week.
+pub const MAX_SEARCH_SECONDS: f64 = 604_800.0;
+/// Smallest β a run accepts: below it the bounds' tail computations lose their meaning (γ = β/20
+/// must stay a normal f64 with room to spare), and no audit needs it.
+pub const MIN_FAILURE_PROBABILITY: f64 = 1e-100;
+
+/// Checks seconds given on the command line: finite, from 1 ms to `max`.
+pub(crate) fn check_seconds(flag: &str, v: f64, max: f64) -> Result<std::time::Duration> {
+    if !(v.is_finite() && (1e-3..=max).contains(&v)) {
+        return Err(Error::InvalidConfig(format!(
+            "{flag} {}; allowed: 0.001 to {} seconds",
+            readable(v),
+            readable(max)
+        )));
+    }
+    Ok(std::time::Duration::from_secs_f64(v))
+}
+
+/// Checks `--failure-probability`: MIN_FAILURE_PROBABILITY ≤ β < 1.
+pub(crate) fn check_beta(v: f64) -> Result<()> {
+    if !(v.is_finite() && (MIN_FAILURE_PROBABILITY..1.0).contains(&v)) {
+        return Err(Error::InvalidConfig(format!(
+            "--failure-probability {}; allowed: {} ≤ β < 1",
+            readable(v),
+            readable(MIN_FAILURE_PROBABILITY)
+        )));
+    }
+    Ok(())
+}
+
+/// Checks a count flag against `[lo, hi]`.
+pub(crate) fn check_count(flag: &str, v: usize, lo: usize, hi: usize) -> Result<()> {
+    if !(lo..=hi).contains(&v) {
+        return Err(Error::InvalidConfig(format!(
+            "{flag} {v}; allowed: {} to {}",
+            readable(lo as f64),
+            readable(hi as f64)
+        )));
+    }
+    Ok(())
+}
+
+/// The largest `--jobs`: 4 × the cores this process may use.
+pub fn max_jobs() -> usize {
+    4 * std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Flags that do not apply to this run are errors, not silently ignored settings; every number
+/// is checked before any sampling, naming the flag.
+fn check_flags(args: &RunArgs) -> Result<()> {
+    if args.exec.is_none() {
+        for (flag, on) in [
+            ("--exec-timeout", args.exec_timeout.is_some()),
+            ("--exec-batch", args.exec_batch.is_some()),
+        ] {
+            if on {
+                return Err(Error::InvalidConfig(format!(
+                    "{flag} applies to --exec programs only; leave it out with --mechanism"
+                )));
+            }
+        }
+    }
+    let searching = args.search.finder.is_some() || args.exec.is_some();
+    if !searching && let Some(flag) = args.search.given().first() {
+        return Err(Error::InvalidConfig(format!(
+            "{flag} applies to a dataset search only; add --finder NAME (e.g. --finder random) or leave {flag} out (without --finder the catalogue witness pair is audited)"
+        )));
+    }
+    if let Some(t) = args.exec_timeout {
+        check_seconds("--exec-timeout", t, MAX_EXEC_TIMEOUT_SECONDS)?;
+    }
+    if let Some(t) = args.search.max_search_seconds {
+        check_seconds("--max-search-seconds", t, MAX_SEARCH_SECONDS)?;
+    }
+    if let Some(j) = args.jobs {
+        check_count("--jobs", j, 1, max_jobs())?;
+    }
+    check_beta(args.failure_probability)?;
+    check_count(
+        "--samples",
+        args.samples,
+        100,
+        crate::audit::MAX_SAMPLES_PER_SIDE,
+    )?;
+    if let Some(t) = args.search.trials {
+        check_count("--trials", t, 1, 100_000)?;
+    }
+    if let Some(n) = args.search.search_samples {
+        check_count(
+            "--search-samples",
+            n,
+            100,
+            crate::audit::MAX_SAMPLES_PER_SIDE,
+        )?;
+    }
+    if let Some(c) = args.search.confirm {
+        check_count("--confirm", c, 1, 100)?;
+    }
+    if let Some(b) = args.exec_batch {
+        check_count("--exec-batch", b, 1, crate::audit::MAX_SAMPLES_PER_SIDE)?;
+    }
+    Ok(())
 }
 
 /// What `audit run` audits: a catalogue entry or an exec program.
@@ -135,6 +269,7 @@ struct Target {
 }
 
 pub(super) fn run_audit(args: &RunArgs) -> Result<Outcome> {
+    check_flags(args)?;
     match args.jobs {
         None => run_audit_inner(args),
         Some(0) => Err(Error::InvalidConfig("--jobs 0; allowed: at least 1".into())),
@@ -192,23 +327,16 @@ fn build_target(args: &RunArgs) -> Result<Target> {
             None => Neighboring::AddRemove,
         };
         let domain = RecordDomain::real(lo, hi, dim);
-        if !(args.exec_timeout.is_finite() && args.exec_timeout > 0.0) {
-            return Err(Error::InvalidConfig(format!(
-                "--exec-timeout {}; allowed: > 0 seconds",
-                args.exec_timeout
-            )));
-        }
+        let timeout = check_seconds(
+            "--exec-timeout",
+            args.exec_timeout
+                .unwrap_or(crate::exec::DEFAULT_TIMEOUT.as_secs_f64()),
+            MAX_EXEC_TIMEOUT_SECONDS,
+        )?;
         let size = args.search.dataset_size.unwrap_or(3).max(1);
         let probe = Dataset::vectors(dim, &vec![vec![0.5 * (lo + hi); dim]; size])?;
-        let m = crate::exec::ExecMechanism::new(
-            command,
-            claim,
-            relation,
-            domain,
-            std::time::Duration::from_secs_f64(args.exec_timeout),
-            &probe,
-        )?
-        .with_batch_size(args.exec_batch)?;
+        let m = crate::exec::ExecMechanism::new(command, claim, relation, domain, timeout, &probe)?
+            .with_batch_size(args.exec_batch.unwrap_or(crate::exec::DEFAULT_BATCH))?;
         let (mechanism, transform) =
             with_transform(Box::new(m), args.transform.as_deref().unwrap_or("none"))?;
         return Ok(Target {
@@ -263,12 +391,13 @@ fn with_transform(
 
 fn run_audit_inner(args: &RunArgs) -> Result<Outcome> {
     // Validate everything cheap before any sampling.
-    let testers = testers::parse_list(&args.tester)?;
+    testers::parse_list(&args.tester)?;
     let target = build_target(args)?;
     let claim = target.claim;
     if args.sequential {
         return run_sequential(args, &target);
     }
+    let (testers, skipped) = super::testers_for(&args.tester, &claim, args.samples)?;
     let config = AuditConfig {
         seed: args.seed,
         samples_per_side: args.samples,
@@ -277,7 +406,7 @@ fn run_audit_inner(args: &RunArgs) -> Result<Outcome> {
     config.validate(target.mechanism.output_dim())?;
     let searching = args.search.finder.is_some() || args.exec.is_some();
     if searching {
-        return run_search(args, &target, &testers, &config);
+        return run_search(args, &target, &testers, &skipped, &config);
     }
     let entry_mechanism = &target.mechanism;
     let witness = target.witness.clone().ok_or_else(|| {
@@ -295,6 +424,7 @@ fn run_audit_inner(args: &RunArgs) -> Result<Outcome> {
         &format!("auditing {mechanism_name}"),
     );
     let mut report = audit_pair(&**entry_mechanism, &claim, &witness, &testers, &config)?;
+    report.skipped_testers = skipped;
     report.mechanism.catalogue_status = target.status.clone();
     report.output_transform = target.transform;
     if let Some(src) = &target.claim_source {
@@ -443,6 +573,7 @@ fn run_search(
     args: &RunArgs,
     target: &Target,
     testers: &[Box<dyn PropertyTester>],
+    skipped: &[String],
     config: &AuditConfig,
 ) -> Result<Outcome> {
     use crate::finders::{
@@ -501,6 +632,8 @@ fn run_search(
             "--finder typical and --typical-data FILE go together".into(),
         ));
     }
+    let defaults = SearchConfig::default();
+    let trials = s.trials.unwrap_or(defaults.trials);
     let rng = finder_rng(args.seed);
     let mut finder: Box<dyn DatasetFinder> = if finder_name == "typical" {
         let path = s.typical_data.as_ref().ok_or_else(|| {
@@ -526,12 +659,12 @@ fn run_search(
             Some(p) => read_pairs(p, &domain, relation)?,
             None => target.witness.iter().cloned().collect(),
         };
-        finder_by_name(&finder_name, space, fixed, s.trials, rng)?
+        finder_by_name(&finder_name, space, fixed, trials, rng)?
     };
     let search = SearchConfig {
-        trials: s.trials,
-        search_samples: s.search_samples,
-        confirm_top: s.confirm,
+        trials,
+        search_samples: s.search_samples.unwrap_or(defaults.search_samples),
+        confirm_top: s.confirm.unwrap_or(defaults.confirm_top),
         wall_clock_seconds: s.max_search_seconds,
         max_samples: None,
     };
@@ -544,6 +677,7 @@ fn run_search(
     );
     let mut rep = search_and_confirm(m, &target.claim, &mut *finder, testers, &search, config)?;
     for c in &mut rep.confirmations {
+        c.skipped_testers = skipped.to_vec();
         c.mechanism.catalogue_status = target.status.clone();
         c.output_transform = target.transform;
         if let Some(src) = &target.claim_source {

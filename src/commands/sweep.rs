@@ -19,16 +19,16 @@ pub struct SweepArgs {
     #[arg(long = "param", value_name = "NAME=VALUE|NAME=LO:HI:STEP")]
     pub params: Vec<String>,
     /// Audits per parameter value, each with its own seed derived from --seed.
-    #[arg(long, default_value_t = 10)]
+    #[arg(allow_hyphen_values = true, long, default_value_t = 10)]
     pub repeats: u64,
     /// Releases per side per audit.
-    #[arg(long, default_value_t = 100_000)]
+    #[arg(allow_hyphen_values = true, long, default_value_t = 100_000)]
     pub samples: usize,
     /// Seed of the whole sweep.
-    #[arg(long, default_value_t = 0)]
+    #[arg(allow_hyphen_values = true, long, default_value_t = 0)]
     pub seed: u64,
     /// β of each audit.
-    #[arg(long, default_value_t = 0.05)]
+    #[arg(allow_hyphen_values = true, long, default_value_t = 0.05)]
     pub failure_probability: f64,
     /// Testers, comma-separated, or "all"; each tester is a separate audit.
     #[arg(long, default_value = "hockey-stick")]
@@ -105,6 +105,13 @@ pub(super) fn sweep(a: &SweepArgs) -> Result<Outcome> {
         .iter()
         .map(|t| t.name().to_string())
         .collect();
+    super::run::check_beta(a.failure_probability)?;
+    super::run::check_count(
+        "--samples",
+        a.samples,
+        100,
+        crate::audit::MAX_SAMPLES_PER_SIDE,
+    )?;
     if a.repeats == 0 || a.repeats > 10_000 {
         return Err(Error::InvalidConfig(format!(
             "--repeats {}; allowed: 1 to 10000",

@@ -23,10 +23,10 @@ pub struct TestArgs {
     #[arg(long)]
     pub claim: String,
     /// Seed of the testers' own randomness.
-    #[arg(long, default_value_t = 0)]
+    #[arg(allow_hyphen_values = true, long, default_value_t = 0)]
     pub seed: u64,
     /// β of the test.
-    #[arg(long, default_value_t = AuditConfig::default().failure_probability)]
+    #[arg(allow_hyphen_values = true, long, default_value_t = AuditConfig::default().failure_probability)]
     pub failure_probability: f64,
     /// Testers, comma-separated, or "all".
     #[arg(long, default_value = "hockey-stick")]
@@ -42,7 +42,8 @@ pub struct TestArgs {
 
 pub(super) fn test_samples(a: &TestArgs) -> Result<Outcome> {
     let claim: PrivacyClaim = a.claim.parse()?;
-    let testers = testers::parse_list(&a.tester)?;
+    testers::parse_list(&a.tester)?;
+    super::run::check_beta(a.failure_probability)?;
     let transform: Transform = a.transform.parse()?;
     if a.samples_a.is_empty() || a.samples_b.is_empty() {
         return Err(Error::InvalidConfig(
@@ -77,7 +78,9 @@ pub(super) fn test_samples(a: &TestArgs) -> Result<Outcome> {
         samples_per_side: sa.n().min(sb.n()),
         failure_probability: a.failure_probability,
     };
+    let (testers, skipped) = super::testers_for(&a.tester, &claim, config.samples_per_side)?;
     let mut r = crate::audit::audit_samples(&sa, &sb, (&na, &nb), &claim, &testers, &config)?;
+    r.skipped_testers = skipped;
     r.output_transform = (!transform.is_identity()).then_some(transform);
     let code = match r.verdict {
         Verdict::Violation => 1,

@@ -16,12 +16,13 @@
 //! a dataset size and the neighboring relation), so every finder, from grid search to Bayesian
 //! optimization, works on the same box.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
 use crate::audit::{AuditConfig, AuditReport, Phase, Verdict, audit_pair_in};
 use crate::error::{Error, Result};
+use crate::mechanisms::math::readable;
 use crate::mechanisms::{Dataset, DatasetPair, Mechanism, Neighboring, PrivacyClaim, RecordDomain};
 use crate::rng::{AuditRng, Seed, Stream};
 use crate::testers::PropertyTester;
@@ -319,8 +320,11 @@ pub fn search_and_confirm(
     let budget_left =
         |drawn: u64, extra: u64| search.max_samples.is_none_or(|m| drawn + extra <= m);
     for index in 0..search.trials {
-        if let Some(limit) = search.wall_clock_seconds
-            && start.elapsed() > Duration::from_secs_f64(limit)
+        // The time limit stops the search after at least one scored pair (a limit too short for
+        // one trial still audits something); compared in f64 seconds, so no limit can panic.
+        if index > 0
+            && let Some(limit) = search.wall_clock_seconds
+            && (limit.is_nan() || start.elapsed().as_secs_f64() > limit)
         {
             break;
         }
@@ -418,7 +422,7 @@ pub fn search_and_confirm(
     }
     if trials.is_empty() {
         return Err(Error::InvalidConfig(
-            "the search scored no pair (budget too small or the finder proposed none)".into(),
+            "the search scored no pair: the finder proposed none, or the sample budget (--samples × --confirm plus --search-samples) left no room for one trial".into(),
         ));
     }
     // Remaining confirm slots go to the best distinct pairs not yet confirmed (ties: earlier
@@ -464,8 +468,11 @@ pub fn search_and_confirm(
         score_percentiles: [0.0, 10.0, 50.0, 90.0, 100.0].map(pct).to_vec(),
         trials,
         beta_rule: format!(
-            "search bounds are exploratory (β = {SEARCH_BETA}, used only to rank pairs, on samples the confirm phase never sees); β = {} of the run split evenly over the {} confirm slots: β/{} = {per:.3e} per confirming audit (union bound), whether or not every slot is used; a pair whose exploratory bound exceeds the allowance is confirmed at once; after {CHECKPOINT_TRIALS} trials with nothing confirmed, the best pair so far is confirmed; the rest go to the best-scored pairs",
-            audit.failure_probability, search.confirm_top, search.confirm_top
+            "search bounds are exploratory (β = {SEARCH_BETA}, used only to rank pairs, on samples the confirm phase never sees); β = {} of the run split evenly over the {} confirm slots: β/{} = {} per confirming audit (union bound), whether or not every slot is used; a pair whose exploratory bound exceeds the allowance is confirmed at once; after {CHECKPOINT_TRIALS} trials with nothing confirmed, the best pair so far is confirmed; the rest go to the best-scored pairs",
+            readable(audit.failure_probability),
+            search.confirm_top,
+            search.confirm_top,
+            readable(per)
         ),
         confirmations,
         verdict,

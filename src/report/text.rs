@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use crate::audit::{AuditReport, Direction, SampleTestReport, Verdict};
 use crate::mechanisms::Dataset;
+use crate::mechanisms::math::readable;
 
 fn short_dataset(d: &Dataset) -> String {
     d.short()
@@ -25,6 +26,9 @@ pub fn render_text(r: &AuditReport) -> String {
     let _ = writeln!(s, "pair         D  = {}", short_dataset(r.pair.first()));
     let _ = writeln!(s, "             D' = {}", short_dataset(r.pair.second()));
     let _ = writeln!(s, "testers      {}", r.testers.join(", "));
+    for why in &r.skipped_testers {
+        let _ = writeln!(s, "             skipped {why}");
+    }
     if let Some(t) = &r.output_transform {
         let _ = writeln!(
             s,
@@ -84,7 +88,7 @@ pub fn render_text(r: &AuditReport) -> String {
             let _ = writeln!(
                 s,
                 "verdict      violation found: a lower confidence bound exceeds what the claim allows; the chance that this happens to a mechanism keeping its claim is at most β = {}",
-                r.beta.total
+                readable(r.beta.total)
             );
         }
         Verdict::NoViolation => {
@@ -98,8 +102,9 @@ pub fn render_text(r: &AuditReport) -> String {
     if let Some(e) = &r.empirical_epsilon {
         let _ = writeln!(
             s,
-            "empirical ε  ≥ {:.4} at δ = {:e} (confidence 1 − β = {conf}%, simultaneous with the verdict)",
-            e.lower_bound, e.delta
+            "empirical ε  ≥ {:.4} at δ = {} (confidence 1 − β = {conf}%, simultaneous with the verdict)",
+            e.lower_bound,
+            readable(e.delta)
         );
     }
     if let Some(t) = r.wall_time_seconds {
@@ -185,13 +190,14 @@ pub fn render_samples_text(r: &SampleTestReport, dim: usize) -> String {
         s,
         "verdict      {} (β = {}; assumes the releases are i.i.d. within each file set and independent across them)",
         r.verdict.words(),
-        r.beta.total
+        readable(r.beta.total)
     );
     if let Some(e) = &r.empirical_epsilon {
         let _ = writeln!(
             s,
-            "empirical ε  ≥ {:.4} at δ = {:e}",
-            e.lower_bound, e.delta
+            "empirical ε  ≥ {:.4} at δ = {}",
+            e.lower_bound,
+            readable(e.delta)
         );
     }
     s
@@ -209,7 +215,11 @@ pub fn render_sweep_text(
 ) -> String {
     let mut s = format!(
         "sweep of {} over {name}: {} audits per value and tester, {} samples per side, β = {} per audit, seed {}\n",
-        mechanism, repeats, samples, beta, seed
+        mechanism,
+        repeats,
+        samples,
+        readable(beta),
+        seed
     );
     let _ = writeln!(
         s,

@@ -290,3 +290,26 @@ pub fn parse_list(spec: &str) -> Result<Vec<Box<dyn PropertyTester>>> {
     }
     names.into_iter().map(by_name).collect()
 }
+
+/// The testers of `testers` that can test `claim` with `samples_per_side` releases, and for the
+/// others `name: why` (what `--tester all` leaves out, e.g. the Rényi tester on an (ε, δ) claim).
+/// Errors other than "claim not testable" are returned as they are.
+#[allow(clippy::type_complexity)]
+pub fn applicable(
+    testers: Vec<Box<dyn PropertyTester>>,
+    claim: &PrivacyClaim,
+    samples_per_side: usize,
+) -> Result<(Vec<Box<dyn PropertyTester>>, Vec<String>)> {
+    let mut keep = Vec::new();
+    let mut skipped = Vec::new();
+    for t in testers {
+        match t.plan(claim, samples_per_side) {
+            Ok(_) => keep.push(t),
+            Err(Error::ClaimNotTestable { reason, .. }) => {
+                skipped.push(format!("{}: {reason}", t.name()))
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok((keep, skipped))
+}
