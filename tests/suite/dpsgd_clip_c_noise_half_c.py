@@ -12,7 +12,7 @@ Source: the clipping/calibration mismatch class of DP-SGD bugs found by auditing
   noise did not match its true sensitivity (the same factor of two separates the add/remove
   sensitivity C from the replace-one sensitivity 2C of a clipped sum). Balle & Wang (ICML
   2018) give the analytic sigma.
-Claim: approx:1:1e-5, records in [-1, 1]^5, dimension 5, 100 records, add-remove.
+Claim: approx:1:1e-5, records in [-1, 1]^5, dimension 5, 50 records, add-remove.
 True privacy loss: the mechanism is mu-GDP with mu = C/sigma = 2/z = 0.5361 (not the
   1/z = 0.268 the claim assumes); at eps = 1 its delta is Phi(-1/mu + mu/2) - e Phi(-1/mu -
   mu/2) = 1.04e-2, 1000 times the claimed 1e-5 (the worst pair adds an example of norm C).

@@ -11,7 +11,7 @@ Implements: clamp records to [0, 1], sum (L2 sensitivity 1 under add/remove), ad
 Source: Balle & Wang, "Improving the Gaussian Mechanism for Differential Privacy: Analytical
   Calibration and Optimal Denoising" (ICML 2018), Theorem 8 / Algorithm 1; diffprivlib's
   GaussianAnalytic and Google's DP library implement this calibration.
-Claim: approx:1:1e-5, records in [0, 1], dimension 1, 100 records, add-remove.
+Claim: approx:1:1e-5, records in [0, 1], dimension 1, 50 records, add-remove.
 True privacy loss: (1, 1e-5)-DP with equality for the unrounded mechanism on a shift of 1
   (adding a record 1): H_{e^1}(N(1, sigma^2) || N(0, sigma^2)) = 1e-5 exactly; the rounding
   can only lower it. Equivalently mu-GDP with mu = 1/sigma = 0.268051.

@@ -8,7 +8,7 @@ Source: Balle & Wang, "Improving the Gaussian Mechanism for Differential Privacy
   Calibration and Optimal Denoising" (ICML 2018), Sec. 2-3: the classical calibration fails
   for large eps (their Fig. 1); diffprivlib's classical `Gaussian` mechanism refuses eps > 1
   for this reason, and its `GaussianAnalytic` implements Balle & Wang's fix.
-Claim: approx:10:0.001, records in [0, 1], dimension 1, 100 records, add-remove.
+Claim: approx:10:0.001, records in [0, 1], dimension 1, 50 records, add-remove.
 True privacy loss: the mechanism is exactly mu-GDP with mu = Delta/sigma = 2.648 (its whole
   privacy profile is the Gaussian one: delta(eps) = Phi(-eps/mu + mu/2) - e^eps
   Phi(-eps/mu - mu/2)). At the claimed eps = 10 it gives delta(10) = 3.36e-3 > 1e-3: the claim

@@ -9,9 +9,9 @@ Source: Casacuberta, Shoemate, Vadhan, Wagaman, "Widespread Underestimation of S
   Differentially Private Libraries and How to Fix It" (ACM CCS 2022, arXiv:2207.10635): integer
   overflow (and float rounding) in library sums makes the implemented sum's sensitivity far
   larger than the idealised U. The libraries they study use 64-bit types; this program uses
-  a 32-bit accumulator so that the overflow is reachable with a realistic range and 100
+  a 32-bit accumulator so that the overflow is reachable with a realistic range and 50
   records.
-Claim: pure:1, records in [0, 1e9], dimension 1, 100 records, add-remove.
+Claim: pure:1, records in [0, 1e9], dimension 1, 50 records, add-remove.
 True privacy loss: the wrapped sum S_w lies in [-2^31, 2^31); adding a record x wraps it when
   S_w + x >= 2^31, and then the output mean moves by x - 2^32 (by up to 2^32 - 1 in absolute
   value, e.g. x = 1 added to S_w = 2^31 - 1). The true sensitivity is 2^32 - 1, so

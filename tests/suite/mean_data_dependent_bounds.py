@@ -11,9 +11,12 @@ Source: IBM diffprivlib (github.com/IBM/differential-privacy-library), tools.mea
   Raskhodnikova, Smith, "Smooth sensitivity and sampling in private data analysis" (STOC 2007).
 Claim: pure:1, records in [0, 100] (e.g. ages), dimension 1, 50 records, add-remove.
 True privacy loss: infinite. If D holds 50 equal values a, lower = upper = a, the sensitivity
-  is 0 and the output is exactly a with probability 1; D' = D + {b}, b != a, has sensitivity
-  |b - a| / 51 > 0 and a continuous output, so P_D'(output = a) = 0 < P_D(output = a) = 1:
-  no finite eps (delta = 1 at every eps). Even on spread data the noise scale follows the
+  is 0 and the output is exactly a with probability 1. D' = D + {b}, b > a, has bounds [a, b],
+  sensitivity (b - a)/51 > 0 and mean a + (b - a)/51; LaplaceTruncated puts only the mass
+  P(Lap < -(b - a)/51) = e^-eps / 2 = 0.184 on the bound a. So the event {output != a} has
+  probability 0 under D and 1 - e^-eps/2 = 0.816 under D': no finite eps (delta >= 0.816 at
+  every eps), and in the other direction {output = a} has ratio 2 e^eps (measured:
+  1.0 vs 0.185 for a = 30, b = 31). On spread-out data the noise scale still follows the
   data's range, so the loss is unbounded in the tails.
 """
 import argparse, json, math, random, sys

@@ -12,7 +12,7 @@ Source: amplification by subsampling (Balle, Barthe, Gaboardi, "Privacy Amplific
   2024) and Lebeda, Regehr, Sivakumar, Steinke, "Avoiding Pitfalls for Privacy Accounting of
   Subsampled Mechanisms under Composition" (2024); this program is the extreme case, no
   sampling at all.
-Claim: pure:0.158565 (= ln(1 + 0.1 (e - 1))), records in [0, 1], dimension 1, 100 records,
+Claim: pure:0.158565 (= ln(1 + 0.1 (e - 1))), records in [0, 1], dimension 1, 50 records,
   add-remove.
 True privacy loss: eps0 = 1 exactly (the geometric mechanism on a count, sensitivity 1:
   P(k)/P(k + 1) = e on every output k >= |D| + 1), 6.3 times the claim.
