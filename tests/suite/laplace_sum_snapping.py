@@ -40,7 +40,7 @@ def main():
     out = []
     for _ in range(int(req["samples"])):
         e = 1
-        while e < 1074 and bits(1) == 0:
+        while e < 1000 and bits(1) == 0:  # P(e > 1000) = 2^-1000
             e += 1
         u = (4503599627370496 + bits(52)) * 2.0 ** (-52 - e)  # in [2^-e, 2^(1-e)), all doubles
         s = 1.0 if bits(1) else -1.0
