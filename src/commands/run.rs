@@ -667,6 +667,7 @@ fn run_search(
         confirm_top: s.confirm.unwrap_or(defaults.confirm_top),
         wall_clock_seconds: s.max_search_seconds,
         max_samples: None,
+        budget_seconds: None,
     };
     if !args.report.no_report {
         crate::report::prepare_report_dir(&args.report.report_dir)?;

@@ -29,10 +29,12 @@ use crate::testers::PropertyTester;
 
 mod bayes;
 mod optim;
+mod portfolio;
 mod simple;
 
 pub use bayes::BayesFinder;
 pub use optim::{ArgminFinder, ArgminSolver};
+pub use portfolio::PortfolioFinder;
 pub use simple::{
     CornersFinder, FixedFinder, GridFinder, HaltonFinder, RandomFinder, TypicalFinder,
 };
@@ -170,6 +172,7 @@ pub const FINDER_NAMES: &[&str] = &[
     "pso",
     "annealing",
     "bayes",
+    "portfolio",
 ];
 
 /// Builds a finder over `space` with randomness from `rng`. `fixed_pairs` are replayed by
@@ -195,6 +198,12 @@ pub fn finder_by_name(
             rng,
         )?),
         "bayes" => Box::new(BayesFinder::new(space, rng)),
+        "portfolio" => Box::new(PortfolioFinder::new(
+            space.domain,
+            space.size,
+            space.relation,
+            rng,
+        )?),
         other => {
             return Err(Error::InvalidConfig(format!(
                 "unknown finder {other:?}; allowed: {}",
@@ -218,6 +227,32 @@ pub struct SearchConfig {
     pub wall_clock_seconds: Option<f64>,
     /// Largest total number of releases (both sides, both phases) the run may draw.
     pub max_samples: Option<u64>,
+    /// Wall-clock seconds for the whole run, search and confirmation: the search stops when the
+    /// time left would not hold the remaining confirming audits (estimated from the time per
+    /// release measured so far). `None`: no time budget.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_seconds: Option<f64>,
+}
+
+/// Where a search stands, for a progress display.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SearchProgress {
+    /// Exploratory trials scored.
+    pub trials_done: usize,
+    /// Most trials the run may score.
+    pub trials_max: usize,
+    /// Confirming audits done.
+    pub confirmations_done: usize,
+    /// Confirm slots.
+    pub confirm_top: usize,
+    /// Releases drawn so far (both sides, both phases).
+    pub samples_drawn: u64,
+    /// Seconds since the search started.
+    pub elapsed_seconds: f64,
+    /// The run's time budget, if any.
+    pub budget_seconds: Option<f64>,
+    /// Largest exploratory score so far.
+    pub best_score: f64,
 }
 
 impl Default for SearchConfig {
@@ -228,6 +263,7 @@ impl Default for SearchConfig {
             confirm_top: 3,
             wall_clock_seconds: None,
             max_samples: None,
+            budget_seconds: None,
         }
     }
 }
@@ -289,6 +325,27 @@ pub fn search_and_confirm(
     search: &SearchConfig,
     audit: &AuditConfig,
 ) -> Result<SearchReport> {
+    search_and_confirm_observed(mechanism, claim, finder, testers, search, audit, &|_| {})
+}
+
+/// [`search_and_confirm`], calling `observe` after every trial and confirming audit (for a
+/// progress display; it cannot change the run).
+pub fn search_and_confirm_observed(
+    mechanism: &dyn Mechanism,
+    claim: &PrivacyClaim,
+    finder: &mut dyn DatasetFinder,
+    testers: &[Box<dyn PropertyTester>],
+    search: &SearchConfig,
+    audit: &AuditConfig,
+    observe: &dyn Fn(&SearchProgress),
+) -> Result<SearchReport> {
+    if let Some(b) = search.budget_seconds
+        && !(b.is_finite() && b > 0.0)
+    {
+        return Err(Error::InvalidConfig(format!(
+            "--budget {b}; allowed: a positive number of seconds"
+        )));
+    }
     if search.trials == 0 || search.trials > 100_000 {
         return Err(Error::InvalidConfig(format!(
             "--trials {}; allowed: 1 to 100000",
@@ -319,7 +376,36 @@ pub fn search_and_confirm(
     let mut drawn = 0u64;
     let budget_left =
         |drawn: u64, extra: u64| search.max_samples.is_none_or(|m| drawn + extra <= m);
+    // Seconds and releases of exploratory and of confirming audits, for the budget's estimate of
+    // what the remaining confirmations will take.
+    let mut search_secs = 0.0f64;
+    let mut search_drawn = 0u64;
+    let mut confirm_secs = 0.0f64;
+    let mut confirm_drawn = 0u64;
+    let confirm_releases = |slots: usize| 2.0 * audit.samples_per_side as f64 * slots as f64;
+    let per_release =
+        |search_secs: f64, search_drawn: u64, confirm_secs: f64, confirm_drawn: u64| {
+            if confirm_drawn > 0 {
+                confirm_secs / confirm_drawn as f64
+            } else {
+                search_secs / search_drawn.max(1) as f64
+            }
+        };
+    let mut best_score = f64::NEG_INFINITY;
     for index in 0..search.trials {
+        // The time budget: stop when the time left would not hold the next trial and the
+        // remaining confirmations (measured rates; a run that found nothing spends every slot).
+        if index > 0
+            && let Some(budget) = search.budget_seconds
+        {
+            let rate = per_release(search_secs, search_drawn, confirm_secs, confirm_drawn);
+            let slots = search.confirm_top - confirmations.len();
+            let next_trial = search_secs / index as f64;
+            if start.elapsed().as_secs_f64() + next_trial + rate * confirm_releases(slots) > budget
+            {
+                break;
+            }
+        }
         // The time limit stops the search after at least one scored pair (a limit too short for
         // one trial still audits something); compared in f64 seconds, so no limit can panic.
         if index > 0
@@ -335,6 +421,7 @@ pub fn search_and_confirm(
             break;
         }
         let Some(pair) = finder.ask()? else { break };
+        let t0 = Instant::now();
         let r = audit_pair_in(
             mechanism,
             claim,
@@ -343,6 +430,8 @@ pub fn search_and_confirm(
             &search_config,
             Phase::Search(index as u64),
         )?;
+        search_secs += t0.elapsed().as_secs_f64();
+        search_drawn += cost;
         calls += r.mechanism_calls;
         drawn += cost;
         let score = r
@@ -362,9 +451,36 @@ pub fn search_and_confirm(
             score,
             exploratory_margin,
         });
+        best_score = best_score.max(score);
+        observe(&SearchProgress {
+            trials_done: trials.len(),
+            trials_max: search.trials,
+            confirmations_done: confirmations.len(),
+            confirm_top: search.confirm_top,
+            samples_drawn: drawn,
+            elapsed_seconds: start.elapsed().as_secs_f64(),
+            budget_seconds: search.budget_seconds,
+            best_score,
+        });
+        // A budget that cannot hold one confirming audit (at half the exploratory time per
+        // release, the most favourable reading) is an error, not a run that overruns it.
+        if index == 0
+            && let Some(budget) = search.budget_seconds
+        {
+            let optimistic = 0.5 * search_secs / cost.max(1) as f64 * confirm_releases(1);
+            if start.elapsed().as_secs_f64() + optimistic > budget {
+                return Err(Error::InvalidConfig(format!(
+                    "--budget {}s is too short: one confirming audit of {} releases per side needs about {:.1} s more at the speed measured on the first trial; allowed: a longer --budget or fewer --samples",
+                    readable(budget),
+                    audit.samples_per_side,
+                    optimistic
+                )));
+            }
+        }
         // A promising pair (its exploratory bound already exceeds the allowance) is confirmed
         // at once, using one of the confirm slots; the run stops at a confirmed violation.
         if exploratory_margin > 0.0 && confirmations.len() < search.confirm_top {
+            let t0 = Instant::now();
             let r = audit_pair_in(
                 mechanism,
                 claim,
@@ -373,6 +489,8 @@ pub fn search_and_confirm(
                 &confirm_config,
                 Phase::Confirm(confirmations.len() as u64),
             )?;
+            confirm_secs += t0.elapsed().as_secs_f64();
+            confirm_drawn += 2 * audit.samples_per_side as u64;
             calls += r.mechanism_calls;
             drawn += 2 * audit.samples_per_side as u64;
             let found = r.verdict == Verdict::Violation;
@@ -400,6 +518,7 @@ pub fn search_and_confirm(
                 .max_by(|a, b| a.score.total_cmp(&b.score).then(b.index.cmp(&a.index)))
                 .map(|t| t.pair.clone());
             if let Some(pair) = best {
+                let t0 = Instant::now();
                 let r = audit_pair_in(
                     mechanism,
                     claim,
@@ -408,6 +527,8 @@ pub fn search_and_confirm(
                     &confirm_config,
                     Phase::Confirm(confirmations.len() as u64),
                 )?;
+                confirm_secs += t0.elapsed().as_secs_f64();
+                confirm_drawn += 2 * audit.samples_per_side as u64;
                 calls += r.mechanism_calls;
                 drawn += 2 * audit.samples_per_side as u64;
                 let found = r.verdict == Verdict::Violation;

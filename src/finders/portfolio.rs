@@ -1,0 +1,382 @@
+//! The default finder for programs dp-audit has never seen: structured proposals where real
+//! bugs live, then uniform random search and Bayesian optimization, sharing one budget.
+//!
+//! Sensitivity, clamping and rounding bugs show on datasets a uniform draw almost never makes
+//! (Casacuberta et al. 2022, "Widespread underestimation of sensitivity in differentially private
+//! libraries"): every record at one end of the range, at zero or at one level; all records equal
+//! but one; records that cancel (half at each end); the empty and the one-record dataset; large
+//! sums whose low bits are lost. The portfolio proposes those first, in order of how often such
+//! bugs show there, then interleaves:
+//! - structured pairs at random levels and sizes (a constant base at a uniform level, the
+//!   differing record at an end, at the base's mirror image or at another uniform level);
+//! - uniform random pairs in the record box ([`super::RandomFinder`]);
+//! - Bayesian optimization ([`super::BayesFinder`]) on the exploratory scores it was told.
+//!
+//! Every proposal is a neighboring pair inside the record domain; which pair is scored never
+//! touches the confirm phase's samples, so the portfolio changes power, not soundness
+//! (see [`super::search_and_confirm`]).
+//!
+//! Sizes: the structured list uses the requested size N and the small sizes 0 (add-remove only),
+//! 1 and 2, and the random levels draw sizes among 1, 2, 3, the powers of two below N and N. The
+//! box finders (random, Bayes) work on (size + 1) × dim coordinates, so they run at
+//! min(N, 64) and min(N, 16) records respectively.
+
+use rand::RngExt;
+
+use super::{BayesFinder, DatasetFinder, PairSpace, RandomFinder};
+use crate::error::Result;
+use crate::mechanisms::{Dataset, DatasetPair, Neighboring, RecordDomain};
+use crate::rng::AuditRng;
+
+/// Largest size the uniform random member searches at (its box has (size + 1)·dim coordinates).
+const RANDOM_MAX_SIZE: usize = 64;
+/// Largest size the Bayesian member searches at (a GP in more dimensions learns little in the
+/// few dozen evaluations a budget allows).
+const BAYES_MAX_SIZE: usize = 16;
+
+/// Which member proposed the pair last asked (so `tell` reaches the member that learns).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Member {
+    Structured,
+    Random,
+    Bayes,
+}
+
+/// Structured proposals, then structured-random, uniform random and Bayesian proposals in turn.
+#[derive(Debug)]
+pub struct PortfolioFinder {
+    domain: RecordDomain,
+    size: usize,
+    relation: Neighboring,
+    structured: Vec<DatasetPair>,
+    next_structured: usize,
+    random: Option<RandomFinder>,
+    bayes: Option<BayesFinder>,
+    rng: AuditRng,
+    turn: usize,
+    last: Member,
+}
+
+impl PortfolioFinder {
+    /// A portfolio over records of `domain`, datasets of `size` records (D) and `relation`.
+    /// Errors when no neighboring pair of that size fits the domain.
+    pub fn new(
+        domain: RecordDomain,
+        size: usize,
+        relation: Neighboring,
+        mut rng: AuditRng,
+    ) -> Result<Self> {
+        // The members draw from streams split off the portfolio's own generator, so the order
+        // in which they are asked never changes what each one proposes.
+        let child = |rng: &mut AuditRng| -> AuditRng {
+            use rand::SeedableRng;
+            AuditRng::seed_from_u64(rng.random())
+        };
+        let box_space = |cap: usize| {
+            let s = size.min(cap);
+            let s = if relation == Neighboring::ReplaceOne {
+                s.max(1)
+            } else {
+                s
+            };
+            PairSpace::new(domain, s, relation).ok()
+        };
+        let random = box_space(RANDOM_MAX_SIZE).map(|sp| RandomFinder::new(sp, child(&mut rng)));
+        let bayes = box_space(BAYES_MAX_SIZE).map(|sp| BayesFinder::new(sp, child(&mut rng)));
+        let mut f = Self {
+            domain,
+            size,
+            relation,
+            structured: Vec::new(),
+            next_structured: 0,
+            random,
+            bayes,
+            rng,
+            turn: 0,
+            last: Member::Structured,
+        };
+        f.structured = f.fixed_proposals();
+        if f.structured.is_empty() && f.random.is_none() {
+            return Err(crate::error::Error::InvalidConfig(format!(
+                "--dataset-size {size}: no {relation} pair of that size fits the record domain (datasets of {} to {} records)",
+                domain.min_size, domain.max_size
+            )));
+        }
+        Ok(f)
+    }
+
+    /// Number of fixed structured proposals asked before the members take turns.
+    pub fn fixed_len(&self) -> usize {
+        self.structured.len()
+    }
+
+    fn lo(&self) -> f64 {
+        self.domain.lower
+    }
+
+    fn hi(&self) -> f64 {
+        self.domain.upper
+    }
+
+    fn level(&self, v: f64) -> f64 {
+        let v = v.clamp(self.lo(), self.hi());
+        if self.domain.integer { v.round() } else { v }
+    }
+
+    /// A record with every coordinate at `v` (the diagonal of the box).
+    fn record(&self, v: f64) -> Vec<f64> {
+        vec![self.level(v); self.domain.dim]
+    }
+
+    /// The pair (D, D') with D = `base` and D' = D plus `x` (add-remove) or D with its record
+    /// `replace` replaced by `x` (replace-one); `None` when it does not fit the domain.
+    fn pair(&self, base: &[Vec<f64>], x: &[f64], replace: usize) -> Option<DatasetPair> {
+        let d = Dataset::vectors(self.domain.dim, base).ok()?;
+        let second = match self.relation {
+            Neighboring::AddRemove => d.with_record(x).ok()?,
+            Neighboring::ReplaceOne => {
+                if base.is_empty() || base[replace.min(base.len() - 1)] == x {
+                    return None;
+                }
+                d.with_replaced(replace.min(base.len() - 1), x).ok()?
+            }
+        };
+        self.domain.check(&d).ok()?;
+        self.domain.check(&second).ok()?;
+        DatasetPair::new(d, second, self.relation).ok()
+    }
+
+    fn constant(&self, v: f64, n: usize) -> Vec<Vec<f64>> {
+        vec![self.record(v); n]
+    }
+
+    /// The fixed proposals, most telling first.
+    fn fixed_proposals(&self) -> Vec<DatasetPair> {
+        let (lo, hi) = (self.lo(), self.hi());
+        let mid = self.level(0.5 * (lo + hi));
+        let zero = (lo < 0.0 && 0.0 < hi).then_some(0.0);
+        let n = self.size;
+        let add = self.relation == Neighboring::AddRemove;
+        let mut out: Vec<DatasetPair> = Vec::new();
+        let mut push = |p: Option<DatasetPair>| {
+            if let Some(p) = p
+                && !out.contains(&p)
+            {
+                out.push(p);
+            }
+        };
+        // The replaced record (replace-one) is the last; under add-remove `replace` is unused.
+        let last = n.saturating_sub(1);
+        // 1. Constant datasets at an end, the differing record at the other end.
+        push(self.pair(&self.constant(lo, n), &self.record(hi), last));
+        push(self.pair(&self.constant(hi, n), &self.record(lo), last));
+        // 2. At zero or the middle of the range, the differing record at either end.
+        let centre = zero.unwrap_or(mid);
+        push(self.pair(&self.constant(centre, n), &self.record(hi), last));
+        push(self.pair(&self.constant(centre, n), &self.record(lo), last));
+        // 3. The smallest datasets: empty (add-remove) and one or two records.
+        for k in [0usize, 1, 2] {
+            if k == 0 && !add {
+                continue;
+            }
+            push(self.pair(&self.constant(lo, k), &self.record(hi), k.saturating_sub(1)));
+            push(self.pair(&self.constant(hi, k), &self.record(lo), k.saturating_sub(1)));
+            push(self.pair(
+                &self.constant(centre, k),
+                &self.record(hi),
+                k.saturating_sub(1),
+            ));
+        }
+        // 4. Records that cancel: half at each end (sum 0 on a symmetric range), the differing
+        //    record at an end.
+        if n >= 2 {
+            let mut base = self.constant(lo, n / 2);
+            base.extend(self.constant(hi, n - n / 2));
+            push(self.pair(&base, &self.record(hi), 0));
+            push(self.pair(&base, &self.record(lo), n - 1));
+        }
+        // 5. All records equal but one (at the other end), then the differing record.
+        if n >= 2 {
+            let mut base = self.constant(lo, n - 1);
+            base.push(self.record(hi));
+            push(self.pair(&base, &self.record(hi), 0));
+            let mut base = self.constant(centre, n - 1);
+            base.push(self.record(lo));
+            push(self.pair(&base, &self.record(hi), 0));
+        }
+        // 6. Vector records: the differing record at a vertex off the diagonal.
+        if self.domain.dim > 1 {
+            let alt: Vec<f64> = (0..self.domain.dim)
+                .map(|j| if j % 2 == 0 { hi } else { lo })
+                .collect();
+            push(self.pair(&self.constant(centre, n), &alt, last));
+            push(self.pair(&self.constant(lo, n), &alt, last));
+        }
+        out
+    }
+
+    /// A structured pair at random: a constant base at a uniform level and a size among 1, 2,
+    /// 3, the powers of two below N and N; the differing record at an end, at the mirror image
+    /// of the level, or at another uniform level.
+    fn random_structured(&mut self) -> Option<DatasetPair> {
+        let mut sizes: Vec<usize> = vec![1, 2, 3];
+        let mut p = 4;
+        while p < self.size {
+            sizes.push(p);
+            p *= 2;
+        }
+        sizes.push(self.size.max(1));
+        for _ in 0..16 {
+            let k = sizes[self.rng.random_range(0..sizes.len())];
+            let (lo, hi) = (self.lo(), self.hi());
+            let u: f64 = self.rng.random();
+            let a = self.level(lo + u * (hi - lo));
+            let x = match self.rng.random_range(0..4) {
+                0 => lo,
+                1 => hi,
+                2 => lo + hi - a,
+                _ => lo + self.rng.random::<f64>() * (hi - lo),
+            };
+            let near = self.rng.random_range(0..2) == 1 && k >= 2;
+            let mut base = self.constant(a, k);
+            if near {
+                // All equal but one record, at an end.
+                let end = if self.rng.random_range(0..2) == 0 {
+                    lo
+                } else {
+                    hi
+                };
+                base[0] = self.record(end);
+            }
+            let replace = k - 1;
+            if let Some(p) = self.pair(&base, &self.record(x), replace) {
+                return Some(p);
+            }
+        }
+        None
+    }
+}
+
+impl DatasetFinder for PortfolioFinder {
+    fn name(&self) -> &'static str {
+        "portfolio"
+    }
+
+    fn ask(&mut self) -> Result<Option<DatasetPair>> {
+        if self.next_structured < self.structured.len() {
+            self.next_structured += 1;
+            self.last = Member::Structured;
+            return Ok(Some(self.structured[self.next_structured - 1].clone()));
+        }
+        // Then in turn: structured at random, uniform random, Bayes (members that cannot run at
+        // this size are skipped).
+        for _ in 0..3 {
+            let t = self.turn % 3;
+            self.turn += 1;
+            match t {
+                0 => {
+                    if let Some(p) = self.random_structured() {
+                        self.last = Member::Structured;
+                        return Ok(Some(p));
+                    }
+                }
+                1 => {
+                    if let Some(r) = &mut self.random
+                        && let Some(p) = r.ask()?
+                    {
+                        self.last = Member::Random;
+                        return Ok(Some(p));
+                    }
+                }
+                _ => {
+                    if let Some(b) = &mut self.bayes
+                        && let Some(p) = b.ask()?
+                    {
+                        self.last = Member::Bayes;
+                        return Ok(Some(p));
+                    }
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    fn tell(&mut self, score: f64) {
+        match self.last {
+            Member::Structured => {}
+            Member::Random => {
+                if let Some(r) = &mut self.random {
+                    r.tell(score);
+                }
+            }
+            Member::Bayes => {
+                if let Some(b) = &mut self.bayes {
+                    b.tell(score);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::finders::finder_rng;
+
+    fn finder(lo: f64, hi: f64, dim: usize, n: usize, rel: Neighboring) -> PortfolioFinder {
+        let domain = RecordDomain::real(lo, hi, dim).with_sizes(0, 1_000_000);
+        PortfolioFinder::new(domain, n, rel, finder_rng(7)).unwrap()
+    }
+
+    #[test]
+    fn first_proposals_are_constant_datasets_at_the_ends() {
+        let mut f = finder(-5.0, 5.0, 1, 10, Neighboring::AddRemove);
+        let p = f.ask().unwrap().unwrap();
+        assert_eq!(p.first().column(0), vec![-5.0; 10]);
+        assert_eq!(p.second().column(0).last(), Some(&5.0));
+        let p = f.ask().unwrap().unwrap();
+        assert_eq!(p.first().column(0), vec![5.0; 10]);
+        let p = f.ask().unwrap().unwrap();
+        assert_eq!(
+            p.first().column(0),
+            vec![0.0; 10],
+            "zero when the range holds it"
+        );
+    }
+
+    #[test]
+    fn every_proposal_is_a_neighboring_pair_in_the_domain_and_sizes_vary() {
+        for rel in [Neighboring::AddRemove, Neighboring::ReplaceOne] {
+            for (dim, n) in [(1, 4096), (3, 5), (1, 1)] {
+                let domain = RecordDomain::real(0.0, 1.0, dim).with_sizes(0, 1_000_000);
+                let mut f = PortfolioFinder::new(domain, n, rel, finder_rng(1)).unwrap();
+                let mut sizes = std::collections::BTreeSet::new();
+                for _ in 0..200 {
+                    let p = f.ask().unwrap().expect("the portfolio never runs dry");
+                    f.tell(0.0);
+                    domain.check(p.first()).unwrap();
+                    domain.check(p.second()).unwrap();
+                    assert_eq!(p.relation(), rel);
+                    sizes.insert(p.first().len());
+                }
+                assert!(sizes.len() >= 3, "{rel:?} {dim} {n}: sizes {sizes:?}");
+                assert!(sizes.contains(&n), "{sizes:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_same_seed_proposes_the_same_pairs() {
+        let run = || {
+            let mut f = finder(0.0, 1.0, 2, 8, Neighboring::ReplaceOne);
+            (0..60)
+                .map(|i| {
+                    let p = f.ask().unwrap().unwrap();
+                    f.tell(i as f64 * 0.01);
+                    p
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(run(), run());
+    }
+}
