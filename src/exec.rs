@@ -23,15 +23,31 @@
 //! exact atoms depend on the last bits.
 //!
 //! # Failures
-//! A non-zero exit, too few or too many lines, a non-numeric value, NaN or ∞, inconsistent
-//! lengths, or a time-out are errors naming the command, the request, the first bad line and the
-//! tail of stderr. No verdict is ever computed from partial data, and a timed-out program is
-//! killed.
+//! Each of these is an error naming the command, the request (its first records when long) and
+//! the tail of stderr; no verdict is ever computed from partial data:
+//! - a non-zero exit or a death by signal (reported first: the program's own words are in
+//!   stderr);
+//! - too few lines, a line too many (stdout is parsed as it arrives, so a program printing
+//!   without end is stopped at the first extra line), a non-numeric value, NaN or ∞,
+//!   inconsistent lengths, a line longer than 64 MiB;
+//! - a program that closes its stdin or exits before reading the whole request (a broken pipe
+//!   on our side): it cannot have read its `seed`, which comes last;
+//! - a time-out. `--exec-timeout` covers the whole request: writing the request, the run, and
+//!   reading stdout and stderr to their end, so a program that exits but leaves a process
+//!   holding its stdout (e.g. `(sleep 1000) &`) times out too.
+//!
+//! The program runs as the leader of its own process group; on a time-out or any error the
+//! whole group is killed (SIGKILL), so nothing it started survives. Stderr is drained while the
+//! program runs (a chatty program never blocks on a full pipe) and only its last few KiB are
+//! kept.
 
-use std::io::{Read, Write};
-use std::process::{Command, Stdio};
-use std::sync::Arc;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::process::CommandExt;
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex, MutexGuard, mpsc};
 use std::time::{Duration, Instant};
+
+use ndarray::ArrayView1;
 
 use rand::Rng;
 
@@ -135,6 +151,14 @@ impl ExecMechanism {
     }
 
     /// Runs one request and parses its answer. `expected_dim`, when known, is enforced.
+    ///
+    /// Four threads serve the program: a waiter (its exit status), a writer (the request, in
+    /// chunks of [`WRITE_CHUNK`] bytes that this thread serializes, two in flight, so memory
+    /// stays bounded whatever the dataset's size), a stdout reader (parses lines as they come
+    /// and stops at the first bad one or at one line too many) and a stderr reader (keeps the
+    /// tail). This thread waits for their reports until the deadline, which covers writing the
+    /// request, the run and reading all output. On a time-out or an error the program's whole
+    /// process group is killed.
     fn request(
         &self,
         dataset: &Dataset,
@@ -142,91 +166,405 @@ impl ExecMechanism {
         seed: u64,
         expected_dim: Option<usize>,
     ) -> Result<Samples, MechanismError> {
-        let request = serde_json::json!({
-            "dataset": dataset.to_json_records(),
-            "samples": n,
-            "seed": seed,
-        })
-        .to_string();
-        let short_request = if request.len() > 200 {
-            format!(
-                "{}… ({} bytes)",
-                &request[..request.floor_char_boundary(200)],
-                request.len()
-            )
-        } else {
-            request.clone()
-        };
-        let fail = |what: String, stderr: &str| {
-            let tail: String = {
-                let t = stderr.trim_end();
-                let start = t.len().saturating_sub(800);
-                t[t.floor_char_boundary(start)..].to_string()
-            };
+        let preview = request_preview(dataset, n, seed);
+        let tail = Arc::new(Mutex::new(Vec::new()));
+        let fail = |what: String| {
+            let t = stderr_tail(&tail);
             exec_error(
                 &self.command,
                 format!(
-                    "{what}\n  request: {short_request}\n  stderr (tail): {}",
-                    if tail.is_empty() { "(empty)" } else { &tail }
+                    "{what}\n  request: {preview}\n  stderr (tail): {}",
+                    if t.is_empty() { "(empty)" } else { &t }
                 ),
             )
         };
+        let deadline = Instant::now() + self.timeout;
         let mut child = Command::new(&self.words[0])
             .args(&self.words[1..])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
+            // Its own process group, so a time-out kills whatever it started too.
+            .process_group(0)
             .spawn()
-            .map_err(|e| fail(format!("cannot start `{}`: {e}", self.words[0]), ""))?;
-        // Reader threads so a chatty program never blocks on a full pipe.
-        let mut out = child.stdout.take().expect("piped stdout");
-        let mut err = child.stderr.take().expect("piped stderr");
-        let out_t = std::thread::spawn(move || {
-            let mut s = Vec::new();
-            let _ = out.read_to_end(&mut s);
-            s
-        });
-        let err_t = std::thread::spawn(move || {
-            let mut s = Vec::new();
-            let _ = err.read_to_end(&mut s);
-            s
-        });
-        if let Some(mut stdin) = child.stdin.take() {
-            // A program that exits without reading its input is judged by its exit status and
-            // output below, so a broken pipe here is not an error by itself.
-            let _ = stdin.write_all(request.as_bytes());
-            let _ = stdin.write_all(b"\n");
-        }
-        let start = Instant::now();
-        let status = loop {
-            match child.try_wait() {
-                Ok(Some(status)) => break status,
-                Ok(None) if start.elapsed() > self.timeout => {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    let stderr =
-                        String::from_utf8_lossy(&err_t.join().unwrap_or_default()).into_owned();
-                    return Err(fail(
-                        format!(
-                            "timed out after {:.0} s (--exec-timeout) and was killed",
-                            self.timeout.as_secs_f64()
-                        ),
-                        &stderr,
-                    ));
-                }
-                Ok(None) => std::thread::sleep(Duration::from_millis(2)),
-                Err(e) => return Err(fail(format!("cannot wait for the program: {e}"), "")),
+            .map_err(|e| fail(format!("cannot start `{}`: {e}", self.words[0])))?;
+        let mut group = match libc::pid_t::try_from(child.id()) {
+            Ok(pgid) => Group { pgid, armed: true },
+            Err(_) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(fail(format!("process id {} is out of range", child.id())));
             }
         };
-        let stdout = out_t.join().unwrap_or_default();
-        let stderr = String::from_utf8_lossy(&err_t.join().unwrap_or_default()).into_owned();
-        if !status.success() {
-            return Err(fail(format!("exited with {status}"), &stderr));
+        let (Some(stdin), Some(stdout), Some(stderr)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
+            return Err(fail(
+                "the program's stdin, stdout or stderr is not a pipe".into(),
+            ));
+        };
+        let (tx, rx) = mpsc::channel();
+        let (chunk_tx, chunk_rx) = mpsc::channel::<Vec<u8>>();
+        let started = (|| {
+            let t = tx.clone();
+            spawn("wait for", move || {
+                let _ = t.send(Event::Exited(child.wait()));
+            })?;
+            let t = tx.clone();
+            spawn("read stdout of", move || {
+                let _ = t.send(Event::Stdout(read_releases(stdout, n, expected_dim)));
+            })?;
+            let t = tx.clone();
+            let keep = Arc::clone(&tail);
+            spawn("read stderr of", move || {
+                drain_tail(stderr, &keep);
+                let _ = t.send(Event::StderrClosed);
+            })?;
+            let t = tx.clone();
+            spawn("write to", move || write_request(stdin, chunk_rx, t))
+        })();
+        drop(tx);
+        started.map_err(&fail)?;
+
+        let mut chunks = RequestChunks {
+            dataset,
+            n,
+            seed,
+            next: 0,
+            started: false,
+        };
+        let mut free = vec![
+            Vec::with_capacity(WRITE_CHUNK + 1024),
+            Vec::with_capacity(WRITE_CHUNK + 1024),
+        ];
+        let mut chunk_tx = Some(chunk_tx);
+        let mut exited = None;
+        let mut out = None;
+        let mut written = None;
+        let mut err_closed = false;
+        let timed_out = loop {
+            while let Some(to_writer) = &chunk_tx
+                && let Some(mut buf) = free.pop()
+            {
+                let more = chunks.fill(&mut buf);
+                if to_writer.send(buf).is_err() || !more {
+                    // Dropping the sender ends the writer's loop: it closes stdin.
+                    chunk_tx = None;
+                }
+            }
+            if exited.is_some() && out.is_some() && written.is_some() && err_closed {
+                break false;
+            }
+            let Some(left) = deadline.checked_duration_since(Instant::now()) else {
+                break true;
+            };
+            match rx.recv_timeout(left) {
+                Ok(Event::Buffer(b)) => free.push(b),
+                Ok(Event::Written(r)) => written = Some(r),
+                Ok(Event::Stdout(r)) => {
+                    let bad = r.is_err();
+                    out = Some(r);
+                    if bad {
+                        break false;
+                    }
+                }
+                Ok(Event::StderrClosed) => err_closed = true,
+                Ok(Event::Exited(s)) => exited = Some(s),
+                Err(mpsc::RecvTimeoutError::Timeout) => break true,
+                Err(mpsc::RecvTimeoutError::Disconnected) => break false,
+            }
+        };
+        let mut kill_and_drain = |err_closed: bool| {
+            group.kill();
+            // Let the stderr reader take in the last words of the program (the kill closes the
+            // pipe), but never wait long: a process that left the group may still hold it.
+            let grace = Instant::now() + KILL_GRACE;
+            let mut closed = err_closed;
+            while !closed && let Some(left) = grace.checked_duration_since(Instant::now()) {
+                match rx.recv_timeout(left) {
+                    Ok(Event::StderrClosed) => closed = true,
+                    Ok(_) => {}
+                    Err(_) => break,
+                }
+            }
+        };
+        if timed_out {
+            kill_and_drain(err_closed);
+            let secs = self.timeout.as_secs_f64();
+            return Err(fail(match (&exited, &out) {
+                (Some(Ok(status)), None) => format!(
+                    "exited ({status}), but its stdout was still open after {secs} s \
+                     (--exec-timeout): a process it started (e.g. in the background) holds it; \
+                     the program's process group was killed"
+                ),
+                _ => format!(
+                    "timed out after {secs} s (--exec-timeout) and was killed, with every \
+                     process in its group"
+                ),
+            }));
+        }
+        if let Some(Err(m)) = out {
+            kill_and_drain(err_closed);
+            return Err(fail(m));
+        }
+        let unread = match written {
+            Some(Err((from, e))) => Some(format!(
+                "it stopped reading the request: writing its bytes from {from} on failed ({e})"
+            )),
+            _ => None,
+        };
+        match exited {
+            Some(Ok(status)) if status.success() => {}
+            Some(Ok(status)) => {
+                return Err(fail(match unread {
+                    Some(u) => format!("exited with {status}; {u}"),
+                    None => format!("exited with {status}"),
+                }));
+            }
+            Some(Err(e)) => return Err(fail(format!("cannot wait for the program: {e}"))),
+            None => return Err(fail("lost track of the program (no exit status)".into())),
+        }
+        if let Some(u) = unread {
+            return Err(fail(format!(
+                "closed its stdin before reading the whole request ({u}); a program must read \
+                 the whole request, whose \"seed\" comes last"
+            )));
+        }
+        let samples = match out {
+            Some(Ok(parser)) => parser.finish().map_err(fail)?,
+            _ => return Err(fail("lost its output (stdout reader ended early)".into())),
+        };
+        group.disarm();
+        Ok(samples)
+    }
+}
+
+/// Bytes of the request serialized at a time and handed to the writer thread (two such
+/// buffers are in flight).
+const WRITE_CHUNK: usize = 64 * 1024;
+
+/// Longest stdout line accepted (a release of some 2 million coordinates).
+const MAX_LINE: usize = 64 << 20;
+
+/// Bytes of stderr kept: its tail, for error messages.
+const STDERR_KEEP: usize = 8 * 1024;
+
+/// After killing a program, how long to wait for its stderr to close.
+const KILL_GRACE: Duration = Duration::from_secs(1);
+
+/// What the threads serving one request report.
+enum Event {
+    /// The writer wrote a chunk and returns its buffer.
+    Buffer(Vec<u8>),
+    /// The writer is done: the whole request was written and stdin closed, or writing failed
+    /// at the given byte offset.
+    Written(Result<(), (u64, std::io::Error)>),
+    /// Stdout reached its end (the lines so far), or a line was bad (the reason).
+    Stdout(Result<LineParser, String>),
+    /// Stderr reached its end.
+    StderrClosed,
+    /// The program exited.
+    Exited(std::io::Result<ExitStatus>),
+}
+
+/// The process group a request's program leads. It is killed (SIGKILL to every member) when
+/// dropped unless disarmed, so every way out of a failed request takes the program's children
+/// with it.
+struct Group {
+    pgid: libc::pid_t,
+    armed: bool,
+}
+
+impl Group {
+    fn kill(&mut self) {
+        if self.armed {
+            self.armed = false;
+            // SAFETY: kill(2) takes plain integers and touches no memory of ours; a negative pid
+            // signals every process in the group. Failure (the group is gone) is fine.
+            unsafe {
+                libc::kill(-self.pgid, libc::SIGKILL);
+            }
+        }
+    }
+
+    fn disarm(&mut self) {
+        self.armed = false;
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+fn spawn(what: &str, f: impl FnOnce() + Send + 'static) -> Result<(), String> {
+    std::thread::Builder::new()
+        .name(format!("exec: {what} the program"))
+        .spawn(f)
+        .map(|_| ())
+        .map_err(|e| format!("cannot start a thread to {what} the program: {e}"))
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The request, serialized piece by piece: `{"dataset":[…],"samples":n,"seed":s}` and a
+/// newline, the same bytes `serde_json` prints for the whole object.
+struct RequestChunks<'a> {
+    dataset: &'a Dataset,
+    n: usize,
+    seed: u64,
+    next: usize,
+    started: bool,
+}
+
+impl RequestChunks<'_> {
+    /// Appends the next part of the request to `buf` (at least [`WRITE_CHUNK`] bytes unless it
+    /// is the end); false once the request is complete.
+    fn fill(&mut self, buf: &mut Vec<u8>) -> bool {
+        if !self.started {
+            buf.extend_from_slice(b"{\"dataset\":[");
+            self.started = true;
+        }
+        let rows = self.dataset.len();
+        while self.next < rows && buf.len() < WRITE_CHUNK {
+            if self.next > 0 {
+                buf.push(b',');
+            }
+            write_record(buf, self.dataset.record(self.next));
+            self.next += 1;
+        }
+        if self.next < rows {
+            return true;
+        }
+        let _ = writeln!(buf, "],\"samples\":{},\"seed\":{}}}", self.n, self.seed);
+        false
+    }
+}
+
+/// A record as the protocol sends it: a number when the records are scalars, else an array.
+fn write_record(buf: &mut Vec<u8>, record: ArrayView1<'_, f64>) {
+    // serde_json prints a finite f64 in its shortest round-trip form (ryu: `1e300`, `5e-324`,
+    // `-0.0`, `4503599627370495.5`), which every correct decimal parser reads back to the same
+    // bits; records are finite (Dataset checks). Writing to a Vec cannot fail.
+    if record.len() == 1 {
+        let _ = serde_json::to_writer(&mut *buf, &record[0]);
+    } else {
+        buf.push(b'[');
+        for (j, v) in record.iter().enumerate() {
+            if j > 0 {
+                buf.push(b',');
+            }
+            let _ = serde_json::to_writer(&mut *buf, v);
+        }
+        buf.push(b']');
+    }
+}
+
+/// The request as error messages show it: whole when short, else its first records and the
+/// count.
+fn request_preview(dataset: &Dataset, n: usize, seed: u64) -> String {
+    let mut buf = b"{\"dataset\":[".to_vec();
+    let rows = dataset.len();
+    let mut i = 0;
+    while i < rows && buf.len() < 160 {
+        if i > 0 {
+            buf.push(b',');
+        }
+        write_record(&mut buf, dataset.record(i));
+        i += 1;
+    }
+    if i < rows {
+        let _ = write!(buf, ",… ({rows} records)");
+    }
+    let _ = write!(buf, "],\"samples\":{n},\"seed\":{seed}}}");
+    String::from_utf8_lossy(&buf).into_owned()
+}
+
+/// The writer thread: writes the chunks it is sent, returns each buffer, and closes stdin at
+/// the end (when the sender is dropped).
+fn write_request(
+    mut stdin: std::process::ChildStdin,
+    chunks: mpsc::Receiver<Vec<u8>>,
+    events: mpsc::Sender<Event>,
+) {
+    let mut sent = 0u64;
+    for mut buf in chunks {
+        if let Err(e) = stdin.write_all(&buf) {
+            let _ = events.send(Event::Written(Err((sent, e))));
+            return;
+        }
+        sent += buf.len() as u64;
+        buf.clear();
+        if events.send(Event::Buffer(buf)).is_err() {
+            return;
+        }
+    }
+    drop(stdin);
+    let _ = events.send(Event::Written(Ok(())));
+}
+
+/// The stdout thread: parses lines as they arrive, and stops at the first bad one (including
+/// one line more than requested, or a line longer than [`MAX_LINE`]).
+fn read_releases(
+    stdout: impl Read,
+    n: usize,
+    expected_dim: Option<usize>,
+) -> Result<LineParser, String> {
+    let mut reader = BufReader::with_capacity(64 * 1024, stdout);
+    let mut parser = LineParser::new(Some(n), expected_dim);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let got = (&mut reader)
+            .take(MAX_LINE as u64 + 1)
+            .read_until(b'\n', &mut line)
+            .map_err(|e| format!("cannot read stdout: {e}"))?;
+        if got == 0 {
+            return Ok(parser);
+        }
+        let line_no = parser.lines() + 1;
+        if line.len() > MAX_LINE {
+            return Err(format!(
+                "line {line_no} is longer than {} MiB",
+                MAX_LINE >> 20
+            ));
         }
         let text =
-            String::from_utf8(stdout).map_err(|_| fail("stdout is not UTF-8".into(), &stderr))?;
-        parse_lines(&text, Some(n), expected_dim).map_err(|m| fail(m, &stderr))
+            std::str::from_utf8(&line).map_err(|_| format!("line {line_no} is not UTF-8"))?;
+        parser.push(text)?;
     }
+}
+
+/// The stderr thread: reads to the end, keeping only the last [`STDERR_KEEP`] bytes or so.
+fn drain_tail(mut stderr: impl Read, tail: &Mutex<Vec<u8>>) {
+    let mut chunk = vec![0u8; 8 * 1024];
+    loop {
+        match stderr.read(&mut chunk) {
+            Ok(0) => return,
+            Ok(k) => {
+                let mut t = lock(tail);
+                t.extend_from_slice(&chunk[..k]);
+                if t.len() > 2 * STDERR_KEEP {
+                    let cut = t.len() - STDERR_KEEP;
+                    t.drain(..cut);
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return,
+        }
+    }
+}
+
+/// The last 800 characters of stderr so far.
+fn stderr_tail(tail: &Mutex<Vec<u8>>) -> String {
+    let bytes = lock(tail).clone();
+    let text = String::from_utf8_lossy(&bytes);
+    let t = text.trim_end();
+    let start = t.len().saturating_sub(800);
+    t[t.floor_char_boundary(start)..].to_string()
 }
 
 impl Mechanism for ExecMechanism {
@@ -272,12 +610,48 @@ pub fn parse_lines(
     expected_n: Option<usize>,
     expected_dim: Option<usize>,
 ) -> Result<Samples, String> {
-    let mut flat = Vec::new();
-    let mut dim = expected_dim;
-    let mut count = 0usize;
-    for (i, line) in text.lines().enumerate() {
-        let line_no = i + 1;
+    let mut parser = LineParser::new(expected_n, expected_dim);
+    for line in text.lines() {
+        parser.push(line)?;
+    }
+    parser.finish()
+}
+
+/// The line format, one line at a time (see [`parse_lines`]).
+struct LineParser {
+    expected_n: Option<usize>,
+    dim: Option<usize>,
+    flat: Vec<f64>,
+    count: usize,
+}
+
+impl LineParser {
+    fn new(expected_n: Option<usize>, expected_dim: Option<usize>) -> Self {
+        Self {
+            expected_n,
+            dim: expected_dim,
+            flat: Vec::new(),
+            count: 0,
+        }
+    }
+
+    /// Lines accepted so far.
+    fn lines(&self) -> usize {
+        self.count
+    }
+
+    /// Parses the next line (its line break may be included).
+    fn push(&mut self, line: &str) -> Result<(), String> {
+        let line_no = self.count + 1;
         let l = line.trim();
+        if let Some(n) = self.expected_n
+            && self.count == n
+        {
+            return Err(format!(
+                "more than the {n} lines requested (line {line_no}: {})",
+                clip(l)
+            ));
+        }
         if l.is_empty() {
             return Err(format!("line {line_no} is empty"));
         }
@@ -309,8 +683,8 @@ pub fn parse_lines(
         if row.is_empty() {
             return Err(format!("line {line_no} is an empty array"));
         }
-        match dim {
-            None => dim = Some(row.len()),
+        match self.dim {
+            None => self.dim = Some(row.len()),
             Some(d) if d != row.len() => {
                 return Err(format!(
                     "line {line_no} has {} values; earlier lines (or the mechanism) have {d}",
@@ -319,24 +693,23 @@ pub fn parse_lines(
             }
             _ => {}
         }
-        flat.extend(row);
-        count += 1;
-        if let Some(n) = expected_n
-            && count > n
+        self.flat.extend(row);
+        self.count += 1;
+        Ok(())
+    }
+
+    /// The releases, once every line is in.
+    fn finish(self) -> Result<Samples, String> {
+        if let Some(n) = self.expected_n
+            && self.count != n
         {
-            return Err(format!(
-                "more than the {n} lines requested (line {line_no}: {})",
-                clip(l)
-            ));
+            return Err(format!("{} lines printed, {n} requested", self.count));
         }
+        let dim = self
+            .dim
+            .ok_or_else(|| "no releases (empty output)".to_string())?;
+        Samples::from_flat(dim, self.flat).map_err(|e| e.to_string())
     }
-    if let Some(n) = expected_n
-        && count != n
-    {
-        return Err(format!("{count} lines printed, {n} requested"));
-    }
-    let dim = dim.ok_or_else(|| "no releases (empty output)".to_string())?;
-    Samples::from_flat(dim, flat).map_err(|e| e.to_string())
 }
 
 fn number(x: &serde_json::Number, line_no: usize, line: &str) -> Result<f64, String> {

@@ -1,0 +1,65 @@
+//! An exec program that writes a huge amount to stderr: drained while it runs (no deadlock on a
+//! full pipe) and only its tail is kept. Alone in its test binary, because it measures this
+//! process's peak memory (VmHWM), which other tests running in parallel would disturb.
+
+use std::time::Duration;
+
+use dp_audit::exec::ExecMechanism;
+use dp_audit::{Dataset, Neighboring, RecordDomain};
+
+/// Peak resident memory of this process, in KiB.
+fn peak_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+#[test]
+fn huge_stderr_is_drained_and_only_its_tail_kept() {
+    // 256 MiB of stderr, written before the request is read and after the releases are printed.
+    let dir = std::env::temp_dir().join(format!("dp-audit-exec-stderr-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("chatty.py");
+    std::fs::write(
+        &p,
+        "import json, sys\n\
+         junk = b'x' * (1 << 20) + b'\\n'\n\
+         for _ in range(128):\n    sys.stderr.buffer.write(junk)\n\
+         r = json.load(sys.stdin)\n\
+         print('\\n'.join(['0.5'] * r['samples']))\n\
+         sys.stdout.flush()\n\
+         for _ in range(128):\n    sys.stderr.buffer.write(junk)\n\
+         sys.stderr.write('the last words\\n')\n\
+         sys.exit(int(r['dataset'][0]))\n",
+    )
+    .unwrap();
+    let before = peak_kib();
+    let command = format!("python3 {}", p.display());
+    let ok = ExecMechanism::new(
+        &command,
+        "pure:1".parse().unwrap(),
+        Neighboring::AddRemove,
+        RecordDomain::real(0.0, 1.0, 1).with_sizes(0, 100_000),
+        Duration::from_secs(120),
+        &Dataset::scalars(vec![0.0; 100_000]).unwrap(),
+    );
+    assert!(ok.is_ok(), "{:?}", ok.err());
+    let e = ExecMechanism::new(
+        &command,
+        "pure:1".parse().unwrap(),
+        Neighboring::AddRemove,
+        RecordDomain::real(0.0, 1.0, 1).with_sizes(0, 100_000),
+        Duration::from_secs(120),
+        &Dataset::scalars(vec![1.0]).unwrap(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("exited with exit status: 1"), "{e}");
+    assert!(e.contains("the last words"), "the tail is shown: {e}");
+    assert!(e.len() < 4000, "only the tail is shown ({} bytes)", e.len());
+    let grown_mib = (peak_kib().saturating_sub(before)) / 1024;
+    assert!(
+        grown_mib < 64,
+        "peak memory grew by {grown_mib} MiB for 256 MiB of stderr"
+    );
+}
