@@ -68,6 +68,13 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 /// or wide machines can lower it (`--exec-batch`).
 pub const DEFAULT_BATCH: usize = 50_000;
 
+/// Most record values (records × record dimension) in one dataset sent to a program: 10^7, so
+/// 10^7 scalar records or 10^6 records of dimension 10. At the cap a dataset takes 80 MB here
+/// (a finder holds a few), its request about 200 MB of JSON (streamed, never held whole), and
+/// Python's `json.load` needs about 4 s to read it; larger datasets would cost seconds and
+/// gigabytes per batch.
+pub const MAX_DATASET_VALUES: usize = 10_000_000;
+
 /// A mechanism run as an external program through the exec protocol.
 #[derive(Clone, Debug)]
 pub struct ExecMechanism {
@@ -130,6 +137,14 @@ impl ExecMechanism {
         let s = m.request(probe, 2, 0, None)?;
         m.output_dim = s.dim();
         Ok(m)
+    }
+
+    /// The record domain for a program: records of dimension `dim` in `[lower, upper]`,
+    /// datasets of 0 to [`MAX_DATASET_VALUES`]` / dim` records (10^7 scalars). The catalogue's
+    /// cap of 1000 records ([`RecordDomain::real`]) is for mechanisms computed in-process; a
+    /// program is sent its dataset streamed.
+    pub fn domain(lower: f64, upper: f64, dim: usize) -> RecordDomain {
+        RecordDomain::real(lower, upper, dim).with_sizes(0, MAX_DATASET_VALUES / dim.max(1))
     }
 
     /// The command as given.
