@@ -32,6 +32,16 @@
 //!   inconsistent lengths, a line longer than 64 MiB;
 //! - a program that closes its stdin or exits before reading the whole request (a broken pipe
 //!   on our side): it cannot have read its `seed`, which comes last;
+//! - releases that repeat those of an earlier request with another seed: a program that ignores
+//!   its seed (a constant seed, a common mistake) returns the same releases in every batch, and
+//!   the i.i.d. assumption behind every bound would fail silently. Each batch (not the probe)
+//!   leaves two 128-bit fingerprints, shared by all threads: the bits of its first releases,
+//!   once they hold an estimated 96 bits of randomness, and the order of its first 25 values
+//!   (which a shift of the releases, as between neighboring datasets, keeps). Independent
+//!   batches share one with probability about 2^-83 or less; constant outputs and small
+//!   discrete batches (e.g. randomized response, 2 releases) never count (see `fingerprints`
+//!   in the source). The same seed twice may repeat: programs should be deterministic given
+//!   their seed;
 //! - a time-out. `--exec-timeout` covers the whole request: writing the request, the run, and
 //!   reading stdout and stderr to their end, so a program that exits but leaves a process
 //!   holding its stdout (e.g. `(sleep 1000) &`) times out too.
@@ -41,6 +51,8 @@
 //! program runs (a chatty program never blocks on a full pipe) and only its last few KiB are
 //! kept.
 
+use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hasher};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::process::CommandExt;
 use std::process::{Command, ExitStatus, Stdio};
@@ -86,6 +98,9 @@ pub struct ExecMechanism {
     output_dim: usize,
     timeout: Duration,
     batch: usize,
+    /// Fingerprints of the releases of earlier requests (shared by clones): a program that
+    /// ignores its seed repeats them.
+    seen: Arc<Mutex<HashMap<u128, Seen>>>,
 }
 
 fn exec_error(command: &str, message: String) -> MechanismError {
@@ -131,10 +146,11 @@ impl ExecMechanism {
             output_dim: 0,
             timeout,
             batch: DEFAULT_BATCH,
+            seen: Arc::default(),
         };
         domain.validate()?;
         domain.check(probe)?;
-        let s = m.request(probe, 2, 0, None)?;
+        let s = m.request(probe, 2, 0, None, false)?;
         m.output_dim = s.dim();
         Ok(m)
     }
@@ -165,7 +181,9 @@ impl ExecMechanism {
         Ok(self)
     }
 
-    /// Runs one request and parses its answer. `expected_dim`, when known, is enforced.
+    /// Runs one request and parses its answer. `expected_dim`, when known, is enforced. With
+    /// `check_seed`, the releases are compared with those of earlier requests (see
+    /// [`fingerprints`]).
     ///
     /// Four threads serve the program: a waiter (its exit status), a writer (the request, in
     /// chunks of [`WRITE_CHUNK`] bytes that this thread serializes, two in flight, so memory
@@ -180,6 +198,7 @@ impl ExecMechanism {
         n: usize,
         seed: u64,
         expected_dim: Option<usize>,
+        check_seed: bool,
     ) -> Result<Samples, MechanismError> {
         let preview = request_preview(dataset, n, seed);
         let tail = Arc::new(Mutex::new(Vec::new()));
@@ -350,7 +369,158 @@ impl ExecMechanism {
             _ => return Err(fail("lost its output (stdout reader ended early)".into())),
         };
         group.disarm();
+        if check_seed {
+            self.check_independent(&samples, seed).map_err(fail)?;
+        }
         Ok(samples)
+    }
+
+    /// Refuses releases whose fingerprint (see [`fingerprints`]) an earlier request with a
+    /// different seed had, and records them.
+    fn check_independent(&self, samples: &Samples, seed: u64) -> Result<(), String> {
+        let prints = fingerprints(samples);
+        let mut seen = lock(&self.seen);
+        for (key, what) in &prints {
+            if let Some(earlier) = seen.get(key)
+                && earlier.seed != seed
+            {
+                return Err(format!(
+                    "its releases repeat those of an earlier request with another seed: {what} \
+                     (this request: seed {seed}, {} releases; the earlier one: seed {}, {} \
+                     releases). Releases must be independent draws, and every bound assumes \
+                     they are: the program must draw its randomness from the request's \"seed\" \
+                     field (e.g. random.Random(seed) in Python), not from a constant seed or one \
+                     of its own, and must not print its releases in a fixed order (e.g. sorted)",
+                    samples.n(),
+                    earlier.seed,
+                    earlier.n
+                ));
+            }
+        }
+        for (key, _) in prints {
+            seen.entry(key).or_insert(Seen {
+                seed,
+                n: samples.n(),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// An earlier request's fingerprint: its seed and size.
+#[derive(Clone, Copy, Debug)]
+struct Seen {
+    seed: u64,
+    n: usize,
+}
+
+/// Fewest releases whose repetition counts as evidence.
+const REPEAT_MIN_RELEASES: usize = 16;
+
+/// Estimated bits of randomness a block of releases must hold before its repetition counts as
+/// evidence: two independent blocks coincide with probability about 2^-96.
+const REPEAT_MIN_BITS: f64 = 96.0;
+
+/// Releases whose order is compared: 25! ≈ 2^83.7 equally likely orders.
+const ORDER_RELEASES: usize = 25;
+
+/// Fingerprints of a batch that independent batches share only with negligible probability,
+/// each with a description for the error message. A program with a constant seed repeats them
+/// in every request, whatever the sample count (the fingerprints are of the first releases) and
+/// often whatever the dataset.
+///
+/// - **Repeated releases**: a hash of the bits of the shortest prefix of at least
+///   [`REPEAT_MIN_RELEASES`] releases whose estimated collision entropy, k·log2(k²/Σ c_v²) over
+///   the counts c_v of its distinct releases, reaches [`REPEAT_MIN_BITS`]; the plug-in estimate
+///   of Σ p_v² is biased upwards, so the entropy is underestimated. Continuous outputs need 22
+///   releases; a fair bit 96 or more; constant outputs (deterministic mechanisms) and small
+///   discrete batches (randomized response, 2 releases) never qualify, since they may repeat
+///   legitimately. Which prefix is used depends only on its content, so equal releases give
+///   equal prefixes.
+/// - **Repeated order**: for the first coordinate whose first [`ORDER_RELEASES`] values are
+///   distinct, the order of those values (their ranks). I.i.d. releases are exchangeable, so
+///   given distinct values every order has probability 1/25!, whatever the distribution. The
+///   order survives a shift or scaling of the releases: a constant-seeded `f(D) + noise` repeats
+///   it on neighboring datasets too.
+fn fingerprints(samples: &Samples) -> Vec<(u128, String)> {
+    let mut prints = Vec::new();
+    let v = samples.values();
+    let (n, dim) = (samples.n(), samples.dim());
+    let row_hash = |i: usize| -> u64 {
+        let mut h = DefaultHasher::new();
+        for x in v.row(i) {
+            h.write_u64(x.to_bits());
+        }
+        h.finish()
+    };
+    let mut counts: HashMap<u64, u64> = HashMap::new();
+    let mut sum_sq = 0f64;
+    for k in 1..=n {
+        let c = counts.entry(row_hash(k - 1)).or_insert(0);
+        sum_sq += (2 * *c + 1) as f64;
+        *c += 1;
+        let kf = k as f64;
+        if k >= REPEAT_MIN_RELEASES && kf * (kf * kf / sum_sq).log2() >= REPEAT_MIN_BITS {
+            let mut h = Hash128::new(1);
+            h.write(dim as u64);
+            h.write(k as u64);
+            for x in v.slice(ndarray::s![..k, ..]) {
+                h.write(x.to_bits());
+            }
+            prints.push((
+                h.finish(),
+                format!("its first {k} releases are identical, bit for bit"),
+            ));
+            break;
+        }
+    }
+    if n >= ORDER_RELEASES {
+        for j in 0..dim {
+            let mut idx: Vec<usize> = (0..ORDER_RELEASES).collect();
+            let col = |i: usize| v[[i, j]];
+            idx.sort_by(|&a, &b| col(a).total_cmp(&col(b)));
+            // Distinct as numbers (so -0.0 and 0.0 tie): then the order is strict.
+            if idx.windows(2).all(|w| col(w[0]) < col(w[1])) {
+                let mut h = Hash128::new(2);
+                h.write(j as u64);
+                for i in idx {
+                    h.write(i as u64);
+                }
+                prints.push((
+                    h.finish(),
+                    format!(
+                        "its first {ORDER_RELEASES} releases are in the same order (coordinate \
+                         {j})"
+                    ),
+                ));
+                break;
+            }
+        }
+    }
+    prints
+}
+
+/// Two independent SipHash streams (std's DefaultHasher, fixed keys), for 128-bit fingerprints:
+/// a false match among even 2^32 batches has probability below 2^-64.
+struct Hash128(DefaultHasher, DefaultHasher);
+
+impl Hash128 {
+    fn new(tag: u64) -> Self {
+        let mut a = DefaultHasher::new();
+        let mut b = DefaultHasher::new();
+        a.write_u64(tag);
+        b.write_u64(tag ^ 0x5DEE_CE66_D1CE_4E5B);
+        b.write_u64(0x9E37_79B9_7F4A_7C15);
+        Self(a, b)
+    }
+
+    fn write(&mut self, x: u64) {
+        self.0.write_u64(x);
+        self.1.write_u64(x);
+    }
+
+    fn finish(&self) -> u128 {
+        (u128::from(self.0.finish()) << 64) | u128::from(self.1.finish())
     }
 }
 
@@ -613,7 +783,7 @@ impl Mechanism for ExecMechanism {
         // One request per call: the runner splits large draws into calls of `batch_size()`
         // releases (one process each, run in parallel by rayon), which amortizes start-up cost.
         let seed = rng.next_u64();
-        self.request(dataset, n, seed, Some(self.output_dim))
+        self.request(dataset, n, seed, Some(self.output_dim), true)
     }
 }
 
@@ -800,6 +970,53 @@ mod tests {
         for (i, v) in values.iter().enumerate() {
             assert_eq!(s.values()[[i, 1]].to_bits(), v.to_bits());
         }
+    }
+
+    /// What counts as evidence: enough releases, enough estimated randomness, and the order
+    /// fingerprint survives a shift and scaling.
+    #[test]
+    fn fingerprints_need_enough_randomness() {
+        let x: Vec<f64> = (0..1000).map(|i| (i as f64 * 0.7).sin()).collect();
+        let p = fingerprints(&Samples::from_column(x.clone()));
+        assert_eq!(p.len(), 2, "{p:?}");
+        // 22 distinct releases: 22·log2(22) = 98.1 bits ≥ 96 (21 give 92.2).
+        assert!(p[0].1.contains("first 22 releases"), "{}", p[0].1);
+        assert!(p[1].1.contains("same order"), "{}", p[1].1);
+        // A shifted, scaled copy: other bits, the same order.
+        let y: Vec<f64> = x.iter().map(|v| 3.0 + 2.0 * v).collect();
+        let q = fingerprints(&Samples::from_column(y));
+        assert_ne!(p[0].0, q[0].0);
+        assert_eq!(p[1].0, q[1].0);
+        // A prefix of the batch has the same fingerprints.
+        let r = fingerprints(&Samples::from_column(x[..30].to_vec()));
+        assert_eq!((p[0].0, p[1].0), (r[0].0, r[1].0));
+        // Too short, constant, or too little randomness: nothing.
+        assert!(fingerprints(&Samples::from_column(x[..15].to_vec())).is_empty());
+        assert!(fingerprints(&Samples::from_column(vec![0.5; 50_000])).is_empty());
+        let mut state = 7u64;
+        let mut bits = |n: usize| -> Vec<f64> {
+            (0..n)
+                .map(|_| {
+                    state = state
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    (state >> 63) as f64
+                })
+                .collect()
+        };
+        // 64 fair bits hold at most 64 bits: never evidence.
+        assert!(fingerprints(&Samples::from_column(bits(64))).is_empty());
+        // 1000 of them do (about 96–110 needed); their order is never used (ties).
+        let p = fingerprints(&Samples::from_column(bits(1000)));
+        assert_eq!(p.len(), 1, "{p:?}");
+        // One odd release among 50 000 is about 3 bits: not evidence.
+        let mut rare = vec![1.0; 50_000];
+        rare[7] = 0.0;
+        assert!(fingerprints(&Samples::from_column(rare)).is_empty());
+        // Ties in the first coordinate: the order of the second is used.
+        let rows: Vec<f64> = (0..30).flat_map(|i| [0.0, (i as f64).cos()]).collect();
+        let p = fingerprints(&Samples::from_flat(2, rows).unwrap());
+        assert!(p.iter().any(|(_, w)| w.contains("coordinate 1")), "{p:?}");
     }
 
     #[test]
