@@ -595,8 +595,8 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// The request, serialized piece by piece: `{"dataset":[…],"samples":n,"seed":s}` and a
-/// newline, the same bytes `serde_json` prints for the whole object.
+/// The request, serialized piece by piece: `{"dataset":[…],"samples":n,"seed":s}`, the same
+/// bytes `serde_json` prints for the whole object (the writer adds a newline).
 struct RequestChunks<'a> {
     dataset: &'a Dataset,
     n: usize,
@@ -624,7 +624,8 @@ impl RequestChunks<'_> {
         if self.next < rows {
             return true;
         }
-        let _ = writeln!(buf, "],\"samples\":{},\"seed\":{}}}", self.n, self.seed);
+        // The closing newline is written by the writer on its own (see `write_request`).
+        let _ = write!(buf, "],\"samples\":{},\"seed\":{}}}", self.n, self.seed);
         false
     }
 }
@@ -687,6 +688,9 @@ fn write_request(
             return;
         }
     }
+    // The request ends with a newline, for programs that read a line. A program that stops
+    // reading at the closing brace and exits may leave it unwritten: not an error.
+    let _ = stdin.write_all(b"\n");
     drop(stdin);
     let _ = events.send(Event::Written(Ok(())));
 }
@@ -812,10 +816,15 @@ struct LineParser {
 
 impl LineParser {
     fn new(expected_n: Option<usize>, expected_dim: Option<usize>) -> Self {
+        // Known sizes: one allocation (capped, in case a caller asks for absurd counts).
+        let size = match (expected_n, expected_dim) {
+            (Some(n), Some(d)) => n.saturating_mul(d).min(1 << 24),
+            _ => 0,
+        };
         Self {
             expected_n,
             dim: expected_dim,
-            flat: Vec::new(),
+            flat: Vec::with_capacity(size),
             count: 0,
         }
     }
@@ -969,6 +978,50 @@ mod tests {
         let s = parse_lines(&text, None, Some(2)).unwrap();
         for (i, v) in values.iter().enumerate() {
             assert_eq!(s.values()[[i, 1]].to_bits(), v.to_bits());
+        }
+    }
+
+    /// The streamed request is, byte for byte, what serde_json prints for the whole object
+    /// (as before streaming), across chunk boundaries, for scalar and vector records.
+    #[test]
+    fn streamed_request_matches_serde_json() {
+        let scalars: Vec<f64> = (0..20_000).map(|i| (i as f64).sqrt() * 1e-3).collect();
+        let rows: Vec<Vec<f64>> = (0..9_000)
+            .map(|i| vec![-(i as f64), 1e300 / (1.0 + i as f64), 5e-324])
+            .collect();
+        for d in [
+            Dataset::scalars(scalars).unwrap(),
+            Dataset::vectors(3, &rows).unwrap(),
+            Dataset::scalars(vec![-0.0]).unwrap(),
+            Dataset::empty(1).unwrap(),
+        ] {
+            let mut chunks = RequestChunks {
+                dataset: &d,
+                n: 50_000,
+                seed: u64::MAX,
+                next: 0,
+                started: false,
+            };
+            let mut all = Vec::new();
+            let mut parts = 0;
+            loop {
+                let mut buf = Vec::new();
+                let more = chunks.fill(&mut buf);
+                all.extend_from_slice(&buf);
+                parts += 1;
+                if !more {
+                    break;
+                }
+                assert!(buf.len() >= WRITE_CHUNK);
+            }
+            let want = serde_json::json!({
+                "dataset": d.to_json_records(),
+                "samples": 50_000,
+                "seed": u64::MAX,
+            })
+            .to_string();
+            assert_eq!(String::from_utf8(all).unwrap(), want);
+            assert!(d.len() < 1000 || parts > 1, "several chunks");
         }
     }
 
