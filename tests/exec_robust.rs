@@ -99,7 +99,12 @@ fn child_holding_stdout_is_a_time_out_and_dies() {
     )
     .unwrap_err();
     assert!(t.elapsed() < Duration::from_secs(2) + SLACK);
-    assert!(e.contains("stdout was still open"), "{e}");
+    // Normally "exited …, but its stdout was still open"; on a machine so loaded that `sh`
+    // had not exited by the deadline, the plain time-out. Either way a time-out.
+    assert!(
+        e.contains("stdout was still open") || e.contains("timed out after 2 s"),
+        "{e}"
+    );
     assert!(e.contains("--exec-timeout"), "{e}");
     assert!(e.contains("sh -c"), "names the command: {e}");
     let pgid: i32 = std::fs::read_to_string(&pidfile)
