@@ -70,6 +70,10 @@ use crate::mechanisms::{
 /// How long a batch may run by default.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// The longest time-out accepted: 10^9 s, so a deadline (now + time-out) is always
+/// representable.
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(1_000_000_000);
+
 /// Releases per request (one process) by default. Starting an interpreter costs 20–200 ms, about
 /// what a trivial Python mechanism needs for 10^4–10^5 releases, so batches of 50 000 keep the
 /// start-up a modest share of the work: `tests/exec_bench.rs` measured the runner's default
@@ -131,10 +135,14 @@ impl ExecMechanism {
         if words.is_empty() {
             return Err(exec_error(command, "the command is empty".into()));
         }
-        if timeout.is_zero() {
+        if timeout.is_zero() || timeout > MAX_TIMEOUT {
             return Err(exec_error(
                 command,
-                "the time-out is 0; allowed: > 0 seconds".into(),
+                format!(
+                    "the time-out is {} s; allowed: > 0 and at most {} s (about 31 years)",
+                    timeout.as_secs_f64(),
+                    MAX_TIMEOUT.as_secs()
+                ),
             ));
         }
         let mut m = Self {

@@ -222,3 +222,31 @@ fn empty_output_and_signals_are_errors() {
     .unwrap_err();
     assert!(e.contains("signal: 9"), "{e}");
 }
+
+/// Time-outs of 0 or beyond 10^9 s are refused, naming the value (no overflow of the deadline).
+#[test]
+fn absurd_time_outs_are_refused() {
+    for t in [Duration::ZERO, Duration::from_secs(u64::MAX)] {
+        let e = probe(
+            "true",
+            t.min(Duration::from_secs(1)),
+            Dataset::empty(1).unwrap(),
+        );
+        assert!(e.is_err(), "`true` prints nothing");
+        let e = ExecMechanism::new(
+            "python3 -c pass",
+            "pure:1".parse().unwrap(),
+            Neighboring::AddRemove,
+            domain(),
+            t,
+            &Dataset::empty(1).unwrap(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains(&format!("the time-out is {} s", t.as_secs_f64()))
+                && e.contains("at most 1000000000 s"),
+            "{e}"
+        );
+    }
+}
