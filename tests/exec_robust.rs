@@ -227,12 +227,6 @@ fn empty_output_and_signals_are_errors() {
 #[test]
 fn absurd_time_outs_are_refused() {
     for t in [Duration::ZERO, Duration::from_secs(u64::MAX)] {
-        let e = probe(
-            "true",
-            t.min(Duration::from_secs(1)),
-            Dataset::empty(1).unwrap(),
-        );
-        assert!(e.is_err(), "`true` prints nothing");
         let e = ExecMechanism::new(
             "python3 -c pass",
             "pure:1".parse().unwrap(),
