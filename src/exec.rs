@@ -23,15 +23,43 @@
 //! exact atoms depend on the last bits.
 //!
 //! # Failures
-//! A non-zero exit, too few or too many lines, a non-numeric value, NaN or ∞, inconsistent
-//! lengths, or a time-out are errors naming the command, the request, the first bad line and the
-//! tail of stderr. No verdict is ever computed from partial data, and a timed-out program is
-//! killed.
+//! Each of these is an error naming the command, the request (its first records when long) and
+//! the tail of stderr; no verdict is ever computed from partial data:
+//! - a non-zero exit or a death by signal (reported first: the program's own words are in
+//!   stderr);
+//! - too few lines, a line too many (stdout is parsed as it arrives, so a program printing
+//!   without end is stopped at the first extra line), a non-numeric value, NaN or ∞,
+//!   inconsistent lengths, a line longer than 64 MiB;
+//! - a program that closes its stdin or exits before reading the whole request (a broken pipe
+//!   on our side): it cannot have read its `seed`, which comes last;
+//! - releases that repeat those of an earlier request with another seed: a program that ignores
+//!   its seed (a constant seed, a common mistake) returns the same releases in every batch, and
+//!   the i.i.d. assumption behind every bound would fail silently. Each batch (not the probe)
+//!   leaves two 128-bit fingerprints, shared by all threads: the bits of its first releases,
+//!   once they hold an estimated 96 bits of randomness, and the order of its first 25 values
+//!   (which a shift of the releases, as between neighboring datasets, keeps). Independent
+//!   batches share one with probability about 2^-83 or less; constant outputs and small
+//!   discrete batches (e.g. randomized response, 2 releases) never count (see `fingerprints`
+//!   in the source). The same seed twice may repeat: programs should be deterministic given
+//!   their seed;
+//! - a time-out. `--exec-timeout` covers the whole request: writing the request, the run, and
+//!   reading stdout and stderr to their end, so a program that exits but leaves a process
+//!   holding its stdout (e.g. `(sleep 1000) &`) times out too.
+//!
+//! The program runs as the leader of its own process group; on a time-out or any error the
+//! whole group is killed (SIGKILL), so nothing it started survives. Stderr is drained while the
+//! program runs (a chatty program never blocks on a full pipe) and only its last few KiB are
+//! kept.
 
-use std::io::{Read, Write};
-use std::process::{Command, Stdio};
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hasher};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::process::CommandExt;
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex, MutexGuard, mpsc};
 use std::time::{Duration, Instant};
+
+use ndarray::ArrayView1;
 
 use rand::Rng;
 
@@ -42,6 +70,10 @@ use crate::mechanisms::{
 /// How long a batch may run by default.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// The longest time-out accepted: 10^9 s, so a deadline (now + time-out) is always
+/// representable.
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(1_000_000_000);
+
 /// Releases per request (one process) by default. Starting an interpreter costs 20–200 ms, about
 /// what a trivial Python mechanism needs for 10^4–10^5 releases, so batches of 50 000 keep the
 /// start-up a modest share of the work: `tests/exec_bench.rs` measured the runner's default
@@ -51,6 +83,13 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 /// processes, up to `--jobs` at once. Slow programs (whose batch would exceed `--exec-timeout`)
 /// or wide machines can lower it (`--exec-batch`).
 pub const DEFAULT_BATCH: usize = 50_000;
+
+/// Most record values (records × record dimension) in one dataset sent to a program: 10^7, so
+/// 10^7 scalar records or 10^6 records of dimension 10. At the cap a dataset takes 80 MB here
+/// (a finder holds a few), its request about 200 MB of JSON (streamed, never held whole), and
+/// Python's `json.load` needs about 4 s to read it; larger datasets would cost seconds and
+/// gigabytes per batch.
+pub const MAX_DATASET_VALUES: usize = 10_000_000;
 
 /// A mechanism run as an external program through the exec protocol.
 #[derive(Clone, Debug)]
@@ -63,6 +102,9 @@ pub struct ExecMechanism {
     output_dim: usize,
     timeout: Duration,
     batch: usize,
+    /// Fingerprints of the releases of earlier requests (shared by clones): a program that
+    /// ignores its seed repeats them.
+    seen: Arc<Mutex<HashMap<u128, Seen>>>,
 }
 
 fn exec_error(command: &str, message: String) -> MechanismError {
@@ -93,10 +135,14 @@ impl ExecMechanism {
         if words.is_empty() {
             return Err(exec_error(command, "the command is empty".into()));
         }
-        if timeout.is_zero() {
+        if timeout.is_zero() || timeout > MAX_TIMEOUT {
             return Err(exec_error(
                 command,
-                "the time-out is 0; allowed: > 0 seconds".into(),
+                format!(
+                    "the time-out is {} s; allowed: > 0 and at most {} s (about 31 years)",
+                    timeout.as_secs_f64(),
+                    MAX_TIMEOUT.as_secs()
+                ),
             ));
         }
         let mut m = Self {
@@ -108,12 +154,21 @@ impl ExecMechanism {
             output_dim: 0,
             timeout,
             batch: DEFAULT_BATCH,
+            seen: Arc::default(),
         };
         domain.validate()?;
         domain.check(probe)?;
-        let s = m.request(probe, 2, 0, None)?;
+        let s = m.request(probe, 2, 0, None, false)?;
         m.output_dim = s.dim();
         Ok(m)
+    }
+
+    /// The record domain for a program: records of dimension `dim` in `[lower, upper]`,
+    /// datasets of 0 to [`MAX_DATASET_VALUES`]` / dim` records (10^7 scalars). The catalogue's
+    /// cap of 1000 records ([`RecordDomain::real`]) is for mechanisms computed in-process; a
+    /// program is sent its dataset streamed.
+    pub fn domain(lower: f64, upper: f64, dim: usize) -> RecordDomain {
+        RecordDomain::real(lower, upper, dim).with_sizes(0, MAX_DATASET_VALUES / dim.max(1))
     }
 
     /// The command as given.
@@ -134,99 +189,579 @@ impl ExecMechanism {
         Ok(self)
     }
 
-    /// Runs one request and parses its answer. `expected_dim`, when known, is enforced.
+    /// Runs one request and parses its answer. `expected_dim`, when known, is enforced. With
+    /// `check_seed`, the releases are compared with those of earlier requests (see
+    /// [`fingerprints`]).
+    ///
+    /// Four threads serve the program: a waiter (its exit status), a writer (the request, in
+    /// chunks of [`WRITE_CHUNK`] bytes that this thread serializes, two in flight, so memory
+    /// stays bounded whatever the dataset's size), a stdout reader (parses lines as they come
+    /// and stops at the first bad one or at one line too many) and a stderr reader (keeps the
+    /// tail). This thread waits for their reports until the deadline, which covers writing the
+    /// request, the run and reading all output. On a time-out or an error the program's whole
+    /// process group is killed.
     fn request(
         &self,
         dataset: &Dataset,
         n: usize,
         seed: u64,
         expected_dim: Option<usize>,
+        check_seed: bool,
     ) -> Result<Samples, MechanismError> {
-        let request = serde_json::json!({
-            "dataset": dataset.to_json_records(),
-            "samples": n,
-            "seed": seed,
-        })
-        .to_string();
-        let short_request = if request.len() > 200 {
-            format!(
-                "{}… ({} bytes)",
-                &request[..request.floor_char_boundary(200)],
-                request.len()
-            )
-        } else {
-            request.clone()
-        };
-        let fail = |what: String, stderr: &str| {
-            let tail: String = {
-                let t = stderr.trim_end();
-                let start = t.len().saturating_sub(800);
-                t[t.floor_char_boundary(start)..].to_string()
-            };
+        let preview = request_preview(dataset, n, seed);
+        let tail = Arc::new(Mutex::new(Vec::new()));
+        let fail = |what: String| {
+            let t = stderr_tail(&tail);
             exec_error(
                 &self.command,
                 format!(
-                    "{what}\n  request: {short_request}\n  stderr (tail): {}",
-                    if tail.is_empty() { "(empty)" } else { &tail }
+                    "{what}\n  request: {preview}\n  stderr (tail): {}",
+                    if t.is_empty() { "(empty)" } else { &t }
                 ),
             )
         };
+        let deadline = Instant::now() + self.timeout;
         let mut child = Command::new(&self.words[0])
             .args(&self.words[1..])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
+            // Its own process group, so a time-out kills whatever it started too.
+            .process_group(0)
             .spawn()
-            .map_err(|e| fail(format!("cannot start `{}`: {e}", self.words[0]), ""))?;
-        // Reader threads so a chatty program never blocks on a full pipe.
-        let mut out = child.stdout.take().expect("piped stdout");
-        let mut err = child.stderr.take().expect("piped stderr");
-        let out_t = std::thread::spawn(move || {
-            let mut s = Vec::new();
-            let _ = out.read_to_end(&mut s);
-            s
-        });
-        let err_t = std::thread::spawn(move || {
-            let mut s = Vec::new();
-            let _ = err.read_to_end(&mut s);
-            s
-        });
-        if let Some(mut stdin) = child.stdin.take() {
-            // A program that exits without reading its input is judged by its exit status and
-            // output below, so a broken pipe here is not an error by itself.
-            let _ = stdin.write_all(request.as_bytes());
-            let _ = stdin.write_all(b"\n");
-        }
-        let start = Instant::now();
-        let status = loop {
-            match child.try_wait() {
-                Ok(Some(status)) => break status,
-                Ok(None) if start.elapsed() > self.timeout => {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    let stderr =
-                        String::from_utf8_lossy(&err_t.join().unwrap_or_default()).into_owned();
-                    return Err(fail(
-                        format!(
-                            "timed out after {:.0} s (--exec-timeout) and was killed",
-                            self.timeout.as_secs_f64()
-                        ),
-                        &stderr,
-                    ));
-                }
-                Ok(None) => std::thread::sleep(Duration::from_millis(2)),
-                Err(e) => return Err(fail(format!("cannot wait for the program: {e}"), "")),
+            .map_err(|e| fail(format!("cannot start `{}`: {e}", self.words[0])))?;
+        let mut group = match libc::pid_t::try_from(child.id()) {
+            Ok(pgid) => Group { pgid, armed: true },
+            Err(_) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(fail(format!("process id {} is out of range", child.id())));
             }
         };
-        let stdout = out_t.join().unwrap_or_default();
-        let stderr = String::from_utf8_lossy(&err_t.join().unwrap_or_default()).into_owned();
-        if !status.success() {
-            return Err(fail(format!("exited with {status}"), &stderr));
+        let (Some(stdin), Some(stdout), Some(stderr)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
+            return Err(fail(
+                "the program's stdin, stdout or stderr is not a pipe".into(),
+            ));
+        };
+        let (tx, rx) = mpsc::channel();
+        let (chunk_tx, chunk_rx) = mpsc::channel::<Vec<u8>>();
+        let started = (|| {
+            let t = tx.clone();
+            spawn("wait for", move || {
+                let _ = t.send(Event::Exited(child.wait()));
+            })?;
+            let t = tx.clone();
+            spawn("read stdout of", move || {
+                let _ = t.send(Event::Stdout(read_releases(stdout, n, expected_dim)));
+            })?;
+            let t = tx.clone();
+            let keep = Arc::clone(&tail);
+            spawn("read stderr of", move || {
+                drain_tail(stderr, &keep);
+                let _ = t.send(Event::StderrClosed);
+            })?;
+            let t = tx.clone();
+            spawn("write to", move || write_request(stdin, chunk_rx, t))
+        })();
+        drop(tx);
+        started.map_err(&fail)?;
+
+        let mut chunks = RequestChunks {
+            dataset,
+            n,
+            seed,
+            next: 0,
+            started: false,
+        };
+        let mut free = vec![
+            Vec::with_capacity(WRITE_CHUNK + 1024),
+            Vec::with_capacity(WRITE_CHUNK + 1024),
+        ];
+        let mut chunk_tx = Some(chunk_tx);
+        let mut exited = None;
+        let mut out = None;
+        let mut written = None;
+        let mut err_closed = false;
+        let timed_out = loop {
+            while let Some(to_writer) = &chunk_tx
+                && let Some(mut buf) = free.pop()
+            {
+                let more = chunks.fill(&mut buf);
+                if to_writer.send(buf).is_err() || !more {
+                    // Dropping the sender ends the writer's loop: it closes stdin.
+                    chunk_tx = None;
+                }
+            }
+            if exited.is_some() && out.is_some() && written.is_some() && err_closed {
+                break false;
+            }
+            let Some(left) = deadline.checked_duration_since(Instant::now()) else {
+                break true;
+            };
+            match rx.recv_timeout(left) {
+                Ok(Event::Buffer(b)) => free.push(b),
+                Ok(Event::Written(r)) => written = Some(r),
+                Ok(Event::Stdout(r)) => {
+                    let bad = r.is_err();
+                    out = Some(r);
+                    if bad {
+                        break false;
+                    }
+                }
+                Ok(Event::StderrClosed) => err_closed = true,
+                Ok(Event::Exited(s)) => exited = Some(s),
+                Err(mpsc::RecvTimeoutError::Timeout) => break true,
+                Err(mpsc::RecvTimeoutError::Disconnected) => break false,
+            }
+        };
+        let mut kill_and_drain = |err_closed: bool| {
+            group.kill();
+            // Let the stderr reader take in the last words of the program (the kill closes the
+            // pipe), but never wait long: a process that left the group may still hold it.
+            let grace = Instant::now() + KILL_GRACE;
+            let mut closed = err_closed;
+            while !closed && let Some(left) = grace.checked_duration_since(Instant::now()) {
+                match rx.recv_timeout(left) {
+                    Ok(Event::StderrClosed) => closed = true,
+                    Ok(_) => {}
+                    Err(_) => break,
+                }
+            }
+        };
+        if timed_out {
+            kill_and_drain(err_closed);
+            let secs = self.timeout.as_secs_f64();
+            return Err(fail(match (&exited, &out) {
+                (Some(Ok(status)), None) => format!(
+                    "exited ({status}), but its stdout was still open after {secs} s \
+                     (--exec-timeout): a process it started (e.g. in the background) holds it; \
+                     the program's process group was killed"
+                ),
+                _ => format!(
+                    "timed out after {secs} s (--exec-timeout) and was killed, with every \
+                     process in its group"
+                ),
+            }));
+        }
+        if let Some(Err(m)) = out {
+            kill_and_drain(err_closed);
+            return Err(fail(m));
+        }
+        let unread = match written {
+            Some(Err((from, e))) => Some(format!(
+                "it stopped reading the request: writing its bytes from {from} on failed ({e})"
+            )),
+            _ => None,
+        };
+        match exited {
+            Some(Ok(status)) if status.success() => {}
+            Some(Ok(status)) => {
+                return Err(fail(match unread {
+                    Some(u) => format!("exited with {status}; {u}"),
+                    None => format!("exited with {status}"),
+                }));
+            }
+            Some(Err(e)) => return Err(fail(format!("cannot wait for the program: {e}"))),
+            None => return Err(fail("lost track of the program (no exit status)".into())),
+        }
+        if let Some(u) = unread {
+            return Err(fail(format!(
+                "closed its stdin before reading the whole request ({u}); a program must read \
+                 the whole request, whose \"seed\" comes last"
+            )));
+        }
+        let samples = match out {
+            Some(Ok(parser)) => parser.finish().map_err(fail)?,
+            _ => return Err(fail("lost its output (stdout reader ended early)".into())),
+        };
+        group.disarm();
+        if check_seed {
+            self.check_independent(&samples, seed).map_err(fail)?;
+        }
+        Ok(samples)
+    }
+
+    /// Refuses releases whose fingerprint (see [`fingerprints`]) an earlier request with a
+    /// different seed had, and records them.
+    fn check_independent(&self, samples: &Samples, seed: u64) -> Result<(), String> {
+        let prints = fingerprints(samples);
+        let mut seen = lock(&self.seen);
+        for (key, what) in &prints {
+            if let Some(earlier) = seen.get(key)
+                && earlier.seed != seed
+            {
+                return Err(format!(
+                    "its releases repeat those of an earlier request with another seed: {what} \
+                     (this request: seed {seed}, {} releases; the earlier one: seed {}, {} \
+                     releases). Releases must be independent draws, and every bound assumes \
+                     they are: the program must draw its randomness from the request's \"seed\" \
+                     field (e.g. random.Random(seed) in Python), not from a constant seed or one \
+                     of its own, and must not print its releases in a fixed order (e.g. sorted)",
+                    samples.n(),
+                    earlier.seed,
+                    earlier.n
+                ));
+            }
+        }
+        for (key, _) in prints {
+            seen.entry(key).or_insert(Seen {
+                seed,
+                n: samples.n(),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// An earlier request's fingerprint: its seed and size.
+#[derive(Clone, Copy, Debug)]
+struct Seen {
+    seed: u64,
+    n: usize,
+}
+
+/// Fewest releases whose repetition counts as evidence.
+const REPEAT_MIN_RELEASES: usize = 16;
+
+/// Estimated bits of randomness a block of releases must hold before its repetition counts as
+/// evidence: two independent blocks coincide with probability about 2^-96.
+const REPEAT_MIN_BITS: f64 = 96.0;
+
+/// Releases whose order is compared: 25! ≈ 2^83.7 equally likely orders.
+const ORDER_RELEASES: usize = 25;
+
+/// Fingerprints of a batch that independent batches share only with negligible probability,
+/// each with a description for the error message. A program with a constant seed repeats them
+/// in every request, whatever the sample count (the fingerprints are of the first releases) and
+/// often whatever the dataset.
+///
+/// - **Repeated releases**: a hash of the bits of the shortest prefix of at least
+///   [`REPEAT_MIN_RELEASES`] releases whose estimated collision entropy, k·log2(k²/Σ c_v²) over
+///   the counts c_v of its distinct releases, reaches [`REPEAT_MIN_BITS`]; the plug-in estimate
+///   of Σ p_v² is biased upwards, so the entropy is underestimated. Continuous outputs need 22
+///   releases; a fair bit 96 or more; constant outputs (deterministic mechanisms) and small
+///   discrete batches (randomized response, 2 releases) never qualify, since they may repeat
+///   legitimately. Which prefix is used depends only on its content, so equal releases give
+///   equal prefixes.
+/// - **Repeated order**: for the first coordinate whose first [`ORDER_RELEASES`] values are
+///   distinct, the order of those values (their ranks). I.i.d. releases are exchangeable, so
+///   given distinct values every order has probability 1/25!, whatever the distribution. The
+///   order survives a shift or scaling of the releases: a constant-seeded `f(D) + noise` repeats
+///   it on neighboring datasets too.
+fn fingerprints(samples: &Samples) -> Vec<(u128, String)> {
+    let mut prints = Vec::new();
+    let v = samples.values();
+    let (n, dim) = (samples.n(), samples.dim());
+    let row_hash = |i: usize| -> u64 {
+        let mut h = DefaultHasher::new();
+        for x in v.row(i) {
+            h.write_u64(x.to_bits());
+        }
+        h.finish()
+    };
+    let mut counts: HashMap<u64, u64> = HashMap::new();
+    let mut sum_sq = 0f64;
+    for k in 1..=n {
+        let c = counts.entry(row_hash(k - 1)).or_insert(0);
+        sum_sq += (2 * *c + 1) as f64;
+        *c += 1;
+        let kf = k as f64;
+        if k >= REPEAT_MIN_RELEASES && kf * (kf * kf / sum_sq).log2() >= REPEAT_MIN_BITS {
+            let mut h = Hash128::new(1);
+            h.write(dim as u64);
+            h.write(k as u64);
+            for x in v.slice(ndarray::s![..k, ..]) {
+                h.write(x.to_bits());
+            }
+            prints.push((
+                h.finish(),
+                format!("its first {k} releases are identical, bit for bit"),
+            ));
+            break;
+        }
+    }
+    if n >= ORDER_RELEASES {
+        for j in 0..dim {
+            let mut idx: Vec<usize> = (0..ORDER_RELEASES).collect();
+            let col = |i: usize| v[[i, j]];
+            idx.sort_by(|&a, &b| col(a).total_cmp(&col(b)));
+            // Distinct as numbers (so -0.0 and 0.0 tie): then the order is strict.
+            if idx.windows(2).all(|w| col(w[0]) < col(w[1])) {
+                let mut h = Hash128::new(2);
+                h.write(j as u64);
+                for i in idx {
+                    h.write(i as u64);
+                }
+                prints.push((
+                    h.finish(),
+                    format!(
+                        "its first {ORDER_RELEASES} releases are in the same order (coordinate \
+                         {j})"
+                    ),
+                ));
+                break;
+            }
+        }
+    }
+    prints
+}
+
+/// Two independent SipHash streams (std's DefaultHasher, fixed keys), for 128-bit fingerprints:
+/// a false match among even 2^32 batches has probability below 2^-64.
+struct Hash128(DefaultHasher, DefaultHasher);
+
+impl Hash128 {
+    fn new(tag: u64) -> Self {
+        let mut a = DefaultHasher::new();
+        let mut b = DefaultHasher::new();
+        a.write_u64(tag);
+        b.write_u64(tag ^ 0x5DEE_CE66_D1CE_4E5B);
+        b.write_u64(0x9E37_79B9_7F4A_7C15);
+        Self(a, b)
+    }
+
+    fn write(&mut self, x: u64) {
+        self.0.write_u64(x);
+        self.1.write_u64(x);
+    }
+
+    fn finish(&self) -> u128 {
+        (u128::from(self.0.finish()) << 64) | u128::from(self.1.finish())
+    }
+}
+
+/// Bytes of the request serialized at a time and handed to the writer thread (two such
+/// buffers are in flight).
+const WRITE_CHUNK: usize = 64 * 1024;
+
+/// Longest stdout line accepted (a release of some 2 million coordinates).
+const MAX_LINE: usize = 64 << 20;
+
+/// Bytes of stderr kept: its tail, for error messages.
+const STDERR_KEEP: usize = 8 * 1024;
+
+/// After killing a program, how long to wait for its stderr to close.
+const KILL_GRACE: Duration = Duration::from_secs(1);
+
+/// What the threads serving one request report.
+enum Event {
+    /// The writer wrote a chunk and returns its buffer.
+    Buffer(Vec<u8>),
+    /// The writer is done: the whole request was written and stdin closed, or writing failed
+    /// at the given byte offset.
+    Written(Result<(), (u64, std::io::Error)>),
+    /// Stdout reached its end (the lines so far), or a line was bad (the reason).
+    Stdout(Result<LineParser, String>),
+    /// Stderr reached its end.
+    StderrClosed,
+    /// The program exited.
+    Exited(std::io::Result<ExitStatus>),
+}
+
+/// The process group a request's program leads. It is killed (SIGKILL to every member) when
+/// dropped unless disarmed, so every way out of a failed request takes the program's children
+/// with it.
+struct Group {
+    pgid: libc::pid_t,
+    armed: bool,
+}
+
+impl Group {
+    fn kill(&mut self) {
+        if self.armed {
+            self.armed = false;
+            // SAFETY: kill(2) takes plain integers and touches no memory of ours; a negative pid
+            // signals every process in the group. Failure (the group is gone) is fine.
+            unsafe {
+                libc::kill(-self.pgid, libc::SIGKILL);
+            }
+        }
+    }
+
+    fn disarm(&mut self) {
+        self.armed = false;
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+fn spawn(what: &str, f: impl FnOnce() + Send + 'static) -> Result<(), String> {
+    std::thread::Builder::new()
+        .name(format!("exec: {what} the program"))
+        .spawn(f)
+        .map(|_| ())
+        .map_err(|e| format!("cannot start a thread to {what} the program: {e}"))
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The request, serialized piece by piece: `{"dataset":[…],"samples":n,"seed":s}`, the same
+/// bytes `serde_json` prints for the whole object (the writer adds a newline).
+struct RequestChunks<'a> {
+    dataset: &'a Dataset,
+    n: usize,
+    seed: u64,
+    next: usize,
+    started: bool,
+}
+
+impl RequestChunks<'_> {
+    /// Appends the next part of the request to `buf` (at least [`WRITE_CHUNK`] bytes unless it
+    /// is the end); false once the request is complete.
+    fn fill(&mut self, buf: &mut Vec<u8>) -> bool {
+        if !self.started {
+            buf.extend_from_slice(b"{\"dataset\":[");
+            self.started = true;
+        }
+        let rows = self.dataset.len();
+        while self.next < rows && buf.len() < WRITE_CHUNK {
+            if self.next > 0 {
+                buf.push(b',');
+            }
+            write_record(buf, self.dataset.record(self.next));
+            self.next += 1;
+        }
+        if self.next < rows {
+            return true;
+        }
+        // The closing newline is written by the writer on its own (see `write_request`).
+        let _ = write!(buf, "],\"samples\":{},\"seed\":{}}}", self.n, self.seed);
+        false
+    }
+}
+
+/// A record as the protocol sends it: a number when the records are scalars, else an array.
+fn write_record(buf: &mut Vec<u8>, record: ArrayView1<'_, f64>) {
+    // serde_json prints a finite f64 in its shortest round-trip form (ryu: `1e300`, `5e-324`,
+    // `-0.0`, `4503599627370495.5`), which every correct decimal parser reads back to the same
+    // bits; records are finite (Dataset checks). Writing to a Vec cannot fail.
+    if record.len() == 1 {
+        let _ = serde_json::to_writer(&mut *buf, &record[0]);
+    } else {
+        buf.push(b'[');
+        for (j, v) in record.iter().enumerate() {
+            if j > 0 {
+                buf.push(b',');
+            }
+            let _ = serde_json::to_writer(&mut *buf, v);
+        }
+        buf.push(b']');
+    }
+}
+
+/// The request as error messages show it: whole when short, else its first records and the
+/// count.
+fn request_preview(dataset: &Dataset, n: usize, seed: u64) -> String {
+    let mut buf = b"{\"dataset\":[".to_vec();
+    let rows = dataset.len();
+    let mut i = 0;
+    while i < rows && buf.len() < 160 {
+        if i > 0 {
+            buf.push(b',');
+        }
+        write_record(&mut buf, dataset.record(i));
+        i += 1;
+    }
+    if i < rows {
+        let _ = write!(buf, ",… ({rows} records)");
+    }
+    let _ = write!(buf, "],\"samples\":{n},\"seed\":{seed}}}");
+    String::from_utf8_lossy(&buf).into_owned()
+}
+
+/// The writer thread: writes the chunks it is sent, returns each buffer, and closes stdin at
+/// the end (when the sender is dropped).
+fn write_request(
+    mut stdin: std::process::ChildStdin,
+    chunks: mpsc::Receiver<Vec<u8>>,
+    events: mpsc::Sender<Event>,
+) {
+    let mut sent = 0u64;
+    for mut buf in chunks {
+        if let Err(e) = stdin.write_all(&buf) {
+            let _ = events.send(Event::Written(Err((sent, e))));
+            return;
+        }
+        sent += buf.len() as u64;
+        buf.clear();
+        if events.send(Event::Buffer(buf)).is_err() {
+            return;
+        }
+    }
+    // The request ends with a newline, for programs that read a line. A program that stops
+    // reading at the closing brace and exits may leave it unwritten: not an error.
+    let _ = stdin.write_all(b"\n");
+    drop(stdin);
+    let _ = events.send(Event::Written(Ok(())));
+}
+
+/// The stdout thread: parses lines as they arrive, and stops at the first bad one (including
+/// one line more than requested, or a line longer than [`MAX_LINE`]).
+fn read_releases(
+    stdout: impl Read,
+    n: usize,
+    expected_dim: Option<usize>,
+) -> Result<LineParser, String> {
+    let mut reader = BufReader::with_capacity(64 * 1024, stdout);
+    let mut parser = LineParser::new(Some(n), expected_dim);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let got = (&mut reader)
+            .take(MAX_LINE as u64 + 1)
+            .read_until(b'\n', &mut line)
+            .map_err(|e| format!("cannot read stdout: {e}"))?;
+        if got == 0 {
+            return Ok(parser);
+        }
+        let line_no = parser.lines() + 1;
+        if line.len() > MAX_LINE {
+            return Err(format!(
+                "line {line_no} is longer than {} MiB",
+                MAX_LINE >> 20
+            ));
         }
         let text =
-            String::from_utf8(stdout).map_err(|_| fail("stdout is not UTF-8".into(), &stderr))?;
-        parse_lines(&text, Some(n), expected_dim).map_err(|m| fail(m, &stderr))
+            std::str::from_utf8(&line).map_err(|_| format!("line {line_no} is not UTF-8"))?;
+        parser.push(text)?;
     }
+}
+
+/// The stderr thread: reads to the end, keeping only the last [`STDERR_KEEP`] bytes or so.
+fn drain_tail(mut stderr: impl Read, tail: &Mutex<Vec<u8>>) {
+    let mut chunk = vec![0u8; 8 * 1024];
+    loop {
+        match stderr.read(&mut chunk) {
+            Ok(0) => return,
+            Ok(k) => {
+                let mut t = lock(tail);
+                t.extend_from_slice(&chunk[..k]);
+                if t.len() > 2 * STDERR_KEEP {
+                    let cut = t.len() - STDERR_KEEP;
+                    t.drain(..cut);
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return,
+        }
+    }
+}
+
+/// The last 800 characters of stderr so far.
+fn stderr_tail(tail: &Mutex<Vec<u8>>) -> String {
+    let bytes = lock(tail).clone();
+    let text = String::from_utf8_lossy(&bytes);
+    let t = text.trim_end();
+    let start = t.len().saturating_sub(800);
+    t[t.floor_char_boundary(start)..].to_string()
 }
 
 impl Mechanism for ExecMechanism {
@@ -260,7 +795,7 @@ impl Mechanism for ExecMechanism {
         // One request per call: the runner splits large draws into calls of `batch_size()`
         // releases (one process each, run in parallel by rayon), which amortizes start-up cost.
         let seed = rng.next_u64();
-        self.request(dataset, n, seed, Some(self.output_dim))
+        self.request(dataset, n, seed, Some(self.output_dim), true)
     }
 }
 
@@ -272,12 +807,53 @@ pub fn parse_lines(
     expected_n: Option<usize>,
     expected_dim: Option<usize>,
 ) -> Result<Samples, String> {
-    let mut flat = Vec::new();
-    let mut dim = expected_dim;
-    let mut count = 0usize;
-    for (i, line) in text.lines().enumerate() {
-        let line_no = i + 1;
+    let mut parser = LineParser::new(expected_n, expected_dim);
+    for line in text.lines() {
+        parser.push(line)?;
+    }
+    parser.finish()
+}
+
+/// The line format, one line at a time (see [`parse_lines`]).
+struct LineParser {
+    expected_n: Option<usize>,
+    dim: Option<usize>,
+    flat: Vec<f64>,
+    count: usize,
+}
+
+impl LineParser {
+    fn new(expected_n: Option<usize>, expected_dim: Option<usize>) -> Self {
+        // Known sizes: one allocation (capped, in case a caller asks for absurd counts).
+        let size = match (expected_n, expected_dim) {
+            (Some(n), Some(d)) => n.saturating_mul(d).min(1 << 24),
+            _ => 0,
+        };
+        Self {
+            expected_n,
+            dim: expected_dim,
+            flat: Vec::with_capacity(size),
+            count: 0,
+        }
+    }
+
+    /// Lines accepted so far.
+    fn lines(&self) -> usize {
+        self.count
+    }
+
+    /// Parses the next line (its line break may be included).
+    fn push(&mut self, line: &str) -> Result<(), String> {
+        let line_no = self.count + 1;
         let l = line.trim();
+        if let Some(n) = self.expected_n
+            && self.count == n
+        {
+            return Err(format!(
+                "more than the {n} lines requested (line {line_no}: {})",
+                clip(l)
+            ));
+        }
         if l.is_empty() {
             return Err(format!("line {line_no} is empty"));
         }
@@ -309,8 +885,8 @@ pub fn parse_lines(
         if row.is_empty() {
             return Err(format!("line {line_no} is an empty array"));
         }
-        match dim {
-            None => dim = Some(row.len()),
+        match self.dim {
+            None => self.dim = Some(row.len()),
             Some(d) if d != row.len() => {
                 return Err(format!(
                     "line {line_no} has {} values; earlier lines (or the mechanism) have {d}",
@@ -319,24 +895,23 @@ pub fn parse_lines(
             }
             _ => {}
         }
-        flat.extend(row);
-        count += 1;
-        if let Some(n) = expected_n
-            && count > n
+        self.flat.extend(row);
+        self.count += 1;
+        Ok(())
+    }
+
+    /// The releases, once every line is in.
+    fn finish(self) -> Result<Samples, String> {
+        if let Some(n) = self.expected_n
+            && self.count != n
         {
-            return Err(format!(
-                "more than the {n} lines requested (line {line_no}: {})",
-                clip(l)
-            ));
+            return Err(format!("{} lines printed, {n} requested", self.count));
         }
+        let dim = self
+            .dim
+            .ok_or_else(|| "no releases (empty output)".to_string())?;
+        Samples::from_flat(dim, self.flat).map_err(|e| e.to_string())
     }
-    if let Some(n) = expected_n
-        && count != n
-    {
-        return Err(format!("{count} lines printed, {n} requested"));
-    }
-    let dim = dim.ok_or_else(|| "no releases (empty output)".to_string())?;
-    Samples::from_flat(dim, flat).map_err(|e| e.to_string())
 }
 
 fn number(x: &serde_json::Number, line_no: usize, line: &str) -> Result<f64, String> {
@@ -412,6 +987,97 @@ mod tests {
         for (i, v) in values.iter().enumerate() {
             assert_eq!(s.values()[[i, 1]].to_bits(), v.to_bits());
         }
+    }
+
+    /// The streamed request is, byte for byte, what serde_json prints for the whole object
+    /// (as before streaming), across chunk boundaries, for scalar and vector records.
+    #[test]
+    fn streamed_request_matches_serde_json() {
+        let scalars: Vec<f64> = (0..20_000).map(|i| (i as f64).sqrt() * 1e-3).collect();
+        let rows: Vec<Vec<f64>> = (0..9_000)
+            .map(|i| vec![-(i as f64), 1e300 / (1.0 + i as f64), 5e-324])
+            .collect();
+        for d in [
+            Dataset::scalars(scalars).unwrap(),
+            Dataset::vectors(3, &rows).unwrap(),
+            Dataset::scalars(vec![-0.0]).unwrap(),
+            Dataset::empty(1).unwrap(),
+        ] {
+            let mut chunks = RequestChunks {
+                dataset: &d,
+                n: 50_000,
+                seed: u64::MAX,
+                next: 0,
+                started: false,
+            };
+            let mut all = Vec::new();
+            let mut parts = 0;
+            loop {
+                let mut buf = Vec::new();
+                let more = chunks.fill(&mut buf);
+                all.extend_from_slice(&buf);
+                parts += 1;
+                if !more {
+                    break;
+                }
+                assert!(buf.len() >= WRITE_CHUNK);
+            }
+            let want = serde_json::json!({
+                "dataset": d.to_json_records(),
+                "samples": 50_000,
+                "seed": u64::MAX,
+            })
+            .to_string();
+            assert_eq!(String::from_utf8(all).unwrap(), want);
+            assert!(d.len() < 1000 || parts > 1, "several chunks");
+        }
+    }
+
+    /// What counts as evidence: enough releases, enough estimated randomness, and the order
+    /// fingerprint survives a shift and scaling.
+    #[test]
+    fn fingerprints_need_enough_randomness() {
+        let x: Vec<f64> = (0..1000).map(|i| (i as f64 * 0.7).sin()).collect();
+        let p = fingerprints(&Samples::from_column(x.clone()));
+        assert_eq!(p.len(), 2, "{p:?}");
+        // 22 distinct releases: 22·log2(22) = 98.1 bits ≥ 96 (21 give 92.2).
+        assert!(p[0].1.contains("first 22 releases"), "{}", p[0].1);
+        assert!(p[1].1.contains("same order"), "{}", p[1].1);
+        // A shifted, scaled copy: other bits, the same order.
+        let y: Vec<f64> = x.iter().map(|v| 3.0 + 2.0 * v).collect();
+        let q = fingerprints(&Samples::from_column(y));
+        assert_ne!(p[0].0, q[0].0);
+        assert_eq!(p[1].0, q[1].0);
+        // A prefix of the batch has the same fingerprints.
+        let r = fingerprints(&Samples::from_column(x[..30].to_vec()));
+        assert_eq!((p[0].0, p[1].0), (r[0].0, r[1].0));
+        // Too short, constant, or too little randomness: nothing.
+        assert!(fingerprints(&Samples::from_column(x[..15].to_vec())).is_empty());
+        assert!(fingerprints(&Samples::from_column(vec![0.5; 50_000])).is_empty());
+        let mut state = 7u64;
+        let mut bits = |n: usize| -> Vec<f64> {
+            (0..n)
+                .map(|_| {
+                    state = state
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    (state >> 63) as f64
+                })
+                .collect()
+        };
+        // 64 fair bits hold at most 64 bits: never evidence.
+        assert!(fingerprints(&Samples::from_column(bits(64))).is_empty());
+        // 1000 of them do (about 96–110 needed); their order is never used (ties).
+        let p = fingerprints(&Samples::from_column(bits(1000)));
+        assert_eq!(p.len(), 1, "{p:?}");
+        // One odd release among 50 000 is about 3 bits: not evidence.
+        let mut rare = vec![1.0; 50_000];
+        rare[7] = 0.0;
+        assert!(fingerprints(&Samples::from_column(rare)).is_empty());
+        // Ties in the first coordinate: the order of the second is used.
+        let rows: Vec<f64> = (0..30).flat_map(|i| [0.0, (i as f64).cos()]).collect();
+        let p = fingerprints(&Samples::from_flat(2, rows).unwrap());
+        assert!(p.iter().any(|(_, w)| w.contains("coordinate 1")), "{p:?}");
     }
 
     #[test]

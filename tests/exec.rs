@@ -137,6 +137,33 @@ fn broken_programs_are_clear_errors() {
     assert!(stderr(&o).contains("--claim"), "{}", stderr(&o));
 }
 
+/// The mistake: a program seeded with a constant (random.seed(42)) repeats its noise in
+/// every batch and on both sides. The audit refuses it (exit 2) instead of a verdict, both with
+/// one batch per side (the order of the releases repeats across the neighboring datasets) and
+/// with several (identical releases on the same dataset).
+#[test]
+fn program_ignoring_its_seed_is_refused() {
+    let p = script(
+        "constant_seed.py",
+        &LAPLACE_PY.replace(
+            "rng = random.Random(req[\"seed\"])",
+            "rng = random.Random(42)",
+        ),
+    );
+    assert_ne!(std::fs::read_to_string(&p).unwrap(), LAPLACE_PY);
+    for extra in [&[][..], &["--exec-batch", "5000"][..]] {
+        let o = run_exec(&format!("python3 {} 1.0", p.display()), extra);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert!(
+            err.contains("must draw its randomness from the request's \"seed\" field"),
+            "{extra:?}: {err}"
+        );
+        assert!(err.contains("constant_seed.py"), "{err}");
+        assert!(!stdout(&o).contains("verdict"), "no verdict");
+    }
+}
+
 /// Shards written elsewhere, merged by `audit test`.
 #[test]
 fn sample_files_from_shards() {
