@@ -120,13 +120,19 @@ pub struct SearchArgs {
     /// Stop the search after this many seconds (the confirm phase still runs).
     #[arg(allow_hyphen_values = true, long, value_name = "SECONDS")]
     pub max_search_seconds: Option<f64>,
+    /// Time for the whole run, search and confirmation: 60s, 2m, 1.5h or seconds. The search
+    /// stops when the time left would not hold the confirming audits. Default for --exec: 60s
+    /// (unless --trials is given); the report records the trials scored, and the Reproduce line
+    /// replays exactly those with --trials.
+    #[arg(allow_hyphen_values = true, long, value_name = "TIME")]
+    pub budget: Option<String>,
 }
 
 impl SearchArgs {
     /// The flags given that only a dataset search reads, as the user spells them.
     fn given(&self) -> Vec<&'static str> {
         let mut v = Vec::new();
-        let flags: [(&'static str, bool); 10] = [
+        let flags: [(&'static str, bool); 11] = [
             ("--trials", self.trials.is_some()),
             ("--search-samples", self.search_samples.is_some()),
             ("--confirm", self.confirm.is_some()),
@@ -137,6 +143,7 @@ impl SearchArgs {
             ("--pairs", self.pairs.is_some()),
             ("--typical-data", self.typical_data.is_some()),
             ("--max-search-seconds", self.max_search_seconds.is_some()),
+            ("--budget", self.budget.is_some()),
         ];
         for (name, on) in flags {
             if on {
@@ -284,17 +291,69 @@ pub(super) fn run_audit(args: &RunArgs) -> Result<Outcome> {
 fn parse_range(s: &str) -> Result<(f64, f64)> {
     let bad = || {
         Error::InvalidConfig(format!(
-            "--record-range {s}; allowed: LO:HI with finite LO < HI, e.g. 0:1"
+            "--record-range {s}; allowed: LO:HI with finite LO < HI, e.g. 0:1 or -5:5"
         ))
     };
     let (a, b) = s.split_once(':').ok_or_else(bad)?;
     let lo: f64 = a.trim().parse().map_err(|_| bad())?;
     let hi: f64 = b.trim().parse().map_err(|_| bad())?;
-    if !(lo.is_finite() && hi.is_finite() && lo < hi) {
+    if !(lo.is_finite() && hi.is_finite()) {
         return Err(bad());
+    }
+    if lo >= hi {
+        return Err(Error::InvalidConfig(format!(
+            "--record-range {s}: LO = {lo} is not below HI = {hi}; allowed: LO:HI with LO < HI, e.g. {}:{}",
+            hi.min(lo),
+            hi.max(lo)
+        )));
     }
     Ok((lo, hi))
 }
+
+/// Parses `--budget`: seconds, or a number followed by `s`, `m` or `h` (`60s`, `2m`, `1.5h`).
+pub(crate) fn parse_budget(s: &str) -> Result<f64> {
+    let t = s.trim();
+    let (num, unit) = match t.char_indices().last() {
+        Some((i, 's')) => (&t[..i], 1.0),
+        Some((i, 'm')) => (&t[..i], 60.0),
+        Some((i, 'h')) => (&t[..i], 3600.0),
+        _ => (t, 1.0),
+    };
+    let v: f64 = num.trim().parse().map_err(|_| {
+        Error::InvalidConfig(format!(
+            "--budget {s}; allowed: seconds, or a number with s, m or h (e.g. 60s, 2m)"
+        ))
+    })?;
+    let secs = v * unit;
+    if !(secs.is_finite() && (1.0..=MAX_SEARCH_SECONDS).contains(&secs)) {
+        return Err(Error::InvalidConfig(format!(
+            "--budget {s}; allowed: 1 s to {} s (a week)",
+            readable(MAX_SEARCH_SECONDS)
+        )));
+    }
+    Ok(secs)
+}
+
+/// A one-line progress display for a search on stderr (trials, confirmations, releases drawn,
+/// budget used and left); `None` when quiet or stderr is not a terminal.
+fn search_progress(quiet: bool, what: &str) -> Option<indicatif::ProgressBar> {
+    use std::io::IsTerminal;
+    if quiet || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let pb = indicatif::ProgressBar::new_spinner();
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template("{spinner} searching {prefix}: {wide_msg}")
+    {
+        pb.set_style(style);
+    }
+    pb.set_prefix(what.to_string());
+    pb.enable_steady_tick(std::time::Duration::from_millis(200));
+    Some(pb)
+}
+
+/// Default time budget of an exec audit (search and confirmation together).
+pub const DEFAULT_EXEC_BUDGET_SECONDS: f64 = 60.0;
 
 fn build_target(args: &RunArgs) -> Result<Target> {
     let claim_arg: Option<PrivacyClaim> = match &args.claim {
@@ -326,7 +385,7 @@ fn build_target(args: &RunArgs) -> Result<Target> {
             Some(n) => n.parse()?,
             None => Neighboring::AddRemove,
         };
-        let domain = RecordDomain::real(lo, hi, dim);
+        let domain = crate::exec::ExecMechanism::domain(lo, hi, dim);
         let timeout = check_seconds(
             "--exec-timeout",
             args.exec_timeout
@@ -334,7 +393,15 @@ fn build_target(args: &RunArgs) -> Result<Target> {
             MAX_EXEC_TIMEOUT_SECONDS,
         )?;
         let size = args.search.dataset_size.unwrap_or(3).max(1);
-        let probe = Dataset::vectors(dim, &vec![vec![0.5 * (lo + hi); dim]; size])?;
+        if size > domain.max_size {
+            return Err(Error::InvalidConfig(format!(
+                "--dataset-size {size}; allowed for --exec: 1 to {} ({} values / --record-dim {dim})",
+                domain.max_size,
+                crate::exec::MAX_DATASET_VALUES
+            )));
+        }
+        // One allocation for the probe, however large the dataset.
+        let probe = Dataset::from_array(ndarray::Array2::from_elem((size, dim), 0.5 * (lo + hi)))?;
         let m = crate::exec::ExecMechanism::new(command, claim, relation, domain, timeout, &probe)?
             .with_batch_size(args.exec_batch.unwrap_or(crate::exec::DEFAULT_BATCH))?;
         let (mechanism, transform) =
@@ -578,7 +645,6 @@ fn run_search(
 ) -> Result<Outcome> {
     use crate::finders::{
         DatasetFinder, PairSpace, SearchConfig, TypicalFinder, finder_by_name, finder_rng,
-        search_and_confirm,
     };
     let m = &*target.mechanism;
     let s = &args.search;
@@ -621,7 +687,8 @@ fn run_search(
             .as_ref()
             .map_or(3, |w| w.first().len().min(w.second().len()).clamp(1, 16))
     });
-    let finder_name = s.finder.clone().unwrap_or_else(|| "random".into());
+    // Unknown programs get the portfolio; a catalogue search names its finder.
+    let finder_name = s.finder.clone().unwrap_or_else(|| "portfolio".into());
     if s.pairs.is_some() && finder_name != "fixed" {
         return Err(Error::InvalidConfig(
             "--pairs is read by --finder fixed".into(),
@@ -633,7 +700,18 @@ fn run_search(
         ));
     }
     let defaults = SearchConfig::default();
-    let trials = s.trials.unwrap_or(defaults.trials);
+    let budget = match (&s.budget, s.trials) {
+        (Some(b), _) => Some(parse_budget(b)?),
+        (None, None) if args.exec.is_some() => Some(DEFAULT_EXEC_BUDGET_SECONDS),
+        _ => None,
+    };
+    // With a time budget the trial count is the budget's to decide (at most the largest
+    // --trials); without one it is --trials or 20.
+    let trials = s.trials.unwrap_or(if budget.is_some() {
+        100_000
+    } else {
+        defaults.trials
+    });
     let rng = finder_rng(args.seed);
     let mut finder: Box<dyn DatasetFinder> = if finder_name == "typical" {
         let path = s.typical_data.as_ref().ok_or_else(|| {
@@ -653,6 +731,12 @@ fn run_search(
                 domain.check(&one).map_err(|_| e)
             })?;
         Box::new(TypicalFinder::new(data, size, relation, rng)?)
+    } else if finder_name == "portfolio" {
+        // The portfolio builds its pairs directly, so it takes datasets of any size the domain
+        // accepts (the box finders it contains search at smaller sizes).
+        Box::new(crate::finders::PortfolioFinder::new(
+            domain, size, relation, rng,
+        )?)
     } else {
         let space = PairSpace::new(domain, size, relation)?;
         let fixed = match &s.pairs {
@@ -667,16 +751,47 @@ fn run_search(
         confirm_top: s.confirm.unwrap_or(defaults.confirm_top),
         wall_clock_seconds: s.max_search_seconds,
         max_samples: None,
-        budget_seconds: None,
+        budget_seconds: budget,
     };
     if !args.report.no_report {
         crate::report::prepare_report_dir(&args.report.report_dir)?;
     }
-    let spinner = crate::report::progress::Spinner::start(
-        args.report.quiet,
-        &format!("searching {} with {finder_name}", m.id()),
+    let progress = search_progress(args.report.quiet, &format!("{} with {finder_name}", m.id()));
+    let observe = |p: &crate::finders::SearchProgress| {
+        if let Some(pb) = &progress {
+            let budget = match p.budget_seconds {
+                Some(b) => format!(
+                    "budget {}s: {:.0}s used, ~{:.0}s left",
+                    readable(b),
+                    p.elapsed_seconds,
+                    (b - p.elapsed_seconds).max(0.0)
+                ),
+                None => format!("{:.0}s", p.elapsed_seconds),
+            };
+            pb.set_message(format!(
+                "trial {} of at most {}, {} of {} confirmations, {} releases drawn, best score {:+.3}; {budget}",
+                p.trials_done,
+                p.trials_max,
+                p.confirmations_done,
+                p.confirm_top,
+                readable(p.samples_drawn as f64),
+                p.best_score
+            ));
+        }
+    };
+    let rep = crate::finders::search_and_confirm_observed(
+        m,
+        &target.claim,
+        &mut *finder,
+        testers,
+        &search,
+        config,
+        &observe,
     );
-    let mut rep = search_and_confirm(m, &target.claim, &mut *finder, testers, &search, config)?;
+    if let Some(pb) = &progress {
+        pb.finish_and_clear();
+    }
+    let mut rep = rep?;
     for c in &mut rep.confirmations {
         c.skipped_testers = skipped.to_vec();
         c.mechanism.catalogue_status = target.status.clone();
@@ -706,7 +821,6 @@ fn run_search(
         }
         _ => None,
     };
-    drop(spinner);
     let mut stdout = if args.json {
         let mut r = rep.clone();
         for c in &mut r.confirmations {
