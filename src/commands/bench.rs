@@ -1,6 +1,7 @@
 //! `audit bench power|speed|seeds`: the options and their validation; the benchmarks themselves
 //! are library code in [`crate::bench`].
 
+use std::path::PathBuf;
 use std::time::Instant;
 
 use super::{Outcome, ReportArgs, announce_report, to_json};
@@ -63,6 +64,29 @@ pub enum BenchKind {
         #[arg(allow_hyphen_values = true, long, default_value_t = 0)]
         seed: u64,
         /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The real-world suite: every case of tests/suite/cases.json (programs re-implementing
+    /// published DP bugs, and correct ones) through `audit run --exec` with the data description
+    /// and the claim only; prints a table and `suite: caught B/NB buggy, flagged F/NC correct`.
+    Suite {
+        /// The manifest.
+        #[arg(long, default_value = "tests/suite/cases.json", value_name = "FILE")]
+        cases: PathBuf,
+        /// Releases per side of each audit.
+        #[arg(allow_hyphen_values = true, long, default_value_t = 100_000)]
+        samples: usize,
+        /// Seed of each audit.
+        #[arg(allow_hyphen_values = true, long, default_value_t = 0)]
+        seed: u64,
+        /// Only these case ids (comma-separated).
+        #[arg(long)]
+        only: Option<String>,
+        /// Flags appended to every `audit run` (to measure a change), e.g. "--budget 30s".
+        #[arg(long, allow_hyphen_values = true)]
+        extra: Option<String>,
+        /// Print JSON rows instead.
         #[arg(long)]
         json: bool,
     },
@@ -207,6 +231,56 @@ pub fn run_cli(a: &BenchArgs) -> Result<Outcome> {
                 to_json(&rows)?
             } else {
                 render_speed(&rows, *repeats)
+            }
+        }
+        BenchKind::Suite {
+            cases,
+            samples,
+            seed,
+            only,
+            extra,
+            json,
+        } => {
+            let mut all = super::suite::read_cases(cases)?;
+            if let Some(only) = only {
+                let keep: Vec<&str> = only.split(',').map(str::trim).collect();
+                all.retain(|c| keep.contains(&c.id.as_str()));
+                if all.is_empty() {
+                    return Err(Error::InvalidConfig(format!(
+                        "--only {only}: no case of {} has these ids",
+                        cases.display()
+                    )));
+                }
+            }
+            let extra: Vec<String> = match extra {
+                Some(e) => shlex::split(e).ok_or_else(|| {
+                    Error::InvalidConfig(format!("--extra {e}: unbalanced quotes"))
+                })?,
+                None => Vec::new(),
+            };
+            // The manifest's commands are relative to the repository root: the folder that holds
+            // tests/suite/ (the manifest's grandparent).
+            let root = cases
+                .canonicalize()
+                .ok()
+                .and_then(|p| p.parent()?.parent()?.parent().map(|p| p.to_path_buf()))
+                .unwrap_or_else(|| PathBuf::from("."));
+            let print_rows = !*json;
+            if print_rows {
+                println!(
+                    "{:42} {:8} {:30} {:>4} {:>7}  verdict",
+                    "id", "status", "kind", "exit", "seconds"
+                );
+            }
+            let rows = super::suite::run_suite(&all, &root, *samples, *seed, &extra, &|r| {
+                if print_rows {
+                    println!("{}", super::suite::render_row(r));
+                }
+            })?;
+            if *json {
+                to_json(&rows)?
+            } else {
+                format!("{}\n", super::suite::summary(&rows))
             }
         }
         BenchKind::Seeds {

@@ -15,6 +15,7 @@ pub mod bench;
 pub mod list;
 pub mod report;
 pub mod run;
+pub mod suite;
 pub mod sweep;
 pub mod test;
 
