@@ -698,9 +698,9 @@ fn run_figures(dir: &Path, report: &AuditReport, dim: Option<usize>) -> Vec<html
         };
         figs.push(html::Figure {
             file: distribution_file(j),
-            alt: format!("output distribution of coordinate {j} ({feature}) on D and D'"),
+            alt: format!("output distribution of coordinate {j}, {feature}, on D and D'"),
             caption: format!(
-                "Coordinate {j} ({feature}): releases of M(D) (blue) and M(D') (orange). {why}; \
+                "Coordinate {j}, {feature}: releases of M(D) (blue) and M(D') (orange). {why}; \
                  a dashed line marks the event's boundary when the event is a threshold on this coordinate. \
                  These releases were drawn from a separate random stream for display only; the verdict uses its own fresh samples. \
                  At most {MAX_PLOTTED_COORDINATES} coordinates are plotted: those the event names first."

@@ -326,6 +326,34 @@ pub fn feature_name(transform: Option<Transform>, dim: Option<usize>, j: usize) 
     }
 }
 
+/// The x tick labels of a bar chart of discrete outputs. On a value axis (small integers) every
+/// integer tick is labelled with its value. On a rank axis (bar pair r for the r-th distinct
+/// value) tick r is labelled with that value, thinned to every stride-th rank so labels never
+/// overlap (about 8 px per character on a ~900-px axis). Tick positions come out of plotters'
+/// arithmetic (1 may arrive as 0.9999999999999998), hence the tolerance.
+pub(crate) fn discrete_axis_labels(
+    distinct: &[f64],
+    on_value_axis: bool,
+) -> impl Fn(&f64) -> String {
+    let texts: Vec<String> = distinct.iter().map(|v| super::readable(*v)).collect();
+    let widest = texts.iter().map(|t| t.chars().count()).max().unwrap_or(1);
+    let fit = (900 / (widest * 8 + 14)).max(2);
+    let stride = distinct.len().div_ceil(fit).max(1);
+    move |x: &f64| -> String {
+        let r = x.round();
+        if (r - x).abs() > 1e-6 {
+            return String::new();
+        }
+        if on_value_axis {
+            return super::readable(r);
+        }
+        if r < 0.0 || r as usize >= texts.len() || !(r as usize).is_multiple_of(stride) {
+            return String::new();
+        }
+        texts[r as usize].clone()
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn discrete_bars(
     root: &DrawingArea<BitMapBackend<'_>, Shift>,
@@ -373,22 +401,16 @@ fn discrete_bars(
         .y_label_area_size(70)
         .build_cartesian_2d(x0..x1, 0.0..top)
         .map_err(|e| draw_err(path, e))?;
-    let labels: Vec<(f64, String)> = distinct
-        .iter()
-        .map(|v| (pos(*v), super::html::num(*v)))
-        .collect();
-    let label_of = move |x: &f64| -> String {
-        labels
-            .iter()
-            .find(|(px, _)| (px - x).abs() < 1e-6)
-            .map(|(_, s)| s.clone())
-            .unwrap_or_default()
-    };
+    let label_of = discrete_axis_labels(distinct, on_value_axis);
     chart
         .configure_mesh()
         .light_line_style(RGBColor(238, 238, 238))
         .disable_x_mesh()
-        .x_labels((distinct.len() + 2).min(40))
+        .x_labels(if on_value_axis {
+            14
+        } else {
+            (distinct.len() + 2).min(60)
+        })
         .x_label_formatter(&label_of)
         .x_desc(if on_value_axis {
             feature.to_string()
@@ -413,6 +435,24 @@ fn discrete_bars(
     legend(&mut chart, path)
 }
 
+/// The value holding a fifth or more of the `pooled` (sorted) releases, if any, with its share
+/// of `p` and of `q`: a histogram leaves it out (it would flatten everything else into the axis,
+/// as svt3's "no answer" 0 beside its continuous answers) and names it in the axis title.
+pub(crate) fn dominant_value(pooled: &[f64], p: &[f64], q: &[f64]) -> Option<(f64, f64, f64)> {
+    let mut i = 0;
+    while i < pooled.len() {
+        let j = pooled.partition_point(|v| *v <= pooled[i]);
+        if (j - i) as f64 >= 0.2 * pooled.len() as f64 {
+            let v = pooled[i];
+            let share =
+                |xs: &[f64]| xs.iter().filter(|x| **x == v).count() as f64 / xs.len().max(1) as f64;
+            return Some((v, share(p), share(q)));
+        }
+        i = j.max(i + 1);
+    }
+    None
+}
+
 #[allow(clippy::too_many_arguments)]
 fn histogram(
     root: &DrawingArea<BitMapBackend<'_>, Shift>,
@@ -425,12 +465,25 @@ fn histogram(
     events: &[(f64, String)],
 ) -> Result<()> {
     const BINS: usize = 60;
-    let (lo, hi) = axis_range(quantile(pooled, 0.001), quantile(pooled, 0.999), 0.02);
+    let atom = dominant_value(pooled, p, q);
+    let rest: Vec<f64> = match atom {
+        Some((v, _, _)) => pooled.iter().copied().filter(|x| *x != v).collect(),
+        None => pooled.to_vec(),
+    };
+    let rest = if rest.is_empty() {
+        pooled.to_vec()
+    } else {
+        rest
+    };
+    let (lo, hi) = axis_range(quantile(&rest, 0.001), quantile(&rest, 0.999), 0.02);
     let width = (hi - lo) / BINS as f64;
     let counts = |xs: &[f64]| -> (Vec<f64>, usize) {
         let mut c = vec![0u64; BINS];
         let mut outside = 0;
         for x in xs {
+            if atom.is_some_and(|(v, _, _)| *x == v) {
+                continue;
+            }
             if *x < lo || *x > hi {
                 outside += 1;
                 continue;
@@ -450,13 +503,25 @@ fn histogram(
         0.0,
     );
     let outside = op + oq;
-    let x_desc = if outside > 0 {
-        format!(
-            "{feature} ({outside} of {} releases outside the shown range)",
+    let mut notes = Vec::new();
+    if let Some((v, sp, sq)) = atom {
+        notes.push(format!(
+            "value {} not drawn: {}% of M(D), {}% of M(D')",
+            super::readable(v),
+            super::readable(100.0 * sp),
+            super::readable(100.0 * sq)
+        ));
+    }
+    if outside > 0 {
+        notes.push(format!(
+            "{outside} of {} releases outside the shown range",
             p.len() + q.len()
-        )
-    } else {
+        ));
+    }
+    let x_desc = if notes.is_empty() {
         feature.to_string()
+    } else {
+        format!("{feature} ({})", notes.join("; "))
     };
     let mut chart = ChartBuilder::on(root)
         .caption(caption, font(20))
@@ -926,10 +991,20 @@ pub fn profile(path: &Path, r: &AuditReport) -> Result<()> {
 /// plot's width and height); upper right when every corner is taken.
 pub(super) fn free_corner(
     points: &[(f64, f64)],
+    x: (f64, f64),
+    y: (f64, f64),
+    size: (f64, f64),
+) -> SeriesLabelPosition {
+    find_free_corner(points, x, y, size).unwrap_or(SeriesLabelPosition::UpperRight)
+}
+
+/// A legend corner that covers none of `points`, if there is one (see [`free_corner`]).
+pub(super) fn find_free_corner(
+    points: &[(f64, f64)],
     (x0, x1): (f64, f64),
     (y0, y1): (f64, f64),
     (w, h): (f64, f64),
-) -> SeriesLabelPosition {
+) -> Option<SeriesLabelPosition> {
     let frac: Vec<(f64, f64)> = points
         .iter()
         .map(|(x, y)| ((x - x0) / (x1 - x0), (y - y0) / (y1 - y0)))
@@ -961,7 +1036,24 @@ pub(super) fn free_corner(
         .into_iter()
         .find(|(_, bx, by)| free(*bx, *by))
         .map(|(pos, _, _)| pos)
-        .unwrap_or(SeriesLabelPosition::UpperRight)
+}
+
+/// The top of the sweep's detection axis and its legend corner: a free corner of 0..1.05 when
+/// one is free of `occupied` points; else the axis grows above 1 so the legend (β and one line
+/// per tester) gets a band of its own and hides no data.
+pub(crate) fn sweep_legend_layout(
+    occupied: &[(f64, f64)],
+    x: (f64, f64),
+    testers: usize,
+) -> (f64, SeriesLabelPosition) {
+    let legend_h = (24.0 + 22.0 * (1 + testers) as f64) / 300.0;
+    match find_free_corner(occupied, x, (0.0, 1.05), (0.5, legend_h)) {
+        Some(pos) => (1.05, pos),
+        None => (
+            1.05 / (1.0 - legend_h).max(0.3),
+            SeriesLabelPosition::UpperRight,
+        ),
+    }
 }
 
 /// A sweep: detection rate (top) and median margin (bottom) against the swept parameter, one
@@ -984,6 +1076,23 @@ pub fn sweep(path: &Path, s: &SweepReport) -> Result<()> {
     });
     let (m0, m1) = axis_range(mmin, mmax.max(mmin + 1e-9), 0.1);
     let param = s.parameter.clone();
+    let beta = s.failure_probability_per_audit;
+    // Where the legend of the top chart may not go: markers, intervals and the β line.
+    let rates: Vec<(f64, f64)> = s
+        .points
+        .iter()
+        .flat_map(|p| {
+            let (l, u) = p.detection_interval();
+            [
+                (p.value, p.detections as f64 / p.repeats.max(1) as f64),
+                (p.value, l),
+                (p.value, u),
+                (p.value, (l + u) / 2.0),
+            ]
+        })
+        .chain((0..=10).map(|i| (x0 + (x1 - x0) * f64::from(i) / 10.0, beta)))
+        .collect();
+    let (top_y, top_legend) = sweep_legend_layout(&rates, (x0, x1), s.testers.len());
     with_canvas(path, (1000, 820), |root| {
         let (upper, lower) = root.split_vertically(410);
         let mut top = ChartBuilder::on(&upper)
@@ -997,18 +1106,24 @@ pub fn sweep(path: &Path, s: &SweepReport) -> Result<()> {
             .margin(12)
             .x_label_area_size(44)
             .y_label_area_size(70)
-            .build_cartesian_2d(x0..x1, 0.0..1.05)
+            .build_cartesian_2d(x0..x1, 0.0..top_y)
             .map_err(|e| draw_err(path, e))?;
         top.configure_mesh()
             .light_line_style(RGBColor(238, 238, 238))
             .x_desc(param.as_str())
             .x_label_formatter(&|v| tick_label(*v, x0, x1))
+            .y_label_formatter(&|v| {
+                if *v <= 1.0 + 1e-9 {
+                    tick_label(*v, 0.0, 1.05)
+                } else {
+                    String::new()
+                }
+            })
             .y_desc(format!("fraction of {} audits", s.repeats))
             .label_style(font(15))
             .axis_desc_style(font(16))
             .draw()
             .map_err(|e| draw_err(path, e))?;
-        let beta = s.failure_probability_per_audit;
         top.draw_series(DashedLineSeries::new(
             [(x0, beta), (x1, beta)],
             8,
@@ -1064,22 +1179,8 @@ pub fn sweep(path: &Path, s: &SweepReport) -> Result<()> {
             }))
             .map_err(|e| draw_err(path, e))?;
         }
-        let rates: Vec<(f64, f64)> = s
-            .points
-            .iter()
-            .flat_map(|p| {
-                let (l, u) = p.detection_interval();
-                [
-                    (p.value, p.detections as f64 / p.repeats.max(1) as f64),
-                    (p.value, l),
-                    (p.value, u),
-                    (p.value, (l + u) / 2.0),
-                ]
-            })
-            .chain((0..=10).map(|i| (x0 + (x1 - x0) * f64::from(i) / 10.0, beta)))
-            .collect();
         top.configure_series_labels()
-            .position(free_corner(&rates, (x0, x1), (0.0, 1.05), (0.5, 0.25)))
+            .position(top_legend)
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK.mix(0.4))
             .label_font(font(15))

@@ -935,3 +935,72 @@ fn figure_text_sits_on_one_baseline() {
         );
     }
 }
+
+#[test]
+fn a_dominant_value_is_left_out_of_histograms() {
+    // svt3's coordinate 19: 0 ("no answer") in most releases, a continuous answer otherwise.
+    let p: Vec<f64> = (0..1000)
+        .map(|i| {
+            if i % 20 == 0 {
+                3.0 + i as f64 / 1000.0
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    let q: Vec<f64> = (0..1000)
+        .map(|i| {
+            if i % 50 == 0 {
+                4.0 + i as f64 / 1000.0
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    let mut pooled: Vec<f64> = p.iter().chain(&q).copied().collect();
+    pooled.sort_by(f64::total_cmp);
+    assert_eq!(
+        plot::dominant_value(&pooled, &p, &q),
+        Some((0.0, 0.95, 0.98))
+    );
+    // A continuous output has none.
+    let c: Vec<f64> = (0..1000).map(|i| i as f64 / 7.0).collect();
+    assert_eq!(plot::dominant_value(&c, &c, &c), None);
+}
+
+#[test]
+fn sweep_legend_never_covers_points() {
+    // Detections at 1 across the whole range (and intervals down to 0.7): no corner is free,
+    // so the axis grows above 1 and the legend sits in the band.
+    let full: Vec<(f64, f64)> = (0..=10)
+        .flat_map(|i| {
+            let x = 1.0 + f64::from(i) / 5.0;
+            [(x, 1.0), (x, 0.69), (x, 0.85), (x, 0.05)]
+        })
+        .collect();
+    let (top, _) = plot::sweep_legend_layout(&full, (1.0, 3.0), 1);
+    assert!(top > 1.25, "{top}");
+    // With the upper right empty, the axis stays at 1.05.
+    let low: Vec<(f64, f64)> = (0..=10).map(|i| (f64::from(i), 0.1)).collect();
+    assert_eq!(plot::sweep_legend_layout(&low, (0.0, 10.0), 1).0, 1.05);
+}
+
+#[test]
+fn discrete_axes_label_every_value_without_overlap() {
+    // Values 0 and 1 on a value axis: ticks computed as 0.9999999999999998 still read "1".
+    let f = plot::discrete_axis_labels(&[0.0, 1.0], true);
+    assert_eq!(f(&-1.1e-16), "0");
+    assert_eq!(f(&0.9999999999999998), "1");
+    assert_eq!(f(&0.5), "");
+    // 40 distinct long values on a rank axis: labelled, but thinned so they fit 900 px.
+    let distinct: Vec<f64> = (0..40).map(|i| 1.0 + f64::from(i) * 0.123_456).collect();
+    let f = plot::discrete_axis_labels(&distinct, false);
+    let shown: Vec<String> = (0..40)
+        .map(|r| f(&f64::from(r)))
+        .filter(|t| !t.is_empty())
+        .collect();
+    assert!(shown.len() >= 10 && shown.len() < 40, "{shown:?}");
+    assert_eq!(shown[0], "1");
+    let width: usize = shown.iter().map(|t| t.chars().count() * 8 + 14).sum();
+    assert!(width <= 900, "{width}");
+}
