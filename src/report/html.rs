@@ -138,9 +138,10 @@ figcaption { color: #444; font-size: 0.92em; }
 .scroll { overflow-x: auto; max-width: 100%; }
 /* The bounds table fits the page (1100 px of text on a 1280-px screen): long cells wrap inside
    their own column, and anything still too wide scrolls inside .scroll, never the page. */
-table#bounds { width: 100%; font-size: 0.88em; }
-table#bounds td.event { overflow-wrap: anywhere; min-width: 14em; max-width: 24em; }
-table#bounds td.counts { text-align: right; font-variant-numeric: tabular-nums; min-width: 9em; }
+table#bounds { width: 100%; font-size: 0.85em; }
+table#bounds th, table#bounds td { padding: 0.3em 0.4em; }
+table#bounds td.event { overflow-wrap: anywhere; min-width: 10em; max-width: 20em; }
+table#bounds td.counts { text-align: right; font-variant-numeric: tabular-nums; min-width: 6.5em; }
 footer { margin-top: 3em; color: #777; font-size: 0.85em; }
 "#;
 

@@ -772,6 +772,7 @@ fn bounds_table_fits_a_1280_px_page() {
     // Long cells wrap inside their column; the table scrolls inside its own box.
     assert!(page.contains("<div class=\"scroll\"><table id=\"bounds\">"));
     assert!(page.contains("table#bounds td.event { overflow-wrap: anywhere;"));
+    assert!(page.contains("table#bounds { width: 100%;"));
     assert!(page.contains("class=\"counts\""));
     assert!(
         !page.contains("<td class=\"num\">U ="),
