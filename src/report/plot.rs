@@ -200,6 +200,16 @@ pub(super) fn tick_label(v: f64, lo: f64, hi: f64) -> String {
     }
 }
 
+/// A tick label on a fraction axis spanning `0..top`: as [`tick_label`], but blank above 1 (the
+/// axis may extend above 1 only to make room for a legend; no fraction lives there).
+pub(super) fn fraction_tick(v: f64, top: f64) -> String {
+    if v > 1.0 + 1e-9 {
+        String::new()
+    } else {
+        tick_label(v, 0.0, top)
+    }
+}
+
 /// The font of figure text at `size` pixels, rounded up to an even size: plotters' glyph
 /// placement truncates half a font size plus each glyph's top toward zero, which at odd sizes
 /// drops tall letters one pixel below short ones (a broken baseline).
@@ -418,6 +428,7 @@ fn discrete_bars(
             format!("{feature} (one bar pair per distinct value)")
         })
         .y_desc("fraction of releases")
+        .y_label_formatter(&|v| fraction_tick(*v, top))
         .label_style(font(15))
         .draw()
         .map_err(|e| draw_err(path, e))?;
@@ -534,7 +545,7 @@ fn histogram(
         .configure_mesh()
         .light_line_style(RGBColor(238, 238, 238))
         .x_label_formatter(&|v| tick_label(*v, lo, hi))
-        .y_label_formatter(&|v| tick_label(*v, 0.0, top))
+        .y_label_formatter(&|v| fraction_tick(*v, top))
         .x_desc(x_desc)
         .y_desc(format!("fraction of releases per bin ({BINS} bins)"))
         .label_style(font(15))
@@ -1112,13 +1123,7 @@ pub fn sweep(path: &Path, s: &SweepReport) -> Result<()> {
             .light_line_style(RGBColor(238, 238, 238))
             .x_desc(param.as_str())
             .x_label_formatter(&|v| tick_label(*v, x0, x1))
-            .y_label_formatter(&|v| {
-                if *v <= 1.0 + 1e-9 {
-                    tick_label(*v, 0.0, 1.05)
-                } else {
-                    String::new()
-                }
-            })
+            .y_label_formatter(&|v| fraction_tick(*v, 1.05))
             .y_desc(format!("fraction of {} audits", s.repeats))
             .label_style(font(15))
             .axis_desc_style(font(16))

@@ -643,6 +643,10 @@ fn tick_labels_show_enough_digits() {
     assert_eq!(tick_label(0.015, 0.0, 0.05), "0.015");
     assert_eq!(tick_label(2e7, 0.0, 5e7), "2e7");
     assert_eq!(tick_label(1e-17, -0.5, 0.5), "0");
+    // Fraction axes extended for a legend carry no labels above 1.
+    assert_eq!(plot::fraction_tick(1.2, 1.3), "");
+    assert_eq!(plot::fraction_tick(1.0, 1.3), "1");
+    assert_eq!(plot::fraction_tick(0.4, 1.3), "0.4");
     // Distinct ticks get distinct labels on a narrow span far from 0.
     let a = tick_label(1.001, 1.0, 1.002);
     let b = tick_label(1.0015, 1.0, 1.002);
