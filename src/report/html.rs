@@ -141,6 +141,7 @@ figcaption { color: #444; font-size: 0.92em; }
 table#bounds { width: 100%; font-size: 0.85em; }
 table#bounds th, table#bounds td { padding: 0.3em 0.4em; }
 table#bounds td.event { overflow-wrap: anywhere; min-width: 10em; max-width: 20em; }
+table#points td.mono { white-space: nowrap; }
 table#bounds td.counts { text-align: right; font-variant-numeric: tabular-nums; min-width: 6.5em; }
 footer { margin-top: 3em; color: #777; font-size: 0.85em; }
 "#;
@@ -436,7 +437,7 @@ pub fn render_run(r: &AuditReport, run_id: &str, figures: &[Figure]) -> String {
         e(&m.id),
         e(&m.claim.to_string()),
         e(&claim_words(&m.claim)),
-        e(&m.claim_source),
+        e(&readable_numbers_in(&m.claim_source)),
         e(neighboring_words(m.neighboring)),
         dataset_html(r.pair.first()),
         dataset_html(r.pair.second()),

@@ -17,7 +17,7 @@ use crate::sequential::SequentialReport;
 
 use super::html::{
     Figure, claim_words, dataset_html, direction_words, divergence_words, e, figures_html,
-    neighboring_words, num, page, percent,
+    neighboring_words, num, page, percent, readable_numbers_in,
 };
 use super::plot::{
     BLUE, GREY, RED, axis_range, clip, draw_err, font, free_corner, tick_label, with_canvas,
@@ -320,7 +320,7 @@ pub fn render_sequential(r: &SequentialReport, run_id: &str, figures: &[Figure])
         e(&m.id),
         e(&m.claim.to_string()),
         e(&claim_words(&m.claim)),
-        e(&m.claim_source),
+        e(&readable_numbers_in(&m.claim_source)),
         e(neighboring_words(m.neighboring)),
         dataset_html(r.pair.first()),
         dataset_html(r.pair.second()),
@@ -368,7 +368,9 @@ pub fn render_sequential(r: &SequentialReport, run_id: &str, figures: &[Figure])
             e(direction_words(c.direction)),
             e(&num(c.allowed)),
             e(&num(c.log_wealth)),
-            e(c.last_event.as_deref().unwrap_or("none (never bet)")),
+            e(&readable_numbers_in(
+                c.last_event.as_deref().unwrap_or("none (never bet)")
+            )),
             e(&num(c.last_bet)),
         );
     }

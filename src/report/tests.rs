@@ -898,6 +898,10 @@ fn pages_show_readable_numbers() {
     );
     assert!(!prose.contains("0.000333"), "{page}");
     assert!(!prose.contains("3.333e-4"), "{page}");
+    // Text written by mechanisms and testers gets its long literals shortened too.
+    r.mechanism.claim_source = "ledger: sigma = 3.7306320417 at delta = 1e-5".into();
+    let page = html::render_run(&r, "x", &[]);
+    assert!(page.contains("sigma = 3.731 at delta = 1e-5"), "{page}");
 }
 
 #[test]
@@ -1008,4 +1012,13 @@ fn discrete_axes_label_every_value_without_overlap() {
     assert_eq!(shown[0], "1");
     let width: usize = shown.iter().map(|t| t.chars().count() * 8 + 14).sum();
     assert!(width <= 900, "{width}");
+}
+
+#[test]
+fn sequential_pages_shorten_long_literals() {
+    let mut r = sequential_audit("laplace-sum-ignores-range", 2_000);
+    r.components[0].last_event = Some("coordinate 0 ≥ 3.4107496502933743".into());
+    let page = sequential::render_sequential(&r, "x", &[]);
+    assert!(page.contains("coordinate 0 ≥ 3.411"), "{page}");
+    assert!(!page.contains("3.4107496502933743"), "{page}");
 }
