@@ -709,6 +709,13 @@ fn bounds_x_range(rows: &[&crate::audit::BoundRecord]) -> (f64, f64) {
     axis_range(a, b + 0.7 * (b - a), 0.0)
 }
 
+/// True when a bounds annotation anchored at `at` would run off the right of `range`: the
+/// axis leaves 70% of its width after the largest value for annotations, so only values
+/// clamped to the axis limit land this far right.
+pub(crate) fn annotation_inside(at: f64, (lo, hi): (f64, f64)) -> bool {
+    at > lo + 0.75 * (hi - lo)
+}
+
 /// Every bound (horizontal bar; red when it exceeds) against what the claim allows (black
 /// tick), one row per bound in the order of the report's table, each row annotated with both
 /// numbers so values near 0 stay readable. Bounds in different units (hockey-stick: a
@@ -848,22 +855,31 @@ fn bounds_panel(
         }))
         .map_err(|e| draw_err(path, e))?;
     // Annotations: anchored at their left end and vertical centre, 8 px right of the longer of
-    // bar and tick, so every row's text sits on the same baseline relative to its bar.
-    let style = TextStyle::from(font(14).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
-    chart
-        .draw_series(rows.iter().enumerate().map(|(i, b)| {
-            EmptyElement::at((x(b.value.max(b.allowed)), SegmentValue::CenterOf(seg(i))))
-                + Text::new(
-                    format!(
-                        "≥ {}   allowed {}",
-                        super::readable(b.value),
-                        super::readable(b.allowed)
-                    ),
-                    (8, 0),
-                    style.clone(),
-                )
-        }))
-        .map_err(|e| draw_err(path, e))?;
+    // bar and tick, so every row's text sits on the same baseline relative to its bar. A bar or
+    // tick clamped at the right edge (values beyond the axis limit) gets its text inside, right-
+    // aligned 8 px before the edge (white on the bar).
+    let left = TextStyle::from(font(14).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
+    let right = TextStyle::from(font(14).into_font()).pos(Pos::new(HPos::Right, VPos::Center));
+    for (i, b) in rows.iter().enumerate() {
+        let at = x(b.value.max(b.allowed));
+        let text = format!(
+            "≥ {}   allowed {}",
+            super::readable(b.value),
+            super::readable(b.allowed)
+        );
+        let (offset, style) = if annotation_inside(at, (lo, hi)) {
+            let color: &'static RGBColor = if b.value >= b.allowed { &WHITE } else { &BLACK };
+            ((-8, 0), right.clone().color(color))
+        } else {
+            ((8, 0), left.clone())
+        };
+        chart
+            .draw_series(std::iter::once(
+                EmptyElement::at((at, SegmentValue::CenterOf(seg(i))))
+                    + Text::new(text, offset, style),
+            ))
+            .map_err(|e| draw_err(path, e))?;
+    }
     Ok(())
 }
 

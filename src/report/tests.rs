@@ -535,6 +535,9 @@ fn extreme_values_plot_in_bounded_time() {
     renyi.value = -1e308;
     renyi.allowed = 1e308;
     r.bounds.push(renyi);
+    // Ordinary bounds leave room for their annotation; a clamped one writes it inside.
+    assert!(!plot::annotation_inside(0.9525, (0.0, 1.0 / 0.6)));
+    assert!(plot::annotation_inside(1e15, (0.0, 1e15)));
     let path = s.0.join("bounds.png");
     let p = path.clone();
     within(60, move || plot::bounds(&p, &r)).unwrap();
