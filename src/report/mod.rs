@@ -1081,6 +1081,7 @@ pub fn rerender(file: &Path, report_dir: &Path) -> Result<PathBuf> {
         } else {
             parent
         };
+        remove_stale_temporaries(parent);
         write_index(parent)?;
     }
     Ok(dir.join("index.html"))

@@ -1025,3 +1025,15 @@ fn sequential_pages_shorten_long_literals() {
     assert!(page.contains("coordinate 0 ≥ 3.411"), "{page}");
     assert!(!page.contains("3.4107496502933743"), "{page}");
 }
+
+#[test]
+fn rerendering_in_place_removes_leftovers_too() {
+    let s = Scratch::new("stale-rerender");
+    let (r, plots) = audit("laplace-sum", None, 2_000);
+    let index = write_run_report(&s.0, &r, &plots).unwrap();
+    let dead = s.0.join(".tmp-4000000000-laplace-sum-seed1-00000000");
+    fs::create_dir_all(&dead).unwrap();
+    rerender(&index.parent().unwrap().join(REPORT_FILE), &s.0).unwrap();
+    assert!(!dead.exists());
+    no_temporaries(&s.0);
+}
