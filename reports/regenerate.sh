@@ -38,6 +38,9 @@ audit run --mechanism dpsgd-scaled-noise
 audit run --mechanism dpsgd-scaled-noise --sequential
 # A Mironov-style floating-point leak, visible only through the float-bits output transform.
 audit run --mechanism laplace-sum-coarse-noise
+# Sparse vector that releases its noisy answers (svt3): the evidence is in output coordinate 19,
+# and the distribution figures follow the coordinates the event uses.
+audit run --mechanism svt3
 # The noise of the Laplace sum ignores the range R: correct at R = 1, buggy above.
 audit sweep --mechanism laplace-sum-ignores-range --param range=1:3:0.25 --repeats 10 --samples 20000
 # DP-SGD with its noise scaled by noise_scale (correct at 1): the scaled-noise figure.

@@ -39,23 +39,64 @@ pub(crate) fn e(s: &str) -> String {
     escape_html(s)
 }
 
-/// A number for reading: 4 significant digits, scientific notation outside [1e-3, 1e4).
+/// Short alias of [`super::readable`], the one number formatter of the reports.
 pub(crate) fn num(x: f64) -> String {
-    if x == 0.0 {
-        "0".into()
-    } else if !x.is_finite() {
-        format!("{x}")
-    } else if (1e-3..1e4).contains(&x.abs()) {
-        let digits = (3 - x.abs().log10().floor() as i32).max(0) as usize;
-        let s = format!("{x:.digits$}");
-        if s.contains('.') {
-            s.trim_end_matches('0').trim_end_matches('.').to_string()
-        } else {
-            s
+    super::readable(x)
+}
+
+/// `text` with every decimal number of more than 6 significant digits (as the testers print
+/// thresholds, e.g. `coordinate 0 ≤ 27.516965057253376`) rewritten by [`super::readable`]
+/// (`27.52`). Integers, short numbers and digits inside words are left alone.
+pub fn readable_numbers_in(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < chars.len() {
+        let starts_number = chars[i].is_ascii_digit()
+            && (i == 0
+                || !(chars[i - 1].is_alphanumeric() || chars[i - 1] == '_' || chars[i - 1] == '.'));
+        if !starts_number {
+            out.push(chars[i]);
+            i += 1;
+            continue;
         }
-    } else {
-        format!("{x:.3e}")
+        let mut j = i;
+        while j < chars.len() && chars[j].is_ascii_digit() {
+            j += 1;
+        }
+        if j + 1 < chars.len() && chars[j] == '.' && chars[j + 1].is_ascii_digit() {
+            j += 1;
+            while j < chars.len() && chars[j].is_ascii_digit() {
+                j += 1;
+            }
+        }
+        if j < chars.len() && (chars[j] == 'e' || chars[j] == 'E') {
+            let mut k = j + 1;
+            if k < chars.len() && (chars[k] == '-' || chars[k] == '+') {
+                k += 1;
+            }
+            if k < chars.len() && chars[k].is_ascii_digit() {
+                while k < chars.len() && chars[k].is_ascii_digit() {
+                    k += 1;
+                }
+                j = k;
+            }
+        }
+        let literal: String = chars[i..j].iter().collect();
+        let mantissa = literal.split(['e', 'E']).next().unwrap_or("");
+        let significant = mantissa
+            .chars()
+            .filter(|c| c.is_ascii_digit())
+            .collect::<String>()
+            .trim_start_matches('0')
+            .len();
+        match literal.parse::<f64>() {
+            Ok(v) if mantissa.contains('.') && significant > 6 => out.push_str(&num(v)),
+            _ => out.push_str(&literal),
+        }
+        i = j;
     }
+    out
 }
 
 /// A probability as a percentage without trailing zeros (0.999 → "99.9%").
@@ -94,7 +135,14 @@ figure { margin: 1em 0; }
 figure img { max-width: 100%; border: 1px solid #ddd; }
 figcaption { color: #444; font-size: 0.92em; }
 .small { font-size: 0.88em; color: #555; }
-.scroll { overflow-x: auto; }
+.scroll { overflow-x: auto; max-width: 100%; }
+/* The bounds table fits the page (1100 px of text on a 1280-px screen): long cells wrap inside
+   their own column, and anything still too wide scrolls inside .scroll, never the page. */
+table#bounds { width: 100%; font-size: 0.85em; }
+table#bounds th, table#bounds td { padding: 0.3em 0.4em; }
+table#bounds td.event { overflow-wrap: anywhere; min-width: 10em; max-width: 20em; }
+table#points td.mono { white-space: nowrap; }
+table#bounds td.counts { text-align: right; font-variant-numeric: tabular-nums; min-width: 6.5em; }
 footer { margin-top: 3em; color: #777; font-size: 0.85em; }
 "#;
 
@@ -271,7 +319,7 @@ fn bound_row(b: &BoundRecord) -> String {
     let (event, p, q) = match &b.event {
         Some(ev) => match (&ev.contrast, ev.p_lower, ev.q_upper) {
             (Some(c), _, _) => (
-                e(&ev.description),
+                e(&readable_numbers_in(&ev.description)),
                 format!(
                     "U = {} (in the event{} on the side favoured)<br>N ~ Poisson({})",
                     c.u,
@@ -285,11 +333,15 @@ fn bound_row(b: &BoundRecord) -> String {
                 ),
             ),
             (None, Some(pl), Some(qu)) => (
-                e(&ev.description),
+                e(&readable_numbers_in(&ev.description)),
                 format!("{} of {}<br>P(S) ≥ {}", ev.count_p, ev.n_p, e(&num(pl))),
                 format!("{} of {}<br>Q(S) ≤ {}", ev.count_q, ev.n_q, e(&num(qu))),
             ),
-            _ => (e(&ev.description), "—".into(), "—".into()),
+            _ => (
+                e(&readable_numbers_in(&ev.description)),
+                "—".into(),
+                "—".into(),
+            ),
         },
         None => ("—".into(), "—".into(), "—".into()),
     };
@@ -300,14 +352,14 @@ fn bound_row(b: &BoundRecord) -> String {
     };
     format!(
         "<tr{class}><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">≥ {}</td><td class=\"num\">{}</td><td>{result}</td>\
-         <td class=\"num\">{}</td><td class=\"mono\">{event}</td><td class=\"num\">{p}</td><td class=\"num\">{q}</td><td class=\"num\">{}</td></tr>\n",
+         <td class=\"num\">{}</td><td class=\"mono event\">{event}</td><td class=\"counts\">{p}</td><td class=\"counts\">{q}</td><td class=\"num\">{}</td></tr>\n",
         e(&b.tester),
         e(&divergence_words(&b.divergence)),
         e(direction_words(b.direction)),
         e(&num(b.value)),
         e(&num(b.allowed)),
         e(&num(b.point_estimate)),
-        e(&format!("{:.3e}", b.failure_probability)),
+        e(&num(b.failure_probability)),
     )
 }
 
@@ -385,7 +437,7 @@ pub fn render_run(r: &AuditReport, run_id: &str, figures: &[Figure]) -> String {
         e(&m.id),
         e(&m.claim.to_string()),
         e(&claim_words(&m.claim)),
-        e(&m.claim_source),
+        e(&readable_numbers_in(&m.claim_source)),
         e(neighboring_words(m.neighboring)),
         dataset_html(r.pair.first()),
         dataset_html(r.pair.second()),
@@ -421,7 +473,7 @@ pub fn render_run(r: &AuditReport, run_id: &str, figures: &[Figure]) -> String {
          <p class=\"small\">{}</p>",
         e(&num(r.beta.total)),
         r.beta.bounds,
-        e(&format!("{:.3e}", r.beta.per_bound)),
+        e(&num(r.beta.per_bound)),
         percent(1.0 - r.beta.total),
         e(&r.beta.rule),
     );
@@ -491,42 +543,63 @@ pub fn render_sweep(s: &SweepReport, run_id: &str, figures: &[Figure]) -> String
     );
     let total: u64 = s.points.iter().map(|p| p.repeats).sum();
     let detected: u64 = s.points.iter().map(|p| p.detections).sum();
-    let mut values: Vec<f64> = s.points.iter().map(|p| p.value).collect();
-    values.dedup();
-    let mut flagged: Vec<f64> = s
-        .points
-        .iter()
-        .filter(|p| p.detections > 0)
-        .map(|p| p.value)
-        .collect();
-    flagged.dedup();
-    let where_found = if flagged.is_empty() {
-        "No audit found a violation".to_string()
+    let beta = s.failure_probability_per_audit;
+    let conf = percent(super::DETECTION_CONFIDENCE);
+    let above: Vec<&super::SweepPoint> = s.points_above_beta().collect();
+    let point_name = |p: &super::SweepPoint| {
+        if s.testers.len() > 1 {
+            format!("{} = {} ({})", s.parameter, num(p.value), p.tester)
+        } else {
+            format!("{} = {}", s.parameter, num(p.value))
+        }
+    };
+    let (class, headline, detail) = if above.is_empty() {
+        (
+            "noviolation",
+            format!(
+                "Detections consistent with β at all {} points",
+                s.points.len()
+            ),
+            format!(
+                "At every point the {conf} Clopper–Pearson interval on the detection rate reaches down to β = {} or below: \
+                 the detections are no more than a mechanism keeping its claim can produce.",
+                num(beta)
+            ),
+        )
     } else {
-        format!(
-            "At least one audit found a violation at {} of {} values of {}: {}",
-            flagged.len(),
-            values.len(),
-            s.parameter,
-            flagged
-                .iter()
-                .map(|v| num(*v))
-                .collect::<Vec<_>>()
-                .join(", ")
+        (
+            "violation",
+            format!(
+                "Detection rate above β at {} of {} points",
+                above.len(),
+                s.points.len()
+            ),
+            format!(
+                "Above β (the whole {conf} interval exceeds β = {}): {}. At the other points the detections are consistent with β.",
+                num(beta),
+                above
+                    .iter()
+                    .map(|p| format!("{} ({} of {})", point_name(p), p.detections, p.repeats))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
         )
     };
     let _ = writeln!(
         b,
-        "<div class=\"verdict noviolation\" id=\"verdict\"><h2>{detected} of {total} audits found a violation</h2><p><b>{}</b></p>\
-         <p>Each value of <span class=\"mono\">{}</span> was audited {} times per tester with independent seeds, {} releases per side, \
+        "<div class=\"verdict {class}\" id=\"verdict\"><h2>{}</h2><p><b>{}</b></p>\
+         <p>{detected} of {total} audits found a violation. Each value of <span class=\"mono\">{}</span> was audited {} times per tester with independent seeds, {} releases per side, \
          β = {} per audit. Against a value where the mechanism keeps its claim, each audit reports a violation with probability at most β, \
-         so a detection count well above β × repeats is evidence against the claim at that value. \
-         A value with no detections is not shown to keep its claim: only its witness pair, these testers and these samples were tried.</p></div>",
-        e(&where_found),
+         so the detection count k of R repeats is compared with β through its exact {conf} interval: above β when the whole interval is above β, \
+         consistent with β otherwise (one detection in 10 audits is consistent with β = 0.05, not with β = 0.001). \
+         Intervals are per point, not adjusted for the number of points. \
+         A value consistent with β is not shown to keep its claim: only its witness pair, these testers and these samples were tried.</p></div>",
+        e(&headline),
+        e(&detail),
         e(&s.parameter),
         s.repeats,
         s.samples_per_side,
-        e(&num(s.failure_probability_per_audit)),
+        e(&num(beta)),
     );
     let _ = writeln!(
         b,
@@ -553,9 +626,11 @@ pub fn render_sweep(s: &SweepReport, run_id: &str, figures: &[Figure]) -> String
     );
     let _ = writeln!(
         b,
-        "<h2>Detections per value</h2><table id=\"points\"><thead><tr><th>{}</th><th>claim</th><th>catalogue status</th><th>tester</th>\
-         <th>detected</th><th>median margin (bound − allowed)</th></tr></thead><tbody>",
-        e(&s.parameter)
+        "<h2>Detections per value</h2><div class=\"scroll\"><table id=\"points\"><thead><tr><th>{}</th><th>claim</th><th>catalogue status</th><th>tester</th>\
+         <th>detected k / R</th><th>{} interval on the rate (Clopper–Pearson)</th><th>against β = {}</th><th>median margin (bound − allowed)</th></tr></thead><tbody>",
+        e(&s.parameter),
+        percent(super::DETECTION_CONFIDENCE),
+        e(&num(beta)),
     );
     for p in &s.points {
         let claim = s
@@ -564,24 +639,27 @@ pub fn render_sweep(s: &SweepReport, run_id: &str, figures: &[Figure]) -> String
             .find(|c| c.value == p.value)
             .map(|c| c.claim.as_str())
             .unwrap_or("");
-        let class = if p.detections > 0 {
-            " class=\"bad\""
+        let (l, u) = p.detection_interval();
+        let (class, against) = if p.above_beta(beta) {
+            (" class=\"bad\"", "<span class=\"flag\">above β</span>")
         } else {
-            ""
+            ("", "<span class=\"ok\">consistent with β</span>")
         };
         let _ = writeln!(
             b,
-            "<tr{class}><td class=\"num\">{}</td><td class=\"mono\">{}</td><td>{}</td><td>{}</td><td class=\"num\">{} / {}</td><td class=\"num\">{}</td></tr>",
+            "<tr{class}><td class=\"num\">{}</td><td class=\"mono\">{}</td><td>{}</td><td>{}</td><td class=\"num\">{} / {}</td><td class=\"num\">[{}, {}]</td><td>{against}</td><td class=\"num\">{}</td></tr>",
             e(&num(p.value)),
             e(claim),
             e(&p.status),
             e(&p.tester),
             p.detections,
             p.repeats,
-            e(&format!("{:+.3e}", p.median_margin)),
+            e(&num(l)),
+            e(&num(u)),
+            e(&num(p.median_margin)),
         );
     }
-    b.push_str("</tbody></table>\n");
+    b.push_str("</tbody></table></div>\n");
     for note in &s.notes {
         let _ = writeln!(b, "<p class=\"note\">{}</p>", e(note));
     }
@@ -659,13 +737,31 @@ mod tests {
     }
 
     #[test]
+    fn long_numbers_in_descriptions_are_shortened() {
+        assert_eq!(
+            readable_numbers_in(
+                "coordinate 19 ≤ 3.2154895907871257 and coordinate 0 ≥ -1.9007555218414707"
+            ),
+            "coordinate 19 ≤ 3.215 and coordinate 0 ≥ -1.901"
+        );
+        assert_eq!(
+            readable_numbers_in("coordinates [0, 1] = [0.0, 1.0]; T_1 x_2 0.5 1.000001e-7"),
+            "coordinates [0, 1] = [0.0, 1.0]; T_1 x_2 0.5 1e-7"
+        );
+        assert_eq!(
+            readable_numbers_in("ratio ≥ 0.0151 (RBF)"),
+            "ratio ≥ 0.0151 (RBF)"
+        );
+    }
+
+    #[test]
     fn numbers_read_well() {
         assert_eq!(num(0.0), "0");
         assert_eq!(num(1.0), "1");
         assert_eq!(num(0.98562), "0.9856");
         assert_eq!(num(5.810512), "5.811");
-        assert_eq!(num(1e-5), "1.000e-5");
-        assert_eq!(num(200000.0), "2.000e5");
+        assert_eq!(num(1e-5), "1e-5");
+        assert_eq!(num(200000.0), "200000");
         assert_eq!(percent(0.999), "99.9%");
     }
 }

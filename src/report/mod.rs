@@ -6,18 +6,23 @@
 //!   [`SequentialReport`](crate::sequential::SequentialReport), marked `"mode": "sequential"`),
 //!   pretty-printed.
 //! - `index.html`: offline page (inline CSS, no script, no network), every string escaped.
-//! - `distribution-<j>.png` (runs, j < 4): releases of M(D) and M(D') on coordinate j, from a
-//!   separate stream of [`PLOT_SAMPLES_PER_SIDE`] releases per side ([`PlotData`]); the verdict's
-//!   samples are never touched.
+//! - `distribution-<j>.png` (runs): releases of M(D) and M(D') on coordinate j, from a separate
+//!   stream of [`PLOT_SAMPLES_PER_SIDE`] releases per side ([`PlotData`]); the verdict's samples
+//!   are never touched. At most [`MAX_PLOTTED_COORDINATES`] coordinates, chosen by
+//!   [`plotted_coordinates`]: those the event of the decisive bound uses first (svt3's evidence
+//!   is in coordinate 19), then the lowest others.
 //! - `bounds.png` (runs): every bound against what the claim allows; `profile.png` (profile
 //!   claims): the claimed δ(ε) curve with the confirmed lower bounds; `sweep.png` (sweeps and
 //!   `audit bench power`, one sweep report per (claim, n)); `wealth.png` (sequential runs).
 //!
 //! # Nothing half-written
-//! A run is written into `DIR/.tmp-<run-id>-<pid>` and renamed to `DIR/<run-id>` at the end, so a
-//! failure leaves no partial report; single files (re-rendering, `DIR/index.html`) are written to
-//! a temporary name in the same directory and renamed. [`prepare_report_dir`] checks that `DIR`
-//! is writable before an audit spends any time.
+//! A run is written into `DIR/.tmp-<pid>-<run-id>` and renamed to `DIR/<run-id>` at the end, so
+//! a failure leaves no partial report; single files (re-rendering, `DIR/index.html`) are written
+//! to a temporary name `.tmp-<pid>-<name>` in the same directory and renamed. A process killed
+//! mid-write (e.g. by a timeout) cannot clean up after itself: [`prepare_report_dir`] and every
+//! report write remove `.tmp-*`/`.old-*` entries whose process is gone (no `/proc/<pid>`) or
+//! that are older than [`STALE_AFTER`] ([`remove_stale_temporaries`]). [`prepare_report_dir`]
+//! also checks that `DIR` is writable before an audit spends any time.
 //!
 //! # Run ids
 //! `<mechanism>-seed<seed>-<hash>` (`sweep-<mechanism>-<parameter>-seed<seed>-<hash>` for sweeps),
@@ -42,6 +47,64 @@ pub mod sequential;
 pub mod text;
 
 pub use html::escape_html;
+
+/// A number for people to read: at most 4 significant digits in fixed notation, 3 in scientific
+/// notation, which is used below 1e-3 and from 1e6 on (in magnitude); trailing zeros dropped;
+/// exact integers below 1e15 in magnitude printed as integers; 0 as `0`, non-finite values as
+/// `NaN`, `inf`, `-inf`.
+///
+/// The one formatter of numbers shown in reports (HTML pages and figure labels); the command
+/// line's text output may use it too.
+///
+/// # Examples
+/// ```
+/// use dp_audit::report::readable;
+/// assert_eq!(readable(1.0 / 3000.0), "3.33e-4");
+/// assert_eq!(readable(1e-5), "1e-5");
+/// assert_eq!(readable(0.98562), "0.9856");
+/// assert_eq!(readable(200000.0), "200000");
+/// assert_eq!(readable(1234567.8), "1.23e6");
+/// assert_eq!(readable(-2.5), "-2.5");
+/// assert_eq!(readable(1e308), "1e308");
+/// ```
+pub fn readable(x: f64) -> String {
+    if x.is_nan() {
+        return "NaN".into();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "inf" } else { "-inf" }.into();
+    }
+    if x == 0.0 {
+        return "0".into();
+    }
+    let a = x.abs();
+    if x.fract() == 0.0 && a < 1e15 {
+        return format!("{x:.0}");
+    }
+    if !(1e-3..1e6).contains(&a) {
+        return scientific(x, 3);
+    }
+    let digits = (3 - a.log10().floor() as i32).max(0) as usize;
+    let s = format!("{x:.digits$}");
+    let s = if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    };
+    if s == "-0" { "0".into() } else { s }
+}
+
+/// `x` in scientific notation with `significant` digits (at least 1), trailing zeros of the
+/// mantissa dropped: `scientific(1.5e-5, 3)` is `1.5e-5`, `scientific(1e-5, 3)` is `1e-5`.
+pub(crate) fn scientific(x: f64, significant: usize) -> String {
+    let s = format!("{:.*e}", significant.max(1) - 1, x);
+    match s.split_once('e') {
+        Some((m, exp)) if m.contains('.') => {
+            format!("{}e{exp}", m.trim_end_matches('0').trim_end_matches('.'))
+        }
+        _ => s,
+    }
+}
 
 /// Seed tag of the plot-only sample streams (ASCII "PLOT"); side `i` uses
 /// `Stream::Other { tag: PLOT_TAG, index: i }`.
@@ -133,6 +196,33 @@ pub struct SweepPoint {
     pub median_margin: f64,
 }
 
+/// Confidence of the per-point detection-rate intervals of sweep reports.
+pub const DETECTION_CONFIDENCE: f64 = 0.95;
+
+impl SweepPoint {
+    /// Two-sided [`DETECTION_CONFIDENCE`] Clopper–Pearson interval on the probability that one
+    /// audit at this point finds a violation, from `detections` of `repeats` (exact binomial;
+    /// (0, 1) when there are no repeats).
+    pub fn detection_interval(&self) -> (f64, f64) {
+        let (k, r) = (self.detections, self.repeats);
+        if r == 0 || k > r {
+            return (0.0, 1.0);
+        }
+        let a = (1.0 - DETECTION_CONFIDENCE) / 2.0;
+        (
+            crate::bounds::clopper_pearson_lower(k, r, a),
+            crate::bounds::clopper_pearson_upper(k, r, a),
+        )
+    }
+
+    /// True when the whole interval lies above `beta`: the detections are more than a mechanism
+    /// keeping its claim (which each audit flags with probability at most β) plausibly gives.
+    /// False means "consistent with β" — which does not show the claim holds.
+    pub fn above_beta(&self, beta: f64) -> bool {
+        self.detection_interval().0 > beta
+    }
+}
+
 /// The claim audited at one value of a sweep.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SweepClaim {
@@ -180,6 +270,13 @@ pub struct SweepReport {
 }
 
 impl SweepReport {
+    /// The points whose detection interval lies above β per audit ([`SweepPoint::above_beta`]).
+    pub fn points_above_beta(&self) -> impl Iterator<Item = &SweepPoint> {
+        self.points
+            .iter()
+            .filter(|p| p.above_beta(self.failure_probability_per_audit))
+    }
+
     /// The claim if it is the same at every value, else a note that it varies.
     pub fn claim_summary(&self) -> String {
         match self.claims.first() {
@@ -205,7 +302,7 @@ pub struct IndexEntry {
     pub claim: String,
     /// The verdict in words, or the sweep's detections.
     pub result: String,
-    /// True for a violation (or any detection in a sweep).
+    /// True for a violation (in a sweep: a detection rate above β at some point).
     pub violation: bool,
     /// Seed.
     pub seed: u64,
@@ -221,8 +318,74 @@ fn to_pretty<T: Serialize>(v: &T) -> Result<String> {
     Ok(serde_json::to_string_pretty(v).map_err(|e| Error::InvalidConfig(e.to_string()))? + "\n")
 }
 
+/// Age after which a `.tmp-*` or `.old-*` entry of a report directory is removed even if the
+/// process that made it still seems alive (process ids are reused); no report takes this long to
+/// write.
+pub const STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// The process id recorded in a temporary name `.tmp-<pid>-…` or `.old-<pid>-…`.
+fn temporary_pid(name: &str) -> Option<u32> {
+    let rest = name
+        .strip_prefix(".tmp-")
+        .or_else(|| name.strip_prefix(".old-"))
+        .or_else(|| name.strip_prefix(".write-probe-"))?;
+    // `.tmp-<pid>-…`; reports written before dp-audit 0.x put the pid last (`.tmp-<id>-<pid>`).
+    let first = rest.split('-').next()?;
+    first
+        .parse()
+        .ok()
+        .or_else(|| rest.rsplit('-').next()?.parse().ok())
+}
+
+/// True when process `pid` is known to be gone: on systems with `/proc`, no `/proc/<pid>`.
+/// Where `/proc` is missing nothing is known, and only age decides.
+fn process_gone(pid: u32) -> bool {
+    pid != std::process::id()
+        && Path::new("/proc/self").exists()
+        && !Path::new(&format!("/proc/{pid}")).exists()
+}
+
+/// Removes the leftovers of interrupted report writes in `dir`: entries named `.tmp-*`,
+/// `.old-*` or `.write-probe-*` whose recorded process is gone or that were last modified more
+/// than [`STALE_AFTER`] ago (entries of live writers are younger and kept). Returns how many
+/// were removed; entries that cannot be removed are skipped (the next run tries again).
+pub fn remove_stale_temporaries(dir: &Path) -> usize {
+    let Ok(listing) = fs::read_dir(dir) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for entry in listing.filter_map(|d| d.ok()) {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !(name.starts_with(".tmp-")
+            || name.starts_with(".old-")
+            || name.starts_with(".write-probe-"))
+        {
+            continue;
+        }
+        let old = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > STALE_AFTER);
+        let dead = temporary_pid(&name).is_some_and(process_gone);
+        if !(old || dead) {
+            continue;
+        }
+        let path = entry.path();
+        let ok = if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            fs::remove_dir_all(&path).is_ok()
+        } else {
+            fs::remove_file(&path).is_ok()
+        };
+        removed += usize::from(ok);
+    }
+    removed
+}
+
 /// Creates `dir` if needed and checks that files can be created in it. Call it before an audit
-/// so an unwritable report directory fails fast, naming the path.
+/// so an unwritable report directory fails fast, naming the path. Also removes the leftovers of
+/// interrupted earlier writes ([`remove_stale_temporaries`]).
 pub fn prepare_report_dir(dir: &Path) -> Result<()> {
     fs::create_dir_all(dir).map_err(io_err(format!(
         "cannot create the report directory {} (choose another with --report-dir DIR, or --no-report)",
@@ -234,6 +397,7 @@ pub fn prepare_report_dir(dir: &Path) -> Result<()> {
         dir.display()
     )))?;
     fs::remove_file(&probe).map_err(io_err(format!("removing {}", probe.display())))?;
+    remove_stale_temporaries(dir);
     Ok(())
 }
 
@@ -333,16 +497,17 @@ impl Drop for TempDir {
     }
 }
 
-/// Builds `dir/<id>` in `dir/.tmp-<id>-<pid>` with `fill`, then renames it into place (replacing
+/// Builds `dir/<id>` in `dir/.tmp-<pid>-<id>` with `fill`, then renames it into place (replacing
 /// an earlier directory of the same id). On any error nothing is left behind.
 fn write_dir_atomically(
     dir: &Path,
     id: &str,
     fill: impl FnOnce(&Path) -> Result<()>,
 ) -> Result<PathBuf> {
+    remove_stale_temporaries(dir);
     let pid = std::process::id();
     let tmp = TempDir {
-        path: dir.join(format!(".tmp-{id}-{pid}")),
+        path: dir.join(format!(".tmp-{pid}-{id}")),
         keep: false,
     };
     if tmp.path.exists() {
@@ -353,7 +518,7 @@ fn write_dir_atomically(
     fill(&tmp.path)?;
     let target = dir.join(id);
     let old = TempDir {
-        path: dir.join(format!(".old-{id}-{pid}")),
+        path: dir.join(format!(".old-{pid}-{id}")),
         keep: false,
     };
     // Retry a few times: another process may be replacing the same id at the same moment.
@@ -381,18 +546,83 @@ fn write_dir_atomically(
     })
 }
 
-/// The decisive bound's event boundary, if its description names one: (coordinate, threshold).
-fn decisive_event(report: &AuditReport) -> Option<(usize, f64)> {
+/// The bound whose event the distribution figures follow: the one with the largest margin
+/// (bound − allowed) among bounds with an event, i.e. the violating bound when there is one.
+fn decisive_bound(report: &AuditReport) -> Option<&crate::audit::BoundRecord> {
     report
         .bounds
         .iter()
         .filter(|b| b.event.is_some())
         .max_by(|a, b| (a.value - a.allowed).total_cmp(&(b.value - b.allowed)))
-        .and_then(|b| plot::parse_event_threshold(&b.event.as_ref()?.description))
+}
+
+/// The coordinates that get a distribution figure, in page order, each with the event
+/// boundaries to mark on it: first the coordinates the decisive bound's event thresholds
+/// (e.g. `coordinate 19 ≤ t`), then the other coordinates it names (e.g. the pattern of
+/// `coordinates [0, …, 9] = …`), then the lowest remaining ones, at most
+/// [`MAX_PLOTTED_COORDINATES`] in all and all below `dim` (when known).
+pub fn plotted_coordinates(report: &AuditReport, dim: Option<usize>) -> Vec<(usize, Vec<f64>)> {
+    let named = decisive_bound(report)
+        .and_then(|b| b.event.as_ref())
+        .map(|ev| plot::event_coordinates(&ev.description))
+        .unwrap_or_default();
+    let fits = |j: usize| dim.is_none_or(|d| j < d);
+    let mut out: Vec<(usize, Vec<f64>)> = Vec::new();
+    let thresholded = named.iter().filter(|(_, t)| t.is_some());
+    let others = named.iter().filter(|(_, t)| t.is_none());
+    for &(j, t) in thresholded.chain(others) {
+        if out.len() == MAX_PLOTTED_COORDINATES || !fits(j) {
+            continue;
+        }
+        match out.iter_mut().find(|(c, _)| *c == j) {
+            Some((_, ts)) => ts.extend(t),
+            None => out.push((j, t.into_iter().collect())),
+        }
+    }
+    let mut j = 0;
+    while out.len() < MAX_PLOTTED_COORDINATES && fits(j) && dim.is_some() {
+        if !out.iter().any(|(c, _)| *c == j) {
+            out.push((j, Vec::new()));
+        }
+        j += 1;
+    }
+    out
 }
 
 fn distribution_file(j: usize) -> String {
     format!("distribution-{j}.png")
+}
+
+/// The coordinate of a `distribution-<j>.png` file name.
+fn distribution_coordinate(name: &str) -> Option<usize> {
+    name.strip_prefix("distribution-")?
+        .strip_suffix(".png")?
+        .parse()
+        .ok()
+}
+
+/// The coordinates with a distribution figure in `dir`, in page order: those of
+/// [`plotted_coordinates`] first, then any others by coordinate.
+fn distribution_figures_in(dir: &Path, report: &AuditReport) -> Vec<usize> {
+    let mut present: Vec<usize> = fs::read_dir(dir)
+        .map(|l| {
+            l.filter_map(|d| d.ok())
+                .filter_map(|d| distribution_coordinate(&d.file_name().to_string_lossy()))
+                .collect()
+        })
+        .unwrap_or_default();
+    present.sort_unstable();
+    let mut order: Vec<usize> = plotted_coordinates(report, None)
+        .into_iter()
+        .map(|(j, _)| j)
+        .filter(|j| present.contains(j))
+        .collect();
+    for j in present {
+        if !order.contains(&j) {
+            order.push(j);
+        }
+    }
+    order
 }
 
 /// Draws the bound figures (and the profile figure for profile claims) into `dir`.
@@ -414,37 +644,69 @@ fn draw_distribution_figures(dir: &Path, report: &AuditReport, plots: &PlotData)
     let Some((p, q)) = &plots.sides else {
         return Ok(());
     };
-    let event = decisive_event(report);
-    for j in 0..p.dim().min(q.dim()).min(MAX_PLOTTED_COORDINATES) {
+    let dim = p.dim().min(q.dim());
+    for (j, thresholds) in plotted_coordinates(report, Some(dim)) {
         let pj: Vec<f64> = p.column(j).to_vec();
         let qj: Vec<f64> = q.column(j).to_vec();
-        let ev = event.filter(|(c, _)| *c == j).map(|(_, t)| {
-            (
-                t,
-                "boundary of event S (bound with the largest margin)".to_string(),
-            )
-        });
-        plot::distribution(&dir.join(distribution_file(j)), j, &pj, &qj, ev)?;
+        let events: Vec<(f64, String)> = thresholds
+            .into_iter()
+            .map(|t| {
+                (
+                    t,
+                    "boundary of event S (bound with the largest margin)".to_string(),
+                )
+            })
+            .collect();
+        let feature = plot::feature_name(report.output_transform, Some(dim), j);
+        plot::distribution(
+            &dir.join(distribution_file(j)),
+            j,
+            &feature,
+            &pj,
+            &qj,
+            &events,
+        )?;
     }
     Ok(())
 }
 
 /// The figures present in `dir`, in page order, with captions.
-fn run_figures(dir: &Path, report: &AuditReport) -> Vec<html::Figure> {
+/// `dim` is the dimension of the plotted releases when known (it names transformed features).
+fn run_figures(dir: &Path, report: &AuditReport, dim: Option<usize>) -> Vec<html::Figure> {
     let mut figs = Vec::new();
-    for j in 0..MAX_PLOTTED_COORDINATES {
-        let file = distribution_file(j);
-        if dir.join(&file).is_file() {
-            figs.push(html::Figure {
-                alt: format!("output distribution of coordinate {j} on D and D'"),
-                caption: format!(
-                    "Output coordinate {j}: releases of M(D) (blue) and M(D') (orange). These releases were drawn from a separate random stream for display only; \
-                     the verdict uses its own fresh samples. A dashed line marks the boundary of the event S behind the bound with the largest margin, when that event is a threshold on this coordinate. \
-                     At most the first {MAX_PLOTTED_COORDINATES} coordinates of an output are plotted."
-                ),
-                file,
-            });
-        }
+    let event = decisive_bound(report)
+        .and_then(|b| b.event.as_ref())
+        .map(|ev| ev.description.clone());
+    for j in distribution_figures_in(dir, report) {
+        let named = event
+            .as_ref()
+            .is_some_and(|d| plot::event_coordinates(d).iter().any(|(c, _)| *c == j));
+        let why = if named {
+            "The event S behind the bound with the largest margin uses this coordinate"
+        } else {
+            "This coordinate is plotted for context (the event behind the bound with the largest margin does not name it)"
+        };
+        let feature = match (report.output_transform, dim) {
+            (Some(t), None)
+                if !matches!(
+                    t,
+                    crate::testers::Transform::None | crate::testers::Transform::Tanh { .. }
+                ) =>
+            {
+                format!("a feature of the {t} transform, named in the figure's title")
+            }
+            (t, d) => plot::feature_name(t, d, j),
+        };
+        figs.push(html::Figure {
+            file: distribution_file(j),
+            alt: format!("output distribution of coordinate {j}, {feature}, on D and D'"),
+            caption: format!(
+                "Coordinate {j}, {feature}: releases of M(D) (blue) and M(D') (orange). {why}; \
+                 a dashed line marks the event's boundary when the event is a threshold on this coordinate. \
+                 These releases were drawn from a separate random stream for display only; the verdict uses its own fresh samples. \
+                 At most {MAX_PLOTTED_COORDINATES} coordinates are plotted: those the event names first."
+            ),
+        });
     }
     if dir.join("profile.png").is_file() {
         figs.push(html::Figure {
@@ -474,22 +736,21 @@ fn run_figures(dir: &Path, report: &AuditReport) -> Vec<html::Figure> {
 pub fn write_run_report(dir: &Path, report: &AuditReport, plots: &PlotData) -> Result<PathBuf> {
     let id = run_id(report)?;
     let existing = dir.join(&id);
+    let plot_dim = plots.sides.as_ref().map(|(p, q)| p.dim().min(q.dim()));
     let json = to_pretty(report)?;
     let target = write_dir_atomically(dir, &id, |tmp| {
         write_atomic(&tmp.join(REPORT_FILE), json.as_bytes())?;
         if plots.sides.is_some() {
             draw_distribution_figures(tmp, report, plots)?;
         } else {
-            for j in 0..MAX_PLOTTED_COORDINATES {
+            for j in distribution_figures_in(&existing, report) {
                 let f = existing.join(distribution_file(j));
-                if f.is_file() {
-                    fs::copy(&f, tmp.join(distribution_file(j)))
-                        .map_err(io_err(format!("copying {}", f.display())))?;
-                }
+                fs::copy(&f, tmp.join(distribution_file(j)))
+                    .map_err(io_err(format!("copying {}", f.display())))?;
             }
         }
         draw_bound_figures(tmp, report)?;
-        let page = html::render_run(report, &id, &run_figures(tmp, report));
+        let page = html::render_run(report, &id, &run_figures(tmp, report, plot_dim));
         write_atomic(&tmp.join("index.html"), page.as_bytes())
     })?;
     write_index(dir)?;
@@ -513,7 +774,8 @@ fn sweep_figures() -> Vec<html::Figure> {
     vec![html::Figure {
         file: "sweep.png".into(),
         alt: "detections and margins against the swept parameter".into(),
-        caption: "Top: the fraction of audits that found a violation at each value, per tester; the dashed line is β, the most a value where the claim holds can reach on average. \
+        caption: "Top: the fraction of audits that found a violation at each value, per tester, with its exact 95% Clopper–Pearson interval (vertical bar); \
+                  the dashed line is β per audit, the most a value where the claim holds can reach on average: a point whose whole interval lies above it is evidence against the claim there. \
                   Bottom: the median margin (largest bound minus what the claim allows); the black line at 0 is the claim's threshold. \
                   Filled markers: the catalogue says the mechanism is buggy at that value; hollow: correct.".into(),
     }]
@@ -536,8 +798,204 @@ pub enum ReportFile {
     Sequential(Box<crate::sequential::SequentialReport>),
 }
 
+/// One field of a report file checked against what it may hold: `Err("NAME = VALUE; allowed:
+/// WHAT")` when `ok(value)` is false.
+fn check(name: &str, value: f64, allowed: &str, ok: bool) -> std::result::Result<(), String> {
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("{name} = {}; allowed: {allowed}", readable(value)))
+    }
+}
+
+fn check_probability(name: &str, p: f64) -> std::result::Result<(), String> {
+    check(name, p, "a number in (0, 1)", p > 0.0 && p < 1.0)
+}
+
+fn check_finite(name: &str, x: f64) -> std::result::Result<(), String> {
+    check(
+        name,
+        x,
+        "a finite number",
+        x.is_finite() && x.abs() <= f64::MAX / 4.0,
+    )
+}
+
+fn check_divergence(name: &str, d: &crate::testers::Divergence) -> std::result::Result<(), String> {
+    use crate::testers::Divergence;
+    match *d {
+        Divergence::HockeyStick { epsilon } => check(
+            &format!("{name}.epsilon"),
+            epsilon,
+            "a finite number ≥ 0",
+            epsilon.is_finite() && epsilon >= 0.0,
+        ),
+        Divergence::Renyi { alpha } => check(
+            &format!("{name}.alpha"),
+            alpha,
+            "a finite number > 1",
+            alpha.is_finite() && alpha > 1.0,
+        ),
+        #[allow(unreachable_patterns)]
+        _ => Ok(()),
+    }
+}
+
+/// Checks the numbers of a run's bounds: a lower bound finite (at most 1 for a hockey-stick
+/// divergence, which never exceeds 1), what the claim allows finite and ≥ 0 (at most 1 for
+/// hockey-stick), each bound's β in (0, 1), the event's counts within its sample sizes and its
+/// probability bounds in [0, 1].
+fn validate_bounds(bounds: &[crate::audit::BoundRecord]) -> std::result::Result<(), String> {
+    use crate::testers::Divergence;
+    for (i, b) in bounds.iter().enumerate() {
+        let name = |f: &str| format!("bounds[{i}].{f}");
+        let hockey = matches!(b.divergence, Divergence::HockeyStick { .. });
+        check_divergence(&name("divergence"), &b.divergence)?;
+        if hockey {
+            check(
+                &name("value"),
+                b.value,
+                "a number ≤ 1 (a hockey-stick divergence is at most 1)",
+                b.value.is_finite() && b.value <= 1.0,
+            )?;
+            check(
+                &name("allowed"),
+                b.allowed,
+                "a number in [0, 1]",
+                (0.0..=1.0).contains(&b.allowed),
+            )?;
+        } else {
+            check_finite(&name("value"), b.value)?;
+            check(
+                &name("allowed"),
+                b.allowed,
+                "a finite number ≥ 0",
+                b.allowed >= 0.0 && b.allowed.is_finite() && b.allowed <= f64::MAX / 4.0,
+            )?;
+        }
+        check_finite(&name("point_estimate"), b.point_estimate)?;
+        check_probability(&name("failure_probability"), b.failure_probability)?;
+        if let Some(ev) = &b.event {
+            if ev.count_p > ev.n_p || ev.count_q > ev.n_q {
+                return Err(format!(
+                    "{} = {} of {} and {} of {}; allowed: counts at most their sample sizes",
+                    name("event counts"),
+                    ev.count_p,
+                    ev.n_p,
+                    ev.count_q,
+                    ev.n_q
+                ));
+            }
+            for (f, v) in [("event.p_lower", ev.p_lower), ("event.q_upper", ev.q_upper)] {
+                if let Some(v) = v {
+                    check(&name(f), v, "a number in [0, 1]", (0.0..=1.0).contains(&v))?;
+                }
+            }
+            if let Some(c) = &ev.contrast {
+                check(
+                    &name("event.contrast.lambda"),
+                    c.lambda,
+                    "a finite number > 0",
+                    c.lambda.is_finite() && c.lambda > 0.0,
+                )?;
+                check_finite(&name("event.contrast.mu_w_lower"), c.mu_w_lower)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn check_wall_time(t: Option<f64>) -> std::result::Result<(), String> {
+    match t {
+        Some(t) => check(
+            "wall_time_seconds",
+            t,
+            "a finite number ≥ 0",
+            t.is_finite() && t >= 0.0,
+        ),
+        None => Ok(()),
+    }
+}
+
+/// Checks every number of a run report a page or figure shows (see [`read_report`]).
+pub fn validate_run(r: &AuditReport) -> std::result::Result<(), String> {
+    check_probability("beta.total", r.beta.total)?;
+    check(
+        "beta.per_bound",
+        r.beta.per_bound,
+        "a number in (0, beta.total]",
+        r.beta.per_bound > 0.0 && r.beta.per_bound <= r.beta.total,
+    )?;
+    validate_bounds(&r.bounds)?;
+    if let Some(emp) = &r.empirical_epsilon {
+        check(
+            "empirical_epsilon.lower_bound",
+            emp.lower_bound,
+            "a finite number ≥ 0",
+            emp.lower_bound.is_finite() && emp.lower_bound >= 0.0 && emp.lower_bound <= 1e300,
+        )?;
+        check(
+            "empirical_epsilon.delta",
+            emp.delta,
+            "a number in [0, 1)",
+            (0.0..1.0).contains(&emp.delta),
+        )?;
+        check_probability("empirical_epsilon.confidence", emp.confidence)?;
+    }
+    check_wall_time(r.wall_time_seconds)
+}
+
+/// Checks every number of a sweep report: β per audit in (0, 1), at least one repeat, each
+/// point's value and median margin finite and its detections at most its repeats.
+pub fn validate_sweep(s: &SweepReport) -> std::result::Result<(), String> {
+    check_probability(
+        "failure_probability_per_audit",
+        s.failure_probability_per_audit,
+    )?;
+    if s.repeats == 0 {
+        return Err("repeats = 0; allowed: a whole number ≥ 1".into());
+    }
+    for (i, p) in s.points.iter().enumerate() {
+        check_finite(&format!("points[{i}].value"), p.value)?;
+        check_finite(&format!("points[{i}].median_margin"), p.median_margin)?;
+        if p.repeats == 0 || p.detections > p.repeats {
+            return Err(format!(
+                "points[{i}]: detections = {}, repeats = {}; allowed: repeats ≥ 1 and detections ≤ repeats",
+                p.detections, p.repeats
+            ));
+        }
+    }
+    for (i, c) in s.claims.iter().enumerate() {
+        check_finite(&format!("claims[{i}].value"), c.value)?;
+    }
+    check_wall_time(s.wall_time_seconds)
+}
+
+/// Checks every number of a sequential report: β in (0, 1), log-wealths and the threshold
+/// finite, the threshold > 0.
+pub fn validate_sequential(
+    r: &crate::sequential::SequentialReport,
+) -> std::result::Result<(), String> {
+    check_probability("failure_probability", r.failure_probability)?;
+    check_finite("log_wealth", r.log_wealth)?;
+    check(
+        "log_threshold",
+        r.log_threshold,
+        "a finite number > 0",
+        r.log_threshold.is_finite() && r.log_threshold > 0.0 && r.log_threshold <= 1e300,
+    )?;
+    for (i, b) in r.batches.iter().enumerate() {
+        check_finite(&format!("batches[{i}].log_wealth"), b.log_wealth)?;
+    }
+    check_wall_time(r.wall_time_seconds)
+}
+
 /// Reads and checks a report file (a run's, a sweep's or a sequential run's audit.json, or
 /// `audit run [--sequential] --json` output).
+///
+/// Besides the layout, every number a page or figure shows is checked ([`validate_run`],
+/// [`validate_sweep`], [`validate_sequential`]: probabilities in (0, 1), what a claim allows
+/// ≥ 0, values finite); an error names the file, the field, its value and what is allowed.
 pub fn read_report(path: &Path) -> Result<ReportFile> {
     let text = fs::read_to_string(path).map_err(io_err(format!("reading {}", path.display())))?;
     let bad = |what: String| Error::InvalidConfig(format!("{}: {what}", path.display()));
@@ -559,6 +1017,7 @@ pub fn read_report(path: &Path) -> Result<ReportFile> {
     if value.get("kind").and_then(|k| k.as_str()) == Some("sweep") {
         let s: SweepReport =
             serde_json::from_value(value).map_err(|e| bad(format!("not a sweep report: {e}")))?;
+        validate_sweep(&s).map_err(bad)?;
         Ok(ReportFile::Sweep(Box::new(s)))
     } else if value.get("mode").and_then(|k| k.as_str()) == Some("sequential") {
         let r: crate::sequential::SequentialReport = serde_json::from_value(value)
@@ -567,6 +1026,7 @@ pub fn read_report(path: &Path) -> Result<ReportFile> {
             .claim
             .validated()
             .map_err(|e| bad(format!("invalid claim: {e}")))?;
+        validate_sequential(&r).map_err(bad)?;
         Ok(ReportFile::Sequential(Box::new(r)))
     } else {
         let r: AuditReport =
@@ -575,6 +1035,7 @@ pub fn read_report(path: &Path) -> Result<ReportFile> {
             .claim
             .validated()
             .map_err(|e| bad(format!("invalid claim: {e}")))?;
+        validate_run(&r).map_err(bad)?;
         Ok(ReportFile::Run(Box::new(r)))
     }
 }
@@ -609,7 +1070,7 @@ pub fn rerender(file: &Path, report_dir: &Path) -> Result<PathBuf> {
     match parsed {
         ReportFile::Run(r) => {
             draw_bound_figures(dir, &r)?;
-            let page = html::render_run(&r, &id, &run_figures(dir, &r));
+            let page = html::render_run(&r, &id, &run_figures(dir, &r, None));
             write_atomic(&dir.join("index.html"), page.as_bytes())?;
         }
         ReportFile::Sweep(s) => render_sweep_into(dir, &s, &id)?,
@@ -621,6 +1082,7 @@ pub fn rerender(file: &Path, report_dir: &Path) -> Result<PathBuf> {
         } else {
             parent
         };
+        remove_stale_temporaries(parent);
         write_index(parent)?;
     }
     Ok(dir.join("index.html"))
@@ -641,13 +1103,17 @@ fn index_entry(run_id: &str, parsed: ReportFile) -> IndexEntry {
         ReportFile::Sweep(s) => {
             let total: u64 = s.points.iter().map(|p| p.repeats).sum();
             let detected: u64 = s.points.iter().map(|p| p.detections).sum();
+            let above = s.points_above_beta().count();
             IndexEntry {
                 run_id: run_id.to_string(),
                 kind: format!("sweep over {}", s.parameter),
                 mechanism: s.mechanism.clone(),
                 claim: s.claim_summary(),
-                result: format!("{detected} of {total} audits found a violation"),
-                violation: detected > 0,
+                result: format!(
+                    "detection rate above β at {above} of {} points ({detected} of {total} audits found a violation)",
+                    s.points.len()
+                ),
+                violation: above > 0,
                 seed: s.seed,
                 samples_per_side: s.samples_per_side,
             }

@@ -17,9 +17,11 @@ use crate::sequential::SequentialReport;
 
 use super::html::{
     Figure, claim_words, dataset_html, direction_words, divergence_words, e, figures_html,
-    neighboring_words, num, page, percent,
+    neighboring_words, num, page, percent, readable_numbers_in,
 };
-use super::plot::{BLUE, FONT, GREY, RED, draw_err, free_corner, padded, with_canvas};
+use super::plot::{
+    BLUE, GREY, RED, axis_range, clip, draw_err, font, free_corner, tick_label, with_canvas,
+};
 use super::{REPORT_FILE, fnv1a64, slug, to_pretty, write_atomic, write_dir_atomically};
 
 /// The figure of a sequential report.
@@ -106,9 +108,18 @@ pub fn wealth_plot(path: &Path, r: &SequentialReport) -> Result<()> {
     } else {
         (1.0, xmax.max(2.0) * 1.3)
     };
+    // A logarithmic axis: positive, finite and within the plotting limit, with x0 < x1.
+    let x1 = x1.clamp(2.0, super::plot::AXIS_LIMIT);
+    let x0 = x0.clamp(0.5, x1 / 2.0);
     let ymin = pts.iter().map(|p| p.1).fold(0.0f64, f64::min);
     let ymax = pts.iter().map(|p| p.1).fold(r.log_threshold, f64::max);
-    let (y0, y1) = padded(ymin, ymax, 0.08);
+    let (y0, y1) = axis_range(ymin, ymax, 0.08);
+    // Points beyond a clamped axis are drawn at its edge.
+    let pts: Vec<(f64, f64)> = pts
+        .iter()
+        .map(|&(x, y)| (clip(x, (x0, x1)), clip(y, (y0, y1))))
+        .collect();
+    let threshold = clip(r.log_threshold, (y0, y1));
     with_canvas(path, (1000, 560), |root| {
         let mut chart = ChartBuilder::on(root)
             .caption(
@@ -116,7 +127,7 @@ pub fn wealth_plot(path: &Path, r: &SequentialReport) -> Result<()> {
                     "{}: sequential audit, log-wealth vs releases per side",
                     r.mechanism.id
                 ),
-                (FONT, 20),
+                font(20),
             )
             .margin(14)
             .x_label_area_size(48)
@@ -129,13 +140,14 @@ pub fn wealth_plot(path: &Path, r: &SequentialReport) -> Result<()> {
             .x_desc("releases per side drawn (log scale)")
             .x_label_formatter(&|x| format!("{}", x.round()))
             .y_desc("ln M (log-wealth)")
-            .label_style((FONT, 15))
-            .axis_desc_style((FONT, 16))
+            .y_label_formatter(&|v| tick_label(*v, y0, y1))
+            .label_style(font(15))
+            .axis_desc_style(font(16))
             .draw()
             .map_err(|err| draw_err(path, err))?;
         chart
             .draw_series(DashedLineSeries::new(
-                [(x0, r.log_threshold), (x1, r.log_threshold)],
+                [(x0, threshold), (x1, threshold)],
                 8,
                 5,
                 RED.stroke_width(2),
@@ -158,7 +170,10 @@ pub fn wealth_plot(path: &Path, r: &SequentialReport) -> Result<()> {
         if let Some(t) = r.stopping_time {
             chart
                 .draw_series(DashedLineSeries::new(
-                    [(t as f64, y0), (t as f64, y1)],
+                    [
+                        (clip(t as f64, (x0, x1)), y0),
+                        (clip(t as f64, (x0, x1)), y1),
+                    ],
                     6,
                     4,
                     BLACK.stroke_width(2),
@@ -185,7 +200,7 @@ pub fn wealth_plot(path: &Path, r: &SequentialReport) -> Result<()> {
             .chain((0..=10).map(|i| {
                 (
                     x0.ln() + (x1.ln() - x0.ln()) * f64::from(i) / 10.0,
-                    r.log_threshold,
+                    threshold,
                 )
             }))
             .collect();
@@ -199,7 +214,7 @@ pub fn wealth_plot(path: &Path, r: &SequentialReport) -> Result<()> {
             ))
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK.mix(0.4))
-            .label_font((FONT, 15))
+            .label_font(font(15))
             .draw()
             .map_err(|err| draw_err(path, err))
     })
@@ -305,7 +320,7 @@ pub fn render_sequential(r: &SequentialReport, run_id: &str, figures: &[Figure])
         e(&m.id),
         e(&m.claim.to_string()),
         e(&claim_words(&m.claim)),
-        e(&m.claim_source),
+        e(&readable_numbers_in(&m.claim_source)),
         e(neighboring_words(m.neighboring)),
         dataset_html(r.pair.first()),
         dataset_html(r.pair.second()),
@@ -353,7 +368,9 @@ pub fn render_sequential(r: &SequentialReport, run_id: &str, figures: &[Figure])
             e(direction_words(c.direction)),
             e(&num(c.allowed)),
             e(&num(c.log_wealth)),
-            e(c.last_event.as_deref().unwrap_or("none (never bet)")),
+            e(&readable_numbers_in(
+                c.last_event.as_deref().unwrap_or("none (never bet)")
+            )),
             e(&num(c.last_bet)),
         );
     }

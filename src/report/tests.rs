@@ -141,22 +141,26 @@ fn profile_claim_vector_and_discrete_outputs_plot() {
             .unwrap()
             .contains("profile.png")
     );
-    // A vector output gets one figure per coordinate (at most 4); a discrete one gets bars.
+    // A vector output gets one figure per plotted coordinate (at most 4, those the event uses
+    // first); a discrete one gets bars.
     for id in ["noisy-histogram", "randomized-response", "svt1"] {
         let (r, plots) = audit(id, None, 5_000);
         let dim = plots.sides.as_ref().unwrap().0.dim();
         let index = write_run_report(&s.0, &r, &plots).unwrap();
         let d = index.parent().unwrap();
-        for j in 0..dim.min(MAX_PLOTTED_COORDINATES) {
+        let chosen = plotted_coordinates(&r, Some(dim));
+        assert_eq!(chosen.len(), dim.min(MAX_PLOTTED_COORDINATES), "{id}");
+        for (j, _) in &chosen {
             assert!(
                 d.join(format!("distribution-{j}.png")).is_file(),
                 "{id} {j}"
             );
         }
-        assert!(
-            !d.join(format!("distribution-{}.png", MAX_PLOTTED_COORDINATES))
-                .exists()
-        );
+        let figures = pngs_in(d)
+            .iter()
+            .filter(|p| p.to_string_lossy().contains("distribution-"))
+            .count();
+        assert_eq!(figures, chosen.len(), "{id}");
     }
     for entry in fs::read_dir(&s.0).unwrap() {
         let p = entry.unwrap().path();
@@ -324,6 +328,11 @@ fn sweep_report_round_trips_and_plots() {
     assert_png_has_content(&dir.join("sweep.png"));
     let html = fs::read_to_string(&index).unwrap();
     assert!(html.contains("14 of 30 audits found a violation"), "{html}");
+    // 4/10 and 10/10 against β = 0.05: both intervals lie above β; 0/10 is consistent with it.
+    assert!(
+        html.contains("Detection rate above β at 2 of 3 points"),
+        "{html}"
+    );
     assert!(html.contains("a &lt;note&gt;"), "notes are shown, escaped");
     let top = fs::read_to_string(s.0.join("index.html")).unwrap();
     assert!(top.contains("sweep over range"));
@@ -466,4 +475,565 @@ fn sequential_strings_are_escaped() {
     assert!(html.contains("&lt;b&gt;src&lt;/b&gt;"));
     let top = fs::read_to_string(s.0.join("index.html")).unwrap();
     assert!(!top.contains("<script>"));
+}
+
+// ---- Hang on extreme values, validation on read, leftovers of killed runs ----
+
+#[test]
+fn axis_ranges_are_finite_clamped_and_ordered() {
+    use super::plot::{AXIS_LIMIT, axis_range};
+    let cases = [
+        (1e308, -1e308),
+        (-1e308, 1e308),
+        (f64::NEG_INFINITY, f64::INFINITY),
+        (f64::NAN, f64::NAN),
+        (f64::NAN, 3.0),
+        (0.0, 0.0),
+        (1e-5, 1e-5),
+        (5.0, 5.0),
+        (1e300, 1e300),
+        (-f64::MAX, 0.0),
+        (0.0, 1e-320),
+        (2.0, 1.0),
+    ];
+    for (lo, hi) in cases {
+        for pad in [0.0, 0.05, f64::NAN, 1e300] {
+            let (a, b) = axis_range(lo, hi, pad);
+            assert!(
+                a.is_finite() && b.is_finite() && a < b,
+                "({lo}, {hi}, {pad}) -> ({a}, {b})"
+            );
+            assert!(a >= -2.0 * AXIS_LIMIT && b <= 2.0 * AXIS_LIMIT);
+            // Plotters needs a span it can divide into ticks.
+            assert!(b - a > 1e-12 * a.abs().max(b.abs()), "({a}, {b})");
+        }
+    }
+    // A tight range around a small value stays at its scale (δ = 1e-5 is not drawn on ±0.5).
+    let (a, b) = axis_range(1e-5, 1e-5, 0.0);
+    assert!(a > 0.0 && b < 2e-5, "({a}, {b})");
+    assert_eq!(axis_range(0.0, 1.0, 0.0), (0.0, 1.0));
+}
+
+/// Runs `f` on another thread and fails (instead of hanging) if it takes longer than `secs`.
+fn within<T: Send + 'static>(secs: u64, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(secs))
+        .expect("did not finish in time (a plot range that never terminates?)")
+}
+
+#[test]
+fn extreme_values_plot_in_bounded_time() {
+    let s = Scratch::new("extreme");
+    let (mut r, _) = audit("laplace-sum-ignores-range", None, 2_000);
+    r.bounds[0].value = 1e308;
+    r.bounds[0].allowed = -1e308;
+    let mut renyi = r.bounds[0].clone();
+    renyi.divergence = crate::testers::Divergence::Renyi { alpha: 2.0 };
+    renyi.value = -1e308;
+    renyi.allowed = 1e308;
+    r.bounds.push(renyi);
+    // Ordinary bounds leave room for their annotation; a clamped one writes it inside.
+    assert!(!plot::annotation_inside(0.9525, (0.0, 1.0 / 0.6)));
+    assert!(plot::annotation_inside(1e15, (0.0, 1e15)));
+    let path = s.0.join("bounds.png");
+    let p = path.clone();
+    within(60, move || plot::bounds(&p, &r)).unwrap();
+    assert_png_has_content(&path);
+    // The sweep and the sequential figures too.
+    let mut sweep = small_sweep(0.05, &[(1e308, 3, 10), (-1e308, 0, 10)]);
+    sweep.points[0].median_margin = -1e308;
+    let p = s.0.join("sweep.png");
+    within(60, move || plot::sweep(&p, &sweep)).unwrap();
+}
+
+#[test]
+fn report_inputs_are_validated_when_read() {
+    let s = Scratch::new("validate");
+    let (r, _) = audit("laplace-sum-ignores-range", None, 2_000);
+    let file = s.0.join("in.json");
+    let write = |v: &serde_json::Value| fs::write(&file, v.to_string()).unwrap();
+    let base = serde_json::to_value(&r).unwrap();
+    let cases: Vec<(&str, serde_json::Value, &str)> = vec![
+        (
+            "/bounds/0/allowed",
+            (-1e308).into(),
+            "bounds[0].allowed = -1e308",
+        ),
+        ("/bounds/0/value", 1e308.into(), "bounds[0].value = 1e308"),
+        (
+            "/bounds/0/failure_probability",
+            0.0.into(),
+            "bounds[0].failure_probability = 0",
+        ),
+        ("/beta/total", 1.5.into(), "beta.total = 1.5"),
+        (
+            "/empirical_epsilon/confidence",
+            2.0.into(),
+            "empirical_epsilon.confidence = 2",
+        ),
+    ];
+    for (pointer, value, expected) in cases {
+        let mut v = base.clone();
+        *v.pointer_mut(pointer).unwrap() = value;
+        write(&v);
+        let err = read_report(&file).unwrap_err().to_string();
+        assert!(err.contains(expected), "{pointer}: {err}");
+        assert!(err.contains("allowed:"), "{pointer}: {err}");
+        // `audit report` on it writes nothing, not even a temporary folder.
+        let out = s.0.join("out");
+        assert!(rerender(&file, &out).is_err());
+        if out.exists() {
+            no_temporaries(&out);
+            assert_eq!(fs::read_dir(&out).unwrap().count(), 0, "{pointer}");
+        }
+    }
+    // A sweep with more detections than repeats, or β outside (0, 1).
+    let mut sweep = small_sweep(0.05, &[(1.0, 3, 10)]);
+    sweep.points[0].detections = 11;
+    fs::write(&file, serde_json::to_string(&sweep).unwrap()).unwrap();
+    let err = read_report(&file).unwrap_err().to_string();
+    assert!(err.contains("detections = 11, repeats = 10"), "{err}");
+    let sweep = small_sweep(0.0, &[(1.0, 3, 10)]);
+    fs::write(&file, serde_json::to_string(&sweep).unwrap()).unwrap();
+    let err = read_report(&file).unwrap_err().to_string();
+    assert!(err.contains("failure_probability_per_audit = 0"), "{err}");
+}
+
+#[test]
+fn leftovers_of_dead_or_old_writers_are_removed() {
+    let s = Scratch::new("stale");
+    // A dead process (pids never reach 4e9) left a run folder and a file; an old-style name
+    // with the pid last; and a live writer (this process) is busy with its own.
+    let dead_dir = s.0.join(".tmp-4000000000-laplace-sum-seed0-12345678");
+    let dead_old = s.0.join(".old-4000000000-laplace-sum-seed0-12345678");
+    let dead_file = s.0.join(".tmp-4000000000-index.html");
+    let legacy = s.0.join(".tmp-laplace-sum-seed0-b4568f7a-4000000000");
+    let live = s.0.join(format!(".tmp-{}-busy-run", std::process::id()));
+    for d in [&dead_dir, &dead_old, &legacy, &live] {
+        fs::create_dir_all(d.join("inner")).unwrap();
+    }
+    fs::write(&dead_file, b"x").unwrap();
+    let kept_run = s.0.join("a-run");
+    fs::create_dir_all(&kept_run).unwrap();
+    prepare_report_dir(&s.0).unwrap();
+    for gone in [&dead_dir, &dead_old, &dead_file, &legacy] {
+        assert!(!gone.exists(), "{gone:?} left behind");
+    }
+    assert!(live.is_dir(), "a live writer's folder is kept");
+    assert!(kept_run.is_dir());
+    assert_eq!(super::temporary_pid(".tmp-123-x-9"), Some(123));
+    assert_eq!(super::temporary_pid(".tmp-run-seed0-abc-77"), Some(77));
+    assert_eq!(super::temporary_pid("run"), None);
+}
+
+// ---- Figures ----
+
+#[test]
+fn tick_labels_show_enough_digits() {
+    use super::plot::tick_label;
+    // δ on a 1e-5 claim: not "0.0 0.0 0.00001".
+    let labels: Vec<String> = [0.0, 5e-6, 1e-5, 1.5e-5, 2e-5]
+        .iter()
+        .map(|v| tick_label(*v, 0.0, 2.5e-5))
+        .collect();
+    assert_eq!(labels, ["0", "5e-6", "1e-5", "1.5e-5", "2e-5"]);
+    assert_eq!(tick_label(0.25, 0.0, 1.0), "0.25");
+    assert_eq!(tick_label(0.2, 0.0, 1.0), "0.2");
+    assert_eq!(tick_label(3.0, 0.0, 10.0), "3");
+    assert_eq!(tick_label(0.015, 0.0, 0.05), "0.015");
+    assert_eq!(tick_label(2e7, 0.0, 5e7), "2e7");
+    assert_eq!(tick_label(1e-17, -0.5, 0.5), "0");
+    // Fraction axes extended for a legend carry no labels above 1.
+    assert_eq!(plot::fraction_tick(1.2, 1.3), "");
+    assert_eq!(plot::fraction_tick(1.0, 1.3), "1");
+    assert_eq!(plot::fraction_tick(0.4, 1.3), "0.4");
+    // Distinct ticks get distinct labels on a narrow span far from 0.
+    let a = tick_label(1.001, 1.0, 1.002);
+    let b = tick_label(1.0015, 1.0, 1.002);
+    assert_ne!(a, b);
+}
+
+#[test]
+fn bounds_of_different_units_get_separate_panels() {
+    let (mut r, _) = audit("laplace-sum-ignores-range", None, 2_000);
+    let mut renyi = r.bounds[0].clone();
+    renyi.divergence = crate::testers::Divergence::Renyi { alpha: 2.0 };
+    renyi.value = 3.5;
+    renyi.allowed = 1.0;
+    r.bounds.push(renyi);
+    r.bounds.push(r.bounds[0].clone());
+    let panels = plot::bound_panels(&r.bounds);
+    assert_eq!(panels.len(), 2);
+    assert_eq!(
+        panels[0].1.len(),
+        2,
+        "both hockey-stick bounds in the first panel"
+    );
+    assert_eq!(
+        panels[1].1.len(),
+        1,
+        "the Rényi bound (nats) on its own axis"
+    );
+    let s = Scratch::new("panels");
+    plot::bounds(&s.0.join("bounds.png"), &r).unwrap();
+    assert_png_has_content(&s.0.join("bounds.png"));
+}
+
+#[test]
+fn svt3_plots_the_coordinates_its_event_uses() {
+    let s = Scratch::new("svt3");
+    let (r, plots) = audit("svt3", None, 50_000);
+    let event = &r.bounds[0].event.as_ref().unwrap().description;
+    let named: Vec<usize> = plot::event_coordinates(event)
+        .into_iter()
+        .filter(|(_, t)| t.is_some())
+        .map(|(j, _)| j)
+        .collect();
+    assert!(!named.is_empty(), "{event}");
+    let index = write_run_report(&s.0, &r, &plots).unwrap();
+    let dir = index.parent().unwrap();
+    for j in &named {
+        assert!(
+            dir.join(format!("distribution-{j}.png")).is_file(),
+            "coordinate {j} of {event:?} not plotted: {:?}",
+            pngs_in(dir)
+        );
+    }
+    // The page shows the event's coordinates first.
+    let html = fs::read_to_string(&index).unwrap();
+    let first = html.find("distribution-").unwrap();
+    assert!(
+        html[first..].starts_with(&format!("distribution-{}.png", named[0])),
+        "{}",
+        &html[first..first + 40]
+    );
+}
+
+#[test]
+fn transformed_features_are_named() {
+    use crate::testers::Transform;
+    use plot::feature_name;
+    // float-bits on a 1-D output: x_0, then its 15 features.
+    let t = Some(Transform::FloatBits);
+    let d = Transform::FloatBits.output_dim(1);
+    assert_eq!(d, 16);
+    assert_eq!(
+        feature_name(t, Some(d), 0),
+        "x_0 (output coordinate 0, unchanged)"
+    );
+    assert_eq!(
+        feature_name(t, Some(d), 1),
+        "lowest 6 mantissa bits of x_0 (0 to 63)"
+    );
+    assert_eq!(
+        feature_name(t, Some(d), 2),
+        "x_0 is exactly an f32 (1 = yes)"
+    );
+    assert_eq!(
+        feature_name(t, Some(d), 3),
+        "x_0·2^0 is an integer (1 = yes)"
+    );
+    assert_eq!(
+        feature_name(t, Some(d), 15),
+        "x_0·2^12 is an integer (1 = yes)"
+    );
+    // Two coordinates: features of x_1 follow those of x_0.
+    assert_eq!(
+        feature_name(t, Some(32), 2 + 15),
+        "lowest 6 mantissa bits of x_1 (0 to 63)"
+    );
+    let c = Some(Transform::Chebyshev { degree: 3 });
+    assert_eq!(feature_name(c, Some(8), 3), "T_2(tanh x_0)");
+    assert_eq!(feature_name(c, Some(8), 5), "T_1(tanh x_1)");
+    assert_eq!(
+        feature_name(Some(Transform::Tanh { scale: 2.0 }), None, 1),
+        "tanh(2·x_1)"
+    );
+    assert_eq!(feature_name(None, None, 4), "output coordinate 4");
+    // In a report: the figure's caption names the feature, not "output value".
+    let s = Scratch::new("features");
+    let (mut r, _) = audit("laplace-sum-ignores-range", None, 2_000);
+    r.output_transform = Some(Transform::FloatBits);
+    let entry = catalogue::build("laplace-sum-coarse-noise", &Default::default()).unwrap();
+    let m = crate::testers::transforms::TransformedMechanism::new(
+        entry.mechanism,
+        Transform::FloatBits,
+    )
+    .unwrap();
+    let plots = PlotData::draw(&m, &entry.witness, 1, 2000).unwrap();
+    let index = write_run_report(&s.0, &r, &plots).unwrap();
+    let html = fs::read_to_string(&index).unwrap();
+    assert!(
+        html.contains("mantissa bits of x_0") || html.contains("is an integer"),
+        "{html}"
+    );
+}
+
+#[test]
+fn bounds_table_fits_a_1280_px_page() {
+    let (r, _) = audit("svt3", None, 20_000);
+    let page = html::render_run(&r, "x", &[]);
+    // Long cells wrap inside their column; the table scrolls inside its own box.
+    assert!(page.contains("<div class=\"scroll\"><table id=\"bounds\">"));
+    assert!(page.contains("table#bounds td.event { overflow-wrap: anywhere;"));
+    assert!(page.contains("table#bounds { width: 100%;"));
+    assert!(page.contains("class=\"counts\""));
+    assert!(
+        !page.contains("<td class=\"num\">U ="),
+        "count cells must wrap"
+    );
+    // The event's thresholds are shortened for reading.
+    assert!(
+        !page.contains("3.2154895907871257"),
+        "long literal in the table"
+    );
+}
+
+/// A sweep over one tester with (value, detections, repeats) points.
+fn small_sweep(beta: f64, pts: &[(f64, u64, u64)]) -> SweepReport {
+    let points: Vec<SweepPoint> = pts
+        .iter()
+        .map(|&(value, detections, repeats)| SweepPoint {
+            value,
+            status: "buggy".into(),
+            tester: "hockey-stick".into(),
+            detections,
+            repeats,
+            median_margin: 0.01,
+        })
+        .collect();
+    SweepReport {
+        schema_version: SCHEMA_VERSION,
+        kind: "sweep".into(),
+        tool_version: "0".into(),
+        mechanism: "m".into(),
+        fixed_params: vec![],
+        parameter: "s".into(),
+        claims: vec![],
+        testers: vec!["hockey-stick".into()],
+        repeats: 10,
+        samples_per_side: 1000,
+        failure_probability_per_audit: beta,
+        seed: 0,
+        points,
+        notes: vec![],
+        wall_time_seconds: None,
+    }
+}
+
+#[test]
+fn sweep_compares_detections_with_beta_through_intervals() {
+    // One detection in 10 at β = 0.05 is what a correct mechanism gives: not a finding.
+    let s = small_sweep(0.05, &[(0.5, 1, 10), (0.6, 0, 10)]);
+    let page = html::render_sweep(&s, "x", &[]);
+    assert!(
+        page.contains("Detections consistent with β at all 2 points"),
+        "{page}"
+    );
+    assert!(!page.contains("Detection rate above β"), "{page}");
+    assert!(page.contains("consistent with β</span>"));
+    let (l, u) = s.points[0].detection_interval();
+    assert!(l < 0.05 && u > 0.3, "({l}, {u})");
+    assert!(
+        page.contains(&format!("[{}, {}]", readable(l), readable(u))),
+        "{page}"
+    );
+    // The same count at β = 0.001 is evidence (P(k ≥ 1) ≤ 1%): above β.
+    let s = small_sweep(0.001, &[(0.5, 1, 10), (0.6, 0, 10)]);
+    let page = html::render_sweep(&s, "x", &[]);
+    assert!(
+        page.contains("Detection rate above β at 1 of 2 points"),
+        "{page}"
+    );
+    assert!(page.contains("s = 0.5 (1 of 10)"), "{page}");
+    // The directory index follows the same rule.
+    let e = index_entry(
+        "x",
+        ReportFile::Sweep(Box::new(small_sweep(0.05, &[(0.5, 1, 10)]))),
+    );
+    assert!(!e.violation, "{}", e.result);
+    let e = index_entry(
+        "x",
+        ReportFile::Sweep(Box::new(small_sweep(0.05, &[(0.5, 6, 10)]))),
+    );
+    assert!(e.violation, "{}", e.result);
+}
+
+// ---- Numbers ----
+
+#[test]
+fn numbers_are_readable() {
+    assert_eq!(readable(1.0 / 3000.0), "3.33e-4");
+    assert_eq!(readable(0.001), "0.001");
+    assert_eq!(readable(1e-5), "1e-5");
+    assert_eq!(readable(2.5e-5), "2.5e-5");
+    assert_eq!(readable(0.98562), "0.9856");
+    assert_eq!(readable(5.810512), "5.811");
+    assert_eq!(readable(123.456), "123.5");
+    assert_eq!(readable(200000.0), "200000");
+    assert_eq!(readable(1234567.8), "1.23e6");
+    assert_eq!(readable(1e308), "1e308");
+    assert_eq!(readable(-1e-308), "-1e-308");
+    assert_eq!(readable(-0.0), "0");
+    assert_eq!(readable(0.99999), "1");
+    assert_eq!(readable(f64::NAN), "NaN");
+    assert_eq!(readable(f64::INFINITY), "inf");
+    for x in [1.0 / 3.0, 1e-300, 7.0e14 + 0.5, 1e15, -123456.789] {
+        assert!(readable(x).len() <= 10, "{x}: {}", readable(x));
+    }
+}
+
+#[test]
+fn pages_show_readable_numbers() {
+    let (mut r, _) = audit("laplace-sum-ignores-range", None, 2_000);
+    r.beta.total = 1.0 / 3000.0;
+    r.beta.per_bound = 1.0 / 3000.0;
+    r.bounds[0].failure_probability = 1.0 / 3000.0;
+    let page = html::render_run(&r, "x", &[]);
+    assert!(page.contains("β = 3.33e-4"), "{page}");
+    // Only the reproduce command keeps the exact value (it is to be pasted, not read).
+    let prose = page.replace(
+        "--failure-probability 0.0003333333333333333",
+        "--failure-probability B",
+    );
+    assert!(!prose.contains("0.000333"), "{page}");
+    assert!(!prose.contains("3.333e-4"), "{page}");
+    // Text written by mechanisms and testers gets its long literals shortened too.
+    r.mechanism.claim_source = "ledger: sigma = 3.7306320417 at delta = 1e-5".into();
+    let page = html::render_run(&r, "x", &[]);
+    assert!(page.contains("sigma = 3.731 at delta = 1e-5"), "{page}");
+}
+
+#[test]
+fn figure_text_sits_on_one_baseline() {
+    use plotters::prelude::*;
+    // Tall and short letters, spaced apart, that all end exactly on the baseline.
+    for size in 10..=24 {
+        let (w, h) = (200u32, 60u32);
+        let mut buf = vec![255u8; (w * h * 3) as usize];
+        {
+            let root = BitMapBackend::with_buffer(&mut buf, (w, h)).into_drawing_area();
+            plot::ensure_font_for_tests();
+            root.draw(&Text::new(
+                "l  n  h  m  d  r",
+                (10, 30),
+                plot::font(size).into_font(),
+            ))
+            .unwrap();
+            root.present().unwrap();
+        }
+        let dark = |x: u32, y: u32| buf[((y * w + x) * 3) as usize] < 200;
+        // Columns with ink, grouped into glyphs; the lowest dark row of each glyph.
+        let mut bottoms = Vec::new();
+        let mut x = 0;
+        while x < w {
+            if (0..h).any(|y| dark(x, y)) {
+                let mut bottom = 0;
+                while x < w && (0..h).any(|y| dark(x, y)) {
+                    bottom = bottom.max((0..h).filter(|&y| dark(x, y)).max().unwrap());
+                    x += 1;
+                }
+                bottoms.push(bottom);
+            }
+            x += 1;
+        }
+        assert!(bottoms.len() >= 3, "size {size}: {bottoms:?}");
+        assert!(
+            bottoms.iter().all(|b| *b == bottoms[0]),
+            "size {size}: glyph bottoms {bottoms:?}"
+        );
+    }
+}
+
+#[test]
+fn a_dominant_value_is_left_out_of_histograms() {
+    // svt3's coordinate 19: 0 ("no answer") in most releases, a continuous answer otherwise.
+    let p: Vec<f64> = (0..1000)
+        .map(|i| {
+            if i % 20 == 0 {
+                3.0 + i as f64 / 1000.0
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    let q: Vec<f64> = (0..1000)
+        .map(|i| {
+            if i % 50 == 0 {
+                4.0 + i as f64 / 1000.0
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    let mut pooled: Vec<f64> = p.iter().chain(&q).copied().collect();
+    pooled.sort_by(f64::total_cmp);
+    assert_eq!(
+        plot::dominant_value(&pooled, &p, &q),
+        Some((0.0, 0.95, 0.98))
+    );
+    // A continuous output has none.
+    let c: Vec<f64> = (0..1000).map(|i| i as f64 / 7.0).collect();
+    assert_eq!(plot::dominant_value(&c, &c, &c), None);
+}
+
+#[test]
+fn sweep_legend_never_covers_points() {
+    // Detections at 1 across the whole range (and intervals down to 0.7): no corner is free,
+    // so the axis grows above 1 and the legend sits in the band.
+    let full: Vec<(f64, f64)> = (0..=10)
+        .flat_map(|i| {
+            let x = 1.0 + f64::from(i) / 5.0;
+            [(x, 1.0), (x, 0.69), (x, 0.85), (x, 0.05)]
+        })
+        .collect();
+    let (top, _) = plot::sweep_legend_layout(&full, (1.0, 3.0), 1);
+    assert!(top > 1.25, "{top}");
+    // With the upper right empty, the axis stays at 1.05.
+    let low: Vec<(f64, f64)> = (0..=10).map(|i| (f64::from(i), 0.1)).collect();
+    assert_eq!(plot::sweep_legend_layout(&low, (0.0, 10.0), 1).0, 1.05);
+}
+
+#[test]
+fn discrete_axes_label_every_value_without_overlap() {
+    // Values 0 and 1 on a value axis: ticks computed as 0.9999999999999998 still read "1".
+    let f = plot::discrete_axis_labels(&[0.0, 1.0], true);
+    assert_eq!(f(&-1.1e-16), "0");
+    assert_eq!(f(&0.9999999999999998), "1");
+    assert_eq!(f(&0.5), "");
+    // 40 distinct long values on a rank axis: labelled, but thinned so they fit 900 px.
+    let distinct: Vec<f64> = (0..40).map(|i| 1.0 + f64::from(i) * 0.123_456).collect();
+    let f = plot::discrete_axis_labels(&distinct, false);
+    let shown: Vec<String> = (0..40)
+        .map(|r| f(&f64::from(r)))
+        .filter(|t| !t.is_empty())
+        .collect();
+    assert!(shown.len() >= 10 && shown.len() < 40, "{shown:?}");
+    assert_eq!(shown[0], "1");
+    let width: usize = shown.iter().map(|t| t.chars().count() * 8 + 14).sum();
+    assert!(width <= 900, "{width}");
+}
+
+#[test]
+fn sequential_pages_shorten_long_literals() {
+    let mut r = sequential_audit("laplace-sum-ignores-range", 2_000);
+    r.components[0].last_event = Some("coordinate 0 ≥ 3.4107496502933743".into());
+    let page = sequential::render_sequential(&r, "x", &[]);
+    assert!(page.contains("coordinate 0 ≥ 3.411"), "{page}");
+    assert!(!page.contains("3.4107496502933743"), "{page}");
+}
+
+#[test]
+fn rerendering_in_place_removes_leftovers_too() {
+    let s = Scratch::new("stale-rerender");
+    let (r, plots) = audit("laplace-sum", None, 2_000);
+    let index = write_run_report(&s.0, &r, &plots).unwrap();
+    let dead = s.0.join(".tmp-4000000000-laplace-sum-seed1-00000000");
+    fs::create_dir_all(&dead).unwrap();
+    rerender(&index.parent().unwrap().join(REPORT_FILE), &s.0).unwrap();
+    assert!(!dead.exists());
+    no_temporaries(&s.0);
 }
