@@ -121,34 +121,40 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
 }
 
 /// A number as people read it: integers below 10^6 exactly (`4096`), otherwise 4 significant
-/// digits, in scientific notation below 1e-3 and from 1e6 up (`1e-6`, `3.333e-4`, `2.5e6`), with
-/// trailing zeros dropped; `inf`, `-inf` and `NaN` as Rust prints them. For messages and tables,
-/// never for values that must round-trip (JSON keeps full precision).
+/// digits in fixed notation, or 3 in scientific notation below 1e-3 and from 1e6 up (`1e-6`,
+/// `3.33e-4`, `2.5e6`), trailing zeros dropped; `-0` as `0`; `inf`, `-inf` and `NaN`. For messages,
+/// tables and figures, never for values that must round-trip (JSON keeps full precision).
 pub fn readable(x: f64) -> String {
-    if !x.is_finite() {
-        return x.to_string();
+    if x.is_nan() {
+        return "NaN".into();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "inf" } else { "-inf" }.into();
     }
     if x == 0.0 {
-        return "0".to_string();
+        return "0".into();
     }
     let a = x.abs();
     if x.fract() == 0.0 && a < 1e6 {
         return format!("{x:.0}");
     }
-    if (1e-3..1e6).contains(&a) {
-        let digits = (3 - a.log10().floor() as i32).max(0) as usize;
-        let s = format!("{x:.digits$}");
-        let s = s.trim_end_matches('0').trim_end_matches('.');
-        return s.to_string();
+    if !(1e-3..1e6).contains(&a) {
+        let s = format!("{x:.2e}");
+        return match s.split_once('e') {
+            Some((m, exp)) if m.contains('.') => {
+                format!("{}e{exp}", m.trim_end_matches('0').trim_end_matches('.'))
+            }
+            _ => s,
+        };
     }
-    let s = format!("{x:.3e}");
-    match s.split_once('e') {
-        Some((m, e)) => {
-            let m = m.trim_end_matches('0').trim_end_matches('.');
-            format!("{m}e{e}")
-        }
-        None => s,
-    }
+    let digits = (3 - a.log10().floor() as i32).max(0) as usize;
+    let s = format!("{x:.digits$}");
+    let s = if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    };
+    if s == "-0" { "0".into() } else { s }
 }
 
 #[cfg(test)]
@@ -157,7 +163,7 @@ mod tests {
     fn readable_numbers() {
         let cases = [
             (0.000001, "1e-6"),
-            (1.0 / 3000.0, "3.333e-4"),
+            (1.0 / 3000.0, "3.33e-4"),
             (0.001, "0.001"),
             (0.05, "0.05"),
             (4096.0, "4096"),

@@ -48,51 +48,9 @@ pub mod text;
 
 pub use html::escape_html;
 
-/// A number for people to read: at most 4 significant digits in fixed notation, 3 in scientific
-/// notation, which is used below 1e-3 and from 1e6 on (in magnitude); trailing zeros dropped;
-/// exact integers below 1e15 in magnitude printed as integers; 0 as `0`, non-finite values as
-/// `NaN`, `inf`, `-inf`.
-///
-/// The one formatter of numbers shown in reports (HTML pages and figure labels); the command
-/// line's text output may use it too.
-///
-/// # Examples
-/// ```
-/// use dp_audit::report::readable;
-/// assert_eq!(readable(1.0 / 3000.0), "3.33e-4");
-/// assert_eq!(readable(1e-5), "1e-5");
-/// assert_eq!(readable(0.98562), "0.9856");
-/// assert_eq!(readable(200000.0), "200000");
-/// assert_eq!(readable(1234567.8), "1.23e6");
-/// assert_eq!(readable(-2.5), "-2.5");
-/// assert_eq!(readable(1e308), "1e308");
-/// ```
-pub fn readable(x: f64) -> String {
-    if x.is_nan() {
-        return "NaN".into();
-    }
-    if x.is_infinite() {
-        return if x > 0.0 { "inf" } else { "-inf" }.into();
-    }
-    if x == 0.0 {
-        return "0".into();
-    }
-    let a = x.abs();
-    if x.fract() == 0.0 && a < 1e15 {
-        return format!("{x:.0}");
-    }
-    if !(1e-3..1e6).contains(&a) {
-        return scientific(x, 3);
-    }
-    let digits = (3 - a.log10().floor() as i32).max(0) as usize;
-    let s = format!("{x:.digits$}");
-    let s = if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        s
-    };
-    if s == "-0" { "0".into() } else { s }
-}
+/// Numbers as people read them (one implementation for the whole tool, see
+/// [`crate::mechanisms::math::readable`]).
+pub use crate::mechanisms::math::readable;
 
 /// `x` in scientific notation with `significant` digits (at least 1), trailing zeros of the
 /// mantissa dropped: `scientific(1.5e-5, 3)` is `1.5e-5`, `scientific(1e-5, 3)` is `1e-5`.

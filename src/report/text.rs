@@ -223,19 +223,25 @@ pub fn render_sweep_text(
     );
     let _ = writeln!(
         s,
-        "{:>10}  {:8}  {:14}  {:>10}  {:>14}",
-        name, "status", "tester", "detected", "median margin"
+        "{:>10}  {:8}  {:14}  {:>10}  {:>17}  {:>14}",
+        name, "status", "tester", "detected", "95% interval", "median margin"
     );
     for p in points {
+        let (lo, hi) = p.detection_interval();
+        let mark = if p.above_beta(beta) {
+            "  above β: violation"
+        } else {
+            "  consistent with β"
+        };
         let _ = writeln!(
             s,
-            "{:>10}  {:8}  {:14}  {:>4} / {:<3}  {:>+14.3e}",
-            p.value, p.status, p.tester, p.detections, p.repeats, p.median_margin
+            "{:>10}  {:8}  {:14}  {:>4} / {:<3}  [{:>6.3}, {:>6.3}]  {:>+14.3e}{mark}",
+            p.value, p.status, p.tester, p.detections, p.repeats, lo, hi, p.median_margin
         );
     }
     let _ = writeln!(
         s,
-        "(each audit reports a violation against a mechanism keeping its claim with probability ≤ β; margin = largest bound − allowed)"
+        "(each audit reports a violation against a mechanism keeping its claim with probability ≤ β; a detection rate whose Clopper–Pearson 95% interval lies above β shows a violation, one whose interval holds β does not; margin = largest bound − allowed)"
     );
     s
 }
