@@ -218,6 +218,53 @@ pub struct AuditReport {
     /// Wall-clock seconds; left out of the deterministic JSON printed by `--json`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wall_time_seconds: Option<f64>,
+    /// The command that re-runs exactly this run (the `audit` command line as given, with a time
+    /// budget replaced by the trial count it allowed), when the report came from the CLI.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reproduce: Option<String>,
+    /// The dataset search this audit confirmed a pair of, when there was one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search: Option<SearchSummary>,
+}
+
+/// What a report records of the search behind it: the finder, every trial's score, and every
+/// confirmed pair with its verdict (the page shows the last confirmation in full).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SearchSummary {
+    /// Finder name.
+    pub finder: String,
+    /// Exploratory trials scored (search phase; no statistical claim).
+    pub trials: Vec<TrialSummary>,
+    /// Every confirming audit, in order: the pair, the verdict and the largest margin.
+    pub confirmations: Vec<ConfirmationSummary>,
+    /// The β rule of the search (how β was split over the confirm slots).
+    pub beta_rule: String,
+    /// The run's verdict (a violation if any confirmation found one).
+    pub verdict: Verdict,
+    /// Releases drawn in both phases.
+    pub samples_drawn: u64,
+}
+
+/// One exploratory trial, as the report records it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TrialSummary {
+    /// Trial index.
+    pub index: usize,
+    /// Records in D and D'.
+    pub sizes: [usize; 2],
+    /// Point estimate of (divergence − allowed).
+    pub score: f64,
+}
+
+/// One confirming audit, as the report records it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ConfirmationSummary {
+    /// The pair confirmed.
+    pub pair: DatasetPair,
+    /// Its verdict.
+    pub verdict: Verdict,
+    /// Largest (lower bound − allowed) over its bounds.
+    pub margin: f64,
 }
 
 /// Audits `claim` for `mechanism` on `pair` with `testers`.
@@ -338,6 +385,8 @@ pub fn audit_pair_in(
         empirical_epsilon,
         output_transform: None,
         wall_time_seconds: Some(start.elapsed().as_secs_f64()),
+        reproduce: None,
+        search: None,
     })
 }
 

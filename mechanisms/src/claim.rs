@@ -374,7 +374,10 @@ mod tests {
 
     #[test]
     fn constructors_validate() {
-        assert!(PrivacyClaim::pure(0.0).is_err());
+        // ε = 0 is a claim (the output ignores every record); a negative ε is not.
+        assert!(PrivacyClaim::pure(0.0).is_ok());
+        assert!(PrivacyClaim::approximate(0.0, 0.1).is_ok());
+        assert!(PrivacyClaim::pure(-1.0).is_err());
         assert!(PrivacyClaim::pure(f64::NAN).is_err());
         assert!(PrivacyClaim::pure(f64::INFINITY).is_err());
         assert!(PrivacyClaim::approximate(1.0, 1.0).is_err());

@@ -203,7 +203,7 @@ impl Params {
             Err(MechanismError::InvalidParameter {
                 mechanism: mechanism.into(),
                 message: format!(
-                    "--param {name}={}; allowed: {} to {}",
+                    "--param {name} = {}; allowed: {} to {}",
                     crate::math::readable(v),
                     crate::math::readable(lo),
                     crate::math::readable(hi)
@@ -222,7 +222,7 @@ impl Params {
             Err(MechanismError::InvalidParameter {
                 mechanism: mechanism.into(),
                 message: format!(
-                    "unknown --param {}; allowed: {}",
+                    "unknown parameter --param {}; allowed: {}",
                     names.join(", "),
                     if valid.is_empty() {
                         "none (this entry takes no --param)".to_string()

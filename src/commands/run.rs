@@ -352,6 +352,44 @@ fn search_progress(quiet: bool, what: &str) -> Option<indicatif::ProgressBar> {
     Some(pb)
 }
 
+/// The `audit` command line that re-runs this process's run exactly: the arguments as given,
+/// less where the report goes (`--report-dir`, `--quiet`), and except that a time budget (`--budget`, `--max-search-seconds`) and `--trials` are replaced by
+/// `--trials K`, the trials this run scored (a time budget stops at a machine-dependent trial; the
+/// same trials from the same seed give the same pairs and samples).
+pub(crate) fn reproduce_line(trials_scored: Option<usize>) -> String {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut kept: Vec<String> = vec!["audit".into()];
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        let timed = ["--budget", "--max-search-seconds", "--trials"];
+        // Where the report goes and how quiet the run is do not change the result.
+        if a == "--report-dir" {
+            i += 2;
+            continue;
+        }
+        if a.starts_with("--report-dir=") || a == "--quiet" || a == "-q" {
+            i += 1;
+            continue;
+        }
+        if trials_scored.is_some() && timed.contains(&a.as_str()) {
+            i += 2;
+            continue;
+        }
+        if trials_scored.is_some() && timed.iter().any(|t| a.starts_with(&format!("{t}="))) {
+            i += 1;
+            continue;
+        }
+        kept.push(a.clone());
+        i += 1;
+    }
+    if let Some(k) = trials_scored {
+        kept.push("--trials".into());
+        kept.push(k.to_string());
+    }
+    shlex::try_join(kept.iter().map(String::as_str)).unwrap_or_else(|_| kept.join(" "))
+}
+
 /// Default time budget of an exec audit (search and confirmation together).
 pub const DEFAULT_EXEC_BUDGET_SECONDS: f64 = 60.0;
 
@@ -492,6 +530,7 @@ fn run_audit_inner(args: &RunArgs) -> Result<Outcome> {
     );
     let mut report = audit_pair(&**entry_mechanism, &claim, &witness, &testers, &config)?;
     report.skipped_testers = skipped;
+    report.reproduce = Some(reproduce_line(None));
     report.mechanism.catalogue_status = target.status.clone();
     report.output_transform = target.transform;
     if let Some(src) = &target.claim_source {
@@ -804,7 +843,47 @@ fn run_search(
         Verdict::Violation => 1,
         Verdict::NoViolation => 0,
     };
-    let deciding = rep.confirmations.last().cloned();
+    let summary = crate::audit::SearchSummary {
+        finder: rep.finder.clone(),
+        trials: rep
+            .trials
+            .iter()
+            .map(|t| crate::audit::TrialSummary {
+                index: t.index,
+                sizes: [t.pair.first().len(), t.pair.second().len()],
+                score: t.score,
+            })
+            .collect(),
+        confirmations: rep
+            .confirmations
+            .iter()
+            .map(|c| crate::audit::ConfirmationSummary {
+                pair: c.pair.clone(),
+                verdict: c.verdict,
+                margin: c
+                    .bounds
+                    .iter()
+                    .map(|b| b.value - b.allowed)
+                    .fold(f64::NEG_INFINITY, f64::max),
+            })
+            .collect(),
+        beta_rule: rep.beta_rule.clone(),
+        verdict: rep.verdict,
+        samples_drawn: rep.samples_drawn,
+    };
+    let reproduce = reproduce_line(Some(rep.trials.len()));
+    // The page shows the confirmation that decided: the violating one, else the last.
+    let deciding = rep
+        .confirmations
+        .iter()
+        .find(|c| c.verdict == Verdict::Violation)
+        .or(rep.confirmations.last())
+        .cloned()
+        .map(|mut c| {
+            c.reproduce = Some(reproduce.clone());
+            c.search = Some(summary.clone());
+            c
+        });
     let report_index = match (&deciding, args.report.no_report) {
         (Some(r), false) => {
             let plots = crate::report::PlotData::draw(

@@ -261,8 +261,48 @@ pub(crate) fn figures_html(figs: &[Figure]) -> String {
     s
 }
 
+/// The search behind a confirmed pair: finder, trials, and every confirmation with its verdict.
+fn search_html(sr: &crate::audit::SearchSummary) -> String {
+    let mut b = String::new();
+    let best = sr
+        .trials
+        .iter()
+        .map(|t| t.score)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let _ = write!(
+        b,
+        "<h2>The search</h2><p id=\"search\">Finder <b>{}</b> scored {} exploratory pairs (no statistical claim: their samples only chose which pairs to confirm; best exploratory score {}), drew {} releases in all, and confirmed {} pair(s) on fresh samples. {}</p>",
+        e(&sr.finder),
+        sr.trials.len(),
+        num(best),
+        num(sr.samples_drawn as f64),
+        sr.confirmations.len(),
+        e(&sr.beta_rule)
+    );
+    let _ = write!(
+        b,
+        "<div class=\"scroll\"><table id=\"confirmations\"><thead><tr><th>#</th><th>D</th><th>D'</th><th>verdict</th><th>largest bound − allowed</th></tr></thead><tbody>"
+    );
+    for (i, c) in sr.confirmations.iter().enumerate() {
+        let _ = write!(
+            b,
+            "<tr><td>{}</td><td class=\"mono\">{}</td><td class=\"mono\">{}</td><td>{}</td><td>{}</td></tr>",
+            i + 1,
+            e(&c.pair.first().short()),
+            e(&c.pair.second().short()),
+            e(c.verdict.words()),
+            num(c.margin)
+        );
+    }
+    b.push_str("</tbody></table></div>\n");
+    b
+}
+
 /// The command line that reproduces the run, as far as the report records it.
 fn reproduce_command(r: &AuditReport) -> String {
+    if let Some(line) = &r.reproduce {
+        return line.clone();
+    }
     let mut cmd = format!(
         "audit run --mechanism {} --samples {} --seed {} --failure-probability {} --tester {}",
         r.mechanism.id,
@@ -461,9 +501,17 @@ pub fn render_run(r: &AuditReport, run_id: &str, figures: &[Figure]) -> String {
     );
     let _ = writeln!(
         b,
-        "<p class=\"small\">Reproduce: <code>{}</code> (add any <code>--param NAME=VALUE</code> the original run used; audit.json does not record them).</p>",
-        e(&reproduce_command(r))
+        "<p class=\"small\">Reproduce: <code id=\"reproduce\">{}</code>{}</p>",
+        e(&reproduce_command(r)),
+        if r.reproduce.is_some() {
+            " (the command line of this run; a time budget is replaced by the trials it allowed)"
+        } else {
+            " (add any <code>--param NAME=VALUE</code> the original run used; this audit.json does not record them)"
+        }
     );
+    if let Some(sr) = &r.search {
+        b.push_str(&search_html(sr));
+    }
 
     // How sure.
     let _ = writeln!(
