@@ -12,9 +12,24 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(outcome) => {
             let mut out = std::io::stdout().lock();
-            // A closed pipe (`audit list | head`) is not an error.
-            let _ = out.write_all(outcome.stdout.as_bytes());
-            let _ = out.flush();
+            let written = out
+                .write_all(outcome.stdout.as_bytes())
+                .and_then(|()| out.flush());
+            match written {
+                // A reader that closed the pipe early (`audit list | head`) is not an error.
+                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                    eprintln!("audit: error: cannot write the result to stdout: {e}");
+                    return ExitCode::from(2);
+                }
+                _ => {}
+            }
+            if let Some(err) = outcome.late_error {
+                eprintln!(
+                    "audit: error (after the verdict above): {:#}",
+                    anyhow::Error::from(err)
+                );
+                return ExitCode::from(2);
+            }
             ExitCode::from(outcome.code)
         }
         Err(err) => {

@@ -109,5 +109,5 @@ pub(super) fn accountant(a: &AccountantArgs) -> Result<Outcome> {
         }
         s
     };
-    Ok(Outcome { stdout, code: 0 })
+    Ok(Outcome::new(stdout, 0))
 }

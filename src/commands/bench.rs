@@ -329,5 +329,5 @@ pub fn run_cli(a: &BenchArgs) -> Result<Outcome> {
             }
         }
     };
-    Ok(Outcome { stdout, code: 0 })
+    Ok(Outcome::new(stdout, 0))
 }

@@ -37,7 +37,7 @@ pub(super) fn list(as_json: bool) -> Result<Outcome> {
         );
         s
     };
-    Ok(Outcome { stdout, code: 0 })
+    Ok(Outcome::new(stdout, 0))
 }
 
 /// `audit describe ID`: everything `audit list` knows of one entry.
@@ -78,5 +78,5 @@ pub(super) fn describe(id: &str, as_json: bool) -> Result<Outcome> {
         }
         s
     };
-    Ok(Outcome { stdout, code: 0 })
+    Ok(Outcome::new(stdout, 0))
 }

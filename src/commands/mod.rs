@@ -88,6 +88,29 @@ pub struct Outcome {
     pub stdout: String,
     /// 0 = no violation found (or nothing to judge), 1 = violation found.
     pub code: u8,
+    /// An error that happened after the verdict (the report could not be written): the verdict
+    /// is printed first, then this, and the exit code is 2.
+    pub late_error: Option<Error>,
+}
+
+impl Outcome {
+    /// Text and exit code, no late error.
+    pub fn new(stdout: String, code: u8) -> Self {
+        Self {
+            stdout,
+            code,
+            late_error: None,
+        }
+    }
+}
+
+/// Splits the result of writing a report into (where it is, the error that kept it from being
+/// written): the verdict is printed either way.
+pub(crate) fn split_late<T>(r: Result<Option<T>>) -> (Option<T>, Option<Error>) {
+    match r {
+        Ok(v) => (v, None),
+        Err(e) => (None, Some(e)),
+    }
 }
 
 /// Runs a parsed command.

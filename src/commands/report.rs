@@ -21,8 +21,8 @@ pub struct ReportCommandArgs {
 /// `audit report FILE`.
 pub(super) fn rerender_report(a: &ReportCommandArgs) -> Result<Outcome> {
     let index = crate::report::rerender(&a.file, &a.report_dir)?;
-    Ok(Outcome {
-        stdout: format!("report       {}\n", index.display()),
-        code: 0,
-    })
+    Ok(Outcome::new(
+        format!("report       {}\n", index.display()),
+        0,
+    ))
 }

@@ -540,9 +540,12 @@ fn run_audit_inner(args: &RunArgs) -> Result<Outcome> {
         Verdict::Violation => 1,
         Verdict::NoViolation => 0,
     };
-    let report_index = if args.report.no_report {
-        None
-    } else {
+    // A report that cannot be written (disk full) never costs the verdict: it is printed first
+    // and the error after it.
+    let written = (|| -> Result<Option<PathBuf>> {
+        if args.report.no_report {
+            return Ok(None);
+        }
         // Plot samples come from streams of their own: the verdict's samples are untouched.
         let plots = crate::report::PlotData::draw(
             &**entry_mechanism,
@@ -550,12 +553,13 @@ fn run_audit_inner(args: &RunArgs) -> Result<Outcome> {
             args.seed,
             crate::report::PLOT_SAMPLES_PER_SIDE,
         )?;
-        Some(crate::report::write_run_report(
+        Ok(Some(crate::report::write_run_report(
             &args.report.report_dir,
             &report,
             &plots,
-        )?)
-    };
+        )?))
+    })();
+    let (report_index, late_error) = super::split_late(written);
     drop(spinner);
     let mut stdout = if args.json {
         let mut r = report.clone();
@@ -567,7 +571,11 @@ fn run_audit_inner(args: &RunArgs) -> Result<Outcome> {
     if let Some(index) = &report_index {
         announce_report(index, args.json, args.report.quiet, &mut stdout);
     }
-    Ok(Outcome { stdout, code })
+    Ok(Outcome {
+        stdout,
+        code,
+        late_error,
+    })
 }
 
 /// `audit run --sequential`: the anytime-valid betting audit on the catalogue witness.
@@ -609,14 +617,12 @@ fn run_sequential(args: &RunArgs, target: &Target) -> Result<Outcome> {
         Verdict::Violation => 1,
         Verdict::NoViolation => 0,
     };
-    let report_index = if args.report.no_report {
-        None
+    let (report_index, late_error) = super::split_late(if args.report.no_report {
+        Ok(None)
     } else {
-        Some(crate::report::sequential::write_sequential_report(
-            &args.report.report_dir,
-            &report,
-        )?)
-    };
+        crate::report::sequential::write_sequential_report(&args.report.report_dir, &report)
+            .map(Some)
+    });
     let mut stdout = if args.json {
         report.wall_time_seconds = None;
         to_json(&report)?
@@ -626,7 +632,11 @@ fn run_sequential(args: &RunArgs, target: &Target) -> Result<Outcome> {
     if let Some(index) = &report_index {
         announce_report(index, args.json, args.report.quiet, &mut stdout);
     }
-    Ok(Outcome { stdout, code })
+    Ok(Outcome {
+        stdout,
+        code,
+        late_error,
+    })
 }
 
 /// Reads `--pairs FILE`: one JSON object per line, `{"first": [...], "second": [...]}`, records
@@ -884,22 +894,25 @@ fn run_search(
             c.search = Some(summary.clone());
             c
         });
-    let report_index = match (&deciding, args.report.no_report) {
-        (Some(r), false) => {
-            let plots = crate::report::PlotData::draw(
-                m,
-                &r.pair,
-                args.seed,
-                crate::report::PLOT_SAMPLES_PER_SIDE,
-            )?;
-            Some(crate::report::write_run_report(
-                &args.report.report_dir,
-                r,
-                &plots,
-            )?)
+    let written = (|| -> Result<Option<PathBuf>> {
+        match (&deciding, args.report.no_report) {
+            (Some(r), false) => {
+                let plots = crate::report::PlotData::draw(
+                    m,
+                    &r.pair,
+                    args.seed,
+                    crate::report::PLOT_SAMPLES_PER_SIDE,
+                )?;
+                Ok(Some(crate::report::write_run_report(
+                    &args.report.report_dir,
+                    r,
+                    &plots,
+                )?))
+            }
+            _ => Ok(None),
         }
-        _ => None,
-    };
+    })();
+    let (report_index, late_error) = super::split_late(written);
     let mut stdout = if args.json {
         let mut r = rep.clone();
         for c in &mut r.confirmations {
@@ -912,5 +925,9 @@ fn run_search(
     if let Some(index) = &report_index {
         announce_report(index, args.json, args.report.quiet, &mut stdout);
     }
-    Ok(Outcome { stdout, code })
+    Ok(Outcome {
+        stdout,
+        code,
+        late_error,
+    })
 }

@@ -236,5 +236,5 @@ pub(super) fn sweep(a: &SweepArgs) -> Result<Outcome> {
     if let Some(index) = &report_index {
         announce_report(index, a.json, a.report.quiet, &mut stdout);
     }
-    Ok(Outcome { stdout, code: 0 })
+    Ok(Outcome::new(stdout, 0))
 }

@@ -91,5 +91,5 @@ pub(super) fn test_samples(a: &TestArgs) -> Result<Outcome> {
     } else {
         crate::report::text::render_samples_text(&r, sa.dim())
     };
-    Ok(Outcome { stdout, code })
+    Ok(Outcome::new(stdout, code))
 }
