@@ -353,7 +353,8 @@ fn search_progress(quiet: bool, what: &str) -> Option<indicatif::ProgressBar> {
 }
 
 /// The `audit` command line that re-runs this process's run exactly: the arguments as given,
-/// less where the report goes (`--report-dir`, `--quiet`), and except that a time budget (`--budget`, `--max-search-seconds`) and `--trials` are replaced by
+/// less how the result is shown (`--report-dir`, `--no-report`, `--json`, `--quiet`), and except
+/// that a time budget (`--budget`, `--max-search-seconds`) and `--trials` are replaced by
 /// `--trials K`, the trials this run scored (a time budget stops at a machine-dependent trial; the
 /// same trials from the same seed give the same pairs and samples).
 pub(crate) fn reproduce_line(trials_scored: Option<usize>) -> String {
@@ -368,7 +369,9 @@ pub(crate) fn reproduce_line(trials_scored: Option<usize>) -> String {
             i += 2;
             continue;
         }
-        if a.starts_with("--report-dir=") || a == "--quiet" || a == "-q" {
+        if a.starts_with("--report-dir=")
+            || ["--quiet", "-q", "--json", "--no-report"].contains(&a.as_str())
+        {
             i += 1;
             continue;
         }
