@@ -619,3 +619,27 @@ fn numeric_flags_never_panic_or_hang() {
         }
     }
 }
+
+/// A run whose releases would not fit in memory is refused before any sampling, with the
+/// estimate and the limit (here a limit of 100 MB set through DP_AUDIT_MEMORY_LIMIT).
+#[test]
+fn a_run_that_would_not_fit_in_memory_is_refused() {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_audit"))
+        .args([
+            "run",
+            "--mechanism",
+            "laplace-sum",
+            "--samples",
+            "2000000",
+            "--no-report",
+        ])
+        .env("DP_AUDIT_MEMORY_LIMIT", "1e8")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("--samples 2000000") && err.contains("GB are available"),
+        "{err}"
+    );
+}

@@ -393,6 +393,49 @@ pub(crate) fn reproduce_line(trials_scored: Option<usize>) -> String {
     shlex::try_join(kept.iter().map(String::as_str)).unwrap_or_else(|_| kept.join(" "))
 }
 
+/// Peak memory of a run per byte of releases (both sides as f64), measured: `audit run
+/// --mechanism svt3 --samples 2000000` peaked at 3.9 GB for 640 MB of releases (the testers'
+/// training/held-out copies, sorted columns and features). Rounded up.
+const PEAK_PER_RELEASE_BYTE: f64 = 7.0;
+
+/// Memory this process may still use: `MemAvailable` of /proc/meminfo (Linux), or less when the
+/// environment variable `DP_AUDIT_MEMORY_LIMIT` (bytes, e.g. `8e9`) says so; `None` when neither
+/// is known.
+fn available_memory_bytes() -> Option<f64> {
+    let limit: Option<f64> = std::env::var("DP_AUDIT_MEMORY_LIMIT")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .filter(|v: &f64| v.is_finite() && *v > 0.0);
+    let meminfo = (|| {
+        let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+        let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+        let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kb * 1024.0)
+    })();
+    match (limit, meminfo) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// Refuses, before any sampling, a run whose releases (n per side of dimension `dim`) would not
+/// fit in memory, with the estimate and the limit.
+fn check_memory(flag: &str, n: usize, dim: usize) -> Result<()> {
+    let releases = 2.0 * n as f64 * dim.max(1) as f64 * 8.0;
+    let need = releases * PEAK_PER_RELEASE_BYTE;
+    if let Some(avail) = available_memory_bytes()
+        && need > avail
+    {
+        return Err(Error::InvalidConfig(format!(
+            "{flag} {n} with output dimension {dim}: the run needs about {} GB of memory ({} MB of releases × {PEAK_PER_RELEASE_BYTE} for the testers' copies) and {} GB are available; allowed: fewer releases",
+            readable(need / 1e9),
+            readable(releases / 1e6),
+            readable(avail / 1e9)
+        )));
+    }
+    Ok(())
+}
+
 /// Default time budget of an exec audit (search and confirmation together).
 pub const DEFAULT_EXEC_BUDGET_SECONDS: f64 = 60.0;
 
@@ -512,6 +555,11 @@ fn run_audit_inner(args: &RunArgs) -> Result<Outcome> {
         failure_probability: args.failure_probability,
     };
     config.validate(target.mechanism.output_dim())?;
+    check_memory(
+        "--samples",
+        args.samples.max(args.search.search_samples.unwrap_or(0)),
+        target.mechanism.output_dim(),
+    )?;
     let searching = args.search.finder.is_some() || args.exec.is_some();
     if searching {
         return run_search(args, &target, &testers, &skipped, &config);
@@ -602,6 +650,11 @@ fn run_sequential(args: &RunArgs, target: &Target) -> Result<Outcome> {
         failure_probability: args.failure_probability,
     };
     config.validate(target.mechanism.output_dim())?;
+    check_memory(
+        "--max-samples",
+        config.max_samples_per_side,
+        target.mechanism.output_dim(),
+    )?;
     if !args.report.no_report {
         crate::report::prepare_report_dir(&args.report.report_dir)?;
     }
