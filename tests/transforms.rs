@@ -8,7 +8,7 @@ mod util;
 use dp_audit::audit::{AuditConfig, AuditReport, Verdict, audit_pair};
 use dp_audit::mechanisms::{Mechanism, Samples, catalogue};
 use dp_audit::testers::transforms::{
-    FLOAT_BITS_FEATURES, MAX_CHEBYSHEV_DEGREE, with_recommended_transform,
+    AUTO_FEATURES, FLOAT_BITS_FEATURES, MAX_CHEBYSHEV_DEGREE, with_recommended_transform,
 };
 use dp_audit::testers::{HockeyStickTester, PropertyTester, Transform, TransformedMechanism};
 use ndarray::array;
@@ -94,6 +94,72 @@ fn float_bits_layout_for_several_coordinates() {
     assert_eq!(&v[17..21], &[0.0, 1.0, 1.0, 1.0]);
 }
 
+/// `auto`: the float-bits block, then the f32 low mantissa bits and the binade, per coordinate.
+#[test]
+fn auto_features_of_known_values() {
+    // 1.5 is an f32 whose f32 mantissa ends in 0 bits; binade 0 ([1, 2)).
+    // 1 + 2^-23 is an f32 with f32 mantissa 1 (low 6 bits = 1), f64 low bits 0; binade 0.
+    // 0.1 is not an f32: f32 feature 0; binade −4 (0.1 ∈ [2^-4, 2^-3)).
+    // 0 and 1e-300 fall in the lowest band (−32); 1e300 in the highest (31).
+    let x = [
+        1.5,
+        1.0 + 2f64.powi(-23),
+        0.1,
+        0.0,
+        1e-300,
+        -1e300,
+        3.0 * 2f64.powi(-21),
+    ];
+    let s = Samples::from_column(x.to_vec());
+    let out = t("auto").apply(&s).unwrap();
+    assert_eq!(out.dim(), 1 + 17);
+    assert_eq!(t("auto").output_dim(1), 18);
+    let fb = t("float-bits").apply(&s).unwrap();
+    for i in 0..x.len() {
+        let row = out.row(i).to_vec();
+        // The coordinate and the float-bits block come first, unchanged.
+        assert_eq!(&row[..16], &fb.row(i).to_vec()[..], "row {i}");
+    }
+    let tail = |i: usize| (out.values()[[i, 16]], out.values()[[i, 17]]);
+    assert_eq!(tail(0), (0.0, 0.0));
+    assert_eq!(tail(1), (1.0, 0.0));
+    assert_eq!(tail(2), (0.0, -4.0));
+    assert_eq!(tail(3), (0.0, -32.0));
+    assert_eq!(tail(4), (0.0, -32.0));
+    assert_eq!(tail(5), (0.0, 31.0));
+    // 3·2^-21 = 1.5·2^-20: f32 mantissa 0x400000 (low bits 0), binade −20.
+    assert_eq!(tail(6), (0.0, -20.0));
+    // f32 values on the 2^-22 grid in [1, 2) (mantissa bit 0 clear) against the 2^-23 grid: the
+    // f32 feature separates them while the f64 low bits are 0 for both.
+    let odd = 1.0 + 2f64.powi(-23) * 5.0;
+    let even = 1.0 + 2f64.powi(-22) * 5.0;
+    let o = t("auto")
+        .apply(&Samples::from_column(vec![odd, even]))
+        .unwrap();
+    assert_eq!((o.values()[[0, 1]], o.values()[[1, 1]]), (0.0, 0.0));
+    assert_eq!((o.values()[[0, 16]], o.values()[[1, 16]]), (5.0, 10.0));
+    assert!(AUTO_FEATURES.contains("f32 mantissa") && AUTO_FEATURES.contains("binade"));
+}
+
+/// For d ≥ 2, `auto` appends the L2, L1 and L∞ norms after the per-coordinate blocks.
+#[test]
+fn auto_appends_norms_for_vectors() {
+    let s = Samples::new(array![[3.0, -4.0], [0.0, 0.5]]).unwrap();
+    let out = t("auto").apply(&s).unwrap();
+    assert_eq!(out.dim(), 2 * 18 + 3);
+    assert_eq!(t("auto").output_dim(2), 39);
+    assert_eq!(t("auto").output_dim(5), 5 * 18 + 3);
+    let v = out.row(0).to_vec();
+    assert_eq!(&v[..2], &[3.0, -4.0]);
+    assert_eq!(&v[36..], &[5.0, 7.0, 4.0]);
+    assert_eq!(&out.row(1).to_vec()[36..], &[0.5, 0.5, 0.5]);
+    // A norm that overflows is an error naming the transform, not an infinite feature.
+    let big = Samples::new(array![[f64::MAX, f64::MAX]]).unwrap();
+    let err = t("auto").apply(&big).unwrap_err().to_string();
+    assert!(err.contains("auto") && err.contains("inf"), "{err}");
+    assert!(t("auto").describe().contains("L2, L1 and L∞"));
+}
+
 #[test]
 fn none_is_the_identity() {
     let s = Samples::from_column(vec![1.5, -3.0]);
@@ -113,6 +179,7 @@ fn bad_spellings_and_values_are_errors_naming_what_is_allowed() {
         "tanh:inf",
         "tanh:NaN",
         "float-bits:3",
+        "auto:2",
         "none:1",
         "bits",
         "",
