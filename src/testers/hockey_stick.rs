@@ -18,6 +18,13 @@
 //! - each continuous output coordinate and its negation;
 //! - for discrete outputs, the estimated log-likelihood ratio of each output value; for mixed
 //!   outputs, a continuous coordinate restricted to one pattern of the discrete coordinates;
+//! - *near-atoms* of each continuous coordinate j: the score −|x_j − v| (events
+//!   {|x_j − v| ≤ w}, the width w searched like any threshold) for the most frequent values v
+//!   of x_j in the training rows after rounding to 9 significant digits (see [`near_centres`]).
+//!   A noise scale clamped to a tiny value (e.g. 1e-12, local-sensitivity mechanisms) puts mass
+//!   within 1e-10 of the true answer without ever repeating a value exactly, so neither the
+//!   atoms of discrete outputs nor a one-sided threshold isolates it; for continuous outputs
+//!   (where no 9-digit value repeats often) there is no such candidate;
 //! - for outputs with at least two continuous coordinates, a *learned score*: the logit of a
 //!   logistic-regression discriminator (linfa-logistic) fitted on the training rows of P
 //!   (label 1) against those of Q (label 0), with features the standardized continuous
@@ -133,6 +140,9 @@ pub struct HockeyStickTester {
     /// Event-search form only: add the learned (logistic-regression) score to the candidates when
     /// the output has at least two continuous coordinates.
     pub learned_score: bool,
+    /// Event-search form only: add near-atom events {|x_j − v| ≤ w} around frequent training
+    /// values of each continuous coordinate (see the module docs).
+    pub near_atoms: bool,
 }
 
 impl Default for HockeyStickTester {
@@ -143,6 +153,7 @@ impl Default for HockeyStickTester {
             profile_grid: 20,
             form: HockeyStickForm::EventSearch,
             learned_score: true,
+            near_atoms: true,
         }
     }
 }
@@ -165,6 +176,8 @@ enum Score {
         j: usize,
         sign: f64,
     },
+    /// −|x_j − centre|: the event {|x_j − centre| ≤ −t} around a frequent training value.
+    Near { j: usize, centre: f64 },
     /// The logit of a logistic-regression discriminator fitted on the training rows.
     Learned(Box<LearnedScore>),
 }
@@ -190,6 +203,7 @@ impl Score {
                     f64::NEG_INFINITY
                 }
             }
+            Score::Near { j, centre } => -(row[*j] - centre).abs(),
             Score::Learned(m) => m.logit(row),
         }
     }
@@ -218,6 +232,12 @@ impl Score {
             } => {
                 let vals: Vec<f64> = pattern.iter().map(|b| f64::from_bits(*b)).collect();
                 format!("coordinates {coords:?} = {vals:?} and {}", coord(*j, *sign))
+            }
+            Score::Near { j, centre } => {
+                format!(
+                    "|coordinate {j} − {centre}| ≤ {:e} (near a frequent value)",
+                    -t
+                )
             }
             Score::Learned(m) => m.describe(t),
         }
@@ -463,6 +483,71 @@ fn atom_table(
         .collect()
 }
 
+/// Significant digits of the rounding that groups training values into near-atoms.
+const NEAR_DIGITS: i32 = 9;
+/// Most near-atom centres per continuous coordinate.
+const NEAR_PER_COORD: usize = 4;
+
+/// Centres of near-atoms of coordinate j from the training rows `0..np` of `p` and `0..nq` of
+/// `q` (pooled, so the centres do not depend on which side is favoured). The values are grouped
+/// by their rounding to [`NEAR_DIGITS`] significant digits — relative to max(|x|, s), where s is
+/// the 90 % quantile of |x| over the pooled rows, so that values within ~s·1e-8 of 0 form one
+/// group too — and the at most [`NEAR_PER_COORD`] largest groups holding at least
+/// max(10, 1/1000 of the pooled rows) rows give a centre each, the median of the group's raw
+/// values (one per cluster: a centre within the rounding resolution of a larger group's is
+/// skipped, since a cluster straddling a rounding boundary splits in two). Training rows only,
+/// so the events built on them are independent of the held-out rows like every other
+/// candidate.
+fn near_centres(p: &Samples, np: usize, q: &Samples, nq: usize, j: usize) -> Vec<f64> {
+    let values: Vec<f64> = (0..np)
+        .map(|i| p.values()[[i, j]])
+        .chain((0..nq).map(|i| q.values()[[i, j]]))
+        .filter(|x| x.is_finite())
+        .collect();
+    if values.is_empty() {
+        return Vec::new();
+    }
+    let mut abs: Vec<f64> = values.iter().map(|x| x.abs()).collect();
+    abs.sort_by(f64::total_cmp);
+    let scale = abs[abs.len() * 9 / 10];
+    let resolution = 10f64.powi(1 - NEAR_DIGITS);
+    let group = |x: f64| -> (i32, i64) {
+        if x.abs() < scale {
+            // Absolute grid of s·10^-8 near 0 (|x| < s).
+            return (i32::MIN, (x / (scale * resolution)).round() as i64);
+        }
+        if x == 0.0 {
+            return (i32::MIN, 0);
+        }
+        let e = x.abs().log10().floor() as i32;
+        let m = (x / 10f64.powi(e - (NEAR_DIGITS - 1))).round();
+        (e, m as i64)
+    };
+    let mut groups: HashMap<(i32, i64), Vec<f64>> = HashMap::new();
+    for &x in &values {
+        groups.entry(group(x)).or_default().push(x);
+    }
+    let min_count = 10.max((np + nq) / 1000);
+    let mut big: Vec<((i32, i64), Vec<f64>)> = groups
+        .into_iter()
+        .filter(|(_, v)| v.len() >= min_count)
+        .collect();
+    big.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.0.cmp(&b.0)));
+    let mut centres: Vec<f64> = Vec::new();
+    for (_, mut v) in big {
+        v.sort_by(f64::total_cmp);
+        let c = v[v.len() / 2];
+        let apart = |k: f64| (k - c).abs() > resolution * k.abs().max(c.abs()).max(scale);
+        if centres.iter().all(|&k| apart(k)) {
+            centres.push(c);
+            if centres.len() == NEAR_PER_COORD {
+                break;
+            }
+        }
+    }
+    centres
+}
+
 impl HockeyStickTester {
     /// Validated constructor.
     pub fn new(train_fraction: f64, profile_grid: usize) -> Result<Self> {
@@ -548,6 +633,13 @@ impl HockeyStickTester {
         for &j in &continuous {
             for sign in [1.0, -1.0] {
                 out.push(Score::Coordinate { j, sign });
+            }
+        }
+        if self.near_atoms {
+            for &j in &continuous {
+                for centre in near_centres(p, np, q, nq, j) {
+                    out.push(Score::Near { j, centre });
+                }
             }
         }
         // The learned score is fitted only when there are two or more continuous coordinates,
@@ -1023,8 +1115,13 @@ impl PropertyTester for HockeyStickTester {
     fn describe(&self) -> String {
         match self.form {
             HockeyStickForm::EventSearch => format!(
-                "hockey-stick: event(s) chosen on a {:.0}% training split (coordinates, atoms{}; one direction or both summed), bounded on Poissonized held-out counts by an exact conditional binomial test (Berger–Boos for the nuisance mean)",
+                "hockey-stick: event(s) chosen on a {:.0}% training split (coordinates, atoms{}{}; one direction or both summed), bounded on Poissonized held-out counts by an exact conditional binomial test (Berger–Boos for the nuisance mean)",
                 self.train_fraction * 100.0,
+                if self.near_atoms {
+                    ", near-atoms around frequent values"
+                } else {
+                    ""
+                },
                 if self.learned_score {
                     ", a logistic-regression score for vector outputs"
                 } else {
