@@ -518,3 +518,56 @@ fn auto_transform_finds_a_float32_box_muller_leak() {
     }
     assert!(bounds[1] > 1e-5 && bounds[1] < 0.05, "{bounds:?}");
 }
+
+/// What `auto` does on a continuous output: `audit bench power`'s scaled-noise Gaussian
+/// (dpsgd-scaled-noise, n = 10^5 per side, β = 0.05, 10 audits per cell) audited through `none`
+/// and through `auto` on the same seeds, against the (1, 1e-5) point claim and the Gaussian-DP
+/// profile. Asserts that `auto` detects at least as often as `none` at s < 1 (its extra
+/// candidates cost no power here). At s = 1 `auto` flags the entry too, and rightly: the
+/// release 1 + σZ computed in f64 cancels near 0, so a release in a small binade ends in zero
+/// mantissa bits (|y| < 2^-4: 63 % of releases have the low 6 bits 0 against 1.7 % for 0 + σZ),
+/// a floating-point leak of the kind Mironov (2012) describes; the entry is correct only in the
+/// real-number model. Run: `cargo test --release --test transforms -- --ignored --nocapture
+/// auto_power`.
+#[test]
+#[ignore = "power comparison: about a minute; run with --ignored"]
+fn auto_power_on_the_scaled_noise_gaussian() {
+    use dp_audit::mechanisms::{Params, PrivacyClaim};
+    let profile = PrivacyClaim::gaussian_dp(dp_audit::bench::profile_mu().unwrap()).unwrap();
+    let mut worse = Vec::new();
+    for (name, claim, scales) in [
+        ("point (1, 1e-5)", None, &[0.6, 0.63, 0.7, 1.0][..]),
+        ("profile", Some(profile), &[0.8, 0.9, 0.95, 1.0][..]),
+    ] {
+        for &s in scales {
+            let mut line = format!("{name:16} s = {s:4}:");
+            let mut counts = Vec::new();
+            for spelling in ["none", "auto"] {
+                let mut detections = 0;
+                for r in 0..10u64 {
+                    let e = catalogue::build(
+                        "dpsgd-scaled-noise",
+                        &Params::default().set("noise_scale", s),
+                    )
+                    .unwrap();
+                    let claim = claim.unwrap_or_else(|| e.mechanism.claim());
+                    let m = TransformedMechanism::new(e.mechanism, t(spelling)).unwrap();
+                    let config = AuditConfig {
+                        seed: 7000 + r,
+                        samples_per_side: 100_000,
+                        failure_probability: 0.05,
+                    };
+                    let rep = audit_pair(&m, &claim, &e.witness, &hockey(), &config).unwrap();
+                    detections += usize::from(rep.verdict == Verdict::Violation);
+                }
+                line += &format!("  {spelling} {detections}/10");
+                counts.push(detections);
+            }
+            eprintln!("{line}");
+            if s < 1.0 && counts[1] < counts[0] {
+                worse.push(line);
+            }
+        }
+    }
+    assert!(worse.is_empty(), "{worse:?}");
+}
