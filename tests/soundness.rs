@@ -245,7 +245,9 @@ fn grid_laplace(rng: &mut impl rand::Rng) -> f64 {
 /// - `decimals`: x + L with x = 0.1234567890123 rounded to 2^-30 (thirty binary, many decimal
 ///   digits) against x + 1; every sum is exact in f64;
 /// - `float32`: the f32 rounding of 3 + L against 4 + L (post-processing: still exactly 1-DP),
-///   so the f32 low mantissa bits and binades of the auto features vary;
+///   so the f32 low mantissa bits and binades of the auto features vary; and its 2-D form,
+///   (3, 3) + (L₁, L₂) against (4, 4) + (L₁, L₂), exactly 2-DP (tested at ε = 2), where the
+///   joint table of the auto features is sparse and pairs of features are offered too;
 /// - `near-atoms`: clamp(x + L, 0, 2) + 1e-12·N(0, 1) with x = 0.5 against 1.5 — the clamp's
 ///   atoms at 0 and 2 (masses ½e^-1/2 against ½e^-3/2: ratio exactly e) smeared by a tiny
 ///   independent jitter into near-atoms that the near-atom events pick up; post-processing of
@@ -254,7 +256,7 @@ fn grid_laplace(rng: &mut impl rand::Rng) -> f64 {
 /// Every true H_e is 0, so a positive bound is a false violation; each happens with probability
 /// ≤ β independently across seeds, so a cell's count is stochastically below
 /// Binomial(seeds, β), and the test fails only above its 1 − 1e-6 quantile (false-failure rate
-/// ≤ 4e-6 over the four cells for a sound tester). An event chosen on the held-out rows would
+/// ≤ 5e-6 over the five cells for a sound tester). An event chosen on the held-out rows would
 /// exceed it on the tight cells.
 #[test]
 fn hockey_stick_new_events_keep_their_level_on_float_and_near_atom_mechanisms() {
@@ -263,38 +265,55 @@ fn hockey_stick_new_events_keep_their_level_on_float_and_near_atom_mechanisms() 
     let n = 20_000;
     let seeds = seeds().min(200);
     let tester = HockeyStickTester::default();
-    let candidates = [(Divergence::HockeyStick { epsilon: 1.0 }, 0.0)];
     let x = (0.123_456_789_012_3 * 2f64.powi(30)).round() / 2f64.powi(30);
     let jitter = Normal::new(0.0, 1e-12).unwrap();
     type Release = Box<dyn Fn(f64, &mut rand_chacha::ChaCha20Rng) -> f64>;
-    let cells: [(&str, f64, Release, Transform); 4] = [
+    // (name, true answer of each coordinate, output dimension, release, transform).
+    let cells: [(&str, f64, usize, Release, Transform); 5] = [
         (
             "decimals",
             x,
+            1,
             Box::new(|a, r| a + grid_laplace(r)),
             Transform::Auto,
         ),
         (
             "float32",
             3.0,
+            1,
             Box::new(|a, r| f64::from((a + grid_laplace(r)) as f32)),
             Transform::Auto,
         ),
         (
             "near-atoms",
             0.5,
+            1,
             Box::new(move |a, r| (a + grid_laplace(r)).clamp(0.0, 2.0) + jitter.sample(r)),
             Transform::None,
         ),
         (
             "near-atoms",
             0.5,
+            1,
             Box::new(move |a, r| (a + grid_laplace(r)).clamp(0.0, 2.0) + jitter.sample(r)),
+            Transform::Auto,
+        ),
+        (
+            "2-D float32",
+            3.0,
+            2,
+            Box::new(|a, r| f64::from((a + grid_laplace(r)) as f32)),
             Transform::Auto,
         ),
     ];
     let mut failures = Vec::new();
-    for (c, (name, answer, release, transform)) in cells.iter().enumerate() {
+    for (c, (name, answer, dim, release, transform)) in cells.iter().enumerate() {
+        let candidates = [(
+            Divergence::HockeyStick {
+                epsilon: *dim as f64,
+            },
+            0.0,
+        )];
         let (mut exceed, mut near_events) = (0, 0);
         for s in 0..seeds {
             let side = |a: f64, index: u64| {
@@ -302,8 +321,10 @@ fn hockey_stick_new_events_keep_their_level_on_float_and_near_atom_mechanisms() 
                     tag: 103 + c as u64,
                     index,
                 });
-                let raw = Samples::from_column((0..n).map(|_| release(a, &mut rng)).collect());
-                transform.apply(&raw).unwrap()
+                let flat = (0..n * dim).map(|_| release(a, &mut rng)).collect();
+                transform
+                    .apply(&Samples::from_flat(*dim, flat).unwrap())
+                    .unwrap()
             };
             let (p, q) = (side(*answer, 0), side(answer + 1.0, 1));
             let mut rng = Seed(s).rng(Stream::Tester { bound: 4 });

@@ -16,7 +16,11 @@
 //! On the training split the tester scores a set of candidate events and keeps the best one.
 //! Candidates are thresholded scores {s(x) ≥ t}:
 //! - each continuous output coordinate and its negation;
-//! - for discrete outputs, the estimated log-likelihood ratio of each output value; for mixed
+//! - for discrete outputs, the estimated log-likelihood ratio of each output value (of the
+//!   joint pattern of all discrete coordinates; when most training rows have a pattern seen
+//!   only once, that table and one per pair of discrete coordinates with more than two values
+//!   (at most 16 such coordinates) are estimated on the first half of the training rows and
+//!   judged on the second); for mixed
 //!   outputs, a continuous coordinate restricted to one pattern of the discrete coordinates;
 //! - *near-atoms* of each continuous coordinate j: the score −|x_j − v| (events
 //!   {|x_j − v| ≤ w}, the width w searched like any threshold) for the most frequent values v
@@ -168,6 +172,10 @@ enum Score {
     Atoms {
         coords: Vec<usize>,
         table: HashMap<Vec<u64>, f64>,
+        /// Training rows per side the table was estimated on (0: all of them, and the
+        /// threshold is chosen on the same rows; else the threshold and the selection read only
+        /// the training rows after them, see [`Score::selection_start`]).
+        fitted_rows: usize,
     },
     /// sign · x_j when the coordinates `coords` take the values `pattern`, −∞ otherwise.
     Conditional {
@@ -190,7 +198,7 @@ impl Score {
     fn eval(&self, row: &ndarray::ArrayView1<'_, f64>) -> f64 {
         match self {
             Score::Coordinate { j, sign } => sign * row[*j],
-            Score::Atoms { coords, table } => *table.get(&key(row, coords)).unwrap_or(&0.0),
+            Score::Atoms { coords, table, .. } => *table.get(&key(row, coords)).unwrap_or(&0.0),
             Score::Conditional {
                 coords,
                 pattern,
@@ -218,7 +226,7 @@ impl Score {
         };
         match self {
             Score::Coordinate { j, sign } => coord(*j, *sign),
-            Score::Atoms { coords, table } => {
+            Score::Atoms { coords, table, .. } => {
                 let n = table.values().filter(|&&v| v >= t).count();
                 format!(
                     "output values of coordinates {coords:?} among the {n} values whose estimated log-likelihood ratio is ≥ {t:.4}"
@@ -429,6 +437,7 @@ impl Score {
     fn selection_start(&self) -> usize {
         match self {
             Score::Learned(m) => m.rows_per_side,
+            Score::Atoms { fitted_rows, .. } => *fitted_rows,
             _ => 0,
         }
     }
@@ -482,6 +491,10 @@ fn atom_table(
         })
         .collect()
 }
+
+/// Most discrete coordinates with more than two values whose pairs are offered as atom tables
+/// when the joint table is too sparse (at most 120 pairs).
+const MAX_PAIRED_DISCRETE: usize = 16;
 
 /// Significant digits of the rounding that groups training values into near-atoms.
 const NEAR_DIGITS: i32 = 9;
@@ -604,6 +617,8 @@ impl HockeyStickTester {
         let d = p.dim();
         let cap = self.max_discrete_values;
         let mut discrete = Vec::new();
+        // Discrete coordinates with more than two values (not flags), for the pair tables.
+        let mut multi_valued = Vec::new();
         let mut continuous = Vec::new();
         for j in 0..d {
             let dp = distinct_values(p, 0..np, j, cap);
@@ -618,6 +633,9 @@ impl HockeyStickTester {
             }
             if few {
                 discrete.push(j);
+                if dp.max(dq) > 2 {
+                    multi_valued.push(j);
+                }
             } else {
                 continuous.push(j);
             }
@@ -649,10 +667,44 @@ impl HockeyStickTester {
             out.extend(fit(&continuous, false));
         }
         if !discrete.is_empty() {
-            out.push(Score::Atoms {
-                coords: discrete.clone(),
-                table: atom_table(p, np, q, nq, &discrete),
+            let table = atom_table(p, np, q, nq, &discrete);
+            // Patterns seen once score 0 (see `atom_table`); when they hold most training rows,
+            // the joint table of all discrete coordinates is too fine to see anything (e.g. the
+            // float features of a vector output): its in-sample scores are then mostly noise,
+            // so it is re-estimated on the first half of the training rows and judged on the
+            // other half (as the learned score is), and each pair of discrete coordinates with
+            // more than two values is offered too, estimated the same way (a leak in the low
+            // mantissa bits within one binade of one coordinate is a pair).
+            let sparse = 2 * table.values().filter(|&&v| v == 0.0).count() >= np + nq;
+            let half = np.min(nq) / 2;
+            let split = sparse && half > 0;
+            out.push(if split {
+                Score::Atoms {
+                    coords: discrete.clone(),
+                    table: atom_table(p, half, q, half, &discrete),
+                    fitted_rows: half,
+                }
+            } else {
+                Score::Atoms {
+                    coords: discrete.clone(),
+                    table,
+                    fitted_rows: 0,
+                }
             });
+            if split
+                && discrete.len() >= 3
+                && (2..=MAX_PAIRED_DISCRETE).contains(&multi_valued.len())
+            {
+                for (a, &ja) in multi_valued.iter().enumerate() {
+                    for &jb in &multi_valued[a + 1..] {
+                        out.push(Score::Atoms {
+                            coords: vec![ja, jb],
+                            table: atom_table(p, half, q, half, &[ja, jb]),
+                            fitted_rows: half,
+                        });
+                    }
+                }
+            }
             // Whole-output atoms when the discrete coordinates are not everything but full rows
             // still repeat a lot (e.g. integer-valued outputs with many values).
             if !continuous.is_empty() {
