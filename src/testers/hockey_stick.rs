@@ -16,8 +16,19 @@
 //! On the training split the tester scores a set of candidate events and keeps the best one.
 //! Candidates are thresholded scores {s(x) ≥ t}:
 //! - each continuous output coordinate and its negation;
-//! - for discrete outputs, the estimated log-likelihood ratio of each output value; for mixed
+//! - for discrete outputs, the estimated log-likelihood ratio of each output value (of the
+//!   joint pattern of all discrete coordinates; when most training rows have a pattern seen
+//!   only once, that table and one per pair of discrete coordinates with more than two values
+//!   (at most 16 such coordinates) are estimated on the first half of the training rows and
+//!   judged on the second); for mixed
 //!   outputs, a continuous coordinate restricted to one pattern of the discrete coordinates;
+//! - *near-atoms* of each continuous coordinate j: the score −|x_j − v| (events
+//!   {|x_j − v| ≤ w}, the width w searched like any threshold) for the most frequent values v
+//!   of x_j in the training rows after rounding to 9 significant digits (see [`near_centres`]).
+//!   A noise scale clamped to a tiny value (e.g. 1e-12, local-sensitivity mechanisms) puts mass
+//!   within 1e-10 of the true answer without ever repeating a value exactly, so neither the
+//!   atoms of discrete outputs nor a one-sided threshold isolates it; for continuous outputs
+//!   (where no 9-digit value repeats often) there is no such candidate;
 //! - for outputs with at least two continuous coordinates, a *learned score*: the logit of a
 //!   logistic-regression discriminator (linfa-logistic) fitted on the training rows of P
 //!   (label 1) against those of Q (label 0), with features the standardized continuous
@@ -133,6 +144,9 @@ pub struct HockeyStickTester {
     /// Event-search form only: add the learned (logistic-regression) score to the candidates when
     /// the output has at least two continuous coordinates.
     pub learned_score: bool,
+    /// Event-search form only: add near-atom events {|x_j − v| ≤ w} around frequent training
+    /// values of each continuous coordinate (see the module docs).
+    pub near_atoms: bool,
 }
 
 impl Default for HockeyStickTester {
@@ -143,6 +157,7 @@ impl Default for HockeyStickTester {
             profile_grid: 20,
             form: HockeyStickForm::EventSearch,
             learned_score: true,
+            near_atoms: true,
         }
     }
 }
@@ -157,6 +172,10 @@ enum Score {
     Atoms {
         coords: Vec<usize>,
         table: HashMap<Vec<u64>, f64>,
+        /// Training rows per side the table was estimated on (0: all of them, and the
+        /// threshold is chosen on the same rows; else the threshold and the selection read only
+        /// the training rows after them, see [`Score::selection_start`]).
+        fitted_rows: usize,
     },
     /// sign · x_j when the coordinates `coords` take the values `pattern`, −∞ otherwise.
     Conditional {
@@ -165,6 +184,8 @@ enum Score {
         j: usize,
         sign: f64,
     },
+    /// −|x_j − centre|: the event {|x_j − centre| ≤ −t} around a frequent training value.
+    Near { j: usize, centre: f64 },
     /// The logit of a logistic-regression discriminator fitted on the training rows.
     Learned(Box<LearnedScore>),
 }
@@ -177,7 +198,7 @@ impl Score {
     fn eval(&self, row: &ndarray::ArrayView1<'_, f64>) -> f64 {
         match self {
             Score::Coordinate { j, sign } => sign * row[*j],
-            Score::Atoms { coords, table } => *table.get(&key(row, coords)).unwrap_or(&0.0),
+            Score::Atoms { coords, table, .. } => *table.get(&key(row, coords)).unwrap_or(&0.0),
             Score::Conditional {
                 coords,
                 pattern,
@@ -190,6 +211,7 @@ impl Score {
                     f64::NEG_INFINITY
                 }
             }
+            Score::Near { j, centre } => -(row[*j] - centre).abs(),
             Score::Learned(m) => m.logit(row),
         }
     }
@@ -204,7 +226,7 @@ impl Score {
         };
         match self {
             Score::Coordinate { j, sign } => coord(*j, *sign),
-            Score::Atoms { coords, table } => {
+            Score::Atoms { coords, table, .. } => {
                 let n = table.values().filter(|&&v| v >= t).count();
                 format!(
                     "output values of coordinates {coords:?} among the {n} values whose estimated log-likelihood ratio is ≥ {t:.4}"
@@ -218,6 +240,12 @@ impl Score {
             } => {
                 let vals: Vec<f64> = pattern.iter().map(|b| f64::from_bits(*b)).collect();
                 format!("coordinates {coords:?} = {vals:?} and {}", coord(*j, *sign))
+            }
+            Score::Near { j, centre } => {
+                format!(
+                    "|coordinate {j} − {centre}| ≤ {:e} (near a frequent value)",
+                    -t
+                )
             }
             Score::Learned(m) => m.describe(t),
         }
@@ -409,6 +437,7 @@ impl Score {
     fn selection_start(&self) -> usize {
         match self {
             Score::Learned(m) => m.rows_per_side,
+            Score::Atoms { fitted_rows, .. } => *fitted_rows,
             _ => 0,
         }
     }
@@ -461,6 +490,75 @@ fn atom_table(
             (k, lr)
         })
         .collect()
+}
+
+/// Most discrete coordinates with more than two values whose pairs are offered as atom tables
+/// when the joint table is too sparse (at most 120 pairs).
+const MAX_PAIRED_DISCRETE: usize = 16;
+
+/// Significant digits of the rounding that groups training values into near-atoms.
+const NEAR_DIGITS: i32 = 9;
+/// Most near-atom centres per continuous coordinate.
+const NEAR_PER_COORD: usize = 4;
+
+/// Centres of near-atoms of coordinate j from the training rows `0..np` of `p` and `0..nq` of
+/// `q` (pooled, so the centres do not depend on which side is favoured). The values are grouped
+/// by their rounding to [`NEAR_DIGITS`] significant digits — relative to max(|x|, s), where s is
+/// the 90 % quantile of |x| over the pooled rows, so that values within ~s·1e-8 of 0 form one
+/// group too — and the at most [`NEAR_PER_COORD`] largest groups holding at least
+/// max(10, 1/1000 of the pooled rows) rows give a centre each, the median of the group's raw
+/// values (one per cluster: a centre within the rounding resolution of a larger group's is
+/// skipped, since a cluster straddling a rounding boundary splits in two). Training rows only,
+/// so the events built on them are independent of the held-out rows like every other
+/// candidate.
+fn near_centres(p: &Samples, np: usize, q: &Samples, nq: usize, j: usize) -> Vec<f64> {
+    let values: Vec<f64> = (0..np)
+        .map(|i| p.values()[[i, j]])
+        .chain((0..nq).map(|i| q.values()[[i, j]]))
+        .filter(|x| x.is_finite())
+        .collect();
+    if values.is_empty() {
+        return Vec::new();
+    }
+    let mut abs: Vec<f64> = values.iter().map(|x| x.abs()).collect();
+    abs.sort_by(f64::total_cmp);
+    let scale = abs[abs.len() * 9 / 10];
+    let resolution = 10f64.powi(1 - NEAR_DIGITS);
+    let group = |x: f64| -> (i32, i64) {
+        if x.abs() < scale {
+            // Absolute grid of s·10^-8 near 0 (|x| < s).
+            return (i32::MIN, (x / (scale * resolution)).round() as i64);
+        }
+        if x == 0.0 {
+            return (i32::MIN, 0);
+        }
+        let e = x.abs().log10().floor() as i32;
+        let m = (x / 10f64.powi(e - (NEAR_DIGITS - 1))).round();
+        (e, m as i64)
+    };
+    let mut groups: HashMap<(i32, i64), Vec<f64>> = HashMap::new();
+    for &x in &values {
+        groups.entry(group(x)).or_default().push(x);
+    }
+    let min_count = 10.max((np + nq) / 1000);
+    let mut big: Vec<((i32, i64), Vec<f64>)> = groups
+        .into_iter()
+        .filter(|(_, v)| v.len() >= min_count)
+        .collect();
+    big.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.0.cmp(&b.0)));
+    let mut centres: Vec<f64> = Vec::new();
+    for (_, mut v) in big {
+        v.sort_by(f64::total_cmp);
+        let c = v[v.len() / 2];
+        let apart = |k: f64| (k - c).abs() > resolution * k.abs().max(c.abs()).max(scale);
+        if centres.iter().all(|&k| apart(k)) {
+            centres.push(c);
+            if centres.len() == NEAR_PER_COORD {
+                break;
+            }
+        }
+    }
+    centres
 }
 
 impl HockeyStickTester {
@@ -519,6 +617,8 @@ impl HockeyStickTester {
         let d = p.dim();
         let cap = self.max_discrete_values;
         let mut discrete = Vec::new();
+        // Discrete coordinates with more than two values (not flags), for the pair tables.
+        let mut multi_valued = Vec::new();
         let mut continuous = Vec::new();
         for j in 0..d {
             let dp = distinct_values(p, 0..np, j, cap);
@@ -533,6 +633,9 @@ impl HockeyStickTester {
             }
             if few {
                 discrete.push(j);
+                if dp.max(dq) > 2 {
+                    multi_valued.push(j);
+                }
             } else {
                 continuous.push(j);
             }
@@ -550,6 +653,13 @@ impl HockeyStickTester {
                 out.push(Score::Coordinate { j, sign });
             }
         }
+        if self.near_atoms {
+            for &j in &continuous {
+                for centre in near_centres(p, np, q, nq, j) {
+                    out.push(Score::Near { j, centre });
+                }
+            }
+        }
         // The learned score is fitted only when there are two or more continuous coordinates,
         // where it can find directions no single coordinate has. In one dimension its upper
         // sets (of a quadratic in x) add only two-sided events, not worth a fit per audit.
@@ -557,10 +667,44 @@ impl HockeyStickTester {
             out.extend(fit(&continuous, false));
         }
         if !discrete.is_empty() {
-            out.push(Score::Atoms {
-                coords: discrete.clone(),
-                table: atom_table(p, np, q, nq, &discrete),
+            let table = atom_table(p, np, q, nq, &discrete);
+            // Patterns seen once score 0 (see `atom_table`); when they hold most training rows,
+            // the joint table of all discrete coordinates is too fine to see anything (e.g. the
+            // float features of a vector output): its in-sample scores are then mostly noise,
+            // so it is re-estimated on the first half of the training rows and judged on the
+            // other half (as the learned score is), and each pair of discrete coordinates with
+            // more than two values is offered too, estimated the same way (a leak in the low
+            // mantissa bits within one binade of one coordinate is a pair).
+            let sparse = 2 * table.values().filter(|&&v| v == 0.0).count() >= np + nq;
+            let half = np.min(nq) / 2;
+            let split = sparse && half > 0;
+            out.push(if split {
+                Score::Atoms {
+                    coords: discrete.clone(),
+                    table: atom_table(p, half, q, half, &discrete),
+                    fitted_rows: half,
+                }
+            } else {
+                Score::Atoms {
+                    coords: discrete.clone(),
+                    table,
+                    fitted_rows: 0,
+                }
             });
+            if split
+                && discrete.len() >= 3
+                && (2..=MAX_PAIRED_DISCRETE).contains(&multi_valued.len())
+            {
+                for (a, &ja) in multi_valued.iter().enumerate() {
+                    for &jb in &multi_valued[a + 1..] {
+                        out.push(Score::Atoms {
+                            coords: vec![ja, jb],
+                            table: atom_table(p, half, q, half, &[ja, jb]),
+                            fitted_rows: half,
+                        });
+                    }
+                }
+            }
             // Whole-output atoms when the discrete coordinates are not everything but full rows
             // still repeat a lot (e.g. integer-valued outputs with many values).
             if !continuous.is_empty() {
@@ -1023,8 +1167,13 @@ impl PropertyTester for HockeyStickTester {
     fn describe(&self) -> String {
         match self.form {
             HockeyStickForm::EventSearch => format!(
-                "hockey-stick: event(s) chosen on a {:.0}% training split (coordinates, atoms{}; one direction or both summed), bounded on Poissonized held-out counts by an exact conditional binomial test (Berger–Boos for the nuisance mean)",
+                "hockey-stick: event(s) chosen on a {:.0}% training split (coordinates, atoms{}{}; one direction or both summed), bounded on Poissonized held-out counts by an exact conditional binomial test (Berger–Boos for the nuisance mean)",
                 self.train_fraction * 100.0,
+                if self.near_atoms {
+                    ", near-atoms around frequent values"
+                } else {
+                    ""
+                },
                 if self.learned_score {
                     ", a logistic-regression score for vector outputs"
                 } else {

@@ -218,3 +218,88 @@ fn bad_inputs_are_errors() {
     let tiny = gaussian(5, 0.0, 1.0, 1);
     assert!(t.lower_bound(&tiny, &tiny, d, 0.05, &mut rng).is_err());
 }
+
+/// n releases of an "almost-atom" mechanism: with probability `atom`, 100 + 1e-12·N(0, 1) (a
+/// noise scale clamped to 1e-12), else 100 + N(0, 25).
+fn almost_atom(n: usize, atom: f64, seed: u64) -> Samples {
+    let mut rng = Seed(seed).rng(Stream::Other { tag: 11, index: 0 });
+    let z = Normal::new(0.0, 1.0).unwrap();
+    Samples::from_column(
+        (0..n)
+            .map(|_| {
+                let scale = if rng.random::<f64>() < atom {
+                    1e-12
+                } else {
+                    5.0
+                };
+                100.0 + scale * z.sample(&mut rng)
+            })
+            .collect(),
+    )
+}
+
+/// Near-atoms: P puts half its mass within ~1e-11 of 100 (never twice the same value), Q is
+/// N(100, 25). At ε = 1, H_e(P‖Q) = 0.5 exactly (the continuous half of P has density
+/// 0.5·q < e·q; the near-atom has P-mass 0.5 and Q-mass ≈ 1e-12). No threshold event sees it
+/// ({x ≥ t} gains P-mass 0.5 only with Q-mass ≥ 0.5), so without near-atoms the bound is 0;
+/// with them it must be within 0.05 of 0.5 (4·10^4 held-out rows: standard error ≈ 0.0025;
+/// the width search may leave out a few of the near-atom's releases) and at most 0.5
+/// (β = 1e-6: false-failure rate ≤ 1e-6).
+#[test]
+fn near_atoms_find_a_clamped_noise_scale() {
+    let p = almost_atom(50_000, 0.5, 1);
+    let q = almost_atom(50_000, 0.0, 2);
+    let with = HockeyStickTester::default();
+    let without = HockeyStickTester {
+        near_atoms: false,
+        ..HockeyStickTester::default()
+    };
+    let m = bound(&with, &p, &q, 1.0, 1e-6);
+    let c = bound(&without, &p, &q, 1.0, 1e-6);
+    println!("near-atom: with {m:?}\nwithout {c:?}");
+    assert!(m.value <= 0.5 && m.value > 0.45, "{m:?}");
+    assert!(
+        m.event
+            .unwrap()
+            .description
+            .contains("near a frequent value")
+    );
+    assert!(c.value < 0.1, "{c:?}");
+    assert!(with.describe().contains("near-atoms"));
+}
+
+/// Continuous outputs have no 9-digit value repeated 10 times: no near-atom candidate, so the
+/// tester's events (and its power on continuous outputs) are unchanged. Integer-valued outputs
+/// with many values get their modes as centres.
+#[test]
+fn near_centres_only_for_repeated_values() {
+    let p = gaussian(20_000, 1.0, 3.7, 1);
+    let q = gaussian(20_000, 0.0, 3.7, 2);
+    assert!(near_centres(&p, 4_000, &q, 4_000, 0).is_empty());
+    let a = almost_atom(20_000, 0.5, 3);
+    let centres = near_centres(&a, 4_000, &a, 4_000, 0);
+    assert_eq!(centres.len(), 1, "{centres:?}");
+    assert!((centres[0] - 100.0).abs() < 1e-10);
+    let ints = Samples::from_column((0..20_000).map(|i| f64::from(i % 200)).collect());
+    assert_eq!(
+        near_centres(&ints, 4_000, &ints, 4_000, 0).len(),
+        NEAR_PER_COORD
+    );
+}
+
+/// A near-atom at 0 (|x| ≤ ~1e-12, where relative rounding would scatter it) is one group.
+#[test]
+fn near_centres_cluster_around_zero() {
+    let mut rng = Seed(7).rng(Stream::Other { tag: 12, index: 0 });
+    let z = Normal::new(0.0, 1.0).unwrap();
+    let x: Vec<f64> = (0..20_000)
+        .map(|i| {
+            let v = z.sample(&mut rng);
+            if i % 3 == 0 { 1e-12 * v } else { v }
+        })
+        .collect();
+    let s = Samples::from_column(x);
+    let centres = near_centres(&s, 10_000, &s, 10_000, 0);
+    assert_eq!(centres.len(), 1, "{centres:?}");
+    assert!(centres[0].abs() < 1e-11, "{centres:?}");
+}
