@@ -57,9 +57,10 @@ pub struct RunArgs {
     /// Testers, comma-separated, or "all" (β is split over all their bounds).
     #[arg(long, default_value = "hockey-stick")]
     pub tester: String,
-    /// Post-process every release before the testers: none, tanh, tanh:S, chebyshev:K or
-    /// float-bits (a fixed function, so bounds stay valid by data processing). Default: the
-    /// catalogue entry's recommended transform if it has one, else none.
+    /// Post-process every release before the testers: none, tanh, tanh:S, chebyshev:K,
+    /// float-bits or auto (a fixed function, so bounds stay valid by data processing). Default:
+    /// auto for --exec (releases plus their float features and norms); for the catalogue, the
+    /// entry's recommended transform if it has one, else none.
     #[arg(long, value_name = "NAME")]
     pub transform: Option<String>,
     /// Anytime-valid sequential audit (see dp_audit::sequential): draw releases in batches that
@@ -436,6 +437,13 @@ fn check_memory(flag: &str, n: usize, dim: usize) -> Result<()> {
     Ok(())
 }
 
+/// The output transform of an exec audit unless `--transform` says otherwise: `auto` keeps the
+/// releases and adds their floating-point features (low mantissa bits of the f64 and of the f32,
+/// dyadic grids, binade) and, for vectors, their norms, so that floating-point leaks of textbook
+/// samplers (Mironov 2012 and its descendants) are looked for in every unknown program. A fixed
+/// post-processing: bounds on it are bounds on the program (data processing).
+pub const DEFAULT_EXEC_TRANSFORM: &str = "auto";
+
 /// Default time budget of an exec audit (search and confirmation together).
 pub const DEFAULT_EXEC_BUDGET_SECONDS: f64 = 60.0;
 
@@ -488,8 +496,10 @@ fn build_target(args: &RunArgs) -> Result<Target> {
         let probe = Dataset::from_array(ndarray::Array2::from_elem((size, dim), 0.5 * (lo + hi)))?;
         let m = crate::exec::ExecMechanism::new(command, claim, relation, domain, timeout, &probe)?
             .with_batch_size(args.exec_batch.unwrap_or(crate::exec::DEFAULT_BATCH))?;
-        let (mechanism, transform) =
-            with_transform(Box::new(m), args.transform.as_deref().unwrap_or("none"))?;
+        let (mechanism, transform) = with_transform(
+            Box::new(m),
+            args.transform.as_deref().unwrap_or(DEFAULT_EXEC_TRANSFORM),
+        )?;
         return Ok(Target {
             mechanism,
             witness: None,

@@ -333,6 +333,43 @@ pub fn feature_name(transform: Option<Transform>, dim: Option<usize>, j: usize) 
                 },
             }
         }
+        Some(Transform::Auto) => {
+            // d coordinates, then 17 features per coordinate, then 3 norms when d ≥ 2.
+            let per = 17;
+            let Some(d) = dim
+                .and_then(|n| {
+                    if n == 1 + per {
+                        Some(1)
+                    } else {
+                        n.checked_sub(3).map(|m| m / (1 + per))
+                    }
+                })
+                .filter(|d| *d > 0)
+            else {
+                return format!("feature {j} of the auto transform");
+            };
+            if j < d {
+                return format!("x_{j} (output coordinate {j}, unchanged)");
+            }
+            if j >= d * (1 + per) {
+                return match j - d * (1 + per) {
+                    0 => "L2 norm of the output".into(),
+                    1 => "L1 norm of the output".into(),
+                    _ => "L∞ norm of the output".into(),
+                };
+            }
+            let (c, f) = ((j - d) / per, (j - d) % per);
+            match f {
+                0 => format!("lowest {LOW_MANTISSA_BITS} mantissa bits of x_{c} (0 to 63)"),
+                1 => format!("x_{c} is exactly an f32 (1 = yes)"),
+                15 => format!("lowest 6 bits of the f32 mantissa of x_{c} (when an f32)"),
+                16 => format!("binade (f64 exponent) of x_{c}"),
+                f => {
+                    let k = *DYADIC_EXPONENTS.start() + (f - 2) as i32;
+                    format!("x_{c}·2^{k} is an integer (1 = yes)")
+                }
+            }
+        }
     }
 }
 
