@@ -51,7 +51,7 @@ pub struct SuiteRow {
     pub exit: i32,
     /// Wall-clock seconds.
     pub seconds: f64,
-    /// The last line of stderr when the run failed.
+    /// The error line of stderr when the run failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
@@ -98,9 +98,10 @@ pub fn run_suite(
             .map_err(|e| Error::InvalidConfig(format!("cannot run {}: {e}", exe.display())))?;
         let exit = out.status.code().unwrap_or(-1);
         let error = (exit != 0 && exit != 1).then(|| {
-            String::from_utf8_lossy(&out.stderr)
-                .lines()
-                .last()
+            let err = String::from_utf8_lossy(&out.stderr);
+            err.lines()
+                .find(|l| l.contains("error"))
+                .or(err.lines().last())
                 .unwrap_or("")
                 .to_string()
         });

@@ -16,10 +16,12 @@
 //! touches the confirm phase's samples, so the portfolio changes power, not soundness
 //! (see [`super::search_and_confirm`]).
 //!
-//! Sizes: the structured list uses the requested size N and the small sizes 0 (add-remove only),
-//! 1 and 2, and the random levels draw sizes among 1, 2, 3, the powers of two below N and N. The
-//! box finders (random, Bayes) work on (size + 1) × dim coordinates, so they run at
-//! min(N, 64) and min(N, 16) records respectively.
+//! Sizes: under add-remove the structured list uses the requested size N and the small sizes 0,
+//! 1 and 2, and the random levels draw sizes among 1, 2, 3, the powers of two below N and N; the
+//! box finders (random, Bayes) work on (size + 1) × dim coordinates, so they run at min(N, 64)
+//! and min(N, 16) records. Under replace-one every proposal has N records (bounded DP is a claim
+//! about datasets of that size, and per-record outputs change dimension with it), and the box
+//! finders run only when N ≤ 64 and N ≤ 16 respectively.
 
 use rand::RngExt;
 
@@ -72,12 +74,18 @@ impl PortfolioFinder {
             use rand::SeedableRng;
             AuditRng::seed_from_u64(rng.random())
         };
+        // Under replace-one every dataset keeps the declared size: the claim of bounded DP is
+        // about datasets of that size, and a program whose output has one entry per record (local
+        // DP, per-record releases) has an output dimension that changes with the size. The box
+        // members then run only where the box at that size is small enough.
         let box_space = |cap: usize| {
-            let s = size.min(cap);
             let s = if relation == Neighboring::ReplaceOne {
-                s.max(1)
+                if size > cap {
+                    return None;
+                }
+                size.max(1)
             } else {
-                s
+                size.min(cap)
             };
             PairSpace::new(domain, s, relation).ok()
         };
@@ -174,9 +182,10 @@ impl PortfolioFinder {
         let centre = zero.unwrap_or(mid);
         push(self.pair(&self.constant(centre, n), &self.record(hi), last));
         push(self.pair(&self.constant(centre, n), &self.record(lo), last));
-        // 3. The smallest datasets: empty (add-remove) and one or two records.
+        // 3. The smallest datasets (add-remove only; replace-one keeps the declared size): empty,
+        //    one and two records.
         for k in [0usize, 1, 2] {
-            if k == 0 && !add {
+            if !add {
                 continue;
             }
             push(self.pair(&self.constant(lo, k), &self.record(hi), k.saturating_sub(1)));
@@ -219,11 +228,14 @@ impl PortfolioFinder {
     /// 3, the powers of two below N and N; the differing record at an end, at the mirror image
     /// of the level, or at another uniform level.
     fn random_structured(&mut self) -> Option<DatasetPair> {
-        let mut sizes: Vec<usize> = vec![1, 2, 3];
-        let mut p = 4;
-        while p < self.size {
-            sizes.push(p);
-            p *= 2;
+        let mut sizes: Vec<usize> = Vec::new();
+        if self.relation == Neighboring::AddRemove {
+            sizes.extend([1, 2, 3]);
+            let mut p = 4;
+            while p < self.size {
+                sizes.push(p);
+                p *= 2;
+            }
         }
         sizes.push(self.size.max(1));
         for _ in 0..16 {
@@ -359,7 +371,11 @@ mod tests {
                     assert_eq!(p.relation(), rel);
                     sizes.insert(p.first().len());
                 }
-                assert!(sizes.len() >= 3, "{rel:?} {dim} {n}: sizes {sizes:?}");
+                if rel == Neighboring::AddRemove {
+                    assert!(sizes.len() >= 3, "{rel:?} {dim} {n}: sizes {sizes:?}");
+                } else {
+                    assert_eq!(sizes.len(), 1, "replace-one keeps the size: {sizes:?}");
+                }
                 assert!(sizes.contains(&n), "{sizes:?}");
             }
         }
