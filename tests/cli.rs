@@ -341,6 +341,22 @@ fn sweep_command() {
     assert_eq!(pts.len(), 2);
     assert_eq!(pts[0]["status"], "correct");
     assert_eq!(pts[1]["detections"], 3);
+    // The printed JSON is the sweep's audit.json schema: `audit report` renders it.
+    assert_eq!(v["kind"], "sweep");
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("cli-sweep-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("sweep.json");
+    std::fs::write(&file, &o.stdout).unwrap();
+    let r = audit(&[
+        "report",
+        file.to_str().unwrap(),
+        "--report-dir",
+        dir.join("reports").to_str().unwrap(),
+    ]);
+    assert_eq!(r.status.code(), Some(0), "{}", stderr(&r));
+    assert!(stdout(&r).contains("index.html"), "{}", stdout(&r));
     for bad in ["range=3:1:1", "range=1:3", "range=1:3:0"] {
         let o = audit(&[
             "sweep",

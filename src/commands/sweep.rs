@@ -1,7 +1,6 @@
 //! `audit sweep`: a catalogue entry audited repeatedly over a range of one parameter.
 
 use clap::Args;
-use serde_json::json;
 
 use super::{Outcome, ReportArgs, announce_report, to_json};
 use crate::audit::{AuditConfig, Verdict, audit_pair};
@@ -188,40 +187,34 @@ pub(super) fn sweep(a: &SweepArgs) -> Result<Outcome> {
         }
     }
     progress.finish_and_clear();
-    let report_index = if a.report.no_report {
-        None
-    } else {
-        let sweep_report = crate::report::SweepReport {
-            schema_version: crate::audit::SCHEMA_VERSION,
-            kind: "sweep".into(),
-            tool_version: env!("CARGO_PKG_VERSION").to_string(),
-            mechanism: a.mechanism.clone(),
-            fixed_params: fixed.clone(),
-            parameter: name.clone(),
-            claims,
-            testers: tester_names.clone(),
-            repeats: a.repeats,
-            samples_per_side: a.samples,
-            failure_probability_per_audit: a.failure_probability,
-            seed: a.seed,
-            points: points.clone(),
-            notes: Vec::new(),
-            wall_time_seconds: Some(start.elapsed().as_secs_f64()),
-        };
-        Some(crate::report::write_sweep_report(
-            &a.report.report_dir,
-            &sweep_report,
-        )?)
+    let sweep_report = crate::report::SweepReport {
+        schema_version: crate::audit::SCHEMA_VERSION,
+        kind: "sweep".into(),
+        tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        mechanism: a.mechanism.clone(),
+        fixed_params: fixed.clone(),
+        parameter: name.clone(),
+        claims,
+        testers: tester_names.clone(),
+        repeats: a.repeats,
+        samples_per_side: a.samples,
+        failure_probability_per_audit: a.failure_probability,
+        seed: a.seed,
+        points: points.clone(),
+        notes: Vec::new(),
+        wall_time_seconds: Some(start.elapsed().as_secs_f64()),
     };
+    let (report_index, late_error) = super::split_late(if a.report.no_report {
+        Ok(None)
+    } else {
+        crate::report::write_sweep_report(&a.report.report_dir, &sweep_report).map(Some)
+    });
+    // --json prints the sweep in the schema of its audit.json (without the wall time, so the same
+    // seed gives the same bytes); `audit report FILE` renders either.
     let mut stdout = if a.json {
-        to_json(&json!({
-            "mechanism": a.mechanism,
-            "parameter": name,
-            "samples_per_side": a.samples,
-            "failure_probability_per_audit": a.failure_probability,
-            "seed": a.seed,
-            "points": points,
-        }))?
+        let mut r = sweep_report.clone();
+        r.wall_time_seconds = None;
+        to_json(&r)?
     } else {
         crate::report::text::render_sweep_text(
             &a.mechanism,
@@ -236,5 +229,9 @@ pub(super) fn sweep(a: &SweepArgs) -> Result<Outcome> {
     if let Some(index) = &report_index {
         announce_report(index, a.json, a.report.quiet, &mut stdout);
     }
-    Ok(Outcome::new(stdout, 0))
+    Ok(Outcome {
+        stdout,
+        code: 0,
+        late_error,
+    })
 }
