@@ -248,6 +248,9 @@ pub struct SequentialReport {
     /// Wall-clock seconds; left out of the deterministic JSON printed by `--json`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wall_time_seconds: Option<f64>,
+    /// The `audit` command line that re-runs exactly this run, when it came from the CLI.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reproduce: Option<String>,
 }
 
 /// A score s(x); events are {s(x) ≥ t}.
@@ -796,6 +799,7 @@ pub fn audit_sequential(
         ),
         output_transform: None,
         wall_time_seconds: Some(start.elapsed().as_secs_f64()),
+        reproduce: None,
     })
 }
 

@@ -165,3 +165,30 @@ fn an_exec_run_under_a_budget_reproduces_with_its_trial_count() {
     assert_eq!(code, code2);
     assert_same_run(&report, &again);
 }
+
+/// A sequential run records its command line; run again it stops at the same time with the same
+/// wealth.
+#[test]
+fn a_sequential_run_reproduces() {
+    let dir = scratch("sequential");
+    let (code, report) = run_with_report(
+        &[
+            "run",
+            "--mechanism",
+            "laplace-sum-ignores-range",
+            "--sequential",
+            "--max-samples",
+            "20000",
+            "--quiet",
+        ],
+        &dir,
+    );
+    assert_eq!(code, Some(1));
+    let line = report["reproduce"].as_str().unwrap();
+    assert!(line.contains("--sequential --max-samples 20000"), "{line}");
+    let (code2, again) = rerun(&report, "sequential-again");
+    assert_eq!(code, code2);
+    for key in ["verdict", "stopping_time", "log_wealth", "reproduce"] {
+        assert_eq!(report[key], again[key], "{key}");
+    }
+}

@@ -674,6 +674,7 @@ fn run_sequential(args: &RunArgs, target: &Target) -> Result<Outcome> {
     );
     let mut report = audit_sequential(&*target.mechanism, &target.claim, witness, &config)?;
     drop(spinner);
+    report.reproduce = Some(reproduce_line(None));
     report.mechanism.catalogue_status = target.status.clone();
     report.output_transform = target.transform;
     if let Some(src) = &target.claim_source {

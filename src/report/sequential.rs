@@ -222,6 +222,9 @@ pub fn wealth_plot(path: &Path, r: &SequentialReport) -> Result<()> {
 
 /// The command line that reproduces the run, as far as the report records it.
 fn reproduce_command(r: &SequentialReport) -> String {
+    if let Some(line) = &r.reproduce {
+        return line.clone();
+    }
     let mut cmd = format!(
         "audit run --mechanism {} --sequential --max-samples {} --first-batch {} --seed {} --failure-probability {}",
         r.mechanism.id, r.max_samples_per_side, r.first_batch, r.seed, r.failure_probability
@@ -352,7 +355,7 @@ pub fn render_sequential(r: &SequentialReport, run_id: &str, figures: &[Figure])
     );
     let _ = writeln!(
         b,
-        "<p class=\"small\">Reproduce: <code>{}</code> (add any <code>--param NAME=VALUE</code> the original run used; audit.json does not record them).</p>",
+        "<p class=\"small\">Reproduce: <code>{}</code> (from the run's command line when audit.json records it; otherwise add any <code>--param NAME=VALUE</code> the original run used).</p>",
         e(&reproduce_command(r))
     );
     let _ = writeln!(
