@@ -136,22 +136,9 @@ fn parse_sizes(spec: &str) -> Result<Vec<usize>> {
         .collect()
 }
 
-fn check_beta(beta: f64) -> Result<()> {
-    if !(beta > 0.0 && beta < 1.0) {
-        return Err(Error::InvalidConfig(format!(
-            "--failure-probability {beta}; allowed: strictly between 0 and 1"
-        )));
-    }
-    Ok(())
-}
-
+/// `--repeats` / `--seeds`: 1 to 100000 (the same check as every count flag).
 fn check_repeats(flag: &str, r: u64) -> Result<()> {
-    if r == 0 || r > 100_000 {
-        return Err(Error::InvalidConfig(format!(
-            "{flag} {r}; allowed: 1 to 100000"
-        )));
-    }
-    Ok(())
+    super::run::check_count(flag, usize::try_from(r).unwrap_or(usize::MAX), 1, 100_000)
 }
 
 fn tester_names(spec: &str) -> Result<Vec<String>> {
@@ -175,7 +162,7 @@ pub fn run_cli(a: &BenchArgs) -> Result<Outcome> {
         } => {
             let sizes = parse_sizes(samples)?;
             let names = tester_names(tester)?;
-            check_beta(*failure_probability)?;
+            super::run::check_beta(*failure_probability)?;
             check_repeats("--repeats", *repeats)?;
             if !report.no_report {
                 crate::report::prepare_report_dir(&report.report_dir)?;
@@ -293,7 +280,7 @@ pub fn run_cli(a: &BenchArgs) -> Result<Outcome> {
             quiet,
         } => {
             let names = tester_names(tester)?;
-            check_beta(*failure_probability)?;
+            super::run::check_beta(*failure_probability)?;
             check_repeats("--seeds", *n_seeds)?;
             if !(20..=100_000_000).contains(samples) {
                 return Err(Error::InvalidConfig(format!(
