@@ -188,8 +188,14 @@ pub struct AuditReport {
     pub tool_version: String,
     /// What was audited.
     pub mechanism: MechanismInfo,
-    /// The pair the verdict is about.
-    pub pair: DatasetPair,
+    /// The pair the verdict is about; absent when the releases were read from files
+    /// (`audit test`), whose datasets dp-audit never saw (see `sample_files`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pair: Option<DatasetPair>,
+    /// Where the releases came from when they were read from files (`audit test`) rather than
+    /// drawn from a mechanism.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample_files: Option<SampleFiles>,
     /// Testers used.
     pub testers: Vec<String>,
     /// Testers `--tester all` left out because they cannot test this claim, each with why.
@@ -373,7 +379,8 @@ pub fn audit_pair_in(
             neighboring: mechanism.neighboring(),
             catalogue_status: None,
         },
-        pair: pair.clone(),
+        pair: Some(pair.clone()),
+        sample_files: None,
         testers: testers.iter().map(|t| t.name().to_string()).collect(),
         skipped_testers: Vec::new(),
         seed: config.seed,
@@ -579,6 +586,57 @@ fn measure(
         verdict,
         empirical_epsilon,
     })
+}
+
+/// Where the releases of an [`AuditReport`] came from when they were read from files.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SampleFiles {
+    /// The first side's file(s), as given (shards joined by " + ").
+    pub a: String,
+    /// Releases read on the first side.
+    pub samples_a: usize,
+    /// The second side's file(s).
+    pub b: String,
+    /// Releases read on the second side.
+    pub samples_b: usize,
+}
+
+impl SampleTestReport {
+    /// The same result in the layout of a run's report (for `audit.json` and its page): no
+    /// mechanism and no pair, the files instead; `samples_per_side` is the smaller side.
+    pub fn to_audit_report(&self) -> AuditReport {
+        AuditReport {
+            schema_version: self.schema_version,
+            tool_version: self.tool_version.clone(),
+            mechanism: MechanismInfo {
+                id: format!("releases from {} and {}", self.source_a, self.source_b),
+                claim: self.claim,
+                claim_source: "given on the command line (--claim)".into(),
+                neighboring: Neighboring::AddRemove,
+                catalogue_status: None,
+            },
+            pair: None,
+            sample_files: Some(SampleFiles {
+                a: self.source_a.clone(),
+                samples_a: self.samples_a,
+                b: self.source_b.clone(),
+                samples_b: self.samples_b,
+            }),
+            testers: self.testers.clone(),
+            skipped_testers: self.skipped_testers.clone(),
+            seed: self.seed,
+            samples_per_side: self.samples_a.min(self.samples_b),
+            mechanism_calls: 0,
+            beta: self.beta.clone(),
+            bounds: self.bounds.clone(),
+            verdict: self.verdict,
+            empirical_epsilon: self.empirical_epsilon.clone(),
+            output_transform: self.output_transform,
+            wall_time_seconds: None,
+            reproduce: None,
+            search: None,
+        }
+    }
 }
 
 /// The result of [`audit_samples`]: a claim tested on samples drawn elsewhere.

@@ -245,6 +245,7 @@ pub fn power_reports(
             points,
             notes,
             wall_time_seconds,
+            reproduce: None,
         });
     }
     Ok(out)

@@ -142,6 +142,14 @@ pub fn chunk_len(mechanism: &dyn Mechanism) -> usize {
     mechanism.batch_size().unwrap_or(CHUNK).max(1)
 }
 
+/// Releases drawn by [`sample_parallel`] in this process so far (all callers together): read by
+/// the progress display of a long run, never by anything that decides.
+pub fn releases_drawn() -> u64 {
+    RELEASES_DRAWN.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+static RELEASES_DRAWN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// Draws `n` releases of `mechanism` on `dataset`, in parallel chunks of [`chunk_len`] (the
 /// mechanism's batch size, else [`CHUNK`]), chunk `c` from `seed.rng(stream.with_chunk(c))`.
 /// Bit-identical for any number of rayon threads.
@@ -158,21 +166,35 @@ pub fn sample_parallel(
         return Err(Error::InvalidConfig("cannot draw 0 samples".into()));
     }
     let chunk = chunk_len(mechanism);
-    let chunks = n.div_ceil(chunk);
-    let parts: Vec<Samples> = (0..chunks)
-        .into_par_iter()
-        .map(|c| {
-            let len = chunk.min(n - c * chunk);
+    let dim = mechanism.output_dim();
+    if dim == 0 {
+        return Err(Error::InvalidConfig(format!(
+            "mechanism {} declares output dimension 0; allowed: at least 1",
+            mechanism.id()
+        )));
+    }
+    let total = n.checked_mul(dim).ok_or_else(|| {
+        Error::InvalidConfig(format!(
+            "{n} releases of dimension {dim} do not fit in memory"
+        ))
+    })?;
+    // Every chunk writes its rows straight into the one result buffer: the releases are held
+    // once, not as chunks plus their concatenation (which doubled the peak).
+    let mut flat = vec![0.0_f64; total];
+    flat.par_chunks_mut(chunk * dim)
+        .enumerate()
+        .try_for_each(|(c, out)| -> Result<()> {
+            let len = out.len() / dim;
             let mut rng = seed.rng(stream.with_chunk(c as u64));
             let s = mechanism.sample(dataset, len, &mut rng)?;
-            if s.n() != len || s.dim() != mechanism.output_dim() {
+            if s.n() != len || s.dim() != dim {
                 return Err(Error::InvalidSamples(format!(
                     "mechanism {} returned {} × {} releases, expected {} × {}",
                     mechanism.id(),
                     s.n(),
                     s.dim(),
                     len,
-                    mechanism.output_dim()
+                    dim
                 )));
             }
             if let Some((i, j, v)) = s.first_non_finite() {
@@ -182,10 +204,13 @@ pub fn sample_parallel(
                     c * chunk + i
                 )));
             }
-            Ok(s)
-        })
-        .collect::<Result<Vec<_>>>()?;
-    Ok(Samples::concat(&parts)?)
+            for (dst, src) in out.iter_mut().zip(s.values().iter()) {
+                *dst = *src;
+            }
+            RELEASES_DRAWN.fetch_add(len as u64, std::sync::atomic::Ordering::Relaxed);
+            Ok(())
+        })?;
+    Ok(Samples::from_flat(dim, flat)?)
 }
 
 #[cfg(test)]

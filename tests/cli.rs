@@ -659,3 +659,225 @@ fn a_run_that_would_not_fit_in_memory_is_refused() {
         "{err}"
     );
 }
+
+/// A report that cannot be written (here the directory's `index.html` is a directory, as a full
+/// disk or a permission change would also do) never costs the verdict: it is printed first, the
+/// error after it (naming the path, its OS error once), exit code 2.
+#[test]
+fn a_report_write_failure_after_the_verdict_keeps_the_verdict() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("late-error-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("index.html").join("blocker")).unwrap();
+    let o = audit(&[
+        "run",
+        "--mechanism",
+        "laplace-sum-ignores-range",
+        "--samples",
+        "10000",
+        "--report-dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("verdict      violation found"), "{out}");
+    let err = stderr(&o);
+    assert!(err.contains("after the verdict above"), "{err}");
+    assert!(err.contains("index.html"), "{err}");
+    assert_eq!(err.matches("os error").count(), 1, "{err}");
+    // Nothing half-written is left behind.
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".tmp-") || n.starts_with(".old-"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+/// Text flags of every subcommand with malformed values (empty, punctuation only, non-ASCII, a
+/// 10 000-character word, numbers where names belong, missing or garbage files): the exit code is
+/// 0, 1 or 2, never a panic, each run ends within its limits, and no temporary report folder is
+/// left behind.
+#[test]
+fn text_flags_of_every_subcommand_never_panic() {
+    use std::time::{Duration, Instant};
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("text-fuzz-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let garbage_file = dir.join("garbage.json");
+    std::fs::write(
+        &garbage_file,
+        "{\"kind\": \"sweep\", \"points\": [1e999, \"x\"]\n\u{0}",
+    )
+    .unwrap();
+    let lines_file = dir.join("lines.txt");
+    std::fs::write(&lines_file, "1\n[2, 3]\nnan\n\"x\"\n").unwrap();
+    let reports = dir.join("reports");
+    let long = "x".repeat(10_000);
+    let values: Vec<&str> = vec![
+        "",
+        ":",
+        "::::",
+        "-",
+        "--",
+        "1e999",
+        "-0",
+        "ünïcødé/..",
+        "a=b=c",
+        "x=1:2:0",
+        "x=nan",
+        long.as_str(),
+        garbage_file.to_str().unwrap(),
+        "/nonexistent/path/file",
+    ];
+    let reports_s = reports.to_str().unwrap();
+    let base_run: Vec<&str> = vec![
+        "run",
+        "--mechanism",
+        "laplace-sum",
+        "--samples",
+        "2000",
+        "--report-dir",
+        reports_s,
+        "--quiet",
+    ];
+    let finder_run: Vec<&str> = vec![
+        "run",
+        "--mechanism",
+        "laplace-sum",
+        "--finder",
+        "random",
+        "--trials",
+        "2",
+        "--search-samples",
+        "500",
+        "--samples",
+        "1000",
+        "--report-dir",
+        reports_s,
+        "--quiet",
+    ];
+    let exec_run: Vec<&str> = vec![
+        "run",
+        "--exec",
+        "python3 -c 'import sys,json; r=json.load(sys.stdin); print(*([0.0]*r[\"samples\"]), sep=chr(10))'",
+        "--claim",
+        "pure:1",
+        "--trials",
+        "1",
+        "--search-samples",
+        "200",
+        "--samples",
+        "200",
+        "--report-dir",
+        reports_s,
+        "--quiet",
+    ];
+    let sweep: Vec<&str> = vec![
+        "sweep",
+        "--mechanism",
+        "laplace-sum",
+        "--param",
+        "epsilon=1:1:1",
+        "--repeats",
+        "1",
+        "--samples",
+        "1000",
+        "--report-dir",
+        reports_s,
+        "--quiet",
+    ];
+    let lines_s = lines_file.to_str().unwrap();
+    let test: Vec<&str> = vec![
+        "test",
+        "--samples-a",
+        lines_s,
+        "--samples-b",
+        lines_s,
+        "--claim",
+        "pure:1",
+        "--report-dir",
+        reports_s,
+        "--quiet",
+    ];
+    let cases: Vec<(&[&str], &str)> = vec![
+        (&base_run, "--mechanism"),
+        (&base_run, "--claim"),
+        (&base_run, "--param"),
+        (&base_run, "--tester"),
+        (&base_run, "--transform"),
+        (&base_run, "--report-dir"),
+        (&finder_run, "--finder"),
+        (&finder_run, "--neighbors"),
+        (&finder_run, "--record-range"),
+        (&finder_run, "--pairs"),
+        (&finder_run, "--typical-data"),
+        (&finder_run, "--budget"),
+        (&exec_run, "--exec"),
+        (&exec_run, "--claim"),
+        (&exec_run, "--record-range"),
+        (&exec_run, "--transform"),
+        (&sweep, "--mechanism"),
+        (&sweep, "--param"),
+        (&sweep, "--tester"),
+        (&sweep, "--claim"),
+        (&test, "--samples-a"),
+        (&test, "--claim"),
+        (&test, "--tester"),
+        (&test, "--transform"),
+        (&["report"], ""),
+        (&["describe"], ""),
+        (&["bench", "speed", "--repeats", "1"], "--tester"),
+        (
+            &["bench", "seeds", "--seeds", "1", "--samples", "200"],
+            "--tester",
+        ),
+    ];
+    for (base, flag) in cases {
+        for v in &values {
+            let mut args: Vec<&str> = Vec::new();
+            let mut i = 0;
+            while i < base.len() {
+                if !flag.is_empty() && base[i] == flag {
+                    i += 2;
+                    continue;
+                }
+                args.push(base[i]);
+                i += 1;
+            }
+            if !flag.is_empty() {
+                args.push(flag);
+            }
+            args.push(v);
+            let start = Instant::now();
+            let o = audit(&args);
+            let took = start.elapsed();
+            let code = o.status.code();
+            let shown: Vec<String> = args.iter().map(|a| a.chars().take(60).collect()).collect();
+            assert!(
+                matches!(code, Some(0..=2)),
+                "{shown:?}: exit {code:?}\n{}",
+                stderr(&o)
+            );
+            assert!(
+                !stderr(&o).contains("panicked"),
+                "{shown:?}: {}",
+                stderr(&o)
+            );
+            assert!(took < Duration::from_secs(120), "{shown:?} took {took:?}");
+        }
+    }
+    for d in [&dir, &reports] {
+        if let Ok(entries) = std::fs::read_dir(d) {
+            for e in entries {
+                let name = e.unwrap().file_name().to_string_lossy().into_owned();
+                assert!(
+                    !name.starts_with(".tmp-") && !name.starts_with(".old-"),
+                    "left behind: {}",
+                    d.join(name).display()
+                );
+            }
+        }
+    }
+}

@@ -1,6 +1,7 @@
 //! Every report's Reproduce line, run again, gives the same verdict and the same bounds: for a
 //! catalogue run, a finder run (the page used to show the catalogue witness's command), and an
-//! exec run under a time budget (replayed with the trials the budget allowed).
+//! exec run under a time budget (replayed with the trials the budget allowed), a sequential run,
+//! a sweep and a test of release files.
 
 mod util;
 
@@ -191,4 +192,89 @@ fn a_sequential_run_reproduces() {
     for key in ["verdict", "stopping_time", "log_wealth", "reproduce"] {
         assert_eq!(report[key], again[key], "{key}");
     }
+}
+
+#[test]
+fn a_sweep_reproduces() {
+    let dir = scratch("sweep");
+    let (code, report) = run_with_report(
+        &[
+            "sweep",
+            "--mechanism",
+            "dpsgd-scaled-noise",
+            "--param",
+            "noise_scale=0.5:1:0.5",
+            "--repeats",
+            "2",
+            "--samples",
+            "20000",
+            "--quiet",
+        ],
+        &dir,
+    );
+    assert_eq!(code, Some(0));
+    assert_eq!(report["kind"], "sweep");
+    let line = report["reproduce"].as_str().unwrap();
+    assert!(
+        line.starts_with("audit sweep --mechanism dpsgd-scaled-noise"),
+        "{line}"
+    );
+    let (code2, again) = rerun(&report, "sweep-again");
+    assert_eq!(code, code2);
+    for key in ["points", "claims", "seed", "reproduce"] {
+        assert_eq!(report[key], again[key], "{key}");
+    }
+}
+
+#[test]
+fn a_test_of_sample_files_writes_its_report_and_reproduces() {
+    let dir = scratch("samples");
+    // Releases of N(0.5, 1) and N(0, 1) from a fixed linear congruential stream (no randomness
+    // in the test itself): the claim gdp:0.1 is far below the true μ = 0.5.
+    let mut state: u64 = 1;
+    let mut uniform = || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((state >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    };
+    let mut normal = || {
+        let (u, v) = (uniform(), uniform());
+        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+    };
+    let a: Vec<String> = (0..20000).map(|_| (normal() + 0.5).to_string()).collect();
+    let b: Vec<String> = (0..20000).map(|_| normal().to_string()).collect();
+    let (fa, fb) = (dir.join("a.txt"), dir.join("b.txt"));
+    fs::write(&fa, a.join("\n")).unwrap();
+    fs::write(&fb, b.join("\n")).unwrap();
+    let reports = dir.join("reports");
+    let (code, report) = run_with_report(
+        &[
+            "test",
+            "--samples-a",
+            fa.to_str().unwrap(),
+            "--samples-b",
+            fb.to_str().unwrap(),
+            "--claim",
+            "gdp:0.1",
+        ],
+        &reports,
+    );
+    assert_eq!(code, Some(1));
+    assert!(
+        report.get("pair").is_none(),
+        "no dataset was seen: {report}"
+    );
+    assert_eq!(report["sample_files"]["samples_a"], 20000);
+    let run = fs::read_dir(&reports)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.join("index.html").is_file())
+        .unwrap();
+    let page = fs::read_to_string(run.join("index.html")).unwrap();
+    assert!(page.contains("id=\"sample-files\""), "{page}");
+    let (code2, again) = rerun(&report, "samples-again");
+    assert_eq!(code, code2);
+    assert_eq!(report["bounds"], again["bounds"]);
+    assert_eq!(report["verdict"], again["verdict"]);
 }

@@ -24,16 +24,15 @@ fn main() -> ExitCode {
                 _ => {}
             }
             if let Some(err) = outcome.late_error {
-                eprintln!(
-                    "audit: error (after the verdict above): {:#}",
-                    anyhow::Error::from(err)
-                );
+                eprintln!("audit: error (after the verdict above): {err}");
                 return ExitCode::from(2);
             }
             ExitCode::from(outcome.code)
         }
         Err(err) => {
-            eprintln!("audit: error: {:#}", anyhow::Error::from(err));
+            // Every error's message already includes its cause (an OS error once, not twice as
+            // a chain printer would show it).
+            eprintln!("audit: error: {err}");
             ExitCode::from(2)
         }
     }

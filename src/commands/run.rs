@@ -394,10 +394,12 @@ pub(crate) fn reproduce_line(trials_scored: Option<usize>) -> String {
     shlex::try_join(kept.iter().map(String::as_str)).unwrap_or_else(|_| kept.join(" "))
 }
 
-/// Peak memory of a run per byte of releases (both sides as f64), measured: `audit run
-/// --mechanism svt3 --samples 2000000` peaked at 3.9 GB for 640 MB of releases (the testers'
-/// training/held-out copies, sorted columns and features). Rounded up.
-const PEAK_PER_RELEASE_BYTE: f64 = 7.0;
+/// Peak memory of a run per byte of releases (both sides as f64), measured (max RSS, release
+/// build): hockey-stick 1.06× on `svt3 --samples 2000000` (675 MB for 640 MB of releases) and
+/// 1.93× on `laplace-sum --samples 20000000`; MMD 1.9×, histogram 1.7× on
+/// `gaussian-sum-analytic --samples 10000000`; Rényi 3.25× on `gradient-perturbation --samples
+/// 5000000` (its sorted copies per side). The largest, rounded up.
+const PEAK_PER_RELEASE_BYTE: f64 = 3.5;
 
 /// Memory this process may still use: `MemAvailable` of /proc/meminfo (Linux), or less when the
 /// environment variable `DP_AUDIT_MEMORY_LIMIT` (bytes, e.g. `8e9`) says so; `None` when neither
@@ -585,9 +587,10 @@ fn run_audit_inner(args: &RunArgs) -> Result<Outcome> {
     if !args.report.no_report {
         crate::report::prepare_report_dir(&args.report.report_dir)?;
     }
-    let spinner = crate::report::progress::Spinner::start(
+    let spinner = crate::report::progress::Spinner::start_counting(
         args.report.quiet,
         &format!("auditing {mechanism_name}"),
+        Some(2 * args.samples as u64),
     );
     let mut report = audit_pair(&**entry_mechanism, &claim, &witness, &testers, &config)?;
     report.skipped_testers = skipped;
@@ -934,14 +937,17 @@ fn run_search(
         confirmations: rep
             .confirmations
             .iter()
-            .map(|c| crate::audit::ConfirmationSummary {
-                pair: c.pair.clone(),
-                verdict: c.verdict,
-                margin: c
-                    .bounds
-                    .iter()
-                    .map(|b| b.value - b.allowed)
-                    .fold(f64::NEG_INFINITY, f64::max),
+            // A confirmation is an audit of a pair, so it always has one.
+            .filter_map(|c| {
+                Some(crate::audit::ConfirmationSummary {
+                    pair: c.pair.clone()?,
+                    verdict: c.verdict,
+                    margin: c
+                        .bounds
+                        .iter()
+                        .map(|b| b.value - b.allowed)
+                        .fold(f64::NEG_INFINITY, f64::max),
+                })
             })
             .collect(),
         beta_rule: rep.beta_rule.clone(),
@@ -964,9 +970,12 @@ fn run_search(
     let written = (|| -> Result<Option<PathBuf>> {
         match (&deciding, args.report.no_report) {
             (Some(r), false) => {
+                let pair = r.pair.as_ref().ok_or_else(|| {
+                    Error::InvalidConfig("internal: a confirmation without its pair".into())
+                })?;
                 let plots = crate::report::PlotData::draw(
                     m,
-                    &r.pair,
+                    pair,
                     args.seed,
                     crate::report::PLOT_SAMPLES_PER_SIDE,
                 )?;

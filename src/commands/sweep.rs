@@ -203,6 +203,7 @@ pub(super) fn sweep(a: &SweepArgs) -> Result<Outcome> {
         points: points.clone(),
         notes: Vec::new(),
         wall_time_seconds: Some(start.elapsed().as_secs_f64()),
+        reproduce: Some(super::run::reproduce_line(None)),
     };
     let (report_index, late_error) = super::split_late(if a.report.no_report {
         Ok(None)

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::{Outcome, to_json};
+use super::{Outcome, ReportArgs, announce_report, to_json};
 use crate::audit::{AuditConfig, Verdict};
 use crate::error::{Error, Result};
 use crate::mechanisms::PrivacyClaim;
@@ -38,6 +38,9 @@ pub struct TestArgs {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+    /// Where the report goes (as for `audit run`).
+    #[command(flatten)]
+    pub report: ReportArgs,
 }
 
 pub(super) fn test_samples(a: &TestArgs) -> Result<Outcome> {
@@ -79,6 +82,9 @@ pub(super) fn test_samples(a: &TestArgs) -> Result<Outcome> {
         failure_probability: a.failure_probability,
     };
     let (testers, skipped) = super::testers_for(&a.tester, &claim, config.samples_per_side)?;
+    if !a.report.no_report {
+        crate::report::prepare_report_dir(&a.report.report_dir)?;
+    }
     let mut r = crate::audit::audit_samples(&sa, &sb, (&na, &nb), &claim, &testers, &config)?;
     r.skipped_testers = skipped;
     r.output_transform = (!transform.is_identity()).then_some(transform);
@@ -86,10 +92,37 @@ pub(super) fn test_samples(a: &TestArgs) -> Result<Outcome> {
         Verdict::Violation => 1,
         Verdict::NoViolation => 0,
     };
-    let stdout = if a.json {
+    // As for `audit run`: the verdict is printed even when the report cannot be written.
+    let written = if a.report.no_report {
+        Ok(None)
+    } else {
+        // The figures show the first releases of each file (the samples are the data here;
+        // nothing is drawn).
+        let head = |s: &crate::mechanisms::Samples| -> Result<crate::mechanisms::Samples> {
+            let n = s.n().min(crate::report::PLOT_SAMPLES_PER_SIDE);
+            Ok(crate::mechanisms::Samples::new(
+                s.values().slice(ndarray::s![..n, ..]).to_owned(),
+            )?)
+        };
+        let plots = crate::report::PlotData {
+            sides: Some((head(&sa)?, head(&sb)?)),
+        };
+        let mut page = r.to_audit_report();
+        page.reproduce = Some(super::run::reproduce_line(None));
+        crate::report::write_run_report(&a.report.report_dir, &page, &plots).map(Some)
+    };
+    let (index, late_error) = super::split_late(written);
+    let mut stdout = if a.json {
         to_json(&r)?
     } else {
         crate::report::text::render_samples_text(&r, sa.dim())
     };
-    Ok(Outcome::new(stdout, code))
+    if let Some(index) = &index {
+        announce_report(index, a.json, a.report.quiet, &mut stdout);
+    }
+    Ok(Outcome {
+        stdout,
+        code,
+        late_error,
+    })
 }

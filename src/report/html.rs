@@ -461,16 +461,43 @@ pub fn render_run(r: &AuditReport, run_id: &str, figures: &[Figure]) -> String {
             )
         })
         .unwrap_or_default();
+    let pair_rows = match (&r.pair, &r.sample_files) {
+        (Some(pair), _) => format!(
+            "<dt>neighboring relation</dt><dd>{}</dd><dt>D</dt><dd>{}</dd><dt>D'</dt><dd>{}</dd>",
+            e(neighboring_words(m.neighboring)),
+            dataset_html(pair.first()),
+            dataset_html(pair.second())
+        ),
+        (None, Some(f)) => format!(
+            "<dt>releases</dt><dd id=\"sample-files\">read from files, not drawn by dp-audit: A = <span class=\"mono\">{}</span> ({} releases), B = <span class=\"mono\">{}</span> ({} releases). \
+             The datasets and their neighboring relation are whatever produced the files; the bounds assume the releases are i.i.d. within each side and independent across sides.</dd>",
+            e(&f.a),
+            f.samples_a,
+            e(&f.b),
+            f.samples_b
+        ),
+        (None, None) => String::new(),
+    };
+    let samples_row = if r.sample_files.is_some() {
+        format!(
+            "{} releases per side used (the smaller file set's count)",
+            r.samples_per_side
+        )
+    } else {
+        format!(
+            "{} releases per side, fresh for the verdict ({} calls of the mechanism)",
+            r.samples_per_side, r.mechanism_calls
+        )
+    };
     let _ = writeln!(
         b,
         "<h2>What was tested</h2><dl class=\"facts\">\
          <dt>mechanism</dt><dd class=\"mono\">{}</dd>{status}{transform}\
          <dt>claim</dt><dd><span class=\"mono\">{}</span> — {}</dd>\
          <dt>where the claim comes from</dt><dd>{}</dd>\
-         <dt>neighboring relation</dt><dd>{}</dd>\
-         <dt>D</dt><dd>{}</dd><dt>D'</dt><dd>{}</dd>\
+         {}\
          <dt>tester(s)</dt><dd>{}</dd>\
-         <dt>samples</dt><dd>{} releases per side, fresh for the verdict ({} calls of the mechanism)</dd>\
+         <dt>samples</dt><dd>{}</dd>\
          <dt>seed</dt><dd>{} <span class=\"small\">(the same seed gives the same verdict and bounds)</span></dd>\
          <dt>tool</dt><dd>dp-audit {} · report schema {}</dd>{}\
          </dl>",
@@ -478,12 +505,9 @@ pub fn render_run(r: &AuditReport, run_id: &str, figures: &[Figure]) -> String {
         e(&m.claim.to_string()),
         e(&claim_words(&m.claim)),
         e(&readable_numbers_in(&m.claim_source)),
-        e(neighboring_words(m.neighboring)),
-        dataset_html(r.pair.first()),
-        dataset_html(r.pair.second()),
+        pair_rows,
         e(&r.testers.join(", ")),
-        r.samples_per_side,
-        r.mechanism_calls,
+        samples_row,
         r.seed,
         e(&r.tool_version),
         r.schema_version,
@@ -491,13 +515,23 @@ pub fn render_run(r: &AuditReport, run_id: &str, figures: &[Figure]) -> String {
             .map(|t| format!("<dt>wall time</dt><dd>{t:.2} s</dd>"))
             .unwrap_or_default(),
     );
+    let drawn = if r.sample_files.is_some() {
+        format!(
+            "the {} releases per side were read from the files above",
+            r.samples_per_side
+        )
+    } else {
+        format!(
+            "the mechanism was run {} times on D and {} times on D'",
+            r.samples_per_side, r.samples_per_side
+        )
+    };
     let _ = writeln!(
         b,
-        "<p>How it was tested: the mechanism was run {} times on D and {} times on D'. For each divergence the claim bounds, \
+        "<p>How it was tested: {drawn}. For each divergence the claim bounds, \
          each tester chose an event on a training split and bounded the divergence from below on the held-out split, \
          in both directions (M(D) against M(D') and the reverse). A violation is reported only when such a lower bound exceeds \
-         what the claim allows.</p>",
-        r.samples_per_side, r.samples_per_side
+         what the claim allows.</p>"
     );
     let _ = writeln!(
         b,
@@ -672,6 +706,13 @@ pub fn render_sweep(s: &SweepReport, run_id: &str, figures: &[Figure]) -> String
             .map(|t| format!("<dt>wall time</dt><dd>{t:.2} s</dd>"))
             .unwrap_or_default(),
     );
+    if let Some(line) = &s.reproduce {
+        let _ = writeln!(
+            b,
+            "<p class=\"small\">Reproduce: <code id=\"reproduce\">{}</code> (the same seed gives the same detections)</p>",
+            e(line)
+        );
+    }
     let _ = writeln!(
         b,
         "<h2>Detections per value</h2><div class=\"scroll\"><table id=\"points\"><thead><tr><th>{}</th><th>claim</th><th>catalogue status</th><th>tester</th>\

@@ -225,6 +225,9 @@ pub struct SweepReport {
     /// Wall-clock seconds; not part of the run id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wall_time_seconds: Option<f64>,
+    /// The command that re-runs exactly this sweep, when it came from the CLI.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reproduce: Option<String>,
 }
 
 impl SweepReport {

@@ -38,6 +38,13 @@ pub struct Spinner {
 impl Spinner {
     /// Starts the one-second timer; `quiet` or a non-terminal stderr makes it a no-op.
     pub fn start(quiet: bool, message: &str) -> Self {
+        Self::start_counting(quiet, message, None)
+    }
+
+    /// Like [`Spinner::start`], and when `releases` (the total the run will draw, both sides) is
+    /// given, it shows the releases drawn so far (from [`crate::rng::releases_drawn`]) with an
+    /// estimate of the sampling time left, then "testing" once they are all drawn.
+    pub fn start_counting(quiet: bool, message: &str, releases: Option<u64>) -> Self {
         if !visible(quiet) {
             return Self {
                 done: None,
@@ -46,6 +53,7 @@ impl Spinner {
         }
         let (tx, rx) = mpsc::channel::<()>();
         let message = message.to_string();
+        let start_count = crate::rng::releases_drawn();
         let handle = std::thread::spawn(move || {
             if rx.recv_timeout(Duration::from_secs(1)) != Err(mpsc::RecvTimeoutError::Timeout) {
                 return;
@@ -55,9 +63,41 @@ impl Spinner {
             if let Ok(style) = ProgressStyle::with_template("{spinner} {elapsed} {wide_msg}") {
                 pb.set_style(style);
             }
-            pb.set_message(message);
+            pb.set_message(message.clone());
             pb.enable_steady_tick(Duration::from_millis(120));
-            let _ = rx.recv();
+            match releases {
+                None => {
+                    let _ = rx.recv();
+                }
+                Some(total) => {
+                    let base = start_count;
+                    let started = std::time::Instant::now() - Duration::from_secs(1);
+                    while rx.recv_timeout(Duration::from_millis(250))
+                        == Err(mpsc::RecvTimeoutError::Timeout)
+                    {
+                        let drawn = crate::rng::releases_drawn().saturating_sub(base).min(total);
+                        let status = if drawn >= total {
+                            format!(
+                                "{} releases drawn; testing",
+                                crate::report::readable(total as f64)
+                            )
+                        } else if drawn == 0 {
+                            "drawing releases".to_string()
+                        } else {
+                            let t = started.elapsed().as_secs_f64();
+                            let left = t * (total - drawn) as f64 / drawn as f64;
+                            format!(
+                                "{} of {} releases drawn ({:.0} %), sampling ~{} s left",
+                                crate::report::readable(drawn as f64),
+                                crate::report::readable(total as f64),
+                                100.0 * drawn as f64 / total as f64,
+                                left.ceil()
+                            )
+                        };
+                        pb.set_message(format!("{message}: {status}"));
+                    }
+                }
+            }
             pb.finish_and_clear();
         });
         Self {

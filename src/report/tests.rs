@@ -318,6 +318,7 @@ fn sweep_report_round_trips_and_plots() {
         points,
         notes: vec!["a <note>".into()],
         wall_time_seconds: Some(1.5),
+        reproduce: None,
     };
     let index = write_sweep_report(&s.0, &sweep).unwrap();
     let dir = index.parent().unwrap();
@@ -821,6 +822,7 @@ fn small_sweep(beta: f64, pts: &[(f64, u64, u64)]) -> SweepReport {
         points,
         notes: vec![],
         wall_time_seconds: None,
+        reproduce: None,
     }
 }
 

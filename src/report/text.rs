@@ -23,8 +23,17 @@ pub fn render_text(r: &AuditReport) -> String {
     let _ = writeln!(s, "mechanism    {}{status}", m.id);
     let _ = writeln!(s, "claim        {}  [{}]", m.claim, m.claim_source);
     let _ = writeln!(s, "neighbors    {}", m.neighboring);
-    let _ = writeln!(s, "pair         D  = {}", short_dataset(r.pair.first()));
-    let _ = writeln!(s, "             D' = {}", short_dataset(r.pair.second()));
+    if let Some(pair) = &r.pair {
+        let _ = writeln!(s, "pair         D  = {}", short_dataset(pair.first()));
+        let _ = writeln!(s, "             D' = {}", short_dataset(pair.second()));
+    }
+    if let Some(f) = &r.sample_files {
+        let _ = writeln!(
+            s,
+            "samples      A = {} ({} releases), B = {} ({} releases)",
+            f.a, f.samples_a, f.b, f.samples_b
+        );
+    }
     let _ = writeln!(s, "testers      {}", r.testers.join(", "));
     for why in &r.skipped_testers {
         let _ = writeln!(s, "             skipped {why}");

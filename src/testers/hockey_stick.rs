@@ -521,8 +521,9 @@ fn near_centres(p: &Samples, np: usize, q: &Samples, nq: usize, j: usize) -> Vec
         return Vec::new();
     }
     let mut abs: Vec<f64> = values.iter().map(|x| x.abs()).collect();
-    abs.sort_by(f64::total_cmp);
-    let scale = abs[abs.len() * 9 / 10];
+    let k = abs.len() * 9 / 10;
+    let scale = *abs.select_nth_unstable_by(k, f64::total_cmp).1;
+    drop(abs);
     let resolution = 10f64.powi(1 - NEAR_DIGITS);
     let group = |x: f64| -> (i32, i64) {
         if x.abs() < scale {
@@ -536,20 +537,28 @@ fn near_centres(p: &Samples, np: usize, q: &Samples, nq: usize, j: usize) -> Vec
         let m = (x / 10f64.powi(e - (NEAR_DIGITS - 1))).round();
         (e, m as i64)
     };
-    let mut groups: HashMap<(i32, i64), Vec<f64>> = HashMap::new();
-    for &x in &values {
-        groups.entry(group(x)).or_default().push(x);
-    }
+    // Groups as runs of (key, value) pairs sorted by key then value: 24 bytes per value, where a
+    // map of vectors took ~80 (most continuous values are alone in their group).
+    let mut keyed: Vec<((i32, i64), f64)> = values.iter().map(|&x| (group(x), x)).collect();
+    drop(values);
+    keyed.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.total_cmp(&b.1)));
     let min_count = 10.max((np + nq) / 1000);
-    let mut big: Vec<((i32, i64), Vec<f64>)> = groups
-        .into_iter()
-        .filter(|(_, v)| v.len() >= min_count)
-        .collect();
-    big.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.0.cmp(&b.0)));
+    // (key, first index, length) of every group holding at least `min_count` values.
+    let mut big: Vec<((i32, i64), usize, usize)> = Vec::new();
+    let mut start = 0;
+    while start < keyed.len() {
+        let k = keyed[start].0;
+        let len = keyed[start..].partition_point(|e| e.0 == k);
+        if len >= min_count {
+            big.push((k, start, len));
+        }
+        start += len;
+    }
+    big.sort_by(|a, b| b.2.cmp(&a.2).then_with(|| a.0.cmp(&b.0)));
     let mut centres: Vec<f64> = Vec::new();
-    for (_, mut v) in big {
-        v.sort_by(f64::total_cmp);
-        let c = v[v.len() / 2];
+    for (_, first, len) in big {
+        // The group's values are sorted (by total_cmp): its median is the middle one.
+        let c = keyed[first + len / 2].1;
         let apart = |k: f64| (k - c).abs() > resolution * k.abs().max(c.abs()).max(scale);
         if centres.iter().all(|&k| apart(k)) {
             centres.push(c);
@@ -757,9 +766,14 @@ fn poisson_mean(m: usize) -> f64 {
 /// the counts of training rows of a and b at or above each.
 struct Curve {
     score: Score,
-    /// Training scores of a and b, sorted descending.
-    sa: Vec<f64>,
-    sb: Vec<f64>,
+    /// Training rows of a and b the curve was built on.
+    len_a: usize,
+    len_b: usize,
+    /// The training scores of a and b, sorted descending, kept only for a decision score (whose
+    /// threshold is ε itself, so counts are read at each ε). Other curves drop them once their
+    /// thresholds are counted: with many candidate scores they would hold a copy of the training
+    /// split each (4 GB for 2·10^6 releases of dimension 20).
+    decision_scores: Option<(Vec<f64>, Vec<f64>)>,
     /// Candidate thresholds (descending), with the counts of `sa` and `sb` at or above each.
     ts: Vec<f64>,
     ka: Vec<f64>,
@@ -775,7 +789,10 @@ impl Curve {
         match &self.score {
             Score::Learned(m) if m.decision => {
                 let count = |v: &[f64]| v.partition_point(|&x| x >= epsilon) as f64;
-                vec![(epsilon, count(&self.sa), count(&self.sb))]
+                match &self.decision_scores {
+                    Some((sa, sb)) => vec![(epsilon, count(sa), count(sb))],
+                    None => Vec::new(),
+                }
             }
             _ => (0..self.ts.len())
                 .map(|i| (self.ts[i], self.ka[i], self.kb[i]))
@@ -817,10 +834,13 @@ fn curve_of(score: Score, a: &Samples, na: usize, b: &Samples, nb: usize, lambda
         Score::Learned(m) if !m.decision => (lambda / sa.len().max(1) as f64).sqrt(),
         _ => 0.0,
     };
+    let (len_a, len_b) = (sa.len(), sb.len());
+    let decision_scores = matches!(&score, Score::Learned(m) if m.decision).then_some((sa, sb));
     Curve {
         score,
-        sa,
-        sb,
+        len_a,
+        len_b,
+        decision_scores,
         ts,
         ka,
         kb,
@@ -935,7 +955,7 @@ impl HockeyStickTester {
             for (dir, cs) in curves.iter().enumerate() {
                 let (m_a, m_b) = if dir == 0 { (m_p, m_q) } else { (m_q, m_p) };
                 for (ci, c) in cs.iter().enumerate() {
-                    let (na, nb) = (c.sa.len().max(1) as f64, c.sb.len().max(1) as f64);
+                    let (na, nb) = (c.len_a.max(1) as f64, c.len_b.max(1) as f64);
                     for (t, ka, kb) in c.points(epsilon) {
                         // One pseudo-count on the disfavoured side: an event seen once on one
                         // side and never on the other is not predicted to be free of W (a rare
@@ -987,8 +1007,8 @@ impl HockeyStickTester {
             // Both directions summed: the best score of each, thresholds searched jointly.
             if let (true, Some(u), Some(l)) = (allowed.pair, per_dir[0], per_dir[1]) {
                 let (cu, cl) = (&curves[0][u.0], &curves[1][l.0]);
-                let (nua, nub) = (cu.sa.len().max(1) as f64, cu.sb.len().max(1) as f64);
-                let (nla, nlb) = (cl.sa.len().max(1) as f64, cl.sb.len().max(1) as f64);
+                let (nua, nub) = (cu.len_a.max(1) as f64, cu.len_b.max(1) as f64);
+                let (nla, nlb) = (cl.len_a.max(1) as f64, cl.len_b.max(1) as f64);
                 let discount = cu.discount.max(cl.discount);
                 let low_points = cl.points(epsilon);
                 for (tu, kau, kbu) in cu.points(epsilon) {

@@ -45,10 +45,12 @@ pub enum Divergence {
 }
 
 impl fmt::Display for Divergence {
+    /// For people (4 significant digits, `H_e^0.1037`); JSON keeps the full value.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let r = crate::mechanisms::math::readable;
         match self {
-            Divergence::HockeyStick { epsilon } => write!(f, "H_e^{epsilon}"),
-            Divergence::Renyi { alpha } => write!(f, "D_{alpha}"),
+            Divergence::HockeyStick { epsilon } => write!(f, "H_e^{}", r(*epsilon)),
+            Divergence::Renyi { alpha } => write!(f, "D_{}", r(*alpha)),
         }
     }
 }
