@@ -24,6 +24,7 @@ pub mod error;
 pub mod math;
 pub mod mechanism;
 pub mod noise;
+pub mod pld;
 pub mod samples;
 
 pub use catalogue::{Entry, Spec, Status};
