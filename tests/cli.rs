@@ -294,7 +294,105 @@ fn accountant_command() {
         let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         let got = v["rdp"]["epsilon"].as_f64().unwrap();
         assert!((got - eps).abs() <= 1e-6 * eps, "q = {q}: {got} vs {eps}");
+        // The PLD upper bound beside it: within 0.1 % of dp_accounting's PLD accountant
+        // (../shared/STATISTICS.md §4) and never below it; the optimistic estimate below it.
+        let pld_ref = if q == "1.0" { 4.3771781 } else { 0.2721729 };
+        let upper = v["pld"]["epsilon_upper"].as_f64().unwrap();
+        let lower = v["pld"]["epsilon_lower"].as_f64().unwrap();
+        assert!(
+            upper >= pld_ref && upper <= pld_ref * 1.001,
+            "{upper} vs {pld_ref}"
+        );
+        assert!(lower <= upper && lower >= pld_ref * 0.999, "{lower}");
     }
+    // The inverse: the noise multiplier reaching dp_accounting's ε at q = 0.01, T = 1000 is
+    // z = 4 to within the search's precision, erring large.
+    let o = audit(&[
+        "accountant",
+        "--sampling-rate",
+        "0.01",
+        "--steps",
+        "1000",
+        "--delta",
+        "1e-5",
+        "--target-epsilon",
+        "0.2721729",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let z = v["noise_multiplier"].as_f64().unwrap();
+    assert!((4.0..4.0 * 1.001).contains(&z), "{z}");
+    assert!(v["pld"]["epsilon_upper"].as_f64().unwrap() <= 0.2721729);
+    // A logged ledger with two noise groups on one sample (multipliers z√2 each, which compose
+    // to z) and a second block re-accounts to the same ε as the plain run of 2 × 500 steps.
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("ledger-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ledger = dir.join("ledger.jsonl");
+    let zg = 4.0 * 2f64.sqrt();
+    std::fs::write(
+        &ledger,
+        format!(
+            "# two noise groups\n{{\"event\": \"sampling\", \"probability\": 0.01, \"repetitions\": 500}}\n\
+             {{\"event\": \"gaussian-sum\", \"noise_multiplier\": {zg}}}\n{{\"event\": \"gaussian-sum\", \"noise_multiplier\": {zg}}}\n\
+             {{\"event\": \"sampling\", \"probability\": 0.01, \"repetitions\": 500}}\n{{\"event\": \"gaussian-sum\", \"noise_multiplier\": 4.0}}\n"
+        ),
+    )
+    .unwrap();
+    let o = audit(&[
+        "accountant",
+        "--ledger",
+        ledger.to_str().unwrap(),
+        "--delta",
+        "1e-5",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let upper = v["pld"]["epsilon_upper"].as_f64().unwrap();
+    assert!((upper / 0.2721729 - 1.0).abs() < 1e-3, "{upper}");
+    // Malformed ledgers name the line and the field.
+    for (text, must) in [
+        (
+            "{\"event\": \"sampling\", \"probability\": 0.01}\n",
+            "line 1",
+        ),
+        (
+            "{\"event\": \"sampling\", \"probability\": 0.01, \"repetitions\": 5}\n{\"event\": \"gaussian-sum\", \"noise_multiplier\": -1}\n",
+            "line 2: field \"noise_multiplier\"",
+        ),
+        (
+            "{\"event\": \"gaussian-sum\", \"noise_multiplier\": 1}\n",
+            "before any sampling",
+        ),
+        ("# nothing\n", "no event"),
+    ] {
+        std::fs::write(&ledger, text).unwrap();
+        let o = audit(&[
+            "accountant",
+            "--ledger",
+            ledger.to_str().unwrap(),
+            "--delta",
+            "1e-5",
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{text}");
+        assert!(stderr(&o).contains(must), "{text}: {}", stderr(&o));
+    }
+    // A target no noise multiplier reaches.
+    let o = audit(&[
+        "accountant",
+        "--sampling-rate",
+        "0.01",
+        "--steps",
+        "100",
+        "--delta",
+        "1e-5",
+        "--target-epsilon",
+        "1e-9",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--target-epsilon"), "{}", stderr(&o));
     for bad in [
         ["1.5", "1", "1", "1e-5"],
         ["0.5", "0", "1", "1e-5"],

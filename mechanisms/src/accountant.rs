@@ -414,6 +414,73 @@ pub enum LedgerEvent {
     },
 }
 
+/// Reads a privacy ledger file: one [`LedgerEvent`] per line as JSON
+/// (`{"event": "sampling", "probability": 0.01, "repetitions": 6000}`, then
+/// `{"event": "gaussian-sum", "noise_multiplier": 1.1}` for each noise group of that sample);
+/// blank lines and lines starting with `#` are skipped.
+///
+/// # Errors
+/// A malformed line, an unknown field or event, a value out of range, a query before any
+/// sampling event, or no event at all: the message names the line and the field.
+pub fn parse_ledger(text: &str) -> Result<Vec<LedgerEvent>> {
+    let mut events = Vec::new();
+    let mut sampled = false;
+    for (i, line) in text.lines().enumerate() {
+        let line_no = i + 1;
+        let t = line.trim();
+        if t.is_empty() || t.starts_with('#') {
+            continue;
+        }
+        let bad = |message: String| MechanismError::InvalidParameter {
+            mechanism: "ledger".into(),
+            message: format!("line {line_no}: {message}"),
+        };
+        let event: LedgerEvent = serde_json::from_str(t).map_err(|e| {
+            bad(format!(
+                "{e}; allowed: {{\"event\": \"sampling\", \"probability\": Q, \"repetitions\": T}} or {{\"event\": \"gaussian-sum\", \"noise_multiplier\": Z}}"
+            ))
+        })?;
+        match event {
+            LedgerEvent::Sampling {
+                probability,
+                repetitions,
+            } => {
+                if !(probability > 0.0 && probability <= 1.0) {
+                    return Err(bad(format!(
+                        "field \"probability\" = {probability}; allowed: 0 < probability ≤ 1"
+                    )));
+                }
+                if repetitions == 0 {
+                    return Err(bad(
+                        "field \"repetitions\" = 0; allowed: a whole number ≥ 1".into(),
+                    ));
+                }
+                sampled = true;
+            }
+            LedgerEvent::GaussianSum { noise_multiplier } => {
+                if !(noise_multiplier.is_finite() && noise_multiplier > 0.0) {
+                    return Err(bad(format!(
+                        "field \"noise_multiplier\" = {noise_multiplier}; allowed: a finite number > 0"
+                    )));
+                }
+                if !sampled {
+                    return Err(bad(
+                        "a gaussian-sum event before any sampling event; allowed: a sampling event first (probability 1 for a full batch)".into(),
+                    ));
+                }
+            }
+        }
+        events.push(event);
+    }
+    if events.is_empty() {
+        return Err(MechanismError::InvalidParameter {
+            mechanism: "ledger".into(),
+            message: "no event in the file; allowed: one JSON event per line".into(),
+        });
+    }
+    Ok(events)
+}
+
 /// A Rényi-DP accountant for Poisson-subsampled Gaussian sum queries (DP-SGD and DP-FedAvg
 /// style; Abadi et al. 2016, McMahan et al. 2018), under add/remove-one neighbors.
 ///

@@ -1221,10 +1221,15 @@ pub fn noise_multiplier_for(
         while !ok(hi)? {
             if hi >= MAX_NOISE_MULTIPLIER {
                 let eps = eps_at(MAX_NOISE_MULTIPLIER)?;
+                let r = crate::math::readable;
                 return Err(invalid(format!(
-                    "target epsilon = {target_epsilon} (delta = {delta}, q = {q}, T = {steps}) \
-                     is not reached by any noise multiplier z ≤ {MAX_NOISE_MULTIPLIER} (ε = {eps} \
-                     there); allowed: targets ≥ {eps}"
+                    "target epsilon = {} (delta = {}, q = {q}, T = {steps}) is not reached by any \
+                     noise multiplier z ≤ {MAX_NOISE_MULTIPLIER} (ε = {} there); allowed: \
+                     targets ≥ {}",
+                    r(target_epsilon),
+                    r(delta),
+                    r(eps),
+                    r(eps.next_up())
                 )));
             }
             lo = hi;
@@ -1317,6 +1322,53 @@ impl PldAccountant {
         check_noise_multiplier(z)?;
         check_steps(steps)?;
         self.events.push(PoissonGaussianEvent { q, z, steps });
+        Ok(())
+    }
+
+    /// Records a privacy ledger ([`crate::accountant::LedgerEvent`]s, as the RDP accountant and
+    /// `audit accountant --ledger` read them): each sampling event with the Gaussian sum queries
+    /// that follow it is `repetitions` steps of one Poisson-subsampled Gaussian mechanism whose
+    /// noise multiplier is the effective one of its queries, (Σᵢ zᵢ⁻²)^{−1/2} (the queries see the
+    /// same sample, so one record moves them jointly: Mironov, Talwar & Zhang 2019, §3; the
+    /// same rule as [`crate::accountant::RdpAccountant`]). A sample with no query adds nothing.
+    ///
+    /// # Errors
+    /// A query before any sampling event; an event with a value out of range. Nothing is
+    /// recorded on error.
+    pub fn compose_ledger(&mut self, ledger: &[crate::accountant::LedgerEvent]) -> Result<()> {
+        use crate::accountant::LedgerEvent;
+        let mut blocks: Vec<(f64, u64, f64)> = Vec::new(); // (q, repetitions, Σ z⁻²)
+        for (i, event) in ledger.iter().enumerate() {
+            match *event {
+                LedgerEvent::Sampling {
+                    probability,
+                    repetitions,
+                } => {
+                    check_sampling_rate(probability)?;
+                    check_steps(repetitions)?;
+                    blocks.push((probability, repetitions, 0.0));
+                }
+                LedgerEvent::GaussianSum { noise_multiplier } => {
+                    check_noise_multiplier(noise_multiplier)?;
+                    let Some(b) = blocks.last_mut() else {
+                        return Err(invalid(format!(
+                            "ledger event {}: a Gaussian sum query before any sampling event; allowed: a sampling event first (probability 1 for a full batch)",
+                            i + 1
+                        )));
+                    };
+                    b.2 += noise_multiplier.powi(-2);
+                }
+            }
+        }
+        let mut added = Vec::new();
+        for (q, steps, inv) in blocks {
+            if inv > 0.0 {
+                let z = inv.powf(-0.5);
+                check_noise_multiplier(z)?;
+                added.push(PoissonGaussianEvent { q, z, steps });
+            }
+        }
+        self.events.extend(added);
         Ok(())
     }
 

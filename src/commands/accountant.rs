@@ -1,104 +1,211 @@
-//! `audit accountant`: DP-SGD's ε from the RDP accountant (and the exact Gaussian value at q = 1).
+//! `audit accountant`: DP-SGD's ε from the PLD accountant (an upper bound and the optimistic
+//! estimate beside it) and the RDP accountant, for one Poisson-subsampled Gaussian mechanism or a
+//! logged privacy ledger; and the inverse, the noise multiplier that reaches a target ε.
 
 use std::fmt::Write as _;
+use std::path::PathBuf;
 
 use clap::Args;
 use serde_json::json;
 
 use super::{Outcome, to_json};
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::mechanisms::Neighboring;
+use crate::mechanisms::accountant::{
+    LedgerEvent, RdpAccountant, gaussian_exact_epsilon, gaussian_zcdp_rho, parse_ledger,
+    zcdp_to_epsilon,
+};
+use crate::mechanisms::pld::{PldAccountant, noise_multiplier_for};
 
 /// Options of `audit accountant`.
 #[derive(Debug, Args)]
 pub struct AccountantArgs {
     /// Sampling rate q in (0, 1] (1 = full batch).
-    #[arg(allow_hyphen_values = true, long)]
-    pub sampling_rate: f64,
+    #[arg(allow_hyphen_values = true, long, required_unless_present = "ledger")]
+    pub sampling_rate: Option<f64>,
     /// Noise multiplier z > 0 (noise std = z · clipping norm).
-    #[arg(allow_hyphen_values = true, long)]
-    pub noise_multiplier: f64,
+    #[arg(
+        allow_hyphen_values = true,
+        long,
+        required_unless_present_any = ["ledger", "target_epsilon"],
+        conflicts_with = "target_epsilon"
+    )]
+    pub noise_multiplier: Option<f64>,
     /// Number of steps T ≥ 1.
-    #[arg(allow_hyphen_values = true, long)]
-    pub steps: u64,
+    #[arg(allow_hyphen_values = true, long, required_unless_present = "ledger")]
+    pub steps: Option<u64>,
     /// δ in (0, 1).
     #[arg(allow_hyphen_values = true, long)]
     pub delta: f64,
+    /// Instead of ε: the smallest noise multiplier whose PLD ε (upper bound) at δ after T steps
+    /// at rate q is at most this ε (binary search).
+    #[arg(allow_hyphen_values = true, long, value_name = "EPS")]
+    pub target_epsilon: Option<f64>,
+    /// A privacy ledger to re-account instead of q, z, T: one JSON event per line,
+    /// `{"event": "sampling", "probability": Q, "repetitions": T}` followed by one
+    /// `{"event": "gaussian-sum", "noise_multiplier": Z}` per noise group of that sample.
+    #[arg(
+        long,
+        value_name = "FILE",
+        conflicts_with_all = ["sampling_rate", "noise_multiplier", "steps", "target_epsilon"]
+    )]
+    pub ledger: Option<PathBuf>,
+    /// Neighboring relation of the PLD accountant: add-remove (default) or replace-one. The RDP
+    /// accountant is for add-remove only.
+    #[arg(long, default_value = "add-remove")]
+    pub neighbors: String,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
 }
 
+fn bad(flag: &str, v: impl std::fmt::Display, allowed: &str) -> Error {
+    Error::InvalidConfig(format!("{flag} {v}; allowed: {allowed}"))
+}
+
+const PLD_METHOD: &str = "privacy loss distribution of the Poisson-subsampled Gaussian (both add and remove directions), Connect-the-Dots discretization at interval 1e-4 (Doroshenko et al. 2022), composed by FFT (Koskela et al. 2020); the pessimistic PLD gives an upper bound on ε (rounded up), the optimistic one a lower bound";
+const RDP_METHOD: &str = "RDP of the Poisson-subsampled Gaussian (Mironov, Talwar & Zhang 2019), composed over steps, converted with Balle et al. 2020 / Canonne, Kamath & Steinke 2020";
+
 pub(super) fn accountant(a: &AccountantArgs) -> Result<Outcome> {
-    use crate::mechanisms::accountant::{
-        RdpAccountant, gaussian_exact_epsilon, gaussian_zcdp_rho, zcdp_to_epsilon,
-    };
-    let bad = |flag: &str, v: f64, allowed: &str| {
-        Err(crate::error::Error::InvalidConfig(format!(
-            "{flag} {v}; allowed: {allowed}"
-        )))
-    };
-    if !(a.sampling_rate > 0.0 && a.sampling_rate <= 1.0) {
-        return bad("--sampling-rate", a.sampling_rate, "0 < q ≤ 1");
-    }
-    if !(a.noise_multiplier.is_finite() && a.noise_multiplier > 0.0) {
-        return bad(
-            "--noise-multiplier",
-            a.noise_multiplier,
-            "a finite number > 0",
-        );
-    }
     if !(a.delta > 0.0 && a.delta < 1.0) {
-        return bad("--delta", a.delta, "0 < δ < 1");
+        return Err(bad("--delta", a.delta, "0 < δ < 1"));
     }
-    if a.steps == 0 {
-        return bad("--steps", 0.0, "a whole number ≥ 1");
-    }
-    let mut acc = RdpAccountant::new();
-    acc.compose_poisson_gaussian(a.sampling_rate, a.noise_multiplier, a.steps)?;
-    let (eps, order) = acc.epsilon(a.delta)?;
+    let neighbors: Neighboring = a
+        .neighbors
+        .parse()
+        .map_err(|_| bad("--neighbors", &a.neighbors, "add-remove or replace-one"))?;
+    // The ledger: from the file, or one block of T steps at (q, z).
+    let (events, single) = match &a.ledger {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
+                context: format!("--ledger {}", path.display()),
+                source: e,
+            })?;
+            let events = parse_ledger(&text)
+                .map_err(|e| Error::InvalidConfig(format!("--ledger {}: {e}", path.display())))?;
+            (events, None)
+        }
+        None => {
+            let q = a.sampling_rate.unwrap_or(f64::NAN);
+            if !(q > 0.0 && q <= 1.0) {
+                return Err(bad("--sampling-rate", q, "0 < q ≤ 1"));
+            }
+            let steps = a.steps.unwrap_or(0);
+            if steps == 0 {
+                return Err(bad("--steps", steps, "a whole number ≥ 1"));
+            }
+            if let Some(target) = a.target_epsilon {
+                return inverse(a, q, steps, target, neighbors);
+            }
+            let z = a.noise_multiplier.unwrap_or(f64::NAN);
+            if !(z.is_finite() && z > 0.0) {
+                return Err(bad("--noise-multiplier", z, "a finite number > 0"));
+            }
+            (
+                vec![
+                    LedgerEvent::Sampling {
+                        probability: q,
+                        repetitions: steps,
+                    },
+                    LedgerEvent::GaussianSum {
+                        noise_multiplier: z,
+                    },
+                ],
+                Some((q, z, steps)),
+            )
+        }
+    };
+    let mut pld = PldAccountant::new(neighbors);
+    pld.compose_ledger(&events)?;
+    let (pld_upper, pld_lower) = pld.epsilon_bounds(a.delta)?;
+    let rdp = if neighbors == Neighboring::AddRemove {
+        let mut acc = RdpAccountant::new();
+        for e in &events {
+            match *e {
+                LedgerEvent::Sampling {
+                    probability,
+                    repetitions,
+                } => acc.record_sampling(probability, repetitions)?,
+                LedgerEvent::GaussianSum { noise_multiplier } => {
+                    acc.record_gaussian_sum(noise_multiplier)?
+                }
+            }
+        }
+        Some(acc.epsilon(a.delta)?)
+    } else {
+        None
+    };
     // q = 1: T Gaussian steps are exactly (√T/z)-GDP (Dong, Roth & Su 2019), and
     // ρ = T/(2z²)-zCDP (Bun & Steinke 2016).
-    let full = a.sampling_rate == 1.0;
-    let exact = if full {
-        Some(gaussian_exact_epsilon(
-            a.noise_multiplier,
-            a.steps,
-            a.delta,
-        )?)
-    } else {
-        None
+    let full = single.filter(|&(q, _, _)| q == 1.0 && neighbors == Neighboring::AddRemove);
+    let exact = match full {
+        Some((_, z, steps)) => Some(gaussian_exact_epsilon(z, steps, a.delta)?),
+        None => None,
     };
-    let zcdp = if full {
-        let rho = gaussian_zcdp_rho(a.noise_multiplier) * a.steps as f64;
-        Some((rho, zcdp_to_epsilon(rho, a.delta)?))
-    } else {
-        None
+    let zcdp = match full {
+        Some((_, z, steps)) => {
+            let rho = gaussian_zcdp_rho(z) * steps as f64;
+            Some((rho, zcdp_to_epsilon(rho, a.delta)?))
+        }
+        None => None,
     };
     let stdout = if a.json {
+        let (q, z, steps) = match single {
+            Some((q, z, t)) => (Some(q), Some(z), Some(t)),
+            None => (None, None, None),
+        };
         to_json(&json!({
-            "sampling_rate": a.sampling_rate,
-            "noise_multiplier": a.noise_multiplier,
-            "steps": a.steps,
+            "sampling_rate": q,
+            "noise_multiplier": z,
+            "steps": steps,
+            "ledger": a.ledger.as_ref().map(|p| p.display().to_string()),
+            "ledger_events": events,
             "delta": a.delta,
-            "rdp": {"epsilon": eps, "order": order,
-                    "method": "RDP of the Poisson-subsampled Gaussian (Mironov, Talwar & Zhang 2019), composed over steps, converted with Balle et al. 2020 / Canonne, Kamath & Steinke 2020"},
+            "neighbors": neighbors.to_string(),
+            "pld": {"epsilon_upper": pld_upper, "epsilon_lower": pld_lower, "method": PLD_METHOD},
+            "rdp": rdp.map(|(eps, order)| json!({"epsilon": eps, "order": order, "method": RDP_METHOD})),
             "exact_gaussian": exact.map(|e| json!({"epsilon": e, "method": "exact Gaussian privacy profile, mu = sqrt(T)/z (Balle & Wang 2018; Dong, Roth & Su 2019)"})),
             "zcdp": zcdp.map(|(rho, e)| json!({"rho": rho, "epsilon": e, "method": "rho = T/(2 z^2) (Bun & Steinke 2016), converted through RDP at the best order"})),
         }))?
     } else {
-        let mut s = format!(
-            "Poisson-subsampled Gaussian: q = {}, z = {}, T = {}, δ = {}\n",
-            a.sampling_rate, a.noise_multiplier, a.steps, a.delta
-        );
+        let mut s = match (single, &a.ledger) {
+            (Some((q, z, steps)), _) => format!(
+                "Poisson-subsampled Gaussian: q = {q}, z = {z}, T = {steps}, δ = {}, {neighbors} neighbors\n",
+                a.delta
+            ),
+            (None, Some(path)) => format!(
+                "privacy ledger {} ({} events, {} sampled block(s) with queries), δ = {}, {neighbors} neighbors\n",
+                path.display(),
+                events.len(),
+                pld.events().len(),
+                a.delta
+            ),
+            (None, None) => String::new(),
+        };
         let _ = writeln!(
             s,
-            "RDP accountant   ε = {eps:.7}  (optimal order {order}; Mironov, Talwar & Zhang 2019; conversion of Balle et al. 2020)"
+            "PLD accountant   ε ≤ {pld_upper:.7}  (upper bound; optimistic estimate {pld_lower:.7}; Connect-the-Dots, Doroshenko et al. 2022)"
         );
+        match rdp {
+            Some((eps, order)) => {
+                let _ = writeln!(
+                    s,
+                    "RDP accountant   ε ≤ {eps:.7}  (optimal order {order}; Mironov, Talwar & Zhang 2019; conversion of Balle et al. 2020)"
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    s,
+                    "RDP accountant   (add-remove only; not computed for {neighbors})"
+                );
+            }
+        }
         if let Some(e) = exact {
+            let (_, z, steps) = single.unwrap_or((1.0, 1.0, 1));
             let _ = writeln!(
                 s,
                 "exact Gaussian   ε = {e:.7}  (μ = √T/z = {:.6}; analytic Gaussian, Balle & Wang 2018)",
-                (a.steps as f64).sqrt() / a.noise_multiplier
+                (steps as f64).sqrt() / z
             );
         }
         if let Some((rho, e)) = zcdp {
@@ -108,6 +215,42 @@ pub(super) fn accountant(a: &AccountantArgs) -> Result<Outcome> {
             );
         }
         s
+    };
+    Ok(Outcome::new(stdout, 0))
+}
+
+/// `--target-epsilon`: the noise multiplier that reaches it.
+fn inverse(
+    a: &AccountantArgs,
+    q: f64,
+    steps: u64,
+    target: f64,
+    neighbors: Neighboring,
+) -> Result<Outcome> {
+    if !(target.is_finite() && target > 0.0) {
+        return Err(bad("--target-epsilon", target, "a finite number > 0"));
+    }
+    let z = noise_multiplier_for(q, steps, target, a.delta, neighbors)
+        .map_err(|e| Error::InvalidConfig(format!("--target-epsilon {target}: {e}")))?;
+    let mut acct = PldAccountant::new(neighbors);
+    acct.compose_poisson_gaussian(q, z, steps)?;
+    let (upper, lower) = acct.epsilon_bounds(a.delta)?;
+    let stdout = if a.json {
+        to_json(&json!({
+            "sampling_rate": q,
+            "steps": steps,
+            "delta": a.delta,
+            "neighbors": neighbors.to_string(),
+            "target_epsilon": target,
+            "noise_multiplier": z,
+            "pld": {"epsilon_upper": upper, "epsilon_lower": lower, "method": PLD_METHOD},
+        }))?
+    } else {
+        format!(
+            "Poisson-subsampled Gaussian: q = {q}, T = {steps}, δ = {}, {neighbors} neighbors, target ε = {target}\n\
+             noise multiplier z = {z:.6}  (smallest z found by binary search whose PLD ε upper bound is ≤ the target: {upper:.7}; optimistic {lower:.7})\n",
+            a.delta
+        )
     };
     Ok(Outcome::new(stdout, 0))
 }
