@@ -39,7 +39,7 @@ pub struct RunArgs {
     /// Dataset search (default: the catalogue witness; for --exec, random search).
     #[command(flatten)]
     pub search: SearchArgs,
-    /// Override the claim: pure:EPS, approx:EPS:DELTA, renyi:ALPHA:EPS, zcdp:RHO or gdp:MU.
+    /// Override the claim: pure:EPS, approx:EPS:DELTA, renyi:ALPHA:EPS, zcdp:RHO, gdp:MU or dpsgd:Q:Z:T.
     #[arg(long)]
     pub claim: Option<String>,
     /// Mechanism parameter NAME=VALUE (repeatable), e.g. --param epsilon=0.5.
@@ -457,7 +457,7 @@ fn build_target(args: &RunArgs) -> Result<Target> {
     if let Some(command) = &args.exec {
         let claim = claim_arg.ok_or_else(|| {
             Error::InvalidConfig(
-                "--exec needs --claim (pure:EPS, approx:EPS:DELTA, renyi:ALPHA:EPS, zcdp:RHO or gdp:MU)".into(),
+                "--exec needs --claim (pure:EPS, approx:EPS:DELTA, renyi:ALPHA:EPS, zcdp:RHO, gdp:MU or dpsgd:Q:Z:T)".into(),
             )
         })?;
         if !args.params.is_empty() {

@@ -19,7 +19,7 @@ pub struct TestArgs {
     /// Releases on D' (same format); several files (shards) are concatenated in order.
     #[arg(long, value_name = "FILE")]
     pub samples_b: Vec<PathBuf>,
-    /// The claim: pure:EPS, approx:EPS:DELTA, renyi:ALPHA:EPS, zcdp:RHO or gdp:MU.
+    /// The claim: pure:EPS, approx:EPS:DELTA, renyi:ALPHA:EPS, zcdp:RHO, gdp:MU or dpsgd:Q:Z:T.
     #[arg(long)]
     pub claim: String,
     /// Seed of the testers' own randomness.

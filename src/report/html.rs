@@ -183,6 +183,16 @@ pub(crate) fn claim_words(c: &PrivacyClaim) -> String {
             "μ-Gaussian differential privacy with μ = {}: the mechanism is no easier to tell apart than N(0, 1) from N(μ, 1); it implies the δ(ε) profile plotted below, tested at a grid of ε.",
             num(mu)
         ),
+        PrivacyClaim::SubsampledGaussian {
+            sampling_rate,
+            noise_multiplier,
+            steps,
+            neighbors,
+        } => format!(
+            "the privacy profile of DP-SGD's transcript: {steps} step(s) of the Poisson-subsampled Gaussian mechanism with sampling rate q = {} and noise multiplier z = {} ({neighbors} neighbors), as the PLD accountant bounds δ(ε) from above; tested at a grid of ε.",
+            num(sampling_rate),
+            num(noise_multiplier)
+        ),
         _ => format!("{c}"),
     }
 }

@@ -228,6 +228,10 @@ impl PropertyTester for RenyiTester {
             PrivacyClaim::ZeroConcentrated { .. } | PrivacyClaim::GaussianDp { .. } => {
                 PROFILE_ORDERS.to_vec()
             }
+            PrivacyClaim::SubsampledGaussian {
+                neighbors: crate::mechanisms::Neighboring::AddRemove,
+                ..
+            } => PROFILE_ORDERS.to_vec(),
             PrivacyClaim::Pure { .. } => PURE_ORDERS.to_vec(),
             PrivacyClaim::Approximate { delta, .. } => {
                 return Err(Error::ClaimNotTestable {
