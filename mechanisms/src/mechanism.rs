@@ -82,6 +82,15 @@ pub trait Mechanism: Send + Sync + fmt::Debug {
     fn batch_size(&self) -> Option<usize> {
         None
     }
+
+    /// The output transform (as `audit run --transform` spells it) this mechanism's releases
+    /// are best audited through, when its configuration calls for one (e.g. `checkpoints:D` for
+    /// a training run that releases its iterates); `None` for the releases as they are. A fixed
+    /// post-processing chosen before sampling, so by data processing any violation found
+    /// through it is a violation of the claim.
+    fn recommended_transform(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Named numeric parameters for building a catalogue entry (`--param noise_scale=0.7`).

@@ -286,7 +286,7 @@ fn noise_multiplier_search() {
     // Unreachable target: names it.
     let e = message(noise_multiplier_for(1.0, 10, 1e-6, 1e-5, AR).unwrap_err());
     assert!(
-        e.contains("target epsilon = 0.000001") && e.contains("10000"),
+        e.contains("target epsilon = 1e-6") && e.contains("10000"),
         "{e}"
     );
     let e = message(noise_multiplier_for(1.0, 10, f64::NAN, 1e-5, AR).unwrap_err());

@@ -523,10 +523,11 @@ fn build_target(args: &RunArgs) -> Result<Target> {
     });
     // An entry whose bug lives in the float representation names the transform it is audited
     // through; an explicit --transform (including `none`) overrides it.
+    let recommended = catalogue::recommended_transform_for(id, &*entry.mechanism);
     let spelling = args
         .transform
         .as_deref()
-        .or_else(|| catalogue::recommended_transform(id))
+        .or(recommended.as_deref())
         .unwrap_or("none");
     let (mechanism, transform) = with_transform(entry.mechanism, spelling)?;
     Ok(Target {

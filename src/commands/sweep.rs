@@ -121,7 +121,12 @@ pub(super) fn sweep(a: &SweepArgs) -> Result<Outcome> {
     let mut entries = Vec::new();
     for &v in &values {
         let params = Params::parse(&fixed)?.set(&name, v);
-        entries.push(catalogue::build(&a.mechanism, &params)?);
+        let mut entry = catalogue::build(&a.mechanism, &params)?;
+        // Through the transform the entry is audited through by `audit run` (e.g.
+        // `checkpoints:d` for DP-SGD releasing its iterates), as the run command would.
+        let (m, _) = crate::testers::transforms::with_recommended_transform(entry.mechanism)?;
+        entry.mechanism = m;
+        entries.push(entry);
     }
     let claim_override: Option<PrivacyClaim> = match &a.claim {
         Some(c) => Some(c.parse()?),

@@ -333,6 +333,17 @@ pub fn feature_name(transform: Option<Transform>, dim: Option<usize>, j: usize) 
                 },
             }
         }
+        Some(Transform::Checkpoints { block }) => {
+            if j < block {
+                format!("final value of model coordinate {j}")
+            } else {
+                let (c, f) = ((j - block) / 2, (j - block) % 2);
+                format!(
+                    "{} increment of model coordinate {c} over the checkpoints",
+                    if f == 0 { "largest" } else { "smallest" }
+                )
+            }
+        }
         Some(Transform::Auto) => {
             // d coordinates, then 17 features per coordinate, then 3 norms when d ≥ 2.
             let per = 17;

@@ -122,11 +122,21 @@ pub enum Transform {
     /// Each coordinate kept, then the features of [`AUTO_FEATURES`] appended for each, then (for
     /// d ≥ 2) the L2, L1 and L∞ norms of the coordinates.
     Auto,
+    /// The release read as K checkpoints of a model with `block` coordinates, θ_1, …, θ_K (an
+    /// iterative algorithm that releases its iterates), replaced per model coordinate c by the
+    /// final value θ_K,c and the largest and smallest increment max_k (θ_k,c − θ_{k−1},c),
+    /// min_k (…) with θ_0 = 0. A record that joins a few of many steps moves a few increments,
+    /// which the extremes show and the sum (the final model) drowns in the noise of every step;
+    /// these are the statistics of the tight-auditing literature for released iterates (Nasr et
+    /// al. 2021, 2023: the largest per-step signal of the canary).
+    Checkpoints {
+        /// Model coordinates per checkpoint (≥ 1; the release's dimension is a multiple of it).
+        block: usize,
+    },
 }
 
 /// What `--transform` accepts, for error messages.
-pub const TRANSFORM_SPELLINGS: &str =
-    "none, tanh, tanh:S (S > 0), chebyshev:K (K = 1 to 32), float-bits or auto";
+pub const TRANSFORM_SPELLINGS: &str = "none, tanh, tanh:S (S > 0), chebyshev:K (K = 1 to 32), float-bits, auto or checkpoints:D (D ≥ 1 model coordinates per checkpoint)";
 
 impl fmt::Display for Transform {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -137,6 +147,7 @@ impl fmt::Display for Transform {
             Transform::Chebyshev { degree } => write!(f, "chebyshev:{degree}"),
             Transform::FloatBits => write!(f, "float-bits"),
             Transform::Auto => write!(f, "auto"),
+            Transform::Checkpoints { block } => write!(f, "checkpoints:{block}"),
         }
     }
 }
@@ -173,6 +184,17 @@ impl FromStr for Transform {
                 Transform::Chebyshev { degree }
             }
             ("chebyshev", None) => return Err(bad("the degree is missing".into())),
+            ("checkpoints", Some(a)) => {
+                let block: usize = a
+                    .parse()
+                    .map_err(|_| bad(format!("block {a:?} is not a whole number")))?;
+                Transform::Checkpoints { block }
+            }
+            ("checkpoints", None) => {
+                return Err(bad(
+                    "the number of model coordinates per checkpoint is missing".into(),
+                ));
+            }
             ("none" | "float-bits" | "auto", Some(_)) => {
                 return Err(bad(format!("{name} takes no argument")));
             }
@@ -211,6 +233,25 @@ impl Transform {
                     "transform chebyshev:{degree}: bad degree; allowed: chebyshev:K with K = 1 to {MAX_CHEBYSHEV_DEGREE}"
                 )))
             }
+            Transform::Checkpoints { block } if !(1..=1_000_000).contains(&block) => {
+                Err(Error::InvalidConfig(format!(
+                    "transform checkpoints:{block}: bad block; allowed: checkpoints:D with D = 1 to 1000000 model coordinates per checkpoint"
+                )))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Checks that releases of dimension `dim` can go through the transform (`checkpoints:D`
+    /// needs a multiple of D).
+    pub fn validate_for(&self, dim: usize) -> Result<()> {
+        self.validate()?;
+        match *self {
+            Transform::Checkpoints { block } if dim % block != 0 => {
+                Err(Error::InvalidConfig(format!(
+                    "transform checkpoints:{block} on releases of dimension {dim}: {dim} is not a multiple of {block}; allowed: checkpoints:D with D dividing the output dimension"
+                )))
+            }
             _ => Ok(()),
         }
     }
@@ -229,6 +270,7 @@ impl Transform {
             Transform::Auto => dim
                 .saturating_mul(1 + AUTO_PER_COORD)
                 .saturating_add(if dim >= 2 { AUTO_NORMS } else { 0 }),
+            Transform::Checkpoints { block } => block.saturating_mul(3),
         }
     }
 
@@ -246,6 +288,9 @@ impl Transform {
             Transform::Auto => format!(
                 "every coordinate kept, then per coordinate: {AUTO_FEATURES}; then, for outputs of dimension ≥ 2, the L2, L1 and L∞ norms of the coordinates"
             ),
+            Transform::Checkpoints { block } => format!(
+                "the release read as checkpoints θ_1, …, θ_K of {block} model coordinate(s) each; per model coordinate c: the final value θ_K,c, then the largest and the smallest increment θ_k,c − θ_(k−1),c over k (θ_0 = 0)"
+            ),
         }
     }
 
@@ -260,7 +305,7 @@ impl Transform {
     /// # Errors
     /// Invalid parameters, or a non-finite release value (named by release and coordinate).
     pub fn apply(&self, samples: &Samples) -> Result<Samples> {
-        self.validate()?;
+        self.validate_for(samples.dim())?;
         if self.is_identity() {
             return Ok(samples.clone());
         }
@@ -322,8 +367,29 @@ impl Transform {
                 }
                 out
             }
+            Transform::Checkpoints { block } => {
+                let k = d / block;
+                let mut out = Array2::zeros((n, 3 * block));
+                for (i, row) in x.outer_iter().enumerate() {
+                    for c in 0..block {
+                        let (mut hi, mut lo, mut prev) = (f64::NEG_INFINITY, f64::INFINITY, 0.0);
+                        for t in 0..k {
+                            let v = row[t * block + c];
+                            let inc = v - prev;
+                            hi = hi.max(inc);
+                            lo = lo.min(inc);
+                            prev = v;
+                        }
+                        out[[i, c]] = prev;
+                        out[[i, block + 2 * c]] = hi;
+                        out[[i, block + 2 * c + 1]] = lo;
+                    }
+                }
+                out
+            }
         };
         let out = Samples::new(out)?;
+        // Increments of finite values can overflow too.
         if let Some((i, j, v)) = out.first_non_finite() {
             return Err(Error::InvalidSamples(format!(
                 "transform {self}: release {i}, feature {j} is {v} (a norm of finite values overflowed)"
@@ -396,7 +462,7 @@ pub struct TransformedMechanism {
 impl TransformedMechanism {
     /// Wraps `inner`; errors if the transform's parameters are invalid.
     pub fn new(inner: Box<dyn Mechanism>, transform: Transform) -> Result<Self> {
-        transform.validate()?;
+        transform.validate_for(inner.output_dim())?;
         Ok(Self { inner, transform })
     }
 
@@ -456,7 +522,7 @@ impl Mechanism for TransformedMechanism {
 pub fn with_recommended_transform(
     m: Box<dyn Mechanism>,
 ) -> Result<(Box<dyn Mechanism>, Option<Transform>)> {
-    match crate::mechanisms::catalogue::recommended_transform(m.id()) {
+    match crate::mechanisms::catalogue::recommended_transform_for(m.id(), &*m) {
         None => Ok((m, None)),
         Some(spelling) => {
             let t: Transform = spelling.parse()?;

@@ -107,6 +107,15 @@ pub fn recommended_transform(id: &str) -> Option<&'static str> {
     (id == float_leak::ID).then_some(float_leak::RECOMMENDED_TRANSFORM)
 }
 
+/// The transform entry `id`, built as `mechanism`, is audited through by default: the
+/// mechanism's own [`Mechanism::recommended_transform`] (which depends on its parameters, e.g.
+/// DP-SGD releasing its iterates), else [`recommended_transform`] of the id.
+pub fn recommended_transform_for(id: &str, mechanism: &dyn Mechanism) -> Option<String> {
+    mechanism
+        .recommended_transform()
+        .or_else(|| recommended_transform(id).map(str::to_string))
+}
+
 /// All ids, in listing order.
 pub fn ids() -> Vec<&'static str> {
     specs().iter().map(|s| s.id).collect()
