@@ -402,3 +402,26 @@ fn adaptive_clip_moves_toward_the_quantile() {
     let v1 = first.iter().map(|x| x * x).sum::<f64>() / nf;
     assert!((v1 - 1.0).abs() < 5.3 * (2.0 / nf).sqrt(), "{v1}");
 }
+
+#[test]
+fn subsampled_sensitivity_twin_uses_the_optimistic_pld() {
+    // q < 1: the lower bound is the optimistic PLD at the true multiplier σ/2, which lies below
+    // the pessimistic one and, for this configuration, still far above the claimed δ.
+    let e = build(
+        "dpsgd-user-level-example-clipping",
+        &["sampling_rate=0.5", "steps=2"],
+    );
+    let Status::Buggy { true_guarantee, .. } = &e.status else {
+        panic!("{:?}", e.status)
+    };
+    assert!(
+        true_guarantee.contains("optimistic PLD"),
+        "{true_guarantee}"
+    );
+    let sigma = analytic_gaussian_sigma(1.0, 1e-5, 1.0).unwrap();
+    let mut acct = PldAccountant::new(Neighboring::AddRemove);
+    acct.compose_poisson_gaussian(0.5, sigma / 2.0, 2).unwrap();
+    let (upper, lower) = acct.delta_bounds(epsilon(&e)).unwrap();
+    assert!(lower <= upper && lower > 1e-3, "{lower} {upper}");
+    assert_eq!(e.mechanism.output_dim(), 2);
+}
