@@ -7,7 +7,9 @@
 //!
 //! Entries are grouped by file: `correct.rs` (textbook mechanisms), `buggy.rs` (their realistic
 //! mistakes), `svt.rs` (the sparse vector family of Lyu, Su & Li 2017), `dpsgd.rs` (DP-SGD /
-//! DP-GD with a privacy ledger, McMahan et al. 2018, and its bugs), `learning.rs` (output
+//! DP-GD with a privacy ledger, McMahan et al. 2018, and its bugs), `dpsgd_variants.rs` (DP-SGD
+//! as it is really run: per-group clipping, user level, batch sizes, private clip norms, each
+//! correct with a buggy twin), `learning.rs` (output
 //! perturbation, model aggregation and gradient perturbation, each with a buggy twin) and
 //! `float_leak.rs` (a floating-point leak in the style of Mironov 2012, audited through the
 //! `float-bits` output transform: [`recommended_transform`]).
@@ -22,6 +24,7 @@ use crate::mechanism::{Mechanism, ParamInfo, Params};
 mod buggy;
 mod correct;
 mod dpsgd;
+mod dpsgd_variants;
 mod float_leak;
 mod learning;
 mod svt;
@@ -94,6 +97,7 @@ pub fn specs() -> Vec<Spec> {
     all.extend(buggy::specs());
     all.extend(float_leak::specs());
     all.extend(dpsgd::specs());
+    all.extend(dpsgd_variants::specs());
     all.extend(learning::specs());
     all
 }
