@@ -176,9 +176,9 @@ pub enum Fault {
     ///
     /// # True guarantee
     /// The final model's exact profile at rate q. Defaults (q = 0.5, k = 10, z = 3.7306,
-    /// T = 1): claimed ε = 0.1106 (RDP accountant at q = 0.05); true ε = 0.5861 at δ = 1e-5;
-    /// at the claimed ε the witness has H = 1.83e-2 (adding the record) and 1.39e-2 (removing
-    /// it).
+    /// T = 1): claimed ε = 0.0576 (PLD accountant at q = 0.05); true ε = 0.5861 at δ = 1e-5;
+    /// at the claimed ε the witness has H = 3.16e-2 (the larger direction; 1.83e-2 at the
+    /// RDP claim ε = 0.1106 the entry used to make).
     WrongSamplingRate {
         /// k = N/n ≥ 1.
         dataset_size_ratio: f64,
@@ -919,9 +919,9 @@ fn round_up_significant(x: f64, digits: i32) -> f64 {
 /// Gaussian sum queries, which is exactly μ-GDP with μ² = Σ_blocks repetitions·Σ_queries z⁻²
 /// (Dong, Roth & Su 2022, Corollary 3.3; several queries on one sample compose the same way), and
 /// ε is read off the exact Gaussian profile ([`gaussian_exact_epsilon`], which rounds up).
-/// Otherwise ε comes from the RDP accountant ([`RdpAccountant::epsilon`]; Mironov 2017; Mironov,
-/// Talwar & Zhang 2019; Balle et al. 2020), rounded up by a relative 1e-12. ε is floored at
-/// 1e-6 (a claim needs ε > 0).
+/// Otherwise ε is the PLD accountant's pessimistic (upper-bound) ε over the same ledger
+/// ([`PldAccountant::compose_ledger`]; Doroshenko et al. 2022), rounded up by a relative 1e-12.
+/// ε is floored at 1e-6 (a claim needs ε > 0).
 ///
 /// # Errors
 /// δ outside (0, 1); an accountant that gives no finite ε.
