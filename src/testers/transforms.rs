@@ -247,7 +247,7 @@ impl Transform {
     pub fn validate_for(&self, dim: usize) -> Result<()> {
         self.validate()?;
         match *self {
-            Transform::Checkpoints { block } if dim % block != 0 => {
+            Transform::Checkpoints { block } if !dim.is_multiple_of(block) => {
                 Err(Error::InvalidConfig(format!(
                     "transform checkpoints:{block} on releases of dimension {dim}: {dim} is not a multiple of {block}; allowed: checkpoints:D with D dividing the output dimension"
                 )))
