@@ -152,7 +152,8 @@ fn check_noise_multiplier(z: f64) -> Result<()> {
         Ok(())
     } else {
         Err(invalid(format!(
-            "noise multiplier z = {z}; allowed: 0 < z < ∞ (finite)"
+            "noise multiplier z = {} (the effective one when several queries share a sample); allowed: 0 < z < ∞ (finite, with z⁻² finite)",
+            crate::math::readable(z)
         )))
     }
 }

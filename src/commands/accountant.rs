@@ -115,9 +115,16 @@ pub(super) fn accountant(a: &AccountantArgs) -> Result<Outcome> {
             )
         }
     };
+    // Errors of the accountants name the flags the values came from.
+    let flags = match &a.ledger {
+        Some(p) => format!("--ledger {}", p.display()),
+        None => "--sampling-rate/--noise-multiplier/--steps".to_string(),
+    };
+    let named =
+        |e: crate::mechanisms::MechanismError| Error::InvalidConfig(format!("{flags}: {e}"));
     let mut pld = PldAccountant::new(neighbors);
-    pld.compose_ledger(&events)?;
-    let (pld_upper, pld_lower) = pld.epsilon_bounds(a.delta)?;
+    pld.compose_ledger(&events).map_err(named)?;
+    let (pld_upper, pld_lower) = pld.epsilon_bounds(a.delta).map_err(named)?;
     let rdp = if neighbors == Neighboring::AddRemove {
         let mut acc = RdpAccountant::new();
         for e in &events {
@@ -125,13 +132,15 @@ pub(super) fn accountant(a: &AccountantArgs) -> Result<Outcome> {
                 LedgerEvent::Sampling {
                     probability,
                     repetitions,
-                } => acc.record_sampling(probability, repetitions)?,
+                } => acc
+                    .record_sampling(probability, repetitions)
+                    .map_err(named)?,
                 LedgerEvent::GaussianSum { noise_multiplier } => {
-                    acc.record_gaussian_sum(noise_multiplier)?
+                    acc.record_gaussian_sum(noise_multiplier).map_err(named)?
                 }
             }
         }
-        Some(acc.epsilon(a.delta)?)
+        Some(acc.epsilon(a.delta).map_err(named)?)
     } else {
         None
     };
@@ -139,13 +148,13 @@ pub(super) fn accountant(a: &AccountantArgs) -> Result<Outcome> {
     // ρ = T/(2z²)-zCDP (Bun & Steinke 2016).
     let full = single.filter(|&(q, _, _)| q == 1.0 && neighbors == Neighboring::AddRemove);
     let exact = match full {
-        Some((_, z, steps)) => Some(gaussian_exact_epsilon(z, steps, a.delta)?),
+        Some((_, z, steps)) => Some(gaussian_exact_epsilon(z, steps, a.delta).map_err(named)?),
         None => None,
     };
     let zcdp = match full {
         Some((_, z, steps)) => {
             let rho = gaussian_zcdp_rho(z) * steps as f64;
-            Some((rho, zcdp_to_epsilon(rho, a.delta)?))
+            Some((rho, zcdp_to_epsilon(rho, a.delta).map_err(named)?))
         }
         None => None,
     };
@@ -233,8 +242,11 @@ fn inverse(
     let z = noise_multiplier_for(q, steps, target, a.delta, neighbors)
         .map_err(|e| Error::InvalidConfig(format!("--target-epsilon {target}: {e}")))?;
     let mut acct = PldAccountant::new(neighbors);
-    acct.compose_poisson_gaussian(q, z, steps)?;
-    let (upper, lower) = acct.epsilon_bounds(a.delta)?;
+    let named = |e: crate::mechanisms::MechanismError| {
+        Error::InvalidConfig(format!("--target-epsilon {target}: {e}"))
+    };
+    acct.compose_poisson_gaussian(q, z, steps).map_err(named)?;
+    let (upper, lower) = acct.epsilon_bounds(a.delta).map_err(named)?;
     let stdout = if a.json {
         to_json(&json!({
             "sampling_rate": q,
