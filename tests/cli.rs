@@ -949,7 +949,13 @@ fn text_flags_of_every_subcommand_never_panic() {
             }
             args.push(v);
             let start = Instant::now();
-            let o = audit(&args);
+            // Run inside the scratch directory: relative paths among the values (a report
+            // directory named "-" or "1e999") must land there, not in the repository.
+            let o = std::process::Command::new(env!("CARGO_BIN_EXE_audit"))
+                .args(&args)
+                .current_dir(&dir)
+                .output()
+                .unwrap();
             let took = start.elapsed();
             let code = o.status.code();
             let shown: Vec<String> = args.iter().map(|a| a.chars().take(60).collect()).collect();
@@ -966,7 +972,15 @@ fn text_flags_of_every_subcommand_never_panic() {
             assert!(took < Duration::from_secs(120), "{shown:?} took {took:?}");
         }
     }
-    for d in [&dir, &reports] {
+    let repo = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    for junk in ["-", "1e999", ":", "a=b=c", "x=nan"] {
+        assert!(
+            !repo.join(junk).exists(),
+            "a run wrote into the repository: {}",
+            repo.join(junk).display()
+        );
+    }
+    for d in [&dir, &reports, &repo] {
         if let Ok(entries) = std::fs::read_dir(d) {
             for e in entries {
                 let name = e.unwrap().file_name().to_string_lossy().into_owned();
