@@ -47,6 +47,13 @@ audit sweep --mechanism laplace-sum-ignores-range --param range=1:3:0.25 --repea
 if "$AUDIT" list | grep -q '^dpsgd-scaled-noise '; then
   audit sweep --mechanism dpsgd-scaled-noise --param noise_scale=0.5:1.1:0.05 --repeats 10 --samples 100000
 fi
+# DP-SGD as it is run (q = 0.01, z = 1.1, 100 steps) releasing every iterate, audited through the
+# checkpoints:1 transform, against the PLD accountant's (ε, δ) point claim and its whole profile.
+DPSGD_RUN="--param sampling_rate=0.01 --param noise_multiplier=1.1 --param steps=100 --param release_every=1"
+# shellcheck disable=SC2086
+audit sweep --mechanism dpsgd $DPSGD_RUN --param noise_scale=0.5:1:0.1 --repeats 10 --samples 100000
+# shellcheck disable=SC2086
+audit sweep --mechanism dpsgd $DPSGD_RUN --param profile_claim=1 --param noise_scale=0.5:1:0.1 --repeats 10 --samples 100000
 
 rm -rf "$OUT.old"
 if [ -d "$OUT" ]; then mv "$OUT" "$OUT.old"; fi

@@ -218,6 +218,7 @@ fn sample_files_from_shards() {
         "--claim",
         "pure:1",
         "--json",
+        "--no-report",
     ]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -232,6 +233,7 @@ fn sample_files_from_shards() {
         bf.to_str().unwrap(),
         "--claim",
         "pure:1",
+        "--no-report",
     ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("bad.jsonl: line 3"), "{}", stderr(&o));
