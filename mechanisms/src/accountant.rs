@@ -53,7 +53,8 @@ fn invalid(message: String) -> MechanismError {
     }
 }
 
-fn check_sampling_rate(q: f64, allow_zero: bool) -> Result<()> {
+/// Shared with the PLD accountant ([`crate::pld`]).
+pub(crate) fn check_sampling_rate(q: f64, allow_zero: bool) -> Result<()> {
     let ok = q.is_finite() && q <= 1.0 && if allow_zero { q >= 0.0 } else { q > 0.0 };
     if ok {
         Ok(())
@@ -78,7 +79,8 @@ fn check_noise_multiplier(z: f64) -> Result<()> {
     }
 }
 
-fn check_delta(delta: f64) -> Result<()> {
+/// Shared with the PLD accountant ([`crate::pld`]).
+pub(crate) fn check_delta(delta: f64) -> Result<()> {
     if delta > 0.0 && delta < 1.0 {
         Ok(())
     } else {
@@ -86,7 +88,8 @@ fn check_delta(delta: f64) -> Result<()> {
     }
 }
 
-fn check_steps(steps: u64) -> Result<()> {
+/// Shared with the PLD accountant ([`crate::pld`]).
+pub(crate) fn check_steps(steps: u64) -> Result<()> {
     if steps >= 1 {
         Ok(())
     } else {

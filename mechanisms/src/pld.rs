@@ -137,15 +137,11 @@ fn invalid(message: String) -> MechanismError {
     }
 }
 
+// The range checks shared with the RDP accountant (one rule, one message).
 fn check_sampling_rate(q: f64) -> Result<()> {
-    if q.is_finite() && q > 0.0 && q <= 1.0 {
-        Ok(())
-    } else {
-        Err(invalid(format!(
-            "sampling rate q = {q}; allowed: 0 < q ≤ 1"
-        )))
-    }
+    crate::accountant::check_sampling_rate(q, false)
 }
+use crate::accountant::{check_delta, check_steps};
 
 fn check_noise_multiplier(z: f64) -> Result<()> {
     if z.is_finite() && z > 0.0 {
@@ -155,22 +151,6 @@ fn check_noise_multiplier(z: f64) -> Result<()> {
             "noise multiplier z = {} (the effective one when several queries share a sample); allowed: 0 < z < ∞ (finite, with z⁻² finite)",
             crate::math::readable(z)
         )))
-    }
-}
-
-fn check_delta(delta: f64) -> Result<()> {
-    if delta > 0.0 && delta < 1.0 {
-        Ok(())
-    } else {
-        Err(invalid(format!("delta = {delta}; allowed: 0 < δ < 1")))
-    }
-}
-
-fn check_steps(steps: u64) -> Result<()> {
-    if steps >= 1 {
-        Ok(())
-    } else {
-        Err(invalid(format!("steps T = {steps}; allowed: T ≥ 1")))
     }
 }
 
