@@ -6,6 +6,7 @@ use rand::Rng;
 use super::correct::{
     NoisyHistogram, ReportNoisyMax, categories_param, epsilon_param, histogram_witness,
 };
+use super::declare::noisy_statistic;
 use super::{Entry, Spec, Status};
 use crate::claim::PrivacyClaim;
 use crate::dataset::{Dataset, DatasetPair, Neighboring, RecordDomain};
@@ -46,55 +47,28 @@ pub(crate) fn specs() -> Vec<Spec> {
     all
 }
 
-/// Sum of records in [0, R] with Laplace noise of scale 1/ε: calibrated as if the range were
+/// `laplace-sum-ignores-range`: the sum of records in [0, R] with Laplace noise of scale 1/ε: calibrated as if the range were
 /// [0, 1].
 ///
 /// # Bug
 /// The sensitivity of the sum is R, not 1. With R = 10 (the default) the mechanism is 10ε-DP,
 /// not ε-DP: true guarantee R·ε-DP.
-#[derive(Debug, Clone)]
-pub struct LaplaceSumIgnoresRange {
-    /// Claimed ε.
-    pub epsilon: f64,
-    /// Upper end R of the record range.
-    pub range: f64,
-}
-
-impl Mechanism for LaplaceSumIgnoresRange {
-    fn id(&self) -> &str {
-        "laplace-sum-ignores-range"
-    }
-    fn claim(&self) -> PrivacyClaim {
-        PrivacyClaim::Pure {
-            epsilon: self.epsilon,
-        }
-    }
-    fn neighboring(&self) -> Neighboring {
-        Neighboring::AddRemove
-    }
-    fn domain(&self) -> RecordDomain {
-        RecordDomain::real(0.0, self.range, 1)
-    }
-    fn output_dim(&self) -> usize {
-        1
-    }
-    fn sample(&self, data: &Dataset, n: usize, rng: &mut dyn Rng) -> Result<Samples> {
-        let noise = LaplaceNoise::new(1.0 / self.epsilon)?;
-        let sum: f64 = data.column(0).iter().sum();
-        Ok(Samples::from_column(
-            (0..n).map(|_| sum + noise.sample(rng)).collect(),
-        ))
-    }
-}
-
 fn laplace_sum_ignores_range(params: &mut Params) -> Result<Entry> {
     let id = "laplace-sum-ignores-range";
     let epsilon = epsilon_param(params, id)?;
     let range = params.take_in(id, "range", 10.0, 1.0, 1e6)?;
+    let noise = LaplaceNoise::new(1.0 / epsilon)?;
+    let m = noisy_statistic(
+        id,
+        PrivacyClaim::pure(epsilon)?,
+        RecordDomain::real(0.0, range, 1),
+        |d| d.column(0).iter().sum(),
+        move |rng| noise.sample(rng),
+    );
     let d = Dataset::scalars(vec![0.5 * range; 5])?;
     let witness = DatasetPair::new(d.clone(), d.with_record(&[range])?, Neighboring::AddRemove)?;
     Ok(Entry {
-        mechanism: Box::new(LaplaceSumIgnoresRange { epsilon, range }),
+        mechanism: Box::new(m),
         // With R = 1 the scale happens to be right.
         status: if range <= 1.0 {
             Status::Correct

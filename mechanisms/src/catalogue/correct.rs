@@ -3,6 +3,7 @@
 use rand::distr::{Distribution, weighted::WeightedIndex};
 use rand::{Rng, RngExt};
 
+use super::declare::{Declared, noisy_statistic};
 use super::{Entry, Spec, Status};
 use crate::claim::PrivacyClaim;
 use crate::dataset::{Dataset, DatasetPair, Neighboring, RecordDomain};
@@ -77,7 +78,7 @@ pub(crate) fn epsilon_param(params: &mut Params, id: &str) -> Result<f64> {
     params.take_in(id, "epsilon", 1.0, 1e-6, 100.0)
 }
 
-/// Sum of records in `[0, R]` plus Laplace noise of scale R/ε.
+/// `laplace-sum`: the sum of records in `[0, R]` plus Laplace noise of scale R/ε.
 ///
 /// # Claim
 /// ε-DP under add/remove: the sum has ℓ1-sensitivity R (Dwork, McSherry, Nissim & Smith 2006,
@@ -85,46 +86,18 @@ pub(crate) fn epsilon_param(params: &mut Params, id: &str) -> Result<f64> {
 ///
 /// # Output
 /// One real: the noisy sum.
-#[derive(Debug, Clone)]
-pub struct LaplaceSum {
-    /// Privacy parameter ε.
-    pub epsilon: f64,
-    /// Upper end R of the record range [0, R].
-    pub range: f64,
-}
-
-impl Mechanism for LaplaceSum {
-    fn id(&self) -> &str {
-        "laplace-sum"
-    }
-    fn claim(&self) -> PrivacyClaim {
-        PrivacyClaim::Pure {
-            epsilon: self.epsilon,
-        }
-    }
-    fn neighboring(&self) -> Neighboring {
-        Neighboring::AddRemove
-    }
-    fn domain(&self) -> RecordDomain {
-        RecordDomain::real(0.0, self.range, 1)
-    }
-    fn output_dim(&self) -> usize {
-        1
-    }
-    fn sample(&self, data: &Dataset, n: usize, rng: &mut dyn Rng) -> Result<Samples> {
-        let noise = LaplaceNoise::new(self.range / self.epsilon)?;
-        let sum: f64 = data.column(0).iter().sum();
-        Ok(Samples::from_column(
-            (0..n).map(|_| sum + noise.sample(rng)).collect(),
-        ))
-    }
-}
-
 fn laplace_sum(params: &mut Params) -> Result<Entry> {
     let id = "laplace-sum";
     let epsilon = epsilon_param(params, id)?;
     let range = params.take_in(id, "range", 1.0, 1e-6, 1e6)?;
-    let m = LaplaceSum { epsilon, range };
+    let noise = LaplaceNoise::new(range / epsilon)?;
+    let m = noisy_statistic(
+        id,
+        PrivacyClaim::pure(epsilon)?,
+        RecordDomain::real(0.0, range, 1),
+        |d| d.column(0).iter().sum(),
+        move |rng| noise.sample(rng),
+    );
     // Tightest pair: adding a record at the top of the range.
     let d = Dataset::scalars(vec![0.5 * range; 5])?;
     let witness = DatasetPair::new(d.clone(), d.with_record(&[range])?, Neighboring::AddRemove)?;
@@ -159,52 +132,27 @@ pub(crate) fn category_counts(data: &Dataset, k: usize) -> Vec<f64> {
     counts
 }
 
-/// Number of records plus Laplace noise of scale 1/ε.
+/// `laplace-count`: the number of records plus Laplace noise of scale 1/ε.
 ///
 /// # Claim
 /// ε-DP under add/remove: the count has sensitivity 1 (Dwork & Roth 2014, Theorem 3.6).
 ///
 /// # Output
 /// One real: the noisy count.
-#[derive(Debug, Clone)]
-pub struct LaplaceCount {
-    /// Privacy parameter ε.
-    pub epsilon: f64,
-}
-
-impl Mechanism for LaplaceCount {
-    fn id(&self) -> &str {
-        "laplace-count"
-    }
-    fn claim(&self) -> PrivacyClaim {
-        PrivacyClaim::Pure {
-            epsilon: self.epsilon,
-        }
-    }
-    fn neighboring(&self) -> Neighboring {
-        Neighboring::AddRemove
-    }
-    fn domain(&self) -> RecordDomain {
-        RecordDomain::real(0.0, 1.0, 1)
-    }
-    fn output_dim(&self) -> usize {
-        1
-    }
-    fn sample(&self, data: &Dataset, n: usize, rng: &mut dyn Rng) -> Result<Samples> {
-        let noise = LaplaceNoise::new(1.0 / self.epsilon)?;
-        let count = data.len() as f64;
-        Ok(Samples::from_column(
-            (0..n).map(|_| count + noise.sample(rng)).collect(),
-        ))
-    }
-}
-
 fn laplace_count(params: &mut Params) -> Result<Entry> {
     let epsilon = epsilon_param(params, "laplace-count")?;
+    let noise = LaplaceNoise::new(1.0 / epsilon)?;
+    let m = noisy_statistic(
+        "laplace-count",
+        PrivacyClaim::pure(epsilon)?,
+        RecordDomain::real(0.0, 1.0, 1),
+        |d| d.len() as f64,
+        move |rng| noise.sample(rng),
+    );
     let d = Dataset::scalars(vec![0.5; 3])?;
     let witness = DatasetPair::new(d.clone(), d.with_record(&[0.5])?, Neighboring::AddRemove)?;
     Ok(Entry {
-        mechanism: Box::new(LaplaceCount { epsilon }),
+        mechanism: Box::new(m),
         status: Status::Correct,
         witness,
     })
@@ -277,78 +225,35 @@ fn laplace_mean(params: &mut Params) -> Result<Entry> {
     })
 }
 
-/// Which Gaussian calibration a [`GaussianSum`] uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GaussianCalibration {
-    /// Balle & Wang 2018: the smallest σ meeting (ε, δ) exactly.
-    Analytic,
-    /// Dwork & Roth 2014, Theorem A.1: σ = √(2 ln(1.25/δ))·Δ/ε, valid for ε < 1 only.
-    Classical,
-}
-
-/// Sum of records in [0, 1] plus Gaussian noise calibrated for (ε, δ).
+/// The sum of records in [0, 1] plus Gaussian noise of standard deviation σ calibrated for
+/// (ε, δ) (`gaussian-sum-analytic`, `gaussian-sum-classical`).
 ///
 /// # Claim
 /// (ε, δ)-DP under add/remove (ℓ2-sensitivity 1). Analytic: the Gaussian mechanism with
 /// σ = Δ/μ is exactly μ-GDP and δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (Balle & Wang 2018,
 /// Theorem 8); σ is found by bisection and rounded up. Classical: Dwork & Roth 2014, Theorem A.1,
-/// which requires ε < 1; the builder refuses ε ≥ 1.
+/// σ = √(2 ln(1.25/δ))·Δ/ε, which requires ε < 1; the builder refuses ε ≥ 1.
 ///
 /// # Output
 /// One real: the noisy sum.
-#[derive(Debug, Clone)]
-pub struct GaussianSum {
-    /// ε of the claim.
-    pub epsilon: f64,
-    /// δ of the claim.
-    pub delta: f64,
-    /// The calibration.
-    pub calibration: GaussianCalibration,
-    /// The noise standard deviation the calibration gives.
-    pub sigma: f64,
-}
-
-impl Mechanism for GaussianSum {
-    fn id(&self) -> &str {
-        match self.calibration {
-            GaussianCalibration::Analytic => "gaussian-sum-analytic",
-            GaussianCalibration::Classical => "gaussian-sum-classical",
-        }
-    }
-    fn claim(&self) -> PrivacyClaim {
-        PrivacyClaim::Approximate {
-            epsilon: self.epsilon,
-            delta: self.delta,
-        }
-    }
-    fn claim_source(&self) -> String {
-        match self.calibration {
-            GaussianCalibration::Analytic => format!(
-                "analytic Gaussian calibration (Balle & Wang 2018): sigma = {:.6} for sensitivity 1",
-                self.sigma
-            ),
-            GaussianCalibration::Classical => format!(
-                "classical Gaussian calibration (Dwork & Roth 2014, Thm A.1): sigma = {:.6} for sensitivity 1",
-                self.sigma
-            ),
-        }
-    }
-    fn neighboring(&self) -> Neighboring {
-        Neighboring::AddRemove
-    }
-    fn domain(&self) -> RecordDomain {
-        RecordDomain::real(0.0, 1.0, 1)
-    }
-    fn output_dim(&self) -> usize {
-        1
-    }
-    fn sample(&self, data: &Dataset, n: usize, rng: &mut dyn Rng) -> Result<Samples> {
-        let noise = GaussianNoise::new(self.sigma)?;
-        let sum: f64 = data.column(0).iter().sum();
-        Ok(Samples::from_column(
-            (0..n).map(|_| sum + noise.sample(rng)).collect(),
-        ))
-    }
+fn gaussian_sum(
+    id: &'static str,
+    epsilon: f64,
+    delta: f64,
+    sigma: f64,
+    calibration: &str,
+) -> Result<Declared> {
+    let noise = GaussianNoise::new(sigma)?;
+    Ok(noisy_statistic(
+        id,
+        PrivacyClaim::approximate(epsilon, delta)?,
+        RecordDomain::real(0.0, 1.0, 1),
+        |d| d.column(0).iter().sum(),
+        move |rng| noise.sample(rng),
+    )
+    .with_claim_source(format!(
+        "{calibration}: sigma = {sigma:.6} for sensitivity 1"
+    )))
 }
 
 /// Reads δ (default 1e-5, allowed 1e-12 to 0.1).
@@ -375,12 +280,13 @@ fn gaussian_sum_analytic(params: &mut Params) -> Result<Entry> {
         }
     })?;
     Ok(Entry {
-        mechanism: Box::new(GaussianSum {
+        mechanism: Box::new(gaussian_sum(
+            id,
             epsilon,
             delta,
-            calibration: GaussianCalibration::Analytic,
             sigma,
-        }),
+            "analytic Gaussian calibration (Balle & Wang 2018)",
+        )?),
         status: Status::Correct,
         witness: unit_sum_witness()?,
     })
@@ -400,18 +306,20 @@ fn gaussian_sum_classical(params: &mut Params) -> Result<Entry> {
     let delta = delta_param(params, id)?;
     let sigma = classical_gaussian_sigma(epsilon, delta, 1.0);
     Ok(Entry {
-        mechanism: Box::new(GaussianSum {
+        mechanism: Box::new(gaussian_sum(
+            id,
             epsilon,
             delta,
-            calibration: GaussianCalibration::Classical,
             sigma,
-        }),
+            "classical Gaussian calibration (Dwork & Roth 2014, Thm A.1)",
+        )?),
         status: Status::Correct,
         witness: unit_sum_witness()?,
     })
 }
 
-/// Number of records plus two-sided geometric (discrete Laplace) noise, P(k) ∝ e^{−ε|k|}.
+/// `geometric-count`: the number of records plus two-sided geometric (discrete Laplace) noise,
+/// P(k) ∝ e^{−ε|k|}.
 ///
 /// # Claim
 /// ε-DP under add/remove (Ghosh, Roughgarden & Sundararajan 2009): the count has sensitivity 1
@@ -419,45 +327,20 @@ fn gaussian_sum_classical(params: &mut Params) -> Result<Entry> {
 ///
 /// # Output
 /// One integer (as a real): the noisy count.
-#[derive(Debug, Clone)]
-pub struct GeometricCount {
-    /// Privacy parameter ε.
-    pub epsilon: f64,
-}
-
-impl Mechanism for GeometricCount {
-    fn id(&self) -> &str {
-        "geometric-count"
-    }
-    fn claim(&self) -> PrivacyClaim {
-        PrivacyClaim::Pure {
-            epsilon: self.epsilon,
-        }
-    }
-    fn neighboring(&self) -> Neighboring {
-        Neighboring::AddRemove
-    }
-    fn domain(&self) -> RecordDomain {
-        RecordDomain::integer(0, 1, 1)
-    }
-    fn output_dim(&self) -> usize {
-        1
-    }
-    fn sample(&self, data: &Dataset, n: usize, rng: &mut dyn Rng) -> Result<Samples> {
-        let noise = DiscreteLaplaceNoise::new(1.0 / self.epsilon)?;
-        let count = data.len() as f64;
-        Ok(Samples::from_column(
-            (0..n).map(|_| count + noise.sample(rng)).collect(),
-        ))
-    }
-}
-
 fn geometric_count(params: &mut Params) -> Result<Entry> {
     let epsilon = epsilon_param(params, "geometric-count")?;
+    let noise = DiscreteLaplaceNoise::new(1.0 / epsilon)?;
+    let m = noisy_statistic(
+        "geometric-count",
+        PrivacyClaim::pure(epsilon)?,
+        RecordDomain::integer(0, 1, 1),
+        |d| d.len() as f64,
+        move |rng| noise.sample(rng),
+    );
     let d = Dataset::scalars(vec![1.0; 3])?;
     let witness = DatasetPair::new(d.clone(), d.with_record(&[1.0])?, Neighboring::AddRemove)?;
     Ok(Entry {
-        mechanism: Box::new(GeometricCount { epsilon }),
+        mechanism: Box::new(m),
         status: Status::Correct,
         witness,
     })

@@ -23,6 +23,7 @@ use crate::mechanism::{Mechanism, ParamInfo, Params};
 
 mod buggy;
 mod correct;
+mod declare;
 mod dpsgd;
 mod dpsgd_variants;
 mod float_leak;
