@@ -47,6 +47,10 @@ use statrs::function::factorial::ln_binomial;
 
 use crate::bounds::binomial_upper_tail;
 use crate::error::{Error, Result};
+use crate::mechanisms::canary_trainer::{
+    Canaries, LedgerClaim, ThreatModel, TrainerConfig, TrainingData, scores, train,
+};
+use crate::rng::{Seed, Stream};
 
 /// Relative error tolerated in a log-pmf sum (statrs' ln-gamma is accurate to about 1e-14;
 /// 1e-6 leaves a wide margin). Tails are inflated by it, never deflated.
@@ -380,10 +384,123 @@ pub fn audit_scores(
     })
 }
 
+/// Stream tags of a trainer audit's randomness (see [`crate::rng::Stream::Other`]).
+pub mod streams {
+    /// The synthetic data set.
+    pub const DATA: u64 = 0x0E_0001;
+    /// Which coordinate each canary owns.
+    pub const CANARY_SLOTS: u64 = 0x0E_0002;
+    /// The inclusion bits S_i (never seen by the scorer).
+    pub const INCLUSION: u64 = 0x0E_0003;
+    /// Poisson sampling and noise inside training.
+    pub const TRAINING: u64 = 0x0E_0004;
+}
+
+/// Settings of one audit of the canary trainer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TrainerAuditConfig {
+    /// m: canaries.
+    pub canaries: usize,
+    /// What is released.
+    pub threat: ThreatModel,
+    /// The trainer's configuration.
+    pub trainer: TrainerConfig,
+    /// The seed of every random choice.
+    pub seed: u64,
+    /// β.
+    pub failure_probability: f64,
+    /// (k₊, k₋) guess sizes tried (β is split over them); `None`: [`default_guess_sizes`].
+    pub guess_sizes: Option<Vec<(usize, usize)>>,
+}
+
+/// What one audit of the canary trainer found.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TrainerAudit {
+    /// Trainer id.
+    pub target: &'static str,
+    /// What was released.
+    pub threat_model: ThreatModel,
+    /// The trainer's configuration.
+    pub trainer: TrainerConfig,
+    /// The claim its ledger states.
+    pub claim: LedgerClaim,
+    /// What it actually provides (the same accountant at the noise added and the rate used);
+    /// for reading only, never used by the verdict.
+    pub true_guarantee: LedgerClaim,
+    /// The seed.
+    pub seed: u64,
+    /// The bound.
+    pub bound: OneRunBound,
+    /// True iff the lower bound exceeds the claimed ε.
+    pub violation: bool,
+}
+
+/// Trains the canary trainer once with m canaries each included with probability 1/2, scores
+/// the canaries from the release, and bounds ε at the claim's δ (see the module
+/// documentation). Randomness: data, canary slots, inclusion bits and training each from their
+/// own stream of `seed` ([`streams`]).
+///
+/// # Errors
+/// m < [`MIN_CANARIES`]; β outside (0, 1); a guess size with k₊ + k₋ > m; the accountant.
+pub fn audit_trainer(config: &TrainerAuditConfig) -> Result<TrainerAudit> {
+    use rand::RngExt;
+    let m = config.canaries;
+    if m < MIN_CANARIES {
+        return Err(Error::InvalidConfig(format!(
+            "--canaries {m}; allowed: at least {MIN_CANARIES}"
+        )));
+    }
+    let beta = config.failure_probability;
+    if !(beta.is_finite() && beta > 0.0 && beta < 1.0) {
+        return Err(Error::InvalidConfig(format!(
+            "--failure-probability {beta}; allowed: 0 < beta < 1"
+        )));
+    }
+    let sizes = config
+        .guess_sizes
+        .clone()
+        .unwrap_or_else(|| default_guess_sizes(m));
+    if let Some(&(kp, km)) = sizes.iter().find(|(kp, km)| kp.saturating_add(*km) > m) {
+        return Err(Error::InvalidConfig(format!(
+            "--guesses {kp}:{km} for {m} canaries; allowed: k+ + k- <= m"
+        )));
+    }
+    let claim = config.trainer.claim()?;
+    let true_guarantee = config.trainer.true_guarantee()?;
+    let seed = Seed(config.seed);
+    let stream = |tag: u64| seed.rng(Stream::Other { tag, index: 0 });
+    let t = &config.trainer;
+    let data = TrainingData::synthetic(t.records, t.features, &mut stream(streams::DATA));
+    let canaries = Canaries::random(m, t.features, &mut stream(streams::CANARY_SLOTS));
+    let mut inclusion = stream(streams::INCLUSION);
+    let included: Vec<bool> = (0..m).map(|_| inclusion.random_bool(0.5)).collect();
+    let release = train(
+        t,
+        &data,
+        &canaries,
+        &included,
+        config.threat,
+        &mut stream(streams::TRAINING),
+    )?;
+    // The scorer sees the release and the canary definitions, never `included`.
+    let s = scores(&release, &canaries, t.clip, config.threat)?;
+    let bound = audit_scores(&s, &included, claim.delta, beta, &sizes)?;
+    let violation = bound.epsilon_lower > claim.epsilon;
+    Ok(TrainerAudit {
+        target: crate::mechanisms::canary_trainer::ID,
+        threat_model: config.threat,
+        trainer: t.clone(),
+        claim,
+        true_guarantee,
+        seed: config.seed,
+        bound,
+        violation,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rng::{Seed, Stream};
     use rand::RngExt;
 
     #[test]
@@ -466,7 +583,10 @@ mod tests {
         let included: Vec<bool> = (0..1000).map(|i| i % 3 == 0).collect();
         let scores: Vec<f64> = (0..1000).map(|i| (i * 7919 % 1000) as f64).collect();
         let sizes = default_guess_sizes(1000);
-        assert_eq!(sizes, vec![(10, 10), (20, 20), (50, 50), (100, 100), (200, 200)]);
+        assert_eq!(
+            sizes,
+            vec![(10, 10), (20, 20), (50, 50), (100, 100), (200, 200)]
+        );
         let b = audit_scores(&scores, &included, 1e-5, 0.05, &sizes)?;
         assert_eq!(b.candidates.len(), 5);
         for c in &b.candidates {

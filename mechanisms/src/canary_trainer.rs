@@ -470,7 +470,11 @@ mod tests {
         let claim = c.claim()?;
         // μ = √25/10 = 0.5; exact Gaussian ε at 1e-5 ≈ 1.993 (see STATISTICS.md §1 curve).
         assert_eq!(claim.mu, Some(0.5));
-        assert!(claim.epsilon > 1.99 && claim.epsilon < 2.0, "{}", claim.epsilon);
+        assert!(
+            claim.epsilon > 1.99 && claim.epsilon < 2.0,
+            "{}",
+            claim.epsilon
+        );
         assert_eq!(claim, c.true_guarantee()?);
         let twin = TrainerConfig::from_params(Params::new().set("noise_scale", 0.5))?;
         assert!(!twin.is_correct());
@@ -504,7 +508,10 @@ mod tests {
         assert_eq!(release.iterates.len(), 26);
         let s = scores(&release, &canaries, config.clip, ThreatModel::WhiteBox)?;
         let mean = |b: bool| {
-            let v: Vec<f64> = (0..200).filter(|&i| included[i] == b).map(|i| s[i]).collect();
+            let v: Vec<f64> = (0..200)
+                .filter(|&i| included[i] == b)
+                .map(|i| s[i])
+                .collect();
             v.iter().sum::<f64>() / v.len() as f64
         };
         let gap = 25.0 * 0.5 / 3000.0;
