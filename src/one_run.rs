@@ -525,13 +525,13 @@ mod tests {
     #[test]
     fn tail_bound_reference_values() -> Result<()> {
         let b = tail_bound(10, 10, 8, 0.0, 0.0)?;
-        assert!(b >= 0.0546875 && b < 0.0546875 * (1.0 + 1e-5), "{b}");
+        assert!((0.0546875..0.0546875 * (1.0 + 1e-5)).contains(&b), "{b}");
         // α: i=1: 120/1024; i=2: (120+210)/2048 = 0.161; i=3: (120+210+252)/3072 = 0.189;
         // i=4: (582+210)/4096 = 0.193; i=5: (792+120)/5120 = 0.178. α = 792/4096.
         let with_delta = tail_bound(10, 10, 8, 0.0, 1e-3)?;
         let expected = 0.0546875 + 2.0 * 10.0 * 1e-3 * 792.0 / 4096.0;
         assert!(
-            with_delta >= expected && with_delta < expected * (1.0 + 1e-5),
+            (expected..expected * (1.0 + 1e-5)).contains(&with_delta),
             "{with_delta} vs {expected}"
         );
         assert_eq!(tail_bound(10, 10, 0, 3.0, 1e-3)?, 1.0);
