@@ -63,6 +63,9 @@ const MAX_EPSILON: f64 = 200.0;
 /// Bisection halvings of the ε bracket.
 const BISECTIONS: usize = 60;
 
+/// Most numbers a white-box release may hold (all iterates; 1.6 GB of f64).
+pub const MAX_RELEASED_VALUES: f64 = 2e8;
+
 /// Smallest number of canaries the audit accepts.
 pub const MIN_CANARIES: usize = 2;
 
@@ -465,11 +468,21 @@ pub fn audit_trainer(config: &TrainerAuditConfig) -> Result<TrainerAudit> {
             "--guesses {kp}:{km} for {m} canaries; allowed: k+ + k- <= m"
         )));
     }
+    let t = &config.trainer;
+    if config.threat == ThreatModel::WhiteBox {
+        let values = (t.steps as f64 + 1.0) * (t.features + m) as f64;
+        if values > MAX_RELEASED_VALUES {
+            return Err(Error::InvalidConfig(format!(
+                "--canaries {m} with --param steps={} releases {values:e} numbers white-box \
+                 ((steps + 1) x (features + canaries)); allowed: at most {MAX_RELEASED_VALUES:e}",
+                t.steps
+            )));
+        }
+    }
     let claim = config.trainer.claim()?;
     let true_guarantee = config.trainer.true_guarantee()?;
     let seed = Seed(config.seed);
     let stream = |tag: u64| seed.rng(Stream::Other { tag, index: 0 });
-    let t = &config.trainer;
     let data = TrainingData::synthetic(t.records, t.features, &mut stream(streams::DATA));
     let canaries = Canaries::random(m, t.features, &mut stream(streams::CANARY_SLOTS));
     let mut inclusion = stream(streams::INCLUSION);

@@ -57,9 +57,9 @@ fn parse_guesses(s: &str) -> Result<Vec<(usize, usize)>> {
         let (a, b) = part.split_once(':').ok_or_else(|| bad(part))?;
         let kp: usize = a.trim().parse().map_err(|_| bad(part))?;
         let km: usize = b.trim().parse().map_err(|_| bad(part))?;
-        if kp + km == 0 {
+        if kp.checked_add(km).is_none_or(|r| r == 0) {
             return Err(Error::InvalidConfig(format!(
-                "--guesses {s:?}: {part:?} makes no guess; allowed: K+ + K- >= 1"
+                "--guesses {s:?}: {part:?} makes no guess or too many; allowed: 1 <= K+ + K- <= m"
             )));
         }
         out.push((kp, km));
