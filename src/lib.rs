@@ -44,6 +44,7 @@ pub mod error;
 pub mod exec;
 pub mod finders;
 pub mod gate;
+pub mod one_run;
 pub mod report;
 pub mod rng;
 pub mod sequential;

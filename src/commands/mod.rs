@@ -13,6 +13,7 @@ use crate::error::{Error, Result};
 pub mod accountant;
 pub mod bench;
 pub mod list;
+pub mod one_run;
 pub mod report;
 pub mod run;
 pub mod suite;
@@ -64,6 +65,8 @@ pub enum Command {
     Report(report::ReportCommandArgs),
     /// Benchmarks: power on the scaled-noise Gaussian, tester speed, soundness seed sweep.
     Bench(bench::BenchArgs),
+    /// Audit a DP-SGD training run in one run: m canaries, each included with probability 1/2.
+    OneRun(one_run::OneRunArgs),
 }
 
 /// Where reports go; shared by every command that audits.
@@ -124,6 +127,7 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         Command::Test(args) => test::test_samples(&args),
         Command::Report(args) => report::rerender_report(&args),
         Command::Bench(args) => bench::run_cli(&args),
+        Command::OneRun(args) => one_run::one_run(&args),
     }
 }
 

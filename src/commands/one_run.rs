@@ -1,0 +1,226 @@
+//! `audit one-run`: train the canary DP-SGD trainer once and audit its claim from the canaries
+//! (see [`crate::one_run`]).
+
+use std::fmt::Write as _;
+
+use clap::Args;
+
+use super::{Outcome, to_json};
+use crate::error::{Error, Result};
+use crate::mechanisms::Params;
+use crate::mechanisms::canary_trainer::{ThreatModel, TrainerConfig};
+use crate::mechanisms::math::readable;
+use crate::one_run::{TrainerAuditConfig, audit_trainer};
+
+/// Options of `audit one-run`.
+#[derive(Debug, Args)]
+pub struct OneRunArgs {
+    /// m: canaries, each included in training independently with probability 1/2.
+    #[arg(allow_hyphen_values = true, value_parser = super::parse_count, long, default_value_t = 1000)]
+    pub canaries: usize,
+    /// white-box (every iterate released; gradient canaries) or black-box (final model only;
+    /// input canaries).
+    #[arg(long, default_value = "white-box")]
+    pub threat_model: String,
+    /// Trainer parameter NAME=VALUE (repeatable): records, features, steps, sampling_rate,
+    /// noise_multiplier, clip, learning_rate, delta, noise_scale (bug when < 1),
+    /// sampling_rate_ratio (bug when > 1).
+    #[arg(long = "param", value_name = "NAME=VALUE")]
+    pub params: Vec<String>,
+    /// Probability that a canary is included; the bound (Steinke et al. Theorem 3.1) needs 1/2.
+    #[arg(allow_hyphen_values = true, long, default_value_t = 0.5)]
+    pub inclusion_probability: f64,
+    /// Guess sizes K+:K- (comma-separated; β is split over them): the K+ highest scores are
+    /// guessed "in", the K- lowest "out". Default: k:k for k = 1, 2, 5, 10, 20 % of m.
+    #[arg(long, value_name = "K+:K-,...")]
+    pub guesses: Option<String>,
+    /// Seed of every random choice; the same seed gives the same result.
+    #[arg(allow_hyphen_values = true, long, default_value_t = 0)]
+    pub seed: u64,
+    /// β: probability of reporting a violation against a trainer that keeps its claim.
+    #[arg(allow_hyphen_values = true, long, default_value_t = crate::audit::AuditConfig::default().failure_probability)]
+    pub failure_probability: f64,
+    /// Print one JSON object (deterministic: no timings) instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_guesses(s: &str) -> Result<Vec<(usize, usize)>> {
+    let bad = |part: &str| {
+        Error::InvalidConfig(format!(
+            "--guesses {s:?}: {part:?} is not K+:K-; allowed: comma-separated pairs of whole \
+             numbers, e.g. 10:10,50:0"
+        ))
+    };
+    let mut out = Vec::new();
+    for part in s.split(',') {
+        let (a, b) = part.split_once(':').ok_or_else(|| bad(part))?;
+        let kp: usize = a.trim().parse().map_err(|_| bad(part))?;
+        let km: usize = b.trim().parse().map_err(|_| bad(part))?;
+        if kp.checked_add(km).is_none_or(|r| r == 0) {
+            return Err(Error::InvalidConfig(format!(
+                "--guesses {s:?}: {part:?} makes no guess or too many; allowed: 1 <= K+ + K- <= m"
+            )));
+        }
+        out.push((kp, km));
+    }
+    Ok(out)
+}
+
+/// Checks the flags and builds the audit's configuration.
+pub(crate) fn config_from_args(args: &OneRunArgs) -> Result<TrainerAuditConfig> {
+    super::run::check_beta(args.failure_probability)?;
+    if args.canaries < crate::one_run::MIN_CANARIES {
+        return Err(Error::InvalidConfig(format!(
+            "--canaries {}; allowed: at least {} (and at most 10000000)",
+            args.canaries,
+            crate::one_run::MIN_CANARIES
+        )));
+    }
+    super::run::check_count("--canaries", args.canaries, 2, 10_000_000)?;
+    let p = args.inclusion_probability;
+    if !(p.is_finite() && p > 0.0 && p < 1.0) {
+        return Err(Error::InvalidConfig(format!(
+            "--inclusion-probability {}; allowed: 0 < p < 1, and the bound needs exactly 0.5",
+            readable(p)
+        )));
+    }
+    if p != 0.5 {
+        return Err(Error::InvalidConfig(format!(
+            "--inclusion-probability {}; allowed: 0.5 (Steinke et al. Theorem 3.1 assumes each \
+             canary is included with probability 1/2)",
+            readable(p)
+        )));
+    }
+    let threat = ThreatModel::parse(&args.threat_model)?;
+    let trainer = TrainerConfig::from_params(Params::parse(&args.params)?)?;
+    let guess_sizes = args.guesses.as_deref().map(parse_guesses).transpose()?;
+    Ok(TrainerAuditConfig {
+        canaries: args.canaries,
+        threat,
+        trainer,
+        seed: args.seed,
+        failure_probability: args.failure_probability,
+        guess_sizes,
+    })
+}
+
+pub(super) fn one_run(args: &OneRunArgs) -> Result<Outcome> {
+    let config = config_from_args(args)?;
+    let started = std::time::Instant::now();
+    let audit = audit_trainer(&config)?;
+    let code = u8::from(audit.violation);
+    if args.json {
+        return Ok(Outcome::new(to_json(&audit)?, code));
+    }
+    let t = &audit.trainer;
+    let b = &audit.bound;
+    let mut out = String::new();
+    let what = match audit.threat_model {
+        ThreatModel::WhiteBox => "every iterate released; gradient canaries (Dirac, norm C)",
+        ThreatModel::BlackBox => "final model released; input canaries, score = -loss",
+    };
+    let _ = writeln!(
+        out,
+        "one-run audit {} ({}: {what})",
+        audit.target,
+        audit.threat_model.name()
+    );
+    let _ = writeln!(
+        out,
+        "trainer      records={} features={} steps={} sampling_rate={} noise_multiplier={} \
+         clip={} learning_rate={} noise_scale={} sampling_rate_ratio={}",
+        t.records,
+        t.features,
+        t.steps,
+        readable(t.sampling_rate),
+        readable(t.noise_multiplier),
+        readable(t.clip),
+        readable(t.learning_rate),
+        readable(t.noise_scale),
+        readable(t.sampling_rate_ratio)
+    );
+    let _ = writeln!(
+        out,
+        "claim        (epsilon = {}, delta = {:e}) for adding/removing one record, from the {}",
+        readable(audit.claim.epsilon),
+        audit.claim.delta,
+        audit.claim.source
+    );
+    if !t.is_correct() {
+        let _ = writeln!(
+            out,
+            "true         epsilon = {} at delta = {:e} (same accountant at the noise added and \
+             the rate used; for reading only)",
+            readable(audit.true_guarantee.epsilon),
+            audit.true_guarantee.delta
+        );
+    }
+    let _ = writeln!(
+        out,
+        "canaries     m = {}, {} included (each independently with probability 1/2)",
+        b.canaries, b.included
+    );
+    for (i, c) in b.candidates.iter().enumerate() {
+        let g = &c.guesses;
+        let _ = writeln!(
+            out,
+            "guesses      k+ = {:<6} k- = {:<6} r = {:<6} v = {:<6} precision {:.3}  \
+             epsilon >= {:.4} (beta {:e}){}",
+            g.k_plus,
+            g.k_minus,
+            g.guesses,
+            g.correct,
+            g.precision(),
+            c.epsilon_lower,
+            c.failure_probability,
+            if i == b.best { "  <- best" } else { "" }
+        );
+    }
+    let _ = writeln!(
+        out,
+        "bound        epsilon >= {:.4} at delta = {:e} with confidence 1 - beta = {} ({})",
+        b.epsilon_lower,
+        b.delta,
+        readable(1.0 - b.failure_probability),
+        b.beta_split
+    );
+    let _ = writeln!(out, "inequality   {}", b.inequality);
+    if audit.violation {
+        let _ = writeln!(
+            out,
+            "verdict      VIOLATION: the lower bound {:.4} exceeds the claimed epsilon {}; a \
+             trainer keeping its claim is reported so with probability at most beta = {}",
+            b.epsilon_lower,
+            readable(audit.claim.epsilon),
+            readable(b.failure_probability)
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "verdict      no violation found: the lower bound {:.4} does not exceed the claimed \
+             epsilon {}. This does not show the claim holds: one run with {} canaries sees at \
+             most about ln(p/(1-p)), p = beta^(1/m)",
+            b.epsilon_lower,
+            readable(audit.claim.epsilon),
+            b.canaries
+        );
+    }
+    let _ = writeln!(out, "seed         {}", audit.seed);
+    let _ = writeln!(out, "time         {:.2} s", started.elapsed().as_secs_f64());
+    Ok(Outcome::new(out, code))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_guess_sizes() -> Result<()> {
+        assert_eq!(parse_guesses("10:10, 5:0")?, vec![(10, 10), (5, 0)]);
+        assert!(parse_guesses("10").is_err());
+        assert!(parse_guesses("0:0").is_err());
+        assert!(parse_guesses("a:1").is_err());
+        Ok(())
+    }
+}

@@ -1,0 +1,647 @@
+//! Auditing in one training run: canaries, the guessing game and a lower confidence bound on ε.
+//!
+//! Steinke, Nasr & Jagielski, "Privacy Auditing with One (1) Training Run", NeurIPS 2023
+//! (arXiv:2305.08846). m canaries are each included in the training data independently with
+//! probability 1/2 (S_i ∈ {−1, +1} uniform); the model is trained once; an auditor that sees only
+//! the release (all iterates: white-box; the final model: black-box) scores every canary and
+//! guesses "in" for the k₊ highest scores and "out" for the k₋ lowest, abstaining on the rest:
+//! r = k₊ + k₋ guesses, W of them correct.
+//!
+//! # Guarantee
+//! **Theorem 3.1 of Steinke et al.** Let M be (ε, δ)-DP with respect to adding or removing one
+//! canary (all other inputs fixed), S uniform on {−1, +1}^m, and T = A(M(S)) ∈ {−1, 0, +1}^m any
+//! post-processing with at most r non-zero entries. Then for every v,
+//!
+//! P[W ≥ v] ≤ f(v) + 2mδ · max_{i ∈ {1, …, v}} (f(v − i) − f(v)) / i,
+//! f(v) := P[Binomial(r, e^ε/(1 + e^ε)) ≥ v].
+//!
+//! (The maximum over i ∈ {1, …, m} in the paper reduces to i ≤ v because f(v − i) = 1 beyond
+//! it; the authors' code in their appendix computes exactly this.) Call the right-hand side
+//! B(ε, v); [`tail_bound`] evaluates it with **exact binomial tails** (statrs' regularized
+//! incomplete beta function and log-pmf), rounded up — never a normal approximation.
+//!
+//! The reported ε lower bound is a point ε̂ with B(ε̂, V) ≤ β found by bisection (the largest
+//! such point up to the bisection resolution, kept on the rejected side, so rounded down), or 0.
+//! It is valid even where B is not monotone in ε: if the mechanism is (ε*, δ)-DP it is also
+//! (ε', δ)-DP for every ε' ≥ ε*, so B̃(v) := min_{ε' ≥ ε*} B(ε', v) ≥ P[W ≥ v] for every v;
+//! the event {ε̂ > ε*} implies B̃(V) ≤ β, and with v* the smallest v with B̃(v) ≤ β,
+//! P[B̃(V) ≤ β] ≤ P[V ≥ v*] ≤ B̃(v*) ≤ β. So **P[ε̂ > ε*] ≤ β**: ε̂ is a one-sided lower
+//! confidence bound at level 1 − β on the ε of any (ε, δ) claim the mechanism keeps at that δ.
+//!
+//! # Assumptions
+//! - Canaries are included independently with probability exactly 1/2, drawn from randomness
+//!   the auditor does not use; the claimed (ε, δ) holds for adding/removing one canary.
+//! - The guess sizes (k₊, k₋) are fixed before the scores are seen. When several are tried
+//!   on the same scores, β is split equally over them (union bound) and the split is reported.
+//! - Guesses are a function of the release and the public canary definitions only.
+//!
+//! # What one run can and cannot see
+//! The bound tops out near ln(p/(1 − p)) with p = β^{1/m} (every canary guessed correctly):
+//! about 5.8 at m = 1000, β = 0.05. For a Gaussian mechanism the bound is further from the
+//! claim: a μ-GDP canary audited at m = 1000 gives about 0.75·ε(μ, 10⁻⁵) even with μ doubled
+//! (see the `one_run` integration tests for the derivation). The Gaussian-DP refinement of
+//! Mahloujifar, Melis & Chaudhuri (2024, arXiv:2410.22235) is not implemented here.
+
+use serde::{Deserialize, Serialize};
+use statrs::function::factorial::ln_binomial;
+
+use crate::bounds::binomial_upper_tail;
+use crate::error::{Error, Result};
+use crate::mechanisms::canary_trainer::{
+    Canaries, LedgerClaim, ThreatModel, TrainerConfig, TrainingData, scores, train,
+};
+use crate::rng::{Seed, Stream};
+
+/// Relative error tolerated in a log-pmf sum (statrs' ln-gamma is accurate to about 1e-14;
+/// 1e-6 leaves a wide margin). Tails are inflated by it, never deflated.
+const PMF_REL_ERROR: f64 = 1e-6;
+
+/// Largest ε the bisection looks at: B(ε, v) → 1 as ε → ∞ whenever v ≤ r, so no bound gets
+/// near it (at ε = 50 already P[Bin(r, p) = r] ≥ 1 − r·e^{−50}).
+const MAX_EPSILON: f64 = 200.0;
+
+/// Bisection halvings of the ε bracket.
+const BISECTIONS: usize = 60;
+
+/// Most numbers a white-box release may hold (all iterates; 1.6 GB of f64).
+pub const MAX_RELEASED_VALUES: f64 = 2e8;
+
+/// Smallest number of canaries the audit accepts.
+pub const MIN_CANARIES: usize = 2;
+
+/// The name of the inequality, printed with every bound.
+pub const INEQUALITY: &str = "Steinke, Nasr & Jagielski 2023, Theorem 3.1: P[W >= v] <= \
+    P[Bin(r, e^eps/(1+e^eps)) >= v] + 2 m delta max_i (P[Bin >= v-i] - P[Bin >= v])/i, \
+    exact binomial tails (statrs), rounded up";
+
+/// What the guesser did: r guesses, v of them correct.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Guesses {
+    /// k₊: canaries guessed "in" (the highest scores).
+    pub k_plus: usize,
+    /// k₋: canaries guessed "out" (the lowest scores).
+    pub k_minus: usize,
+    /// r = k₊ + k₋: guesses made (the rest abstain).
+    pub guesses: usize,
+    /// v: correct guesses.
+    pub correct: usize,
+}
+
+impl Guesses {
+    /// v / r, or 0 with no guesses.
+    pub fn precision(&self) -> f64 {
+        if self.guesses == 0 {
+            0.0
+        } else {
+            self.correct as f64 / self.guesses as f64
+        }
+    }
+}
+
+/// Inclusion bits from S_i ∈ {−1, +1} or {0, 1} (1 = included).
+///
+/// # Errors
+/// Any other value, naming its index.
+pub fn inclusion_from_signs(signs: &[i64]) -> Result<Vec<bool>> {
+    signs
+        .iter()
+        .enumerate()
+        .map(|(i, &s)| match s {
+            1 => Ok(true),
+            -1 | 0 => Ok(false),
+            other => Err(Error::InvalidConfig(format!(
+                "inclusion bit {i} = {other}; allowed: -1 or +1 (or 0 or 1)"
+            ))),
+        })
+        .collect()
+}
+
+fn check_scores(scores: &[f64], included: &[bool]) -> Result<()> {
+    if scores.len() != included.len() {
+        return Err(Error::InvalidSamples(format!(
+            "{} scores for {} inclusion bits; allowed: one score per canary",
+            scores.len(),
+            included.len()
+        )));
+    }
+    if scores.len() < MIN_CANARIES {
+        return Err(Error::InvalidConfig(format!(
+            "{} canaries; allowed: at least {MIN_CANARIES}",
+            scores.len()
+        )));
+    }
+    if let Some((i, s)) = scores.iter().enumerate().find(|(_, s)| !s.is_finite()) {
+        return Err(Error::InvalidSamples(format!(
+            "score of canary {i} is {s}; allowed: finite numbers"
+        )));
+    }
+    Ok(())
+}
+
+/// Guesses "in" for the `k_plus` highest scores and "out" for the `k_minus` lowest (ties broken
+/// by canary index, a fixed rule), and counts the correct ones against `included`.
+///
+/// # Errors
+/// Lengths differ, fewer than [`MIN_CANARIES`] canaries, a non-finite score, or
+/// k₊ + k₋ > m.
+pub fn count_guesses(
+    scores: &[f64],
+    included: &[bool],
+    k_plus: usize,
+    k_minus: usize,
+) -> Result<Guesses> {
+    check_scores(scores, included)?;
+    let m = scores.len();
+    if k_plus.saturating_add(k_minus) > m {
+        return Err(Error::InvalidConfig(format!(
+            "k+ = {k_plus} plus k- = {k_minus} guesses for {m} canaries; allowed: k+ + k- <= m"
+        )));
+    }
+    let mut order: Vec<usize> = (0..m).collect();
+    // Descending score; ties by index. total_cmp is a total order on the finite scores.
+    order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
+    let correct_in = order[..k_plus].iter().filter(|&&i| included[i]).count();
+    let correct_out = order[m - k_minus..]
+        .iter()
+        .filter(|&&i| !included[i])
+        .count();
+    Ok(Guesses {
+        k_plus,
+        k_minus,
+        guesses: k_plus + k_minus,
+        correct: correct_in + correct_out,
+    })
+}
+
+fn check_delta(delta: f64) -> Result<()> {
+    if !(delta.is_finite() && (0.0..1.0).contains(&delta)) {
+        return Err(Error::InvalidConfig(format!(
+            "delta = {delta}; allowed: 0 <= delta < 1"
+        )));
+    }
+    Ok(())
+}
+
+/// B(ε, v) of Theorem 3.1 (see the module documentation): an upper bound on P[W ≥ v] for
+/// m canaries, r guesses, against an (ε, δ)-DP mechanism; capped at 1, rounded up.
+///
+/// f(v) is the exact binomial tail (regularized incomplete beta, inflated by its tolerated
+/// error); the δ-term's differences f(v − i) − f(v) = P[v − i ≤ Bin < v] are sums of exact
+/// pmfs (never differences of tails, which would cancel), inflated by 1e-6 relative. The
+/// success probability e^ε/(1 + e^ε) is rounded up (f grows with it).
+///
+/// # Errors
+/// v > r, r > m, ε negative or not finite, δ outside [0, 1).
+pub fn tail_bound(m: usize, r: usize, v: usize, epsilon: f64, delta: f64) -> Result<f64> {
+    if v > r || r > m {
+        return Err(Error::InvalidConfig(format!(
+            "v = {v} correct of r = {r} guesses for m = {m} canaries; allowed: v <= r <= m"
+        )));
+    }
+    if !(epsilon.is_finite() && epsilon >= 0.0) {
+        return Err(Error::InvalidConfig(format!(
+            "epsilon = {epsilon}; allowed: finite and >= 0"
+        )));
+    }
+    check_delta(delta)?;
+    if v == 0 {
+        return Ok(1.0);
+    }
+    let p = (1.0 / (1.0 + (-epsilon).exp())).next_up().min(1.0);
+    let f_v = binomial_upper_tail(v as u64, r as u64, p);
+    if delta == 0.0 || f_v >= 1.0 {
+        return Ok(f_v.min(1.0));
+    }
+    // α = max_{1 ≤ i ≤ v} P[v − i ≤ Bin(r, p) < v] / i.
+    let (ln_p, ln_q) = (p.ln(), (-p).ln_1p());
+    let ln_pmf = |j: usize| -> f64 {
+        if p >= 1.0 {
+            return if j == r { 0.0 } else { f64::NEG_INFINITY };
+        }
+        ln_binomial(r as u64, j as u64) + j as f64 * ln_p + (r - j) as f64 * ln_q
+    };
+    let mut sum = 0.0_f64;
+    let mut alpha = 0.0_f64;
+    for i in 1..=v {
+        sum += ln_pmf(v - i).exp();
+        alpha = alpha.max(sum / i as f64);
+    }
+    let alpha = (alpha * (1.0 + PMF_REL_ERROR)).min(1.0);
+    let bound = f_v + 2.0 * m as f64 * delta * alpha;
+    Ok(if bound.is_nan() { 1.0 } else { bound.min(1.0) })
+}
+
+/// The one-sided lower confidence bound on ε at `delta`, failure probability `beta`, from
+/// (r guesses, v correct) among m canaries: the largest ε (to the bisection's resolution, on the
+/// rejected side) with [`tail_bound`] ≤ β, or 0 when not even ε = 0 is rejected. Rounded down.
+/// See the module documentation for why it is valid.
+///
+/// # Errors
+/// As [`tail_bound`]; β outside (0, 1).
+pub fn epsilon_lower_bound(m: usize, r: usize, v: usize, delta: f64, beta: f64) -> Result<f64> {
+    if !(beta.is_finite() && beta > 0.0 && beta < 1.0) {
+        return Err(Error::InvalidConfig(format!(
+            "failure probability beta = {beta}; allowed: 0 < beta < 1"
+        )));
+    }
+    let rejects = |eps: f64| -> Result<bool> { Ok(tail_bound(m, r, v, eps, delta)? <= beta) };
+    if !rejects(0.0)? {
+        return Ok(0.0);
+    }
+    // lo is rejected; find hi not rejected.
+    let (mut lo, mut hi) = (0.0_f64, 1.0_f64);
+    while rejects(hi)? {
+        lo = hi;
+        hi *= 2.0;
+        if hi > MAX_EPSILON {
+            return Ok(lo);
+        }
+    }
+    for _ in 0..BISECTIONS {
+        let mid = 0.5 * (lo + hi);
+        if rejects(mid)? {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Ok(lo)
+}
+
+/// Guess sizes tried by default for m canaries: k₊ = k₋ = k for k ∈ {1 %, 2 %, 5 %, 10 %,
+/// 20 %} of m (rounded down, at least 1, duplicates dropped). Fixed before any score is seen.
+pub fn default_guess_sizes(m: usize) -> Vec<(usize, usize)> {
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    for pct in [1usize, 2, 5, 10, 20] {
+        let k = (m * pct / 100).max(1);
+        if 2 * k <= m && !out.contains(&(k, k)) {
+            out.push((k, k));
+        }
+    }
+    if out.is_empty() {
+        out.push((1, 0));
+    }
+    out
+}
+
+/// One guess size tried, with its bound.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Candidate {
+    /// The guesses and how many were right.
+    pub guesses: Guesses,
+    /// Lower confidence bound on ε at this candidate's share of β (rounded down).
+    pub epsilon_lower: f64,
+    /// This candidate's failure probability (β / number of candidates).
+    pub failure_probability: f64,
+}
+
+/// The result of a one-run audit of scores: every candidate, and the best bound.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OneRunBound {
+    /// m: canaries.
+    pub canaries: usize,
+    /// Canaries included (S_i = +1).
+    pub included: usize,
+    /// δ at which ε is bounded.
+    pub delta: f64,
+    /// β in total.
+    pub failure_probability: f64,
+    /// How β was split.
+    pub beta_split: String,
+    /// Every guess size tried.
+    pub candidates: Vec<Candidate>,
+    /// Index of the candidate with the largest bound (the first of equals).
+    pub best: usize,
+    /// max over candidates: with probability ≥ 1 − β no candidate overstates ε (union bound),
+    /// so this is a lower confidence bound at level 1 − β. Rounded down.
+    pub epsilon_lower: f64,
+    /// The inequality and its assumptions.
+    pub inequality: String,
+}
+
+/// Audits per-canary scores: for each (k₊, k₋) in `sizes` (fixed in advance), counts the
+/// correct guesses and bounds ε at `delta` with failure probability β/|sizes|; the largest
+/// bound holds with probability ≥ 1 − β (union bound over the sizes).
+///
+/// # Errors
+/// As [`count_guesses`] and [`epsilon_lower_bound`]; no sizes.
+///
+/// # Examples
+/// ```
+/// use dp_audit::one_run::{audit_scores, default_guess_sizes};
+/// // A perfectly leaky "mechanism": the score is the inclusion bit.
+/// let included: Vec<bool> = (0..1000).map(|i| i % 2 == 0).collect();
+/// let scores: Vec<f64> = included.iter().map(|&b| if b { 1.0 } else { 0.0 }).collect();
+/// let bound = audit_scores(&scores, &included, 1e-5, 0.05, &default_guess_sizes(1000))?;
+/// assert!(bound.epsilon_lower > 3.0);
+/// # Ok::<(), dp_audit::Error>(())
+/// ```
+pub fn audit_scores(
+    scores: &[f64],
+    included: &[bool],
+    delta: f64,
+    beta: f64,
+    sizes: &[(usize, usize)],
+) -> Result<OneRunBound> {
+    check_scores(scores, included)?;
+    check_delta(delta)?;
+    if sizes.is_empty() {
+        return Err(Error::InvalidConfig(
+            "no guess sizes; allowed: at least one (k+, k-)".into(),
+        ));
+    }
+    let m = scores.len();
+    let share = beta / sizes.len() as f64;
+    let mut candidates = Vec::with_capacity(sizes.len());
+    for &(kp, km) in sizes {
+        let g = count_guesses(scores, included, kp, km)?;
+        let eps = epsilon_lower_bound(m, g.guesses, g.correct, delta, share)?;
+        candidates.push(Candidate {
+            guesses: g,
+            epsilon_lower: eps,
+            failure_probability: share,
+        });
+    }
+    let mut best = 0;
+    for (i, c) in candidates.iter().enumerate() {
+        if c.epsilon_lower > candidates[best].epsilon_lower {
+            best = i;
+        }
+    }
+    Ok(OneRunBound {
+        canaries: m,
+        included: included.iter().filter(|&&b| b).count(),
+        delta,
+        failure_probability: beta,
+        beta_split: format!(
+            "beta = {beta} split equally over {} guess sizes (union bound): {share:e} each",
+            sizes.len()
+        ),
+        epsilon_lower: candidates[best].epsilon_lower,
+        best,
+        candidates,
+        inequality: format!(
+            "{INEQUALITY}; assumes each canary included independently with probability 1/2 \
+             and guess sizes fixed in advance"
+        ),
+    })
+}
+
+/// Stream tags of a trainer audit's randomness (see [`crate::rng::Stream::Other`]).
+pub mod streams {
+    /// The synthetic data set.
+    pub const DATA: u64 = 0x0E_0001;
+    /// Which coordinate each canary owns.
+    pub const CANARY_SLOTS: u64 = 0x0E_0002;
+    /// The inclusion bits S_i (never seen by the scorer).
+    pub const INCLUSION: u64 = 0x0E_0003;
+    /// Poisson sampling and noise inside training.
+    pub const TRAINING: u64 = 0x0E_0004;
+}
+
+/// Settings of one audit of the canary trainer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TrainerAuditConfig {
+    /// m: canaries.
+    pub canaries: usize,
+    /// What is released.
+    pub threat: ThreatModel,
+    /// The trainer's configuration.
+    pub trainer: TrainerConfig,
+    /// The seed of every random choice.
+    pub seed: u64,
+    /// β.
+    pub failure_probability: f64,
+    /// (k₊, k₋) guess sizes tried (β is split over them); `None`: [`default_guess_sizes`].
+    pub guess_sizes: Option<Vec<(usize, usize)>>,
+}
+
+/// What one audit of the canary trainer found.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TrainerAudit {
+    /// Trainer id.
+    pub target: &'static str,
+    /// What was released.
+    pub threat_model: ThreatModel,
+    /// The trainer's configuration.
+    pub trainer: TrainerConfig,
+    /// The claim its ledger states.
+    pub claim: LedgerClaim,
+    /// What it actually provides (the same accountant at the noise added and the rate used);
+    /// for reading only, never used by the verdict.
+    pub true_guarantee: LedgerClaim,
+    /// The seed.
+    pub seed: u64,
+    /// The bound.
+    pub bound: OneRunBound,
+    /// True iff the lower bound exceeds the claimed ε.
+    pub violation: bool,
+}
+
+/// Trains the canary trainer once with m canaries each included with probability 1/2, scores
+/// the canaries from the release, and bounds ε at the claim's δ (see the module
+/// documentation). Randomness: data, canary slots, inclusion bits and training each from their
+/// own stream of `seed` ([`streams`]).
+///
+/// # Errors
+/// m < [`MIN_CANARIES`]; β outside (0, 1); a guess size with k₊ + k₋ > m; the accountant.
+pub fn audit_trainer(config: &TrainerAuditConfig) -> Result<TrainerAudit> {
+    use rand::RngExt;
+    let m = config.canaries;
+    if m < MIN_CANARIES {
+        return Err(Error::InvalidConfig(format!(
+            "--canaries {m}; allowed: at least {MIN_CANARIES}"
+        )));
+    }
+    let beta = config.failure_probability;
+    if !(beta.is_finite() && beta > 0.0 && beta < 1.0) {
+        return Err(Error::InvalidConfig(format!(
+            "--failure-probability {beta}; allowed: 0 < beta < 1"
+        )));
+    }
+    let sizes = config
+        .guess_sizes
+        .clone()
+        .unwrap_or_else(|| default_guess_sizes(m));
+    if let Some(&(kp, km)) = sizes.iter().find(|(kp, km)| kp.saturating_add(*km) > m) {
+        return Err(Error::InvalidConfig(format!(
+            "--guesses {kp}:{km} for {m} canaries; allowed: k+ + k- <= m"
+        )));
+    }
+    let t = &config.trainer;
+    if config.threat == ThreatModel::WhiteBox {
+        let values = (t.steps as f64 + 1.0) * (t.features + m) as f64;
+        if values > MAX_RELEASED_VALUES {
+            return Err(Error::InvalidConfig(format!(
+                "--canaries {m} with --param steps={} releases {values:e} numbers white-box \
+                 ((steps + 1) x (features + canaries)); allowed: at most {MAX_RELEASED_VALUES:e}",
+                t.steps
+            )));
+        }
+    }
+    let claim = config.trainer.claim()?;
+    let true_guarantee = config.trainer.true_guarantee()?;
+    let seed = Seed(config.seed);
+    let stream = |tag: u64| seed.rng(Stream::Other { tag, index: 0 });
+    let data = TrainingData::synthetic(t.records, t.features, &mut stream(streams::DATA));
+    let canaries = Canaries::random(m, t.features, &mut stream(streams::CANARY_SLOTS));
+    let mut inclusion = stream(streams::INCLUSION);
+    let included: Vec<bool> = (0..m).map(|_| inclusion.random_bool(0.5)).collect();
+    let release = train(
+        t,
+        &data,
+        &canaries,
+        &included,
+        config.threat,
+        &mut stream(streams::TRAINING),
+    )?;
+    // The scorer sees the release and the canary definitions, never `included`.
+    let s = scores(&release, &canaries, t.clip, config.threat)?;
+    let bound = audit_scores(&s, &included, claim.delta, beta, &sizes)?;
+    let violation = bound.epsilon_lower > claim.epsilon;
+    Ok(TrainerAudit {
+        target: crate::mechanisms::canary_trainer::ID,
+        threat_model: config.threat,
+        trainer: t.clone(),
+        claim,
+        true_guarantee,
+        seed: config.seed,
+        bound,
+        violation,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::RngExt;
+
+    #[test]
+    fn counts_guesses() -> Result<()> {
+        let scores = [5.0, 4.0, 3.0, 2.0, 1.0, 0.0];
+        let inc = [true, false, true, false, false, true];
+        let g = count_guesses(&scores, &inc, 2, 2)?;
+        // in: canaries 0 (right), 1 (wrong); out: 4 (right), 5 (wrong).
+        assert_eq!((g.guesses, g.correct), (4, 2));
+        let g = count_guesses(&scores, &inc, 0, 0)?;
+        assert_eq!((g.guesses, g.correct), (0, 0));
+        assert!(count_guesses(&scores, &inc, 4, 3).is_err());
+        assert!(count_guesses(&[1.0], &[true], 1, 0).is_err());
+        assert!(count_guesses(&[1.0, f64::NAN], &[true, false], 1, 0).is_err());
+        assert_eq!(inclusion_from_signs(&[1, -1, 0])?, vec![true, false, false]);
+        assert!(inclusion_from_signs(&[2]).is_err());
+        Ok(())
+    }
+
+    /// Reference values: P[Bin(10, 1/2) >= 8] = 56/1024 = 0.0546875 (exact), and with δ the
+    /// α term for v = 8: max_i P[8 − i ≤ Bin < 8]/i; i = 1 gives pmf(7) = 120/1024.
+    #[test]
+    fn tail_bound_reference_values() -> Result<()> {
+        let b = tail_bound(10, 10, 8, 0.0, 0.0)?;
+        assert!((0.0546875..0.0546875 * (1.0 + 1e-5)).contains(&b), "{b}");
+        // α: i=1: 120/1024; i=2: (120+210)/2048 = 0.161; i=3: (120+210+252)/3072 = 0.189;
+        // i=4: (582+210)/4096 = 0.193; i=5: (792+120)/5120 = 0.178. α = 792/4096.
+        let with_delta = tail_bound(10, 10, 8, 0.0, 1e-3)?;
+        let expected = 0.0546875 + 2.0 * 10.0 * 1e-3 * 792.0 / 4096.0;
+        assert!(
+            (expected..expected * (1.0 + 1e-5)).contains(&with_delta),
+            "{with_delta} vs {expected}"
+        );
+        assert_eq!(tail_bound(10, 10, 0, 3.0, 1e-3)?, 1.0);
+        assert!(tail_bound(10, 11, 0, 1.0, 0.0).is_err());
+        assert!(tail_bound(10, 5, 6, 1.0, 0.0).is_err());
+        Ok(())
+    }
+
+    #[test]
+    fn edge_cases() -> Result<()> {
+        // No guesses (abstain on all) or none right: nothing is rejected.
+        assert_eq!(epsilon_lower_bound(1000, 0, 0, 1e-5, 0.05)?, 0.0);
+        assert_eq!(epsilon_lower_bound(1000, 100, 0, 1e-5, 0.05)?, 0.0);
+        // Half right is what ε = 0 predicts.
+        assert_eq!(epsilon_lower_bound(1000, 100, 50, 0.0, 0.05)?, 0.0);
+        // All r right, δ = 0: B = p^r ≤ β ⇔ ε ≤ ln(p/(1−p)) with p = β^{1/r}.
+        let r = 100;
+        let p = 0.05f64.powf(1.0 / r as f64);
+        let exact = (p / (1.0 - p)).ln();
+        let lb = epsilon_lower_bound(1000, r, r, 0.0, 0.05)?;
+        assert!(lb <= exact && lb > exact - 1e-4, "{lb} vs {exact}");
+        assert!(epsilon_lower_bound(10, 5, 5, 0.0, 0.0).is_err());
+        assert!(epsilon_lower_bound(10, 5, 5, 1.5, 0.05).is_err());
+        Ok(())
+    }
+
+    #[test]
+    fn monotone_in_correct_guesses_beta_and_delta() -> Result<()> {
+        let m = 1000;
+        let r = 200;
+        let mut prev = 0.0;
+        for v in (100..=200).step_by(5) {
+            let lb = epsilon_lower_bound(m, r, v, 1e-5, 0.05)?;
+            assert!(lb >= prev, "v = {v}: {lb} < {prev}");
+            prev = lb;
+        }
+        let v = 170;
+        let a = epsilon_lower_bound(m, r, v, 1e-5, 0.01)?;
+        let b = epsilon_lower_bound(m, r, v, 1e-5, 0.05)?;
+        let c = epsilon_lower_bound(m, r, v, 1e-4, 0.05)?;
+        let d = epsilon_lower_bound(m, r, v, 0.0, 0.05)?;
+        assert!(a <= b && c <= b && b <= d, "{a} {b} {c} {d}");
+        assert!(b > 0.5);
+        Ok(())
+    }
+
+    #[test]
+    fn beta_is_split_over_sizes() -> Result<()> {
+        let included: Vec<bool> = (0..1000).map(|i| i % 3 == 0).collect();
+        let scores: Vec<f64> = (0..1000).map(|i| (i * 7919 % 1000) as f64).collect();
+        let sizes = default_guess_sizes(1000);
+        assert_eq!(
+            sizes,
+            vec![(10, 10), (20, 20), (50, 50), (100, 100), (200, 200)]
+        );
+        let b = audit_scores(&scores, &included, 1e-5, 0.05, &sizes)?;
+        assert_eq!(b.candidates.len(), 5);
+        for c in &b.candidates {
+            assert!((c.failure_probability - 0.01).abs() < 1e-15);
+        }
+        assert_eq!(default_guess_sizes(3), vec![(1, 1)]);
+        assert_eq!(default_guess_sizes(2), vec![(1, 1)]);
+        Ok(())
+    }
+
+    /// Level check by simulation. Randomized response on the inclusion bit is exactly ε-DP and
+    /// is the worst case of Theorem 3.1 at δ = 0: each canary's score is its bit flipped with
+    /// probability 1/(1 + e^ε), plus a tie-breaking uniform jitter that is independent of the
+    /// bits; every guess is then right with probability e^ε/(1 + e^ε), independently. Over 2000
+    /// games with β = 0.05 the number of games whose bound exceeds ε is ≤ Bin(2000, 0.05) if the
+    /// bound is valid; the test fails when it exceeds 130, which a valid bound does with
+    /// probability at most P[Bin(2000, 0.05) > 130] = 1.3e-3 (exact binomial tail, summed from
+    /// log-pmfs): the stated false-failure rate. One guess size per game (no split), the
+    /// paper's setting. Here W ~ Bin(100, e^ε/(1+e^ε)) exactly, so the bound's rejection rate
+    /// is close to β (the tail is discrete, so below it).
+    #[test]
+    fn level_by_simulation_randomized_response() -> Result<()> {
+        let (m, eps, beta, games) = (200usize, 1.0_f64, 0.05, 2000u64);
+        let p_right = eps.exp() / (1.0 + eps.exp());
+        let mut exceed = 0;
+        for g in 0..games {
+            let mut rng = Seed(20_231_208).rng(Stream::Other { tag: 77, index: g });
+            let mut included = Vec::with_capacity(m);
+            let mut scores = Vec::with_capacity(m);
+            for _ in 0..m {
+                let b: bool = rng.random_bool(0.5);
+                let report = if rng.random_bool(p_right) { b } else { !b };
+                included.push(b);
+                scores.push(f64::from(u8::from(report)) + 0.5 * rng.random::<f64>());
+            }
+            let gs = count_guesses(&scores, &included, 50, 50)?;
+            let lb = epsilon_lower_bound(m, gs.guesses, gs.correct, 0.0, beta)?;
+            if lb > eps {
+                exceed += 1;
+            }
+        }
+        assert!(exceed <= 130, "{exceed} of {games} games exceeded ε");
+        Ok(())
+    }
+}
