@@ -669,6 +669,10 @@ fn numeric_flags_never_panic_or_hang() {
             ],
             "--delta",
         ),
+        (&["one-run", "--canaries", "100"], "--canaries"),
+        (&["one-run", "--canaries", "100"], "--inclusion-probability"),
+        (&["one-run", "--canaries", "100"], "--failure-probability"),
+        (&["one-run", "--canaries", "100"], "--seed"),
         (
             &[
                 "bench",
@@ -924,6 +928,9 @@ fn text_flags_of_every_subcommand_never_panic() {
         (&test, "--claim"),
         (&test, "--tester"),
         (&test, "--transform"),
+        (&["one-run", "--canaries", "100"], "--threat-model"),
+        (&["one-run", "--canaries", "100"], "--param"),
+        (&["one-run", "--canaries", "100"], "--guesses"),
         (&["report"], ""),
         (&["describe"], ""),
         (&["bench", "speed", "--repeats", "1"], "--tester"),
