@@ -45,6 +45,7 @@ pub mod exec;
 pub mod finders;
 pub mod gate;
 pub mod one_run;
+pub mod one_run_exec;
 pub mod report;
 pub mod rng;
 pub mod sequential;

@@ -278,3 +278,83 @@ fn cli_exit_codes_and_json() {
         );
     }
 }
+
+/// `audit one-run --exec`: the Dirac-canary program of examples/exec/one_run_dirac.py (Python
+/// standard library). With σ = 2 the release is 0.5-GDP, (1.993, 1e-5)-DP, exactly the claim:
+/// 10 seeds at β = 0.05 each flag it at most β·10 = 0.5 times on average; the test fails at 4 or
+/// more (Binomial(10, 0.05) tail 1.0e-3). With σ = 0.3 (μ = 3.3, true ε ≈ 17) the bound at
+/// m = 1000 is ≈ 4 on expected counts, far above 1.993: the test fails if fewer than 4 of 5
+/// seeds catch it (each is caught with probability well above 0.99 by the margin; a binomial
+/// miss of 2 in 5 at p = 0.99 has probability 1e-3).
+#[test]
+fn exec_training_program_correct_and_buggy() {
+    if std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: python3 is not installed");
+        return;
+    }
+    let run = |sigma: &str, seed: u64| {
+        let o = cli(&[
+            "--exec",
+            &format!("python3 examples/exec/one_run_dirac.py {sigma}"),
+            "--claim",
+            "approx:1.993:1e-5",
+            "--failure-probability",
+            "0.05",
+            "--seed",
+            &seed.to_string(),
+            "--json",
+        ]);
+        assert!(
+            matches!(o.status.code(), Some(0 | 1)),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        o.status.code() == Some(1)
+    };
+    let flagged = (0..10).filter(|&s| run("2", s)).count();
+    assert!(flagged < 4, "correct program flagged {flagged}/10");
+    let caught = (0..5).filter(|&s| run("0.3", s)).count();
+    assert!(caught >= 4, "buggy program caught {caught}/5");
+}
+
+/// Bad programs and flags: wrong counts, non-numbers, a program that never answers (its
+/// process group is killed at the time-out), trainer flags with --exec: exit 2 with the reason.
+#[test]
+fn exec_training_program_bad_output_and_flags() {
+    for (command, extra, needle) in [
+        ("echo 1 2 3", vec![], "3 scores for 10 canaries"),
+        ("echo 1 x 3 4 5 6 7 8 9 10", vec![], "score 2"),
+        (
+            "cat >/dev/null; (sleep 1000) & sleep 1000",
+            vec!["--exec-timeout", "1"],
+            "--exec-timeout",
+        ),
+        ("echo 1", vec!["--param", "steps=3"], "--param"),
+        ("exit 3", vec![], "exited"),
+    ] {
+        let mut args = vec![
+            "--exec",
+            command,
+            "--claim",
+            "approx:1:1e-5",
+            "--canaries",
+            "10",
+        ];
+        args.extend(extra);
+        let start = std::time::Instant::now();
+        let o = cli(&args);
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert_eq!(o.status.code(), Some(2), "{command}: {err}");
+        assert!(err.contains(needle), "{command}: {err}");
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(30),
+            "{command}"
+        );
+    }
+    let o = cli(&["--exec", "echo 1", "--claim", "zcdp:1"]);
+    assert_eq!(o.status.code(), Some(2));
+}

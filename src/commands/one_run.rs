@@ -19,9 +19,40 @@ pub struct OneRunArgs {
     #[arg(allow_hyphen_values = true, value_parser = super::parse_count, long, default_value_t = 1000)]
     pub canaries: usize,
     /// white-box (every iterate released; gradient canaries) or black-box (final model only;
-    /// input canaries).
-    #[arg(long, default_value = "white-box")]
-    pub threat_model: String,
+    /// input canaries) [default: white-box]. The built-in trainer only.
+    #[arg(long)]
+    pub threat_model: Option<String>,
+    /// Audit your own training program instead of the built-in trainer: `sh -c COMMAND` gets
+    /// the data set, the canaries and their inclusion bits as JSON on stdin and prints one score
+    /// per canary (see `src/one_run_exec.rs` for the protocol).
+    #[arg(long, value_name = "COMMAND")]
+    pub exec: Option<String>,
+    /// With --exec: the claim the program makes, pure:EPS or approx:EPS:DELTA.
+    #[arg(long, requires = "exec")]
+    pub claim: Option<String>,
+    /// With --exec: the data set the program trains on besides the canaries (one record per
+    /// line, a JSON number or array); none by default.
+    #[arg(long, value_name = "FILE", requires = "exec")]
+    pub data: Option<std::path::PathBuf>,
+    /// With --exec: the range LO:HI of every canary coordinate (uniform) [default: 0:1].
+    #[arg(
+        long,
+        value_name = "LO:HI",
+        allow_hyphen_values = true,
+        requires = "exec"
+    )]
+    pub record_range: Option<String>,
+    /// With --exec: coordinates per record [default: 1].
+    #[arg(long, value_name = "D", requires = "exec")]
+    pub record_dim: Option<usize>,
+    /// With --exec: seconds the training run may take [default: 600].
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        allow_hyphen_values = true,
+        requires = "exec"
+    )]
+    pub exec_timeout: Option<f64>,
     /// Trainer parameter NAME=VALUE (repeatable): records, features, steps, sampling_rate,
     /// noise_multiplier, clip, learning_rate, delta, noise_scale (bug when < 1),
     /// sampling_rate_ratio (bug when > 1).
@@ -92,7 +123,7 @@ pub(crate) fn config_from_args(args: &OneRunArgs) -> Result<TrainerAuditConfig> 
             readable(p)
         )));
     }
-    let threat = ThreatModel::parse(&args.threat_model)?;
+    let threat = ThreatModel::parse(args.threat_model.as_deref().unwrap_or("white-box"))?;
     let trainer = TrainerConfig::from_params(Params::parse(&args.params)?)?;
     let guess_sizes = args.guesses.as_deref().map(parse_guesses).transpose()?;
     Ok(TrainerAuditConfig {
@@ -106,6 +137,9 @@ pub(crate) fn config_from_args(args: &OneRunArgs) -> Result<TrainerAuditConfig> 
 }
 
 pub(super) fn one_run(args: &OneRunArgs) -> Result<Outcome> {
+    if args.exec.is_some() {
+        return one_run_exec(args);
+    }
     let config = config_from_args(args)?;
     let started = std::time::Instant::now();
     let audit = audit_trainer(&config)?;
@@ -206,6 +240,183 @@ pub(super) fn one_run(args: &OneRunArgs) -> Result<Outcome> {
             b.canaries
         );
     }
+    let _ = writeln!(out, "seed         {}", audit.seed);
+    let _ = writeln!(out, "time         {:.2} s", started.elapsed().as_secs_f64());
+    Ok(Outcome::new(out, code))
+}
+
+/// Reads `--data FILE`: one record per line (a JSON number or array of `dim` numbers), each
+/// coordinate finite and inside [lo, hi]; blank lines skipped. Errors name the line.
+fn read_data(path: &std::path::Path, dim: usize, lo: f64, hi: f64) -> Result<Vec<Vec<f64>>> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
+        context: format!("--data {}", path.display()),
+        source: e,
+    })?;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim();
+        if t.is_empty() {
+            continue;
+        }
+        let bad = |msg: String| {
+            Error::InvalidConfig(format!("--data {} line {}: {msg}", path.display(), i + 1))
+        };
+        let v: serde_json::Value =
+            serde_json::from_str(t).map_err(|e| bad(format!("not JSON ({e})")))?;
+        let rec: Vec<f64> = match &v {
+            serde_json::Value::Number(x) => vec![x.as_f64().unwrap_or(f64::NAN)],
+            serde_json::Value::Array(a) => {
+                a.iter().map(|x| x.as_f64().unwrap_or(f64::NAN)).collect()
+            }
+            _ => return Err(bad("not a number or an array of numbers".into())),
+        };
+        if rec.len() != dim {
+            return Err(bad(format!(
+                "{} values; allowed: {dim} (--record-dim)",
+                rec.len()
+            )));
+        }
+        if let Some(x) = rec
+            .iter()
+            .find(|x| !(x.is_finite() && **x >= lo && **x <= hi))
+        {
+            return Err(bad(format!(
+                "value {x} outside the record range; allowed: finite numbers in [{lo}, {hi}] (--record-range)"
+            )));
+        }
+        out.push(rec);
+    }
+    Ok(out)
+}
+
+/// `audit one-run --exec COMMAND --claim CLAIM`: a training program in any language.
+fn one_run_exec(args: &OneRunArgs) -> Result<Outcome> {
+    use crate::mechanisms::PrivacyClaim;
+    if !args.params.is_empty() || args.threat_model.is_some() {
+        return Err(Error::InvalidConfig(
+            "--param and --threat-model configure the built-in trainer; allowed with --exec: \
+             --claim, --data, --record-range, --record-dim, --exec-timeout"
+                .into(),
+        ));
+    }
+    super::run::check_beta(args.failure_probability)?;
+    super::run::check_count("--canaries", args.canaries, 2, 10_000_000)?;
+    if args.inclusion_probability != 0.5 {
+        return Err(Error::InvalidConfig(format!(
+            "--inclusion-probability {}; allowed: 0.5 (Steinke et al. Theorem 3.1 assumes each \
+             canary is included with probability 1/2)",
+            readable(args.inclusion_probability)
+        )));
+    }
+    let claim_text = args.claim.as_deref().ok_or_else(|| {
+        Error::InvalidConfig("--exec needs --claim pure:EPS or approx:EPS:DELTA".into())
+    })?;
+    let claim: PrivacyClaim = claim_text.parse()?;
+    let (epsilon, delta) = match claim {
+        PrivacyClaim::Pure { epsilon } => (epsilon, 0.0),
+        PrivacyClaim::Approximate { epsilon, delta } => (epsilon, delta),
+        other => {
+            return Err(Error::InvalidConfig(format!(
+                "--claim {other}; allowed: pure:EPS or approx:EPS:DELTA (the one-run bound is on ε at δ)"
+            )));
+        }
+    };
+    let (lo, hi) = match &args.record_range {
+        Some(r) => super::run::parse_range(r)?,
+        None => (0.0, 1.0),
+    };
+    let dim = args.record_dim.unwrap_or(1);
+    super::run::check_count("--record-dim", dim, 1, 1000)?;
+    let timeout = super::run::check_seconds(
+        "--exec-timeout",
+        args.exec_timeout.unwrap_or(600.0),
+        7.0 * 86_400.0,
+    )?;
+    let dataset = match &args.data {
+        Some(p) => read_data(p, dim, lo, hi)?,
+        None => Vec::new(),
+    };
+    let guess_sizes = args.guesses.as_deref().map(parse_guesses).transpose()?;
+    if let Some(&(kp, km)) = guess_sizes
+        .iter()
+        .flatten()
+        .find(|(kp, km)| kp.saturating_add(*km) > args.canaries)
+    {
+        return Err(Error::InvalidConfig(format!(
+            "--guesses {kp}:{km} for {} canaries; allowed: k+ + k- <= m",
+            args.canaries
+        )));
+    }
+    let command = args.exec.clone().unwrap_or_default();
+    let config = crate::one_run_exec::ExecOneRunConfig {
+        command,
+        canaries: args.canaries,
+        record_range: (lo, hi),
+        record_dim: dim,
+        dataset,
+        epsilon,
+        delta,
+        seed: args.seed,
+        failure_probability: args.failure_probability,
+        guess_sizes,
+        timeout,
+    };
+    let started = std::time::Instant::now();
+    let audit = crate::one_run_exec::audit_exec(&config)?;
+    let code = u8::from(audit.violation);
+    if args.json {
+        return Ok(Outcome::new(to_json(&audit)?, code));
+    }
+    let b = &audit.bound;
+    let mut out = String::new();
+    let _ = writeln!(out, "one-run audit of {:?} (exec)", audit.command);
+    let _ = writeln!(out, "claim        {claim_text} (given with --claim)");
+    let _ = writeln!(
+        out,
+        "canaries     m = {}, {} included (each independently with probability 1/2), records in [{lo}, {hi}]^{dim}; data set {} records",
+        b.canaries,
+        b.included,
+        config.dataset.len()
+    );
+    for (i, c) in b.candidates.iter().enumerate() {
+        let g = &c.guesses;
+        let _ = writeln!(
+            out,
+            "guesses      k+ = {:<6} k- = {:<6} r = {:<6} v = {:<6} precision {:.3}  epsilon >= {:.4} (beta {:e}){}",
+            g.k_plus,
+            g.k_minus,
+            g.guesses,
+            g.correct,
+            g.precision(),
+            c.epsilon_lower,
+            c.failure_probability,
+            if i == b.best { "  <- best" } else { "" }
+        );
+    }
+    let _ = writeln!(
+        out,
+        "bound        epsilon >= {:.4} at delta = {:e} with confidence 1 - beta = {} ({})",
+        b.epsilon_lower,
+        b.delta,
+        readable(1.0 - b.failure_probability),
+        b.beta_split
+    );
+    let _ = writeln!(out, "inequality   {}", b.inequality);
+    let verdict = if audit.violation {
+        format!(
+            "VIOLATION: the lower bound {:.4} exceeds the claimed epsilon {}; a program keeping its claim is reported so with probability at most beta = {}",
+            b.epsilon_lower,
+            readable(epsilon),
+            readable(b.failure_probability)
+        )
+    } else {
+        format!(
+            "no violation found: the lower bound {:.4} does not exceed the claimed epsilon {}. This does not show the claim holds",
+            b.epsilon_lower,
+            readable(epsilon)
+        )
+    };
+    let _ = writeln!(out, "verdict      {verdict}");
     let _ = writeln!(out, "seed         {}", audit.seed);
     let _ = writeln!(out, "time         {:.2} s", started.elapsed().as_secs_f64());
     Ok(Outcome::new(out, code))

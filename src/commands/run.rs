@@ -289,7 +289,7 @@ pub(super) fn run_audit(args: &RunArgs) -> Result<Outcome> {
     }
 }
 
-fn parse_range(s: &str) -> Result<(f64, f64)> {
+pub(crate) fn parse_range(s: &str) -> Result<(f64, f64)> {
     let bad = || {
         Error::InvalidConfig(format!(
             "--record-range {s}; allowed: LO:HI with finite LO < HI, e.g. 0:1 or -5:5"
