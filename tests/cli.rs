@@ -669,10 +669,19 @@ fn numeric_flags_never_panic_or_hang() {
             ],
             "--delta",
         ),
-        (&["one-run", "--canaries", "100"], "--canaries"),
-        (&["one-run", "--canaries", "100"], "--inclusion-probability"),
-        (&["one-run", "--canaries", "100"], "--failure-probability"),
-        (&["one-run", "--canaries", "100"], "--seed"),
+        (
+            &["one-run", "--canaries", "100", "--no-report"],
+            "--canaries",
+        ),
+        (
+            &["one-run", "--canaries", "100", "--no-report"],
+            "--inclusion-probability",
+        ),
+        (
+            &["one-run", "--canaries", "100", "--no-report"],
+            "--failure-probability",
+        ),
+        (&["one-run", "--canaries", "100", "--no-report"], "--seed"),
         (
             &[
                 "bench",

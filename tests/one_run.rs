@@ -210,12 +210,65 @@ fn power_halved_noise_m30000() {
     );
 }
 
+/// `audit one-run ARGS`, writing no report unless the arguments name a report directory.
 fn cli(args: &[&str]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_audit"))
-        .arg("one-run")
-        .args(args)
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_audit"));
+    c.arg("one-run").args(args);
+    if !args.contains(&"--report-dir") {
+        c.arg("--no-report");
+    }
+    c.output().expect("audit runs")
+}
+
+/// The report: audit.json (mode "one-run"), guesses.png and index.html with the guesses table
+/// and the Reproduce line; `audit report` re-renders it; the index lists it.
+#[test]
+fn one_run_report_is_written_and_rerendered() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("one-run-report-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let d = dir.to_str().unwrap();
+    let o = cli(&["--canaries", "200", "--report-dir", d, "--quiet"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let run = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.join("audit.json").is_file())
+        .expect("a run directory");
+    for f in ["audit.json", "guesses.png", "index.html"] {
+        assert!(run.join(f).is_file(), "{f}");
+    }
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("audit.json")).unwrap()).unwrap();
+    assert_eq!(json["mode"], "one-run");
+    assert!(
+        json["reproduce"]
+            .as_str()
+            .unwrap()
+            .starts_with("audit one-run")
+    );
+    let page = std::fs::read_to_string(run.join("index.html")).unwrap();
+    assert!(page.contains("id=\"guesses\"") && page.contains("id=\"reproduce\""));
+    let index = std::fs::read_to_string(dir.join("index.html")).unwrap();
+    assert!(index.contains("one-run audit"), "{index}");
+    std::fs::remove_file(run.join("guesses.png")).unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_audit"))
+        .arg("report")
+        .arg(run.join("audit.json"))
         .output()
-        .expect("audit runs")
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(run.join("guesses.png").is_file());
 }
 
 #[test]

@@ -74,6 +74,60 @@ pub struct OneRunArgs {
     /// Print one JSON object (deterministic: no timings) instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Where the report goes (as for `audit run`).
+    #[command(flatten)]
+    pub report: super::ReportArgs,
+}
+
+/// Writes the report (unless --no-report) and announces it; the verdict is printed even when
+/// the report cannot be written (the error comes after it, exit code 2).
+fn finish(
+    args: &OneRunArgs,
+    report: crate::report::one_run::OneRunReport,
+    mut stdout: String,
+    code: u8,
+) -> Result<Outcome> {
+    let (index, late_error) = super::split_late(if args.report.no_report {
+        Ok(None)
+    } else {
+        crate::report::prepare_report_dir(&args.report.report_dir)
+            .and_then(|()| {
+                crate::report::one_run::write_one_run_report(&args.report.report_dir, &report)
+            })
+            .map(Some)
+    });
+    if let Some(index) = &index {
+        super::announce_report(index, args.json, args.report.quiet, &mut stdout);
+    }
+    Ok(Outcome {
+        stdout,
+        code,
+        late_error,
+    })
+}
+
+fn report_of(
+    target: String,
+    threat_model: String,
+    claim: (f64, f64, String),
+    seed: u64,
+    bound: crate::one_run::OneRunBound,
+    violation: bool,
+) -> crate::report::one_run::OneRunReport {
+    crate::report::one_run::OneRunReport {
+        schema_version: crate::audit::SCHEMA_VERSION,
+        mode: "one-run".into(),
+        tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        target,
+        threat_model,
+        claim_epsilon: claim.0,
+        claim_delta: claim.1,
+        claim_source: claim.2,
+        seed,
+        bound,
+        violation,
+        reproduce: Some(super::run::reproduce_line(None)),
+    }
 }
 
 fn parse_guesses(s: &str) -> Result<Vec<(usize, usize)>> {
@@ -144,8 +198,27 @@ pub(super) fn one_run(args: &OneRunArgs) -> Result<Outcome> {
     let started = std::time::Instant::now();
     let audit = audit_trainer(&config)?;
     let code = u8::from(audit.violation);
+    let report = report_of(
+        audit.target.to_string(),
+        match audit.threat_model {
+            ThreatModel::WhiteBox => {
+                "white-box: every iterate released; gradient canaries (Dirac, norm C); score = sum of the updates' alignment with the canary".to_string()
+            }
+            ThreatModel::BlackBox => {
+                "black-box: final model released; input canaries; score = -loss".to_string()
+            }
+        },
+        (
+            audit.claim.epsilon,
+            audit.claim.delta,
+            audit.claim.source.clone(),
+        ),
+        audit.seed,
+        audit.bound.clone(),
+        audit.violation,
+    );
     if args.json {
-        return Ok(Outcome::new(to_json(&audit)?, code));
+        return finish(args, report, to_json(&audit)?, code);
     }
     let t = &audit.trainer;
     let b = &audit.bound;
@@ -242,7 +315,7 @@ pub(super) fn one_run(args: &OneRunArgs) -> Result<Outcome> {
     }
     let _ = writeln!(out, "seed         {}", audit.seed);
     let _ = writeln!(out, "time         {:.2} s", started.elapsed().as_secs_f64());
-    Ok(Outcome::new(out, code))
+    finish(args, report, out, code)
 }
 
 /// Reads `--data FILE`: one record per line (a JSON number or array of `dim` numbers), each
@@ -364,8 +437,16 @@ fn one_run_exec(args: &OneRunArgs) -> Result<Outcome> {
     let started = std::time::Instant::now();
     let audit = crate::one_run_exec::audit_exec(&config)?;
     let code = u8::from(audit.violation);
+    let report = report_of(
+        audit.command.clone(),
+        "a training program (exec): its own scores of the canaries from what it released".into(),
+        (epsilon, delta, format!("given with --claim {claim_text}")),
+        audit.seed,
+        audit.bound.clone(),
+        audit.violation,
+    );
     if args.json {
-        return Ok(Outcome::new(to_json(&audit)?, code));
+        return finish(args, report, to_json(&audit)?, code);
     }
     let b = &audit.bound;
     let mut out = String::new();
@@ -419,7 +500,7 @@ fn one_run_exec(args: &OneRunArgs) -> Result<Outcome> {
     let _ = writeln!(out, "verdict      {verdict}");
     let _ = writeln!(out, "seed         {}", audit.seed);
     let _ = writeln!(out, "time         {:.2} s", started.elapsed().as_secs_f64());
-    Ok(Outcome::new(out, code))
+    finish(args, report, out, code)
 }
 
 #[cfg(test)]

@@ -41,6 +41,7 @@ use crate::mechanisms::{DatasetPair, Mechanism, Samples};
 use crate::rng::{Seed, Stream, chunk_len};
 
 pub mod html;
+pub mod one_run;
 pub mod plot;
 pub mod progress;
 pub mod sequential;
@@ -757,6 +758,8 @@ pub enum ReportFile {
     Sweep(Box<SweepReport>),
     /// A sequential audit (`audit run --sequential`).
     Sequential(Box<crate::sequential::SequentialReport>),
+    /// A one-run audit (`audit one-run`).
+    OneRun(Box<one_run::OneRunReport>),
 }
 
 /// One field of a report file checked against what it may hold: `Err("NAME = VALUE; allowed:
@@ -980,6 +983,11 @@ pub fn read_report(path: &Path) -> Result<ReportFile> {
             serde_json::from_value(value).map_err(|e| bad(format!("not a sweep report: {e}")))?;
         validate_sweep(&s).map_err(bad)?;
         Ok(ReportFile::Sweep(Box::new(s)))
+    } else if value.get("mode").and_then(|k| k.as_str()) == Some("one-run") {
+        let r: one_run::OneRunReport =
+            serde_json::from_value(value).map_err(|e| bad(format!("not a one-run report: {e}")))?;
+        one_run::validate(&r).map_err(bad)?;
+        Ok(ReportFile::OneRun(Box::new(r)))
     } else if value.get("mode").and_then(|k| k.as_str()) == Some("sequential") {
         let r: crate::sequential::SequentialReport = serde_json::from_value(value)
             .map_err(|e| bad(format!("not a sequential report: {e}")))?;
@@ -1016,6 +1024,7 @@ pub fn rerender(file: &Path, report_dir: &Path) -> Result<PathBuf> {
             ReportFile::Run(r) => write_run_report(report_dir, &r, &PlotData::none()),
             ReportFile::Sweep(s) => write_sweep_report(report_dir, &s),
             ReportFile::Sequential(r) => sequential::write_sequential_report(report_dir, &r),
+            ReportFile::OneRun(r) => one_run::write_one_run_report(report_dir, &r),
         };
     }
     let dir = file.parent().unwrap_or(Path::new("."));
@@ -1036,6 +1045,7 @@ pub fn rerender(file: &Path, report_dir: &Path) -> Result<PathBuf> {
         }
         ReportFile::Sweep(s) => render_sweep_into(dir, &s, &id)?,
         ReportFile::Sequential(r) => sequential::render_sequential_into(dir, &r, &id)?,
+        ReportFile::OneRun(r) => one_run::render_one_run_into(dir, &r, &id)?,
     }
     if let Some(parent) = dir.parent() {
         let parent = if parent.as_os_str().is_empty() {
@@ -1092,6 +1102,19 @@ fn index_entry(run_id: &str, parsed: ReportFile) -> IndexEntry {
             seed: r.seed,
             samples_per_side: r.samples_per_side,
         },
+        ReportFile::OneRun(r) => {
+            let (kind, claim, result, violation) = one_run::index_fields(&r);
+            IndexEntry {
+                run_id: run_id.to_string(),
+                kind,
+                mechanism: r.target.clone(),
+                claim,
+                result,
+                violation,
+                seed: r.seed,
+                samples_per_side: 1,
+            }
+        }
     }
 }
 
