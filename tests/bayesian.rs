@@ -37,8 +37,10 @@ fn run(id: &str, claim: PrivacyClaim, n: usize, seed: u64, beta: f64) -> Verdict
 /// the quantity the tester lower-bounds (E_{x'} H_e(P_{x'} ‖ Q) ≈ 6.4e-3, below the BDP δ of
 /// 1.41e-2: a claim the inequality makes as hard to keep as possible), β = 0.05, n = 10^4 draws
 /// per side, 200 seeds. An exact level-β test rejects with probability ≤ β = 0.05 per seed; the
-/// assertion k ≤ 26 fails with probability < 1e-6 when that holds
-/// (P[Bin(200, 0.05) ≥ 28] < 1e-6, exact binomial sum in Python).
+/// assertion k ≤ 27 fails with probability < 1e-6 when that holds
+/// (P[Bin(200, 0.05) ≥ 28] < 1e-6, the exact binomial tail summed in Python). Measured: 0/200
+/// (and 0/1000 with AUDIT_SEED_SWEEP=1000): the event found on the training split does not reach
+/// the supremum, so the test is conservative at this boundary.
 #[test]
 fn soundness_at_the_mixture_hockey_stick_value() {
     let delta = mixture_hockey_stick(1.0);
