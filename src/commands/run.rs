@@ -92,7 +92,8 @@ pub struct RunArgs {
 #[derive(Debug, Args)]
 pub struct SearchArgs {
     /// Dataset finder: fixed, grid, random, corners (random vertices of the record box), halton,
-    /// nelder-mead, pso, annealing, bayes, typical.
+    /// nelder-mead, pso, annealing, bayes, from-data (pairs drawn from --typical-data; `typical`
+    /// is accepted as its old name).
     #[arg(long)]
     pub finder: Option<String>,
     /// Pairs scored in the exploratory search [default: 20].
@@ -120,7 +121,7 @@ pub struct SearchArgs {
     /// Pairs for the fixed finder: one JSON object per line, {"first": [...], "second": [...]}.
     #[arg(long, value_name = "FILE")]
     pub pairs: Option<PathBuf>,
-    /// Data sample for the typical finder: a JSON array of records.
+    /// Data sample for the from-data finder: a JSON array of records.
     #[arg(long, value_name = "FILE")]
     pub typical_data: Option<PathBuf>,
     /// Stop the search after this many seconds (the confirm phase still runs).
@@ -915,16 +916,20 @@ fn run_search(
             .as_ref()
             .map_or(3, |w| w.first().len().min(w.second().len()).clamp(1, 16))
     });
-    // Unknown programs get the portfolio; a catalogue search names its finder.
-    let finder_name = s.finder.clone().unwrap_or_else(|| "portfolio".into());
+    // Unknown programs get the portfolio; a catalogue search names its finder. `typical` is
+    // the old name of `from-data` (it never tested Bayesian DP; see dp_audit::bayesian).
+    let finder_name = match s.finder.clone().unwrap_or_else(|| "portfolio".into()) {
+        f if f == "typical" => "from-data".to_string(),
+        f => f,
+    };
     if s.pairs.is_some() && finder_name != "fixed" {
         return Err(Error::InvalidConfig(
             "--pairs is read by --finder fixed".into(),
         ));
     }
-    if s.typical_data.is_some() != (finder_name == "typical") {
+    if s.typical_data.is_some() != (finder_name == "from-data") {
         return Err(Error::InvalidConfig(
-            "--finder typical and --typical-data FILE go together".into(),
+            "--finder from-data (old name: typical) and --typical-data FILE go together".into(),
         ));
     }
     let defaults = SearchConfig::default();
@@ -941,9 +946,9 @@ fn run_search(
         defaults.trials
     });
     let rng = finder_rng(args.seed);
-    let mut finder: Box<dyn DatasetFinder> = if finder_name == "typical" {
+    let mut finder: Box<dyn DatasetFinder> = if finder_name == "from-data" {
         let path = s.typical_data.as_ref().ok_or_else(|| {
-            Error::InvalidConfig("--finder typical needs --typical-data FILE".into())
+            Error::InvalidConfig("--finder from-data needs --typical-data FILE".into())
         })?;
         let text = std::fs::read_to_string(path)
             .map_err(|e| Error::InvalidConfig(format!("--typical-data {}: {e}", path.display())))?;
