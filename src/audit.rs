@@ -231,6 +231,10 @@ pub struct AuditReport {
     /// The dataset search this audit confirmed a pair of, when there was one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub search: Option<SearchSummary>,
+    /// The data distribution and draws of a Bayesian DP audit ([`crate::bayesian`]), when the
+    /// claim was `bdp:` (then `pair` is absent: every draw of x' makes its own pair).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bayesian: Option<crate::bayesian::BayesianInfo>,
 }
 
 /// What a report records of the search behind it: the finder, every trial's score, and every
@@ -394,6 +398,7 @@ pub fn audit_pair_in(
         wall_time_seconds: Some(start.elapsed().as_secs_f64()),
         reproduce: None,
         search: None,
+        bayesian: None,
     })
 }
 
@@ -635,6 +640,7 @@ impl SampleTestReport {
             wall_time_seconds: None,
             reproduce: None,
             search: None,
+            bayesian: None,
         }
     }
 }

@@ -37,6 +37,7 @@
 #![warn(missing_docs)]
 
 pub mod audit;
+pub mod bayesian;
 pub mod bench;
 pub mod bounds;
 pub mod commands;

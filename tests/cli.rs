@@ -1057,3 +1057,88 @@ fn text_flags_of_every_subcommand_never_panic() {
         }
     }
 }
+
+/// `audit run` with a Bayesian DP claim: the correct target exits 0, the buggy twin 1, the
+/// worst-case testers and a missing or bad `--data` exit 2 naming what is wrong.
+#[test]
+fn bayesian_dp_run_exit_codes_and_errors() {
+    let data = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/bdp-data.txt");
+    let o = audit(&[
+        "run",
+        "--mechanism",
+        "bdp-gaussian-sum",
+        "--data",
+        data,
+        "--samples",
+        "20000",
+        "--no-report",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("weaker than DP"), "{}", stdout(&o));
+    let o = audit(&[
+        "run",
+        "--mechanism",
+        "buggy/bdp-gaussian-sum-excludes-outliers",
+        "--data",
+        data,
+        "--samples",
+        "100000",
+        "--no-report",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let o = audit(&["run", "--mechanism", "bdp-gaussian-sum", "--no-report"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--data FILE"), "{}", stderr(&o));
+    let o = audit(&[
+        "run",
+        "--mechanism",
+        "bdp-gaussian-sum",
+        "--data",
+        data,
+        "--tester",
+        "renyi",
+        "--no-report",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = audit(&[
+        "run",
+        "--mechanism",
+        "gaussian-sum-analytic",
+        "--claim",
+        "bdp:1:0.01",
+        "--tester",
+        "hockey-stick",
+        "--data",
+        data,
+        "--finder",
+        "random",
+        "--no-report",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let bad = std::env::temp_dir().join(format!("dp-audit-bdp-bad-{}.txt", std::process::id()));
+    std::fs::write(&bad, "0.5\n1.5\n").unwrap();
+    let o = audit(&[
+        "run",
+        "--mechanism",
+        "bdp-gaussian-sum",
+        "--data",
+        bad.to_str().unwrap(),
+        "--no-report",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("line 2") && stderr(&o).contains("outside"),
+        "{}",
+        stderr(&o)
+    );
+    let o = audit(&[
+        "run",
+        "--mechanism",
+        "laplace-sum",
+        "--data",
+        data,
+        "--no-report",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("bdp:EPS:DELTA"), "{}", stderr(&o));
+}

@@ -86,6 +86,20 @@ pub enum PrivacyClaim {
         /// The neighboring relation the profile is for.
         neighbors: crate::dataset::Neighboring,
     },
+    /// (ε_μ, δ_μ)-Bayesian DP (Triastcyn & Faltings 2020, Definition 2): for the fixed rest of
+    /// the dataset and a differing record x' **drawn from a data distribution μ**,
+    /// Pr_{x'~μ, w}[L(w, D, D') ≥ ε_μ] ≤ δ_μ, both orders of the pair. This is a *typical-case*
+    /// promise, weaker than DP: it says nothing about any one fixed pair of neighbors (a record
+    /// that μ rarely draws may be exposed), so it allows no worst-case divergence
+    /// ([`PrivacyClaim::delta_at`] and [`PrivacyClaim::renyi_at`] return `None`) and only the
+    /// Bayesian audit (`dp_audit::bayesian`), given μ as a data file, tests it. Command-line
+    /// form `bdp:EPS:DELTA`.
+    Bayesian {
+        /// ε_μ ≥ 0.
+        epsilon: f64,
+        /// 0 ≤ δ_μ < 1.
+        delta: f64,
+    },
 }
 
 /// Most steps a `dpsgd:` claim may compose (its PLD is built on demand; 10^6 steps take about
@@ -235,6 +249,24 @@ impl PrivacyClaim {
         })
     }
 
+    /// (ε_μ, δ_μ)-Bayesian DP. Errors unless ε_μ is finite and ≥ 0 and 0 ≤ δ_μ < 1.
+    pub fn bayesian(epsilon: f64, delta: f64) -> Result<Self> {
+        let epsilon = check_non_negative("epsilon", epsilon)?;
+        if !(0.0..1.0).contains(&delta) {
+            return Err(MechanismError::InvalidClaim {
+                name: "delta",
+                value: delta,
+                allowed: "0 <= delta < 1",
+            });
+        }
+        Ok(Self::Bayesian { epsilon, delta })
+    }
+
+    /// True for a Bayesian (typical-case) claim, which only the Bayesian audit can test.
+    pub fn is_bayesian(&self) -> bool {
+        matches!(self, Self::Bayesian { .. })
+    }
+
     /// Re-validates a claim (e.g. one that came through deserialization).
     pub fn validated(self) -> Result<Self> {
         match self {
@@ -249,10 +281,11 @@ impl PrivacyClaim {
             Self::Renyi { alpha, epsilon } => Self::renyi(alpha, epsilon),
             Self::ZeroConcentrated { rho } => Self::zcdp(rho),
             Self::GaussianDp { mu } => Self::gaussian_dp(mu),
+            Self::Bayesian { epsilon, delta } => Self::bayesian(epsilon, delta),
         }
     }
 
-    /// Short name of the claim's kind: `pure`, `approx`, `renyi`, `zcdp`, `gdp`, `dpsgd`.
+    /// Short name of the claim's kind: `pure`, `approx`, `renyi`, `zcdp`, `gdp`, `dpsgd`, `bdp`.
     pub fn kind(&self) -> &'static str {
         match self {
             Self::Pure { .. } => "pure",
@@ -261,6 +294,7 @@ impl PrivacyClaim {
             Self::ZeroConcentrated { .. } => "zcdp",
             Self::GaussianDp { .. } => "gdp",
             Self::SubsampledGaussian { .. } => "dpsgd",
+            Self::Bayesian { .. } => "bdp",
         }
     }
 
@@ -327,6 +361,8 @@ impl PrivacyClaim {
             Self::Renyi { alpha, epsilon: ea } => round_up(rdp_to_delta(alpha, ea, epsilon)),
             Self::ZeroConcentrated { rho } => round_up(zcdp_to_delta(rho, epsilon)),
             Self::GaussianDp { mu } => round_up(gaussian_dp_delta_upper(epsilon, mu)),
+            // A typical-case promise over x' ~ μ allows nothing about a fixed pair.
+            Self::Bayesian { .. } => return None,
             Self::SubsampledGaussian {
                 sampling_rate,
                 noise_multiplier,
@@ -376,6 +412,8 @@ impl PrivacyClaim {
                 .filter(|r| r.is_finite())
                 .map(|r| round_up(r * steps as f64)),
             Self::SubsampledGaussian { .. } => None,
+            // A typical-case promise over x' ~ μ allows nothing about a fixed pair.
+            Self::Bayesian { .. } => None,
         }
     }
 }
@@ -447,6 +485,7 @@ impl fmt::Display for PrivacyClaim {
                 }
                 Ok(())
             }
+            Self::Bayesian { epsilon, delta } => write!(f, "bdp:{epsilon}:{delta:e}"),
         }
     }
 }
@@ -497,6 +536,10 @@ impl FromStr for PrivacyClaim {
                 want(2, "gdp:MU")?;
                 Self::gaussian_dp(num("mu", parts[1])?)
             }
+            "bdp" | "bayesian" => {
+                want(3, "bdp:EPS:DELTA")?;
+                Self::bayesian(num("epsilon", parts[1])?, num("delta", parts[2])?)
+            }
             "dpsgd" => {
                 if parts.len() != 4 && parts.len() != 5 {
                     want(4, "dpsgd:Q:Z:T or dpsgd:Q:Z:T:replace-one")?;
@@ -520,7 +563,7 @@ impl FromStr for PrivacyClaim {
                 )
             }
             other => Err(bad(format!(
-                "unknown claim kind {other:?}; allowed: pure:EPS, approx:EPS:DELTA, renyi:ALPHA:EPS, zcdp:RHO, gdp:MU, dpsgd:Q:Z:T"
+                "unknown claim kind {other:?}; allowed: pure:EPS, approx:EPS:DELTA, renyi:ALPHA:EPS, zcdp:RHO, gdp:MU, dpsgd:Q:Z:T, bdp:EPS:DELTA"
             ))),
         }
     }
@@ -561,6 +604,8 @@ mod tests {
             "gdp:0.5",
             "dpsgd:0.01:1.1:100",
             "dpsgd:0.01:1.1:100:replace-one",
+            "bdp:1:1e-5",
+            "bdp:0.5:0.01",
         ] {
             let c: PrivacyClaim = s.parse().unwrap();
             let again: PrivacyClaim = c.to_string().parse().unwrap();
@@ -603,6 +648,36 @@ mod tests {
         assert!(replace.renyi_at(2.0).is_none());
         assert!(replace.delta_at(1.0).unwrap() > c.delta_at(1.0).unwrap());
         assert!(c.is_profile() && c.natural_epsilon().is_none());
+    }
+
+    /// A Bayesian claim is typical-case: it allows no worst-case divergence at all, so every
+    /// worst-case tester finds nothing to compare with; it parses, validates and round-trips.
+    #[test]
+    fn bayesian_claim_allows_no_worst_case_divergence() {
+        let c: PrivacyClaim = "bdp:1:1e-5".parse().unwrap();
+        assert_eq!(c, PrivacyClaim::bayesian(1.0, 1e-5).unwrap());
+        assert!(c.is_bayesian() && !c.is_profile() && c.natural_epsilon().is_none());
+        assert_eq!(c.kind(), "bdp");
+        for e in [0.0, 0.5, 1.0, 10.0] {
+            assert_eq!(c.delta_at(e), None);
+        }
+        assert_eq!(c.renyi_at(2.0), None);
+        let j = serde_json::to_string(&c).unwrap();
+        assert!(j.starts_with(r#"{"kind":"bayesian","epsilon":1.0"#), "{j}");
+        for bad in [
+            "bdp:1",
+            "bdp:-1:0.1",
+            "bdp:1:1",
+            "bdp:1:-0.5",
+            "bdp:nan:0.1",
+        ] {
+            assert!(bad.parse::<PrivacyClaim>().is_err(), "{bad}");
+        }
+        let e = "bdp:1:2".parse::<PrivacyClaim>().unwrap_err().to_string();
+        assert!(
+            e.contains("delta = 2") && e.contains("0 <= delta < 1"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -17,6 +17,7 @@
 #![warn(missing_docs)]
 
 pub mod accountant;
+pub mod bayesian_accountant;
 pub mod canary_trainer;
 pub mod catalogue;
 pub mod claim;

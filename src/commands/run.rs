@@ -42,6 +42,11 @@ pub struct RunArgs {
     /// Override the claim: pure:EPS, approx:EPS:DELTA, renyi:ALPHA:EPS, zcdp:RHO, gdp:MU or dpsgd:Q:Z:T.
     #[arg(long)]
     pub claim: Option<String>,
+    /// The data distribution μ of a Bayesian DP claim (bdp:EPS:DELTA): one record per line, a
+    /// JSON number or array. The differing record x' is drawn from these lines (see
+    /// dp_audit::bayesian); required with a bdp: claim and read by nothing else.
+    #[arg(long, value_name = "FILE")]
+    pub data: Option<PathBuf>,
     /// Mechanism parameter NAME=VALUE (repeatable), e.g. --param epsilon=0.5.
     #[arg(long = "param", value_name = "NAME=VALUE")]
     pub params: Vec<String>,
@@ -87,7 +92,8 @@ pub struct RunArgs {
 #[derive(Debug, Args)]
 pub struct SearchArgs {
     /// Dataset finder: fixed, grid, random, corners (random vertices of the record box), halton,
-    /// nelder-mead, pso, annealing, bayes, typical.
+    /// nelder-mead, pso, annealing, bayes, from-data (pairs drawn from --typical-data; `typical`
+    /// is accepted as its old name).
     #[arg(long)]
     pub finder: Option<String>,
     /// Pairs scored in the exploratory search [default: 20].
@@ -115,7 +121,7 @@ pub struct SearchArgs {
     /// Pairs for the fixed finder: one JSON object per line, {"first": [...], "second": [...]}.
     #[arg(long, value_name = "FILE")]
     pub pairs: Option<PathBuf>,
-    /// Data sample for the typical finder: a JSON array of records.
+    /// Data sample for the from-data finder: a JSON array of records.
     #[arg(long, value_name = "FILE")]
     pub typical_data: Option<PathBuf>,
     /// Stop the search after this many seconds (the confirm phase still runs).
@@ -561,6 +567,9 @@ fn run_audit_inner(args: &RunArgs) -> Result<Outcome> {
     if args.sequential {
         return run_sequential(args, &target);
     }
+    if claim.is_bayesian() || args.data.is_some() {
+        return run_bayesian(args, &target);
+    }
     let (testers, skipped) = super::testers_for(&args.tester, &claim, args.samples)?;
     let config = AuditConfig {
         seed: args.seed,
@@ -630,6 +639,106 @@ fn run_audit_inner(args: &RunArgs) -> Result<Outcome> {
         let mut r = report.clone();
         r.wall_time_seconds = None;
         serde_json::to_string_pretty(&r).map_err(|e| Error::InvalidConfig(e.to_string()))? + "\n"
+    } else {
+        render_text(&report)
+    };
+    if let Some(index) = &report_index {
+        announce_report(index, args.json, args.report.quiet, &mut stdout);
+    }
+    Ok(Outcome {
+        stdout,
+        code,
+        late_error,
+    })
+}
+
+/// `audit run --claim bdp:EPS:DELTA --data FILE`: the Bayesian DP audit ([`crate::bayesian`]) on
+/// the catalogue witness's smaller dataset as the fixed rest of the data.
+fn run_bayesian(args: &RunArgs, target: &Target) -> Result<Outcome> {
+    let claim = target.claim;
+    if !claim.is_bayesian() {
+        return Err(Error::InvalidConfig(format!(
+            "--data is the data distribution of a Bayesian DP claim; the claim is {claim}, allowed with --data: --claim bdp:EPS:DELTA"
+        )));
+    }
+    let path = args.data.as_ref().ok_or_else(|| {
+        Error::InvalidConfig(format!(
+            "claim {claim} is Bayesian DP: it needs its data distribution, --data FILE (one record per line)"
+        ))
+    })?;
+    for (flag, on) in [
+        ("--finder", args.search.finder.is_some()),
+        ("--exec", args.exec.is_some()),
+        ("--sequential", args.sequential),
+        ("--transform", args.transform.is_some()),
+    ] {
+        if on {
+            return Err(Error::InvalidConfig(format!(
+                "{flag} does not apply to a Bayesian DP audit (claim {claim}); leave it out"
+            )));
+        }
+    }
+    if args.tester != "hockey-stick" && args.tester != crate::bayesian::TESTER_NAME {
+        return Err(Error::InvalidConfig(format!(
+            "--tester {} with a Bayesian DP claim; only {} tests it (the worst-case testers bound a fixed pair, about which a bdp: claim says nothing); leave --tester out",
+            args.tester,
+            crate::bayesian::TESTER_NAME
+        )));
+    }
+    let witness = target.witness.as_ref().ok_or_else(|| {
+        Error::InvalidConfig("a Bayesian DP audit needs a catalogue --mechanism".into())
+    })?;
+    let base = if witness.first().len() <= witness.second().len() {
+        witness.first()
+    } else {
+        witness.second()
+    };
+    let m = &*target.mechanism;
+    let data = crate::bayesian::read_data(path, &m.domain())?;
+    check_memory("--samples", args.samples, m.output_dim() + 2)?;
+    if !args.report.no_report {
+        crate::report::prepare_report_dir(&args.report.report_dir)?;
+    }
+    let config = crate::bayesian::BayesianConfig {
+        seed: args.seed,
+        draws_per_side: args.samples,
+        failure_probability: args.failure_probability,
+    };
+    let spinner = crate::report::progress::Spinner::start(
+        args.report.quiet,
+        &format!("auditing {} (Bayesian DP)", m.id()),
+    );
+    let mut report = crate::bayesian::audit_bayesian(
+        m,
+        &claim,
+        base,
+        &data,
+        &path.display().to_string(),
+        &config,
+    )?;
+    drop(spinner);
+    report.reproduce = Some(reproduce_line(None));
+    report.mechanism.catalogue_status = target.status.clone();
+    if let Some(src) = &target.claim_source {
+        report.mechanism.claim_source = src.clone();
+    }
+    let code = match report.verdict {
+        Verdict::Violation => 1,
+        Verdict::NoViolation => 0,
+    };
+    let (report_index, late_error) = super::split_late(if args.report.no_report {
+        Ok(None)
+    } else {
+        crate::report::write_run_report(
+            &args.report.report_dir,
+            &report,
+            &crate::report::PlotData::none(),
+        )
+        .map(Some)
+    });
+    let mut stdout = if args.json {
+        report.wall_time_seconds = None;
+        to_json(&report)?
     } else {
         render_text(&report)
     };
@@ -807,16 +916,20 @@ fn run_search(
             .as_ref()
             .map_or(3, |w| w.first().len().min(w.second().len()).clamp(1, 16))
     });
-    // Unknown programs get the portfolio; a catalogue search names its finder.
-    let finder_name = s.finder.clone().unwrap_or_else(|| "portfolio".into());
+    // Unknown programs get the portfolio; a catalogue search names its finder. `typical` is
+    // the old name of `from-data` (it never tested Bayesian DP; see dp_audit::bayesian).
+    let finder_name = match s.finder.clone().unwrap_or_else(|| "portfolio".into()) {
+        f if f == "typical" => "from-data".to_string(),
+        f => f,
+    };
     if s.pairs.is_some() && finder_name != "fixed" {
         return Err(Error::InvalidConfig(
             "--pairs is read by --finder fixed".into(),
         ));
     }
-    if s.typical_data.is_some() != (finder_name == "typical") {
+    if s.typical_data.is_some() != (finder_name == "from-data") {
         return Err(Error::InvalidConfig(
-            "--finder typical and --typical-data FILE go together".into(),
+            "--finder from-data (old name: typical) and --typical-data FILE go together".into(),
         ));
     }
     let defaults = SearchConfig::default();
@@ -833,9 +946,9 @@ fn run_search(
         defaults.trials
     });
     let rng = finder_rng(args.seed);
-    let mut finder: Box<dyn DatasetFinder> = if finder_name == "typical" {
+    let mut finder: Box<dyn DatasetFinder> = if finder_name == "from-data" {
         let path = s.typical_data.as_ref().ok_or_else(|| {
-            Error::InvalidConfig("--finder typical needs --typical-data FILE".into())
+            Error::InvalidConfig("--finder from-data needs --typical-data FILE".into())
         })?;
         let text = std::fs::read_to_string(path)
             .map_err(|e| Error::InvalidConfig(format!("--typical-data {}: {e}", path.display())))?;

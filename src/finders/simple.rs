@@ -204,9 +204,11 @@ impl DatasetFinder for HaltonFinder {
     fn tell(&mut self, _score: f64) {}
 }
 
-/// Typical-record mode (after Bayesian DP, Triastcyn & Faltings 2020): the base dataset and the
-/// differing record are drawn from a given data sample instead of chosen adversarially, so the
-/// bounds describe typical records rather than the worst case.
+/// The `from-data` finder (formerly `typical`, still accepted as an alias): the base dataset and
+/// the differing record are drawn from a given data sample instead of chosen adversarially.
+/// It proposes *fixed pairs* that are then audited against the ordinary worst-case claim, one
+/// pair at a time; it does not test Bayesian DP (the typical case averaged over x' ~ μ), which
+/// is `audit run --claim bdp:EPS:DELTA --data FILE` ([`crate::bayesian`]).
 #[derive(Debug)]
 pub struct TypicalFinder {
     data: Dataset,
@@ -240,7 +242,7 @@ impl TypicalFinder {
 
 impl DatasetFinder for TypicalFinder {
     fn name(&self) -> &'static str {
-        "typical"
+        "from-data"
     }
     fn ask(&mut self) -> Result<Option<DatasetPair>> {
         let n = self.data.len();

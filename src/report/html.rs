@@ -193,6 +193,11 @@ pub(crate) fn claim_words(c: &PrivacyClaim) -> String {
             num(sampling_rate),
             num(noise_multiplier)
         ),
+        PrivacyClaim::Bayesian { epsilon, delta } => format!(
+            "(ε_μ, δ_μ)-Bayesian differential privacy (Triastcyn & Faltings 2020) with ε_μ = {}, δ_μ = {}: for the differing record x' drawn from the data distribution μ (the data file), the privacy loss exceeds ε_μ with probability at most δ_μ over x' and the output. This is a typical-case promise, weaker than differential privacy: it says nothing about any one fixed pair of neighbors, and a record μ rarely draws may be exposed.",
+            num(epsilon),
+            num(delta)
+        ),
         _ => format!("{c}"),
     }
 }
@@ -486,7 +491,20 @@ pub fn render_run(r: &AuditReport, run_id: &str, figures: &[Figure]) -> String {
             e(&f.b),
             f.samples_b
         ),
-        (None, None) => String::new(),
+        (None, None) => match &r.bayesian {
+            Some(b) => format!(
+                "<dt>neighboring relation</dt><dd>{}</dd><dt>D</dt><dd>{}</dd><dt>data distribution μ</dt><dd id=\"bayesian-data\">the {} record(s) of <span class=\"mono\">{}</span> ({} distinct), drawn uniformly: {} draws of the differing record x' per side ({} distinct drawn), one release each. \
+                 A Bayesian DP claim is about the typical x' ~ μ and is weaker than differential privacy: a record μ rarely draws may be exposed, and this audit says nothing about any fixed pair.</dd>",
+                e(neighboring_words(m.neighboring)),
+                dataset_html(&b.base),
+                b.records,
+                e(&b.data_source),
+                b.distinct_records,
+                b.draws_per_side,
+                b.distinct_drawn
+            ),
+            None => String::new(),
+        },
     };
     let samples_row = if r.sample_files.is_some() {
         format!(

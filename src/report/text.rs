@@ -27,6 +27,21 @@ pub fn render_text(r: &AuditReport) -> String {
         let _ = writeln!(s, "pair         D  = {}", short_dataset(pair.first()));
         let _ = writeln!(s, "             D' = {}", short_dataset(pair.second()));
     }
+    if let Some(b) = &r.bayesian {
+        let _ = writeln!(
+            s,
+            "bayesian     typical case, weaker than DP: x' ~ μ = the {} record(s) of {} ({} distinct), D = {}",
+            b.records,
+            b.data_source,
+            b.distinct_records,
+            short_dataset(&b.base)
+        );
+        let _ = writeln!(
+            s,
+            "             {} draws of x' per side ({} distinct drawn), one release each; joint rows {}",
+            b.draws_per_side, b.distinct_drawn, b.features
+        );
+    }
     if let Some(f) = &r.sample_files {
         let _ = writeln!(
             s,

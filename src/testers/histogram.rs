@@ -257,6 +257,7 @@ impl PropertyTester for HistogramTester {
     }
 
     fn plan(&self, claim: &PrivacyClaim, samples_per_side: usize) -> Result<Vec<Divergence>> {
+        super::refuse_bayesian(self.name(), claim)?;
         hockey_stick_plan(self.name(), claim, samples_per_side, self.profile_grid)
     }
 

@@ -1208,6 +1208,7 @@ impl PropertyTester for HockeyStickTester {
     }
 
     fn plan(&self, claim: &PrivacyClaim, samples_per_side: usize) -> Result<Vec<Divergence>> {
+        super::refuse_bayesian(self.name(), claim)?;
         if let Some(epsilon) = claim.natural_epsilon() {
             return Ok(vec![Divergence::HockeyStick { epsilon }]);
         }

@@ -63,6 +63,22 @@ pub fn allowed(claim: &PrivacyClaim, divergence: &Divergence) -> Option<f64> {
     }
 }
 
+/// Refuses a Bayesian DP claim for a worst-case tester: (ε_μ, δ_μ)-BDP is a promise about the
+/// typical differing record x' ~ μ, averaged over μ, and allows nothing about any one fixed pair
+/// of datasets ([`PrivacyClaim::delta_at`] and [`PrivacyClaim::renyi_at`] are `None` for it).
+/// Only the Bayesian audit ([`crate::bayesian`]), which draws x' from the data, tests it. Every
+/// tester's [`PropertyTester::plan`] calls this first.
+pub fn refuse_bayesian(tester: &str, claim: &PrivacyClaim) -> Result<()> {
+    if claim.is_bayesian() {
+        return Err(Error::ClaimNotTestable {
+            tester: tester.into(),
+            claim: claim.to_string(),
+            reason: "a Bayesian DP claim (typical case over the differing record x' ~ μ, weaker than DP) allows nothing about a fixed pair of datasets; audit it with the Bayesian audit: audit run --claim bdp:EPS:DELTA --data FILE".into(),
+        });
+    }
+    Ok(())
+}
+
 /// The rejection rule: a lower bound `bound` refutes a claim that allows `allowed` iff it is
 /// strictly larger.
 pub fn violates(bound: f64, allowed: f64) -> bool {

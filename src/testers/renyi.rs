@@ -223,6 +223,7 @@ impl PropertyTester for RenyiTester {
     }
 
     fn plan(&self, claim: &PrivacyClaim, _samples_per_side: usize) -> Result<Vec<Divergence>> {
+        super::refuse_bayesian(self.name(), claim)?;
         let orders: Vec<f64> = match *claim {
             PrivacyClaim::Renyi { alpha, .. } => vec![alpha],
             PrivacyClaim::ZeroConcentrated { .. } | PrivacyClaim::GaussianDp { .. } => {

@@ -21,6 +21,8 @@ use crate::error::{MechanismError, Result};
 use crate::math::edit_distance;
 use crate::mechanism::{Mechanism, ParamInfo, Params};
 
+/// Targets of the Bayesian DP audit (`bdp:` claims), outside [`specs`]: see the module docs.
+pub mod bayesian;
 mod buggy;
 mod correct;
 mod declare;
@@ -121,6 +123,12 @@ pub fn recommended_transform_for(id: &str, mechanism: &dyn Mechanism) -> Option<
         .or_else(|| recommended_transform(id).map(str::to_string))
 }
 
+/// Ids of the Bayesian DP targets ([`bayesian`]), which [`build`] builds but [`specs`] leaves
+/// out.
+pub fn bayesian_ids() -> Vec<&'static str> {
+    bayesian::specs().iter().map(|s| s.id).collect()
+}
+
 /// All ids, in listing order.
 pub fn ids() -> Vec<&'static str> {
     specs().iter().map(|s| s.id).collect()
@@ -130,12 +138,14 @@ pub fn ids() -> Vec<&'static str> {
 ///
 /// An unknown id is an error listing the closest ids.
 pub fn build(id: &str, params: &Params) -> Result<Entry> {
-    let spec = specs().into_iter().find(|s| s.id == id).ok_or_else(|| {
-        MechanismError::UnknownMechanism {
+    let spec = specs()
+        .into_iter()
+        .chain(bayesian::specs())
+        .find(|s| s.id == id)
+        .ok_or_else(|| MechanismError::UnknownMechanism {
             id: id.to_string(),
             closest: closest_ids(id, 3),
-        }
-    })?;
+        })?;
     let mut p = params.clone();
     let entry = (spec.build)(&mut p)?;
     p.finish(id)?;
@@ -169,12 +179,14 @@ pub struct Description {
 
 /// Describes entry `id` (see [`Description`]).
 pub fn describe(id: &str) -> Result<Description> {
-    let spec = specs().into_iter().find(|s| s.id == id).ok_or_else(|| {
-        MechanismError::UnknownMechanism {
+    let spec = specs()
+        .into_iter()
+        .chain(bayesian::specs())
+        .find(|s| s.id == id)
+        .ok_or_else(|| MechanismError::UnknownMechanism {
             id: id.to_string(),
             closest: closest_ids(id, 3),
-        }
-    })?;
+        })?;
     let mut p = Params::new();
     let entry = (spec.build)(&mut p)?;
     let bug = match &entry.status {

@@ -1,0 +1,176 @@
+//! Targets for the Bayesian DP audit (`bdp:` claims; Triastcyn & Faltings 2020, Definition 2).
+//!
+//! Both entries release the sum of records in [0, 1] plus N(0, σ²) noise (add-remove neighbors),
+//! and state an (ε_μ, δ_μ)-BDP claim for the data distribution μ of [`data`] (written out as
+//! `examples/bdp-data.txt`, which `audit run --data` reads). They are kept out of
+//! [`super::specs`] (the worst-case suites cannot test a typical-case claim) and built by
+//! [`super::build`] all the same.
+//!
+//! # Claim (exact, for the Gaussian sum)
+//! Adding x' ≥ 0 shifts the mean by x'. With w ~ N(s + x', σ²) against N(s, σ²) the privacy loss
+//! is L = x'²/(2σ²) + (x'/σ)Z, Z ~ N(0, 1), in either order of the pair, so
+//! Pr_w[L ≥ ε] = Φ(x'/(2σ) − εσ/x') (0 at x' = 0) and
+//! δ_μ(ε) = E_{x'~μ} Φ(x'/(2σ) − εσ/x'), μ uniform over the records: computed exactly and
+//! rounded up ([`gaussian_sum_bdp_delta`]).
+//!
+//! # Bug (`buggy/bdp-gaussian-sum-excludes-outliers`)
+//! The claim's δ_μ is computed on the data with its outliers (records above 0.5) left out, as
+//! happens when the paper's estimator is fed a cleaned subsample: at σ = 1, ε = 1 the in-range
+//! records (≤ 0.2) give δ ≈ 1.7e-8, while the 5 % of records near 1 alone contribute
+//! 0.05·Φ(−0.5) ≈ 0.015. The BDP-implied hockey-stick bound E_{x'} H_e(N(x',1) ‖ N(0,1)) is about
+//! 6e-3, far above the claimed δ.
+
+use super::declare::noisy_statistic;
+use super::{Entry, Spec, Status};
+use crate::claim::PrivacyClaim;
+use crate::dataset::{Dataset, DatasetPair, Neighboring, RecordDomain};
+use crate::error::Result;
+use crate::math::std_normal_cdf;
+use crate::mechanism::Params;
+use crate::noise::GaussianNoise;
+
+/// Records of μ: 950 in-distribution values spread evenly over (0, 0.2) and 50 outliers spread
+/// evenly over (0.9, 1).
+pub fn data() -> Vec<f64> {
+    let inliers = (0..950).map(|i| 0.2 * (i as f64 + 0.5) / 950.0);
+    let outliers = (0..50).map(|i| 0.9 + 0.1 * (i as f64 + 0.5) / 50.0);
+    inliers.chain(outliers).collect()
+}
+
+/// Records above this are the outliers the buggy entry leaves out.
+pub const OUTLIER_THRESHOLD: f64 = 0.5;
+
+/// Exact δ_μ(ε) of the Gaussian sum with noise σ for μ uniform over `records` (each ≥ 0; see the
+/// module docs), rounded up by a relative 1e-9 (Φ's error is far smaller).
+pub fn gaussian_sum_bdp_delta(records: &[f64], sigma: f64, epsilon: f64) -> f64 {
+    if records.is_empty() {
+        return 0.0;
+    }
+    let total: f64 = records
+        .iter()
+        .filter(|&&x| x > 0.0)
+        .map(|&x| std_normal_cdf(x / (2.0 * sigma) - epsilon * sigma / x))
+        .sum();
+    ((total / records.len() as f64) * (1.0 + 1e-9))
+        .next_up()
+        .min(1.0)
+}
+
+pub(crate) fn specs() -> Vec<Spec> {
+    vec![
+        Spec {
+            id: "bdp-gaussian-sum",
+            summary: "sum of records in [0, 1] plus N(0, σ²); Bayesian DP claim computed exactly for the data of examples/bdp-data.txt",
+            build: bdp_gaussian_sum,
+        },
+        Spec {
+            id: "buggy/bdp-gaussian-sum-excludes-outliers",
+            summary: "the same release; its Bayesian DP claim is computed with the data's outliers left out",
+            build: bdp_gaussian_sum_excludes_outliers,
+        },
+    ]
+}
+
+fn witness() -> Result<DatasetPair> {
+    let d = Dataset::scalars(vec![0.1; 5])?;
+    DatasetPair::new(d.clone(), d.with_record(&[1.0])?, Neighboring::AddRemove)
+}
+
+fn build(
+    id: &'static str,
+    params: &mut Params,
+    records: &[f64],
+    source: &str,
+) -> Result<(Box<super::declare::Declared>, f64, f64, f64)> {
+    let sigma = params.take_in(id, "sigma", 1.0, 0.05, 100.0)?;
+    let epsilon = params.take_in(id, "epsilon", 1.0, 0.0, 50.0)?;
+    let delta = gaussian_sum_bdp_delta(records, sigma, epsilon);
+    let noise = GaussianNoise::new(sigma)?;
+    let m = noisy_statistic(
+        id,
+        PrivacyClaim::bayesian(epsilon, delta)?,
+        RecordDomain::real(0.0, 1.0, 1),
+        |d| d.column(0).iter().sum(),
+        move |rng| noise.sample(rng),
+    )
+    .with_claim_source(format!(
+        "exact Bayesian DP of the Gaussian sum (sigma = {sigma}) for μ = {source}"
+    ));
+    Ok((Box::new(m), sigma, epsilon, delta))
+}
+
+fn bdp_gaussian_sum(params: &mut Params) -> Result<Entry> {
+    let (m, ..) = build(
+        "bdp-gaussian-sum",
+        params,
+        &data(),
+        "the 1000 records of examples/bdp-data.txt",
+    )?;
+    Ok(Entry {
+        mechanism: m,
+        status: Status::Correct,
+        witness: witness()?,
+    })
+}
+
+fn bdp_gaussian_sum_excludes_outliers(params: &mut Params) -> Result<Entry> {
+    let inliers: Vec<f64> = data()
+        .into_iter()
+        .filter(|&x| x <= OUTLIER_THRESHOLD)
+        .collect();
+    let (m, sigma, epsilon, _) = build(
+        "buggy/bdp-gaussian-sum-excludes-outliers",
+        params,
+        &inliers,
+        "the records of examples/bdp-data.txt up to 0.5 (outliers left out)",
+    )?;
+    let true_delta = gaussian_sum_bdp_delta(&data(), sigma, epsilon);
+    Ok(Entry {
+        mechanism: m,
+        status: Status::Buggy {
+            bug: "the Bayesian DP claim's δ is computed on the data with its outliers left out"
+                .into(),
+            true_guarantee: format!("bdp:{epsilon}:{true_delta:e} for the full data"),
+        },
+        witness: witness()?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn example_file_is_the_data() {
+        let text = include_str!("../../../examples/bdp-data.txt");
+        let file: Vec<f64> = text
+            .lines()
+            .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+            .map(|l| l.trim().parse().unwrap())
+            .collect();
+        assert_eq!(file, data());
+    }
+
+    /// Reference values: δ_μ(1) at σ = 1, from the same formula in Python
+    /// (`np.mean(norm.cdf(x/2 - 1/x))` over the 1000 records): full data 1.4082e-2; inliers only
+    /// 1.6687e-8. The buggy claim is more than 10^4 times too small.
+    #[test]
+    fn claims_on_full_and_cleaned_data() {
+        let full = gaussian_sum_bdp_delta(&data(), 1.0, 1.0);
+        let inl: Vec<f64> = data().into_iter().filter(|&x| x <= 0.5).collect();
+        let cleaned = gaussian_sum_bdp_delta(&inl, 1.0, 1.0);
+        assert!((full / 1.4081955252237845e-2 - 1.0).abs() < 1e-8, "{full}");
+        assert!(
+            (cleaned / 1.6686996265832663e-08 - 1.0).abs() < 1e-6,
+            "{cleaned}"
+        );
+        let e = super::super::build("bdp-gaussian-sum", &Params::default()).unwrap();
+        assert!(e.mechanism.claim().is_bayesian());
+        let b = super::super::build(
+            "buggy/bdp-gaussian-sum-excludes-outliers",
+            &Params::default(),
+        )
+        .unwrap();
+        assert!(b.status.is_buggy());
+    }
+}
