@@ -65,14 +65,10 @@ fn soundness_at_the_mixture_hockey_stick_value() {
 #[test]
 fn buggy_twin_is_caught_and_the_correct_entry_is_not() {
     for seed in 0..10 {
-        let b = catalogue::build(
-            "buggy/bdp-gaussian-sum-excludes-outliers",
-            &Params::default(),
-        )
-        .unwrap();
+        let b = catalogue::build("bdp-gaussian-sum-excludes-outliers", &Params::default()).unwrap();
         assert_eq!(
             run(
-                "buggy/bdp-gaussian-sum-excludes-outliers",
+                "bdp-gaussian-sum-excludes-outliers",
                 b.mechanism.claim(),
                 100_000,
                 seed,

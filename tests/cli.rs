@@ -1078,7 +1078,7 @@ fn bayesian_dp_run_exit_codes_and_errors() {
     let o = audit(&[
         "run",
         "--mechanism",
-        "buggy/bdp-gaussian-sum-excludes-outliers",
+        "bdp-gaussian-sum-excludes-outliers",
         "--data",
         data,
         "--samples",

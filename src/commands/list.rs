@@ -10,8 +10,11 @@ use crate::mechanisms::math::readable;
 /// `audit list`: one line per entry, `ID  STATUS  CLAIM  SUMMARY`, then its parameters
 /// (`NAME=DEFAULT [LO, HI]`) indented below; `--json`: every entry's full description.
 pub(super) fn list(as_json: bool) -> Result<Outcome> {
+    // The Bayesian DP targets come last: they are audited against a data file (`--data`), not
+    // on a worst-case pair.
     let all: Vec<Description> = catalogue::ids()
         .into_iter()
+        .chain(catalogue::bayesian_ids())
         .map(catalogue::describe)
         .collect::<std::result::Result<_, _>>()?;
     let stdout = if as_json {
@@ -33,7 +36,8 @@ pub(super) fn list(as_json: bool) -> Result<Outcome> {
         }
         let _ = writeln!(
             s,
-            "\n(`audit describe ID` shows an entry's bug, witness pair and neighboring relation)"
+            "\n(`audit describe ID` shows an entry's bug, witness pair and neighboring relation; \
+             the bdp-* entries claim Bayesian DP and are audited with --data FILE)"
         );
         s
     };

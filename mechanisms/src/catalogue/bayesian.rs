@@ -13,7 +13,7 @@
 //! δ_μ(ε) = E_{x'~μ} Φ(x'/(2σ) − εσ/x'), μ uniform over the records: computed exactly and
 //! rounded up ([`gaussian_sum_bdp_delta`]).
 //!
-//! # Bug (`buggy/bdp-gaussian-sum-excludes-outliers`)
+//! # Bug (`bdp-gaussian-sum-excludes-outliers`)
 //! The claim's δ_μ is computed on the data with its outliers (records above 0.5) left out, as
 //! happens when the paper's estimator is fed a cleaned subsample: at σ = 1, ε = 1 the in-range
 //! records (≤ 0.2) give δ ≈ 1.7e-8, while the 5 % of records near 1 alone contribute
@@ -64,7 +64,7 @@ pub(crate) fn specs() -> Vec<Spec> {
             build: bdp_gaussian_sum,
         },
         Spec {
-            id: "buggy/bdp-gaussian-sum-excludes-outliers",
+            id: "bdp-gaussian-sum-excludes-outliers",
             summary: "the same release; its Bayesian DP claim is computed with the data's outliers left out",
             build: bdp_gaussian_sum_excludes_outliers,
         },
@@ -119,7 +119,7 @@ fn bdp_gaussian_sum_excludes_outliers(params: &mut Params) -> Result<Entry> {
         .filter(|&x| x <= OUTLIER_THRESHOLD)
         .collect();
     let (m, sigma, epsilon, _) = build(
-        "buggy/bdp-gaussian-sum-excludes-outliers",
+        "bdp-gaussian-sum-excludes-outliers",
         params,
         &inliers,
         "the records of examples/bdp-data.txt up to 0.5 (outliers left out)",
@@ -166,11 +166,8 @@ mod tests {
         );
         let e = super::super::build("bdp-gaussian-sum", &Params::default()).unwrap();
         assert!(e.mechanism.claim().is_bayesian());
-        let b = super::super::build(
-            "buggy/bdp-gaussian-sum-excludes-outliers",
-            &Params::default(),
-        )
-        .unwrap();
+        let b =
+            super::super::build("bdp-gaussian-sum-excludes-outliers", &Params::default()).unwrap();
         assert!(b.status.is_buggy());
     }
 }
