@@ -1209,40 +1209,9 @@ impl PropertyTester for HockeyStickTester {
 
     fn plan(&self, claim: &PrivacyClaim, samples_per_side: usize) -> Result<Vec<Divergence>> {
         super::refuse_bayesian(self.name(), claim)?;
-        if let Some(epsilon) = claim.natural_epsilon() {
-            return Ok(vec![Divergence::HockeyStick { epsilon }]);
-        }
-        // Profile-like claims: an evenly spaced grid of ε on (0, ε_max], where ε_max is the
-        // largest ε (≤ 20) at which the claim still allows δ ≥ 1/(10·n): beyond it no event seen
-        // in n samples can show a violation. The grid depends only on the claim and n.
-        let floor = 0.1 / samples_per_side.max(1) as f64;
-        let allows = |e: f64| claim.delta_at(e).unwrap_or(0.0);
-        let mut eps_max = 20.0;
-        if allows(eps_max) < floor {
-            let (mut lo, mut hi) = (0.0, 20.0);
-            for _ in 0..60 {
-                let mid = 0.5 * (lo + hi);
-                if allows(mid) >= floor {
-                    lo = mid;
-                } else {
-                    hi = mid;
-                }
-            }
-            eps_max = lo;
-        }
-        if eps_max <= 0.0 {
-            return Err(Error::ClaimNotTestable {
-                tester: self.name().into(),
-                claim: claim.to_string(),
-                reason: "the claim allows δ ≥ 1/(10n) only at ε = 0".into(),
-            });
-        }
-        let k = self.profile_grid;
-        Ok((1..=k)
-            .map(|i| Divergence::HockeyStick {
-                epsilon: eps_max * i as f64 / k as f64,
-            })
-            .collect())
+        // The claim's own ε, or for profile-like claims the ε grid shared with the other
+        // hockey-stick testers (evenly spaced up to where the claim allows δ ≥ 1/(10n)).
+        super::common::hockey_stick_plan(self.name(), claim, samples_per_side, self.profile_grid)
     }
 
     fn lower_bound(
