@@ -122,3 +122,57 @@ fn worst_case_testers_refuse_a_bayesian_claim() {
         assert!(e.contains("Bayesian"), "{name}: {e}");
     }
 }
+
+/// `audit accountant --bayesian`: the typical-case ε on the shipped in-distribution distances is
+/// far below the worst-case accountants' on the same run (the paper's qualitative figure), the
+/// moments accountant beside it is the Bayesian one at distance 1, and bad data files are named
+/// by line (exit 2).
+#[test]
+fn bayesian_accountant_command() {
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_audit"))
+            .args(args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .unwrap()
+    };
+    let base = [
+        "accountant",
+        "--bayesian",
+        "--sampling-rate",
+        "0.01",
+        "--noise-multiplier",
+        "1.1",
+        "--steps",
+        "6000",
+        "--delta",
+        "1e-5",
+    ];
+    let mut args = base.to_vec();
+    args.extend(["--data", "examples/bdp-distances.txt", "--json"]);
+    let o = run(&args);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let bdp = v["bayesian"]["epsilon"].as_f64().unwrap();
+    let moments = v["moments_accountant_epsilon"].as_f64().unwrap();
+    let rdp = v["rdp_epsilon"].as_f64().unwrap();
+    assert!(bdp > 0.0 && bdp < 0.5 * rdp, "{bdp} vs {rdp}");
+    assert!(moments >= rdp * 0.99, "{moments} vs {rdp}");
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("bdp-acct-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (text, needle) in [("0.5\nnan\n", "line 2"), ("", "")] {
+        let f = dir.join("d.txt");
+        std::fs::write(&f, text).unwrap();
+        let mut args = base.to_vec();
+        args.extend(["--data", f.to_str().unwrap()]);
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(2), "{text:?}");
+        assert!(String::from_utf8_lossy(&o.stderr).contains(needle));
+    }
+}
