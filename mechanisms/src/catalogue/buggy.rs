@@ -1,19 +1,16 @@
 //! Buggy mechanisms: realistic mistakes with known true guarantees. Each type's `# Bug` section
 //! says what is wrong; the entry's [`Status::Buggy`] carries the same text for reports.
 
-use rand::Rng;
-
 use super::correct::{
     NoisyHistogram, ReportNoisyMax, categories_param, epsilon_param, histogram_witness,
 };
-use super::declare::noisy_statistic;
+use super::declare::{noisy_statistic, scalar};
 use super::{Entry, Spec, Status};
 use crate::claim::PrivacyClaim;
 use crate::dataset::{Dataset, DatasetPair, Neighboring, RecordDomain};
 use crate::error::Result;
-use crate::mechanism::{Mechanism, Params};
+use crate::mechanism::Params;
 use crate::noise::LaplaceNoise;
-use crate::samples::Samples;
 
 pub(crate) fn specs() -> Vec<Spec> {
     let mut all = vec![
@@ -84,57 +81,32 @@ fn laplace_sum_ignores_range(params: &mut Params) -> Result<Entry> {
     })
 }
 
-/// Mean of records in [0, 1] as true sum / true count plus Laplace noise of scale
+/// `mean-fixed-n`: the mean of records in [0, 1] as true sum / true count plus Laplace noise of scale
 /// 1/(n₀·ε), calibrated for datasets of a fixed size n₀ (default 100).
 ///
 /// # Bug
 /// Under add/remove the size is not public: the mean of n records moves by up to 1/(n + 1) when
 /// one is added, so on small datasets the noise is far too small. On datasets of n ≥ 1 records
 /// the true guarantee is (n₀/2)·ε-DP (the worst case is n = 1).
-#[derive(Debug, Clone)]
-pub struct MeanFixedN {
-    /// Claimed ε.
-    pub epsilon: f64,
-    /// The dataset size n₀ the noise was calibrated for.
-    pub assumed_n: f64,
-}
-
-impl Mechanism for MeanFixedN {
-    fn id(&self) -> &str {
-        "mean-fixed-n"
-    }
-    fn claim(&self) -> PrivacyClaim {
-        PrivacyClaim::Pure {
-            epsilon: self.epsilon,
-        }
-    }
-    fn neighboring(&self) -> Neighboring {
-        Neighboring::AddRemove
-    }
-    fn domain(&self) -> RecordDomain {
-        RecordDomain::real(0.0, 1.0, 1).with_sizes(1, 1000)
-    }
-    fn output_dim(&self) -> usize {
-        1
-    }
-    fn sample(&self, data: &Dataset, n: usize, rng: &mut dyn Rng) -> Result<Samples> {
-        let noise = LaplaceNoise::new(1.0 / (self.assumed_n * self.epsilon))?;
-        let col = data.column(0);
-        let mean = col.iter().sum::<f64>() / col.len().max(1) as f64;
-        Ok(Samples::from_column(
-            (0..n).map(|_| mean + noise.sample(rng)).collect(),
-        ))
-    }
-}
-
 fn mean_fixed_n(params: &mut Params) -> Result<Entry> {
     let id = "mean-fixed-n";
     let epsilon = epsilon_param(params, id)?;
     let assumed_n = params.take_in(id, "assumed_n", 100.0, 1.0, 1e6)?;
+    let noise = LaplaceNoise::new(1.0 / (assumed_n * epsilon))?;
+    let m = noisy_statistic(
+        id,
+        PrivacyClaim::pure(epsilon)?,
+        RecordDomain::real(0.0, 1.0, 1).with_sizes(1, 1000),
+        |d| {
+            let col = d.column(0);
+            col.iter().sum::<f64>() / col.len().max(1) as f64
+        },
+        move |rng| noise.sample(rng),
+    );
     let d = Dataset::scalars(vec![0.0; 10])?;
     let witness = DatasetPair::new(d.clone(), d.with_record(&[1.0])?, Neighboring::AddRemove)?;
     Ok(Entry {
-        mechanism: Box::new(MeanFixedN { epsilon, assumed_n }),
+        mechanism: Box::new(m),
         status: Status::Buggy {
             bug: "noise calibrated for a public dataset size n₀, but under add/remove the size \
                   is private and the mean's sensitivity is 1/(n + 1)"
@@ -148,7 +120,7 @@ fn mean_fixed_n(params: &mut Params) -> Result<Entry> {
     })
 }
 
-/// Mean of records in [0, 1]: true sum / true count plus Laplace noise of scale 1/(ε·ñ), the
+/// `mean-noisy-count-scale`: the mean of records in [0, 1]: true sum / true count plus Laplace noise of scale 1/(ε·ñ), the
 /// mean's sensitivity at a *noisy* count ñ = max(1, n + Lap(1/ε)).
 ///
 /// # Bug
@@ -158,54 +130,29 @@ fn mean_fixed_n(params: &mut Params) -> Result<Entry> {
 /// linearly in ñ and ñ is unbounded, so the mechanism is not ε′-DP for any finite ε′. On the
 /// witness ({0} against {0, 1}, ε = 1) numerical integration gives H_e ≈ 0.026 in each
 /// direction, where ε-DP allows 0.
-#[derive(Debug, Clone)]
-pub struct MeanNoisyCountScale {
-    /// Claimed ε.
-    pub epsilon: f64,
-}
-
-impl Mechanism for MeanNoisyCountScale {
-    fn id(&self) -> &str {
-        "mean-noisy-count-scale"
-    }
-    fn claim(&self) -> PrivacyClaim {
-        PrivacyClaim::Pure {
-            epsilon: self.epsilon,
-        }
-    }
-    fn neighboring(&self) -> Neighboring {
-        Neighboring::AddRemove
-    }
-    fn domain(&self) -> RecordDomain {
-        RecordDomain::real(0.0, 1.0, 1).with_sizes(1, 1000)
-    }
-    fn output_dim(&self) -> usize {
-        1
-    }
-    fn sample(&self, data: &Dataset, n: usize, rng: &mut dyn Rng) -> Result<Samples> {
-        let count_noise = LaplaceNoise::new(1.0 / self.epsilon)?;
-        let unit = LaplaceNoise::new(1.0)?;
-        let col = data.column(0);
-        let count = col.len() as f64;
-        let mean = col.iter().sum::<f64>() / count.max(1.0);
-        Ok(Samples::from_column(
-            (0..n)
-                .map(|_| {
-                    let noisy_count = (count + count_noise.sample(rng)).max(1.0);
-                    mean + unit.sample(rng) / (self.epsilon * noisy_count)
-                })
-                .collect(),
-        ))
-    }
-}
-
 fn mean_noisy_count_scale(params: &mut Params) -> Result<Entry> {
     let id = "mean-noisy-count-scale";
     let epsilon = epsilon_param(params, id)?;
+    let count_noise = LaplaceNoise::new(1.0 / epsilon)?;
+    let unit = LaplaceNoise::new(1.0)?;
+    let m = scalar(
+        id,
+        PrivacyClaim::pure(epsilon)?,
+        RecordDomain::real(0.0, 1.0, 1).with_sizes(1, 1000),
+        |d| {
+            let col = d.column(0);
+            let count = col.len() as f64;
+            (count, col.iter().sum::<f64>() / count.max(1.0))
+        },
+        move |&(count, mean), rng| {
+            let noisy_count = (count + count_noise.sample(rng)).max(1.0);
+            mean + unit.sample(rng) / (epsilon * noisy_count)
+        },
+    );
     let d = Dataset::scalars(vec![0.0])?;
     let witness = DatasetPair::new(d.clone(), d.with_record(&[1.0])?, Neighboring::AddRemove)?;
     Ok(Entry {
-        mechanism: Box::new(MeanNoisyCountScale { epsilon }),
+        mechanism: Box::new(m),
         status: Status::Buggy {
             bug: "noise scale 1/(ε·ñ) uses an unreleased, unaccounted noisy count ñ while the \
                   mean uses the true count"

@@ -3,7 +3,7 @@
 use rand::distr::{Distribution, weighted::WeightedIndex};
 use rand::{Rng, RngExt};
 
-use super::declare::{Declared, noisy_statistic};
+use super::declare::{Declared, noisy_statistic, scalar};
 use super::{Entry, Spec, Status};
 use crate::claim::PrivacyClaim;
 use crate::dataset::{Dataset, DatasetPair, Neighboring, RecordDomain};
@@ -158,7 +158,7 @@ fn laplace_count(params: &mut Params) -> Result<Entry> {
     })
 }
 
-/// Mean as a noisy sum divided by a noisy count, each with half the budget.
+/// `laplace-mean`: the mean as a noisy sum divided by a noisy count, each with half the budget.
 ///
 /// S̃ = Σx + Lap(2R/ε), ñ = |D| + Lap(2/ε), output clamp(S̃ / max(ñ, 1), 0, R).
 ///
@@ -169,57 +169,27 @@ fn laplace_count(params: &mut Params) -> Result<Entry> {
 ///
 /// # Output
 /// One real in [0, R].
-#[derive(Debug, Clone)]
-pub struct LaplaceMean {
-    /// Privacy parameter ε (total).
-    pub epsilon: f64,
-    /// Upper end R of the record range [0, R].
-    pub range: f64,
-}
-
-impl Mechanism for LaplaceMean {
-    fn id(&self) -> &str {
-        "laplace-mean"
-    }
-    fn claim(&self) -> PrivacyClaim {
-        PrivacyClaim::Pure {
-            epsilon: self.epsilon,
-        }
-    }
-    fn neighboring(&self) -> Neighboring {
-        Neighboring::AddRemove
-    }
-    fn domain(&self) -> RecordDomain {
-        RecordDomain::real(0.0, self.range, 1)
-    }
-    fn output_dim(&self) -> usize {
-        1
-    }
-    fn sample(&self, data: &Dataset, n: usize, rng: &mut dyn Rng) -> Result<Samples> {
-        let sum_noise = LaplaceNoise::new(2.0 * self.range / self.epsilon)?;
-        let count_noise = LaplaceNoise::new(2.0 / self.epsilon)?;
-        let sum: f64 = data.column(0).iter().sum();
-        let count = data.len() as f64;
-        Ok(Samples::from_column(
-            (0..n)
-                .map(|_| {
-                    let s = sum + sum_noise.sample(rng);
-                    let c = (count + count_noise.sample(rng)).max(1.0);
-                    (s / c).clamp(0.0, self.range)
-                })
-                .collect(),
-        ))
-    }
-}
-
 fn laplace_mean(params: &mut Params) -> Result<Entry> {
     let id = "laplace-mean";
     let epsilon = epsilon_param(params, id)?;
     let range = params.take_in(id, "range", 1.0, 1e-6, 1e6)?;
+    let sum_noise = LaplaceNoise::new(2.0 * range / epsilon)?;
+    let count_noise = LaplaceNoise::new(2.0 / epsilon)?;
+    let m = scalar(
+        id,
+        PrivacyClaim::pure(epsilon)?,
+        RecordDomain::real(0.0, range, 1),
+        |d| (d.column(0).iter().sum::<f64>(), d.len() as f64),
+        move |&(sum, count), rng| {
+            let s = sum + sum_noise.sample(rng);
+            let c = (count + count_noise.sample(rng)).max(1.0);
+            (s / c).clamp(0.0, range)
+        },
+    );
     let d = Dataset::scalars(vec![0.0])?;
     let witness = DatasetPair::new(d.clone(), d.with_record(&[range])?, Neighboring::AddRemove)?;
     Ok(Entry {
-        mechanism: Box::new(LaplaceMean { epsilon, range }),
+        mechanism: Box::new(m),
         status: Status::Correct,
         witness,
     })

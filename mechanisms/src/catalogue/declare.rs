@@ -97,14 +97,14 @@ impl Mechanism for Declared {
     }
 }
 
-/// One real per release: `statistic(D)` (computed once per call) plus a fresh draw of `noise`,
-/// under add/remove neighbors.
-pub(crate) fn noisy_statistic(
+/// One real per release, under add/remove neighbors: `prepare(D)` runs once per call (a sum, a
+/// count, a mean…), then `release(&prepared, rng)` draws each release.
+pub(crate) fn scalar<S: 'static>(
     id: &'static str,
     claim: PrivacyClaim,
     domain: RecordDomain,
-    statistic: impl Fn(&Dataset) -> f64 + Send + Sync + 'static,
-    noise: impl Fn(&mut dyn Rng) -> f64 + Send + Sync + 'static,
+    prepare: impl Fn(&Dataset) -> S + Send + Sync + 'static,
+    release: impl Fn(&S, &mut dyn Rng) -> f64 + Send + Sync + 'static,
 ) -> Declared {
     Declared {
         id,
@@ -114,10 +114,22 @@ pub(crate) fn noisy_statistic(
         domain,
         output_dim: 1,
         sample: Box::new(move |data, n, rng| {
-            let s = statistic(data);
+            let s = prepare(data);
             Ok(Samples::from_column(
-                (0..n).map(|_| s + noise(rng)).collect(),
+                (0..n).map(|_| release(&s, &mut *rng)).collect(),
             ))
         }),
     }
+}
+
+/// One real per release: `statistic(D)` (computed once per call) plus a fresh draw of `noise`,
+/// under add/remove neighbors.
+pub(crate) fn noisy_statistic(
+    id: &'static str,
+    claim: PrivacyClaim,
+    domain: RecordDomain,
+    statistic: impl Fn(&Dataset) -> f64 + Send + Sync + 'static,
+    noise: impl Fn(&mut dyn Rng) -> f64 + Send + Sync + 'static,
+) -> Declared {
+    scalar(id, claim, domain, statistic, move |s, rng| s + noise(rng))
 }
