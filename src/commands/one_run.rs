@@ -268,6 +268,34 @@ pub(super) fn one_run(args: &OneRunArgs) -> Result<Outcome> {
         "canaries     m = {}, {} included (each independently with probability 1/2)",
         b.canaries, b.included
     );
+    write_guesses(&mut out, b);
+    if audit.violation {
+        let _ = writeln!(
+            out,
+            "verdict      VIOLATION: the lower bound {:.4} exceeds the claimed epsilon {}; a \
+             trainer keeping its claim is reported so with probability at most beta = {}",
+            b.epsilon_lower,
+            readable(audit.claim.epsilon),
+            readable(b.failure_probability)
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "verdict      no violation found: the lower bound {:.4} does not exceed the claimed \
+             epsilon {}. This does not show the claim holds: one run with {} canaries sees at \
+             most about ln(p/(1-p)), p = beta^(1/m)",
+            b.epsilon_lower,
+            readable(audit.claim.epsilon),
+            b.canaries
+        );
+    }
+    let _ = writeln!(out, "seed         {}", audit.seed);
+    let _ = writeln!(out, "time         {:.2} s", started.elapsed().as_secs_f64());
+    finish(args, report, out, code)
+}
+
+/// The guesses (one line per guess size), the bound and its inequality, as text.
+fn write_guesses(out: &mut String, b: &crate::one_run::OneRunBound) {
     for (i, c) in b.candidates.iter().enumerate() {
         let g = &c.guesses;
         let _ = writeln!(
@@ -293,29 +321,6 @@ pub(super) fn one_run(args: &OneRunArgs) -> Result<Outcome> {
         b.beta_split
     );
     let _ = writeln!(out, "inequality   {}", b.inequality);
-    if audit.violation {
-        let _ = writeln!(
-            out,
-            "verdict      VIOLATION: the lower bound {:.4} exceeds the claimed epsilon {}; a \
-             trainer keeping its claim is reported so with probability at most beta = {}",
-            b.epsilon_lower,
-            readable(audit.claim.epsilon),
-            readable(b.failure_probability)
-        );
-    } else {
-        let _ = writeln!(
-            out,
-            "verdict      no violation found: the lower bound {:.4} does not exceed the claimed \
-             epsilon {}. This does not show the claim holds: one run with {} canaries sees at \
-             most about ln(p/(1-p)), p = beta^(1/m)",
-            b.epsilon_lower,
-            readable(audit.claim.epsilon),
-            b.canaries
-        );
-    }
-    let _ = writeln!(out, "seed         {}", audit.seed);
-    let _ = writeln!(out, "time         {:.2} s", started.elapsed().as_secs_f64());
-    finish(args, report, out, code)
 }
 
 /// Reads `--data FILE`: one record per line (a JSON number or array of `dim` numbers), each
@@ -459,30 +464,7 @@ fn one_run_exec(args: &OneRunArgs) -> Result<Outcome> {
         b.included,
         config.dataset.len()
     );
-    for (i, c) in b.candidates.iter().enumerate() {
-        let g = &c.guesses;
-        let _ = writeln!(
-            out,
-            "guesses      k+ = {:<6} k- = {:<6} r = {:<6} v = {:<6} precision {:.3}  epsilon >= {:.4} (beta {:e}){}",
-            g.k_plus,
-            g.k_minus,
-            g.guesses,
-            g.correct,
-            g.precision(),
-            c.epsilon_lower,
-            c.failure_probability,
-            if i == b.best { "  <- best" } else { "" }
-        );
-    }
-    let _ = writeln!(
-        out,
-        "bound        epsilon >= {:.4} at delta = {:e} with confidence 1 - beta = {} ({})",
-        b.epsilon_lower,
-        b.delta,
-        readable(1.0 - b.failure_probability),
-        b.beta_split
-    );
-    let _ = writeln!(out, "inequality   {}", b.inequality);
+    write_guesses(&mut out, b);
     let verdict = if audit.violation {
         format!(
             "VIOLATION: the lower bound {:.4} exceeds the claimed epsilon {}; a program keeping its claim is reported so with probability at most beta = {}",
