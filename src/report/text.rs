@@ -70,11 +70,16 @@ pub fn render_text(r: &AuditReport) -> String {
         s,
         "bounds       (lower confidence bound vs what the claim allows)"
     );
+    // A Bayesian DP audit compares the joint laws of (x', release) with x' ~ μ: first side
+    // (x', M(D)), second (x', M(D ∪ {x'})) (see `crate::bayesian`).
+    let bayesian = r.bayesian.is_some();
     for b in &r.bounds {
-        let dir = match b.direction {
-            Direction::FirstVsSecond => "M(D)‖M(D')",
-            Direction::SecondVsFirst => "M(D')‖M(D)",
-            Direction::Larger => "larger of both",
+        let dir = match (b.direction, bayesian) {
+            (Direction::FirstVsSecond, false) => "M(D)‖M(D')",
+            (Direction::SecondVsFirst, false) => "M(D')‖M(D)",
+            (Direction::FirstVsSecond, true) => "(x',M(D))‖(x',M(D∪x'))",
+            (Direction::SecondVsFirst, true) => "(x',M(D∪x'))‖(x',M(D))",
+            (Direction::Larger, _) => "larger of both",
         };
         let flag = if b.violation { "  VIOLATION" } else { "" };
         let _ = writeln!(
@@ -118,7 +123,12 @@ pub fn render_text(r: &AuditReport) -> String {
         Verdict::NoViolation => {
             let _ = writeln!(
                 s,
-                "verdict      no violation found: no bound exceeded what the claim allows. This does not show the claim holds: only this pair, these testers and {} samples per side were tried",
+                "verdict      no violation found: no bound exceeded what the claim allows. This does not show the claim holds: only {}, these testers and {} samples per side were tried",
+                if bayesian {
+                    "this D, these draws of x' from the data"
+                } else {
+                    "this pair"
+                },
                 r.samples_per_side
             );
         }
