@@ -81,10 +81,12 @@ fn bench_seeds_covers_every_correct_entry() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let rows = v.as_array().unwrap();
+    // The Bayesian DP entries (bdp-*, listed last) are audited against a data file, not by the
+    // worst-case seed sweep.
     let list = audit(&["list"]);
     let correct = stdout(&list)
         .lines()
-        .filter(|l| l.contains(" correct "))
+        .filter(|l| l.contains(" correct ") && !l.starts_with("bdp-"))
         .count();
     assert_eq!(rows.len(), correct);
     for r in rows {
