@@ -370,7 +370,20 @@ fn verdict_html(r: &AuditReport) -> String {
     }
 }
 
-fn bound_row(b: &BoundRecord) -> String {
+/// The direction of a bound in words; a Bayesian DP run compares the joint laws of (x', release)
+/// with x' drawn from the data (first side M(D), second M(D ∪ {x'}); see `crate::bayesian`).
+fn direction_for(d: Direction, bayesian: bool) -> &'static str {
+    match (d, bayesian) {
+        (Direction::FirstVsSecond, true) => "(x', M(D)) ‖ (x', M(D ∪ {x'})), x' ~ μ",
+        (Direction::SecondVsFirst, true) => "(x', M(D ∪ {x'})) ‖ (x', M(D)), x' ~ μ",
+        (Direction::Larger, true) => {
+            "the larger of the two orders of (x', M(D ∪ {x'})) and (x', M(D)), x' ~ μ"
+        }
+        (d, false) => direction_words(d),
+    }
+}
+
+fn bound_row(b: &BoundRecord, bayesian: bool) -> String {
     let (event, p, q) = match &b.event {
         Some(ev) => match (&ev.contrast, ev.p_lower, ev.q_upper) {
             (Some(c), _, _) => (
@@ -410,7 +423,7 @@ fn bound_row(b: &BoundRecord) -> String {
          <td class=\"num\">{}</td><td class=\"mono event\">{event}</td><td class=\"counts\">{p}</td><td class=\"counts\">{q}</td><td class=\"num\">{}</td></tr>\n",
         e(&b.tester),
         e(&divergence_words(&b.divergence)),
-        e(direction_words(b.direction)),
+        e(direction_for(b.direction, bayesian)),
         e(&num(b.value)),
         e(&num(b.allowed)),
         e(&num(b.point_estimate)),
@@ -596,7 +609,7 @@ pub fn render_run(r: &AuditReport, run_id: &str, figures: &[Figure]) -> String {
          <th>point estimate</th><th>event S</th><th>first side in S</th><th>second side in S</th><th>β of this bound</th></tr></thead><tbody>"
     );
     for bound in &r.bounds {
-        b.push_str(&bound_row(bound));
+        b.push_str(&bound_row(bound, r.bayesian.is_some()));
     }
     b.push_str("</tbody></table></div>\n");
     let _ = writeln!(
