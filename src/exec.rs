@@ -231,7 +231,7 @@ impl ExecMechanism {
             .spawn()
             .map_err(|e| fail(format!("cannot start `{}`: {e}", self.words[0])))?;
         let mut group = match libc::pid_t::try_from(child.id()) {
-            Ok(pgid) => Group { pgid, armed: true },
+            Ok(pgid) => Group::new(pgid),
             Err(_) => {
                 let _ = child.kill();
                 let _ = child.wait();
@@ -563,12 +563,17 @@ enum Event {
 /// The process group a request's program leads. It is killed (SIGKILL to every member) when
 /// dropped unless disarmed, so every way out of a failed request takes the program's children
 /// with it.
-struct Group {
+pub(crate) struct Group {
     pgid: libc::pid_t,
     armed: bool,
 }
 
 impl Group {
+    /// Arms the group led by `pgid` (a child spawned with `process_group(0)`).
+    pub(crate) fn new(pgid: libc::pid_t) -> Self {
+        Self { pgid, armed: true }
+    }
+
     fn kill(&mut self) {
         if self.armed {
             self.armed = false;

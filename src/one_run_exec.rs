@@ -195,19 +195,6 @@ fn parse_scores(text: &str, m: usize) -> Result<Vec<f64>> {
     Ok(scores)
 }
 
-/// Kills a process group when dropped (SIGKILL to every member).
-struct Group(libc::pid_t);
-
-impl Drop for Group {
-    fn drop(&mut self) {
-        // SAFETY: kill(2) takes plain integers and touches no memory of ours; a negative pid
-        // signals the whole group. Failure (the group is already gone) is fine.
-        unsafe {
-            libc::kill(-self.0, libc::SIGKILL);
-        }
-    }
-}
-
 /// Runs `sh -c command` with `input` on stdin; returns its stdout. The time-out covers writing
 /// and reading; the process group is killed on every way out.
 fn run(command: &str, input: Vec<u8>, timeout: Duration) -> Result<String> {
@@ -223,7 +210,8 @@ fn run(command: &str, input: Vec<u8>, timeout: Duration) -> Result<String> {
         .map_err(|e| err(format!("cannot start it: {e}")))?;
     let pid = libc::pid_t::try_from(child.id())
         .map_err(|_| err("its process id does not fit a pid_t".into()))?;
-    let group = Group(pid);
+    // Killed on every way out, as the exec mechanism's programs are.
+    let group = crate::exec::Group::new(pid);
     let start = Instant::now();
     let (tx, rx) = mpsc::channel::<std::result::Result<Vec<u8>, String>>();
     if let Some(mut stdin) = child.stdin.take() {

@@ -71,7 +71,7 @@ fn sweep(
 
 /// Measurements for the report: `cargo test --release --test one_run -- --ignored --nocapture measure`.
 #[test]
-#[ignore]
+#[ignore = "measurement for the README table (200 seeds per cell, minutes); run with --ignored"]
 fn measure_rates() {
     for (name, m, threat, params) in [
         ("correct white-box", 1000, ThreatModel::WhiteBox, vec![]),

@@ -323,50 +323,6 @@ fn write_guesses(out: &mut String, b: &crate::one_run::OneRunBound) {
     let _ = writeln!(out, "inequality   {}", b.inequality);
 }
 
-/// Reads `--data FILE`: one record per line (a JSON number or array of `dim` numbers), each
-/// coordinate finite and inside [lo, hi]; blank lines skipped. Errors name the line.
-fn read_data(path: &std::path::Path, dim: usize, lo: f64, hi: f64) -> Result<Vec<Vec<f64>>> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
-        context: format!("--data {}", path.display()),
-        source: e,
-    })?;
-    let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let t = line.trim();
-        if t.is_empty() {
-            continue;
-        }
-        let bad = |msg: String| {
-            Error::InvalidConfig(format!("--data {} line {}: {msg}", path.display(), i + 1))
-        };
-        let v: serde_json::Value =
-            serde_json::from_str(t).map_err(|e| bad(format!("not JSON ({e})")))?;
-        let rec: Vec<f64> = match &v {
-            serde_json::Value::Number(x) => vec![x.as_f64().unwrap_or(f64::NAN)],
-            serde_json::Value::Array(a) => {
-                a.iter().map(|x| x.as_f64().unwrap_or(f64::NAN)).collect()
-            }
-            _ => return Err(bad("not a number or an array of numbers".into())),
-        };
-        if rec.len() != dim {
-            return Err(bad(format!(
-                "{} values; allowed: {dim} (--record-dim)",
-                rec.len()
-            )));
-        }
-        if let Some(x) = rec
-            .iter()
-            .find(|x| !(x.is_finite() && **x >= lo && **x <= hi))
-        {
-            return Err(bad(format!(
-                "value {x} outside the record range; allowed: finite numbers in [{lo}, {hi}] (--record-range)"
-            )));
-        }
-        out.push(rec);
-    }
-    Ok(out)
-}
-
 /// `audit one-run --exec COMMAND --claim CLAIM`: a training program in any language.
 fn one_run_exec(args: &OneRunArgs) -> Result<Outcome> {
     use crate::mechanisms::PrivacyClaim;
@@ -411,7 +367,11 @@ fn one_run_exec(args: &OneRunArgs) -> Result<Outcome> {
         7.0 * 86_400.0,
     )?;
     let dataset = match &args.data {
-        Some(p) => read_data(p, dim, lo, hi)?,
+        // The same reader as the Bayesian audit's `--data` (lines named in errors).
+        Some(p) => {
+            crate::bayesian::read_data(p, &crate::mechanisms::RecordDomain::real(lo, hi, dim))?
+                .to_rows()
+        }
         None => Vec::new(),
     };
     let guess_sizes = args.guesses.as_deref().map(parse_guesses).transpose()?;
