@@ -509,6 +509,7 @@ pub fn seeds(
     samples: usize,
     beta: f64,
     tester_names: &[String],
+    only: Option<&[String]>,
     seed: u64,
     tick: &dyn Fn(),
 ) -> Result<Vec<SeedRow>> {
@@ -529,6 +530,10 @@ pub fn seeds(
         let claim = m.claim();
         for tname in tester_names {
             cell += 1;
+            // Cells are numbered over the whole catalogue, so `only` keeps each entry's seeds.
+            if only.is_some_and(|o| !o.iter().any(|x| x == id)) {
+                continue;
+            }
             let testers = vec![testers::by_name(tname)?];
             let mut rejections = 0;
             let mut note = None;
@@ -616,5 +621,220 @@ pub fn render_seeds(rows: &[SeedRow], samples: usize, beta: f64) -> String {
         "overall: {total} rejections in {runs} audits (rate {:.4}; β = {beta})",
         total as f64 / runs.max(1) as f64
     );
+    s
+}
+
+const TABLE_TAG: u64 = 0x0042_5441_424C;
+
+/// One cell of the detection table ([`table`]): an entry at one setting, one tester.
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
+pub struct TableCell {
+    /// Catalogue id.
+    pub mechanism: String,
+    /// `correct` or `buggy` at this setting (computed by the entry from its parameters).
+    pub status: String,
+    /// The ε the entry was built with (`--param epsilon=…`), or `None` for its own default
+    /// claim (entries without an `epsilon` parameter, e.g. DP-SGD's noise multiplier).
+    pub epsilon: Option<f64>,
+    /// The claim audited.
+    pub claim: String,
+    /// Tester name.
+    pub tester: String,
+    /// Audits that reported a violation; `None` when the tester cannot test the claim.
+    pub detections: Option<u64>,
+    /// Audits run.
+    pub repeats: u64,
+    /// Why the cell is empty, when it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// The settings of entry `id` the table audits: `Some(ε)` for each ε in `epsilons` inside the
+/// entry's declared `epsilon` range, or `[None]` (its defaults) when it has no `epsilon`
+/// parameter. An entry with an ε parameter but none of `epsilons` in range gets `[None]` too.
+pub fn table_settings(id: &str, epsilons: &[f64]) -> Result<Vec<Option<f64>>> {
+    let d = catalogue::describe(id)?;
+    let Some(p) = d.params.iter().find(|p| p.name == "epsilon") else {
+        return Ok(vec![None]);
+    };
+    let inside: Vec<Option<f64>> = epsilons
+        .iter()
+        .filter(|&&e| p.range.is_none_or(|(lo, hi)| (lo..=hi).contains(&e)))
+        .map(|&e| Some(e))
+        .collect();
+    Ok(if inside.is_empty() {
+        vec![None]
+    } else {
+        inside
+    })
+}
+
+/// The DP-Auditorium post's experiment over the whole catalogue: every entry of `ids` at every
+/// setting of [`table_settings`], audited on its witness pair (through the transform
+/// `audit run --mechanism` uses) by each tester alone, `repeats` times, β = `beta` per audit.
+/// A cell counts the audits that reported a violation.
+///
+/// Seeds: audit `r` of a cell gets `Seed(seed).child(TABLE_TAG ^ h, r)` where `h` hashes the
+/// cell's (id, ε, tester), so a cell's numbers do not move when the catalogue grows or `--only`
+/// picks a few entries.
+#[allow(clippy::too_many_arguments)]
+pub fn table(
+    ids: &[String],
+    epsilons: &[f64],
+    tester_names: &[String],
+    repeats: u64,
+    samples: usize,
+    beta: f64,
+    seed: u64,
+    tick: &dyn Fn(),
+) -> Result<Vec<TableCell>> {
+    let root = Seed(seed);
+    let mut cells = Vec::new();
+    for id in ids {
+        for eps in table_settings(id, epsilons)? {
+            let params = match eps {
+                Some(e) => Params::new().set("epsilon", e),
+                None => Params::new(),
+            };
+            let entry = catalogue::build(id, &params)?;
+            let (m, _) = crate::testers::transforms::with_recommended_transform(entry.mechanism)?;
+            let claim = m.claim();
+            for tname in tester_names {
+                let testers = vec![testers::by_name(tname)?];
+                let key = format!("{id}|{}|{tname}", eps.map_or("-".into(), |e| e.to_string()));
+                let h = crate::report::fnv1a64(key.as_bytes());
+                let mut detections = 0;
+                let mut note = None;
+                for r in 0..repeats {
+                    let config = AuditConfig {
+                        seed: root.child(TABLE_TAG ^ h, r).0,
+                        samples_per_side: samples,
+                        failure_probability: beta,
+                    };
+                    match audit_pair(&*m, &claim, &entry.witness, &testers, &config) {
+                        Ok(rep) => detections += u64::from(rep.verdict == Verdict::Violation),
+                        Err(Error::ClaimNotTestable { reason, .. }) => {
+                            note = Some(reason);
+                            for _ in r..repeats {
+                                tick();
+                            }
+                            break;
+                        }
+                        Err(e) => return Err(e),
+                    }
+                    tick();
+                }
+                cells.push(TableCell {
+                    mechanism: id.clone(),
+                    status: entry.status.word().to_string(),
+                    epsilon: eps,
+                    claim: claim.to_string(),
+                    tester: tname.clone(),
+                    detections: note.is_none().then_some(detections),
+                    repeats,
+                    note,
+                });
+            }
+        }
+    }
+    Ok(cells)
+}
+
+/// The rows of a table in order: (id, ε, status, claim), each once.
+pub fn table_rows(cells: &[TableCell]) -> Vec<(&str, Option<f64>, &str, &str)> {
+    let mut rows: Vec<(&str, Option<f64>, &str, &str)> = Vec::new();
+    for c in cells {
+        let row = (
+            c.mechanism.as_str(),
+            c.epsilon,
+            c.status.as_str(),
+            c.claim.as_str(),
+        );
+        if !rows.iter().any(|r| r.0 == row.0 && r.1 == row.1) {
+            rows.push(row);
+        }
+    }
+    rows
+}
+
+/// What the table says in one line per status: buggy settings caught by at least one tester in
+/// a majority of audits, and correct settings with a cell above what level-β audits explain
+/// (P(Binomial(repeats, β) ≥ k) < 0.001).
+pub fn table_summary(cells: &[TableCell], beta: f64) -> String {
+    let rows = table_rows(cells);
+    let of = |row: &(&str, Option<f64>, &str, &str)| -> Vec<&TableCell> {
+        cells
+            .iter()
+            .filter(|c| c.mechanism == row.0 && c.epsilon == row.1)
+            .collect()
+    };
+    let buggy: Vec<_> = rows.iter().filter(|r| r.2 == "buggy").collect();
+    let caught = buggy
+        .iter()
+        .filter(|r| {
+            of(r)
+                .iter()
+                .any(|c| c.detections.is_some_and(|k| 2 * k > c.repeats))
+        })
+        .count();
+    let correct: Vec<_> = rows.iter().filter(|r| r.2 == "correct").collect();
+    let unexplained = correct
+        .iter()
+        .filter(|r| {
+            of(r).iter().any(|c| {
+                c.detections.is_some_and(|k| {
+                    k > 0
+                        && Binomial::new(beta, c.repeats)
+                            .map(|b| b.sf(k - 1) < 1e-3)
+                            .unwrap_or(false)
+                })
+            })
+        })
+        .count();
+    format!(
+        "buggy settings caught by some tester in most audits: {caught}/{}; correct settings with more detections than β explains (binomial tail < 0.001): {unexplained}/{}",
+        buggy.len(),
+        correct.len()
+    )
+}
+
+/// The detection table as text: one row per (entry, ε), one column per tester, `k/repeats`.
+pub fn render_table(cells: &[TableCell], samples: usize, beta: f64) -> String {
+    use std::fmt::Write as _;
+    let mut testers: Vec<&str> = Vec::new();
+    for c in cells {
+        if !testers.contains(&c.tester.as_str()) {
+            testers.push(&c.tester);
+        }
+    }
+    let mut s = format!(
+        "detection table: each entry on its witness pair, each tester alone, {samples} samples per side, β = {beta} per audit\n\
+         a cell counts the audits that reported a violation (n/a: the tester cannot test the claim)\n"
+    );
+    let _ = write!(
+        s,
+        "{:40} {:8} {:>6} {:24}",
+        "mechanism", "status", "ε", "claim"
+    );
+    for t in &testers {
+        let _ = write!(s, " {t:>13}");
+    }
+    s.push('\n');
+    for row in table_rows(cells) {
+        let eps = row.1.map_or("own".to_string(), crate::report::readable);
+        let _ = write!(s, "{:40} {:8} {:>6} {:24}", row.0, row.2, eps, row.3);
+        for t in &testers {
+            let cell = cells
+                .iter()
+                .find(|c| c.mechanism == row.0 && c.epsilon == row.1 && c.tester == *t);
+            let text = match cell.and_then(|c| c.detections.map(|k| (k, c.repeats))) {
+                Some((k, r)) => format!("{k}/{r}"),
+                None => "n/a".into(),
+            };
+            let _ = write!(s, " {text:>13}");
+        }
+        s.push('\n');
+    }
+    let _ = writeln!(s, "{}", table_summary(cells, beta));
     s
 }

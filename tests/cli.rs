@@ -995,6 +995,44 @@ fn text_flags_of_every_subcommand_never_panic() {
             &["bench", "seeds", "--seeds", "1", "--samples", "200"],
             "--tester",
         ),
+        (
+            &["bench", "seeds", "--seeds", "1", "--samples", "200"],
+            "--only",
+        ),
+        (
+            &[
+                "bench",
+                "table",
+                "--only",
+                "laplace-sum",
+                "--epsilons",
+                "1",
+                "--repeats",
+                "1",
+                "--samples",
+                "200",
+                "--tester",
+                "hockey-stick",
+            ],
+            "--only",
+        ),
+        (
+            &[
+                "bench",
+                "table",
+                "--only",
+                "laplace-sum",
+                "--epsilons",
+                "1",
+                "--repeats",
+                "1",
+                "--samples",
+                "200",
+                "--tester",
+                "hockey-stick",
+            ],
+            "--epsilons",
+        ),
     ];
     for (base, flag) in cases {
         for v in &values {

@@ -90,6 +90,39 @@ pub enum BenchKind {
         #[arg(long)]
         json: bool,
     },
+    /// The DP-Auditorium post's experiment over the whole catalogue: every entry × tester × ε
+    /// on the entry's witness pair, `--repeats` audits per cell; prints the detection table and
+    /// writes it as a report (a page and a heat map).
+    Table {
+        /// ε values for entries with an `epsilon` parameter, comma-separated (values outside an
+        /// entry's range are skipped; entries without one run at their defaults).
+        #[arg(long, default_value = "0.1,1,10")]
+        epsilons: String,
+        /// Testers, comma-separated, or "all".
+        #[arg(long, default_value = "all")]
+        tester: String,
+        /// Audits per cell.
+        #[arg(allow_hyphen_values = true, long, default_value_t = 10)]
+        repeats: u64,
+        /// Samples per side per audit.
+        #[arg(allow_hyphen_values = true, long, default_value_t = 20_000, value_parser = super::parse_count)]
+        samples: usize,
+        /// β of each audit.
+        #[arg(allow_hyphen_values = true, long, default_value_t = 0.05)]
+        failure_probability: f64,
+        /// Only these catalogue ids (comma-separated); every entry otherwise.
+        #[arg(long)]
+        only: Option<String>,
+        /// Seed.
+        #[arg(allow_hyphen_values = true, long, default_value_t = 0)]
+        seed: u64,
+        /// Print the table as JSON (the report's schema, without the wall time).
+        #[arg(long)]
+        json: bool,
+        /// Where the report goes.
+        #[command(flatten)]
+        report: ReportArgs,
+    },
     /// Every tester on every correct catalogue entry over many seeds: rejection rate beside β.
     /// Prints text or JSON only; writes no report.
     Seeds {
@@ -105,6 +138,10 @@ pub enum BenchKind {
         /// Testers, comma-separated, or "all".
         #[arg(long, default_value = "all")]
         tester: String,
+        /// Only these correct catalogue ids (comma-separated); every correct entry otherwise.
+        /// Each entry keeps the seeds it has in the full sweep.
+        #[arg(long)]
+        only: Option<String>,
         /// Seed.
         #[arg(allow_hyphen_values = true, long, default_value_t = 0)]
         seed: u64,
@@ -139,6 +176,40 @@ fn parse_sizes(spec: &str) -> Result<Vec<usize>> {
 /// `--repeats` / `--seeds`: 1 to 100000 (the same check as every count flag).
 fn check_repeats(flag: &str, r: u64) -> Result<()> {
     super::run::check_count(flag, usize::try_from(r).unwrap_or(usize::MAX), 1, 100_000)
+}
+
+/// `--only a,b`: catalogue ids, each checked (an unknown id is an error naming the closest).
+fn only_ids(only: &Option<String>) -> Result<Option<Vec<String>>> {
+    let Some(list) = only else { return Ok(None) };
+    let ids: Vec<String> = list
+        .split(',')
+        .map(|t| t.trim().to_string())
+        .filter(|t| !t.is_empty())
+        .collect();
+    if ids.is_empty() {
+        return Err(Error::InvalidConfig(format!(
+            "--only {list:?}; allowed: comma-separated catalogue ids (`audit list`)"
+        )));
+    }
+    for id in &ids {
+        catalogue::describe(id)?;
+    }
+    Ok(Some(ids))
+}
+
+/// `--epsilons 0.1,1,10`: each a finite number > 0.
+fn parse_epsilons(spec: &str) -> Result<Vec<f64>> {
+    spec.split(',')
+        .map(|t| {
+            let t = t.trim();
+            match t.parse::<f64>() {
+                Ok(v) if v.is_finite() && v > 0.0 && v <= 1e3 => Ok(v),
+                _ => Err(Error::InvalidConfig(format!(
+                    "--epsilons {t:?}; allowed: comma-separated numbers in (0, 1000], e.g. 0.1,1,10"
+                ))),
+            }
+        })
+        .collect()
 }
 
 fn tester_names(spec: &str) -> Result<Vec<String>> {
@@ -270,11 +341,98 @@ pub fn run_cli(a: &BenchArgs) -> Result<Outcome> {
                 format!("{}\n", super::suite::summary(&rows))
             }
         }
+        BenchKind::Table {
+            epsilons,
+            tester,
+            repeats,
+            samples,
+            failure_probability,
+            only,
+            seed,
+            json,
+            report,
+        } => {
+            let epsilons = parse_epsilons(epsilons)?;
+            let names = tester_names(tester)?;
+            super::run::check_beta(*failure_probability)?;
+            check_repeats("--repeats", *repeats)?;
+            super::run::check_count(
+                "--samples",
+                *samples,
+                100,
+                crate::audit::MAX_SAMPLES_PER_SIDE,
+            )?;
+            let ids: Vec<String> = match only_ids(only)? {
+                Some(ids) => ids,
+                None => catalogue::ids().into_iter().map(str::to_string).collect(),
+            };
+            if !report.no_report {
+                crate::report::prepare_report_dir(&report.report_dir)?;
+            }
+            let mut settings = 0;
+            for id in &ids {
+                settings += crate::bench::table_settings(id, &epsilons)?.len();
+            }
+            let bar = crate::report::progress::bar(
+                (settings * names.len()) as u64 * repeats,
+                report.quiet || *json,
+                "bench table",
+            );
+            let start = Instant::now();
+            let cells = crate::bench::table(
+                &ids,
+                &epsilons,
+                &names,
+                *repeats,
+                *samples,
+                *failure_probability,
+                *seed,
+                &|| bar.inc(1),
+            )?;
+            bar.finish_and_clear();
+            let mut r = crate::report::table::TableReport {
+                schema_version: crate::audit::SCHEMA_VERSION,
+                mode: "table".into(),
+                tool_version: env!("CARGO_PKG_VERSION").to_string(),
+                samples_per_side: *samples,
+                repeats: *repeats,
+                failure_probability_per_audit: *failure_probability,
+                epsilons,
+                testers: names,
+                seed: *seed,
+                cells,
+                wall_time_seconds: None,
+                reproduce: Some(super::run::reproduce_line(None)),
+            };
+            let mut out = if *json {
+                to_json(&r)?
+            } else {
+                crate::bench::render_table(&r.cells, *samples, *failure_probability)
+            };
+            if !report.no_report {
+                r.wall_time_seconds = Some(start.elapsed().as_secs_f64());
+                let (index, late) = super::split_late(
+                    crate::report::table::write_table_report(&report.report_dir, &r).map(Some),
+                );
+                if let Some(index) = index {
+                    announce_report(&index, *json, report.quiet, &mut out);
+                }
+                if let Some(e) = late {
+                    return Ok(Outcome {
+                        stdout: out,
+                        code: 0,
+                        late_error: Some(e),
+                    });
+                }
+            }
+            out
+        }
         BenchKind::Seeds {
             seeds: n_seeds,
             samples,
             failure_probability,
             tester,
+            only,
             seed,
             json,
             quiet,
@@ -282,6 +440,7 @@ pub fn run_cli(a: &BenchArgs) -> Result<Outcome> {
             let names = tester_names(tester)?;
             super::run::check_beta(*failure_probability)?;
             check_repeats("--seeds", *n_seeds)?;
+            let only = only_ids(only)?;
             if !(20..=100_000_000).contains(samples) {
                 return Err(Error::InvalidConfig(format!(
                     "--samples {samples}; allowed: 20 to 1e8"
@@ -289,6 +448,7 @@ pub fn run_cli(a: &BenchArgs) -> Result<Outcome> {
             }
             let correct = catalogue::ids()
                 .into_iter()
+                .filter(|id| only.as_ref().is_none_or(|o| o.iter().any(|x| x == id)))
                 .filter(|id| {
                     catalogue::build(id, &Params::default())
                         .map(|e| e.status.word() == "correct")
@@ -305,6 +465,7 @@ pub fn run_cli(a: &BenchArgs) -> Result<Outcome> {
                 *samples,
                 *failure_probability,
                 &names,
+                only.as_deref(),
                 *seed,
                 &|| bar.inc(1),
             )?;

@@ -45,6 +45,7 @@ pub mod one_run;
 pub mod plot;
 pub mod progress;
 pub mod sequential;
+pub mod table;
 pub mod text;
 
 pub use html::escape_html;
@@ -364,7 +365,7 @@ pub fn prepare_report_dir(dir: &Path) -> Result<()> {
 }
 
 /// 64-bit FNV-1a: a small, stable hash for run ids (std's hasher may change between releases).
-fn fnv1a64(bytes: &[u8]) -> u64 {
+pub(crate) fn fnv1a64(bytes: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in bytes {
         h ^= u64::from(*b);
@@ -760,6 +761,8 @@ pub enum ReportFile {
     Sequential(Box<crate::sequential::SequentialReport>),
     /// A one-run audit (`audit one-run`).
     OneRun(Box<one_run::OneRunReport>),
+    /// A detection table (`audit bench table`).
+    Table(Box<table::TableReport>),
 }
 
 /// One field of a report file checked against what it may hold: `Err("NAME = VALUE; allowed:
@@ -988,6 +991,11 @@ pub fn read_report(path: &Path) -> Result<ReportFile> {
             serde_json::from_value(value).map_err(|e| bad(format!("not a one-run report: {e}")))?;
         one_run::validate(&r).map_err(bad)?;
         Ok(ReportFile::OneRun(Box::new(r)))
+    } else if value.get("mode").and_then(|k| k.as_str()) == Some("table") {
+        let r: table::TableReport =
+            serde_json::from_value(value).map_err(|e| bad(format!("not a table report: {e}")))?;
+        table::validate(&r).map_err(bad)?;
+        Ok(ReportFile::Table(Box::new(r)))
     } else if value.get("mode").and_then(|k| k.as_str()) == Some("sequential") {
         let r: crate::sequential::SequentialReport = serde_json::from_value(value)
             .map_err(|e| bad(format!("not a sequential report: {e}")))?;
@@ -1025,6 +1033,7 @@ pub fn rerender(file: &Path, report_dir: &Path) -> Result<PathBuf> {
             ReportFile::Sweep(s) => write_sweep_report(report_dir, &s),
             ReportFile::Sequential(r) => sequential::write_sequential_report(report_dir, &r),
             ReportFile::OneRun(r) => one_run::write_one_run_report(report_dir, &r),
+            ReportFile::Table(r) => table::write_table_report(report_dir, &r),
         };
     }
     let dir = file.parent().unwrap_or(Path::new("."));
@@ -1046,6 +1055,7 @@ pub fn rerender(file: &Path, report_dir: &Path) -> Result<PathBuf> {
         ReportFile::Sweep(s) => render_sweep_into(dir, &s, &id)?,
         ReportFile::Sequential(r) => sequential::render_sequential_into(dir, &r, &id)?,
         ReportFile::OneRun(r) => one_run::render_one_run_into(dir, &r, &id)?,
+        ReportFile::Table(r) => table::render_table_into(dir, &r, &id)?,
     }
     if let Some(parent) = dir.parent() {
         let parent = if parent.as_os_str().is_empty() {
@@ -1113,6 +1123,19 @@ fn index_entry(run_id: &str, parsed: ReportFile) -> IndexEntry {
                 violation,
                 seed: r.seed,
                 samples_per_side: 1,
+            }
+        }
+        ReportFile::Table(r) => {
+            let (kind, claim, result, violation) = table::index_fields(&r);
+            IndexEntry {
+                run_id: run_id.to_string(),
+                kind,
+                mechanism: "the catalogue".into(),
+                claim,
+                result,
+                violation,
+                seed: r.seed,
+                samples_per_side: r.samples_per_side,
             }
         }
     }
