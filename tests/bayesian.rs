@@ -163,6 +163,18 @@ fn bayesian_accountant_command() {
     let rdp = v["rdp_epsilon"].as_f64().unwrap();
     assert!(bdp > 0.0 && bdp < 0.5 * rdp, "{bdp} vs {rdp}");
     assert!(moments >= rdp * 0.99, "{moments} vs {rdp}");
+    // §4.4.1: the individual ε of the records at the default percentiles grows with the
+    // percentile and the largest shipped distance (0.2999 < 1) stays below the worst case.
+    let rows = v["record_percentiles"].as_array().unwrap();
+    let eps: Vec<f64> = rows.iter().map(|r| r["epsilon"].as_f64().unwrap()).collect();
+    assert_eq!(rows.len(), 4);
+    assert!(eps.windows(2).all(|w| w[0] <= w[1]), "{eps:?}");
+    assert!(eps[3] > 0.0 && eps[3] < rdp, "{eps:?} vs {rdp}");
+    let mut args = base.to_vec();
+    args.extend(["--data", "examples/bdp-distances.txt", "--percentiles", "0,50"]);
+    let o = run(&args);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--percentiles 0"));
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("bdp-acct-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

@@ -238,9 +238,108 @@ pub fn moments_accountant_epsilon(
     best.ok_or_else(|| invalid("no order gave a finite ε".into()))
 }
 
+/// One row of [`record_epsilon_percentiles`].
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RecordPercentile {
+    /// The percentile p (0 < p ≤ 100).
+    pub percentile: f64,
+    /// The distance d_p: at least p % of the records have a distance ≤ d_p (the ⌈p·m/100⌉-th
+    /// smallest of the m samples).
+    pub distance: f64,
+    /// An upper bound on the individual ε at δ of a record whose distance is at most d_p at
+    /// every step: the pessimistic PLD ε of the subsampled Gaussian with noise multiplier z/d_p.
+    pub epsilon: f64,
+}
+
+/// The paper's §4.4.1 reading for a worst-case (DP) guarantee: "p % of the records enjoy
+/// ε ≤ ε_p". A record whose clipped gradient stays within d·C of its neighbor's at every step
+/// meets individual (ε, δ)-DP with the ε of the Poisson-subsampled Gaussian at noise multiplier
+/// z/d (its sensitivity is d·C against noise of std z·C; Feldman & Zrnic 2021, individual privacy
+/// accounting), and that ε grows with d, so the records at or below the p-th percentile of the
+/// distances enjoy at most ε_p. Computed with the pessimistic PLD (an upper bound, rounded up)
+/// under add/remove neighbors. The fraction is of the samples given, not of the population;
+/// the assumption that a record's distance is the same at every step is the file's to meet.
+///
+/// A noise multiplier above [`crate::pld::MAX_NOISE_MULTIPLIER`] is evaluated at that maximum
+/// (less noise: a larger ε, the safe side); d_p = 0 gives ε = 0.
+///
+/// # Errors
+/// No samples, a percentile outside (0, 100], or the PLD accountant's own range errors.
+pub fn record_epsilon_percentiles(
+    distances: &[f64],
+    q: f64,
+    z: f64,
+    steps: u64,
+    delta: f64,
+    percentiles: &[f64],
+) -> Result<Vec<RecordPercentile>> {
+    if distances.is_empty() {
+        return Err(invalid("no distance samples; allowed: at least one".into()));
+    }
+    let mut sorted = distances.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    percentiles
+        .iter()
+        .map(|&p| {
+            if !(p > 0.0 && p <= 100.0) {
+                return Err(invalid(format!(
+                    "percentile {p}; allowed: numbers in (0, 100]"
+                )));
+            }
+            let rank = ((p / 100.0) * sorted.len() as f64).ceil().max(1.0) as usize;
+            let distance = sorted[rank.min(sorted.len()) - 1];
+            let epsilon = if distance <= 0.0 {
+                0.0
+            } else {
+                let zr = (z / distance).min(crate::pld::MAX_NOISE_MULTIPLIER);
+                crate::pld::epsilon_bounds(
+                    q,
+                    zr,
+                    steps,
+                    delta,
+                    crate::dataset::Neighboring::AddRemove,
+                )?
+                .0
+            };
+            Ok(RecordPercentile {
+                percentile: p,
+                distance,
+                epsilon,
+            })
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Percentiles: ranks are the upper empirical quantiles, ε grows with the distance, the
+    /// largest distance at 1 gives the worst-case (DP) PLD ε, and d = 0 gives 0.
+    #[test]
+    fn record_percentiles_rank_and_bound() {
+        let d: Vec<f64> = (0..100).map(|i| i as f64 / 99.0).collect();
+        let rows = record_epsilon_percentiles(&d, 0.01, 1.1, 100, 1e-5, &[1.0, 50.0, 90.0, 100.0])
+            .unwrap();
+        assert_eq!(rows[0].distance, 0.0);
+        assert_eq!(rows[0].epsilon, 0.0);
+        assert_eq!(rows[1].distance, d[49]);
+        assert_eq!(rows[2].distance, d[89]);
+        assert_eq!(rows[3].distance, 1.0);
+        assert!(rows[1].epsilon < rows[2].epsilon && rows[2].epsilon < rows[3].epsilon);
+        let worst = crate::pld::epsilon_bounds(
+            0.01,
+            1.1,
+            100,
+            1e-5,
+            crate::dataset::Neighboring::AddRemove,
+        )
+        .unwrap()
+        .0;
+        assert_eq!(rows[3].epsilon, worst);
+        assert!(record_epsilon_percentiles(&d, 0.01, 1.1, 100, 1e-5, &[0.0]).is_err());
+        assert!(record_epsilon_percentiles(&[], 0.01, 1.1, 100, 1e-5, &[50.0]).is_err());
+    }
 
     /// At d = 1 the cost is the sampled Gaussian's ln A_{λ+1} = λ·RDP(λ + 1),
     /// so the Bayesian accountant with worst-case distances is the moments accountant.

@@ -68,6 +68,11 @@ pub struct AccountantArgs {
     /// δ (0 < γ < δ) [default: δ/1000].
     #[arg(allow_hyphen_values = true, long, requires = "bayesian")]
     pub gamma: Option<f64>,
+    /// With --bayesian: the percentiles of the records' distances at which to print the
+    /// individual (worst-case) ε a record at that distance enjoys ("p % of the records enjoy
+    /// ε ≤ …", the paper's §4.4.1 reading), comma-separated, each in (0, 100].
+    #[arg(long, requires = "bayesian", default_value = "50,90,99,100")]
+    pub percentiles: String,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -77,7 +82,7 @@ pub struct AccountantArgs {
 /// ([`crate::mechanisms::bayesian_accountant`]) beside the DP accountants.
 fn bayesian(a: &AccountantArgs) -> Result<Outcome> {
     use crate::mechanisms::bayesian_accountant::{
-        bayesian_epsilon, default_orders, moments_accountant_epsilon,
+        bayesian_epsilon, default_orders, moments_accountant_epsilon, record_epsilon_percentiles,
     };
     let q = a.sampling_rate.unwrap_or(f64::NAN);
     if !(q > 0.0 && q <= 1.0) {
@@ -133,14 +138,46 @@ fn bayesian(a: &AccountantArgs) -> Result<Outcome> {
     let mut acc = RdpAccountant::new();
     acc.compose_poisson_gaussian(q, z, steps).map_err(named)?;
     let (rdp, rdp_order) = acc.epsilon(a.delta).map_err(named)?;
+    let percentiles: Vec<f64> = a
+        .percentiles
+        .split(',')
+        .map(|t| {
+            t.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|p| *p > 0.0 && *p <= 100.0)
+                .ok_or_else(|| {
+                    bad(
+                        "--percentiles",
+                        t.trim(),
+                        "comma-separated numbers in (0, 100], e.g. 50,90,99",
+                    )
+                })
+        })
+        .collect::<Result<_>>()?;
+    let rows = record_epsilon_percentiles(&d, q, z, steps, a.delta, &percentiles).map_err(named)?;
     let stdout = if a.json {
         to_json(&json!({
             "sampling_rate": q, "noise_multiplier": z, "steps": steps, "delta": a.delta,
             "bayesian": b, "data": path.display().to_string(),
             "moments_accountant_epsilon": ma, "moments_accountant_order": ma_order,
             "rdp_epsilon": rdp, "rdp_order": rdp_order,
+            "record_percentiles": rows,
         }))?
     } else {
+        let mut per = String::from(
+            "individual DP of the records (worst case per record: a record whose distance stays ≤ d at every step; PLD upper bound, Feldman & Zrnic 2021):\n",
+        );
+        for r in &rows {
+            per.push_str(&format!(
+                "  {:>5} % of the {} records have d ≤ {} and enjoy ε ≤ {} at δ = {}\n",
+                readable(r.percentile),
+                d.len(),
+                readable(r.distance),
+                readable(r.epsilon),
+                readable(a.delta)
+            ));
+        }
         format!(
             "Bayesian DP   ε_μ = {} at δ_μ = {} (γ = {} folded in), order λ = {}, from {} distance samples of {} (typical case over the data; weaker than DP: Triastcyn & Faltings 2020, Theorem 3 with the §4.3 Student-t estimator)\nmoments acc.  ε = {} (order λ = {}; the Bayesian accountant at distances = the clipping bound)\nRDP acc.      ε = {} (order {}; DP, worst case)\n",
             readable(b.epsilon),
@@ -153,7 +190,7 @@ fn bayesian(a: &AccountantArgs) -> Result<Outcome> {
             ma_order,
             readable(rdp),
             readable(rdp_order)
-        )
+        ) + &per
     };
     Ok(Outcome {
         stdout,
