@@ -650,16 +650,19 @@ pub struct TableCell {
 }
 
 /// The settings of entry `id` the table audits: `Some(ε)` for each ε in `epsilons` inside the
-/// entry's declared `epsilon` range, or `[None]` (its defaults) when it has no `epsilon`
+/// entry's declared `epsilon` range that the entry accepts, or `[None]` (its defaults) when it has no `epsilon`
 /// parameter. An entry with an ε parameter but none of `epsilons` in range gets `[None]` too.
 pub fn table_settings(id: &str, epsilons: &[f64]) -> Result<Vec<Option<f64>>> {
     let d = catalogue::describe(id)?;
     let Some(p) = d.params.iter().find(|p| p.name == "epsilon") else {
         return Ok(vec![None]);
     };
+    // In the declared range, and accepted by the entry (some refuse part of it, e.g. the
+    // classical Gaussian calibration at ε ≥ 1).
     let inside: Vec<Option<f64>> = epsilons
         .iter()
         .filter(|&&e| p.range.is_none_or(|(lo, hi)| (lo..=hi).contains(&e)))
+        .filter(|&&e| catalogue::build(id, &Params::new().set("epsilon", e)).is_ok())
         .map(|&e| Some(e))
         .collect();
     Ok(if inside.is_empty() {

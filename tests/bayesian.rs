@@ -86,6 +86,46 @@ fn buggy_twin_is_caught_and_the_correct_entry_is_not() {
     }
 }
 
+/// DP-SGD (10 subsampled steps, every iterate released): the Bayesian accountant's claim on the
+/// full data is an upper bound, so the exact lower bound on the BDP δ from the sum-of-iterates
+/// event (`dpsgd_bdp_delta_lower`) must stay below the claimed δ at the claimed ε (a cross-check
+/// of the two computations that fails if either is wrong); for the twin fed the data without its
+/// outliers the lower bound at its claimed ε exceeds its δ (its status). The twin is caught at
+/// n = 5·10^4 draws per side for each of 5 seeds at β = 1e-3 (measured at 2·10^5: bound 5.0e-3
+/// against 1e-5 allowed, U = 3836 against W = 256 in the held-out event; a quarter of that,
+/// ≈ 960 against 64, is still far beyond Poisson noise), and the correct entry is not flagged in any of the 5 (each audit errs
+/// with probability ≤ 1e-3, so this half fails with probability ≤ 5e-3 for a sound tester).
+#[test]
+fn dpsgd_twin_is_caught_and_the_bounds_agree() {
+    use dp_audit::mechanisms::catalogue::bayesian::dpsgd_bdp_delta_lower;
+    let eps_of = |id: &str| match catalogue::build(id, &Params::default())
+        .unwrap()
+        .mechanism
+        .claim()
+    {
+        PrivacyClaim::Bayesian { epsilon, delta } => (epsilon, delta),
+        other => panic!("{other}"),
+    };
+    let (e_ok, d_ok) = eps_of("bdp-dpsgd");
+    let (e_bug, d_bug) = eps_of("bdp-dpsgd-excludes-outliers");
+    assert!(dpsgd_bdp_delta_lower(&data(), 0.5, 1.0, 10, e_ok) <= d_ok);
+    assert!(dpsgd_bdp_delta_lower(&data(), 0.5, 1.0, 10, e_bug) > 100.0 * d_bug);
+    for seed in 0..5 {
+        let b = catalogue::build("bdp-dpsgd-excludes-outliers", &Params::default()).unwrap();
+        let v = run(
+            "bdp-dpsgd-excludes-outliers",
+            b.mechanism.claim(),
+            50_000,
+            seed,
+            1e-3,
+        );
+        assert_eq!(v, Verdict::Violation, "seed {seed}");
+        let c = catalogue::build("bdp-dpsgd", &Params::default()).unwrap();
+        let v = run("bdp-dpsgd", c.mechanism.claim(), 50_000, seed, 1e-3);
+        assert_eq!(v, Verdict::NoViolation, "seed {seed}");
+    }
+}
+
 #[test]
 fn data_file_errors_name_the_line() {
     let dom = RecordDomain::real(0.0, 1.0, 1);
@@ -166,12 +206,20 @@ fn bayesian_accountant_command() {
     // §4.4.1: the individual ε of the records at the default percentiles grows with the
     // percentile and the largest shipped distance (0.2999 < 1) stays below the worst case.
     let rows = v["record_percentiles"].as_array().unwrap();
-    let eps: Vec<f64> = rows.iter().map(|r| r["epsilon"].as_f64().unwrap()).collect();
+    let eps: Vec<f64> = rows
+        .iter()
+        .map(|r| r["epsilon"].as_f64().unwrap())
+        .collect();
     assert_eq!(rows.len(), 4);
     assert!(eps.windows(2).all(|w| w[0] <= w[1]), "{eps:?}");
     assert!(eps[3] > 0.0 && eps[3] < rdp, "{eps:?} vs {rdp}");
     let mut args = base.to_vec();
-    args.extend(["--data", "examples/bdp-distances.txt", "--percentiles", "0,50"]);
+    args.extend([
+        "--data",
+        "examples/bdp-distances.txt",
+        "--percentiles",
+        "0,50",
+    ]);
     let o = run(&args);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--percentiles 0"));

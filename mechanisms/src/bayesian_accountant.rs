@@ -131,41 +131,11 @@ pub fn bayesian_epsilon(
             distances.len()
         )));
     }
-    if let Some((i, d)) = distances
-        .iter()
-        .enumerate()
-        .find(|(_, d)| !(0.0..=2.0).contains(*d))
-    {
-        return Err(invalid(format!(
-            "distance sample {} = {d}; allowed: 0 to 2 (a fraction of the clipping norm)",
-            i + 1
-        )));
-    }
-    if !(q > 0.0 && q <= 1.0) {
-        return Err(invalid(format!(
-            "sampling rate q = {q}; allowed: 0 < q ≤ 1"
-        )));
-    }
-    if !(z.is_finite() && z > 0.0) {
-        return Err(invalid(format!(
-            "noise multiplier z = {z}; allowed: finite and > 0"
-        )));
-    }
-    if steps == 0 {
-        return Err(invalid("steps T = 0; allowed: at least 1".into()));
-    }
-    if !(delta > 0.0 && delta < 1.0) {
-        return Err(invalid(format!("delta = {delta}; allowed: 0 < δ < 1")));
-    }
+    check_inputs(distances, q, z, steps, delta, orders)?;
     if !(gamma > 0.0 && gamma < delta) {
         return Err(invalid(format!(
             "gamma = {gamma}; allowed: 0 < γ < δ = {delta} (γ is folded into δ)"
         )));
-    }
-    if orders.is_empty() || orders.contains(&0) {
-        return Err(invalid(
-            "orders must be a non-empty list of integers ≥ 1".into(),
-        ));
     }
     let m = distances.len() as f64;
     let per_order = gamma / orders.len() as f64;
@@ -214,6 +184,86 @@ pub fn bayesian_epsilon(
         gamma,
         samples: distances.len(),
     })
+}
+
+/// The range checks shared by [`bayesian_epsilon`] and [`bayesian_epsilon_exact`].
+fn check_inputs(
+    distances: &[f64],
+    q: f64,
+    z: f64,
+    steps: u64,
+    delta: f64,
+    orders: &[u32],
+) -> Result<()> {
+    if distances.is_empty() {
+        return Err(invalid("no distances; allowed: at least one".into()));
+    }
+    if let Some((i, d)) = distances
+        .iter()
+        .enumerate()
+        .find(|(_, d)| !(0.0..=2.0).contains(*d))
+    {
+        return Err(invalid(format!(
+            "distance sample {} = {d}; allowed: 0 to 2 (a fraction of the clipping norm)",
+            i + 1
+        )));
+    }
+    if !(q > 0.0 && q <= 1.0) {
+        return Err(invalid(format!(
+            "sampling rate q = {q}; allowed: 0 < q ≤ 1"
+        )));
+    }
+    if !(z.is_finite() && z > 0.0) {
+        return Err(invalid(format!(
+            "noise multiplier z = {z}; allowed: finite and > 0"
+        )));
+    }
+    if steps == 0 {
+        return Err(invalid("steps T = 0; allowed: at least 1".into()));
+    }
+    if !(delta > 0.0 && delta < 1.0) {
+        return Err(invalid(format!("delta = {delta}; allowed: 0 < δ < 1")));
+    }
+    if orders.is_empty() || orders.contains(&0) {
+        return Err(invalid(
+            "orders must be a non-empty list of integers ≥ 1".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// (ε_μ, δ_μ)-BDP of `steps` steps of the subsampled Gaussian (q, z) when μ is *known*: the
+/// uniform distribution over `distances` (each in [0, 2]). The expectation over μ inside the
+/// Hölder-composed cost is then computed exactly, ln E_μ[e^{T·c(λ, d)}] = ln mean_i e^{T·c(λ, d_i)},
+/// so no estimator is needed and no γ enters δ: by Markov's inequality on e^{λL} for each
+/// record (both orders: the binomial cost bounds the larger one, module docs) and averaging over
+/// μ, Pr_{x'~μ, w}[L ≥ ε] ≤ E_μ[e^{T·c(λ, d)}]·e^{−λε} = δ at the returned ε. Rounded up.
+/// Returns (ε, the order attaining it).
+///
+/// # Errors
+/// As [`bayesian_epsilon`], without γ; at least one distance.
+pub fn bayesian_epsilon_exact(
+    distances: &[f64],
+    q: f64,
+    z: f64,
+    steps: u64,
+    delta: f64,
+    orders: &[u32],
+) -> Result<(f64, u32)> {
+    check_inputs(distances, q, z, steps, delta, orders)?;
+    let (m, tf) = (distances.len() as f64, steps as f64);
+    let mut best: Option<(f64, u32)> = None;
+    for &lambda in orders {
+        let log_mean =
+            log_sum_exp(distances.iter().map(|&d| tf * step_cost(q, z, d, lambda))) - m.ln();
+        let eps = (log_mean - delta.ln()) / lambda as f64;
+        if eps.is_finite() && best.is_none_or(|(b, _)| eps < b) {
+            best = Some((eps, lambda));
+        }
+    }
+    let (eps, order) =
+        best.ok_or_else(|| invalid("no order gave a finite ε (costs overflow)".into()))?;
+    Ok(((eps.max(0.0) * (1.0 + 1e-12)).next_up(), order))
 }
 
 /// The moments accountant's ε (Abadi et al. 2016): min over integer λ of
@@ -313,6 +363,20 @@ pub fn record_epsilon_percentiles(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// With every distance at 1 the exact accountant is the moments accountant (same orders).
+    #[test]
+    fn exact_at_the_clipping_bound_is_the_moments_accountant() {
+        let orders = default_orders();
+        let (e, o) = bayesian_epsilon_exact(&[1.0; 4], 0.01, 1.1, 1000, 1e-5, &orders).unwrap();
+        let (m, mo) = moments_accountant_epsilon(0.01, 1.1, 1000, 1e-5, &orders).unwrap();
+        assert_eq!(o, mo);
+        assert!((e / m - 1.0).abs() < 1e-9, "{e} vs {m}");
+        let (small, _) = bayesian_epsilon_exact(&[0.1; 4], 0.01, 1.1, 1000, 1e-5, &orders).unwrap();
+        assert!(small < e);
+        assert!(bayesian_epsilon_exact(&[], 0.01, 1.1, 1000, 1e-5, &orders).is_err());
+        assert!(bayesian_epsilon_exact(&[3.0], 0.01, 1.1, 1000, 1e-5, &orders).is_err());
+    }
 
     /// Percentiles: ranks are the upper empirical quantiles, ε grows with the distance, the
     /// largest distance at 1 gives the worst-case (DP) PLD ε, and d = 0 gives 0.
