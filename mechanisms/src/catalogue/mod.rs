@@ -9,7 +9,7 @@
 //! mistakes), `svt.rs` (the sparse vector family of Lyu, Su & Li 2017), `dpsgd.rs` (DP-SGD /
 //! DP-GD with a privacy ledger, McMahan et al. 2018, and its bugs), `dpsgd_variants.rs` (DP-SGD
 //! as it is really run: per-group clipping, user level, batch sizes, private clip norms, each
-//! correct with a buggy twin), `learning.rs` (output
+//! correct with a buggy twin), `dpsgd_microbatch.rs` (position-based microbatches), `learning.rs` (output
 //! perturbation, model aggregation and gradient perturbation, each with a buggy twin) and
 //! `float_leak.rs` (a floating-point leak in the style of Mironov 2012, audited through the
 //! `float-bits` output transform: [`recommended_transform`]).
@@ -27,6 +27,7 @@ mod buggy;
 mod correct;
 mod declare;
 mod dpsgd;
+mod dpsgd_microbatch;
 mod dpsgd_variants;
 mod float_leak;
 mod learning;
@@ -101,6 +102,7 @@ pub fn specs() -> Vec<Spec> {
     all.extend(float_leak::specs());
     all.extend(dpsgd::specs());
     all.extend(dpsgd_variants::specs());
+    all.extend(dpsgd_microbatch::specs());
     all.extend(learning::specs());
     all
 }
