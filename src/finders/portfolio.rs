@@ -5,7 +5,9 @@
 //! (Casacuberta et al. 2022, "Widespread underestimation of sensitivity in differentially private
 //! libraries"): every record at one end of the range, at zero or at one level; all records equal
 //! but one; records that cancel (half at each end); the empty and the one-record dataset; large
-//! sums whose low bits are lost. The portfolio proposes those first, in order of how often such
+//! sums whose low bits are lost; and, under add-remove, alternating blocks of records with the
+//! first one removed, which shifts every later record's position (computations that chunk the
+//! data by position, such as TensorFlow Privacy's microbatches). The portfolio proposes those first, in order of how often such
 //! bugs show there, then interleaves:
 //! - structured pairs at random levels and sizes (a constant base at a uniform level, the
 //!   differing record at an end, at the base's mirror image or at another uniform level);
@@ -213,7 +215,26 @@ impl PortfolioFinder {
             base.push(self.record(lo));
             push(self.pair(&base, &self.record(hi), 0));
         }
-        // 6. Vector records: the differing record at a vertex off the diagonal.
+        // 6. Order-dependent processing (microbatches, blocks, windows taken by position):
+        //    blocks of p records at the centre and p at the upper end, alternating, against the
+        //    same list without its first record (add-remove), which moves every later record
+        //    one position: each block of a chunked computation then sees a different mix.
+        if add {
+            let mut p = 1;
+            while 2 * p <= n.max(2) && p <= 8 {
+                let full: Vec<Vec<f64>> = (0..n.max(2 * p))
+                    .map(|i| self.record(if (i / p) % 2 == 0 { centre } else { hi }))
+                    .collect();
+                let pair = Dataset::vectors(self.domain.dim, &full[1..])
+                    .ok()
+                    .zip(Dataset::vectors(self.domain.dim, &full).ok())
+                    .filter(|(a, b)| self.domain.check(a).is_ok() && self.domain.check(b).is_ok())
+                    .and_then(|(a, b)| DatasetPair::new(a, b, self.relation).ok());
+                push(pair);
+                p *= 2;
+            }
+        }
+        // 7. Vector records: the differing record at a vertex off the diagonal.
         if self.domain.dim > 1 {
             let alt: Vec<f64> = (0..self.domain.dim)
                 .map(|j| if j % 2 == 0 { hi } else { lo })
