@@ -12,6 +12,12 @@ use crate::mechanisms::canary_trainer::{ThreatModel, TrainerConfig};
 use crate::mechanisms::math::readable;
 use crate::one_run::{TrainerAuditConfig, audit_trainer};
 
+/// δ at which the ε of a `--claim gdp:MU` is read (the verdict uses μ).
+const GDP_READ_DELTA: f64 = 1e-5;
+
+/// Largest μ a `--claim gdp:MU` may state (the bound's bisection stops at 40).
+const GDP_MAX_MU: f64 = 40.0;
+
 /// Options of `audit one-run`.
 #[derive(Debug, Args)]
 pub struct OneRunArgs {
@@ -27,7 +33,8 @@ pub struct OneRunArgs {
     /// per canary (see `src/one_run_exec.rs` for the protocol).
     #[arg(long, value_name = "COMMAND")]
     pub exec: Option<String>,
-    /// With --exec: the claim the program makes, pure:EPS or approx:EPS:DELTA.
+    /// With --exec: the claim the program makes, pure:EPS, approx:EPS:DELTA or gdp:MU (audited
+    /// with the Gaussian-DP bound on μ; its ε is read at δ = 1e-5).
     #[arg(long, requires = "exec")]
     pub claim: Option<String>,
     /// With --exec: the data set the program trains on besides the canaries (one record per
@@ -269,26 +276,11 @@ pub(super) fn one_run(args: &OneRunArgs) -> Result<Outcome> {
         b.canaries, b.included
     );
     write_guesses(&mut out, b);
-    if audit.violation {
-        let _ = writeln!(
-            out,
-            "verdict      VIOLATION: the lower bound {:.4} exceeds the claimed epsilon {}; a \
-             trainer keeping its claim is reported so with probability at most beta = {}",
-            b.epsilon_lower,
-            readable(audit.claim.epsilon),
-            readable(b.failure_probability)
-        );
-    } else {
-        let _ = writeln!(
-            out,
-            "verdict      no violation found: the lower bound {:.4} does not exceed the claimed \
-             epsilon {}. This does not show the claim holds: one run with {} canaries sees at \
-             most about ln(p/(1-p)), p = beta^(1/m)",
-            b.epsilon_lower,
-            readable(audit.claim.epsilon),
-            b.canaries
-        );
-    }
+    let _ = writeln!(
+        out,
+        "verdict      {}",
+        verdict_text(b, audit.claim.epsilon, audit.claim.mu, audit.violation)
+    );
     let _ = writeln!(out, "seed         {}", audit.seed);
     let _ = writeln!(out, "time         {:.2} s", started.elapsed().as_secs_f64());
     finish(args, report, out, code)
@@ -301,15 +293,17 @@ fn write_guesses(out: &mut String, b: &crate::one_run::OneRunBound) {
         let _ = writeln!(
             out,
             "guesses      k+ = {:<6} k- = {:<6} r = {:<6} v = {:<6} precision {:.3}  \
-             epsilon >= {:.4} (beta {:e}){}",
+             epsilon >= {:.4}  mu >= {:.4} (beta {:e}){}{}",
             g.k_plus,
             g.k_minus,
             g.guesses,
             g.correct,
             g.precision(),
             c.epsilon_lower,
+            c.mu_lower,
             c.failure_probability,
-            if i == b.best { "  <- best" } else { "" }
+            if i == b.best { "  <- best epsilon" } else { "" },
+            if i == b.mu_best { "  <- best mu" } else { "" }
         );
     }
     let _ = writeln!(
@@ -321,6 +315,42 @@ fn write_guesses(out: &mut String, b: &crate::one_run::OneRunBound) {
         b.beta_split
     );
     let _ = writeln!(out, "inequality   {}", b.inequality);
+    let _ = writeln!(
+        out,
+        "gdp bound    mu >= {:.4} with confidence 1 - beta (same split); the mu-GDP profile at \
+         that mu has epsilon {:.4} at delta = {:e} (a bound on a Gaussian-DP claim only)",
+        b.mu_lower, b.gdp_epsilon_lower, b.delta
+    );
+    let _ = writeln!(out, "inequality   {}", b.gdp_inequality);
+}
+
+/// The verdict line: against μ for a Gaussian-DP claim, else against ε.
+fn verdict_text(
+    b: &crate::one_run::OneRunBound,
+    epsilon: f64,
+    mu: Option<f64>,
+    violation: bool,
+) -> String {
+    let (what, lower, claimed) = match mu {
+        Some(mu) => ("mu (Gaussian-DP bound)", b.mu_lower, mu),
+        None => ("epsilon", b.epsilon_lower, epsilon),
+    };
+    if violation {
+        format!(
+            "VIOLATION: the lower bound on {what} {lower:.4} exceeds the claimed {}; a target \
+             keeping its claim is reported so with probability at most beta = {}",
+            readable(claimed),
+            readable(b.failure_probability)
+        )
+    } else {
+        format!(
+            "no violation found: the lower bound on {what} {lower:.4} does not exceed the \
+             claimed {}. This does not show the claim holds: one run with {} canaries sees only \
+             so far",
+            readable(claimed),
+            b.canaries
+        )
+    }
 }
 
 /// `audit one-run --exec COMMAND --claim CLAIM`: a training program in any language.
@@ -343,15 +373,26 @@ fn one_run_exec(args: &OneRunArgs) -> Result<Outcome> {
         )));
     }
     let claim_text = args.claim.as_deref().ok_or_else(|| {
-        Error::InvalidConfig("--exec needs --claim pure:EPS or approx:EPS:DELTA".into())
+        Error::InvalidConfig("--exec needs --claim pure:EPS, approx:EPS:DELTA or gdp:MU".into())
     })?;
     let claim: PrivacyClaim = claim_text.parse()?;
-    let (epsilon, delta) = match claim {
-        PrivacyClaim::Pure { epsilon } => (epsilon, 0.0),
-        PrivacyClaim::Approximate { epsilon, delta } => (epsilon, delta),
+    let (epsilon, delta, mu) = match claim {
+        PrivacyClaim::Pure { epsilon } => (epsilon, 0.0, None),
+        PrivacyClaim::Approximate { epsilon, delta } => (epsilon, delta, None),
+        PrivacyClaim::GaussianDp { mu } => {
+            if !(mu.is_finite() && mu > 0.0 && mu <= GDP_MAX_MU) {
+                return Err(Error::InvalidConfig(format!(
+                    "--claim gdp:{mu}; allowed: 0 < mu <= {GDP_MAX_MU}"
+                )));
+            }
+            // One Gaussian step with z = 1/μ is exactly μ-GDP.
+            let eps =
+                crate::mechanisms::accountant::gaussian_exact_epsilon(1.0 / mu, 1, GDP_READ_DELTA)?;
+            (eps, GDP_READ_DELTA, Some(mu))
+        }
         other => {
             return Err(Error::InvalidConfig(format!(
-                "--claim {other}; allowed: pure:EPS or approx:EPS:DELTA (the one-run bound is on ε at δ)"
+                "--claim {other}; allowed: pure:EPS, approx:EPS:DELTA or gdp:MU (the one-run bound is on ε at δ, or on μ)"
             )));
         }
     };
@@ -394,6 +435,7 @@ fn one_run_exec(args: &OneRunArgs) -> Result<Outcome> {
         dataset,
         epsilon,
         delta,
+        mu,
         seed: args.seed,
         failure_probability: args.failure_probability,
         guess_sizes,
@@ -425,20 +467,7 @@ fn one_run_exec(args: &OneRunArgs) -> Result<Outcome> {
         config.dataset.len()
     );
     write_guesses(&mut out, b);
-    let verdict = if audit.violation {
-        format!(
-            "VIOLATION: the lower bound {:.4} exceeds the claimed epsilon {}; a program keeping its claim is reported so with probability at most beta = {}",
-            b.epsilon_lower,
-            readable(epsilon),
-            readable(b.failure_probability)
-        )
-    } else {
-        format!(
-            "no violation found: the lower bound {:.4} does not exceed the claimed epsilon {}. This does not show the claim holds",
-            b.epsilon_lower,
-            readable(epsilon)
-        )
-    };
+    let verdict = verdict_text(b, epsilon, mu, audit.violation);
     let _ = writeln!(out, "verdict      {verdict}");
     let _ = writeln!(out, "seed         {}", audit.seed);
     let _ = writeln!(out, "time         {:.2} s", started.elapsed().as_secs_f64());
