@@ -73,7 +73,7 @@ use statrs::function::factorial::ln_binomial;
 use crate::bounds::binomial_upper_tail;
 use crate::error::{Error, Result};
 use crate::mechanisms::canary_trainer::{
-    Canaries, LedgerClaim, ThreatModel, TrainerConfig, TrainingData, scores, train,
+    Canaries, DataSet, LedgerClaim, ThreatModel, TrainerConfig, TrainingData, scores, train,
 };
 use crate::rng::{Seed, Stream};
 
@@ -677,12 +677,12 @@ pub fn audit_trainer(config: &TrainerAuditConfig) -> Result<TrainerAudit> {
     }
     let t = &config.trainer;
     if config.threat == ThreatModel::WhiteBox {
-        let values = (t.steps as f64 + 1.0) * (t.features + m) as f64;
+        let values = (t.steps as f64 + 1.0) * t.parameters(m) as f64;
         if values > MAX_RELEASED_VALUES {
             return Err(Error::InvalidConfig(format!(
-                "--canaries {m} with --param steps={} releases {values:e} numbers white-box \
-                 ((steps + 1) x (features + canaries)); allowed: at most {MAX_RELEASED_VALUES:e}",
-                t.steps
+                "--canaries {m} with --param steps={} hidden={} releases {values:e} numbers \
+                 white-box ((steps + 1) x parameters); allowed: at most {MAX_RELEASED_VALUES:e}",
+                t.steps, t.hidden
             )));
         }
     }
@@ -690,7 +690,12 @@ pub fn audit_trainer(config: &TrainerAuditConfig) -> Result<TrainerAudit> {
     let true_guarantee = config.trainer.true_guarantee()?;
     let seed = Seed(config.seed);
     let stream = |tag: u64| seed.rng(Stream::Other { tag, index: 0 });
-    let data = TrainingData::synthetic(t.records, t.features, &mut stream(streams::DATA));
+    let data = match t.dataset {
+        DataSet::Synthetic => {
+            TrainingData::synthetic(t.records, t.features, &mut stream(streams::DATA))
+        }
+        DataSet::Winequality => TrainingData::winequality()?,
+    };
     let canaries = Canaries::random(m, t.features, &mut stream(streams::CANARY_SLOTS));
     let mut inclusion = stream(streams::INCLUSION);
     let included: Vec<bool> = (0..m).map(|_| inclusion.random_bool(0.5)).collect();
@@ -703,7 +708,7 @@ pub fn audit_trainer(config: &TrainerAuditConfig) -> Result<TrainerAudit> {
         &mut stream(streams::TRAINING),
     )?;
     // The scorer sees the release and the canary definitions, never `included`.
-    let s = scores(&release, &canaries, t.clip, config.threat)?;
+    let s = scores(&release, &canaries, t, config.threat)?;
     let bound = audit_scores(&s, &included, claim.delta, beta, &sizes)?;
     let violation = bound.violates(claim.epsilon, claim.mu);
     Ok(TrainerAudit {
