@@ -406,7 +406,7 @@ pub fn mu_lower_bound(m: usize, r: usize, v: usize, beta: f64) -> Result<f64> {
 /// right side for a claim; a lower bound needs the other.)
 pub fn gdp_epsilon_lower(mu: f64, delta: f64) -> f64 {
     use crate::mechanisms::math::{NORMAL_CDF_REL_ERROR, gaussian_dp_delta, std_normal_cdf};
-    if !(mu > 0.0 && mu.is_finite()) || !(delta > 0.0 && delta < 1.0) {
+    if !(mu > 0.0 && mu.is_finite() && delta > 0.0 && delta < 1.0) {
         return 0.0;
     }
     let above = |eps: f64| {
