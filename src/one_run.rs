@@ -207,6 +207,48 @@ fn check_delta(delta: f64) -> Result<()> {
     Ok(())
 }
 
+/// Checks v ≤ r ≤ m and that the privacy parameter `name` = `x` is finite and ≥ 0.
+fn check_game(m: usize, r: usize, v: usize, name: &str, x: f64) -> Result<()> {
+    if v > r || r > m {
+        return Err(Error::InvalidConfig(format!(
+            "v = {v} correct of r = {r} guesses for m = {m} canaries; allowed: v <= r <= m"
+        )));
+    }
+    if !(x.is_finite() && x >= 0.0) {
+        return Err(Error::InvalidConfig(format!(
+            "{name} = {x}; allowed: finite and >= 0"
+        )));
+    }
+    Ok(())
+}
+
+/// The largest x in [0, `max`] (to [`BISECTIONS`] halvings, kept on the rejected side) with
+/// `rejects(x)`, searching upward from 0 by doubling from 1; 0 when `rejects(0)` is false.
+/// Valid as a lower confidence bound without monotonicity of `rejects` (module documentation).
+fn largest_rejected(max: f64, rejects: impl Fn(f64) -> Result<bool>) -> Result<f64> {
+    if !rejects(0.0)? {
+        return Ok(0.0);
+    }
+    // lo is rejected; find hi not rejected.
+    let (mut lo, mut hi) = (0.0_f64, 1.0_f64);
+    while rejects(hi)? {
+        lo = hi;
+        hi *= 2.0;
+        if hi > max {
+            return Ok(lo);
+        }
+    }
+    for _ in 0..BISECTIONS {
+        let mid = 0.5 * (lo + hi);
+        if rejects(mid)? {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Ok(lo)
+}
+
 /// B(ε, v) of Theorem 3.1 (see the module documentation): an upper bound on P[W ≥ v] for
 /// m canaries, r guesses, against an (ε, δ)-DP mechanism; capped at 1, rounded up.
 ///
@@ -218,16 +260,7 @@ fn check_delta(delta: f64) -> Result<()> {
 /// # Errors
 /// v > r, r > m, ε negative or not finite, δ outside [0, 1).
 pub fn tail_bound(m: usize, r: usize, v: usize, epsilon: f64, delta: f64) -> Result<f64> {
-    if v > r || r > m {
-        return Err(Error::InvalidConfig(format!(
-            "v = {v} correct of r = {r} guesses for m = {m} canaries; allowed: v <= r <= m"
-        )));
-    }
-    if !(epsilon.is_finite() && epsilon >= 0.0) {
-        return Err(Error::InvalidConfig(format!(
-            "epsilon = {epsilon}; allowed: finite and >= 0"
-        )));
-    }
+    check_game(m, r, v, "epsilon", epsilon)?;
     check_delta(delta)?;
     if v == 0 {
         return Ok(1.0);
@@ -269,28 +302,9 @@ pub fn epsilon_lower_bound(m: usize, r: usize, v: usize, delta: f64, beta: f64) 
             "failure probability beta = {beta}; allowed: 0 < beta < 1"
         )));
     }
-    let rejects = |eps: f64| -> Result<bool> { Ok(tail_bound(m, r, v, eps, delta)? <= beta) };
-    if !rejects(0.0)? {
-        return Ok(0.0);
-    }
-    // lo is rejected; find hi not rejected.
-    let (mut lo, mut hi) = (0.0_f64, 1.0_f64);
-    while rejects(hi)? {
-        lo = hi;
-        hi *= 2.0;
-        if hi > MAX_EPSILON {
-            return Ok(lo);
-        }
-    }
-    for _ in 0..BISECTIONS {
-        let mid = 0.5 * (lo + hi);
-        if rejects(mid)? {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    Ok(lo)
+    largest_rejected(MAX_EPSILON, |eps| {
+        Ok(tail_bound(m, r, v, eps, delta)? <= beta)
+    })
 }
 
 /// The name of the f-DP inequality, printed with every Gaussian-DP bound.
@@ -349,16 +363,7 @@ fn fdp_recursion(
 /// # Errors
 /// v > r, r > m, μ negative or not finite, τ outside (0, 1).
 pub fn gdp_rejects(m: usize, r: usize, v: usize, mu: f64, tau: f64) -> Result<bool> {
-    if v > r || r > m {
-        return Err(Error::InvalidConfig(format!(
-            "v = {v} correct of r = {r} guesses for m = {m} canaries; allowed: v <= r <= m"
-        )));
-    }
-    if !(mu.is_finite() && mu >= 0.0) {
-        return Err(Error::InvalidConfig(format!(
-            "mu = {mu}; allowed: finite and >= 0"
-        )));
-    }
+    check_game(m, r, v, "mu", mu)?;
     if !(tau.is_finite() && tau > 0.0 && tau < 1.0) {
         return Err(Error::InvalidConfig(format!(
             "failure probability beta = {tau}; allowed: 0 < beta < 1"
@@ -378,26 +383,7 @@ pub fn gdp_rejects(m: usize, r: usize, v: usize, mu: f64, tau: f64) -> Result<bo
 /// # Errors
 /// As [`gdp_rejects`].
 pub fn mu_lower_bound(m: usize, r: usize, v: usize, beta: f64) -> Result<f64> {
-    if !gdp_rejects(m, r, v, 0.0, beta)? {
-        return Ok(0.0);
-    }
-    let (mut lo, mut hi) = (0.0_f64, 1.0_f64);
-    while gdp_rejects(m, r, v, hi, beta)? {
-        lo = hi;
-        hi *= 2.0;
-        if hi > MAX_MU {
-            return Ok(lo);
-        }
-    }
-    for _ in 0..BISECTIONS {
-        let mid = 0.5 * (lo + hi);
-        if gdp_rejects(m, r, v, mid, beta)? {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    Ok(lo)
+    largest_rejected(MAX_MU, |mu| gdp_rejects(m, r, v, mu, beta))
 }
 
 /// ε at `delta` of the μ-GDP profile, **rounded down**: the largest ε (bisection) whose δ(ε),
@@ -411,28 +397,9 @@ pub fn gdp_epsilon_lower(mu: f64, delta: f64) -> f64 {
     }
     let above = |eps: f64| {
         let margin = 2.0 * NORMAL_CDF_REL_ERROR * std_normal_cdf(-eps / mu + mu / 2.0);
-        gaussian_dp_delta(eps, mu) - margin > delta
+        Ok(gaussian_dp_delta(eps, mu) - margin > delta)
     };
-    if !above(0.0) {
-        return 0.0;
-    }
-    let (mut lo, mut hi) = (0.0_f64, 1.0_f64);
-    while above(hi) {
-        lo = hi;
-        hi *= 2.0;
-        if hi > 1e6 {
-            return lo;
-        }
-    }
-    for _ in 0..BISECTIONS {
-        let mid = 0.5 * (lo + hi);
-        if above(mid) {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    lo
+    largest_rejected(1e6, above).unwrap_or(0.0)
 }
 
 /// Guess sizes tried by default for m canaries: k₊ = k₋ = k for k ∈ {1 %, 2 %, 5 %, 10 %,

@@ -318,6 +318,16 @@ fn power_halved_noise_m30000() {
     );
 }
 
+/// Neither bound rejects on more than 22 of 200 seeds (see the tests using it).
+fn assert_sound(s: &Sweep) {
+    assert!(
+        s.hits <= 22 && s.eps_hits <= 22,
+        "{}/200, {}/200",
+        s.hits,
+        s.eps_hits
+    );
+}
+
 /// The network trainer (one hidden layer of 4 tanh units, 500 records: the cheap
 /// configuration), black-box (final model, input canaries through the network) over 200 seeds
 /// at β = 0.05; the verdict is the Gaussian-DP bound against μ = 0.5. Fails above 22 of 200
@@ -332,12 +342,7 @@ fn soundness_network_black_box_200_seeds() {
         4000..4200,
         0.05,
     );
-    assert!(
-        s.hits <= 22 && s.eps_hits <= 22,
-        "{}/200, {}/200",
-        s.hits,
-        s.eps_hits
-    );
+    assert_sound(&s);
 }
 
 /// The network trainer on the wine data (1599 records), white-box, 200 seeds at β = 0.05; both
@@ -352,12 +357,7 @@ fn soundness_network_white_box_wine_200_seeds() {
         4200..4400,
         0.05,
     );
-    assert!(
-        s.hits <= 22 && s.eps_hits <= 22,
-        "{}/200, {}/200",
-        s.hits,
-        s.eps_hits
-    );
+    assert_sound(&s);
 }
 
 /// Clipping after the noise (no finite ε; module docs of the trainer) with canaries of norm
