@@ -637,6 +637,9 @@ fn exec_training_program_bad_output_and_flags() {
         let o = cli(&["--exec", "echo 1", "--claim", bad_mu]);
         let err = String::from_utf8_lossy(&o.stderr).into_owned();
         assert_eq!(o.status.code(), Some(2), "{bad_mu}: {err}");
-        assert!(err.contains("allowed"), "{bad_mu}: {err}");
+        assert!(
+            err.contains("allowed") && err.contains("--claim"),
+            "{bad_mu}: {err}"
+        );
     }
 }

@@ -396,7 +396,9 @@ fn one_run_exec(args: &OneRunArgs) -> Result<Outcome> {
     let claim_text = args.claim.as_deref().ok_or_else(|| {
         Error::InvalidConfig("--exec needs --claim pure:EPS, approx:EPS:DELTA or gdp:MU".into())
     })?;
-    let claim: PrivacyClaim = claim_text.parse()?;
+    let claim: PrivacyClaim = claim_text
+        .parse()
+        .map_err(|e| Error::InvalidConfig(format!("--claim {claim_text}: {e}")))?;
     let (epsilon, delta, mu) = match claim {
         PrivacyClaim::Pure { epsilon } => (epsilon, 0.0, None),
         PrivacyClaim::Approximate { epsilon, delta } => (epsilon, delta, None),
