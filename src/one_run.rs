@@ -64,8 +64,8 @@
 //! down): a lower bound on the ε of the claim **read as a Gaussian-DP claim**, not on the
 //! (ε, δ) of an arbitrary mechanism; the verdict of a GDP claim compares μ̂ with its μ.
 //! Floating point: ρ_0 + h_0 must exceed r/m by a relative 1e-9 to reject (Φ and Φ⁻¹ are
-//! accurate to about 1e-11 relative; a unit test checks that perturbing ḡ⁻¹ by 1e-8 moves μ̂
-//! by less than 1e-5).
+//! accurate to about 1e-11 relative; a unit test checks that perturbing ḡ⁻¹ by a relative 1e-8
+//! moves ρ₀ + h₀ by less than 1e-6 relative).
 
 use serde::{Deserialize, Serialize};
 use statrs::function::factorial::ln_binomial;
