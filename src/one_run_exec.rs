@@ -68,6 +68,8 @@ pub struct ExecOneRunConfig {
     pub epsilon: f64,
     /// δ of the claim.
     pub delta: f64,
+    /// μ of a Gaussian-DP claim (its verdict is then the Gaussian-DP bound on μ).
+    pub mu: Option<f64>,
     /// Seed.
     pub seed: u64,
     /// β.
@@ -87,11 +89,13 @@ pub struct ExecOneRunAudit {
     pub claimed_epsilon: f64,
     /// The claimed δ.
     pub claimed_delta: f64,
+    /// The claimed μ (a Gaussian-DP claim).
+    pub claimed_mu: Option<f64>,
     /// The seed.
     pub seed: u64,
     /// The bound.
     pub bound: OneRunBound,
-    /// True iff the lower bound exceeds the claimed ε.
+    /// True iff the lower bound exceeds the claim (μ for a Gaussian-DP claim, else ε).
     pub violation: bool,
 }
 
@@ -145,8 +149,9 @@ pub fn audit_exec(config: &ExecOneRunConfig) -> Result<ExecOneRunAudit> {
         command: config.command.clone(),
         claimed_epsilon: config.epsilon,
         claimed_delta: config.delta,
+        claimed_mu: config.mu,
         seed: config.seed,
-        violation: bound.epsilon_lower > config.epsilon,
+        violation: bound.violates(config.epsilon, config.mu),
         bound,
     })
 }

@@ -22,14 +22,48 @@
 //!   y = 1) and goes through the same loss and clipping as real records; only θ_T is released.
 //!   Score s_i = −ℓ(θ_T; x_i, y_i) = ln σ(θ_T[slot(i)]).
 //!
+//! `canary_norm` a (default 1) scales the canaries: a white-box gradient canary is a·C·e_slot(i),
+//! a black-box input canary is x = a·e_slot(i). A correct trainer clips them to C like any
+//! example, so a > 1 costs a correct trainer nothing and exposes twins that skip per-example
+//! clipping.
+//!
+//! # Models
+//! - `hidden` = 0: logistic regression, θ ∈ R^d.
+//! - `hidden` = h > 0: a multilayer network with one hidden layer of h tanh units and a sigmoid
+//!   output, θ = (W₁ ∈ R^{h×d} row-major, b₁, w₂ ∈ R^h, b₂), logistic loss, W₁'s real-feature
+//!   columns and w₂ initialised N(0, 1/fan-in) from the training stream (θ₀ is released
+//!   white-box), the canary columns of W₁ at 0. Canary i's white-box coordinate is W₁[0,
+//!   slot(i)], a weight no real record moves (real records are 0 on the canary inputs), so the
+//!   same index `slot(i)` serves both models. Hand-written: no maintained Rust crate does
+//!   per-example-clipped DP-SGD (linfa has no neural networks; burn/candle/tch compute batch
+//!   gradients, and per-example gradients of a one-hidden-layer network are a few lines).
+//!
 //! # Buggy twins
 //! - `noise_scale` s ≠ 1: the noise added is s·z·C while the ledger records z (s = 0.5 is the
 //!   missing factor of two, as the catalogue's `dpsgd-scaled-noise`).
 //! - `sampling_rate_ratio` k > 1: the ledger records rate q/k while batches are drawn at rate q
 //!   (the catalogue's `dpsgd-wrong-sampling-rate`).
+//! - `batch_clip` = 1: the batch *sum* is clipped to C instead of each example (the catalogue's
+//!   `dpsgd-clip-batch-sum`). True guarantee: clipping is the projection onto the C-ball,
+//!   1-Lipschitz, and both clipped sums lie in the ball, so one example moves the clipped sum by
+//!   up to 2C (attained by D = {−g/2}, D' = D ∪ {g}, ‖g‖ = 2C): the ledger at multiplier z/2
+//!   (q = 1: μ = 2√T/(s·z)). A one-run audit with many canaries cannot see it: the m canaries
+//!   *together* move the clipped sum by at most 2C, so jointly they are only 2μ-GDP and each
+//!   canary's share of the signal shrinks like 1/√m (measured in `tests/one_run.rs`).
+//! - `clip_after_noise` = 1: per-example gradients are summed unclipped, the noise N(0, (zC)²)
+//!   is added, and the noisy sum is clipped to C. True guarantee: **no finite ε** at any δ < 1:
+//!   the unclipped sum has unbounded sensitivity, and for a record with gradient g, ‖g‖ → ∞,
+//!   the clipped noisy sum tends to the point C·g/‖g‖, which the neighbour's output (a
+//!   continuous law) hits with probability → 0, so H_{e^ε} → 1 for every ε. The white-box
+//!   canaries see it when a > 1: the common clipping factor rescales signal and noise alike,
+//!   so each canary is a √T·a/(s·z)-GDP shift.
 //!
-//! The data set is synthetic and generated from the caller's generator: `records` feature
-//! vectors uniform on [−1, 1]^features, labels y ~ Bernoulli(σ(⟨θ*, x⟩)) for a random θ*.
+//! # Data
+//! `synthetic` (default): `records` feature vectors uniform on [−1, 1]^features, labels
+//! y ~ Bernoulli(σ(⟨θ*, x⟩)) for a random θ*, from the data stream. `winequality`: the red wine
+//! quality data shipped by `linfa-datasets` (Cortez et al. 2009; 1599 records, 11
+//! physico-chemical features), standardised per feature and divided by √11, label
+//! quality ≥ 6.
 
 use rand::{Rng, RngExt};
 use rand_distr::StandardNormal;
@@ -103,7 +137,56 @@ pub struct TrainerConfig {
     pub noise_scale: f64,
     /// k: the ledger records rate q/k (bug when k > 1).
     pub sampling_rate_ratio: f64,
+    /// h: hidden units (0: logistic regression).
+    pub hidden: usize,
+    /// a: canary scale (gradient canaries a·C·e_slot, input canaries a·e_slot).
+    pub canary_norm: f64,
+    /// Bug: clip the batch sum instead of each example.
+    pub batch_clip: bool,
+    /// Bug: sum unclipped gradients, add noise, clip the noisy sum.
+    pub clip_after_noise: bool,
+    /// The training data.
+    pub dataset: DataSet,
 }
+
+/// Which training data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DataSet {
+    /// Drawn from the seed (`records` × `features`).
+    Synthetic,
+    /// The red wine quality data of `linfa-datasets` (1599 × 11).
+    Winequality,
+}
+
+impl DataSet {
+    /// Parses `synthetic` or `winequality`.
+    ///
+    /// # Errors
+    /// Anything else, naming the flag.
+    pub fn parse(s: &str) -> Result<Self> {
+        match s.trim() {
+            "synthetic" => Ok(Self::Synthetic),
+            "winequality" => Ok(Self::Winequality),
+            other => Err(invalid(format!(
+                "--dataset {other:?}; allowed: synthetic or winequality"
+            ))),
+        }
+    }
+
+    /// `synthetic` or `winequality`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Synthetic => "synthetic",
+            Self::Winequality => "winequality",
+        }
+    }
+}
+
+/// Records of the wine quality data.
+pub const WINE_RECORDS: usize = 1599;
+/// Features of the wine quality data.
+pub const WINE_FEATURES: usize = 11;
 
 impl TrainerConfig {
     /// Reads the `--param`s (defaults: 3000 records, 8 features, T = 25, q = 1, z = 10, C = 1,
@@ -137,16 +220,82 @@ impl TrainerConfig {
             delta: p.take_in(ID, "delta", 1e-5, 1e-300, 0.5)?,
             noise_scale: p.take_in(ID, "noise_scale", 1.0, 1e-6, 1e3)?,
             sampling_rate_ratio: p.take_in(ID, "sampling_rate_ratio", 1.0, 1.0, 1e6)?,
+            hidden: whole(&mut p, "hidden", 0.0, 0.0, 256.0)? as usize,
+            canary_norm: p.take_in(ID, "canary_norm", 1.0, 1e-3, 1e3)?,
+            batch_clip: flag(&mut p, "batch_clip")?,
+            clip_after_noise: flag(&mut p, "clip_after_noise")?,
+            dataset: DataSet::Synthetic,
         };
         p.finish(ID)?;
+        if config.batch_clip && config.clip_after_noise {
+            return Err(invalid(
+                "--param batch_clip = 1 with clip_after_noise = 1; allowed: at most one of the \
+                 two clipping twins"
+                    .into(),
+            ));
+        }
+        Ok(config)
+    }
+
+    /// As [`Self::from_params`], on `dataset`; `records` and `features` are then the data
+    /// set's and may not be given.
+    ///
+    /// # Errors
+    /// As [`Self::from_params`]; `records` or `features` given with the wine data.
+    pub fn from_params_on(p: Params, dataset: DataSet) -> Result<Self> {
+        if dataset == DataSet::Winequality
+            && let Some((name, _)) = p.iter().find(|(n, _)| *n == "records" || *n == "features")
+        {
+            return Err(invalid(format!(
+                "--param {name} with --dataset winequality; allowed: none (the wine data has \
+                 {WINE_RECORDS} records of {WINE_FEATURES} features)"
+            )));
+        }
+        let mut config = Self::from_params(p)?;
+        if dataset == DataSet::Winequality {
+            config.records = WINE_RECORDS;
+            config.features = WINE_FEATURES;
+        }
+        config.dataset = dataset;
         Ok(config)
     }
 
     /// True when the trainer does what its ledger says (s ≥ 1 adds more noise than recorded,
-    /// which is also correct; k = 1).
+    /// which is also correct; k = 1; per-example clipping before the noise).
     pub fn is_correct(&self) -> bool {
-        self.noise_scale >= 1.0 && self.sampling_rate_ratio == 1.0
+        self.noise_scale >= 1.0
+            && self.sampling_rate_ratio == 1.0
+            && !self.batch_clip
+            && !self.clip_after_noise
     }
+
+    /// Number of model parameters for m canaries (d = features + m inputs).
+    pub fn parameters(&self, m: usize) -> usize {
+        let d = self.features + m;
+        if self.hidden == 0 {
+            d
+        } else {
+            self.hidden * d + 2 * self.hidden + 1
+        }
+    }
+}
+
+fn whole(p: &mut Params, name: &str, default: f64, lo: f64, hi: f64) -> Result<f64> {
+    let v = p.take_in(ID, name, default, lo, hi)?;
+    if v.fract() != 0.0 {
+        return Err(invalid(format!(
+            "--param {name} = {v}; allowed: a whole number"
+        )));
+    }
+    Ok(v)
+}
+
+fn flag(p: &mut Params, name: &str) -> Result<bool> {
+    let v = p.take_in(ID, name, 0.0, 0.0, 1.0)?;
+    if v != 0.0 && v != 1.0 {
+        return Err(invalid(format!("--param {name} = {v}; allowed: 0 or 1")));
+    }
+    Ok(v == 1.0)
 }
 
 fn invalid(message: String) -> MechanismError {
@@ -216,15 +365,28 @@ impl TrainerConfig {
         )
     }
 
-    /// What the trainer actually provides (same accountant at rate q and multiplier s·z):
-    /// equal to the claim for a correct trainer.
+    /// What the trainer actually provides (same accountant at rate q and multiplier s·z, halved
+    /// for batch clipping whose sensitivity is 2C; none for clipping after the noise): equal
+    /// to the claim for a correct trainer. See the module documentation for the derivations.
     ///
     /// # Errors
     /// From [`ledger_claim`].
     pub fn true_guarantee(&self) -> Result<LedgerClaim> {
+        if self.clip_after_noise {
+            return Ok(LedgerClaim {
+                epsilon: f64::INFINITY,
+                delta: self.delta,
+                mu: None,
+                source: "no finite epsilon at any delta < 1: the noise is added to unclipped \
+                         gradients (unbounded sensitivity) and the clipped noisy sum of a record \
+                         with a huge gradient is a point mass its neighbour's output misses"
+                    .into(),
+            });
+        }
+        let sensitivity = if self.batch_clip { 2.0 } else { 1.0 };
         ledger_claim(
             self.sampling_rate,
-            self.noise_multiplier * self.noise_scale.min(1.0),
+            self.noise_multiplier * self.noise_scale.min(1.0) / sensitivity,
             self.steps,
             self.delta,
         )
@@ -264,6 +426,36 @@ impl TrainingData {
             x.extend(row);
         }
         Self { x, y, features }
+    }
+
+    /// The red wine quality data of `linfa-datasets` (see the module documentation): 1599
+    /// records, 11 features standardised and divided by √11, label quality ≥ 6.
+    ///
+    /// # Errors
+    /// A constant feature (none in the shipped data).
+    pub fn winequality() -> Result<Self> {
+        let ds = linfa_datasets::winequality();
+        let records = ds.records();
+        let (n, f) = records.dim();
+        let mut x = vec![0.0; n * f];
+        for k in 0..f {
+            let col = records.column(k);
+            let mean = col.sum() / n as f64;
+            let var = col.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n as f64;
+            if var <= 0.0 {
+                return Err(invalid(format!("wine data feature {k} is constant")));
+            }
+            let scale = 1.0 / (var.sqrt() * (f as f64).sqrt());
+            for (i, v) in col.iter().enumerate() {
+                x[i * f + k] = (v - mean) * scale;
+            }
+        }
+        let y = ds
+            .targets()
+            .iter()
+            .map(|&q| if q >= 6 { 1.0 } else { 0.0 })
+            .collect();
+        Ok(Self { x, y, features: f })
     }
 
     /// n.
@@ -323,8 +515,105 @@ fn sigmoid(t: f64) -> f64 {
     }
 }
 
-/// Trains once on `data` plus the canaries with `included[i]`, drawing sampling and noise from
-/// `rng`, and releases what `threat` allows.
+/// Sparse gradient of one example: (parameter index, value) pairs.
+type Sparse = Vec<(usize, f64)>;
+
+/// The model's logit at an input given as (index, value) pairs of the d inputs.
+fn forward(
+    config: &TrainerConfig,
+    d: usize,
+    theta: &[f64],
+    x: &[(usize, f64)],
+    act: &mut [f64],
+) -> f64 {
+    let h = config.hidden;
+    if h == 0 {
+        return x.iter().map(|&(k, v)| theta[k] * v).sum();
+    }
+    let (b1, w2, b2) = (h * d, h * d + h, h * d + 2 * h);
+    let mut out = theta[b2];
+    for (j, a) in act.iter_mut().enumerate() {
+        let z: f64 = theta[b1 + j] + x.iter().map(|&(k, v)| theta[j * d + k] * v).sum::<f64>();
+        *a = z.tanh();
+        out += theta[w2 + j] * *a;
+    }
+    out
+}
+
+/// The logistic-loss gradient of one example (inputs as (index, value) pairs, label y) into
+/// `out` (cleared first).
+fn example_gradient(
+    config: &TrainerConfig,
+    d: usize,
+    theta: &[f64],
+    x: &[(usize, f64)],
+    y: f64,
+    act: &mut [f64],
+    out: &mut Sparse,
+) {
+    out.clear();
+    let coef = sigmoid(forward(config, d, theta, x, act)) - y;
+    let h = config.hidden;
+    if h == 0 {
+        out.extend(x.iter().map(|&(k, v)| (k, coef * v)));
+        return;
+    }
+    let (b1, w2, b2) = (h * d, h * d + h, h * d + 2 * h);
+    for (j, &a) in act.iter().enumerate() {
+        let dz = coef * theta[w2 + j] * (1.0 - a * a);
+        out.extend(x.iter().map(|&(k, v)| (j * d + k, dz * v)));
+        out.push((b1 + j, dz));
+        out.push((w2 + j, coef * a));
+    }
+    out.push((b2, coef));
+}
+
+/// Scales a sparse vector to ℓ2 norm at most c.
+fn clip_sparse(g: &mut Sparse, c: f64) {
+    let norm = g.iter().map(|(_, v)| v * v).sum::<f64>().sqrt();
+    if norm > c {
+        let f = c / norm;
+        g.iter_mut().for_each(|(_, v)| *v *= f);
+    }
+}
+
+/// Scales a dense vector to ℓ2 norm at most c.
+fn clip_dense(g: &mut [f64], c: f64) {
+    let norm = g.iter().map(|v| v * v).sum::<f64>().sqrt();
+    if norm > c {
+        let f = c / norm;
+        g.iter_mut().for_each(|v| *v *= f);
+    }
+}
+
+/// The initial parameters: 0 for logistic regression; for the network W₁'s real-feature
+/// columns N(0, 1/features) and w₂ N(0, 1/h) from `rng`, the rest 0.
+fn initial_parameters<R: Rng + ?Sized>(
+    config: &TrainerConfig,
+    d: usize,
+    p: usize,
+    rng: &mut R,
+) -> Vec<f64> {
+    let mut theta = vec![0.0_f64; p];
+    let h = config.hidden;
+    if h > 0 {
+        let f = config.features;
+        let s1 = 1.0 / (f as f64).sqrt();
+        for j in 0..h {
+            for k in 0..f {
+                theta[j * d + k] = s1 * rng.sample::<f64, _>(StandardNormal);
+            }
+        }
+        let s2 = 1.0 / (h as f64).sqrt();
+        for j in 0..h {
+            theta[h * d + h + j] = s2 * rng.sample::<f64, _>(StandardNormal);
+        }
+    }
+    theta
+}
+
+/// Trains once on `data` plus the canaries with `included[i]`, drawing the initial network
+/// weights, sampling and noise from `rng`, and releases what `threat` allows.
 ///
 /// # Errors
 /// `included` and `canaries` differ in length; the data's feature dimension is not the
@@ -352,36 +641,40 @@ pub fn train<R: Rng + ?Sized>(
     }
     let f = config.features;
     let d = f + canaries.len();
+    let p = config.parameters(canaries.len());
     let q = config.sampling_rate;
     let c = config.clip;
+    let a = config.canary_norm;
     let sigma = config.noise_scale * config.noise_multiplier * c;
+    let per_example_clip = !(config.batch_clip || config.clip_after_noise);
     let denominator = q * data.len().max(1) as f64;
     let step_size = config.learning_rate / denominator;
     let members: Vec<usize> = (0..canaries.len()).filter(|&i| included[i]).collect();
-    let mut theta = vec![0.0_f64; d];
+    let mut theta = initial_parameters(config, d, p, rng);
     let mut iterates = Vec::new();
     if threat == ThreatModel::WhiteBox {
         iterates.reserve(config.steps as usize + 1);
         iterates.push(theta.clone());
     }
-    let mut grad = vec![0.0_f64; d];
-    let mut g = vec![0.0_f64; f];
+    let mut grad = vec![0.0_f64; p];
+    let mut g: Sparse = Vec::new();
+    let mut x: Vec<(usize, f64)> = Vec::with_capacity(f);
+    let mut act = vec![0.0_f64; config.hidden];
     for _ in 0..config.steps {
         grad.iter_mut().for_each(|v| *v = 0.0);
-        // Real records: logistic-loss gradient, clipped to C.
+        // Real records.
         for (j, row) in data.x.chunks_exact(f).enumerate() {
             if q < 1.0 && !rng.random_bool(q) {
                 continue;
             }
-            let margin: f64 = row.iter().zip(&theta[..f]).map(|(a, b)| a * b).sum();
-            let coef = sigmoid(margin) - data.y[j];
-            for (gk, xk) in g.iter_mut().zip(row) {
-                *gk = coef * xk;
+            x.clear();
+            x.extend(row.iter().copied().enumerate());
+            example_gradient(config, d, &theta, &x, data.y[j], &mut act, &mut g);
+            if per_example_clip {
+                clip_sparse(&mut g, c);
             }
-            let norm = g.iter().map(|v| v * v).sum::<f64>().sqrt();
-            let factor = if norm > c { c / norm } else { 1.0 };
-            for (acc, gk) in grad[..f].iter_mut().zip(&g) {
-                *acc += factor * gk;
+            for &(k, v) in &g {
+                grad[k] += v;
             }
         }
         // Canaries that are in the data set.
@@ -390,20 +683,36 @@ pub fn train<R: Rng + ?Sized>(
                 continue;
             }
             let s = canaries.slot[i];
-            let value = match threat {
-                // Gradient canary: C·e_slot, whatever θ.
-                ThreatModel::WhiteBox => c,
-                // Input canary (x = e_slot, y = 1): (σ(θ_slot) − 1)·e_slot, clipped.
-                ThreatModel::BlackBox => {
-                    let v = sigmoid(theta[s]) - 1.0;
-                    v.clamp(-c, c)
+            match threat {
+                // Gradient canary: a·C·e_slot, whatever θ.
+                ThreatModel::WhiteBox => {
+                    g.clear();
+                    g.push((s, a * c));
                 }
-            };
-            grad[s] += value;
+                // Input canary (x = a·e_slot, y = 1).
+                ThreatModel::BlackBox => {
+                    example_gradient(config, d, &theta, &[(s, a)], 1.0, &mut act, &mut g);
+                }
+            }
+            if per_example_clip {
+                clip_sparse(&mut g, c);
+            }
+            for &(k, v) in &g {
+                grad[k] += v;
+            }
+        }
+        if config.batch_clip {
+            clip_dense(&mut grad, c);
+        }
+        for gv in grad.iter_mut() {
+            let noise: f64 = rng.sample(StandardNormal);
+            *gv += sigma * noise;
+        }
+        if config.clip_after_noise {
+            clip_dense(&mut grad, c);
         }
         for (t, gv) in theta.iter_mut().zip(&grad) {
-            let noise: f64 = rng.sample(StandardNormal);
-            *t -= step_size * (gv + sigma * noise);
+            *t -= step_size * gv;
         }
         if threat == ThreatModel::WhiteBox {
             iterates.push(theta.clone());
@@ -416,24 +725,27 @@ pub fn train<R: Rng + ?Sized>(
 }
 
 /// The auditor's scores (higher = "in"), from the release and the public canary definitions
-/// only: white-box Σ_t ⟨θ_{t−1} − θ_t, g_i⟩ with g_i = C·e_slot(i); black-box
-/// −ℓ(θ_T; e_slot(i), 1) = ln σ(θ_T[slot(i)]).
+/// only: white-box Σ_t ⟨θ_{t−1} − θ_t, g_i⟩ with g_i = a·C·e_slot(i) (the sign and scale do not
+/// change the ranking; C is kept so scores read in gradient units); black-box
+/// −ℓ(θ_T; a·e_slot(i), 1) = ln σ(model(a·e_slot(i))).
 ///
 /// # Errors
-/// A release that does not fit the canaries (no iterates, or too short).
+/// A release that does not fit the canaries and model (no iterates, or too short).
 pub fn scores(
     release: &Release,
     canaries: &Canaries,
-    clip: f64,
+    config: &TrainerConfig,
     threat: ThreatModel,
 ) -> Result<Vec<f64>> {
-    let need = canaries.slot.iter().copied().max().map_or(0, |s| s + 1);
+    let d = config.features + canaries.len();
+    let need = config.parameters(canaries.len());
     if release.iterates.is_empty() || release.iterates.iter().any(|t| t.len() < need) {
         return Err(invalid(format!(
-            "release of {} iterates does not cover canary coordinates up to {need}",
+            "release of {} iterates does not cover the {need} parameters of the model",
             release.iterates.len()
         )));
     }
+    let clip = config.clip;
     Ok(match threat {
         ThreatModel::WhiteBox => canaries
             .slot
@@ -448,10 +760,14 @@ pub fn scores(
             .collect(),
         ThreatModel::BlackBox => {
             let last = &release.iterates[release.iterates.len() - 1];
+            let mut act = vec![0.0_f64; config.hidden];
             canaries
                 .slot
                 .iter()
-                .map(|&s| sigmoid(last[s]).max(f64::MIN_POSITIVE).ln())
+                .map(|&s| {
+                    let logit = forward(config, d, last, &[(s, config.canary_norm)], &mut act);
+                    sigmoid(logit).max(f64::MIN_POSITIVE).ln()
+                })
                 .collect()
         }
     })
@@ -506,7 +822,7 @@ mod tests {
             &mut rng,
         )?;
         assert_eq!(release.iterates.len(), 26);
-        let s = scores(&release, &canaries, config.clip, ThreatModel::WhiteBox)?;
+        let s = scores(&release, &canaries, &config, ThreatModel::WhiteBox)?;
         let mean = |b: bool| {
             let v: Vec<f64> = (0..200)
                 .filter(|&i| included[i] == b)
@@ -528,9 +844,94 @@ mod tests {
         )?;
         assert_eq!(bb.iterates.len(), 1);
         assert_eq!(
-            scores(&bb, &canaries, 1.0, ThreatModel::BlackBox)?.len(),
+            scores(&bb, &canaries, &config, ThreatModel::BlackBox)?.len(),
             200
         );
+        Ok(())
+    }
+    /// The network's hand-written per-example gradient against central finite differences of
+    /// the logistic loss (step 1e-6; agreement to 1e-6 absolute, far above the O(h²) ≈ 1e-12
+    /// truncation and rounding error).
+    #[test]
+    fn network_gradient_matches_finite_differences() -> Result<()> {
+        let config =
+            TrainerConfig::from_params(Params::new().set("hidden", 3.0).set("features", 2.0))?;
+        let m = 2;
+        let d = config.features + m;
+        let p = config.parameters(m);
+        assert_eq!(p, 3 * 4 + 7);
+        let mut rng = ChaCha20Rng::seed_from_u64(5);
+        let mut theta = initial_parameters(&config, d, p, &mut rng);
+        for t in theta.iter_mut() {
+            *t += 0.3 * rng.sample::<f64, _>(StandardNormal);
+        }
+        let x = [(0usize, 0.4), (1, -0.7), (3, 1.5)];
+        let y = 1.0;
+        let mut act = vec![0.0; 3];
+        let mut g = Vec::new();
+        example_gradient(&config, d, &theta, &x, y, &mut act, &mut g);
+        let mut dense = vec![0.0; p];
+        for &(k, v) in &g {
+            dense[k] += v;
+        }
+        let loss = |th: &[f64]| {
+            let mut act = vec![0.0; 3];
+            let z = forward(&config, d, th, &x, &mut act);
+            -(y * sigmoid(z).ln() + (1.0 - y) * (1.0 - sigmoid(z)).ln())
+        };
+        for k in 0..p {
+            let (mut a, mut b) = (theta.clone(), theta.clone());
+            a[k] += 1e-6;
+            b[k] -= 1e-6;
+            let fd = (loss(&a) - loss(&b)) / 2e-6;
+            assert!(
+                (fd - dense[k]).abs() < 1e-6,
+                "parameter {k}: {fd} vs {}",
+                dense[k]
+            );
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn twins_true_guarantees_and_params() -> Result<()> {
+        let bc = TrainerConfig::from_params(Params::new().set("batch_clip", 1.0))?;
+        assert!(!bc.is_correct());
+        // Sensitivity 2C against the recorded noise: μ = 2·√25/10 = 1.
+        assert_eq!(bc.true_guarantee()?.mu, Some(1.0));
+        assert_eq!(bc.claim()?.mu, Some(0.5));
+        let an = TrainerConfig::from_params(Params::new().set("clip_after_noise", 1.0))?;
+        assert!(!an.is_correct());
+        assert!(an.true_guarantee()?.epsilon.is_infinite());
+        assert!(TrainerConfig::from_params(Params::new().set("batch_clip", 0.5)).is_err());
+        assert!(TrainerConfig::from_params(Params::new().set("hidden", 2.5)).is_err());
+        assert!(
+            TrainerConfig::from_params(
+                Params::new()
+                    .set("batch_clip", 1.0)
+                    .set("clip_after_noise", 1.0)
+            )
+            .is_err()
+        );
+        assert!(
+            TrainerConfig::from_params_on(Params::new().set("records", 10.0), DataSet::Winequality)
+                .is_err()
+        );
+        assert!(DataSet::parse("mnist").is_err());
+        Ok(())
+    }
+
+    #[test]
+    fn wine_data_loads() -> Result<()> {
+        let w = TrainingData::winequality()?;
+        assert_eq!((w.len(), w.features), (WINE_RECORDS, WINE_FEATURES));
+        let good = w.y.iter().filter(|&&y| y == 1.0).count();
+        // 855 of the 1599 red wines have quality ≥ 6.
+        assert_eq!(good, 855);
+        let mean0: f64 = w.x.chunks_exact(WINE_FEATURES).map(|r| r[0]).sum::<f64>() / 1599.0;
+        assert!(mean0.abs() < 1e-12);
+        let c = TrainerConfig::from_params_on(Params::new(), DataSet::Winequality)?;
+        assert_eq!((c.records, c.features), (WINE_RECORDS, WINE_FEATURES));
         Ok(())
     }
 }

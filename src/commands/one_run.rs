@@ -8,9 +8,15 @@ use clap::Args;
 use super::{Outcome, to_json};
 use crate::error::{Error, Result};
 use crate::mechanisms::Params;
-use crate::mechanisms::canary_trainer::{ThreatModel, TrainerConfig};
+use crate::mechanisms::canary_trainer::{DataSet, ThreatModel, TrainerConfig};
 use crate::mechanisms::math::readable;
 use crate::one_run::{TrainerAuditConfig, audit_trainer};
+
+/// δ at which the ε of a `--claim gdp:MU` is read (the verdict uses μ).
+const GDP_READ_DELTA: f64 = 1e-5;
+
+/// Largest μ a `--claim gdp:MU` may state (the bound's bisection stops at 40).
+const GDP_MAX_MU: f64 = 40.0;
 
 /// Options of `audit one-run`.
 #[derive(Debug, Args)]
@@ -27,7 +33,8 @@ pub struct OneRunArgs {
     /// per canary (see `src/one_run_exec.rs` for the protocol).
     #[arg(long, value_name = "COMMAND")]
     pub exec: Option<String>,
-    /// With --exec: the claim the program makes, pure:EPS or approx:EPS:DELTA.
+    /// With --exec: the claim the program makes, pure:EPS, approx:EPS:DELTA or gdp:MU (audited
+    /// with the Gaussian-DP bound on μ; its ε is read at δ = 1e-5).
     #[arg(long, requires = "exec")]
     pub claim: Option<String>,
     /// With --exec: the data set the program trains on besides the canaries (one record per
@@ -54,10 +61,17 @@ pub struct OneRunArgs {
     )]
     pub exec_timeout: Option<f64>,
     /// Trainer parameter NAME=VALUE (repeatable): records, features, steps, sampling_rate,
-    /// noise_multiplier, clip, learning_rate, delta, noise_scale (bug when < 1),
-    /// sampling_rate_ratio (bug when > 1).
+    /// noise_multiplier, clip, learning_rate, delta, hidden (0: logistic regression; h: one
+    /// hidden layer of h tanh units), canary_norm (canary scale, multiple of C), and the twins
+    /// noise_scale (bug when < 1), sampling_rate_ratio (bug when > 1), batch_clip (1: clip the
+    /// batch sum), clip_after_noise (1: clip after adding the noise).
     #[arg(long = "param", value_name = "NAME=VALUE")]
     pub params: Vec<String>,
+    /// The built-in trainer's data: synthetic (drawn from the seed) or winequality (the red
+    /// wine quality data shipped by linfa-datasets, 1599 records of 11 features)
+    /// [default: synthetic].
+    #[arg(long, value_name = "NAME")]
+    pub dataset: Option<String>,
     /// Probability that a canary is included; the bound (Steinke et al. Theorem 3.1) needs 1/2.
     #[arg(allow_hyphen_values = true, long, default_value_t = 0.5)]
     pub inclusion_probability: f64,
@@ -110,6 +124,7 @@ fn report_of(
     target: String,
     threat_model: String,
     claim: (f64, f64, String),
+    claim_mu: Option<f64>,
     seed: u64,
     bound: crate::one_run::OneRunBound,
     violation: bool,
@@ -125,6 +140,7 @@ fn report_of(
         claim_source: claim.2,
         seed,
         bound,
+        claim_mu,
         violation,
         reproduce: Some(super::run::reproduce_line(None)),
     }
@@ -178,7 +194,8 @@ pub(crate) fn config_from_args(args: &OneRunArgs) -> Result<TrainerAuditConfig> 
         )));
     }
     let threat = ThreatModel::parse(args.threat_model.as_deref().unwrap_or("white-box"))?;
-    let trainer = TrainerConfig::from_params(Params::parse(&args.params)?)?;
+    let dataset = DataSet::parse(args.dataset.as_deref().unwrap_or("synthetic"))?;
+    let trainer = TrainerConfig::from_params_on(Params::parse(&args.params)?, dataset)?;
     let guess_sizes = args.guesses.as_deref().map(parse_guesses).transpose()?;
     Ok(TrainerAuditConfig {
         canaries: args.canaries,
@@ -213,6 +230,7 @@ pub(super) fn one_run(args: &OneRunArgs) -> Result<Outcome> {
             audit.claim.delta,
             audit.claim.source.clone(),
         ),
+        audit.claim.mu,
         audit.seed,
         audit.bound.clone(),
         audit.violation,
@@ -235,8 +253,15 @@ pub(super) fn one_run(args: &OneRunArgs) -> Result<Outcome> {
     );
     let _ = writeln!(
         out,
-        "trainer      records={} features={} steps={} sampling_rate={} noise_multiplier={} \
-         clip={} learning_rate={} noise_scale={} sampling_rate_ratio={}",
+        "trainer      {} on {} data: records={} features={} steps={} sampling_rate={} \
+         noise_multiplier={} clip={} learning_rate={} canary_norm={} noise_scale={} \
+         sampling_rate_ratio={} batch_clip={} clip_after_noise={}",
+        if t.hidden == 0 {
+            "logistic regression".to_string()
+        } else {
+            format!("network with {} hidden tanh units", t.hidden)
+        },
+        t.dataset.name(),
         t.records,
         t.features,
         t.steps,
@@ -244,8 +269,11 @@ pub(super) fn one_run(args: &OneRunArgs) -> Result<Outcome> {
         readable(t.noise_multiplier),
         readable(t.clip),
         readable(t.learning_rate),
+        readable(t.canary_norm),
         readable(t.noise_scale),
-        readable(t.sampling_rate_ratio)
+        readable(t.sampling_rate_ratio),
+        u8::from(t.batch_clip),
+        u8::from(t.clip_after_noise)
     );
     let _ = writeln!(
         out,
@@ -257,10 +285,10 @@ pub(super) fn one_run(args: &OneRunArgs) -> Result<Outcome> {
     if !t.is_correct() {
         let _ = writeln!(
             out,
-            "true         epsilon = {} at delta = {:e} (same accountant at the noise added and \
-             the rate used; for reading only)",
+            "true         epsilon = {} at delta = {:e} ({}; for reading only)",
             readable(audit.true_guarantee.epsilon),
-            audit.true_guarantee.delta
+            audit.true_guarantee.delta,
+            audit.true_guarantee.source
         );
     }
     let _ = writeln!(
@@ -269,26 +297,11 @@ pub(super) fn one_run(args: &OneRunArgs) -> Result<Outcome> {
         b.canaries, b.included
     );
     write_guesses(&mut out, b);
-    if audit.violation {
-        let _ = writeln!(
-            out,
-            "verdict      VIOLATION: the lower bound {:.4} exceeds the claimed epsilon {}; a \
-             trainer keeping its claim is reported so with probability at most beta = {}",
-            b.epsilon_lower,
-            readable(audit.claim.epsilon),
-            readable(b.failure_probability)
-        );
-    } else {
-        let _ = writeln!(
-            out,
-            "verdict      no violation found: the lower bound {:.4} does not exceed the claimed \
-             epsilon {}. This does not show the claim holds: one run with {} canaries sees at \
-             most about ln(p/(1-p)), p = beta^(1/m)",
-            b.epsilon_lower,
-            readable(audit.claim.epsilon),
-            b.canaries
-        );
-    }
+    let _ = writeln!(
+        out,
+        "verdict      {}",
+        verdict_text(b, audit.claim.epsilon, audit.claim.mu, audit.violation)
+    );
     let _ = writeln!(out, "seed         {}", audit.seed);
     let _ = writeln!(out, "time         {:.2} s", started.elapsed().as_secs_f64());
     finish(args, report, out, code)
@@ -301,15 +314,17 @@ fn write_guesses(out: &mut String, b: &crate::one_run::OneRunBound) {
         let _ = writeln!(
             out,
             "guesses      k+ = {:<6} k- = {:<6} r = {:<6} v = {:<6} precision {:.3}  \
-             epsilon >= {:.4} (beta {:e}){}",
+             epsilon >= {:.4}  mu >= {:.4} (beta {:e}){}{}",
             g.k_plus,
             g.k_minus,
             g.guesses,
             g.correct,
             g.precision(),
             c.epsilon_lower,
+            c.mu_lower,
             c.failure_probability,
-            if i == b.best { "  <- best" } else { "" }
+            if i == b.best { "  <- best epsilon" } else { "" },
+            if i == b.mu_best { "  <- best mu" } else { "" }
         );
     }
     let _ = writeln!(
@@ -321,14 +336,50 @@ fn write_guesses(out: &mut String, b: &crate::one_run::OneRunBound) {
         b.beta_split
     );
     let _ = writeln!(out, "inequality   {}", b.inequality);
+    let _ = writeln!(
+        out,
+        "gdp bound    mu >= {:.4} with confidence 1 - beta (same split); the mu-GDP profile at \
+         that mu has epsilon {:.4} at delta = {:e} (a bound on a Gaussian-DP claim only)",
+        b.mu_lower, b.gdp_epsilon_lower, b.delta
+    );
+    let _ = writeln!(out, "inequality   {}", b.gdp_inequality);
+}
+
+/// The verdict line: against μ for a Gaussian-DP claim, else against ε.
+fn verdict_text(
+    b: &crate::one_run::OneRunBound,
+    epsilon: f64,
+    mu: Option<f64>,
+    violation: bool,
+) -> String {
+    let (what, lower, claimed) = match mu {
+        Some(mu) => ("mu (Gaussian-DP bound)", b.mu_lower, mu),
+        None => ("epsilon", b.epsilon_lower, epsilon),
+    };
+    if violation {
+        format!(
+            "VIOLATION: the lower bound on {what} {lower:.4} exceeds the claimed {}; a target \
+             keeping its claim is reported so with probability at most beta = {}",
+            readable(claimed),
+            readable(b.failure_probability)
+        )
+    } else {
+        format!(
+            "no violation found: the lower bound on {what} {lower:.4} does not exceed the \
+             claimed {}. This does not show the claim holds: one run with {} canaries sees only \
+             so far",
+            readable(claimed),
+            b.canaries
+        )
+    }
 }
 
 /// `audit one-run --exec COMMAND --claim CLAIM`: a training program in any language.
 fn one_run_exec(args: &OneRunArgs) -> Result<Outcome> {
     use crate::mechanisms::PrivacyClaim;
-    if !args.params.is_empty() || args.threat_model.is_some() {
+    if !args.params.is_empty() || args.threat_model.is_some() || args.dataset.is_some() {
         return Err(Error::InvalidConfig(
-            "--param and --threat-model configure the built-in trainer; allowed with --exec: \
+            "--param, --threat-model and --dataset configure the built-in trainer; allowed with --exec: \
              --claim, --data, --record-range, --record-dim, --exec-timeout"
                 .into(),
         ));
@@ -343,15 +394,28 @@ fn one_run_exec(args: &OneRunArgs) -> Result<Outcome> {
         )));
     }
     let claim_text = args.claim.as_deref().ok_or_else(|| {
-        Error::InvalidConfig("--exec needs --claim pure:EPS or approx:EPS:DELTA".into())
+        Error::InvalidConfig("--exec needs --claim pure:EPS, approx:EPS:DELTA or gdp:MU".into())
     })?;
-    let claim: PrivacyClaim = claim_text.parse()?;
-    let (epsilon, delta) = match claim {
-        PrivacyClaim::Pure { epsilon } => (epsilon, 0.0),
-        PrivacyClaim::Approximate { epsilon, delta } => (epsilon, delta),
+    let claim: PrivacyClaim = claim_text
+        .parse()
+        .map_err(|e| Error::InvalidConfig(format!("--claim {claim_text}: {e}")))?;
+    let (epsilon, delta, mu) = match claim {
+        PrivacyClaim::Pure { epsilon } => (epsilon, 0.0, None),
+        PrivacyClaim::Approximate { epsilon, delta } => (epsilon, delta, None),
+        PrivacyClaim::GaussianDp { mu } => {
+            if !(mu.is_finite() && mu > 0.0 && mu <= GDP_MAX_MU) {
+                return Err(Error::InvalidConfig(format!(
+                    "--claim gdp:{mu}; allowed: 0 < mu <= {GDP_MAX_MU}"
+                )));
+            }
+            // One Gaussian step with z = 1/μ is exactly μ-GDP.
+            let eps =
+                crate::mechanisms::accountant::gaussian_exact_epsilon(1.0 / mu, 1, GDP_READ_DELTA)?;
+            (eps, GDP_READ_DELTA, Some(mu))
+        }
         other => {
             return Err(Error::InvalidConfig(format!(
-                "--claim {other}; allowed: pure:EPS or approx:EPS:DELTA (the one-run bound is on ε at δ)"
+                "--claim {other}; allowed: pure:EPS, approx:EPS:DELTA or gdp:MU (the one-run bound is on ε at δ, or on μ)"
             )));
         }
     };
@@ -394,6 +458,7 @@ fn one_run_exec(args: &OneRunArgs) -> Result<Outcome> {
         dataset,
         epsilon,
         delta,
+        mu,
         seed: args.seed,
         failure_probability: args.failure_probability,
         guess_sizes,
@@ -406,6 +471,7 @@ fn one_run_exec(args: &OneRunArgs) -> Result<Outcome> {
         audit.command.clone(),
         "a training program (exec): its own scores of the canaries from what it released".into(),
         (epsilon, delta, format!("given with --claim {claim_text}")),
+        mu,
         audit.seed,
         audit.bound.clone(),
         audit.violation,
@@ -425,20 +491,7 @@ fn one_run_exec(args: &OneRunArgs) -> Result<Outcome> {
         config.dataset.len()
     );
     write_guesses(&mut out, b);
-    let verdict = if audit.violation {
-        format!(
-            "VIOLATION: the lower bound {:.4} exceeds the claimed epsilon {}; a program keeping its claim is reported so with probability at most beta = {}",
-            b.epsilon_lower,
-            readable(epsilon),
-            readable(b.failure_probability)
-        )
-    } else {
-        format!(
-            "no violation found: the lower bound {:.4} does not exceed the claimed epsilon {}. This does not show the claim holds",
-            b.epsilon_lower,
-            readable(epsilon)
-        )
-    };
+    let verdict = verdict_text(b, epsilon, mu, audit.violation);
     let _ = writeln!(out, "verdict      {verdict}");
     let _ = writeln!(out, "seed         {}", audit.seed);
     let _ = writeln!(out, "time         {:.2} s", started.elapsed().as_secs_f64());

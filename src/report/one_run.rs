@@ -44,7 +44,10 @@ pub struct OneRunReport {
     pub seed: u64,
     /// The guessing game and the bound.
     pub bound: OneRunBound,
-    /// True iff the bound exceeds the claimed ε.
+    /// Claimed μ of a Gaussian-DP claim (its verdict is the Gaussian-DP bound on μ).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claim_mu: Option<f64>,
+    /// True iff the bound exceeds the claim (μ for a Gaussian-DP claim, else ε).
     pub violation: bool,
     /// The command that re-runs exactly this audit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -72,12 +75,18 @@ pub(super) fn validate(r: &OneRunReport) -> std::result::Result<(), String> {
         && b.failure_probability < 1.0
         && b.epsilon_lower.is_finite()
         && b.epsilon_lower >= 0.0
+        && b.mu_lower.is_finite()
+        && b.mu_lower >= 0.0
+        && b.gdp_epsilon_lower.is_finite()
+        && r.claim_mu.is_none_or(|mu| mu.is_finite() && mu > 0.0)
         && b.canaries >= 2
         && b.best < b.candidates.len().max(1)
+        && b.mu_best < b.candidates.len().max(1)
         && b.candidates.iter().all(|c| {
             c.guesses.correct <= c.guesses.guesses
                 && c.guesses.guesses <= b.canaries
                 && c.epsilon_lower.is_finite()
+                && c.mu_lower.is_finite()
                 && c.failure_probability > 0.0
                 && c.failure_probability < 1.0
         });
@@ -229,7 +238,34 @@ fn render(r: &OneRunReport, run_id: &str) -> String {
         e(&r.target),
         e(run_id)
     );
-    if r.violation {
+    if let Some(mu) = r.claim_mu {
+        let _ = writeln!(
+            s,
+            "<div class=\"verdict {}\" id=\"verdict\"><h2>{}</h2><p>The claim is Gaussian DP (μ = {}), judged by the \
+             Gaussian-DP bound (Mahloujifar, Melis &amp; Chaudhuri 2024): from one training run with {} canaries, μ ≥ <b>{}</b> \
+             with confidence 1 − β = {} (the μ-GDP profile there has ε = {} at δ = {}), {} the claimed μ. A target that keeps its \
+             claim is reported so with probability at most β = {}. The (ε, δ) bound on the same guesses: ε ≥ {}.</p></div>",
+            if r.violation {
+                "violation"
+            } else {
+                "noviolation"
+            },
+            if r.violation {
+                "Violation found"
+            } else {
+                "No violation found"
+            },
+            e(&num(mu)),
+            b.canaries,
+            e(&num(b.mu_lower)),
+            e(&num(1.0 - b.failure_probability)),
+            e(&num(b.gdp_epsilon_lower)),
+            e(&num(b.delta)),
+            if r.violation { "above" } else { "not above" },
+            e(&num(b.failure_probability)),
+            e(&num(b.epsilon_lower))
+        );
+    } else if r.violation {
         let _ = writeln!(
             s,
             "<div class=\"verdict violation\" id=\"verdict\"><h2>Violation found</h2><p>From one training run with {} canaries, \
@@ -279,13 +315,13 @@ fn render(r: &OneRunReport, run_id: &str) -> String {
     let _ = writeln!(
         s,
         "<h2>The guesses</h2><div class=\"scroll\"><table id=\"guesses\"><thead><tr><th>k+ (guessed in)</th><th>k- (guessed out)</th>\
-         <th>guesses r</th><th>correct v</th><th>precision</th><th>needed for a violation</th><th>ε lower bound</th><th>β share</th></tr></thead><tbody>"
+         <th>guesses r</th><th>correct v</th><th>precision</th><th>needed for ε above the claim</th><th>ε lower bound</th><th>μ lower bound (GDP)</th><th>β share</th></tr></thead><tbody>"
     );
     for (i, (c, (_, _, t))) in b.candidates.iter().zip(thresholds(r)).enumerate() {
         let g = &c.guesses;
         let _ = writeln!(
             s,
-            "<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             if i == b.best { " class=\"best\"" } else { "" },
             g.k_plus,
             g.k_minus,
@@ -294,10 +330,20 @@ fn render(r: &OneRunReport, run_id: &str) -> String {
             g.precision(),
             t.map_or_else(|| "more than r".to_string(), |t| format!("v ≥ {t}")),
             e(&num(c.epsilon_lower)),
+            e(&num(c.mu_lower)),
             e(&num(c.failure_probability))
         );
     }
     s.push_str("</tbody></table></div>\n");
+    let _ = writeln!(
+        s,
+        "<p class=\"small\">Gaussian-DP bound: μ ≥ {} (ε = {} at δ = {} on the μ-GDP profile; a bound on a Gaussian-DP claim \
+         only). {}</p>",
+        e(&num(b.mu_lower)),
+        e(&num(b.gdp_epsilon_lower)),
+        e(&num(b.delta)),
+        e(&b.gdp_inequality)
+    );
     s.push_str(&figures_html(&[Figure {
         file: GUESSES_FILE.into(),
         alt: "precision of the guesses per guess size against what the claim allows".into(),
@@ -317,15 +363,21 @@ fn render(r: &OneRunReport, run_id: &str) -> String {
 pub(super) fn index_fields(r: &OneRunReport) -> (String, String, String, bool) {
     (
         "one-run audit".into(),
-        format!("({}, {})", num(r.claim_epsilon), num(r.claim_delta)),
+        match r.claim_mu {
+            Some(mu) => format!("μ = {} (GDP)", num(mu)),
+            None => format!("({}, {})", num(r.claim_epsilon), num(r.claim_delta)),
+        },
         format!(
-            "{}: ε ≥ {} from {} canaries",
+            "{}: {} from {} canaries",
             if r.violation {
                 "violation found"
             } else {
                 "no violation found"
             },
-            num(r.bound.epsilon_lower),
+            match r.claim_mu {
+                Some(_) => format!("μ ≥ {}", num(r.bound.mu_lower)),
+                None => format!("ε ≥ {}", num(r.bound.epsilon_lower)),
+            },
             r.bound.canaries
         ),
         r.violation,
