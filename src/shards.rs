@@ -647,71 +647,161 @@ impl HeldOut for Streamed {
 }
 
 /// Writes `samples` as a shard at `path` in the format its name asks for (a sidecar beside a
-/// text shard when `provenance` is given). Written to `path.partial` and renamed at the end,
-/// so a failed writer leaves no shard.
+/// text shard when `provenance` is given); see [`ShardWriter`].
 pub fn write(path: &Path, samples: &Samples, provenance: Option<Provenance>) -> Result<()> {
-    let io = |e: std::io::Error| {
-        Error::InvalidConfig(format!("{}: cannot be written ({e})", path.display()))
-    };
-    let mut partial = path.as_os_str().to_owned();
-    partial.push(".partial");
-    let partial = PathBuf::from(partial);
-    let file = std::io::BufWriter::with_capacity(1 << 20, File::create(&partial).map_err(io)?);
-    let format = Format::of(path);
-    let file = match format {
-        Format::Gzip => {
-            let mut enc = flate2::write::GzEncoder::new(file, flate2::Compression::default());
-            write_body(&mut enc, format, samples, provenance).map_err(io)?;
-            enc.finish().map_err(io)?
-        }
-        Format::Zstd => {
-            let mut enc = zstd::stream::write::Encoder::new(file, 3).map_err(io)?;
-            write_body(&mut enc, format, samples, provenance).map_err(io)?;
-            enc.finish().map_err(io)?
-        }
-        _ => {
-            let mut file = file;
-            write_body(&mut file, format, samples, provenance).map_err(io)?;
-            file
-        }
-    };
-    file.into_inner()
-        .map_err(|e| io(e.into_error()))?
-        .sync_all()
-        .map_err(io)?;
-    if format != Format::Binary
-        && let Some(p) = provenance
-    {
-        let meta = Sidecar {
-            version: VERSION,
-            dim: samples.dim(),
-            count: samples.n(),
-            provenance: p,
-        };
-        let text = serde_json::to_string(&meta).map_err(|e| Error::InvalidConfig(e.to_string()))?;
-        std::fs::write(sidecar_path(path), text + "\n").map_err(io)?;
-    }
-    std::fs::rename(&partial, path).map_err(io)?;
-    Ok(())
+    let mut w = ShardWriter::create(path, samples.dim(), samples.n(), provenance)?;
+    w.append(samples)?;
+    w.finish()
 }
 
-/// The releases in `format` (after the header, for a binary shard).
-fn write_body(
-    out: &mut dyn Write,
-    format: Format,
-    samples: &Samples,
-    provenance: Option<Provenance>,
-) -> std::io::Result<()> {
-    let mut buf = Vec::with_capacity(1 << 20);
-    if format == Format::Binary {
-        let h = header(samples.dim(), samples.n(), provenance)
-            .map_err(|e| std::io::Error::other(e.to_string()))?;
-        out.write_all(&h)?;
+/// Where a [`ShardWriter`]'s bytes go.
+enum Sink {
+    Plain(std::io::BufWriter<File>),
+    Gzip(flate2::write::GzEncoder<std::io::BufWriter<File>>),
+    Zstd(zstd::stream::write::Encoder<'static, std::io::BufWriter<File>>),
+}
+
+impl Sink {
+    fn out(&mut self) -> &mut dyn Write {
+        match self {
+            Sink::Plain(w) => w,
+            Sink::Gzip(w) => w,
+            Sink::Zstd(w) => w,
+        }
     }
+}
+
+/// A shard written in pieces: `rows` releases of dimension `dim` announced up front (the binary
+/// header holds the count), appended in order, then [`ShardWriter::finish`]. The bytes go to
+/// `PATH.partial`, renamed to `PATH` only once all the announced releases are written and
+/// flushed, so a writer that fails or is killed leaves no shard.
+pub struct ShardWriter {
+    path: PathBuf,
+    partial: PathBuf,
+    format: Format,
+    sink: Sink,
+    dim: usize,
+    rows: usize,
+    written: usize,
+    provenance: Option<Provenance>,
+    buf: Vec<u8>,
+}
+
+impl ShardWriter {
+    /// Starts the shard `path` (format from its name).
+    pub fn create(
+        path: &Path,
+        dim: usize,
+        rows: usize,
+        provenance: Option<Provenance>,
+    ) -> Result<Self> {
+        let format = Format::of(path);
+        let mut partial = path.as_os_str().to_owned();
+        partial.push(".partial");
+        let partial = PathBuf::from(partial);
+        let io = |e: std::io::Error| {
+            Error::InvalidConfig(format!("{}: cannot be written ({e})", path.display()))
+        };
+        let file = std::io::BufWriter::with_capacity(1 << 20, File::create(&partial).map_err(io)?);
+        let mut sink = match format {
+            Format::Gzip => Sink::Gzip(flate2::write::GzEncoder::new(
+                file,
+                flate2::Compression::default(),
+            )),
+            Format::Zstd => Sink::Zstd(zstd::stream::write::Encoder::new(file, 3).map_err(io)?),
+            _ => Sink::Plain(file),
+        };
+        if format == Format::Binary {
+            sink.out()
+                .write_all(&header(dim, rows, provenance)?)
+                .map_err(io)?;
+        }
+        Ok(Self {
+            path: path.to_path_buf(),
+            partial,
+            format,
+            sink,
+            dim,
+            rows,
+            written: 0,
+            provenance,
+            buf: Vec::with_capacity(1 << 20),
+        })
+    }
+
+    fn io(&self, e: std::io::Error) -> Error {
+        Error::InvalidConfig(format!("{}: cannot be written ({e})", self.path.display()))
+    }
+
+    /// Appends releases (of the announced dimension, at most the announced count in all).
+    pub fn append(&mut self, samples: &Samples) -> Result<()> {
+        if samples.dim() != self.dim || self.written + samples.n() > self.rows {
+            return Err(Error::InvalidSamples(format!(
+                "{}: {} releases of dimension {} appended after {} to a shard of {} releases of dimension {}",
+                self.path.display(),
+                samples.n(),
+                samples.dim(),
+                self.written,
+                self.rows,
+                self.dim
+            )));
+        }
+        self.buf.clear();
+        write_body(&mut self.buf, self.format, samples)
+            .map_err(|e| Error::InvalidConfig(e.to_string()))?;
+        let r = self.sink.out().write_all(&self.buf);
+        r.map_err(|e| self.io(e))?;
+        self.written += samples.n();
+        Ok(())
+    }
+
+    /// Flushes, writes the sidecar of a text shard with provenance, and renames the shard into
+    /// place. An error if fewer releases were appended than announced.
+    pub fn finish(self) -> Result<()> {
+        if self.written != self.rows {
+            return Err(Error::InvalidSamples(format!(
+                "{}: {} releases written of the {} announced; no shard left",
+                self.path.display(),
+                self.written,
+                self.rows
+            )));
+        }
+        let io = |e: std::io::Error| {
+            Error::InvalidConfig(format!("{}: cannot be written ({e})", self.path.display()))
+        };
+        let file = match self.sink {
+            Sink::Plain(w) => w,
+            Sink::Gzip(w) => w.finish().map_err(io)?,
+            Sink::Zstd(w) => w.finish().map_err(io)?,
+        };
+        file.into_inner()
+            .map_err(|e| io(e.into_error()))?
+            .sync_all()
+            .map_err(io)?;
+        if self.format != Format::Binary
+            && let Some(p) = self.provenance
+        {
+            let meta = Sidecar {
+                version: VERSION,
+                dim: self.dim,
+                count: self.rows,
+                provenance: p,
+            };
+            let text =
+                serde_json::to_string(&meta).map_err(|e| Error::InvalidConfig(e.to_string()))?;
+            std::fs::write(sidecar_path(&self.path), text + "\n").map_err(io)?;
+        }
+        std::fs::rename(&self.partial, &self.path).map_err(io)?;
+        Ok(())
+    }
+}
+
+/// The releases in `format` (the header of a binary shard is written separately).
+fn write_body(out: &mut Vec<u8>, format: Format, samples: &Samples) -> std::io::Result<()> {
     for row in samples.values().outer_iter() {
         if format == Format::Binary {
             for v in row {
-                buf.extend_from_slice(&v.to_le_bytes());
+                out.extend_from_slice(&v.to_le_bytes());
             }
         } else {
             // Shortest round-trip decimal (serde_json's float printing): read back bit-exactly.
@@ -721,13 +811,9 @@ fn write_body(
                 serde_json::to_string(&row.to_vec())
             }
             .map_err(std::io::Error::other)?;
-            buf.extend_from_slice(text.as_bytes());
-            buf.push(b'\n');
-        }
-        if buf.len() >= 1 << 20 {
-            out.write_all(&buf)?;
-            buf.clear();
+            out.extend_from_slice(text.as_bytes());
+            out.push(b'\n');
         }
     }
-    out.write_all(&buf)
+    Ok(())
 }
