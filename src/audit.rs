@@ -722,32 +722,7 @@ pub fn audit_samples(
     testers: &[Box<dyn PropertyTester>],
     config: &AuditConfig,
 ) -> Result<SampleTestReport> {
-    let claim = claim.validated()?;
-    if !(config.failure_probability > 0.0 && config.failure_probability < 1.0) {
-        return Err(Error::InvalidConfig(format!(
-            "failure probability β = {}; allowed: 0 < β < 1",
-            config.failure_probability
-        )));
-    }
-    if a.dim() != b.dim() {
-        return Err(Error::InvalidSamples(format!(
-            "{} has releases of dimension {} but {} has dimension {}",
-            sources.0,
-            a.dim(),
-            sources.1,
-            b.dim()
-        )));
-    }
-    let plan = plan_bounds(&claim, testers, a.n().min(b.n()))?;
-    let m = measure(Data::Memory(a, b), &claim, testers, &plan, config, 0)?;
-    Ok(sample_test_report(
-        claim,
-        sources,
-        testers,
-        config,
-        (a.n(), b.n()),
-        m,
-    ))
+    audit_data(Data::Memory(a, b), sources, claim, testers, config)
 }
 
 /// [`audit_samples`] on releases that are not all in memory: `train` are the first rows of
@@ -763,6 +738,17 @@ pub fn audit_split(
     testers: &[Box<dyn PropertyTester>],
     config: &AuditConfig,
 ) -> Result<SampleTestReport> {
+    audit_data(Data::Split { train, held }, sources, claim, testers, config)
+}
+
+/// The body of [`audit_samples`] and [`audit_split`].
+fn audit_data(
+    data: Data<'_>,
+    sources: (&str, &str),
+    claim: &PrivacyClaim,
+    testers: &[Box<dyn PropertyTester>],
+    config: &AuditConfig,
+) -> Result<SampleTestReport> {
     let claim = claim.validated()?;
     if !(config.failure_probability > 0.0 && config.failure_probability < 1.0) {
         return Err(Error::InvalidConfig(format!(
@@ -770,31 +756,28 @@ pub fn audit_split(
             config.failure_probability
         )));
     }
-    let n = (
-        train.0.n() + held.rows(false),
-        train.1.n() + held.rows(true),
-    );
+    let ((a, b), n) = match data {
+        Data::Memory(a, b) => ((a, b), (a.n(), b.n())),
+        Data::Split { train, held } => (
+            train,
+            (
+                train.0.n() + held.rows(false),
+                train.1.n() + held.rows(true),
+            ),
+        ),
+    };
+    if a.dim() != b.dim() {
+        return Err(Error::InvalidSamples(format!(
+            "{} has releases of dimension {} but {} has dimension {}",
+            sources.0,
+            a.dim(),
+            sources.1,
+            b.dim()
+        )));
+    }
     let plan = plan_bounds(&claim, testers, n.0.min(n.1))?;
-    let m = measure(
-        Data::Split { train, held },
-        &claim,
-        testers,
-        &plan,
-        config,
-        0,
-    )?;
-    Ok(sample_test_report(claim, sources, testers, config, n, m))
-}
-
-fn sample_test_report(
-    claim: PrivacyClaim,
-    sources: (&str, &str),
-    testers: &[Box<dyn PropertyTester>],
-    config: &AuditConfig,
-    n: (usize, usize),
-    m: Measured,
-) -> SampleTestReport {
-    SampleTestReport {
+    let m = measure(data, &claim, testers, &plan, config, 0)?;
+    Ok(SampleTestReport {
         schema_version: SCHEMA_VERSION,
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
         claim,
@@ -810,5 +793,5 @@ fn sample_test_report(
         verdict: m.verdict,
         empirical_epsilon: m.empirical_epsilon,
         output_transform: None,
-    }
+    })
 }
