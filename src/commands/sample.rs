@@ -38,12 +38,9 @@ pub struct SampleArgs {
     /// An external program speaking the exec protocol (needs --data).
     #[arg(long, value_name = "COMMAND")]
     pub exec: Option<String>,
-    /// Seconds one exec request may run [default: 60; with --exec only].
-    #[arg(allow_hyphen_values = true, long, value_name = "SECONDS")]
-    pub exec_timeout: Option<f64>,
-    /// Releases per exec request [default: 50000; with --exec only].
-    #[arg(allow_hyphen_values = true, value_parser = super::parse_count, long, value_name = "N")]
-    pub exec_batch: Option<usize>,
+    /// Time-out and batch size of the exec program.
+    #[command(flatten)]
+    pub limits: super::run::ExecLimits,
     /// Which side the shard is: a (releases on D, for --samples-a) or b (on D'). With a
     /// catalogue entry and no --data, the dataset is that side of the entry's witness pair.
     #[arg(long, value_name = "a|b")]
@@ -115,11 +112,7 @@ fn sample_inner(a: &SampleArgs) -> Result<Outcome> {
             a.samples
         )));
     }
-    if a.exec.is_none() && (a.exec_timeout.is_some() || a.exec_batch.is_some()) {
-        return Err(Error::InvalidConfig(
-            "--exec-timeout and --exec-batch apply to --exec only".into(),
-        ));
-    }
+    a.limits.check(a.exec.is_some())?;
     let (mechanism, dataset) = target(a, side)?;
     let seed = shard_seed(a.seed, a.shard_index, side)?;
     let provenance = Provenance {
@@ -187,12 +180,7 @@ fn target(a: &SampleArgs, side: ShardSide) -> Result<(Box<dyn Mechanism>, Datase
             .max(1);
         let domain = crate::exec::ExecMechanism::domain(-f64::MAX, f64::MAX, dim);
         let dataset = crate::bayesian::parse_data(&text, &path.display().to_string(), &domain)?;
-        let timeout = super::run::check_seconds(
-            "--exec-timeout",
-            a.exec_timeout
-                .unwrap_or(crate::exec::DEFAULT_TIMEOUT.as_secs_f64()),
-            super::run::MAX_EXEC_TIMEOUT_SECONDS,
-        )?;
+        let timeout = a.limits.timeout()?;
         // Sampling reads no claim; the exec mechanism needs one to exist.
         let claim = PrivacyClaim::Pure { epsilon: 1.0 };
         let m = crate::exec::ExecMechanism::new(
@@ -203,7 +191,7 @@ fn target(a: &SampleArgs, side: ShardSide) -> Result<(Box<dyn Mechanism>, Datase
             timeout,
             &dataset,
         )?
-        .with_batch_size(a.exec_batch.unwrap_or(crate::exec::DEFAULT_BATCH))?;
+        .with_batch_size(a.limits.batch())?;
         return Ok((Box::new(m), dataset));
     }
     let id = a.mechanism.as_deref().unwrap_or_default();
