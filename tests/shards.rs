@@ -163,6 +163,27 @@ fn run_test(a: &[&Path], b: &[&Path], extra: &[&str]) -> std::process::Output {
     audit(&refs)
 }
 
+/// `audit sample SOURCE --side SIDE --samples N --seed 3 --shard-index I --out OUT`, which
+/// must succeed.
+fn sample(source: &[&str], side: &str, n: &str, index: usize, out: &Path) {
+    let index = index.to_string();
+    let mut args = vec!["sample"];
+    args.extend(source);
+    args.extend(["--side", side, "--samples", n, "--seed", "3"]);
+    args.extend(["--shard-index", &index, "--out", out.to_str().unwrap()]);
+    let o = audit(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
+
+/// Distinct seeds recorded in `files`.
+fn distinct_seeds(files: &[PathBuf]) -> usize {
+    files
+        .iter()
+        .map(|f| shards::Shard::open(f).unwrap().provenance.unwrap().seed)
+        .collect::<std::collections::HashSet<u64>>()
+        .len()
+}
+
 /// `audit sample` shards of a catalogue entry in each format, tested by `audit test` streamed and
 /// in memory: one JSON report for both; the same releases in every format; distinct seeds for
 /// distinct (shard index, side).
@@ -175,22 +196,13 @@ fn sampled_shards_test_the_same_streamed_and_in_memory() {
         for side in ["a", "b"] {
             for i in 0..2 {
                 let out = d.join(format!("s.{side}.{i}.{ext}"));
-                let o = audit(&[
-                    "sample",
-                    "--mechanism",
-                    "gaussian-sum-analytic",
-                    "--side",
+                sample(
+                    &["--mechanism", "gaussian-sum-analytic"],
                     side,
-                    "--samples",
                     "6000",
-                    "--seed",
-                    "3",
-                    "--shard-index",
-                    &i.to_string(),
-                    "--out",
-                    out.to_str().unwrap(),
-                ]);
-                assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+                    i,
+                    &out,
+                );
                 files.push(out);
             }
         }
@@ -205,12 +217,7 @@ fn sampled_shards_test_the_same_streamed_and_in_memory() {
         assert_eq!(stdout(&s), stdout(&m), "{ext}");
         let v: serde_json::Value = serde_json::from_str(&stdout(&s)).unwrap();
         reports.push((v["bounds"].clone(), v["verdict"].clone()));
-        let seeds: Vec<u64> = files
-            .iter()
-            .map(|f| shards::Shard::open(f).unwrap().provenance.unwrap().seed)
-            .collect();
-        let distinct: std::collections::HashSet<_> = seeds.iter().collect();
-        assert_eq!(distinct.len(), 4, "{seeds:?}");
+        assert_eq!(distinct_seeds(&files), 4);
     }
     // The formats hold the same releases (text is printed round-trip exact).
     assert!(reports.windows(2).all(|w| w[0] == w[1]), "{reports:?}");
@@ -393,24 +400,8 @@ fn exec_program_shards() {
     for (side, data) in [("a", &data_a), ("b", &data_b)] {
         for i in 0..2 {
             let out = d.join(format!("{side}.{i}.jsonl.gz"));
-            let o = audit(&[
-                "sample",
-                "--exec",
-                &command,
-                "--data",
-                data.to_str().unwrap(),
-                "--side",
-                side,
-                "--samples",
-                "20000",
-                "--seed",
-                "9",
-                "--shard-index",
-                &i.to_string(),
-                "--out",
-                out.to_str().unwrap(),
-            ]);
-            assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+            let source = ["--exec", &command, "--data", data.to_str().unwrap()];
+            sample(&source, side, "20000", i, &out);
             files.push(out);
         }
     }
@@ -422,10 +413,6 @@ fn exec_program_shards() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["samples_a"], 40000);
-    let seeds: std::collections::HashSet<u64> = files
-        .iter()
-        .map(|f| shards::Shard::open(f).unwrap().provenance.unwrap().seed)
-        .collect();
-    assert_eq!(seeds.len(), 4);
+    assert_eq!(distinct_seeds(&files), 4);
     let _ = std::fs::remove_dir_all(&d);
 }
