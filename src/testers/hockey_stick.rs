@@ -63,7 +63,10 @@
 //!    [`PropertyTester::select_and_bound`]); the discriminator is fitted on training rows only;
 //! 3. draw N_P, N_Q ~ Poisson(λ), λ = m − 5√m with m = min(m_P, m_Q), from the tester's seeded
 //!    stream and use the first N_P, N_Q held-out rows (if a draw exceeds the rows available,
-//!    probability ≈ 3e-7, the bound is 0, which is always valid);
+//!    probability ≈ 3e-7, the bound is 0, which is always valid). The held-out rows are read
+//!    only through [`HeldOut`]: in memory, or streamed from shards by `audit test`
+//!    ([`PropertyTester::select_and_bound_split`], training rows = the first rows of each side);
+//!    either way the same rows in the same order, so the same counts;
 //! 4. count U = the releases in the event(s) on the side each event favours and W = those on
 //!    the other side: for one event S in direction P ‖ Q, U = #{P-releases in S},
 //!    W = #{Q-releases in S}; for both directions summed, events S₁ (for P ‖ Q) and
