@@ -16,7 +16,9 @@ use crate::error::{Error, Result};
 use crate::mechanisms::math::readable;
 use crate::mechanisms::{DatasetPair, Mechanism, Neighboring, PrivacyClaim, Samples};
 use crate::rng::{Seed, Side, Stream, chunk_len, sample_parallel};
-use crate::testers::{Divergence, EventBound, PropertyTester, Transform, allowed, violates};
+use crate::testers::{
+    Divergence, EventBound, HeldOut, PropertyTester, Transform, allowed, violates,
+};
 
 /// Version of the JSON report layout. 2: bounds may be on the larger of both directions
 /// (`"direction": "larger"`), and an event's `p_lower`/`q_upper` are absent when the
@@ -372,7 +374,14 @@ pub fn audit_pair_in(
         bounds,
         verdict,
         empirical_epsilon,
-    } = measure(&p, &q, &claim, testers, &plan, config, phase.tester_base())?;
+    } = measure(
+        Data::Memory(&p, &q),
+        &claim,
+        testers,
+        &plan,
+        config,
+        phase.tester_base(),
+    )?;
     Ok(AuditReport {
         schema_version: SCHEMA_VERSION,
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -436,6 +445,17 @@ fn plan_bounds(
     Ok(plan)
 }
 
+/// The releases [`measure`] reads: both sides in memory, or a split whose held-out rows are
+/// read only through [`HeldOut`] (streamed from shards).
+#[derive(Clone, Copy)]
+enum Data<'a> {
+    Memory(&'a Samples, &'a Samples),
+    Split {
+        train: (&'a Samples, &'a Samples),
+        held: &'a dyn HeldOut,
+    },
+}
+
 /// What [`measure`] computes from two samples.
 struct Measured {
     beta: BetaSplit,
@@ -447,8 +467,7 @@ struct Measured {
 /// Every planned bound in both directions at β/k each (union bound), the verdict and the
 /// empirical ε. `p` = releases on the first dataset, `q` on the second.
 fn measure(
-    p: &Samples,
-    q: &Samples,
+    data: Data<'_>,
     claim: &PrivacyClaim,
     testers: &[Box<dyn PropertyTester>],
     plan: &Plan,
@@ -484,14 +503,17 @@ fn measure(
                 bound: tester_base + slot,
             });
             slot += 1;
-            let sel = tester
-                .select_and_bound(p, q, cands, per_bound, &mut rng)?
-                .ok_or_else(|| {
-                    Error::InvalidConfig(format!(
-                        "tester {} announced a selection but made none",
-                        tester.name()
-                    ))
-                })?;
+            let sel = match data {
+                Data::Memory(p, q) => tester.select_and_bound(p, q, cands, per_bound, &mut rng)?,
+                Data::Split { train, held } => tester
+                    .select_and_bound_split(train.0, train.1, held, cands, per_bound, &mut rng)?,
+            }
+            .ok_or_else(|| {
+                Error::InvalidConfig(format!(
+                    "tester {} announced a selection but made none",
+                    tester.name()
+                ))
+            })?;
             let (divergence, allowed) = cands[sel.index];
             let m = sel.measurement;
             bounds.push(BoundRecord {
@@ -520,6 +542,12 @@ fn measure(
             ));
             continue;
         }
+        let Data::Memory(p, q) = data else {
+            return Err(Error::InvalidConfig(format!(
+                "the {} tester reads its samples in memory and cannot stream shards; allowed with streaming: --tester hockey-stick (or read the shards in memory with --in-memory)",
+                tester.name()
+            )));
+        };
         for (divergence, allowed) in cands {
             for (direction, a, b) in [
                 (Direction::FirstVsSecond, p, q),
@@ -694,6 +722,33 @@ pub fn audit_samples(
     testers: &[Box<dyn PropertyTester>],
     config: &AuditConfig,
 ) -> Result<SampleTestReport> {
+    audit_data(Data::Memory(a, b), sources, claim, testers, config)
+}
+
+/// [`audit_samples`] on releases that are not all in memory: `train` are the first rows of
+/// each side (the training split), `held` the rest, read in one pass by testers that can
+/// ([`PropertyTester::select_and_bound_split`]; the others refuse). The plan, the β split, the
+/// seeds and the bounds are those of [`audit_samples`] on the same rows when `train` holds
+/// the rows its testers would train on.
+pub fn audit_split(
+    train: (&Samples, &Samples),
+    held: &dyn HeldOut,
+    sources: (&str, &str),
+    claim: &PrivacyClaim,
+    testers: &[Box<dyn PropertyTester>],
+    config: &AuditConfig,
+) -> Result<SampleTestReport> {
+    audit_data(Data::Split { train, held }, sources, claim, testers, config)
+}
+
+/// The body of [`audit_samples`] and [`audit_split`].
+fn audit_data(
+    data: Data<'_>,
+    sources: (&str, &str),
+    claim: &PrivacyClaim,
+    testers: &[Box<dyn PropertyTester>],
+    config: &AuditConfig,
+) -> Result<SampleTestReport> {
     let claim = claim.validated()?;
     if !(config.failure_probability > 0.0 && config.failure_probability < 1.0) {
         return Err(Error::InvalidConfig(format!(
@@ -701,6 +756,16 @@ pub fn audit_samples(
             config.failure_probability
         )));
     }
+    let ((a, b), n) = match data {
+        Data::Memory(a, b) => ((a, b), (a.n(), b.n())),
+        Data::Split { train, held } => (
+            train,
+            (
+                train.0.n() + held.rows(false),
+                train.1.n() + held.rows(true),
+            ),
+        ),
+    };
     if a.dim() != b.dim() {
         return Err(Error::InvalidSamples(format!(
             "{} has releases of dimension {} but {} has dimension {}",
@@ -710,8 +775,8 @@ pub fn audit_samples(
             b.dim()
         )));
     }
-    let plan = plan_bounds(&claim, testers, a.n().min(b.n()))?;
-    let m = measure(a, b, &claim, testers, &plan, config, 0)?;
+    let plan = plan_bounds(&claim, testers, n.0.min(n.1))?;
+    let m = measure(data, &claim, testers, &plan, config, 0)?;
     Ok(SampleTestReport {
         schema_version: SCHEMA_VERSION,
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -721,8 +786,8 @@ pub fn audit_samples(
         testers: testers.iter().map(|t| t.name().to_string()).collect(),
         skipped_testers: Vec::new(),
         seed: config.seed,
-        samples_a: a.n(),
-        samples_b: b.n(),
+        samples_a: n.0,
+        samples_b: n.1,
         beta: m.beta,
         bounds: m.bounds,
         verdict: m.verdict,

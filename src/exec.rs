@@ -819,12 +819,29 @@ pub fn parse_lines(
     parser.finish()
 }
 
+/// [`parse_lines`] on a chunk of a longer file whose first line is line `first_line + 1` of the
+/// file: errors name the file's line numbers. The chunk must hold at least one line.
+pub(crate) fn parse_chunk(
+    text: &str,
+    first_line: usize,
+    expected_dim: Option<usize>,
+) -> Result<Samples, String> {
+    let mut parser = LineParser::new(None, expected_dim);
+    parser.first_line = first_line;
+    for line in text.lines() {
+        parser.push(line)?;
+    }
+    parser.finish()
+}
+
 /// The line format, one line at a time (see [`parse_lines`]).
 struct LineParser {
     expected_n: Option<usize>,
     dim: Option<usize>,
     flat: Vec<f64>,
     count: usize,
+    /// Lines before the first one pushed (for the line numbers of errors).
+    first_line: usize,
 }
 
 impl LineParser {
@@ -839,6 +856,7 @@ impl LineParser {
             dim: expected_dim,
             flat: Vec::with_capacity(size),
             count: 0,
+            first_line: 0,
         }
     }
 
@@ -849,7 +867,7 @@ impl LineParser {
 
     /// Parses the next line (its line break may be included).
     fn push(&mut self, line: &str) -> Result<(), String> {
-        let line_no = self.count + 1;
+        let line_no = self.first_line + self.count + 1;
         let l = line.trim();
         if let Some(n) = self.expected_n
             && self.count == n

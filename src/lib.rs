@@ -50,6 +50,7 @@ pub mod one_run_exec;
 pub mod report;
 pub mod rng;
 pub mod sequential;
+pub mod shards;
 pub mod testers;
 
 pub use dp_audit_mechanisms as mechanisms;

@@ -16,6 +16,7 @@ pub mod list;
 pub mod one_run;
 pub mod report;
 pub mod run;
+pub mod sample;
 pub mod suite;
 pub mod sweep;
 pub mod test;
@@ -59,8 +60,11 @@ pub enum Command {
     Accountant(accountant::AccountantArgs),
     /// Audit a mechanism repeatedly over a range of one parameter and count detections.
     Sweep(sweep::SweepArgs),
-    /// Test a claim on release samples drawn elsewhere (files in the exec line format).
+    /// Test a claim on release samples drawn elsewhere (shards: JSON lines, .gz, .zst, .bin).
     Test(test::TestArgs),
+    /// Write one shard of releases of a catalogue entry or an exec program (for `audit test`),
+    /// with a seed derived from the run's seed, the shard index and the side.
+    Sample(sample::SampleArgs),
     /// Re-render a report (index.html and figures) from its audit.json without re-running.
     Report(report::ReportCommandArgs),
     /// Benchmarks: power on the scaled-noise Gaussian, tester speed, soundness seed sweep.
@@ -125,6 +129,7 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         Command::Accountant(args) => accountant::accountant(&args),
         Command::Sweep(args) => sweep::sweep(&args),
         Command::Test(args) => test::test_samples(&args),
+        Command::Sample(args) => sample::sample(&args),
         Command::Report(args) => report::rerender_report(&args),
         Command::Bench(args) => bench::run_cli(&args),
         Command::OneRun(args) => one_run::one_run(&args),

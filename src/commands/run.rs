@@ -24,14 +24,9 @@ pub struct RunArgs {
     /// Audit an external program speaking the exec protocol (see README); needs --claim.
     #[arg(long, value_name = "COMMAND")]
     pub exec: Option<String>,
-    /// Seconds one exec batch may run (writing the request and reading every release) before
-    /// its process group is killed [default: 60; with --exec only].
-    #[arg(allow_hyphen_values = true, long, value_name = "SECONDS")]
-    pub exec_timeout: Option<f64>,
-    /// Releases per exec request (one process each); lower it for slow programs. The same seed
-    /// gives the same samples only with the same batch size [default: 50000; with --exec only].
-    #[arg(allow_hyphen_values = true, value_parser = super::parse_count, long, value_name = "N")]
-    pub exec_batch: Option<usize>,
+    /// Time-out and batch size of the exec program.
+    #[command(flatten)]
+    pub limits: ExecLimits,
     /// Worker threads (and so exec processes running at once), 1 to 4 × the cores; default: all
     /// cores.
     #[arg(allow_hyphen_values = true, long)]
@@ -86,6 +81,59 @@ pub struct RunArgs {
     /// Reports.
     #[command(flatten)]
     pub report: ReportArgs,
+}
+
+/// How an exec program is run (`audit run --exec`, `audit sample --exec`).
+#[derive(Debug, Args)]
+pub struct ExecLimits {
+    /// Seconds one exec batch may run (writing the request and reading every release) before
+    /// its process group is killed [default: 60; with --exec only].
+    #[arg(allow_hyphen_values = true, long, value_name = "SECONDS")]
+    pub exec_timeout: Option<f64>,
+    /// Releases per exec request (one process each); lower it for slow programs. The same seed
+    /// gives the same samples only with the same batch size [default: 50000; with --exec only].
+    #[arg(allow_hyphen_values = true, value_parser = super::parse_count, long, value_name = "N")]
+    pub exec_batch: Option<usize>,
+}
+
+impl ExecLimits {
+    /// Checks the flags: given only with --exec (`exec`), numbers in range.
+    pub(crate) fn check(&self, exec: bool) -> Result<()> {
+        if !exec {
+            for (flag, on) in [
+                ("--exec-timeout", self.exec_timeout.is_some()),
+                ("--exec-batch", self.exec_batch.is_some()),
+            ] {
+                if on {
+                    return Err(Error::InvalidConfig(format!(
+                        "{flag} applies to --exec programs only; leave it out with --mechanism"
+                    )));
+                }
+            }
+        }
+        if let Some(t) = self.exec_timeout {
+            check_seconds("--exec-timeout", t, MAX_EXEC_TIMEOUT_SECONDS)?;
+        }
+        if let Some(b) = self.exec_batch {
+            check_count("--exec-batch", b, 1, crate::audit::MAX_SAMPLES_PER_SIDE)?;
+        }
+        Ok(())
+    }
+
+    /// The time-out (default [`crate::exec::DEFAULT_TIMEOUT`]).
+    pub(crate) fn timeout(&self) -> Result<std::time::Duration> {
+        check_seconds(
+            "--exec-timeout",
+            self.exec_timeout
+                .unwrap_or(crate::exec::DEFAULT_TIMEOUT.as_secs_f64()),
+            MAX_EXEC_TIMEOUT_SECONDS,
+        )
+    }
+
+    /// The batch size (default [`crate::exec::DEFAULT_BATCH`]).
+    pub(crate) fn batch(&self) -> usize {
+        self.exec_batch.unwrap_or(crate::exec::DEFAULT_BATCH)
+    }
 }
 
 /// Dataset-finder options of `audit run`.
@@ -213,26 +261,12 @@ pub fn max_jobs() -> usize {
 /// Flags that do not apply to this run are errors, not silently ignored settings; every number
 /// is checked before any sampling, naming the flag.
 fn check_flags(args: &RunArgs) -> Result<()> {
-    if args.exec.is_none() {
-        for (flag, on) in [
-            ("--exec-timeout", args.exec_timeout.is_some()),
-            ("--exec-batch", args.exec_batch.is_some()),
-        ] {
-            if on {
-                return Err(Error::InvalidConfig(format!(
-                    "{flag} applies to --exec programs only; leave it out with --mechanism"
-                )));
-            }
-        }
-    }
+    args.limits.check(args.exec.is_some())?;
     let searching = args.search.finder.is_some() || args.exec.is_some();
     if !searching && let Some(flag) = args.search.given().first() {
         return Err(Error::InvalidConfig(format!(
             "{flag} applies to a dataset search only; add --finder NAME (e.g. --finder random) or leave {flag} out (without --finder the catalogue witness pair is audited)"
         )));
-    }
-    if let Some(t) = args.exec_timeout {
-        check_seconds("--exec-timeout", t, MAX_EXEC_TIMEOUT_SECONDS)?;
     }
     if let Some(t) = args.search.max_search_seconds {
         check_seconds("--max-search-seconds", t, MAX_SEARCH_SECONDS)?;
@@ -260,9 +294,6 @@ fn check_flags(args: &RunArgs) -> Result<()> {
     }
     if let Some(c) = args.search.confirm {
         check_count("--confirm", c, 1, 100)?;
-    }
-    if let Some(b) = args.exec_batch {
-        check_count("--exec-batch", b, 1, crate::audit::MAX_SAMPLES_PER_SIDE)?;
     }
     Ok(())
 }
@@ -486,12 +517,7 @@ fn build_target(args: &RunArgs) -> Result<Target> {
             None => Neighboring::AddRemove,
         };
         let domain = crate::exec::ExecMechanism::domain(lo, hi, dim);
-        let timeout = check_seconds(
-            "--exec-timeout",
-            args.exec_timeout
-                .unwrap_or(crate::exec::DEFAULT_TIMEOUT.as_secs_f64()),
-            MAX_EXEC_TIMEOUT_SECONDS,
-        )?;
+        let timeout = args.limits.timeout()?;
         let size = args.search.dataset_size.unwrap_or(3).max(1);
         if size > domain.max_size {
             return Err(Error::InvalidConfig(format!(
@@ -503,7 +529,7 @@ fn build_target(args: &RunArgs) -> Result<Target> {
         // One allocation for the probe, however large the dataset.
         let probe = Dataset::from_array(ndarray::Array2::from_elem((size, dim), 0.5 * (lo + hi)))?;
         let m = crate::exec::ExecMechanism::new(command, claim, relation, domain, timeout, &probe)?
-            .with_batch_size(args.exec_batch.unwrap_or(crate::exec::DEFAULT_BATCH))?;
+            .with_batch_size(args.limits.batch())?;
         let (mechanism, transform) = with_transform(
             Box::new(m),
             args.transform.as_deref().unwrap_or(DEFAULT_EXEC_TRANSFORM),

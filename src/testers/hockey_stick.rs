@@ -63,7 +63,10 @@
 //!    [`PropertyTester::select_and_bound`]); the discriminator is fitted on training rows only;
 //! 3. draw N_P, N_Q ~ Poisson(λ), λ = m − 5√m with m = min(m_P, m_Q), from the tester's seeded
 //!    stream and use the first N_P, N_Q held-out rows (if a draw exceeds the rows available,
-//!    probability ≈ 3e-7, the bound is 0, which is always valid);
+//!    probability ≈ 3e-7, the bound is 0, which is always valid). The held-out rows are read
+//!    only through [`HeldOut`]: in memory, or streamed from shards by `audit test`
+//!    ([`PropertyTester::select_and_bound_split`], training rows = the first rows of each side);
+//!    either way the same rows in the same order, so the same counts;
 //! 4. count U = the releases in the event(s) on the side each event favours and W = those on
 //!    the other side: for one event S in direction P ‖ Q, U = #{P-releases in S},
 //!    W = #{Q-releases in S}; for both directions summed, events S₁ (for P ‖ Q) and
@@ -109,7 +112,8 @@ use rand_distr::Distribution;
 use super::common::hockey_stick_value;
 use super::common::{check_fraction, hockey_stick_epsilon, train_rows};
 use super::{
-    ContrastCounts, Divergence, EventBound, Measurement, PropertyTester, Selected, check_inputs,
+    ContrastCounts, Divergence, EventBound, HeldOut, Measurement, PropertyTester, Selected, Tail,
+    check_inputs,
 };
 use crate::bounds::{
     clopper_pearson_lower, clopper_pearson_upper, contrast_null_share, normal_upper_quantile,
@@ -913,12 +917,13 @@ impl HockeyStickTester {
         np: usize,
         q: &Samples,
         nq: usize,
+        held: (usize, usize),
         cands: &[(f64, f64)],
         beta: f64,
         allowed: Allowed,
     ) -> Option<(usize, Choice, [Vec<Curve>; 2])> {
-        let (m_p, m_q) = ((p.n() - np) as f64, (q.n() - nq) as f64);
-        let lambda = poisson_mean((p.n() - np).min(q.n() - nq));
+        let (m_p, m_q) = (held.0 as f64, held.1 as f64);
+        let lambda = poisson_mean(held.0.min(held.1));
         let z_gamma = normal_upper_quantile(beta * NUISANCE_SHARE);
         // Each method's predicted z is compared with the z its own test needs: the conditional
         // test runs at β − γ, the separate bounds at β/2 each.
@@ -1038,30 +1043,25 @@ impl HockeyStickTester {
     /// Bounds the chosen event(s) on held-out rows: Poissonized counts and the exact conditional
     /// test (see the module docs, "Guarantee"). `allow` is what the claim allows at this ε (the
     /// δ of the empirical ε).
+    ///
+    /// The held-out rows are read only through `held` (in memory or from shards); only the
+    /// counts below depend on them.
     #[allow(clippy::too_many_arguments)]
     fn measure(
         &self,
-        p: &Samples,
-        np: usize,
-        q: &Samples,
-        nq: usize,
+        held: &dyn HeldOut,
         choice: Choice,
         curves: &[Vec<Curve>; 2],
         epsilon: f64,
         allow: f64,
         beta: f64,
         rng: &mut dyn Rng,
-    ) -> Measurement {
+    ) -> Result<Measurement> {
         if let Choice::Separate { reversed, curve, t } = choice {
             let score = &curves[usize::from(reversed)][curve].score;
-            let (a, na, b, nb) = if reversed {
-                (q, nq, p, np)
-            } else {
-                (p, np, q, nq)
-            };
-            return bound_event(a, na, b, nb, score, t, epsilon.exp(), beta / 2.0);
+            return bound_event(held, reversed, score, t, epsilon.exp(), beta / 2.0);
         }
-        let (m_p, m_q) = (p.n() - np, q.n() - nq);
+        let (m_p, m_q) = (held.rows(false), held.rows(true));
         let lambda = poisson_mean(m_p.min(m_q));
         let gamma = beta * NUISANCE_SHARE;
         // N_P, N_Q ~ Poisson(λ), drawn from the tester's own seeded stream. λ > 0 always.
@@ -1102,14 +1102,14 @@ impl HockeyStickTester {
         let scale = events as f64 * lambda;
         if n_p > m_p as u64 || n_q > m_q as u64 {
             // Cannot happen in practice (probability ≈ 3e-7); the bound 0 is always valid.
-            return Measurement {
+            return Ok(Measurement {
                 value: 0.0,
                 point_estimate: 0.0,
                 inequality: format!(
                     "no bound: the Poisson number of held-out releases ({n_p}, {n_q}) exceeded the {m_p}, {m_q} available (probability ≈ 3e-7); 0 is reported"
                 ),
                 event: None,
-            };
+            });
         }
         // (in S_1, in S_2 \ S_1) for one row.
         let classify = |row: &ndarray::ArrayView1<'_, f64>| {
@@ -1117,27 +1117,17 @@ impl HockeyStickTester {
             let in2 = !in1 && second.is_some_and(|(s, t)| s.eval(row) >= t);
             (in1, in2)
         };
-        let (mut u, mut w) = (0u64, 0u64);
         let reversed = first.0;
-        for i in np..np + n_p as usize {
-            let (in1, in2) = classify(&p.row(i));
-            // A release of P counts toward U in S_1 (unless S_1 favours Q) and toward W in S_2.
-            if in1 {
-                if reversed { w += 1 } else { u += 1 }
-            }
-            if in2 {
-                w += 1;
-            }
-        }
-        for i in nq..nq + n_q as usize {
-            let (in1, in2) = classify(&q.row(i));
-            if in1 {
-                if reversed { u += 1 } else { w += 1 }
-            }
-            if in2 {
-                u += 1;
-            }
-        }
+        // The first N_P held-out releases of P and the first N_Q of Q, in their order.
+        let (p1, p2) = held.count(false, n_p as usize, &classify)?;
+        let (q1, q2) = held.count(true, n_q as usize, &classify)?;
+        // A release of P counts toward U in S_1 (unless S_1 favours Q) and toward W in S_2;
+        // a release of Q the other way round.
+        let (u, w) = if reversed {
+            (q1 + q2, p1 + p2)
+        } else {
+            (p1 + q2, q1 + p2)
+        };
         let value = poisson_contrast_lower(u, w, e_eps, scale, beta, gamma);
         let epsilon_lower = poisson_contrast_epsilon(u, w, allow, scale, beta, gamma);
         let mu_w_lower = poisson_mean_lower(w, gamma);
@@ -1147,7 +1137,7 @@ impl HockeyStickTester {
         } else {
             "A(S) − e^ε·B(S) ≤ H_e^ε(A‖B) for the event S"
         };
-        Measurement {
+        Ok(Measurement {
             value,
             point_estimate,
             inequality: format!(
@@ -1172,7 +1162,7 @@ impl HockeyStickTester {
                     epsilon_lower,
                 }),
             }),
-        }
+        })
     }
 }
 
@@ -1233,11 +1223,16 @@ impl PropertyTester for HockeyStickTester {
             reverse: false,
             pair: false,
         };
+        let held = Tail {
+            p: (p, np),
+            q: (q, nq),
+        };
         let Some((_, choice, curves)) = self.select(
             p,
             np,
             q,
             nq,
+            (held.rows(false), held.rows(true)),
             &[(epsilon, 0.0)],
             failure_probability,
             allowed,
@@ -1246,18 +1241,15 @@ impl PropertyTester for HockeyStickTester {
                 "no candidate event could be formed".into(),
             ));
         };
-        Ok(self.measure(
-            p,
-            np,
-            q,
-            nq,
+        self.measure(
+            &held,
             choice,
             &curves,
             epsilon,
             0.0,
             failure_probability,
             rng,
-        ))
+        )
     }
 
     fn selects_on_training_split(&self) -> bool {
@@ -1272,14 +1264,72 @@ impl PropertyTester for HockeyStickTester {
         failure_probability: f64,
         rng: &mut dyn Rng,
     ) -> Result<Option<Selected>> {
-        let epsilons = candidates
-            .iter()
-            .map(|(d, _)| hockey_stick_epsilon(self.name(), *d))
-            .collect::<Result<Vec<f64>>>()?;
         check_inputs(p, q, failure_probability, 20)?;
         check_fraction("train fraction", self.train_fraction)?;
         let np = train_rows(p.n(), self.train_fraction);
         let nq = train_rows(q.n(), self.train_fraction);
+        let held = Tail {
+            p: (p, np),
+            q: (q, nq),
+        };
+        self.select_and_bound_on(p, np, q, nq, &held, candidates, failure_probability, rng)
+    }
+
+    fn split_train_rows(&self, n: usize) -> Option<usize> {
+        Some(train_rows(n, self.train_fraction))
+    }
+
+    fn select_and_bound_split(
+        &self,
+        train_p: &Samples,
+        train_q: &Samples,
+        held: &dyn HeldOut,
+        candidates: &[(Divergence, f64)],
+        failure_probability: f64,
+        rng: &mut dyn Rng,
+    ) -> Result<Option<Selected>> {
+        check_inputs(train_p, train_q, failure_probability, 4)?;
+        if held.rows(false) < 16 || held.rows(true) < 16 {
+            return Err(Error::InvalidSamples(format!(
+                "{} and {} held-out releases; the hockey-stick tester needs at least 16 per side",
+                held.rows(false),
+                held.rows(true)
+            )));
+        }
+        let (np, nq) = (train_p.n(), train_q.n());
+        self.select_and_bound_on(
+            train_p,
+            np,
+            train_q,
+            nq,
+            held,
+            candidates,
+            failure_probability,
+            rng,
+        )
+    }
+}
+
+impl HockeyStickTester {
+    /// [`PropertyTester::select_and_bound`] on the training rows `0..np` of `p` and `0..nq` of
+    /// `q` (only those rows are read) and the held-out rows `held`: the one body of the
+    /// in-memory and the streamed test, so both give the same bound on the same rows.
+    #[allow(clippy::too_many_arguments)]
+    fn select_and_bound_on(
+        &self,
+        p: &Samples,
+        np: usize,
+        q: &Samples,
+        nq: usize,
+        held: &dyn HeldOut,
+        candidates: &[(Divergence, f64)],
+        failure_probability: f64,
+        rng: &mut dyn Rng,
+    ) -> Result<Option<Selected>> {
+        let epsilons = candidates
+            .iter()
+            .map(|(d, _)| hockey_stick_epsilon(self.name(), *d))
+            .collect::<Result<Vec<f64>>>()?;
         let cands: Vec<(f64, f64)> = epsilons
             .iter()
             .zip(candidates)
@@ -1290,26 +1340,30 @@ impl PropertyTester for HockeyStickTester {
             reverse: true,
             pair: true,
         };
-        let Some((index, choice, curves)) =
-            self.select(p, np, q, nq, &cands, failure_probability, allowed)
-        else {
+        let Some((index, choice, curves)) = self.select(
+            p,
+            np,
+            q,
+            nq,
+            (held.rows(false), held.rows(true)),
+            &cands,
+            failure_probability,
+            allowed,
+        ) else {
             return Err(Error::InvalidSamples(
                 "no candidate event could be formed".into(),
             ));
         };
         let (epsilon, allow) = cands[index];
         let mut measurement = self.measure(
-            p,
-            np,
-            q,
-            nq,
+            held,
             choice,
             &curves,
             epsilon,
             allow,
             failure_probability,
             rng,
-        );
+        )?;
         measurement.inequality = format!(
             "{}; the direction (or both summed){} and the event(s) were chosen on the training split among {} ε value(s), so one bound carries the whole β",
             measurement.inequality,
@@ -1331,28 +1385,26 @@ impl PropertyTester for HockeyStickTester {
     }
 }
 
-/// Clopper–Pearson bound of P(S) − e^ε·Q(S) for S = {score ≥ t} on the held-out rows
-/// (`na..`, `nb..`), at `half` for each of the two binomial bounds.
-#[allow(clippy::too_many_arguments)]
+/// Clopper–Pearson bound of A(S) − e^ε·B(S) for S = {score ≥ t} on all the held-out rows, at
+/// `half` for each of the two binomial bounds; A is the second side of `held` when `reversed`.
 fn bound_event(
-    p: &Samples,
-    np: usize,
-    q: &Samples,
-    nq: usize,
+    held: &dyn HeldOut,
+    reversed: bool,
     score: &Score,
     t: f64,
     e_eps: f64,
     half: f64,
-) -> Measurement {
-    let (m_p, m_q) = (p.n() - np, q.n() - nq);
-    let k_p = (np..p.n()).filter(|&i| score.eval(&p.row(i)) >= t).count() as u64;
-    let k_q = (nq..q.n()).filter(|&i| score.eval(&q.row(i)) >= t).count() as u64;
+) -> Result<Measurement> {
+    let (m_p, m_q) = (held.rows(reversed), held.rows(!reversed));
+    let in_event = |row: &ndarray::ArrayView1<'_, f64>| (score.eval(row) >= t, false);
+    let k_p = held.count(reversed, m_p, &in_event)?.0;
+    let k_q = held.count(!reversed, m_q, &in_event)?.0;
     let p_lower = clopper_pearson_lower(k_p, m_p as u64, half);
     let q_upper = clopper_pearson_upper(k_q, m_q as u64, half);
     // e^ε·q_upper rounded up before subtracting, then the difference rounded down.
     let value = hockey_stick_value(p_lower, q_upper, e_eps);
     let point_estimate = k_p as f64 / m_p as f64 - e_eps * k_q as f64 / m_q as f64;
-    Measurement {
+    Ok(Measurement {
         value,
         point_estimate,
         inequality: format!(
@@ -1368,7 +1420,7 @@ fn bound_event(
             q_upper: Some(q_upper),
             contrast: None,
         }),
-    }
+    })
 }
 
 #[cfg(test)]

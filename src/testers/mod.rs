@@ -219,6 +219,75 @@ pub trait PropertyTester: Send + Sync + fmt::Debug {
     ) -> Result<Option<Selected>> {
         Ok(None)
     }
+
+    /// Training rows per side this tester reads from a side of `n` rows when its held-out rows
+    /// can be streamed ([`PropertyTester::select_and_bound_split`]); `None` when it reads its
+    /// samples in memory only (the default).
+    fn split_train_rows(&self, _n: usize) -> Option<usize> {
+        None
+    }
+
+    /// [`PropertyTester::select_and_bound`] on data that is not all in memory: `train_p` and
+    /// `train_q` are the training rows of each side (the first rows), `held` the rows after them,
+    /// read in one pass. Testers that can only read samples in memory refuse (the default).
+    fn select_and_bound_split(
+        &self,
+        _train_p: &Samples,
+        _train_q: &Samples,
+        _held: &dyn HeldOut,
+        _candidates: &[(Divergence, f64)],
+        _failure_probability: f64,
+        _rng: &mut dyn Rng,
+    ) -> Result<Option<Selected>> {
+        Err(Error::InvalidConfig(format!(
+            "the {} tester reads its samples in memory and cannot stream shards; allowed with streaming: --tester hockey-stick (or read the shards in memory with --in-memory)",
+            self.name()
+        )))
+    }
+}
+
+/// The held-out releases of the two sides of a split (P first, Q second), in their order: the
+/// rows after the training rows. A tester reads them only through [`HeldOut::count`], so they
+/// may be in memory ([`Tail`]) or in shards on disk (`crate::shards`).
+pub trait HeldOut: Sync {
+    /// Held-out rows of the first side (`second == false`) or of the second.
+    fn rows(&self, second: bool) -> usize;
+
+    /// Among the first `limit` held-out rows of a side (`limit ≤ rows`), how many rows `f`
+    /// marks in its first flag and how many in its second.
+    ///
+    /// # Errors
+    /// The rows cannot be read (a shard missing, truncated or corrupt).
+    fn count(&self, second: bool, limit: usize, f: &RowFlags<'_>) -> Result<(u64, u64)>;
+}
+
+/// Two flags of a release, for [`HeldOut::count`].
+pub type RowFlags<'a> = dyn Fn(&ndarray::ArrayView1<'_, f64>) -> (bool, bool) + Sync + 'a;
+
+/// In-memory held-out rows: the rows `np..` of `p` and `nq..` of `q`.
+pub struct Tail<'a> {
+    /// First side and its training rows.
+    pub p: (&'a Samples, usize),
+    /// Second side and its training rows.
+    pub q: (&'a Samples, usize),
+}
+
+impl HeldOut for Tail<'_> {
+    fn rows(&self, second: bool) -> usize {
+        let (s, start) = if second { self.q } else { self.p };
+        s.n() - start
+    }
+
+    fn count(&self, second: bool, limit: usize, f: &RowFlags<'_>) -> Result<(u64, u64)> {
+        let (s, start) = if second { self.q } else { self.p };
+        let (mut a, mut b) = (0u64, 0u64);
+        for i in start..start + limit {
+            let (x, y) = f(&s.row(i));
+            a += u64::from(x);
+            b += u64::from(y);
+        }
+        Ok((a, b))
+    }
 }
 
 /// Checks what every tester needs of its inputs: β in (0, 1), equal dimensions, finite values,

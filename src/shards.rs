@@ -1,0 +1,819 @@
+//! Release shards: files of releases drawn anywhere (`audit sample`, an exec program, a batch
+//! engine) and read by `audit test`, in memory or streamed.
+//!
+//! # Formats (chosen by the file name's ending)
+//! - anything else (e.g. `.jsonl`): JSON lines, one JSON number or array per line (the exec
+//!   protocol's line format, [`crate::exec::parse_lines`]);
+//! - `.gz`: the same lines, gzip-compressed (flate2; concatenated gzip members are read);
+//! - `.zst`: the same lines, zstd-compressed (zstd);
+//! - `.bin`: binary, a [`HEADER_LEN`]-byte header then the releases as little-endian IEEE-754
+//!   f64, row-major (release 0 coordinate 0, release 0 coordinate 1, …). Header, all integers
+//!   little-endian:
+//!
+//!   | bytes | field |
+//!   | --- | --- |
+//!   | 0..8 | magic `DPAUDREL` |
+//!   | 8..12 | format version, u32 = 1 |
+//!   | 12..16 | dimension d of a release, u32 ≥ 1 |
+//!   | 16..24 | number of releases n, u64 |
+//!   | 24..28 | flags, u32: bit 0 = the seed and shard index below are known |
+//!   | 28..32 | side, u32: 0 unknown, 1 = a (releases on D), 2 = b (on D') |
+//!   | 32..40 | seed the releases were drawn from, u64 |
+//!   | 40..48 | shard index, u64 |
+//!
+//!   The file is exactly 48 + 8·n·d bytes; anything else is an error (a truncated shard).
+//!
+//! A text shard written by `audit sample` has a sidecar `FILE.meta.json` holding the same
+//! fields (`{"version":1,"dim":…,"count":…,"side":"a","seed":…,"shard_index":…}`); when it
+//! exists, its count and dimension must match the file.
+//!
+//! # Checks (every one an error naming the shard; no verdict from partial data)
+//! A missing or unreadable file; a binary header that is short, has the wrong magic or version,
+//! or announces more or fewer bytes than the file holds (the byte offset where the last
+//! complete release ends is named); a line that is not a release, or a non-finite value (line
+//! number, or byte offset in a binary shard); a corrupt compressed stream (the line it broke
+//! in); shards of different dimensions; two shards with the same recorded seed (their
+//! releases would not be independent); the same file given twice. Every byte of every shard is
+//! read (and checked) before a verdict, even rows a test does not use.
+//!
+//! # Streaming
+//! [`Streamed`] holds, per side, the first `train` rows in memory (the training split of the
+//! hockey-stick tester) and reads the rows after them shard by shard, shards in parallel
+//! (rayon), in chunks of [`CHUNK_ROWS`] releases: memory is O(train rows + threads × chunk),
+//! independent of the number of releases. Rows keep their order (shards in the order given,
+//! rows in file order), so "the first N held-out rows" means the same rows as in memory.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::mechanisms::Samples;
+use crate::testers::{HeldOut, RowFlags, Transform};
+
+/// Magic bytes of a binary shard.
+pub const MAGIC: [u8; 8] = *b"DPAUDREL";
+/// Version of the binary format (and of the sidecar).
+pub const VERSION: u32 = 1;
+/// Bytes of a binary shard's header.
+pub const HEADER_LEN: usize = 48;
+/// Releases read at a time from one shard.
+pub const CHUNK_ROWS: usize = 1 << 15;
+
+/// A shard's format, from its file name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// JSON lines.
+    Lines,
+    /// Gzip-compressed JSON lines.
+    Gzip,
+    /// Zstd-compressed JSON lines.
+    Zstd,
+    /// The binary format of the module docs.
+    Binary,
+}
+
+impl Format {
+    /// The format of `path`: by its ending (`.bin`, `.gz`, `.zst`, else JSON lines).
+    pub fn of(path: &Path) -> Format {
+        let name = path.to_string_lossy();
+        if name.ends_with(".bin") {
+            Format::Binary
+        } else if name.ends_with(".gz") {
+            Format::Gzip
+        } else if name.ends_with(".zst") {
+            Format::Zstd
+        } else {
+            Format::Lines
+        }
+    }
+}
+
+/// Which dataset a shard's releases were drawn on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ShardSide {
+    /// The first dataset D (`--samples-a`).
+    A,
+    /// The second dataset D' (`--samples-b`).
+    B,
+}
+
+impl ShardSide {
+    /// 0 for a, 1 for b.
+    pub fn index(self) -> u64 {
+        match self {
+            ShardSide::A => 0,
+            ShardSide::B => 1,
+        }
+    }
+}
+
+/// Where a shard's randomness came from (recorded by `audit sample`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Provenance {
+    /// The side it was drawn on.
+    pub side: ShardSide,
+    /// The seed its releases were drawn from.
+    pub seed: u64,
+    /// Its shard index.
+    pub shard_index: u64,
+}
+
+/// The sidecar of a text shard (`FILE.meta.json`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Sidecar {
+    /// Format version, [`VERSION`].
+    pub version: u32,
+    /// Dimension of a release.
+    pub dim: usize,
+    /// Number of releases.
+    pub count: usize,
+    /// Side, seed and shard index.
+    #[serde(flatten)]
+    pub provenance: Provenance,
+}
+
+/// The sidecar path of a text shard.
+pub fn sidecar_path(path: &Path) -> PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push(".meta.json");
+    PathBuf::from(s)
+}
+
+/// An opened shard: its size, checked, and where its releases came from if recorded.
+#[derive(Clone, Debug)]
+pub struct Shard {
+    /// The file.
+    pub path: PathBuf,
+    /// Its format.
+    pub format: Format,
+    /// Dimension of a release (before any transform).
+    pub dim: usize,
+    /// Number of releases.
+    pub rows: usize,
+    /// Seed and index, when recorded (binary header or sidecar).
+    pub provenance: Option<Provenance>,
+}
+
+fn bad(path: &Path, what: impl std::fmt::Display) -> Error {
+    Error::InvalidSamples(format!("shard {}: {what}", path.display()))
+}
+
+fn open_file(path: &Path) -> Result<File> {
+    File::open(path).map_err(|e| bad(path, format!("cannot be opened ({e})")))
+}
+
+/// The decompressed text of a text shard, as a buffered reader.
+fn text_reader(path: &Path, format: Format) -> Result<Box<dyn BufRead + Send>> {
+    let file = BufReader::with_capacity(1 << 20, open_file(path)?);
+    Ok(match format {
+        Format::Gzip => Box::new(BufReader::with_capacity(
+            1 << 20,
+            flate2::bufread::MultiGzDecoder::new(file),
+        )),
+        Format::Zstd => Box::new(BufReader::with_capacity(
+            1 << 20,
+            zstd::stream::read::Decoder::with_buffer(file)
+                .map_err(|e| bad(path, format!("is not a zstd stream ({e})")))?,
+        )),
+        _ => Box::new(file),
+    })
+}
+
+/// Parses a binary header; `len` is the file's length in bytes.
+fn parse_header(path: &Path, h: &[u8], len: u64) -> Result<(usize, usize, Option<Provenance>)> {
+    if h.len() < HEADER_LEN {
+        return Err(bad(
+            path,
+            format!(
+                "truncated: {} bytes, shorter than the {HEADER_LEN}-byte header of a binary shard",
+                h.len()
+            ),
+        ));
+    }
+    let u32_at = |o: usize| u32::from_le_bytes([h[o], h[o + 1], h[o + 2], h[o + 3]]);
+    let u64_at = |o: usize| {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&h[o..o + 8]);
+        u64::from_le_bytes(b)
+    };
+    if h[..8] != MAGIC {
+        return Err(bad(
+            path,
+            "is not a binary release shard (bytes 0..8 are not the magic DPAUDREL); a .bin shard starts with the 48-byte header of the README's section \"Sampling elsewhere, in shards\" (or name the file .jsonl, .gz or .zst for JSON lines)",
+        ));
+    }
+    let version = u32_at(8);
+    if version != VERSION {
+        return Err(bad(
+            path,
+            format!("binary format version {version}; allowed: {VERSION}"),
+        ));
+    }
+    let dim = u32_at(12) as usize;
+    if dim == 0 {
+        return Err(bad(
+            path,
+            "header byte offset 12: dimension 0; allowed: ≥ 1",
+        ));
+    }
+    let count = u64_at(16);
+    let row_bytes = 8 * dim as u64;
+    let expected = count
+        .checked_mul(row_bytes)
+        .and_then(|b| b.checked_add(HEADER_LEN as u64))
+        .ok_or_else(|| bad(path, format!("header announces {count} releases of dimension {dim}, more than a file can hold")))?;
+    if len != expected {
+        let complete = (len.saturating_sub(HEADER_LEN as u64)) / row_bytes;
+        return Err(bad(
+            path,
+            format!(
+                "{} {len} bytes where its header announces {count} releases of dimension {dim} ({expected} bytes); the last complete release ends at byte offset {}",
+                if len < expected {
+                    "truncated:"
+                } else {
+                    "too long:"
+                },
+                HEADER_LEN as u64 + complete * row_bytes
+            ),
+        ));
+    }
+    let flags = u32_at(24);
+    let side = match u32_at(28) {
+        0 => None,
+        1 => Some(ShardSide::A),
+        2 => Some(ShardSide::B),
+        other => {
+            return Err(bad(
+                path,
+                format!("header byte offset 28: side {other}; allowed: 0, 1 (a) or 2 (b)"),
+            ));
+        }
+    };
+    let provenance = (flags & 1 == 1).then(|| Provenance {
+        side: side.unwrap_or(ShardSide::A),
+        seed: u64_at(32),
+        shard_index: u64_at(40),
+    });
+    let rows = usize::try_from(count).map_err(|_| bad(path, "too many releases"))?;
+    Ok((dim, rows, provenance))
+}
+
+/// The header of a binary shard of `rows` releases of dimension `dim`.
+pub fn header(dim: usize, rows: usize, provenance: Option<Provenance>) -> Result<[u8; HEADER_LEN]> {
+    let dim32 = u32::try_from(dim).map_err(|_| {
+        Error::InvalidConfig(format!("dimension {dim} does not fit a shard header"))
+    })?;
+    let mut h = [0u8; HEADER_LEN];
+    h[..8].copy_from_slice(&MAGIC);
+    h[8..12].copy_from_slice(&VERSION.to_le_bytes());
+    h[12..16].copy_from_slice(&dim32.to_le_bytes());
+    h[16..24].copy_from_slice(&(rows as u64).to_le_bytes());
+    if let Some(p) = provenance {
+        h[24..28].copy_from_slice(&1u32.to_le_bytes());
+        h[28..32].copy_from_slice(&(p.side.index() as u32 + 1).to_le_bytes());
+        h[32..40].copy_from_slice(&p.seed.to_le_bytes());
+        h[40..48].copy_from_slice(&p.shard_index.to_le_bytes());
+    }
+    Ok(h)
+}
+
+impl Shard {
+    /// Opens and sizes a shard: a binary header is read and checked against the file length;
+    /// a text shard is read once to count its lines (and its first line parsed for the
+    /// dimension).
+    pub fn open(path: &Path) -> Result<Shard> {
+        let format = Format::of(path);
+        let (dim, rows, provenance) = if format == Format::Binary {
+            let mut f = open_file(path)?;
+            let len = f
+                .metadata()
+                .map_err(|e| bad(path, format!("cannot be read ({e})")))?
+                .len();
+            let mut h = Vec::with_capacity(HEADER_LEN);
+            Read::by_ref(&mut f)
+                .take(HEADER_LEN as u64)
+                .read_to_end(&mut h)
+                .map_err(|e| bad(path, format!("cannot be read ({e})")))?;
+            parse_header(path, &h, len)?
+        } else {
+            let (dim, rows) = count_lines(path, format)?;
+            let sidecar = sidecar_path(path);
+            let provenance = if sidecar.exists() {
+                let text = std::fs::read_to_string(&sidecar)
+                    .map_err(|e| bad(&sidecar, format!("cannot be read ({e})")))?;
+                let meta: Sidecar = serde_json::from_str(&text)
+                    .map_err(|e| bad(&sidecar, format!("is not a shard sidecar ({e})")))?;
+                if meta.version != VERSION || meta.dim != dim || meta.count != rows {
+                    return Err(bad(
+                        path,
+                        format!(
+                            "holds {rows} releases of dimension {dim} but its sidecar {} records {} of dimension {} (version {}): the shard is truncated or not the one the sidecar describes",
+                            sidecar.display(),
+                            meta.count,
+                            meta.dim,
+                            meta.version
+                        ),
+                    ));
+                }
+                Some(meta.provenance)
+            } else {
+                None
+            };
+            (dim, rows, provenance)
+        };
+        if rows == 0 {
+            return Err(bad(path, "holds no releases"));
+        }
+        Ok(Shard {
+            path: path.to_path_buf(),
+            format,
+            dim,
+            rows,
+            provenance,
+        })
+    }
+
+    /// Reads every release in order, in chunks of at most [`CHUNK_ROWS`] (transformed by
+    /// `transform`), calling `visit(first row of the chunk, chunk)`; stops early when `visit`
+    /// returns `false`. Errors name the shard and the line (text) or byte offset (binary).
+    pub fn for_each_chunk(
+        &self,
+        transform: &Transform,
+        mut visit: impl FnMut(usize, &Samples) -> Result<bool>,
+    ) -> Result<()> {
+        let path = &self.path;
+        let mut row = 0usize;
+        let mut emit = |chunk: Samples, row: &mut usize| -> Result<bool> {
+            let first = *row;
+            *row += chunk.n();
+            let chunk = if transform.is_identity() {
+                chunk
+            } else {
+                transform
+                    .apply(&chunk)
+                    .map_err(|e| bad(path, format!("releases {first}.. (counted from 0): {e}")))?
+            };
+            visit(first, &chunk)
+        };
+        if self.format == Format::Binary {
+            let mut f = BufReader::with_capacity(1 << 20, open_file(path)?);
+            let mut skip = [0u8; HEADER_LEN];
+            f.read_exact(&mut skip)
+                .map_err(|e| bad(path, format!("header cannot be read ({e})")))?;
+            let mut bytes = vec![0u8; CHUNK_ROWS * 8 * self.dim];
+            while row < self.rows {
+                let n = (self.rows - row).min(CHUNK_ROWS);
+                let buf = &mut bytes[..n * 8 * self.dim];
+                let offset = HEADER_LEN + row * 8 * self.dim;
+                f.read_exact(buf).map_err(|e| {
+                    bad(
+                        path,
+                        format!("truncated or unreadable at byte offset ≥ {offset} ({e})"),
+                    )
+                })?;
+                let flat: Vec<f64> = buf
+                    .chunks_exact(8)
+                    .map(|b| f64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
+                    .collect();
+                if let Some(k) = flat.iter().position(|v| !v.is_finite()) {
+                    return Err(bad(
+                        path,
+                        format!(
+                            "byte offset {}: release {}, coordinate {} is {}; releases must be finite",
+                            offset + 8 * k,
+                            row + k / self.dim,
+                            k % self.dim,
+                            flat[k]
+                        ),
+                    ));
+                }
+                let chunk = Samples::from_flat(self.dim, flat)?;
+                if !emit(chunk, &mut row)? {
+                    return Ok(());
+                }
+            }
+            return Ok(());
+        }
+        let mut reader = text_reader(path, self.format)?;
+        let mut text = String::new();
+        let mut lines = 0usize;
+        loop {
+            text.clear();
+            let mut got = 0;
+            while got < CHUNK_ROWS {
+                let read = reader
+                    .read_line(&mut text)
+                    .map_err(|e| bad(path, format!("unreadable after line {} ({e})", row + got)))?;
+                if read == 0 {
+                    break;
+                }
+                got += 1;
+            }
+            if got == 0 {
+                break;
+            }
+            let chunk =
+                crate::exec::parse_chunk(&text, lines, Some(self.dim)).map_err(|e| bad(path, e))?;
+            lines += got;
+            if !emit(chunk, &mut row)? {
+                return Ok(());
+            }
+        }
+        if row != self.rows {
+            return Err(bad(
+                path,
+                format!(
+                    "held {} releases when opened, {row} now (changed while read)",
+                    self.rows
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// (dimension, lines) of a text shard: every line counted (line breaks, plus a last line
+/// without one), the first parsed for the dimension.
+fn count_lines(path: &Path, format: Format) -> Result<(usize, usize)> {
+    let mut reader = text_reader(path, format)?;
+    let mut first = String::new();
+    reader
+        .read_line(&mut first)
+        .map_err(|e| bad(path, format!("unreadable or corrupt in line 1 ({e})")))?;
+    if first.is_empty() {
+        return Err(bad(path, "holds no releases (empty file)"));
+    }
+    let dim = crate::exec::parse_chunk(&first, 0, None)
+        .map_err(|e| bad(path, e))?
+        .dim();
+    let mut breaks = usize::from(first.ends_with('\n'));
+    let mut bytes = first.len() as u64;
+    let mut last = *first.as_bytes().last().unwrap_or(&b'\n');
+    loop {
+        let buf = reader.fill_buf().map_err(|e| {
+            bad(
+                path,
+                format!(
+                    "unreadable or corrupt after {bytes} bytes of text (in line {}): {e}",
+                    breaks + 1
+                ),
+            )
+        })?;
+        let Some(&end) = buf.last() else { break };
+        breaks += buf.iter().filter(|&&b| b == b'\n').count();
+        bytes += buf.len() as u64;
+        last = end;
+        let n = buf.len();
+        reader.consume(n);
+    }
+    Ok((dim, breaks + usize::from(last != b'\n')))
+}
+
+/// The shards of one side, in order, with each shard's first row.
+#[derive(Clone, Debug)]
+pub struct ShardSet {
+    /// The shards.
+    pub shards: Vec<Shard>,
+    /// Row of each shard's first release in the side's order.
+    pub offsets: Vec<usize>,
+    /// Releases in all.
+    pub rows: usize,
+}
+
+impl ShardSet {
+    fn new(shards: Vec<Shard>) -> Self {
+        let mut offsets = Vec::with_capacity(shards.len());
+        let mut rows = 0;
+        for s in &shards {
+            offsets.push(rows);
+            rows += s.rows;
+        }
+        Self {
+            shards,
+            offsets,
+            rows,
+        }
+    }
+
+    /// The shard names joined by " + ".
+    pub fn names(&self) -> String {
+        self.shards
+            .iter()
+            .map(|s| s.path.display().to_string())
+            .collect::<Vec<_>>()
+            .join(" + ")
+    }
+
+    /// The first `n` releases (all if `n ≥ rows`), in memory.
+    pub fn head(&self, n: usize, transform: &Transform) -> Result<Samples> {
+        let mut parts = Vec::new();
+        let mut got = 0usize;
+        for s in &self.shards {
+            if got >= n {
+                break;
+            }
+            s.for_each_chunk(transform, |_, chunk| {
+                let take = chunk.n().min(n - got);
+                if take == chunk.n() {
+                    parts.push(chunk.clone());
+                } else if take > 0 {
+                    parts.push(Samples::new(
+                        chunk.values().slice(ndarray::s![..take, ..]).to_owned(),
+                    )?);
+                }
+                got += take;
+                // A shard wholly in the first n rows is read (and checked) to its end here; one
+                // that goes on past them is read again, whole, by the held-out pass.
+                Ok(got < n)
+            })?;
+        }
+        Ok(Samples::concat(&parts)?)
+    }
+}
+
+/// Opens the shards of both sides (in parallel) and checks them together: one dimension, no
+/// file twice, no recorded seed twice.
+pub fn open_sides(a: &[PathBuf], b: &[PathBuf]) -> Result<(ShardSet, ShardSet)> {
+    if a.is_empty() || b.is_empty() {
+        return Err(Error::InvalidConfig(
+            "audit test needs --samples-a FILE and --samples-b FILE".into(),
+        ));
+    }
+    let open = |paths: &[PathBuf]| -> Result<Vec<Shard>> {
+        paths.par_iter().map(|p| Shard::open(p)).collect()
+    };
+    let (sa, sb) = (open(a)?, open(b)?);
+    let all: Vec<&Shard> = sa.iter().chain(&sb).collect();
+    let first = all[0];
+    if let Some(other) = all.iter().find(|s| s.dim != first.dim) {
+        return Err(Error::InvalidSamples(format!(
+            "shards of different dimensions: {} has releases of dimension {}, {} of dimension {}",
+            first.path.display(),
+            first.dim,
+            other.path.display(),
+            other.dim
+        )));
+    }
+    let mut seen: std::collections::HashMap<(bool, PathBuf), &Path> =
+        std::collections::HashMap::new();
+    let mut seeds: std::collections::HashMap<u64, &Path> = std::collections::HashMap::new();
+    for (k, s) in all.iter().enumerate() {
+        // The same file twice on one side (a slip of a shell glob) would count its releases
+        // twice; on both sides it is the caller's choice (e.g. a null test of a file).
+        let key = std::fs::canonicalize(&s.path).unwrap_or_else(|_| s.path.clone());
+        if let Some(prev) = seen.insert((k < sa.len(), key), &s.path) {
+            return Err(Error::InvalidSamples(format!(
+                "shard {} is given twice on one side (as {} and {}): its releases would count twice",
+                s.path.display(),
+                prev.display(),
+                s.path.display()
+            )));
+        }
+        if let Some(p) = s.provenance
+            && let Some(prev) = seeds.insert(p.seed, &s.path)
+        {
+            return Err(Error::InvalidSamples(format!(
+                "shards {} and {} were drawn from the same seed {}: their releases are not independent (every bound assumes they are); draw one again with another --shard-index",
+                prev.display(),
+                s.path.display(),
+                p.seed
+            )));
+        }
+    }
+    Ok((ShardSet::new(sa), ShardSet::new(sb)))
+}
+
+/// Both sides split for a streamed test: the first `train` rows of each side in memory, the
+/// rest read from the shards when counted ([`HeldOut`]).
+pub struct Streamed {
+    /// First side's shards.
+    pub a: ShardSet,
+    /// Second side's shards.
+    pub b: ShardSet,
+    /// Training rows of each side (read into memory, not counted).
+    pub train: (usize, usize),
+    /// Post-processing applied to every chunk.
+    pub transform: Transform,
+}
+
+impl HeldOut for Streamed {
+    fn rows(&self, second: bool) -> usize {
+        if second {
+            self.b.rows - self.train.1
+        } else {
+            self.a.rows - self.train.0
+        }
+    }
+
+    fn count(&self, second: bool, limit: usize, f: &RowFlags<'_>) -> Result<(u64, u64)> {
+        let (set, start) = if second {
+            (&self.b, self.train.1)
+        } else {
+            (&self.a, self.train.0)
+        };
+        // Rows start..end of the side (in its order) are counted; every shard holding a row at
+        // or after `start` is read to its end (and so checked), the others were read for the
+        // training split.
+        let end = start + limit;
+        let work: Vec<(usize, &Shard)> = set
+            .offsets
+            .iter()
+            .copied()
+            .zip(&set.shards)
+            .filter(|(off, s)| off + s.rows > start)
+            .collect();
+        work.par_iter()
+            .map(|&(off, shard)| -> Result<(u64, u64)> {
+                let (mut x, mut y) = (0u64, 0u64);
+                shard.for_each_chunk(&self.transform, |first, chunk| {
+                    let lo = start.saturating_sub(off + first);
+                    let hi = end.saturating_sub(off + first).min(chunk.n());
+                    for i in lo..hi.max(lo) {
+                        let (fx, fy) = f(&chunk.row(i));
+                        x += u64::from(fx);
+                        y += u64::from(fy);
+                    }
+                    Ok(true)
+                })?;
+                Ok((x, y))
+            })
+            .try_reduce(|| (0, 0), |a, b| Ok((a.0 + b.0, a.1 + b.1)))
+    }
+}
+
+/// Writes `samples` as a shard at `path` in the format its name asks for (a sidecar beside a
+/// text shard when `provenance` is given); see [`ShardWriter`].
+pub fn write(path: &Path, samples: &Samples, provenance: Option<Provenance>) -> Result<()> {
+    let mut w = ShardWriter::create(path, samples.dim(), samples.n(), provenance)?;
+    w.append(samples)?;
+    w.finish()
+}
+
+/// Where a [`ShardWriter`]'s bytes go.
+enum Sink {
+    Plain(std::io::BufWriter<File>),
+    Gzip(flate2::write::GzEncoder<std::io::BufWriter<File>>),
+    Zstd(zstd::stream::write::Encoder<'static, std::io::BufWriter<File>>),
+}
+
+impl Sink {
+    fn out(&mut self) -> &mut dyn Write {
+        match self {
+            Sink::Plain(w) => w,
+            Sink::Gzip(w) => w,
+            Sink::Zstd(w) => w,
+        }
+    }
+}
+
+/// A shard written in pieces: `rows` releases of dimension `dim` announced up front (the binary
+/// header holds the count), appended in order, then [`ShardWriter::finish`]. The bytes go to
+/// `PATH.partial`, renamed to `PATH` only once all the announced releases are written and
+/// flushed, so a writer that fails or is killed leaves no shard.
+pub struct ShardWriter {
+    path: PathBuf,
+    partial: PathBuf,
+    format: Format,
+    sink: Sink,
+    dim: usize,
+    rows: usize,
+    written: usize,
+    provenance: Option<Provenance>,
+    buf: Vec<u8>,
+}
+
+impl ShardWriter {
+    /// Starts the shard `path` (format from its name).
+    pub fn create(
+        path: &Path,
+        dim: usize,
+        rows: usize,
+        provenance: Option<Provenance>,
+    ) -> Result<Self> {
+        let format = Format::of(path);
+        let mut partial = path.as_os_str().to_owned();
+        partial.push(".partial");
+        let partial = PathBuf::from(partial);
+        let io = |e: std::io::Error| {
+            Error::InvalidConfig(format!("{}: cannot be written ({e})", path.display()))
+        };
+        let file = std::io::BufWriter::with_capacity(1 << 20, File::create(&partial).map_err(io)?);
+        let mut sink = match format {
+            Format::Gzip => Sink::Gzip(flate2::write::GzEncoder::new(
+                file,
+                flate2::Compression::default(),
+            )),
+            Format::Zstd => Sink::Zstd(zstd::stream::write::Encoder::new(file, 3).map_err(io)?),
+            _ => Sink::Plain(file),
+        };
+        if format == Format::Binary {
+            sink.out()
+                .write_all(&header(dim, rows, provenance)?)
+                .map_err(io)?;
+        }
+        Ok(Self {
+            path: path.to_path_buf(),
+            partial,
+            format,
+            sink,
+            dim,
+            rows,
+            written: 0,
+            provenance,
+            buf: Vec::with_capacity(1 << 20),
+        })
+    }
+
+    fn io(&self, e: std::io::Error) -> Error {
+        Error::InvalidConfig(format!("{}: cannot be written ({e})", self.path.display()))
+    }
+
+    /// Appends releases (of the announced dimension, at most the announced count in all).
+    pub fn append(&mut self, samples: &Samples) -> Result<()> {
+        if samples.dim() != self.dim || self.written + samples.n() > self.rows {
+            return Err(Error::InvalidSamples(format!(
+                "{}: {} releases of dimension {} appended after {} to a shard of {} releases of dimension {}",
+                self.path.display(),
+                samples.n(),
+                samples.dim(),
+                self.written,
+                self.rows,
+                self.dim
+            )));
+        }
+        self.buf.clear();
+        write_body(&mut self.buf, self.format, samples)
+            .map_err(|e| Error::InvalidConfig(e.to_string()))?;
+        let r = self.sink.out().write_all(&self.buf);
+        r.map_err(|e| self.io(e))?;
+        self.written += samples.n();
+        Ok(())
+    }
+
+    /// Flushes, writes the sidecar of a text shard with provenance, and renames the shard into
+    /// place. An error if fewer releases were appended than announced.
+    pub fn finish(self) -> Result<()> {
+        if self.written != self.rows {
+            return Err(Error::InvalidSamples(format!(
+                "{}: {} releases written of the {} announced; no shard left",
+                self.path.display(),
+                self.written,
+                self.rows
+            )));
+        }
+        let io = |e: std::io::Error| {
+            Error::InvalidConfig(format!("{}: cannot be written ({e})", self.path.display()))
+        };
+        let file = match self.sink {
+            Sink::Plain(w) => w,
+            Sink::Gzip(w) => w.finish().map_err(io)?,
+            Sink::Zstd(w) => w.finish().map_err(io)?,
+        };
+        file.into_inner()
+            .map_err(|e| io(e.into_error()))?
+            .sync_all()
+            .map_err(io)?;
+        if self.format != Format::Binary
+            && let Some(p) = self.provenance
+        {
+            let meta = Sidecar {
+                version: VERSION,
+                dim: self.dim,
+                count: self.rows,
+                provenance: p,
+            };
+            let text =
+                serde_json::to_string(&meta).map_err(|e| Error::InvalidConfig(e.to_string()))?;
+            std::fs::write(sidecar_path(&self.path), text + "\n").map_err(io)?;
+        }
+        std::fs::rename(&self.partial, &self.path).map_err(io)?;
+        Ok(())
+    }
+}
+
+/// The releases in `format` (the header of a binary shard is written separately).
+fn write_body(out: &mut Vec<u8>, format: Format, samples: &Samples) -> std::io::Result<()> {
+    for row in samples.values().outer_iter() {
+        if format == Format::Binary {
+            for v in row {
+                out.extend_from_slice(&v.to_le_bytes());
+            }
+        } else {
+            // Shortest round-trip decimal (serde_json's float printing): read back bit-exactly.
+            let text = if row.len() == 1 {
+                serde_json::to_string(&row[0])
+            } else {
+                serde_json::to_string(&row.to_vec())
+            }
+            .map_err(std::io::Error::other)?;
+            out.extend_from_slice(text.as_bytes());
+            out.push(b'\n');
+        }
+    }
+    Ok(())
+}
