@@ -23,14 +23,17 @@ use crate::mechanism::{Mechanism, ParamInfo, Params};
 
 /// Targets of the Bayesian DP audit (`bdp:` claims), outside [`specs`]: see the module docs.
 pub mod bayesian;
+mod attribution;
 mod buggy;
 mod correct;
 mod declare;
 mod dpsgd;
 mod dpsgd_variants;
 mod float_leak;
+mod heatmap;
 mod learning;
 mod svt;
+mod units;
 
 #[cfg(test)]
 mod distribution_tests;
@@ -102,6 +105,7 @@ pub fn specs() -> Vec<Spec> {
     all.extend(dpsgd::specs());
     all.extend(dpsgd_variants::specs());
     all.extend(learning::specs());
+    all.extend(attribution::specs().into_iter().chain(heatmap::specs()).chain(units::specs()));
     all
 }
 
