@@ -134,7 +134,7 @@ fn search_is_repeatable() {
 /// the best 3 pairs confirmed on 200 000 fresh releases per side, β = 1e-3.
 ///
 /// `cargo test --release --test finders -- --ignored --nocapture finder_benchmark`; set
-/// `AUDIT_FINDERS=random,corners,bayes` to run some finders only.
+/// `AUDIT_FINDERS=random,corners,bayes` to run some finders only, `AUDIT_IDS=ID,ID` some entries.
 #[test]
 #[ignore = "benchmark: about 10 min on 2 cores; run with --ignored --nocapture"]
 fn finder_benchmark() {
@@ -158,6 +158,11 @@ fn finder_benchmark() {
         .unwrap()
         .into_iter()
         .filter(|e| e.status.is_buggy())
+        // AUDIT_IDS=a,b restricts the run to some entries.
+        .filter(|e| {
+            let ids = std::env::var("AUDIT_IDS").unwrap_or_default();
+            ids.is_empty() || ids.split(',').any(|i| i.trim() == e.mechanism.id())
+        })
         .map(|e| {
             catalogue::ids()
                 .into_iter()

@@ -233,11 +233,19 @@ mod tests {
         );
         assert!(status("ara-summary-queried-twice", Params::new()).is_buggy());
         assert!(
-            !status("ara-summary-queried-twice", Params::new().set("queries", 1.0)).is_buggy()
+            !status(
+                "ara-summary-queried-twice",
+                Params::new().set("queries", 1.0)
+            )
+            .is_buggy()
         );
         assert!(status("ara-summary-share-noise", Params::new()).is_buggy());
         assert!(
-            !status("ara-summary-share-noise", Params::new().set("query_share", 1.0)).is_buggy()
+            !status(
+                "ara-summary-share-noise",
+                Params::new().set("query_share", 1.0)
+            )
+            .is_buggy()
         );
     }
 
@@ -257,9 +265,12 @@ mod tests {
             assert!(err.contains(name), "{err}");
             assert!(err.contains("allowed"), "{err}");
         }
-        let err = build_entry("ara-summary-queried-twice", &Params::new().set("queries", 0.0))
-            .unwrap_err()
-            .to_string();
+        let err = build_entry(
+            "ara-summary-queried-twice",
+            &Params::new().set("queries", 0.0),
+        )
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("queries") && err.contains("allowed"), "{err}");
     }
 
@@ -293,9 +304,7 @@ mod tests {
             across_sources: true,
         };
         let n = 100_000;
-        let total: f64 = (0..n)
-            .map(|_| p.sums(&[vec![0.0, 0.3]], &mut rng)[0])
-            .sum();
+        let total: f64 = (0..n).map(|_| p.sums(&[vec![0.0, 0.3]], &mut rng)[0]).sum();
         let mean = total / n as f64;
         assert!((mean - 2.4).abs() < 5.3 * 0.5 / (n as f64).sqrt(), "{mean}");
     }

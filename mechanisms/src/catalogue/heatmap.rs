@@ -34,9 +34,9 @@
 //!   tree moves by L1 norm d·P at scale d/ε, true guarantee P·ε-DP (tight for the noisy tree;
 //!   the released heatmap is a post-processing, so at most P·ε). Correct when P = 1.
 //!
-//! The witness of the correct entries and of the sensitivity twin: four trajectories in cell
-//! (1, 1) (so quadrant 0 is refined), against the same plus a trajectory whose P points are all in
-//! cell (0, 0).
+//! The witness of the correct entries and of the sensitivity twin: four trajectories with every
+//! point at (0.1, 0.1) (quadrant 0 is then refined with overwhelming probability), against the same
+//! plus a trajectory whose P points are all at (0.01, 0.01) (cell (0, 0) at every depth ≤ 4).
 
 use rand::Rng;
 
@@ -160,8 +160,8 @@ fn reconstruct(noisy: &[Vec<f64>], scores: &[Vec<f64>], top_w: usize) -> Vec<f64
     estimate
 }
 
-/// Quadrant index (y outer) of quadrant (qx, qy) and a point inside cell (1, 1) of it at every
-/// depth ≤ 4 (0.1 + 0.5·q lies strictly inside a cell of width 1/16).
+/// A point inside quadrant `q` (row-major, y outer: q = 2·qy + qx), strictly inside a cell at
+/// every depth ≤ 4 (0.1 and 0.6 are not multiples of 1/16).
 fn point_in_quadrant(q: usize) -> [f64; 2] {
     [0.1 + 0.5 * (q % 2) as f64, 0.1 + 0.5 * (q / 2) as f64]
 }
@@ -289,7 +289,10 @@ mod tests {
             "heatmap-quadtree-raw-topw",
             Params::new().set("depth", 1.0)
         ));
-        assert!(buggy("heatmap-quadtree-per-point-sensitivity", Params::new()));
+        assert!(buggy(
+            "heatmap-quadtree-per-point-sensitivity",
+            Params::new()
+        ));
         assert!(!buggy(
             "heatmap-quadtree-per-point-sensitivity",
             Params::new().set("points", 1.0)

@@ -21,9 +21,9 @@ use crate::error::{MechanismError, Result};
 use crate::math::edit_distance;
 use crate::mechanism::{Mechanism, ParamInfo, Params};
 
+mod attribution;
 /// Targets of the Bayesian DP audit (`bdp:` claims), outside [`specs`]: see the module docs.
 pub mod bayesian;
-mod attribution;
 mod buggy;
 mod correct;
 mod declare;
@@ -105,7 +105,9 @@ pub fn specs() -> Vec<Spec> {
     all.extend(dpsgd::specs());
     all.extend(dpsgd_variants::specs());
     all.extend(learning::specs());
-    all.extend(attribution::specs().into_iter().chain(heatmap::specs()).chain(units::specs()));
+    all.extend(attribution::specs());
+    all.extend(heatmap::specs());
+    all.extend(units::specs());
     all
 }
 

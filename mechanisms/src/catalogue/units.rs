@@ -106,7 +106,11 @@ fn build(params: &mut Params, variant: Variant) -> Result<Entry> {
         move |rng| noise.sample(rng),
     );
     let d = Dataset::vectors(m, &[vec![0.5; m], vec![0.5; m]])?;
-    let witness = DatasetPair::new(d.clone(), d.with_record(&vec![1.0; m])?, Neighboring::AddRemove)?;
+    let witness = DatasetPair::new(
+        d.clone(),
+        d.with_record(&vec![1.0; m])?,
+        Neighboring::AddRemove,
+    )?;
     // Laplace: the loss is (largest move)/(scale) = moved·ε/assumed.
     let true_epsilon = epsilon * moved as f64 / assumed as f64;
     let status = if moved > assumed {
