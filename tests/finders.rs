@@ -116,6 +116,31 @@ fn correct_entries_are_not_flagged_by_search() {
     }
 }
 
+/// Entries claiming zero-out neighbors are searched over zero-out pairs only (D′ is D with one
+/// record replaced by the null record; `DatasetPair::new` refuses anything else), and the
+/// portfolio still finds the user-level bug. A power check at a fixed seed on a gross bug
+/// (true 2ε against ε).
+#[test]
+fn zero_out_entries_are_searched_over_zero_out_pairs() {
+    use dp_audit::mechanisms::Neighboring;
+    for finder in ["portfolio", "random", "bayes"] {
+        let r = run("user-level-sum-example-noise", finder, 3, 1e-3);
+        for t in &r.trials {
+            assert_eq!(t.pair.relation(), Neighboring::ZeroOut, "{finder}");
+            let null = Neighboring::null_record(t.pair.first().dim());
+            let nulls = |d: &dp_audit::mechanisms::Dataset| {
+                d.to_rows().iter().filter(|r| **r == null).count()
+            };
+            assert_eq!(
+                nulls(t.pair.second()),
+                nulls(t.pair.first()) + 1,
+                "{finder}"
+            );
+        }
+        assert_eq!(r.verdict, Verdict::Violation, "{finder}");
+    }
+}
+
 #[test]
 fn search_is_repeatable() {
     let a = run("mean-fixed-n", "bayes", 7, 1e-3);

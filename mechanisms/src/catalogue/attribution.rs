@@ -42,8 +42,8 @@
 use rand::{Rng, RngExt};
 
 use super::correct::epsilon_param;
-use super::declare::{integer_param, vector};
-use super::{Entry, Spec, Status};
+use super::declare::{integer_param, pure_status, vector};
+use super::{Entry, Spec};
 use crate::claim::PrivacyClaim;
 use crate::dataset::{Dataset, DatasetPair, Neighboring, RecordDomain};
 use crate::error::Result;
@@ -183,29 +183,27 @@ fn build(params: &mut Params, variant: Variant) -> Result<Entry> {
     let d = Dataset::vectors(dim, &[bucket2.clone(), bucket2])?;
     let heavy = (0..sources).flat_map(|_| [0.0, 1.0]).collect::<Vec<_>>();
     let witness = DatasetPair::new(d.clone(), d.with_record(&heavy)?, Neighboring::AddRemove)?;
-    let status = if true_epsilon > epsilon {
-        Status::Buggy {
-            bug: match variant {
-                // Its true ε is its claim: this arm is not reached.
-                Variant::Correct => String::new(),
-                Variant::PerSourceBudget => format!(
-                    "the L1 budget L = {budget} is enforced per source, not across the user's \
-                     {sources} sources: a user moves the bucket sums by up to {sources}·L"
-                ),
-                Variant::QueriedTwice => format!(
-                    "one batch of reports is queried {queries} times with noise L/ε each, the \
-                     budget charged once"
-                ),
-                Variant::ShareNoise => format!(
-                    "noise calibrated to the query's share L/{share} of the L1 budget, but a user \
-                     may spend the whole budget L on this query"
-                ),
-            },
-            true_guarantee: format!("{true_epsilon}-DP"),
-        }
-    } else {
-        Status::Correct
-    };
+    let status = pure_status(
+        true_epsilon,
+        epsilon,
+        || match variant {
+            // Its true ε is its claim: this arm is not reached.
+            Variant::Correct => String::new(),
+            Variant::PerSourceBudget => format!(
+                "the L1 budget L = {budget} is enforced per source, not across the user's \
+                 {sources} sources: a user moves the bucket sums by up to {sources}·L"
+            ),
+            Variant::QueriedTwice => format!(
+                "one batch of reports is queried {queries} times with noise L/ε each, the \
+                 budget charged once"
+            ),
+            Variant::ShareNoise => format!(
+                "noise calibrated to the query's share L/{share} of the L1 budget, but a user \
+                 may spend the whole budget L on this query"
+            ),
+        },
+        "",
+    );
     Ok(Entry {
         mechanism: Box::new(m),
         status,

@@ -106,20 +106,9 @@ pub(crate) fn scalar<S: 'static>(
     prepare: impl Fn(&Dataset) -> S + Send + Sync + 'static,
     release: impl Fn(&S, &mut dyn Rng) -> f64 + Send + Sync + 'static,
 ) -> Declared {
-    Declared {
-        id,
-        claim,
-        claim_source: None,
-        neighboring: Neighboring::AddRemove,
-        domain,
-        output_dim: 1,
-        sample: Box::new(move |data, n, rng| {
-            let s = prepare(data);
-            Ok(Samples::from_column(
-                (0..n).map(|_| release(&s, &mut *rng)).collect(),
-            ))
-        }),
-    }
+    vector(id, claim, domain, 1, prepare, move |s, rng, out| {
+        out.push(release(s, rng))
+    })
 }
 
 /// One real per release: `statistic(D)` (computed once per call) plus a fresh draw of `noise`,
@@ -181,5 +170,24 @@ pub(crate) fn integer_param(
             message: format!("--param {name} = {v}; allowed: an integer from {lo} to {hi}"),
         }),
         Err(e) => Err(e),
+    }
+}
+
+/// The status of a pure-ε entry whose true guarantee is `true_epsilon`-DP (derived in its docs):
+/// correct when that is within the claimed ε (up to float rounding of the product that computes
+/// it), else buggy with `bug()` and the true guarantee.
+pub(crate) fn pure_status(
+    true_epsilon: f64,
+    claimed: f64,
+    bug: impl FnOnce() -> String,
+    note: &str,
+) -> crate::catalogue::Status {
+    if true_epsilon > claimed * (1.0 + 1e-12) {
+        crate::catalogue::Status::Buggy {
+            bug: bug(),
+            true_guarantee: format!("{true_epsilon}-DP{note}"),
+        }
+    } else {
+        crate::catalogue::Status::Correct
     }
 }

@@ -41,7 +41,7 @@
 use rand::Rng;
 
 use super::correct::epsilon_param;
-use super::declare::{integer_param, vector};
+use super::declare::{integer_param, pure_status, vector};
 use super::{Entry, Spec, Status};
 use crate::claim::PrivacyClaim;
 use crate::dataset::{Dataset, DatasetPair, Neighboring, RecordDomain};
@@ -255,16 +255,18 @@ fn build(params: &mut Params, variant: Variant) -> Result<Entry> {
             ),
             true_guarantee: "not (ε′, δ)-DP for any ε′ and δ < 1".into(),
         }
-    } else if true_epsilon > epsilon * (1.0 + 1e-12) {
-        Status::Buggy {
-            bug: format!(
-                "Laplace({depth}/ε) per node, calibrated for one point per record; a trajectory of \
-                 {points} points moves each of the {depth} levels by {points}"
-            ),
-            true_guarantee: format!("{true_epsilon}-DP (P·ε)"),
-        }
     } else {
-        Status::Correct
+        pure_status(
+            true_epsilon,
+            epsilon,
+            || {
+                format!(
+                    "Laplace({depth}/ε) per node, calibrated for one point per record; a \
+                     trajectory of {points} points moves each of the {depth} levels by {points}"
+                )
+            },
+            " (P·ε)",
+        )
     };
     Ok(Entry {
         mechanism: Box::new(m),

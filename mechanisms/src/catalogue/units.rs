@@ -6,7 +6,10 @@
 //! vector of m example slots (`--param examples`, default 4; record dimension m), each an
 //! example's value in [0, 1], a user with fewer examples having zeros in the unused slots (a
 //! zero slot adds nothing to a sum, so "unused" and "an example of value 0" release the same).
-//! Neighbors add or remove one user. The statistic is the sum of all examples' values.
+//! Neighbors are **zero-out** neighbors (`Neighboring::ZeroOut`): D′ is D with one user replaced
+//! by the null user (all slots zero, i.e. no examples). The statistic is the sum of all examples'
+//! values; the null user adds nothing to it, so under zero-out a user moves the statistic exactly
+//! as removing them would, and every bound below is the same under add/remove.
 //!
 //! * `user-level-sum`: **contribution bounding** keeps a user's first k non-zero examples
 //!   (`--param max_contributions`, default 2, k ≤ m), then the sum plus Laplace(k/ε). A user moves
@@ -21,13 +24,12 @@
 //!   examples moves the sum by m, true guarantee (m/k)·ε-DP (tight on the witness). Correct when
 //!   k = m.
 //!
-//! The zero-out relation (D′ = D with one user replaced by a fixed null user) is not a relation of
-//! `Neighboring` yet; under add/remove these guarantees are the same as under zero-out for a sum
-//! (the null user's examples are zeros, which add nothing).
+//! The witness: two users with m examples of value 0.5 and a user with m examples of value 1,
+//! against the same with that user zeroed out.
 
 use super::correct::epsilon_param;
-use super::declare::{integer_param, noisy_statistic};
-use super::{Entry, Spec, Status};
+use super::declare::{integer_param, noisy_statistic, pure_status};
+use super::{Entry, Spec};
 use crate::claim::PrivacyClaim;
 use crate::dataset::{Dataset, DatasetPair, Neighboring, RecordDomain};
 use crate::error::Result;
@@ -98,38 +100,37 @@ fn build(params: &mut Params, variant: Variant) -> Result<Entry> {
     };
     let noise = LaplaceNoise::new(assumed as f64 / epsilon)?;
     let enforce = (variant != Variant::Unbounded).then_some(k);
-    let mech = noisy_statistic(
+    let mut mech = noisy_statistic(
         id,
         PrivacyClaim::pure(epsilon)?,
         RecordDomain::real(0.0, 1.0, m),
         move |d| bounded_sum(d, enforce),
         move |rng| noise.sample(rng),
     );
+    mech.neighboring = Neighboring::ZeroOut;
     let d = Dataset::vectors(m, &[vec![0.5; m], vec![0.5; m]])?;
     let witness = DatasetPair::new(
-        d.clone(),
         d.with_record(&vec![1.0; m])?,
-        Neighboring::AddRemove,
+        d.with_record(&Neighboring::null_record(m))?,
+        Neighboring::ZeroOut,
     )?;
     // Laplace: the loss is (largest move)/(scale) = moved·ε/assumed.
     let true_epsilon = epsilon * moved as f64 / assumed as f64;
-    let status = if moved > assumed {
-        Status::Buggy {
-            bug: match variant {
-                Variant::ExampleNoise => format!(
-                    "noise Laplace(1/ε) calibrated to one example, but a user contributes up to \
-                     k = {k} examples: example-level privacy claimed as user-level"
-                ),
-                _ => format!(
-                    "examples are clipped and the noise assumes k = {k} per user, but the k is not \
-                     enforced: a user's {m} examples all count"
-                ),
-            },
-            true_guarantee: format!("{true_epsilon}-DP at the user level"),
-        }
-    } else {
-        Status::Correct
-    };
+    let status = pure_status(
+        true_epsilon,
+        epsilon,
+        || match variant {
+            Variant::ExampleNoise => format!(
+                "noise Laplace(1/ε) calibrated to one example, but a user contributes up to \
+                 k = {k} examples: example-level privacy claimed as user-level"
+            ),
+            _ => format!(
+                "examples are clipped and the noise assumes k = {k} per user, but the k is not \
+                 enforced: a user's {m} examples all count"
+            ),
+        },
+        " at the user level",
+    );
     Ok(Entry {
         mechanism: Box::new(mech),
         status,
@@ -172,6 +173,19 @@ mod tests {
                 .unwrap_err()
                 .to_string();
             assert!(err.contains(name) && err.contains("allowed"), "{err}");
+        }
+    }
+
+    #[test]
+    fn entries_claim_zero_out() {
+        for id in [
+            "user-level-sum",
+            "user-level-sum-example-noise",
+            "user-level-sum-unbounded",
+        ] {
+            let e = build_entry(id, &Params::new()).unwrap();
+            assert_eq!(e.mechanism.neighboring(), Neighboring::ZeroOut, "{id}");
+            assert_eq!(e.witness.relation(), Neighboring::ZeroOut, "{id}");
         }
     }
 
