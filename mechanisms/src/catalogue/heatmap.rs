@@ -20,8 +20,11 @@
 //!   four nodes at level 1), keep the w with the largest noisy counts (`--param top_w`, default
 //!   2; ties to the lower index); and **reconstruction** top-down — a kept node with estimate e
 //!   and noisy children c₁…c₄ gives them cᵢ + (e − Σc)/4 (mean consistency), a node not kept
-//!   spreads its estimate evenly over its children. The release is the level-d estimates. ε-DP,
-//!   tight on the witness (the added trajectory's points in one cell move every level by P).
+//!   spreads its estimate evenly over its children. The release is the level-d estimates. ε-DP.
+//!   The noisy tree's bound is attained on the witness (the added trajectory's points in one
+//!   cell move every level by P); the heatmap, a lossy post-processing of it (it drops the sum
+//!   of each refined node's children), may lose part of that: the default audit's lower bound on
+//!   the witness is ε ≥ 0.38.
 //! * `heatmap-quadtree-raw-topw`: the truncation picks the top w nodes by their **raw** counts.
 //!   Which regions are refined is then a deterministic function of the data: on the witness
 //!   (adding one trajectory swaps quadrant 1 for quadrant 2 in the top 2) the cells of a refined
