@@ -217,6 +217,11 @@ fn neighbor(base: &Dataset, record: &[f64], relation: Neighboring) -> Result<Dat
     Ok(match relation {
         Neighboring::AddRemove => base.with_record(record)?,
         Neighboring::ReplaceOne => base.with_replaced(base.len() - 1, record)?,
+        Neighboring::ZeroOut => {
+            return Err(Error::InvalidConfig(
+                "a Bayesian DP audit draws x' next to a fixed rest of the dataset under add-remove or replace-one; zero-out (x' against the null record) is not supported".into(),
+            ));
+        }
     })
 }
 

@@ -122,7 +122,8 @@ fn cached_pld(
         q.to_bits(),
         z.to_bits(),
         steps,
-        neighbors == crate::dataset::Neighboring::AddRemove,
+        // Zero-out accounts as add/remove (`Pld::poisson_gaussian`): the same PLD.
+        neighbors != crate::dataset::Neighboring::ReplaceOne,
     );
     let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
     if let Some(p) = cache.lock().ok()?.get(&key) {
@@ -480,8 +481,8 @@ impl fmt::Display for PrivacyClaim {
                 neighbors,
             } => {
                 write!(f, "dpsgd:{sampling_rate}:{noise_multiplier}:{steps}")?;
-                if *neighbors == crate::dataset::Neighboring::ReplaceOne {
-                    write!(f, ":replace-one")?;
+                if *neighbors != crate::dataset::Neighboring::AddRemove {
+                    write!(f, ":{neighbors}")?;
                 }
                 Ok(())
             }

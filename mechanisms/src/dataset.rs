@@ -274,15 +274,25 @@ pub enum Neighboring {
     AddRemove,
     /// D' is D with one record replaced by another (bounded DP).
     ReplaceOne,
+    /// D' is D with one record replaced by the null record, every coordinate 0
+    /// ([`Neighboring::null_record`]; Kairouz et al. 2021, Ponomareva et al. 2023 "zero-out").
+    ZeroOut,
 }
 
 impl Neighboring {
-    /// The command-line name: `add-remove` or `replace-one`.
+    /// The command-line name: `add-remove`, `replace-one` or `zero-out`.
     pub fn name(&self) -> &'static str {
         match self {
             Self::AddRemove => "add-remove",
             Self::ReplaceOne => "replace-one",
+            Self::ZeroOut => "zero-out",
         }
+    }
+
+    /// The null record of dimension `dim` that zero-out puts in place of a record: all zeros (a
+    /// mechanism claiming zero-out takes records whose range contains 0).
+    pub fn null_record(dim: usize) -> Vec<f64> {
+        vec![0.0; dim]
     }
 }
 
@@ -298,9 +308,12 @@ impl std::str::FromStr for Neighboring {
         match s {
             "add-remove" => Ok(Self::AddRemove),
             "replace-one" => Ok(Self::ReplaceOne),
+            "zero-out" => Ok(Self::ZeroOut),
             other => Err(MechanismError::InvalidParameter {
                 mechanism: "neighbors".into(),
-                message: format!("unknown relation {other:?}; allowed: add-remove, replace-one"),
+                message: format!(
+                    "unknown relation {other:?}; allowed: add-remove, replace-one, zero-out"
+                ),
             }),
         }
     }
@@ -450,7 +463,9 @@ impl DatasetPair {
         }
         let (a, b) = (first.sorted_rows(), second.sorted_rows());
         // Multiset difference of sorted rows: counts of records only in a / only in b.
+        // The last record only in a (only in b) is kept for the zero-out check.
         let (mut i, mut j, mut only_a, mut only_b) = (0, 0, 0usize, 0usize);
+        let (mut last_a, mut last_b) = (None, None);
         while i < a.len() && j < b.len() {
             match cmp_rows(&a[i], &b[j]) {
                 Ordering::Equal => {
@@ -459,16 +474,20 @@ impl DatasetPair {
                 }
                 Ordering::Less => {
                     only_a += 1;
+                    last_a = Some(&a[i]);
                     i += 1;
                 }
                 Ordering::Greater => {
                     only_b += 1;
+                    last_b = Some(&b[j]);
                     j += 1;
                 }
             }
         }
         only_a += a.len() - i;
         only_b += b.len() - j;
+        last_a = a[i..].last().or(last_a);
+        last_b = b[j..].last().or(last_b);
         match relation {
             Neighboring::AddRemove => {
                 if only_a + only_b != 1 {
@@ -485,6 +504,23 @@ impl DatasetPair {
                 if first.len() != second.len() || only_a != 1 || only_b != 1 {
                     return fail(format!(
                         "the datasets ({} and {} records) share all but {} and {} records; replace-one neighbors have equal sizes and differ in exactly one record",
+                        first.len(),
+                        second.len(),
+                        only_a,
+                        only_b
+                    ));
+                }
+            }
+            Neighboring::ZeroOut => {
+                let null = Neighboring::null_record(first.dim());
+                let is_null = |r: Option<&Vec<f64>>| r.is_some_and(|r| *r == null);
+                if first.len() != second.len()
+                    || only_a != 1
+                    || only_b != 1
+                    || !(is_null(last_a) || is_null(last_b))
+                {
+                    return fail(format!(
+                        "the datasets ({} and {} records) share all but {} and {} records; zero-out neighbors have equal sizes and differ in exactly one record, which one of them has replaced by the null record (all zeros)",
                         first.len(),
                         second.len(),
                         only_a,
@@ -545,6 +581,29 @@ mod tests {
 
     fn s(v: &[f64]) -> Dataset {
         Dataset::scalars(v.to_vec()).unwrap()
+    }
+
+    #[test]
+    fn zero_out_accepts_only_a_record_replaced_by_the_null_record() {
+        let z = Neighboring::ZeroOut;
+        assert!(DatasetPair::new(s(&[1.0, 3.0]), s(&[1.0, 0.0]), z).is_ok());
+        assert!(DatasetPair::new(s(&[1.0, 0.0]), s(&[1.0, 3.0]), z).is_ok());
+        // Several null records already present: still one zeroed out.
+        assert!(DatasetPair::new(s(&[0.0, 0.0, 3.0]), s(&[0.0, 0.0, 0.0]), z).is_ok());
+        let err = DatasetPair::new(s(&[1.0, 3.0]), s(&[1.0, 2.0]), z).unwrap_err();
+        assert!(err.to_string().contains("null record"), "{err}");
+        assert!(DatasetPair::new(s(&[1.0]), s(&[1.0, 0.0]), z).is_err());
+        assert!(DatasetPair::new(s(&[1.0, 3.0]), s(&[0.0, 0.0]), z).is_err());
+        let v = Dataset::vectors(2, &[vec![1.0, 2.0]]).unwrap();
+        let half = Dataset::vectors(2, &[vec![0.0, 2.0]]).unwrap();
+        assert!(
+            DatasetPair::new(v, half, z).is_err(),
+            "only the all-zero record is null"
+        );
+        assert_eq!("zero-out".parse::<Neighboring>().unwrap(), z);
+        assert_eq!(z.to_string(), "zero-out");
+        let err = "zero".parse::<Neighboring>().unwrap_err().to_string();
+        assert!(err.contains("zero-out"), "{err}");
     }
 
     #[test]

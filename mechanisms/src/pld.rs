@@ -959,8 +959,12 @@ impl Pld {
         };
         let (remove, add) = match neighbors {
             Neighboring::ReplaceOne => (build(Direction::Replace)?, None),
-            Neighboring::AddRemove if q == 1.0 => (build(Direction::Remove)?, None),
-            Neighboring::AddRemove => {
+            // Zero-out: the null record contributes 0 whether sampled or not, so D′'s law is the
+            // law of D without the record: the add/remove pair (Ponomareva et al. 2023, §5.2).
+            Neighboring::AddRemove | Neighboring::ZeroOut if q == 1.0 => {
+                (build(Direction::Remove)?, None)
+            }
+            Neighboring::AddRemove | Neighboring::ZeroOut => {
                 let (remove, add) = std::thread::scope(|s| {
                     let add = s.spawn(|| build(Direction::Add));
                     let remove = build(Direction::Remove);

@@ -51,8 +51,8 @@ pub struct AccountantArgs {
         conflicts_with_all = ["sampling_rate", "noise_multiplier", "steps", "target_epsilon"]
     )]
     pub ledger: Option<PathBuf>,
-    /// Neighboring relation of the PLD accountant: add-remove (default) or replace-one. The RDP
-    /// accountant is for add-remove only.
+    /// Neighboring relation of the PLD accountant: add-remove (default), replace-one or zero-out
+    /// (accounted as add-remove: the same PLD). The RDP accountant is for add-remove only.
     #[arg(long, default_value = "add-remove")]
     pub neighbors: String,
     /// Bayesian DP (Triastcyn & Faltings 2020) instead of DP: ε_μ at δ_μ = --delta from the
@@ -213,10 +213,13 @@ pub(super) fn accountant(a: &AccountantArgs) -> Result<Outcome> {
     if a.bayesian {
         return bayesian(a);
     }
-    let neighbors: Neighboring = a
-        .neighbors
-        .parse()
-        .map_err(|_| bad("--neighbors", &a.neighbors, "add-remove or replace-one"))?;
+    let neighbors: Neighboring = a.neighbors.parse().map_err(|_| {
+        bad(
+            "--neighbors",
+            &a.neighbors,
+            "add-remove, replace-one or zero-out",
+        )
+    })?;
     // The ledger: from the file, or one block of T steps at (q, z).
     let (events, single) = match &a.ledger {
         Some(path) => {
@@ -268,7 +271,9 @@ pub(super) fn accountant(a: &AccountantArgs) -> Result<Outcome> {
     let mut pld = PldAccountant::new(neighbors);
     pld.compose_ledger(&events).map_err(named)?;
     let (pld_upper, pld_lower) = pld.epsilon_bounds(a.delta).map_err(named)?;
-    let rdp = if neighbors == Neighboring::AddRemove {
+    // Zero-out accounts as add/remove (the same PLD: `Pld::poisson_gaussian`).
+    let add_remove = neighbors != Neighboring::ReplaceOne;
+    let rdp = if add_remove {
         let mut acc = RdpAccountant::new();
         for e in &events {
             match *e {
@@ -289,7 +294,7 @@ pub(super) fn accountant(a: &AccountantArgs) -> Result<Outcome> {
     };
     // q = 1: T Gaussian steps are exactly (√T/z)-GDP (Dong, Roth & Su 2019), and
     // ρ = T/(2z²)-zCDP (Bun & Steinke 2016).
-    let full = single.filter(|&(q, _, _)| q == 1.0 && neighbors == Neighboring::AddRemove);
+    let full = single.filter(|&(q, _, _)| q == 1.0 && add_remove);
     let exact = match full {
         Some((_, z, steps)) => Some(gaussian_exact_epsilon(z, steps, a.delta).map_err(named)?),
         None => None,

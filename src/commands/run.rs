@@ -162,8 +162,8 @@ pub struct SearchArgs {
     /// Records in D (default: the witness's size, or 3).
     #[arg(allow_hyphen_values = true, value_parser = super::parse_count, long, value_name = "N")]
     pub dataset_size: Option<usize>,
-    /// Neighboring relation: add-remove or replace-one (default: the mechanism's; add-remove
-    /// for --exec).
+    /// Neighboring relation: add-remove, replace-one or zero-out (a record replaced by the null
+    /// record, all zeros) (default: the mechanism's; add-remove for --exec).
     #[arg(long)]
     pub neighbors: Option<String>,
     /// Pairs for the fixed finder: one JSON object per line, {"first": [...], "second": [...]}.

@@ -29,7 +29,7 @@ pub struct SuiteCase {
     pub record_dim: usize,
     /// Records in D.
     pub dataset_size: usize,
-    /// `add-remove` or `replace-one`.
+    /// `add-remove`, `replace-one` or `zero-out`.
     pub neighbors: String,
     /// `buggy` or `correct`.
     pub status: String,

@@ -45,7 +45,9 @@ pub use simple::{
 /// (lo + u·(hi − lo), rounded for integer domains):
 /// - add-remove: D = the first `size` records, D′ = D plus the last record;
 /// - replace-one: D = the first `size` records, D′ = D with its last record replaced by the
-///   last decoded record (so `size` ≥ 1).
+///   last decoded record (so `size` ≥ 1);
+/// - zero-out: D = the first `size` records plus the last decoded record, D′ = the first `size`
+///   records plus the null record (all zeros; the record range must contain 0).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PairSpace {
     /// Record range, dimension and integrality.
@@ -66,9 +68,18 @@ impl PairSpace {
                 "--dataset-size 0 with replace-one neighbors: there is no record to replace; allowed: size ≥ 1".into(),
             ));
         }
+        if relation == Neighboring::ZeroOut
+            && !(domain.lower <= 0.0 && 0.0 <= domain.upper && domain.lower < domain.upper)
+        {
+            return Err(Error::InvalidConfig(format!(
+                "zero-out neighbors replace a record by the null record (all zeros), which is outside the record range [{}, {}]; allowed: a range containing 0 and another value",
+                domain.lower, domain.upper
+            )));
+        }
         let sizes = match relation {
             Neighboring::AddRemove => [size, size + 1],
             Neighboring::ReplaceOne => [size, size],
+            Neighboring::ZeroOut => [size + 1, size + 1],
         };
         for s in sizes {
             if s < domain.min_size || s > domain.max_size {
@@ -123,7 +134,12 @@ impl PairSpace {
             .collect();
         let base = Dataset::vectors(d, &rows[..self.size])?;
         let mut extra = rows[self.size].clone();
-        if self.relation == Neighboring::ReplaceOne && extra == rows[self.size - 1] {
+        let same = match self.relation {
+            Neighboring::AddRemove => false,
+            Neighboring::ReplaceOne => extra == rows[self.size - 1],
+            Neighboring::ZeroOut => extra == Neighboring::null_record(d),
+        };
+        if same {
             // Replacing a record by itself is no change: move the first coordinate of the
             // replacement to the far end of the range so the pair stays a true neighbor.
             let (lo, hi) = (self.domain.lower, self.domain.upper);
@@ -139,11 +155,15 @@ impl PairSpace {
             }
         }
         let extra = &extra;
-        let second = match self.relation {
-            Neighboring::AddRemove => base.with_record(extra)?,
-            Neighboring::ReplaceOne => base.with_replaced(self.size - 1, extra)?,
+        let (first, second) = match self.relation {
+            Neighboring::AddRemove => (base.clone(), base.with_record(extra)?),
+            Neighboring::ReplaceOne => (base.clone(), base.with_replaced(self.size - 1, extra)?),
+            Neighboring::ZeroOut => (
+                base.with_record(extra)?,
+                base.with_record(&Neighboring::null_record(d))?,
+            ),
         };
-        Ok(DatasetPair::new(base, second, self.relation)?)
+        Ok(DatasetPair::new(first, second, self.relation)?)
     }
 }
 
@@ -648,5 +668,37 @@ mod tests {
         assert!(PairSpace::new(dom, 0, Neighboring::ReplaceOne).is_err());
         let inverted = RecordDomain::real(1.0, 0.0, 1);
         assert!(PairSpace::new(inverted, 2, Neighboring::AddRemove).is_err());
+        // Zero-out: D = base + the last record, D' = base + the null record; a last record
+        // equal to the null record is moved to the far end.
+        let s = PairSpace::new(RecordDomain::real(0.0, 4.0, 1), 1, Neighboring::ZeroOut).unwrap();
+        let p = s.decode(&[0.5, 0.25]).unwrap();
+        assert_eq!(p.first().column(0), vec![2.0, 1.0]);
+        assert_eq!(p.second().column(0), vec![2.0, 0.0]);
+        let p = s.decode(&[0.5, 0.0]).unwrap();
+        assert_eq!(p.first().column(0), vec![2.0, 4.0]);
+        let away = RecordDomain::real(1.0, 2.0, 1);
+        let err = PairSpace::new(away, 1, Neighboring::ZeroOut).unwrap_err();
+        assert!(err.to_string().contains("null record"), "{err}");
+    }
+
+    /// Every box finder, on a zero-out space, proposes only zero-out pairs: D′ is D with one
+    /// record replaced by the null record (checked by `DatasetPair::new`, and here directly).
+    #[test]
+    fn finders_propose_only_zero_out_pairs_under_zero_out() {
+        let null = Neighboring::null_record(2);
+        // Every finder but `fixed`, which replays the pairs it is given.
+        for &name in FINDER_NAMES.iter().filter(|n| **n != "fixed") {
+            let space =
+                PairSpace::new(RecordDomain::real(0.0, 1.0, 2), 3, Neighboring::ZeroOut).unwrap();
+            let mut f = finder_by_name(name, space, Vec::new(), 40, finder_rng(2)).unwrap();
+            for i in 0..40 {
+                let Some(p) = f.ask().unwrap() else { break };
+                f.tell(i as f64 * 0.1);
+                assert_eq!(p.relation(), Neighboring::ZeroOut, "{name}");
+                assert_eq!(p.first().len(), p.second().len(), "{name}");
+                let nulls = |d: &Dataset| d.to_rows().iter().filter(|r| **r == null).count();
+                assert_eq!(nulls(p.second()), nulls(p.first()) + 1, "{name}: {p:?}");
+            }
+        }
     }
 }

@@ -138,10 +138,11 @@ impl PortfolioFinder {
         vec![self.level(v); self.domain.dim]
     }
 
-    /// The pair (D, D') with D = `base` and D' = D plus `x` (add-remove) or D with its record
-    /// `replace` replaced by `x` (replace-one); `None` when it does not fit the domain.
+    /// The pair (D, D') with D = `base` and D' = D plus `x` (add-remove), D with its record
+    /// `replace` replaced by `x` (replace-one), or D = `base` plus `x` and D' = `base` plus the
+    /// null record (zero-out); `None` when it does not fit the domain.
     fn pair(&self, base: &[Vec<f64>], x: &[f64], replace: usize) -> Option<DatasetPair> {
-        let d = Dataset::vectors(self.domain.dim, base).ok()?;
+        let mut d = Dataset::vectors(self.domain.dim, base).ok()?;
         let second = match self.relation {
             Neighboring::AddRemove => d.with_record(x).ok()?,
             Neighboring::ReplaceOne => {
@@ -149,6 +150,15 @@ impl PortfolioFinder {
                     return None;
                 }
                 d.with_replaced(replace.min(base.len() - 1), x).ok()?
+            }
+            Neighboring::ZeroOut => {
+                let null = Neighboring::null_record(self.domain.dim);
+                if x == null.as_slice() {
+                    return None;
+                }
+                let second = d.with_record(&null).ok()?;
+                d = d.with_record(x).ok()?;
+                second
             }
         };
         self.domain.check(&d).ok()?;
@@ -166,7 +176,8 @@ impl PortfolioFinder {
         let mid = self.level(0.5 * (lo + hi));
         let zero = (lo < 0.0 && 0.0 < hi).then_some(0.0);
         let n = self.size;
-        let add = self.relation == Neighboring::AddRemove;
+        // Zero-out, like add-remove, takes datasets of any size.
+        let add = self.relation != Neighboring::ReplaceOne;
         let mut out: Vec<DatasetPair> = Vec::new();
         let mut push = |p: Option<DatasetPair>| {
             if let Some(p) = p
@@ -250,7 +261,7 @@ impl PortfolioFinder {
     /// of the level, or at another uniform level.
     fn random_structured(&mut self) -> Option<DatasetPair> {
         let mut sizes: Vec<usize> = Vec::new();
-        if self.relation == Neighboring::AddRemove {
+        if self.relation != Neighboring::ReplaceOne {
             sizes.extend([1, 2, 3]);
             let mut p = 4;
             while p < self.size {
@@ -379,7 +390,11 @@ mod tests {
 
     #[test]
     fn every_proposal_is_a_neighboring_pair_in_the_domain_and_sizes_vary() {
-        for rel in [Neighboring::AddRemove, Neighboring::ReplaceOne] {
+        for rel in [
+            Neighboring::AddRemove,
+            Neighboring::ReplaceOne,
+            Neighboring::ZeroOut,
+        ] {
             for (dim, n) in [(1, 4096), (3, 5), (1, 1)] {
                 let domain = RecordDomain::real(0.0, 1.0, dim).with_sizes(0, 1_000_000);
                 let mut f = PortfolioFinder::new(domain, n, rel, finder_rng(1)).unwrap();
@@ -390,9 +405,17 @@ mod tests {
                     domain.check(p.first()).unwrap();
                     domain.check(p.second()).unwrap();
                     assert_eq!(p.relation(), rel);
-                    sizes.insert(p.first().len());
+                    // Zero-out: D holds the differing record, D' the null record in its place.
+                    let base = if rel == Neighboring::ZeroOut {
+                        let null = Neighboring::null_record(dim);
+                        assert!(p.second().to_rows().contains(&null), "{p:?}");
+                        p.first().len() - 1
+                    } else {
+                        p.first().len()
+                    };
+                    sizes.insert(base);
                 }
-                if rel == Neighboring::AddRemove {
+                if rel != Neighboring::ReplaceOne {
                     assert!(sizes.len() >= 3, "{rel:?} {dim} {n}: sizes {sizes:?}");
                 } else {
                     assert_eq!(sizes.len(), 1, "replace-one keeps the size: {sizes:?}");

@@ -253,16 +253,24 @@ impl DatasetFinder for TypicalFinder {
                 .collect();
             let base = Dataset::vectors(d, &rows[..self.size])?;
             let extra = &rows[self.size];
-            let second = match self.relation {
-                Neighboring::AddRemove => base.with_record(extra)?,
+            let (first, second) = match self.relation {
+                Neighboring::AddRemove => (base.clone(), base.with_record(extra)?),
                 Neighboring::ReplaceOne => {
                     if *extra == rows[self.size - 1] {
                         continue; // no change; draw again
                     }
-                    base.with_replaced(self.size - 1, extra)?
+                    (base.clone(), base.with_replaced(self.size - 1, extra)?)
+                }
+                // D holds a typical record, D′ the null record in its place.
+                Neighboring::ZeroOut => {
+                    let null = Neighboring::null_record(d);
+                    if *extra == null {
+                        continue; // no change; draw again
+                    }
+                    (base.with_record(extra)?, base.with_record(&null)?)
                 }
             };
-            return Ok(Some(DatasetPair::new(base, second, self.relation)?));
+            return Ok(Some(DatasetPair::new(first, second, self.relation)?));
         }
         Err(Error::InvalidConfig(
             "typical-record mode: the data sample has no two distinct records to swap".into(),

@@ -206,6 +206,9 @@ pub(crate) fn neighboring_words(n: Neighboring) -> &'static str {
     match n {
         Neighboring::AddRemove => "add-remove: D' is D with one record added or removed",
         Neighboring::ReplaceOne => "replace-one: D' is D with one record replaced by another",
+        Neighboring::ZeroOut => {
+            "zero-out: D' is D with one record replaced by the null record (all zeros)"
+        }
     }
 }
 

@@ -26,7 +26,7 @@ use rand::Rng;
 use crate::claim::PrivacyClaim;
 use crate::dataset::{Dataset, Neighboring, RecordDomain};
 use crate::error::Result;
-use crate::mechanism::Mechanism;
+use crate::mechanism::{Mechanism, Params};
 use crate::samples::Samples;
 
 /// How a declared mechanism draws `n` releases on a dataset, from the generator it is given.
@@ -106,20 +106,9 @@ pub(crate) fn scalar<S: 'static>(
     prepare: impl Fn(&Dataset) -> S + Send + Sync + 'static,
     release: impl Fn(&S, &mut dyn Rng) -> f64 + Send + Sync + 'static,
 ) -> Declared {
-    Declared {
-        id,
-        claim,
-        claim_source: None,
-        neighboring: Neighboring::AddRemove,
-        domain,
-        output_dim: 1,
-        sample: Box::new(move |data, n, rng| {
-            let s = prepare(data);
-            Ok(Samples::from_column(
-                (0..n).map(|_| release(&s, &mut *rng)).collect(),
-            ))
-        }),
-    }
+    vector(id, claim, domain, 1, prepare, move |s, rng, out| {
+        out.push(release(s, rng))
+    })
 }
 
 /// One real per release: `statistic(D)` (computed once per call) plus a fresh draw of `noise`,
@@ -132,4 +121,73 @@ pub(crate) fn noisy_statistic(
     noise: impl Fn(&mut dyn Rng) -> f64 + Send + Sync + 'static,
 ) -> Declared {
     scalar(id, claim, domain, statistic, move |s, rng| s + noise(rng))
+}
+
+/// `output_dim` reals per release, under add/remove neighbors: `prepare(D)` runs once per call,
+/// then `release(&prepared, rng, out)` appends one release's `output_dim` coordinates to `out`
+/// (randomness inside the mechanism, e.g. randomized rounding, is redrawn for every release).
+pub(crate) fn vector<S: 'static>(
+    id: &'static str,
+    claim: PrivacyClaim,
+    domain: RecordDomain,
+    output_dim: usize,
+    prepare: impl Fn(&Dataset) -> S + Send + Sync + 'static,
+    release: impl Fn(&S, &mut dyn Rng, &mut Vec<f64>) + Send + Sync + 'static,
+) -> Declared {
+    Declared {
+        id,
+        claim,
+        claim_source: None,
+        neighboring: Neighboring::AddRemove,
+        domain,
+        output_dim,
+        sample: Box::new(move |data, n, rng| {
+            let s = prepare(data);
+            let mut flat = Vec::with_capacity(n * output_dim);
+            for _ in 0..n {
+                release(&s, &mut *rng, &mut flat);
+            }
+            Samples::from_flat(output_dim, flat)
+        }),
+    }
+}
+
+/// Reads an integer parameter in `[lo, hi]`; the error names the parameter, its value and the
+/// allowed range.
+pub(crate) fn integer_param(
+    params: &mut Params,
+    id: &str,
+    name: &str,
+    default: usize,
+    lo: usize,
+    hi: usize,
+) -> Result<usize> {
+    let v = params.take_in(id, name, default as f64, lo as f64, hi as f64);
+    match v {
+        Ok(v) if v.fract() == 0.0 => Ok(v as usize),
+        Ok(v) => Err(crate::error::MechanismError::InvalidParameter {
+            mechanism: id.into(),
+            message: format!("--param {name} = {v}; allowed: an integer from {lo} to {hi}"),
+        }),
+        Err(e) => Err(e),
+    }
+}
+
+/// The status of a pure-ε entry whose true guarantee is `true_epsilon`-DP (derived in its docs):
+/// correct when that is within the claimed ε (up to float rounding of the product that computes
+/// it), else buggy with `bug()` and the true guarantee.
+pub(crate) fn pure_status(
+    true_epsilon: f64,
+    claimed: f64,
+    bug: impl FnOnce() -> String,
+    note: &str,
+) -> crate::catalogue::Status {
+    if true_epsilon > claimed * (1.0 + 1e-12) {
+        crate::catalogue::Status::Buggy {
+            bug: bug(),
+            true_guarantee: format!("{true_epsilon}-DP{note}"),
+        }
+    } else {
+        crate::catalogue::Status::Correct
+    }
 }

@@ -21,6 +21,7 @@ use crate::error::{MechanismError, Result};
 use crate::math::edit_distance;
 use crate::mechanism::{Mechanism, ParamInfo, Params};
 
+mod attribution;
 /// Targets of the Bayesian DP audit (`bdp:` claims), outside [`specs`]: see the module docs.
 pub mod bayesian;
 mod buggy;
@@ -30,8 +31,10 @@ mod dpsgd;
 mod dpsgd_microbatch;
 mod dpsgd_variants;
 mod float_leak;
+mod heatmap;
 mod learning;
 mod svt;
+mod units;
 
 #[cfg(test)]
 mod distribution_tests;
@@ -104,6 +107,9 @@ pub fn specs() -> Vec<Spec> {
     all.extend(dpsgd_variants::specs());
     all.extend(dpsgd_microbatch::specs());
     all.extend(learning::specs());
+    all.extend(attribution::specs());
+    all.extend(heatmap::specs());
+    all.extend(units::specs());
     all
 }
 
