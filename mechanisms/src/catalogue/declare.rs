@@ -133,3 +133,33 @@ pub(crate) fn noisy_statistic(
 ) -> Declared {
     scalar(id, claim, domain, statistic, move |s, rng| s + noise(rng))
 }
+
+/// A release of `output_dim` reals per call, under `neighboring`: `prepare(D)` runs once per call
+/// (prefix sums, counts…), then `release(&prepared, rng, out)` appends one release of exactly
+/// `output_dim` values to `out`. The vector counterpart of [`scalar`].
+pub(crate) fn vector_release<S: 'static>(
+    id: &'static str,
+    claim: PrivacyClaim,
+    neighboring: Neighboring,
+    domain: RecordDomain,
+    output_dim: usize,
+    prepare: impl Fn(&Dataset) -> S + Send + Sync + 'static,
+    release: impl Fn(&S, &mut dyn Rng, &mut Vec<f64>) + Send + Sync + 'static,
+) -> Declared {
+    Declared {
+        id,
+        claim,
+        claim_source: None,
+        neighboring,
+        domain,
+        output_dim,
+        sample: Box::new(move |data, n, rng| {
+            let s = prepare(data);
+            let mut flat = Vec::with_capacity(n * output_dim);
+            for _ in 0..n {
+                release(&s, &mut *rng, &mut flat);
+            }
+            Samples::from_flat(output_dim, flat)
+        }),
+    }
+}

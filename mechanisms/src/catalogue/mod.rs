@@ -29,6 +29,8 @@ mod declare;
 mod dpsgd;
 mod dpsgd_variants;
 mod float_leak;
+mod ftrl;
+mod gaps;
 mod learning;
 mod svt;
 
@@ -102,6 +104,7 @@ pub fn specs() -> Vec<Spec> {
     all.extend(dpsgd::specs());
     all.extend(dpsgd_variants::specs());
     all.extend(learning::specs());
+    all.extend(ftrl::specs().into_iter().chain(gaps::specs()));
     all
 }
 
