@@ -241,7 +241,11 @@ fn status(layout: Layout, depth: u32, mu: f64, sigma: f64) -> Status {
 /// both twins.
 fn witness() -> Result<DatasetPair> {
     let d = Dataset::vectors(2, &[vec![0.3, 0.5], vec![0.7, 0.5]])?;
-    DatasetPair::new(d.clone(), d.with_record(&[0.0, 1.0])?, Neighboring::AddRemove)
+    DatasetPair::new(
+        d.clone(),
+        d.with_record(&[0.0, 1.0])?,
+        Neighboring::AddRemove,
+    )
 }
 
 fn ftrl_tree(params: &mut Params) -> Result<Entry> {

@@ -32,6 +32,7 @@ mod float_leak;
 mod ftrl;
 mod gaps;
 mod learning;
+mod median;
 mod svt;
 
 #[cfg(test)]
@@ -104,7 +105,12 @@ pub fn specs() -> Vec<Spec> {
     all.extend(dpsgd::specs());
     all.extend(dpsgd_variants::specs());
     all.extend(learning::specs());
-    all.extend(ftrl::specs().into_iter().chain(gaps::specs()));
+    all.extend(
+        ftrl::specs()
+            .into_iter()
+            .chain(gaps::specs())
+            .chain(median::specs()),
+    );
     all
 }
 
