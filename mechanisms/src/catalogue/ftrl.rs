@@ -237,8 +237,13 @@ fn status(layout: Layout, depth: u32, mu: f64, sigma: f64) -> Status {
 }
 
 /// A record added at the first step with the largest gradient: it moves every prefix sum, the
-/// tightest pair for the tree (it touches L + 1 nodes, as any record does) and the worst for
-/// both twins.
+/// worst case for both twins, and the tightest pair for the tree. The release of the tree is the
+/// Gaussian law N(A·x, σ² B Bᵀ) (A the prefix-sum matrix, B selecting the nodes of each
+/// decomposition), so a record at step t with g = 1 is exactly √(a_tᵀ (B Bᵀ)⁻¹ a_t)/σ-GDP, a_t
+/// the t-th column of A; with T = 8, σ = 2 (μ = 1), solved exactly in rational arithmetic
+/// (session notes), that is 1.0, 0.87, 0.87, 0.71, 0.87, 0.71, 0.71, 0.5 for t = 1…8: the first
+/// step meets the claim with equality (the eight prefix sums determine the four nodes it
+/// touches), the later steps are strictly inside it.
 fn witness() -> Result<DatasetPair> {
     let d = Dataset::vectors(2, &[vec![0.3, 0.5], vec![0.7, 0.5]])?;
     DatasetPair::new(
