@@ -134,7 +134,8 @@ fn search_is_repeatable() {
 /// the best 3 pairs confirmed on 200 000 fresh releases per side, β = 1e-3.
 ///
 /// `cargo test --release --test finders -- --ignored --nocapture finder_benchmark`; set
-/// `AUDIT_FINDERS=random,corners,bayes` to run some finders only.
+/// `AUDIT_FINDERS=random,corners,bayes` to run some finders only, and
+/// `AUDIT_FINDER_ENTRIES=ftrl-noise-per-release,top-k-one-selection` some entries only.
 #[test]
 #[ignore = "benchmark: about 10 min on 2 cores; run with --ignored --nocapture"]
 fn finder_benchmark() {
@@ -154,6 +155,7 @@ fn finder_benchmark() {
         .into_iter()
         .filter(|f| chosen.is_empty() || chosen.split(',').any(|c| c.trim() == *f))
         .collect();
+    let entries = std::env::var("AUDIT_FINDER_ENTRIES").unwrap_or_default();
     let ids: Vec<&str> = catalogue::catalogue()
         .unwrap()
         .into_iter()
@@ -164,6 +166,8 @@ fn finder_benchmark() {
                 .find(|i| *i == e.mechanism.id())
                 .unwrap()
         })
+        // AUDIT_FINDER_ENTRIES=id,id restricts the run to some entries.
+        .filter(|id| entries.is_empty() || entries.split(',').any(|c| c.trim() == *id))
         .collect();
     print!("{:28}", "entry");
     for f in &finders {

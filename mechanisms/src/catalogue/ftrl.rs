@@ -240,8 +240,8 @@ fn status(layout: Layout, depth: u32, mu: f64, sigma: f64) -> Status {
 /// worst case for both twins, and the tightest pair for the tree. The release of the tree is the
 /// Gaussian law N(A·x, σ² B Bᵀ) (A the prefix-sum matrix, B selecting the nodes of each
 /// decomposition), so a record at step t with g = 1 is exactly √(a_tᵀ (B Bᵀ)⁻¹ a_t)/σ-GDP, a_t
-/// the t-th column of A; with T = 8, σ = 2 (μ = 1), solved exactly in rational arithmetic
-/// (session notes), that is 1.0, 0.87, 0.87, 0.71, 0.87, 0.71, 0.71, 0.5 for t = 1…8: the first
+/// the t-th column of A; with T = 8, σ = 2 (μ = 1) that is (test
+/// `tree_privacy_per_step`) 1.0, 0.87, 0.87, 0.71, 0.87, 0.71, 0.71, 0.5 for t = 1…8: the first
 /// step meets the claim with equality (the eight prefix sums determine the four nodes it
 /// touches), the later steps are strictly inside it.
 fn witness() -> Result<DatasetPair> {
@@ -317,6 +317,51 @@ mod tests {
             .map(|i| (s.row(i)[2] - s.row(i)[1] - s.row(i)[0]).abs())
             .fold(0.0, f64::max);
         assert!(spread > 1e-3);
+    }
+
+    /// √(a_tᵀ (B Bᵀ)⁻¹ a_t) per step t for T = 8 (witness docs), by Gaussian elimination.
+    #[test]
+    fn tree_privacy_per_step() {
+        let (depth, steps) = (3u32, 8usize);
+        let rows: Vec<Vec<(u32, usize)>> = (1..=steps).map(|t| decomposition(t, depth)).collect();
+        let expected = [1.0, 0.75f64.sqrt(), 0.75f64.sqrt(), 0.5f64.sqrt()];
+        for t in 0..steps {
+            // Gram matrix B Bᵀ (shared nodes of two decompositions), right-hand side a_t.
+            let mut m: Vec<Vec<f64>> = (0..steps)
+                .map(|i| {
+                    let mut row: Vec<f64> = (0..steps)
+                        .map(|j| rows[i].iter().filter(|n| rows[j].contains(n)).count() as f64)
+                        .collect();
+                    row.push(if i >= t { 1.0 } else { 0.0 });
+                    row
+                })
+                .collect();
+            for c in 0..steps {
+                let p = (c..steps)
+                    .max_by(|&a, &b| m[a][c].abs().total_cmp(&m[b][c].abs()))
+                    .unwrap();
+                m.swap(c, p);
+                for r in 0..steps {
+                    if r != c {
+                        let f = m[r][c] / m[c][c];
+                        let pivot = m[c].clone();
+                        for (x, y) in m[r].iter_mut().zip(&pivot) {
+                            *x -= f * y;
+                        }
+                    }
+                }
+            }
+            let q: f64 = (0..steps)
+                .filter(|&i| i >= t)
+                .map(|i| m[i][steps] / m[i][i])
+                .sum();
+            // σ = 2 for μ = 1 at depth 3.
+            let mu = q.sqrt() / 2.0;
+            assert!(mu <= 1.0 + 1e-9, "step {t}: {mu}");
+            if t < expected.len() {
+                assert!((mu - expected[t]).abs() < 1e-9, "step {t}: {mu}");
+            }
+        }
     }
 
     #[test]
