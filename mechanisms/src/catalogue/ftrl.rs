@@ -31,7 +31,7 @@ use super::declare::vector_release;
 use super::{Entry, Spec, Status};
 use crate::claim::PrivacyClaim;
 use crate::dataset::{Dataset, DatasetPair, Neighboring, RecordDomain};
-use crate::error::{MechanismError, Result};
+use crate::error::Result;
 use crate::math::readable;
 use crate::mechanism::Params;
 use crate::noise::GaussianNoise;
@@ -69,17 +69,7 @@ enum Layout {
 
 /// Reads the tree depth L (T = 2^L steps; 1 to 4).
 fn depth_param(params: &mut Params, id: &str) -> Result<u32> {
-    let depth = params.take_in(id, "depth", 3.0, 1.0, 4.0)?;
-    if depth.fract() != 0.0 {
-        return Err(MechanismError::InvalidParameter {
-            mechanism: id.into(),
-            message: format!(
-                "--param depth = {}; allowed: an integer from 1 to 4 (T = 2^depth steps)",
-                readable(depth)
-            ),
-        });
-    }
-    Ok(depth as u32)
+    Ok(params.take_integer_in(id, "depth", 3.0, 1.0, 4.0)? as u32)
 }
 
 /// The stream x_1…x_T of a dataset of (s, g) records (module docs).

@@ -38,8 +38,7 @@ use super::declare::scalar;
 use super::{Entry, Spec, Status};
 use crate::claim::PrivacyClaim;
 use crate::dataset::{Dataset, DatasetPair, Neighboring, RecordDomain};
-use crate::error::{MechanismError, Result};
-use crate::math::readable;
+use crate::error::Result;
 use crate::mechanism::Params;
 use crate::noise::LaplaceNoise;
 
@@ -72,30 +71,6 @@ enum Variant {
     ExactSlice,
     /// Slice position from the true count, exponential mechanism over [min S, max S] only.
     SliceRange,
-}
-
-/// Reads an integer parameter in [lo, hi].
-fn integer_param(
-    params: &mut Params,
-    id: &str,
-    name: &str,
-    default: f64,
-    lo: f64,
-    hi: f64,
-) -> Result<usize> {
-    let v = params.take_in(id, name, default, lo, hi)?;
-    if v.fract() != 0.0 {
-        return Err(MechanismError::InvalidParameter {
-            mechanism: id.into(),
-            message: format!(
-                "--param {name} = {}; allowed: an integer from {} to {}",
-                readable(v),
-                readable(lo),
-                readable(hi)
-            ),
-        });
-    }
-    Ok(v as usize)
 }
 
 /// The slice y[a, a + τ) of the padded sorted sequence (module docs).
@@ -142,8 +117,8 @@ fn draw(w: &[f64], rng: &mut dyn Rng) -> f64 {
 
 fn build(params: &mut Params, id: &'static str, variant: Variant) -> Result<Entry> {
     let epsilon = epsilon_param(params, id)?;
-    let bins = integer_param(params, id, "bins", 16.0, 2.0, 64.0)?;
-    let tau = integer_param(params, id, "slice", 5.0, 1.0, 101.0)?;
+    let bins = params.take_integer_in(id, "bins", 16.0, 2.0, 64.0)?;
+    let tau = params.take_integer_in(id, "slice", 5.0, 1.0, 101.0)?;
     let top = (bins - 1) as f64;
     let count_noise = LaplaceNoise::new(2.0 / epsilon)?;
     let m = scalar(
