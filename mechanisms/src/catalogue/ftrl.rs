@@ -194,35 +194,26 @@ fn status(layout: Layout, depth: u32, mu: f64, sigma: f64) -> Status {
         Layout::Tree => Status::Correct,
         Layout::PerRelease => {
             let mu_true = steps.sqrt() / sigma;
-            if mu_true > mu {
-                Status::Buggy {
-                    bug: "fresh noise on every released prefix sum, but the claim is computed for \
-                          the tree, where a record touches only depth + 1 noisy nodes; a record \
-                          at the first step moves all T releases"
-                        .into(),
-                    true_guarantee: format!(
-                        "{}-GDP (sqrt(T)/sigma with T = {steps}), not the claimed {mu}-GDP",
-                        readable(mu_true)
-                    ),
-                }
-            } else {
-                Status::Correct
-            }
+            Status::buggy_if(
+                mu_true > mu,
+                "fresh noise on every released prefix sum, but the claim is computed for \
+                 the tree, where a record touches only depth + 1 noisy nodes; a record \
+                 at the first step moves all T releases",
+                format!(
+                    "{}-GDP (sqrt(T)/sigma with T = {steps}), not the claimed {mu}-GDP",
+                    readable(mu_true)
+                ),
+            )
         }
-        Layout::PerLevel => {
-            if steps > levels {
-                Status::Buggy {
-                    bug: "one noise draw per tree level, shared by all its nodes: s3 - s2 - s1 = \
-                          x3 - x1 is released without noise"
-                        .into(),
-                    true_guarantee: "not (ε, δ)-DP for any δ < 1 (the output laws of \
-                                     neighbors are mutually singular)"
-                        .into(),
-                }
-            } else {
-                Status::Correct
-            }
-        }
+        Layout::PerLevel => Status::buggy_if(
+            steps > levels,
+            "one noise draw per tree level, shared by all its nodes: s3 - s2 - s1 = \
+             x3 - x1 is released without noise",
+            String::from(
+                "not (ε, δ)-DP for any δ < 1 (the output laws of \
+                 neighbors are mutually singular)",
+            ),
+        ),
     }
 }
 

@@ -147,19 +147,15 @@ fn gaussian_mean_data_n(params: &mut Params) -> Result<Entry> {
     let true_delta = gaussian_pair_hockey_stick(0.0, sigma_one, 0.5, sigma_one / 2.0, epsilon).max(
         gaussian_pair_hockey_stick(0.5, sigma_one / 2.0, 0.0, sigma_one, epsilon),
     );
-    let status = if true_delta > delta {
-        Status::Buggy {
-            bug: "noise calibrated to the mean's sensitivity 1/n at the data's own size n, which \
-                  add/remove makes private: neighbors get different noise scales"
-                .into(),
-            true_guarantee: format!(
-                "not ({epsilon}, {delta})-DP: on the witness H_(e^ε) = {} (closed form)",
-                readable(true_delta)
-            ),
-        }
-    } else {
-        Status::Correct
-    };
+    let status = Status::buggy_if(
+        true_delta > delta,
+        "noise calibrated to the mean's sensitivity 1/n at the data's own size n, which \
+         add/remove makes private: neighbors get different noise scales",
+        format!(
+            "not ({epsilon}, {delta})-DP: on the witness H_(e^ε) = {} (closed form)",
+            readable(true_delta)
+        ),
+    );
     Ok(Entry {
         mechanism: Box::new(m),
         status,
@@ -208,20 +204,16 @@ fn gaussian_vector_coordinate_sensitivity(params: &mut Params) -> Result<Entry> 
     )?;
     let mu_true = (dim as f64).sqrt() / sigma;
     let true_delta = gaussian_dp_delta(epsilon, mu_true);
-    let status = if true_delta > delta {
-        Status::Buggy {
-            bug: "Gaussian σ calibrated to the per-coordinate sensitivity 1; the ℓ2-sensitivity \
-                  of a sum of records in [0, 1]^d is √d"
-                .into(),
-            true_guarantee: format!(
-                "{}-GDP (√d/σ): δ({epsilon}) = {}",
-                readable(mu_true),
-                readable(true_delta)
-            ),
-        }
-    } else {
-        Status::Correct
-    };
+    let status = Status::buggy_if(
+        true_delta > delta,
+        "Gaussian σ calibrated to the per-coordinate sensitivity 1; the ℓ2-sensitivity \
+         of a sum of records in [0, 1]^d is √d",
+        format!(
+            "{}-GDP (√d/σ): δ({epsilon}) = {}",
+            readable(mu_true),
+            readable(true_delta)
+        ),
+    );
     Ok(Entry {
         mechanism: Box::new(m),
         status,
@@ -391,20 +383,16 @@ fn top_k_one_selection(params: &mut Params) -> Result<Entry> {
     let scale = 1.0 / epsilon;
     let (witness, h) = top_k_witness(m, k, epsilon)?;
     // 1e-12: far above the rounding of sums of at most 6! products, far below any audit.
-    let status = if h > 1e-12 {
-        Status::Buggy {
-            bug: "Gumbel noise of one selection (scale 1/ε) for k selections: the budget is not \
-                  split across them"
-                .into(),
-            true_guarantee: format!(
-                "{}-DP (k·ε by composition); on the witness H_(e^ε) = {} (exact)",
-                readable(k as f64 * epsilon),
-                readable(h)
-            ),
-        }
-    } else {
-        Status::Correct
-    };
+    let status = Status::buggy_if(
+        h > 1e-12,
+        "Gumbel noise of one selection (scale 1/ε) for k selections: the budget is not \
+         split across them",
+        format!(
+            "{}-DP (k·ε by composition); on the witness H_(e^ε) = {} (exact)",
+            readable(k as f64 * epsilon),
+            readable(h)
+        ),
+    );
     Ok(Entry {
         mechanism: Box::new(top_k(id, epsilon, m, k, scale)?),
         status,

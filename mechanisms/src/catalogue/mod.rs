@@ -62,6 +62,19 @@ impl Status {
         }
     }
 
+    /// `Buggy` with `bug` and `true_guarantee` when `buggy` (a condition the entry computes from
+    /// its parameters), else `Correct`.
+    pub fn buggy_if(buggy: bool, bug: &str, true_guarantee: String) -> Self {
+        if buggy {
+            Self::Buggy {
+                bug: bug.into(),
+                true_guarantee,
+            }
+        } else {
+            Self::Correct
+        }
+    }
+
     /// True for buggy entries.
     pub fn is_buggy(&self) -> bool {
         matches!(self, Self::Buggy { .. })
