@@ -159,7 +159,8 @@ fn search_is_repeatable() {
 /// the best 3 pairs confirmed on 200 000 fresh releases per side, β = 1e-3.
 ///
 /// `cargo test --release --test finders -- --ignored --nocapture finder_benchmark`; set
-/// `AUDIT_FINDERS=random,corners,bayes` to run some finders only, `AUDIT_IDS=ID,ID` some entries.
+/// `AUDIT_FINDERS=random,corners,bayes` to run some finders only, and `AUDIT_IDS=ID,ID` some
+/// entries only.
 #[test]
 #[ignore = "benchmark: about 10 min on 2 cores; run with --ignored --nocapture"]
 fn finder_benchmark() {

@@ -221,6 +221,31 @@ impl Params {
         }
     }
 
+    /// Takes a parameter that must be an integer in `[lo, hi]` (a tree depth, a count of
+    /// categories): the error names the value and the allowed integers.
+    pub fn take_integer_in(
+        &mut self,
+        mechanism: &str,
+        name: &str,
+        default: f64,
+        lo: f64,
+        hi: f64,
+    ) -> Result<usize> {
+        let v = self.take_in(mechanism, name, default, lo, hi)?;
+        if v.fract() != 0.0 {
+            return Err(MechanismError::InvalidParameter {
+                mechanism: mechanism.into(),
+                message: format!(
+                    "--param {name} = {}; allowed: an integer from {} to {}",
+                    crate::math::readable(v),
+                    crate::math::readable(lo),
+                    crate::math::readable(hi)
+                ),
+            });
+        }
+        Ok(v as usize)
+    }
+
     /// Errors if any parameter was not taken.
     pub fn finish(self, mechanism: &str) -> Result<()> {
         if self.values.is_empty() {

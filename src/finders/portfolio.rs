@@ -245,13 +245,18 @@ impl PortfolioFinder {
                 p *= 2;
             }
         }
-        // 7. Vector records: the differing record at a vertex off the diagonal.
+        // 7. Vector records: the differing record at a vertex off the diagonal, and at its
+        //    mirror image (coordinates with different roles, e.g. a time step and a value, put
+        //    the worst record at either one).
         if self.domain.dim > 1 {
             let alt: Vec<f64> = (0..self.domain.dim)
                 .map(|j| if j % 2 == 0 { hi } else { lo })
                 .collect();
+            let mirror: Vec<f64> = alt.iter().map(|&v| lo + hi - v).collect();
             push(self.pair(&self.constant(centre, n), &alt, last));
             push(self.pair(&self.constant(lo, n), &alt, last));
+            push(self.pair(&self.constant(centre, n), &mirror, last));
+            push(self.pair(&self.constant(lo, n), &mirror, last));
         }
         out
     }

@@ -106,9 +106,15 @@ pub(crate) fn scalar<S: 'static>(
     prepare: impl Fn(&Dataset) -> S + Send + Sync + 'static,
     release: impl Fn(&S, &mut dyn Rng) -> f64 + Send + Sync + 'static,
 ) -> Declared {
-    vector(id, claim, domain, 1, prepare, move |s, rng, out| {
-        out.push(release(s, rng))
-    })
+    vector(
+        id,
+        claim,
+        Neighboring::AddRemove,
+        domain,
+        1,
+        prepare,
+        move |s, rng, out| out.push(release(s, rng)),
+    )
 }
 
 /// One real per release: `statistic(D)` (computed once per call) plus a fresh draw of `noise`,
@@ -123,12 +129,14 @@ pub(crate) fn noisy_statistic(
     scalar(id, claim, domain, statistic, move |s, rng| s + noise(rng))
 }
 
-/// `output_dim` reals per release, under add/remove neighbors: `prepare(D)` runs once per call,
-/// then `release(&prepared, rng, out)` appends one release's `output_dim` coordinates to `out`
-/// (randomness inside the mechanism, e.g. randomized rounding, is redrawn for every release).
+/// `output_dim` reals per release, under `neighboring`: `prepare(D)` runs once per call (prefix
+/// sums, counts…), then `release(&prepared, rng, out)` appends one release's `output_dim`
+/// coordinates to `out` (randomness inside the mechanism, e.g. randomized rounding, is redrawn
+/// for every release). [`scalar`] is its one-coordinate, add/remove case.
 pub(crate) fn vector<S: 'static>(
     id: &'static str,
     claim: PrivacyClaim,
+    neighboring: Neighboring,
     domain: RecordDomain,
     output_dim: usize,
     prepare: impl Fn(&Dataset) -> S + Send + Sync + 'static,
@@ -138,7 +146,7 @@ pub(crate) fn vector<S: 'static>(
         id,
         claim,
         claim_source: None,
-        neighboring: Neighboring::AddRemove,
+        neighboring,
         domain,
         output_dim,
         sample: Box::new(move |data, n, rng| {
@@ -152,8 +160,8 @@ pub(crate) fn vector<S: 'static>(
     }
 }
 
-/// Reads an integer parameter in `[lo, hi]`; the error names the parameter, its value and the
-/// allowed range.
+/// Reads an integer parameter in `[lo, hi]` ([`Params::take_integer_in`]); the error names the
+/// parameter, its value and the allowed range.
 pub(crate) fn integer_param(
     params: &mut Params,
     id: &str,
@@ -162,15 +170,7 @@ pub(crate) fn integer_param(
     lo: usize,
     hi: usize,
 ) -> Result<usize> {
-    let v = params.take_in(id, name, default as f64, lo as f64, hi as f64);
-    match v {
-        Ok(v) if v.fract() == 0.0 => Ok(v as usize),
-        Ok(v) => Err(crate::error::MechanismError::InvalidParameter {
-            mechanism: id.into(),
-            message: format!("--param {name} = {v}; allowed: an integer from {lo} to {hi}"),
-        }),
-        Err(e) => Err(e),
-    }
+    params.take_integer_in(id, name, default as f64, lo as f64, hi as f64)
 }
 
 /// The status of a pure-ε entry whose true guarantee is `true_epsilon`-DP (derived in its docs):
@@ -182,12 +182,7 @@ pub(crate) fn pure_status(
     bug: impl FnOnce() -> String,
     note: &str,
 ) -> crate::catalogue::Status {
-    if true_epsilon > claimed * (1.0 + 1e-12) {
-        crate::catalogue::Status::Buggy {
-            bug: bug(),
-            true_guarantee: format!("{true_epsilon}-DP{note}"),
-        }
-    } else {
-        crate::catalogue::Status::Correct
-    }
+    let buggy = true_epsilon > claimed * (1.0 + 1e-12);
+    let bug = if buggy { bug() } else { String::new() };
+    crate::catalogue::Status::buggy_if(buggy, &bug, format!("{true_epsilon}-DP{note}"))
 }

@@ -199,6 +199,7 @@ fn build(params: &mut Params, variant: Variant) -> Result<Entry> {
     let m = vector(
         id,
         PrivacyClaim::pure(epsilon)?,
+        Neighboring::AddRemove,
         RecordDomain::real(0.0, 1.0, dim),
         cells,
         move |d: &Dataset| level_counts(d, depth),

@@ -9,10 +9,14 @@
 //! mistakes), `svt.rs` (the sparse vector family of Lyu, Su & Li 2017), `dpsgd.rs` (DP-SGD /
 //! DP-GD with a privacy ledger, McMahan et al. 2018, and its bugs), `dpsgd_variants.rs` (DP-SGD
 //! as it is really run: per-group clipping, user level, batch sizes, private clip norms, each
-//! correct with a buggy twin), `dpsgd_microbatch.rs` (position-based microbatches), `learning.rs` (output
-//! perturbation, model aggregation and gradient perturbation, each with a buggy twin) and
+//! correct with a buggy twin), `dpsgd_microbatch.rs` (position-based microbatches), `learning.rs`
+//! (output perturbation, model aggregation and gradient perturbation, each with a buggy twin),
 //! `float_leak.rs` (a floating-point leak in the style of Mironov 2012, audited through the
-//! `float-bits` output transform: [`recommended_transform`]).
+//! `float-bits` output transform: [`recommended_transform`]), and the deployed systems of catalogue
+//! v2: `attribution.rs` (Attribution Reporting summary reports), `heatmap.rs` (DP heatmaps),
+//! `units.rs` (user-level records, zero-out neighbors), `ftrl.rs` (DP-FTRL tree aggregation),
+//! `gaps.rs` (the gaps the DP-Auditorium post names: Gaussian mean, vector sensitivity, top-k) and
+//! `median.rs` (reorder-slice-compute median). New entries are declarations (`declare.rs`).
 
 use serde::Serialize;
 
@@ -31,8 +35,11 @@ mod dpsgd;
 mod dpsgd_microbatch;
 mod dpsgd_variants;
 mod float_leak;
+mod ftrl;
+mod gaps;
 mod heatmap;
 mod learning;
+mod median;
 mod svt;
 mod units;
 
@@ -60,6 +67,19 @@ impl Status {
         match self {
             Self::Correct => "correct",
             Self::Buggy { .. } => "buggy",
+        }
+    }
+
+    /// `Buggy` with `bug` and `true_guarantee` when `buggy` (a condition the entry computes from
+    /// its parameters), else `Correct`.
+    pub fn buggy_if(buggy: bool, bug: &str, true_guarantee: String) -> Self {
+        if buggy {
+            Self::Buggy {
+                bug: bug.into(),
+                true_guarantee,
+            }
+        } else {
+            Self::Correct
         }
     }
 
@@ -110,6 +130,9 @@ pub fn specs() -> Vec<Spec> {
     all.extend(attribution::specs());
     all.extend(heatmap::specs());
     all.extend(units::specs());
+    all.extend(ftrl::specs());
+    all.extend(gaps::specs());
+    all.extend(median::specs());
     all
 }
 
