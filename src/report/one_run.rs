@@ -12,7 +12,7 @@ use plotters::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
-use crate::one_run::{OneRunBound, epsilon_lower_bound};
+use crate::one_run::{OneRunBound, epsilon_lower_bound, gdp_rejects};
 
 use super::html::{Figure, e, figures_html, num, page};
 use super::plot::{BLUE, GREY, RED, axis_range, draw_err, font, tick_label, with_canvas};
@@ -117,17 +117,22 @@ pub(super) fn render_one_run_into(dir: &Path, r: &OneRunReport, id: &str) -> Res
 
 /// For each guess size tried: (guesses r, correct v, the fewest correct guesses at r that would
 /// have been a violation of the claim at that size's share of β, if any ≤ r). The threshold is
-/// found by bisection on v with the audit's own bound ([`epsilon_lower_bound`]), which grows
-/// with v; it is drawn, never used by the verdict.
+/// found by bisection on v with the bound that judges the claim ([`epsilon_lower_bound`] for an
+/// (ε, δ) claim, the Gaussian-DP test [`gdp_rejects`] at the claimed μ for a Gaussian-DP claim),
+/// each of which grows with v; it is drawn, never used by the verdict.
 pub fn thresholds(r: &OneRunReport) -> Vec<(usize, usize, Option<usize>)> {
     let b = &r.bound;
     b.candidates
         .iter()
         .map(|c| {
             let g = &c.guesses;
-            let exceeds = |v: usize| {
-                epsilon_lower_bound(b.canaries, g.guesses, v, b.delta, c.failure_probability)
-                    .is_ok_and(|eps| eps > r.claim_epsilon)
+            let exceeds = |v: usize| match r.claim_mu {
+                Some(mu) => gdp_rejects(b.canaries, g.guesses, v, mu, c.failure_probability)
+                    .unwrap_or(false),
+                None => {
+                    epsilon_lower_bound(b.canaries, g.guesses, v, b.delta, c.failure_probability)
+                        .is_ok_and(|eps| eps > r.claim_epsilon)
+                }
             };
             let threshold = if exceeds(g.guesses) {
                 let (mut lo, mut hi) = (0usize, g.guesses);
@@ -197,10 +202,16 @@ fn guesses_plot(path: &Path, r: &OneRunReport) -> Result<()> {
                 RED.stroke_width(2),
             ))
             .map_err(|err| draw_err(path, err))?
-            .label(format!(
-                "precision at which the bound would exceed the claimed ε = {}",
-                num(r.claim_epsilon)
-            ))
+            .label(match r.claim_mu {
+                Some(mu) => format!(
+                    "precision at which the Gaussian-DP bound would exceed the claimed μ = {}",
+                    num(mu)
+                ),
+                None => format!(
+                    "precision at which the bound would exceed the claimed ε = {}",
+                    num(r.claim_epsilon)
+                ),
+            })
             .legend(|(x, y)| PathElement::new([(x, y), (x + 14, y)], RED.stroke_width(2)));
         chart
             .draw_series(allowed.iter().map(|&p| Circle::new(p, 4, RED.filled())))
@@ -347,7 +358,7 @@ fn render(r: &OneRunReport, run_id: &str) -> String {
     s.push_str(&figures_html(&[Figure {
         file: GUESSES_FILE.into(),
         alt: "precision of the guesses per guess size against what the claim allows".into(),
-        caption: "Blue: the fraction of correct guesses at each guess size tried. Red: the precision from which the bound at that size's share of β would exceed the claimed ε (absent where no precision up to 1 would). A blue point on or above the red one is a violation.".into(),
+        caption: "Blue: the fraction of correct guesses at each guess size tried. Red: the precision from which the bound at that size's share of β would exceed the claim (its ε, or its μ for a Gaussian-DP claim; absent where no precision up to 1 would). A blue point on or above the red one is a violation.".into(),
     }]));
     if let Some(line) = &r.reproduce {
         let _ = writeln!(
