@@ -278,7 +278,7 @@ fn render(r: &TableReport, run_id: &str) -> String {
 /// A one-line index entry: (kind, claim, result, violation).
 pub(super) fn index_fields(r: &TableReport) -> (String, String, String, bool) {
     let rows = table_rows(&r.cells);
-    let caught = rows.iter().filter(|row| row.2 == "buggy").count();
+    let buggy = rows.iter().filter(|row| row.2 == "buggy").count();
     (
         "detection table".into(),
         format!("each entry's own claim; ε ∈ {{{}}}", {
@@ -289,7 +289,7 @@ pub(super) fn index_fields(r: &TableReport) -> (String, String, String, bool) {
                 .join(", ")
         }),
         format!(
-            "{} settings ({caught} buggy), {} testers, {} audits each",
+            "{} settings ({buggy} buggy), {} testers, {} audits each",
             rows.len(),
             r.testers.len(),
             r.repeats
