@@ -54,6 +54,12 @@ DPSGD_RUN="--param sampling_rate=0.01 --param noise_multiplier=1.1 --param steps
 audit sweep --mechanism dpsgd $DPSGD_RUN --param noise_scale=0.5:1:0.1 --repeats 10 --samples 100000
 # shellcheck disable=SC2086
 audit sweep --mechanism dpsgd $DPSGD_RUN --param profile_claim=1 --param noise_scale=0.5:1:0.1 --repeats 10 --samples 100000
+# One training run with 30 000 canaries, the noise halved: the Gaussian-DP bound of the guessing game.
+audit one-run --canaries 30000 --param noise_scale=0.5
+# Bayesian DP: DP-SGD whose accountant was fed the data without its outliers (joint-law bound).
+audit run --mechanism bdp-dpsgd-excludes-outliers --data examples/bdp-data.txt
+# Position-based microbatches accounted per example: found without the witness by the portfolio.
+audit run --mechanism dpsgd-microbatches-add-remove --finder portfolio
 # The DP-Auditorium post's experiment over the whole catalogue: detections per entry × tester × ε
 # on the witness pairs (about 15 minutes on 2 cores).
 audit bench table
