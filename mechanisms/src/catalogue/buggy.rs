@@ -2,7 +2,7 @@
 //! says what is wrong; the entry's [`Status::Buggy`] carries the same text for reports.
 
 use super::correct::{
-    NoisyHistogram, ReportNoisyMax, categories_param, epsilon_param, histogram_witness,
+    categories_param, epsilon_param, histogram_witness, noisy_histogram_mechanism, report_noisy_max,
 };
 use super::declare::{noisy_statistic, scalar};
 use super::{Entry, Spec, Status};
@@ -176,12 +176,7 @@ fn histogram_scale_epsilon(params: &mut Params) -> Result<Entry> {
     let epsilon = params.take_in(id, "epsilon", 0.5, 1e-6, 100.0)?;
     let k = categories_param(params, id, 4.0)?;
     Ok(Entry {
-        mechanism: Box::new(NoisyHistogram {
-            epsilon,
-            k,
-            scale: epsilon,
-            id: "histogram-scale-epsilon",
-        }),
+        mechanism: Box::new(noisy_histogram_mechanism(id, epsilon, k, epsilon)?),
         // The bins' ℓ1-sensitivity is 1, so scale ε gives (1/ε)-DP: the claim fails only for
         // ε < 1 (at ε ≥ 1 the noise is at least the 1/ε the claim needs).
         status: if 1.0 / epsilon > epsilon {
@@ -204,11 +199,7 @@ fn report_noisy_max_with_value(params: &mut Params) -> Result<Entry> {
     let d = Dataset::scalars(vec![0.0; 4])?;
     let witness = DatasetPair::new(d.clone(), d.with_record(&[0.0])?, Neighboring::AddRemove)?;
     Ok(Entry {
-        mechanism: Box::new(ReportNoisyMax {
-            epsilon,
-            k,
-            with_value: true,
-        }),
+        mechanism: Box::new(report_noisy_max(epsilon, k, true)?),
         status: Status::Buggy {
             bug: "releases the noisy maximum value along with its index; Gumbel noise has a \
                   doubly exponential left tail, so a low released value is far likelier when the \

@@ -3,13 +3,13 @@
 use rand::distr::{Distribution, weighted::WeightedIndex};
 use rand::{Rng, RngExt};
 
-use super::declare::{Declared, noisy_statistic, scalar};
+use super::declare::{Declared, noisy_statistic, scalar, vector};
 use super::{Entry, Spec, Status};
 use crate::claim::PrivacyClaim;
 use crate::dataset::{Dataset, DatasetPair, Neighboring, RecordDomain};
 use crate::error::{MechanismError, Result};
 use crate::math::{analytic_gaussian_sigma, classical_gaussian_sigma};
-use crate::mechanism::{Mechanism, Params};
+use crate::mechanism::Params;
 use crate::noise::{DiscreteLaplaceNoise, GaussianNoise, GumbelNoise, LaplaceNoise};
 use crate::samples::Samples;
 
@@ -329,67 +329,46 @@ fn geometric_count(params: &mut Params) -> Result<Entry> {
 ///
 /// # Output
 /// k = 2: one integer (the count of reported ones). k > 2: k counts.
-#[derive(Debug, Clone)]
-pub struct RandomizedResponse {
-    /// Privacy parameter ε.
-    pub epsilon: f64,
-    /// Number of values k.
-    pub k: usize,
-}
-
-impl RandomizedResponse {
-    fn respond(&self, x: usize, rng: &mut dyn Rng) -> usize {
-        let e = self.epsilon.exp();
-        let keep = e / (e + self.k as f64 - 1.0);
-        if rng.random::<f64>() < keep {
-            x
-        } else {
-            // Uniform over the k − 1 other values.
-            let j = rng.random_range(0..self.k - 1);
-            if j >= x { j + 1 } else { j }
-        }
+/// One response: `x` kept with probability e^ε/(e^ε + k − 1), else uniform over the k − 1 others.
+fn respond(epsilon: f64, k: usize, x: usize, rng: &mut dyn Rng) -> usize {
+    let e = epsilon.exp();
+    let keep = e / (e + k as f64 - 1.0);
+    if rng.random::<f64>() < keep {
+        x
+    } else {
+        // Uniform over the k − 1 other values.
+        let j = rng.random_range(0..k - 1);
+        if j >= x { j + 1 } else { j }
     }
 }
 
-impl Mechanism for RandomizedResponse {
-    fn id(&self) -> &str {
-        if self.k == 2 {
-            "randomized-response"
-        } else {
-            "kary-randomized-response"
-        }
-    }
-    fn claim(&self) -> PrivacyClaim {
-        PrivacyClaim::Pure {
-            epsilon: self.epsilon,
-        }
-    }
-    fn neighboring(&self) -> Neighboring {
-        Neighboring::ReplaceOne
-    }
-    fn domain(&self) -> RecordDomain {
-        RecordDomain::integer(0, self.k as i64 - 1, 1).with_sizes(1, 1000)
-    }
-    fn output_dim(&self) -> usize {
-        if self.k == 2 { 1 } else { self.k }
-    }
-    fn sample(&self, data: &Dataset, n: usize, rng: &mut dyn Rng) -> Result<Samples> {
-        let records: Vec<usize> = data.column(0).iter().map(|&x| x as usize).collect();
-        let dim = self.output_dim();
-        let mut flat = Vec::with_capacity(n * dim);
-        for _ in 0..n {
-            let mut counts = vec![0.0; self.k];
-            for &x in &records {
-                counts[self.respond(x, rng)] += 1.0;
+/// Randomized response over k values as a declaration (`randomized-response` for k = 2, whose
+/// release is the count of ones; `kary-randomized-response` otherwise, releasing the k counts).
+fn randomized_response_mechanism(epsilon: f64, k: usize) -> Result<Declared> {
+    let (id, dim) = if k == 2 {
+        ("randomized-response", 1)
+    } else {
+        ("kary-randomized-response", k)
+    };
+    Ok(vector(
+        id,
+        PrivacyClaim::pure(epsilon)?,
+        Neighboring::ReplaceOne,
+        RecordDomain::integer(0, k as i64 - 1, 1).with_sizes(1, 1000),
+        dim,
+        |data: &Dataset| -> Vec<usize> { data.column(0).iter().map(|&x| x as usize).collect() },
+        move |records, rng, out| {
+            let mut counts = vec![0.0; k];
+            for &x in records {
+                counts[respond(epsilon, k, x, rng)] += 1.0;
             }
-            if self.k == 2 {
-                flat.push(counts[1]);
+            if k == 2 {
+                out.push(counts[1]);
             } else {
-                flat.extend(counts);
+                out.extend(counts);
             }
-        }
-        Samples::from_flat(dim, flat)
-    }
+        },
+    ))
 }
 
 fn randomized_response(params: &mut Params) -> Result<Entry> {
@@ -401,7 +380,7 @@ fn randomized_response(params: &mut Params) -> Result<Entry> {
         Neighboring::ReplaceOne,
     )?;
     Ok(Entry {
-        mechanism: Box::new(RandomizedResponse { epsilon, k: 2 }),
+        mechanism: Box::new(randomized_response_mechanism(epsilon, 2)?),
         status: Status::Correct,
         witness,
     })
@@ -423,7 +402,7 @@ fn kary_randomized_response(params: &mut Params) -> Result<Entry> {
         Neighboring::ReplaceOne,
     )?;
     Ok(Entry {
-        mechanism: Box::new(RandomizedResponse { epsilon, k }),
+        mechanism: Box::new(randomized_response_mechanism(epsilon, k)?),
         status: Status::Correct,
         witness,
     })
@@ -441,44 +420,23 @@ fn kary_randomized_response(params: &mut Params) -> Result<Entry> {
 ///
 /// # Output
 /// One integer (as a real): the reported index.
-#[derive(Debug, Clone)]
-pub struct ReportNoisyMax {
-    /// Privacy parameter ε.
-    pub epsilon: f64,
-    /// Number of categories k.
-    pub k: usize,
-    /// Also release the noisy maximum (the bug of `report-noisy-max-with-value`).
-    pub with_value: bool,
-}
-
-impl Mechanism for ReportNoisyMax {
-    fn id(&self) -> &str {
-        if self.with_value {
-            "report-noisy-max-with-value"
-        } else {
-            "report-noisy-max-gumbel"
-        }
-    }
-    fn claim(&self) -> PrivacyClaim {
-        PrivacyClaim::Pure {
-            epsilon: self.epsilon,
-        }
-    }
-    fn neighboring(&self) -> Neighboring {
-        Neighboring::AddRemove
-    }
-    fn domain(&self) -> RecordDomain {
-        RecordDomain::integer(0, self.k as i64 - 1, 1)
-    }
-    fn output_dim(&self) -> usize {
-        if self.with_value { 2 } else { 1 }
-    }
-    fn sample(&self, data: &Dataset, n: usize, rng: &mut dyn Rng) -> Result<Samples> {
-        let noise = GumbelNoise::new(1.0 / self.epsilon)?;
-        let counts = category_counts(data, self.k);
-        let dim = self.output_dim();
-        let mut flat = Vec::with_capacity(n * dim);
-        for _ in 0..n {
+/// Report noisy max over `k` category counts with Gumbel noise of scale 1/ε as a declaration;
+/// `with_value` also releases the noisy maximum (the bug of `report-noisy-max-with-value`).
+pub(crate) fn report_noisy_max(epsilon: f64, k: usize, with_value: bool) -> Result<Declared> {
+    let noise = GumbelNoise::new(1.0 / epsilon)?;
+    let (id, dim) = if with_value {
+        ("report-noisy-max-with-value", 2)
+    } else {
+        ("report-noisy-max-gumbel", 1)
+    };
+    Ok(vector(
+        id,
+        PrivacyClaim::pure(epsilon)?,
+        Neighboring::AddRemove,
+        RecordDomain::integer(0, k as i64 - 1, 1),
+        dim,
+        move |data: &Dataset| category_counts(data, k),
+        move |counts, rng, out| {
             let (mut best, mut best_value) = (0usize, f64::NEG_INFINITY);
             for (i, c) in counts.iter().enumerate() {
                 let v = c + noise.sample(rng);
@@ -487,13 +445,12 @@ impl Mechanism for ReportNoisyMax {
                     best_value = v;
                 }
             }
-            flat.push(best as f64);
-            if self.with_value {
-                flat.push(best_value);
+            out.push(best as f64);
+            if with_value {
+                out.push(best_value);
             }
-        }
-        Samples::from_flat(dim, flat)
-    }
+        },
+    ))
 }
 
 fn report_noisy_max_gumbel(params: &mut Params) -> Result<Entry> {
@@ -504,11 +461,7 @@ fn report_noisy_max_gumbel(params: &mut Params) -> Result<Entry> {
     let d = Dataset::scalars(vec![0.0, 1.0])?;
     let witness = DatasetPair::new(d.clone(), d.with_record(&[0.0])?, Neighboring::AddRemove)?;
     Ok(Entry {
-        mechanism: Box::new(ReportNoisyMax {
-            epsilon,
-            k,
-            with_value: false,
-        }),
+        mechanism: Box::new(report_noisy_max(epsilon, k, false)?),
         status: Status::Correct,
         witness,
     })
@@ -524,62 +477,23 @@ fn report_noisy_max_gumbel(params: &mut Params) -> Result<Entry> {
 ///
 /// # Output
 /// One integer (as a real): the released candidate.
-#[derive(Debug, Clone)]
-pub struct ExponentialMedian {
-    /// Privacy parameter ε.
-    pub epsilon: f64,
-    /// Number of candidates k.
-    pub k: usize,
-}
-
-impl ExponentialMedian {
-    /// Selection probabilities for `data`.
-    pub fn probabilities(&self, data: &Dataset) -> Vec<f64> {
-        let counts = category_counts(data, self.k);
-        let half = data.len() as f64 / 2.0;
-        let mut below = 0.0;
-        let logits: Vec<f64> = counts
-            .iter()
-            .map(|c| {
-                below += c;
-                -self.epsilon * (below - half).abs() / 2.0
-            })
-            .collect();
-        let max = logits.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-        let w: Vec<f64> = logits.iter().map(|l| (l - max).exp()).collect();
-        let total: f64 = w.iter().sum();
-        w.iter().map(|x| x / total).collect()
-    }
-}
-
-impl Mechanism for ExponentialMedian {
-    fn id(&self) -> &str {
-        "exponential-mechanism"
-    }
-    fn claim(&self) -> PrivacyClaim {
-        PrivacyClaim::Pure {
-            epsilon: self.epsilon,
-        }
-    }
-    fn neighboring(&self) -> Neighboring {
-        Neighboring::ReplaceOne
-    }
-    fn domain(&self) -> RecordDomain {
-        RecordDomain::integer(0, self.k as i64 - 1, 1).with_sizes(1, 1000)
-    }
-    fn output_dim(&self) -> usize {
-        1
-    }
-    fn sample(&self, data: &Dataset, n: usize, rng: &mut dyn Rng) -> Result<Samples> {
-        let p = self.probabilities(data);
-        let dist = WeightedIndex::new(&p).map_err(|e| MechanismError::Sampling {
-            mechanism: self.id().into(),
-            message: format!("selection probabilities {p:?}: {e}"),
-        })?;
-        Ok(Samples::from_column(
-            (0..n).map(|_| dist.sample(rng) as f64).collect(),
-        ))
-    }
+/// Selection probabilities of the exponential mechanism for the median of `data` over
+/// {0, …, k−1} (utility −|rank − |D|/2|, weight exp(ε·u/2)).
+pub fn median_probabilities(epsilon: f64, k: usize, data: &Dataset) -> Vec<f64> {
+    let counts = category_counts(data, k);
+    let half = data.len() as f64 / 2.0;
+    let mut below = 0.0;
+    let logits: Vec<f64> = counts
+        .iter()
+        .map(|c| {
+            below += c;
+            -epsilon * (below - half).abs() / 2.0
+        })
+        .collect();
+    let max = logits.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    let w: Vec<f64> = logits.iter().map(|l| (l - max).exp()).collect();
+    let total: f64 = w.iter().sum();
+    w.iter().map(|x| x / total).collect()
 }
 
 fn exponential_mechanism(params: &mut Params) -> Result<Entry> {
@@ -593,7 +507,24 @@ fn exponential_mechanism(params: &mut Params) -> Result<Entry> {
         Neighboring::ReplaceOne,
     )?;
     Ok(Entry {
-        mechanism: Box::new(ExponentialMedian { epsilon, k }),
+        mechanism: Box::new(Declared {
+            id,
+            claim: PrivacyClaim::pure(epsilon)?,
+            claim_source: None,
+            neighboring: Neighboring::ReplaceOne,
+            domain: RecordDomain::integer(0, k as i64 - 1, 1).with_sizes(1, 1000),
+            output_dim: 1,
+            sample: Box::new(move |data, n, rng| {
+                let p = median_probabilities(epsilon, k, data);
+                let dist = WeightedIndex::new(&p).map_err(|e| MechanismError::Sampling {
+                    mechanism: "exponential-mechanism".into(),
+                    message: format!("selection probabilities {p:?}: {e}"),
+                })?;
+                Ok(Samples::from_column(
+                    (0..n).map(|_| dist.sample(rng) as f64).collect(),
+                ))
+            }),
+        }),
         status: Status::Correct,
         witness,
     })
@@ -607,45 +538,24 @@ fn exponential_mechanism(params: &mut Params) -> Result<Entry> {
 ///
 /// # Output
 /// k reals: the noisy counts.
-#[derive(Debug, Clone)]
-pub struct NoisyHistogram {
-    /// Privacy parameter ε.
-    pub epsilon: f64,
-    /// Number of bins k.
-    pub k: usize,
-    /// Laplace scale actually used (1/ε when correct).
-    pub scale: f64,
-    /// The id (the buggy twin shares the implementation).
-    pub id: &'static str,
-}
-
-impl Mechanism for NoisyHistogram {
-    fn id(&self) -> &str {
-        self.id
-    }
-    fn claim(&self) -> PrivacyClaim {
-        PrivacyClaim::Pure {
-            epsilon: self.epsilon,
-        }
-    }
-    fn neighboring(&self) -> Neighboring {
-        Neighboring::AddRemove
-    }
-    fn domain(&self) -> RecordDomain {
-        RecordDomain::integer(0, self.k as i64 - 1, 1)
-    }
-    fn output_dim(&self) -> usize {
-        self.k
-    }
-    fn sample(&self, data: &Dataset, n: usize, rng: &mut dyn Rng) -> Result<Samples> {
-        let noise = LaplaceNoise::new(self.scale)?;
-        let counts = category_counts(data, self.k);
-        let mut flat = Vec::with_capacity(n * self.k);
-        for _ in 0..n {
-            flat.extend(counts.iter().map(|c| c + noise.sample(rng)));
-        }
-        Samples::from_flat(self.k, flat)
-    }
+/// The noisy histogram over `k` bins with Laplace noise of `scale` on every bin (1/ε when
+/// correct; the buggy twin `histogram-scale-epsilon` shares it) as a declaration.
+pub(crate) fn noisy_histogram_mechanism(
+    id: &'static str,
+    epsilon: f64,
+    k: usize,
+    scale: f64,
+) -> Result<Declared> {
+    let noise = LaplaceNoise::new(scale)?;
+    Ok(vector(
+        id,
+        PrivacyClaim::pure(epsilon)?,
+        Neighboring::AddRemove,
+        RecordDomain::integer(0, k as i64 - 1, 1),
+        k,
+        move |data: &Dataset| category_counts(data, k),
+        move |counts, rng, out| out.extend(counts.iter().map(|c| c + noise.sample(rng))),
+    ))
 }
 
 /// The histogram witness: one more record in bin 0.
@@ -659,12 +569,7 @@ fn noisy_histogram(params: &mut Params) -> Result<Entry> {
     let epsilon = epsilon_param(params, id)?;
     let k = categories_param(params, id, 4.0)?;
     Ok(Entry {
-        mechanism: Box::new(NoisyHistogram {
-            epsilon,
-            k,
-            scale: 1.0 / epsilon,
-            id: "noisy-histogram",
-        }),
+        mechanism: Box::new(noisy_histogram_mechanism(id, epsilon, k, 1.0 / epsilon)?),
         status: Status::Correct,
         witness: histogram_witness()?,
     })
