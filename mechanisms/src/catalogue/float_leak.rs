@@ -1,16 +1,14 @@
 //! A floating-point leak in the style of Mironov (2012): correct in the real-number model of its
 //! author's head, broken by how the numbers are represented.
 
-use rand::Rng;
-
 use super::correct::epsilon_param;
+use super::declare::noisy_statistic;
 use super::{Entry, Spec, Status};
 use crate::claim::PrivacyClaim;
 use crate::dataset::{Dataset, DatasetPair, Neighboring, RecordDomain};
 use crate::error::{MechanismError, Result};
-use crate::mechanism::{Mechanism, Params};
+use crate::mechanism::Params;
 use crate::noise::LaplaceNoise;
-use crate::samples::Samples;
 
 /// Id of the entry.
 pub(crate) const ID: &str = "laplace-sum-coarse-noise";
@@ -45,44 +43,6 @@ pub(crate) fn specs() -> Vec<Spec> {
 ///
 /// # Output
 /// One real: the noisy sum.
-#[derive(Debug, Clone)]
-pub struct LaplaceSumCoarseNoise {
-    /// Claimed ε.
-    pub epsilon: f64,
-    /// k: the noise is rounded to the nearest multiple of 2^-k.
-    pub grid_bits: i32,
-}
-
-impl Mechanism for LaplaceSumCoarseNoise {
-    fn id(&self) -> &str {
-        ID
-    }
-    fn claim(&self) -> PrivacyClaim {
-        PrivacyClaim::Pure {
-            epsilon: self.epsilon,
-        }
-    }
-    fn neighboring(&self) -> Neighboring {
-        Neighboring::AddRemove
-    }
-    fn domain(&self) -> RecordDomain {
-        RecordDomain::real(0.0, 1.0, 1)
-    }
-    fn output_dim(&self) -> usize {
-        1
-    }
-    fn sample(&self, data: &Dataset, n: usize, rng: &mut dyn Rng) -> Result<Samples> {
-        let noise = LaplaceNoise::new(1.0 / self.epsilon)?;
-        let grid = 2f64.powi(self.grid_bits);
-        let sum: f64 = data.column(0).iter().sum();
-        Ok(Samples::from_column(
-            (0..n)
-                .map(|_| sum + (noise.sample(rng) * grid).round() / grid)
-                .collect(),
-        ))
-    }
-}
-
 fn laplace_sum_coarse_noise(params: &mut Params) -> Result<Entry> {
     let epsilon = epsilon_param(params, ID)?;
     let k = params.take_in(ID, "grid_bits", 10.0, 1.0, 30.0)?;
@@ -95,11 +55,17 @@ fn laplace_sum_coarse_noise(params: &mut Params) -> Result<Entry> {
     // Sum 2 (on every grid) against sum 2.3 (on none of 2^-1 … 2^-30: 0.3 is not dyadic).
     let d = Dataset::scalars(vec![0.5; 4])?;
     let witness = DatasetPair::new(d.clone(), d.with_record(&[0.3])?, Neighboring::AddRemove)?;
+    let noise = LaplaceNoise::new(1.0 / epsilon)?;
+    let grid = 2f64.powi(k as i32);
+    let m = noisy_statistic(
+        ID,
+        PrivacyClaim::pure(epsilon)?,
+        RecordDomain::real(0.0, 1.0, 1),
+        |d| d.column(0).iter().sum(),
+        move |rng| (noise.sample(rng) * grid).round() / grid,
+    );
     Ok(Entry {
-        mechanism: Box::new(LaplaceSumCoarseNoise {
-            epsilon,
-            grid_bits: k as i32,
-        }),
+        mechanism: Box::new(m),
         status: Status::Buggy {
             bug: "Laplace noise rounded to a grid of 2^-k before it is added to a sum with an \
                   arbitrary fractional part: the output's low-order bits reveal the sum's \
