@@ -296,19 +296,16 @@ fn bdp_dpsgd_excludes_outliers(params: &mut Params) -> Result<Entry> {
     )?;
     s.epsilon = epsilon;
     let lower = dpsgd_bdp_delta_lower(&data(), s.q, s.z, s.steps, s.epsilon);
-    let status = if lower > s.delta {
-        Status::Buggy {
-            bug: "the Bayesian accountant is fed the data with its outliers left out".into(),
-            true_guarantee: format!(
-                "BDP δ at the claimed ε = {} is at least {} for the full data (claimed {})",
-                crate::math::readable(s.epsilon),
-                crate::math::readable(lower),
-                crate::math::readable(s.delta)
-            ),
-        }
-    } else {
-        Status::Correct
-    };
+    let status = Status::buggy_if(
+        lower > s.delta,
+        "the Bayesian accountant is fed the data with its outliers left out",
+        format!(
+            "BDP δ at the claimed ε = {} is at least {} for the full data (claimed {})",
+            crate::math::readable(s.epsilon),
+            crate::math::readable(lower),
+            crate::math::readable(s.delta)
+        ),
+    );
     Ok(Entry {
         mechanism: Box::new(m),
         status,

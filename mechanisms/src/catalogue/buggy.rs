@@ -109,19 +109,15 @@ fn mean_fixed_n(params: &mut Params) -> Result<Entry> {
     // exactly when n₀ > 2.
     Ok(Entry {
         mechanism: Box::new(m),
-        status: if assumed_n > 2.0 {
-            Status::Buggy {
-                bug: "noise calibrated for a public dataset size n₀, but under add/remove the \
-                      size is private and the mean's sensitivity is 1/(n + 1)"
-                    .into(),
-                true_guarantee: format!(
-                    "{}-DP on datasets of at least one record (n₀·ε/2)",
-                    assumed_n * epsilon / 2.0
-                ),
-            }
-        } else {
-            Status::Correct
-        },
+        status: Status::buggy_if(
+            assumed_n > 2.0,
+            "noise calibrated for a public dataset size n₀, but under add/remove the size is \
+             private and the mean's sensitivity is 1/(n + 1)",
+            format!(
+                "{}-DP on datasets of at least one record (n₀·ε/2)",
+                assumed_n * epsilon / 2.0
+            ),
+        ),
         witness,
     })
 }
@@ -179,14 +175,11 @@ fn histogram_scale_epsilon(params: &mut Params) -> Result<Entry> {
         mechanism: Box::new(noisy_histogram_mechanism(id, epsilon, k, epsilon)?),
         // The bins' ℓ1-sensitivity is 1, so scale ε gives (1/ε)-DP: the claim fails only for
         // ε < 1 (at ε ≥ 1 the noise is at least the 1/ε the claim needs).
-        status: if 1.0 / epsilon > epsilon {
-            Status::Buggy {
-                bug: "Laplace scale ε instead of 1/ε on every bin".into(),
-                true_guarantee: format!("{}-DP (1/ε)", 1.0 / epsilon),
-            }
-        } else {
-            Status::Correct
-        },
+        status: Status::buggy_if(
+            1.0 / epsilon > epsilon,
+            "Laplace scale ε instead of 1/ε on every bin",
+            format!("{}-DP (1/ε)", 1.0 / epsilon),
+        ),
         witness: histogram_witness()?,
     })
 }

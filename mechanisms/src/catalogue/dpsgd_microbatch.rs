@@ -138,20 +138,17 @@ fn microbatches_add_remove(params: &mut Params) -> Result<Entry> {
     // the mechanism's δ there.
     let shift = (clipped_microbatch_sum(&d) - clipped_microbatch_sum(&d[1..])).abs();
     let true_delta = gaussian_dp_delta(epsilon, shift / sigma);
-    let status = if true_delta > DELTA * (1.0 + 1e-6) {
-        Status::Buggy {
-            bug: "position-based microbatches accounted per example under add/remove: removing an example shifts every later microbatch".into(),
-            true_guarantee: format!(
-                "δ ≥ {} at ε = {} on the witness (a Gaussian shift of {}C/σ, μ = {})",
-                readable(true_delta),
-                readable(epsilon),
-                readable(shift / CLIP),
-                readable(shift / sigma)
-            ),
-        }
-    } else {
-        Status::Correct
-    };
+    let status = Status::buggy_if(
+        true_delta > DELTA * (1.0 + 1e-6),
+        "position-based microbatches accounted per example under add/remove: removing an example shifts every later microbatch",
+        format!(
+            "δ ≥ {} at ε = {} on the witness (a Gaussian shift of {}C/σ, μ = {})",
+            readable(true_delta),
+            readable(epsilon),
+            readable(shift / CLIP),
+            readable(shift / sigma)
+        ),
+    );
     Ok(Entry {
         mechanism: Box::new(m),
         status,
