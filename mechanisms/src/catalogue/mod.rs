@@ -33,6 +33,7 @@ mod correct;
 mod declare;
 mod dpsgd;
 mod dpsgd_microbatch;
+mod dpsgd_shuffled;
 mod dpsgd_variants;
 mod float_leak;
 mod ftrl;
@@ -126,6 +127,7 @@ pub fn specs() -> Vec<Spec> {
     all.extend(dpsgd::specs());
     all.extend(dpsgd_variants::specs());
     all.extend(dpsgd_microbatch::specs());
+    all.extend(dpsgd_shuffled::specs());
     all.extend(learning::specs());
     all.extend(attribution::specs());
     all.extend(heatmap::specs());
