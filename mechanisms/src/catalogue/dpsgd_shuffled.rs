@@ -335,7 +335,6 @@ fn shuffled_as_poisson(params: &mut Params) -> Result<Entry> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mechanism::Mechanism;
     use rand::SeedableRng;
 
     #[test]
