@@ -34,11 +34,12 @@
 use rand::{Rng, RngExt};
 
 use super::correct::{delta_param, epsilon_param};
+use super::declare::Declared;
 use super::{Entry, Spec, Status};
 use crate::claim::PrivacyClaim;
 use crate::dataset::{Dataset, DatasetPair, Neighboring, RecordDomain};
 use crate::error::{MechanismError, Result};
-use crate::mechanism::{Mechanism, Params};
+use crate::mechanism::Params;
 use crate::noise::GaussianNoise;
 use crate::samples::Samples;
 
@@ -162,6 +163,44 @@ fn label_flip_witness(dim: usize, n: usize) -> Result<DatasetPair> {
     DatasetPair::new(d, d2, Neighboring::ReplaceOne)
 }
 
+/// The declaration every learning entry shares: replace-one neighbors, labelled records of
+/// dimension d + 1 (see [`domain`]), d reals released. `release(Σ y x̃, n₁, n, rng)` draws `n`
+/// releases from the records' labelled sum (see [`labelled_sum`]) and their number n₁.
+fn declared(
+    id: &'static str,
+    claim: PrivacyClaim,
+    source: String,
+    dim: usize,
+    release: impl Fn(Vec<f64>, f64, usize, &mut dyn Rng) -> Result<Samples> + Send + Sync + 'static,
+) -> Declared {
+    Declared {
+        id,
+        claim,
+        claim_source: Some(source),
+        neighboring: Neighboring::ReplaceOne,
+        domain: domain(dim),
+        output_dim: dim,
+        sample: Box::new(move |data: &Dataset, n, rng| {
+            let (sum, count) = labelled_sum(data, dim, id)?;
+            release(sum, count as f64, n, rng)
+        }),
+    }
+}
+
+/// `n` releases of `centre` plus noise of density ∝ exp(−‖b‖/scale) (see [`add_l2_laplace`]).
+fn l2_laplace_rows(centre: &[f64], scale: f64, n: usize, rng: &mut dyn Rng) -> Result<Samples> {
+    let dim = centre.len();
+    let unit = GaussianNoise::new(1.0)?;
+    let mut flat = Vec::with_capacity(n * dim);
+    let mut row = vec![0.0; dim];
+    for _ in 0..n {
+        row.copy_from_slice(centre);
+        add_l2_laplace(&mut row, scale, &unit, rng);
+        flat.extend_from_slice(&row);
+    }
+    Samples::from_flat(dim, flat)
+}
+
 /// Regularized ERM with output perturbation (Chaudhuri, Monteleoni & Sarwate 2011,
 /// "Differentially Private Empirical Risk Minimization", Algorithm 1): release
 /// θ* + b, θ* = argmin (1/n) Σ ℓ(θ; x_i, y_i) + (λ/2)‖θ‖² = (1/(nλ)) Σ y_i x̃_i for the linear
@@ -186,49 +225,37 @@ pub struct ErmOutputPerturbation {
     pub sensitivity_factor: f64,
 }
 
-impl Mechanism for ErmOutputPerturbation {
-    fn id(&self) -> &str {
+impl ErmOutputPerturbation {
+    fn id(&self) -> &'static str {
         if self.sensitivity_factor == 2.0 {
             "erm-output-perturbation"
         } else {
             "erm-output-perturbation-no-factor-two"
         }
     }
-    fn claim(&self) -> PrivacyClaim {
-        PrivacyClaim::Pure {
-            epsilon: self.epsilon,
-        }
-    }
-    fn claim_source(&self) -> String {
-        format!(
+
+    /// The mechanism this configuration declares.
+    fn declared(self) -> Declared {
+        let source = format!(
             "output perturbation (Chaudhuri, Monteleoni & Sarwate 2011, Thm 6): noise density \
              ∝ exp(−ε‖b‖/Δ) with Δ = {}·G/(nλ), G = {LIPSCHITZ}, λ = {}",
             self.sensitivity_factor, self.lambda
+        );
+        let (id, dim) = (self.id(), self.dim);
+        declared(
+            id,
+            PrivacyClaim::Pure {
+                epsilon: self.epsilon,
+            },
+            source,
+            dim,
+            move |sum, n1, n, rng| {
+                let nl = n1 * self.lambda;
+                let theta: Vec<f64> = sum.iter().map(|s| s / nl).collect();
+                let scale = self.sensitivity_factor * LIPSCHITZ / (nl * self.epsilon);
+                l2_laplace_rows(&theta, scale, n, rng)
+            },
         )
-    }
-    fn neighboring(&self) -> Neighboring {
-        Neighboring::ReplaceOne
-    }
-    fn domain(&self) -> RecordDomain {
-        domain(self.dim)
-    }
-    fn output_dim(&self) -> usize {
-        self.dim
-    }
-    fn sample(&self, data: &Dataset, n: usize, rng: &mut dyn Rng) -> Result<Samples> {
-        let (sum, count) = labelled_sum(data, self.dim, self.id())?;
-        let nl = count as f64 * self.lambda;
-        let theta: Vec<f64> = sum.iter().map(|s| s / nl).collect();
-        let scale = self.sensitivity_factor * LIPSCHITZ / (nl * self.epsilon);
-        let unit = GaussianNoise::new(1.0)?;
-        let mut flat = Vec::with_capacity(n * self.dim);
-        let mut row = vec![0.0; self.dim];
-        for _ in 0..n {
-            row.copy_from_slice(&theta);
-            add_l2_laplace(&mut row, scale, &unit, rng);
-            flat.extend_from_slice(&row);
-        }
-        Samples::from_flat(self.dim, flat)
     }
 }
 
@@ -261,7 +288,7 @@ fn erm_output_perturbation(params: &mut Params) -> Result<Entry> {
     let m = erm(params, "erm-output-perturbation", 2.0)?;
     let witness = label_flip_witness(m.dim, 3)?;
     Ok(Entry {
-        mechanism: Box::new(m),
+        mechanism: Box::new(m.declared()),
         status: Status::Correct,
         witness,
     })
@@ -289,7 +316,7 @@ fn erm_output_perturbation_no_factor_two(params: &mut Params) -> Result<Entry> {
         true_guarantee: format!("{}-DP (2ε; exact)", 2.0 * m.epsilon),
     };
     Ok(Entry {
-        mechanism: Box::new(m),
+        mechanism: Box::new(m.declared()),
         status,
         witness,
     })
@@ -353,20 +380,17 @@ pub struct ModelAggregation {
     pub parties: Parties,
 }
 
-impl Mechanism for ModelAggregation {
-    fn id(&self) -> &str {
+impl ModelAggregation {
+    fn id(&self) -> &'static str {
         match self.parties.calibrated_with {
             PartySize::Smallest => "model-aggregation",
             PartySize::Average => "model-aggregation-average-party-size",
         }
     }
-    fn claim(&self) -> PrivacyClaim {
-        PrivacyClaim::Pure {
-            epsilon: self.epsilon,
-        }
-    }
-    fn claim_source(&self) -> String {
-        format!(
+
+    /// The mechanism this configuration declares.
+    fn declared(self) -> Declared {
+        let source = format!(
             "model aggregation (Jayaraman et al. 2018): noise density ∝ exp(−‖b‖/s), \
              s = 2G/(m·n·λ·ε) with m = {} parties, n the {} party size, G = {LIPSCHITZ}, λ = {}",
             self.parties.count,
@@ -375,34 +399,24 @@ impl Mechanism for ModelAggregation {
                 PartySize::Average => "average",
             },
             self.lambda
+        );
+        let (id, dim) = (self.id(), self.dim);
+        declared(
+            id,
+            PrivacyClaim::Pure {
+                epsilon: self.epsilon,
+            },
+            source,
+            dim,
+            move |sum, n1, n, rng| {
+                let m = self.parties.count as f64;
+                // The other parties' local models are 0 (all-zero records).
+                let aggregate: Vec<f64> = sum.iter().map(|s| s / (n1 * self.lambda) / m).collect();
+                let size = self.parties.calibration_size(n1);
+                let scale = 2.0 * LIPSCHITZ / (m * size * self.lambda * self.epsilon);
+                l2_laplace_rows(&aggregate, scale, n, rng)
+            },
         )
-    }
-    fn neighboring(&self) -> Neighboring {
-        Neighboring::ReplaceOne
-    }
-    fn domain(&self) -> RecordDomain {
-        domain(self.dim)
-    }
-    fn output_dim(&self) -> usize {
-        self.dim
-    }
-    fn sample(&self, data: &Dataset, n: usize, rng: &mut dyn Rng) -> Result<Samples> {
-        let (sum, count) = labelled_sum(data, self.dim, self.id())?;
-        let m = self.parties.count as f64;
-        let n1 = count as f64;
-        // The other parties' local models are 0 (all-zero records).
-        let aggregate: Vec<f64> = sum.iter().map(|s| s / (n1 * self.lambda) / m).collect();
-        let size = self.parties.calibration_size(n1);
-        let scale = 2.0 * LIPSCHITZ / (m * size * self.lambda * self.epsilon);
-        let unit = GaussianNoise::new(1.0)?;
-        let mut flat = Vec::with_capacity(n * self.dim);
-        let mut row = vec![0.0; self.dim];
-        for _ in 0..n {
-            row.copy_from_slice(&aggregate);
-            add_l2_laplace(&mut row, scale, &unit, rng);
-            flat.extend_from_slice(&row);
-        }
-        Samples::from_flat(self.dim, flat)
     }
 }
 
@@ -445,7 +459,7 @@ fn model_aggregation(params: &mut Params) -> Result<Entry> {
     let m = aggregation(params, "model-aggregation", PartySize::Smallest)?;
     let witness = label_flip_witness(m.dim, 1)?;
     Ok(Entry {
-        mechanism: Box::new(m),
+        mechanism: Box::new(m.declared()),
         status: Status::Correct,
         witness,
     })
@@ -484,7 +498,7 @@ fn model_aggregation_average_party_size(params: &mut Params) -> Result<Entry> {
         Status::Correct
     };
     Ok(Entry {
-        mechanism: Box::new(m),
+        mechanism: Box::new(m.declared()),
         status,
         witness,
     })
@@ -571,21 +585,20 @@ impl GradientPerturbation {
     }
 }
 
-impl Mechanism for GradientPerturbation {
-    fn id(&self) -> &str {
+impl GradientPerturbation {
+    fn id(&self) -> &'static str {
         if self.composed {
             "gradient-perturbation"
         } else {
             "gradient-perturbation-no-composition"
         }
     }
-    fn claim(&self) -> PrivacyClaim {
-        PrivacyClaim::ZeroConcentrated { rho: self.rho() }
-    }
-    fn claim_source(&self) -> String {
+
+    /// The mechanism this configuration declares.
+    fn declared(self) -> Declared {
         let implied = crate::accountant::zcdp_to_epsilon(self.rho(), self.delta)
             .map_or_else(|e| e.to_string(), |e| format!("{e:.6}"));
-        format!(
+        let source = format!(
             "gradient perturbation (Jayaraman et al. 2018) via zCDP (Bun & Steinke 2016): \
              sigma² = 8G²T ln(1/δ)/(m² n₍₁₎² ε²) with T = {}, m = {}, ε = {}, δ = {:e}; \
              rho = T·Δ²/(2σ²) = ε²/(4 ln(1/δ)) = {:.6}, i.e. (ε′ = {implied}, δ = {:e})-DP",
@@ -595,37 +608,33 @@ impl Mechanism for GradientPerturbation {
             self.delta,
             self.rho(),
             self.delta
-        )
-    }
-    fn neighboring(&self) -> Neighboring {
-        Neighboring::ReplaceOne
-    }
-    fn domain(&self) -> RecordDomain {
-        domain(self.dim)
-    }
-    fn output_dim(&self) -> usize {
-        self.dim
-    }
-    fn sample(&self, data: &Dataset, n: usize, rng: &mut dyn Rng) -> Result<Samples> {
-        let (sum, count) = labelled_sum(data, self.dim, self.id())?;
-        let m = self.parties.count as f64;
-        let n1 = count as f64;
-        // ∇J(θ) = −g + λθ: the other parties' all-zero records have zero loss gradient.
-        let g: Vec<f64> = sum.iter().map(|s| s / (m * n1)).collect();
-        let noise = GaussianNoise::new(self.sigma(n1))?;
-        let (eta, lambda) = (self.learning_rate, self.lambda);
-        let mut flat = Vec::with_capacity(n * self.dim);
-        let mut theta = vec![0.0; self.dim];
-        for _ in 0..n {
-            theta.fill(0.0);
-            for _ in 0..self.steps {
-                for (t, gj) in theta.iter_mut().zip(&g) {
-                    *t -= eta * (lambda * *t - gj + noise.sample(rng));
+        );
+        let (id, dim) = (self.id(), self.dim);
+        declared(
+            id,
+            PrivacyClaim::ZeroConcentrated { rho: self.rho() },
+            source,
+            dim,
+            move |sum, n1, n, rng| {
+                let m = self.parties.count as f64;
+                // ∇J(θ) = −g + λθ: the other parties' all-zero records have zero loss gradient.
+                let g: Vec<f64> = sum.iter().map(|s| s / (m * n1)).collect();
+                let noise = GaussianNoise::new(self.sigma(n1))?;
+                let (eta, lambda) = (self.learning_rate, self.lambda);
+                let mut flat = Vec::with_capacity(n * dim);
+                let mut theta = vec![0.0; dim];
+                for _ in 0..n {
+                    theta.fill(0.0);
+                    for _ in 0..self.steps {
+                        for (t, gj) in theta.iter_mut().zip(&g) {
+                            *t -= eta * (lambda * *t - gj + noise.sample(&mut *rng));
+                        }
+                    }
+                    flat.extend_from_slice(&theta);
                 }
-            }
-            flat.extend_from_slice(&theta);
-        }
-        Samples::from_flat(self.dim, flat)
+                Samples::from_flat(dim, flat)
+            },
+        )
     }
 }
 
@@ -657,7 +666,7 @@ fn gradient_perturbation(params: &mut Params) -> Result<Entry> {
     let m = gradient(params, "gradient-perturbation", true)?;
     let witness = label_flip_witness(m.dim, 1)?;
     Ok(Entry {
-        mechanism: Box::new(m),
+        mechanism: Box::new(m.declared()),
         status: Status::Correct,
         witness,
     })
@@ -694,7 +703,7 @@ fn gradient_perturbation_no_composition(params: &mut Params) -> Result<Entry> {
         Status::Correct
     };
     Ok(Entry {
-        mechanism: Box::new(m),
+        mechanism: Box::new(m.declared()),
         status,
         witness,
     })
