@@ -49,6 +49,9 @@ pub(crate) struct Declared {
     pub output_dim: usize,
     /// Draws releases.
     pub sample: SampleFn,
+    /// The output transform the entry recommends (`Mechanism::recommended_transform`), e.g.
+    /// `checkpoints:1` for a run that releases its iterates; `None` for the releases as they are.
+    pub recommended_transform: Option<&'static str>,
 }
 
 impl fmt::Debug for Declared {
@@ -91,6 +94,9 @@ impl Mechanism for Declared {
     }
     fn output_dim(&self) -> usize {
         self.output_dim
+    }
+    fn recommended_transform(&self) -> Option<String> {
+        self.recommended_transform.map(str::to_string)
     }
     fn sample(&self, dataset: &Dataset, n: usize, rng: &mut dyn Rng) -> Result<Samples> {
         (self.sample)(dataset, n, rng)
@@ -149,6 +155,7 @@ pub(crate) fn vector<S: 'static>(
         neighboring,
         domain,
         output_dim,
+        recommended_transform: None,
         sample: Box::new(move |data, n, rng| {
             let s = prepare(data);
             let mut flat = Vec::with_capacity(n * output_dim);

@@ -94,6 +94,7 @@ fn mechanism(
         neighboring,
         domain: RecordDomain::real(-RANGE, RANGE, 1).with_sizes(1, 64),
         output_dim: 1,
+        recommended_transform: None,
         sample: Box::new(move |data: &Dataset, n, rng| {
             let s = clipped_microbatch_sum(&data.column(0));
             Ok(Samples::from_column(

@@ -15,7 +15,11 @@
 //! of sizes as equal as possible (the first n mod K one larger); for each batch, in order,
 //! θ ← θ − (Σ_{i ∈ batch} clip(x_i) + N(0, (zC)²)). **Every iterate** θ₁, …, θ_{K·E} is released,
 //! the threat model of the tight-auditing literature. Because the permutation is uniform, the
-//! output depends only on the multiset of records.
+//! output depends only on the multiset of records. Both entries recommend the `checkpoints:1`
+//! output transform (the final model and the largest and smallest increment), as the DP-SGD
+//! entries releasing iterates do: the record shows in one increment per epoch at an unknown
+//! position, which the extremes show and a linear score of the raw iterates does not (measured at
+//! K = 10, E = 1, z = 0.5, 5 seeds at 2·10^5: 0/5 caught without it, 5/5 with it).
 //!
 //! # Claim (`dpsgd-shuffled`): no amplification
 //! Every record is in exactly one batch per epoch. Given the permutation, replacing one record
@@ -191,6 +195,7 @@ fn mechanism(id: &'static str, run: Run, claim: PrivacyClaim, source: String) ->
         neighboring: Neighboring::ReplaceOne,
         domain: RecordDomain::real(-1.0, 1.0, 1).with_sizes(1, MAX_RECORDS),
         output_dim: steps,
+        recommended_transform: Some("checkpoints:1"),
         sample: Box::new(move |data: &Dataset, n, rng| {
             let values = data.column(0);
             let mut order: Vec<usize> = (0..values.len()).collect();

@@ -180,6 +180,7 @@ fn declared(
         neighboring: Neighboring::ReplaceOne,
         domain: domain(dim),
         output_dim: dim,
+        recommended_transform: None,
         sample: Box::new(move |data: &Dataset, n, rng| {
             let (sum, count) = labelled_sum(data, dim, id)?;
             release(sum, count as f64, n, rng)
