@@ -27,8 +27,7 @@
 //! μ = 2/z; the other batches do not change. The permutation has the same law on both sides, and
 //! the hockey-stick divergence is jointly convex, so the mixture over permutations is 2/z-GDP
 //! too; E epochs compose to μ = 2√E/z (Dong, Roth & Su 2022, Corollary 3.3). This is the bound a
-//! careful user can prove without a shuffling-specific accountant (Chua et al. recommend it, or
-//! switching to Poisson sampling, over a Poisson ε for shuffled batches).
+//! careful user can prove without a shuffling-specific accountant.
 //!
 //! # Bug (`dpsgd-shuffled-accounted-as-poisson`)
 //! The same run accounted as Poisson-subsampled DP-SGD at q = b/n = 1/K over T = K·E steps, the
@@ -56,8 +55,9 @@
 //! (K = 4, E = 2, z = 0.7): μ_f = 2.02; at ε = 1.3 the final model alone has δ ≥ 0.4629 while the
 //! Poisson profile allows 0.3685 (the test `defaults_refute_the_poisson_profile` prints them).
 //!
-//! The gap does not need large K or many steps: K = 2, E = 1, z = 0.7 gives δ = 0.449 against
-//! 0.306 at ε ≈ 1.4; it shrinks as K grows at fixed E (K = 10, E = 1, z = 0.7: 0.014), where the
+//! The gap does not need large K or many steps: K = 2, E = 1, z = 0.7 gives δ ≥ 0.454 against
+//! 0.310 at ε = 1.35; it shrinks as K grows at fixed E (K = 10, E = 1, z = 0.7: an excess of
+//! about 0.014), where the
 //! per-epoch likelihood ratio log Σ_k e^{s_k/σ²} − log Σ_k e^{−s_k/σ²} of the K increments s_k
 //! (a max-type statistic) separates better than the final model.
 
