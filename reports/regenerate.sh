@@ -60,6 +60,8 @@ audit one-run --canaries 30000 --param noise_scale=0.5
 audit run --mechanism bdp-dpsgd-excludes-outliers --data examples/bdp-data.txt
 # Position-based microbatches accounted per example: found without the witness by the portfolio.
 audit run --mechanism dpsgd-microbatches-add-remove --finder portfolio
+# Shuffled fixed-size batches accounted as Poisson: detections over the noise multiplier.
+audit sweep --mechanism dpsgd-shuffled-accounted-as-poisson --param noise_multiplier=0.4:2:0.2 --repeats 10 --samples 100000
 # The DP-Auditorium post's experiment over the whole catalogue: detections per entry × tester × ε
 # on the witness pairs (about 15 minutes on 2 cores).
 audit bench table
