@@ -352,3 +352,86 @@ fn hockey_stick_new_events_keep_their_level_on_float_and_near_atom_mechanisms() 
     }
     assert!(failures.is_empty(), "non-coverage: {failures:?}");
 }
+
+/// Correct mechanisms with discrete vector outputs, audited at the pure-DP claim each meets
+/// exactly and tightly, where the tester offers threshold events on discrete coordinates, the
+/// learned score on discrete coordinates and the joint table judged out of sample:
+/// - `counts`: four counts, each the number of reported ones among 10 records' bits, every bit
+///   kept with probability e^{ε/4}/(1 + e^{ε/4}) (randomized response at ε/4 per bit, the
+///   budget split over a record's four bits); D has ten records 0000, D' has one of them
+///   replaced by 1111. Each count's likelihood ratio is at most e^{1/4}, reached at count 10,
+///   so the joint ratio is at most e exactly: H_e = 0, attained;
+/// - `bits`: one record's eight bits, each through randomized response at ε/8 (0…0 against
+///   1…1): ratio at most e, reached on the all-ones output.
+///
+/// Both raw (`none`) and through the `auto` transform of `--exec` audits (float features and
+/// norms, so the L1 norm, a count of the total, is a discrete coordinate), at ε = 1, β = 0.05,
+/// 20 000 releases per side. Every true H_e is 0, so a positive bound is a false violation;
+/// the test fails only above the Binomial(seeds, β) 1 − 1e-6 quantile per cell.
+#[test]
+fn hockey_stick_discrete_vector_events_keep_their_level() {
+    use dp_audit::testers::Transform;
+    use rand::RngExt;
+    let beta = 0.05;
+    let n = 20_000;
+    let seeds = seeds().min(200);
+    let tester = HockeyStickTester::default();
+    let keep = |eps: f64| eps.exp() / (1.0 + eps.exp());
+    // (name, dimension, records per count, release of one side: `differs` = the replaced record).
+    let cells = [("counts", 4usize, 10usize), ("bits", 8, 1)];
+    let mut failures = Vec::new();
+    for (c, &(name, dim, records)) in cells.iter().enumerate() {
+        let k = keep(1.0 / dim as f64);
+        for transform in [Transform::None, Transform::Auto] {
+            let candidates = [(Divergence::HockeyStick { epsilon: 1.0 }, 0.0)];
+            let (mut exceed, mut learned) = (0, 0);
+            for s in 0..seeds {
+                let side = |differs: bool, index: u64| {
+                    let mut rng = Seed(s).rng(Stream::Other {
+                        tag: 110 + c as u64,
+                        index,
+                    });
+                    let mut flat = Vec::with_capacity(n * dim);
+                    for _ in 0..n {
+                        for _ in 0..dim {
+                            // Records 0…0, the first one 1…1 on the differing side.
+                            let ones = (0..records)
+                                .filter(|&r| {
+                                    let bit = differs && r == 0;
+                                    (rng.random::<f64>() < k) == bit
+                                })
+                                .count();
+                            flat.push(ones as f64);
+                        }
+                    }
+                    transform
+                        .apply(&Samples::from_flat(dim, flat).unwrap())
+                        .unwrap()
+                };
+                let (p, q) = (side(true, 0), side(false, 1));
+                let mut rng = Seed(s).rng(Stream::Tester { bound: 5 });
+                let sel = tester
+                    .select_and_bound(&p, &q, &candidates, beta, &mut rng)
+                    .unwrap()
+                    .expect("the hockey-stick tester selects");
+                learned += usize::from(
+                    sel.measurement
+                        .event
+                        .as_ref()
+                        .is_some_and(|e| e.description.contains("logistic")),
+                );
+                if sel.measurement.value > 0.0 {
+                    exceed += 1;
+                }
+            }
+            let crit = Binomial::new(beta, seeds).unwrap().inverse_cdf(1.0 - 1e-6);
+            eprintln!(
+                "correct {name} mechanism through --transform {transform}: violation in {exceed}/{seeds} seeds, the learned score chosen in {learned} (β = {beta}; fail above {crit})"
+            );
+            if exceed > crit {
+                failures.push(format!("{name} {transform}: {exceed}/{seeds}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "non-coverage: {failures:?}");
+}

@@ -15,12 +15,15 @@
 //! # The event-search form (default, [`HockeyStickTester::default`])
 //! On the training split the tester scores a set of candidate events and keeps the best one.
 //! Candidates are thresholded scores {s(x) ≥ t}:
-//! - each continuous output coordinate and its negation;
+//! - each continuous output coordinate and its negation, and each discrete coordinate with
+//!   more than two values and its negation (discrete outputs are numbers: counts, ranks, the
+//!   `auto` transform's norms; a threshold pools tail values the table below sees one by one);
 //! - for discrete outputs, the estimated log-likelihood ratio of each output value (of the
 //!   joint pattern of all discrete coordinates; when most training rows have a pattern seen
-//!   only once, that table and one per pair of discrete coordinates with more than two values
-//!   (at most 16 such coordinates) are estimated on the first half of the training rows and
-//!   judged on the second); for mixed
+//!   only once, or the patterns average fewer than 100 training rows each, that table and one
+//!   per pair of discrete coordinates with more than two values (at most 16 such coordinates)
+//!   are estimated on the first half of the training rows and judged on the second, so that
+//!   their in-sample overfit does not win the selection); for mixed
 //!   outputs, a continuous coordinate restricted to one pattern of the discrete coordinates;
 //! - *near-atoms* of each continuous coordinate j: the score −|x_j − v| (events
 //!   {|x_j − v| ≤ w}, the width w searched like any threshold) for the most frequent values v
@@ -34,7 +37,10 @@
 //!   (label 1) against those of Q (label 0), with features the standardized continuous
 //!   coordinates and their squares (so it can follow a shift along any direction and a change of
 //!   variance). It finds events no single coordinate can express, e.g. a mean shift along a
-//!   diagonal.
+//!   diagonal. When the joint table of the discrete coordinates is judged out of sample (above)
+//!   and at least two coordinates vary, the discriminator is fitted on every varying coordinate,
+//!   discrete ones included (a vector of counts whose coordinates each leak a little: the
+//!   log-likelihood ratio of independent coordinates is a sum over them).
 //!
 //! The threshold of every candidate, the direction, and whether to use one event or one per
 //! direction summed (below), are the ones maximizing the z-statistic predicted for the held-out
@@ -146,7 +152,8 @@ pub struct HockeyStickTester {
     /// How the event is chosen.
     pub form: HockeyStickForm,
     /// Event-search form only: add the learned (logistic-regression) score to the candidates when
-    /// the output has at least two continuous coordinates.
+    /// the output has at least two continuous coordinates, or at least two varying coordinates
+    /// and a discrete table too fine to estimate in sample (see the module docs).
     pub learned_score: bool,
     /// Event-search form only: add near-atom events {|x_j − v| ≤ w} around frequent training
     /// values of each continuous coordinate (see the module docs).
@@ -632,6 +639,8 @@ impl HockeyStickTester {
         let mut discrete = Vec::new();
         // Discrete coordinates with more than two values (not flags), for the pair tables.
         let mut multi_valued = Vec::new();
+        // Discrete coordinates that vary (not constant on both sides), for the learned score.
+        let mut varying_discrete = Vec::new();
         let mut continuous = Vec::new();
         for j in 0..d {
             let dp = distinct_values(p, 0..np, j, cap);
@@ -646,6 +655,7 @@ impl HockeyStickTester {
             }
             if few {
                 discrete.push(j);
+                varying_discrete.push(j);
                 if dp.max(dq) > 2 {
                     multi_valued.push(j);
                 }
@@ -661,7 +671,12 @@ impl HockeyStickTester {
             out.extend(fit(&coords, true));
             return out;
         }
-        for &j in &continuous {
+        // Threshold events of every continuous coordinate and, since discrete outputs here are
+        // numbers (counts, ranks, encoded features), of every discrete coordinate with more than
+        // two values too: {x_j ≥ t} pools the tail values whose ratios the atom table can only
+        // estimate one by one (a pure-DP violation often shows only in a tail, e.g. the L1 norm
+        // of a vector of counts when each count leaks a little).
+        for &j in continuous.iter().chain(&multi_valued) {
             for sign in [1.0, -1.0] {
                 out.push(Score::Coordinate { j, sign });
             }
@@ -673,24 +688,48 @@ impl HockeyStickTester {
                 }
             }
         }
-        // The learned score is fitted only when there are two or more continuous coordinates,
-        // where it can find directions no single coordinate has. In one dimension its upper
-        // sets (of a quadratic in x) add only two-sided events, not worth a fit per audit.
+        // The learned score is fitted only when there are two or more coordinates it can
+        // combine, where it can find directions no single coordinate has: two or more continuous
+        // coordinates, or, when the joint table of the discrete coordinates is too sparse to
+        // estimate (below), every varying coordinate (e.g. a vector of counts, where the
+        // log-likelihood ratio of independent coordinates is a sum over them). In one dimension
+        // its upper sets (of a quadratic in x) add only two-sided events, not worth a fit per
+        // audit.
+        let table = (!discrete.is_empty()).then(|| atom_table(p, np, q, nq, &discrete));
+        // Patterns seen once score 0 (see `atom_table`); when they hold most training rows,
+        // the joint table of all discrete coordinates is too fine to see anything. When there
+        // are fewer than 100 training rows a pattern on average, its in-sample estimates
+        // still overfit: the patterns whose ratio the training rows overestimate are the ones a
+        // threshold on it picks, and it wins the selection on noise (measured on a vector of
+        // four counts: a held-out excess of 0.002 chosen over a sum whose excess is 0.02). Both
+        // make the table `fine`: it is then judged on rows it was not estimated on.
+        let sparse = table
+            .as_ref()
+            .is_some_and(|t| 2 * t.values().filter(|&&v| v == 0.0).count() >= np + nq);
+        let fine = sparse || table.as_ref().is_some_and(|t| 100 * t.len() > np + nq);
+        let varying: Vec<usize> = {
+            let mut v: Vec<usize> = continuous
+                .iter()
+                .chain(&varying_discrete)
+                .copied()
+                .collect();
+            v.sort_unstable();
+            v
+        };
         if self.learned_score && continuous.len() >= 2 {
             out.extend(fit(&continuous, false));
+        } else if self.learned_score && fine && varying.len() >= 2 {
+            out.extend(fit(&varying, false));
         }
-        if !discrete.is_empty() {
-            let table = atom_table(p, np, q, nq, &discrete);
-            // Patterns seen once score 0 (see `atom_table`); when they hold most training rows,
-            // the joint table of all discrete coordinates is too fine to see anything (e.g. the
-            // float features of a vector output): its in-sample scores are then mostly noise,
-            // so it is re-estimated on the first half of the training rows and judged on the
-            // other half (as the learned score is), and each pair of discrete coordinates with
-            // more than two values is offered too, estimated the same way (a leak in the low
-            // mantissa bits within one binade of one coordinate is a pair).
-            let sparse = 2 * table.values().filter(|&&v| v == 0.0).count() >= np + nq;
+        if let Some(table) = table {
+            // When the joint table is sparse (e.g. the float features of a vector output), its
+            // in-sample scores are mostly noise, so it is re-estimated on the first half of the
+            // training rows and judged on the other half (as the learned score is), and each
+            // pair of discrete coordinates with more than two values is offered too, estimated
+            // the same way (a leak in the low mantissa bits within one binade of one coordinate
+            // is a pair).
             let half = np.min(nq) / 2;
-            let split = sparse && half > 0;
+            let split = fine && half > 0;
             out.push(if split {
                 Score::Atoms {
                     coords: discrete.clone(),
