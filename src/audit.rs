@@ -247,6 +247,10 @@ pub struct SearchSummary {
     pub finder: String,
     /// Exploratory trials scored (search phase; no statistical claim).
     pub trials: Vec<TrialSummary>,
+    /// Proposed pairs the program failed on (a failure status or a time-out): skipped, not
+    /// scored.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<SkippedSummary>,
     /// Every confirming audit, in order: the pair, the verdict and the largest margin.
     pub confirmations: Vec<ConfirmationSummary>,
     /// The β rule of the search (how β was split over the confirm slots).
@@ -266,6 +270,17 @@ pub struct TrialSummary {
     pub sizes: [usize; 2],
     /// Point estimate of (divergence − allowed).
     pub score: f64,
+}
+
+/// A proposed pair the program failed on, as the report records it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SkippedSummary {
+    /// Trial index.
+    pub index: usize,
+    /// D and D', shortened.
+    pub pair: [String; 2],
+    /// The failure: exit status or time-out, the request and the program's stderr.
+    pub error: String,
 }
 
 /// One confirming audit, as the report records it.

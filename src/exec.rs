@@ -210,15 +210,19 @@ impl ExecMechanism {
     ) -> Result<Samples, MechanismError> {
         let preview = request_preview(dataset, n, seed);
         let tail = Arc::new(Mutex::new(Vec::new()));
-        let fail = |what: String| {
+        let message = |what: String| {
             let t = stderr_tail(&tail);
-            exec_error(
-                &self.command,
-                format!(
-                    "{what}\n  request: {preview}\n  stderr (tail): {}",
-                    if t.is_empty() { "(empty)" } else { &t }
-                ),
+            format!(
+                "{what}\n  request: {preview}\n  stderr (tail): {}",
+                if t.is_empty() { "(empty)" } else { &t }
             )
+        };
+        let fail = |what: String| exec_error(&self.command, message(what));
+        // The program ran and refused this dataset (a failure status or no answer in time): a
+        // search skips such a pair (see `MechanismError::Refused`).
+        let refused = |what: String| MechanismError::Refused {
+            mechanism: format!("exec `{}`", self.command),
+            message: message(what),
         };
         let deadline = Instant::now() + self.timeout;
         let mut child = Command::new(&self.words[0])
@@ -333,7 +337,7 @@ impl ExecMechanism {
         if timed_out {
             kill_and_drain(err_closed);
             let secs = self.timeout.as_secs_f64();
-            return Err(fail(match (&exited, &out) {
+            return Err(refused(match (&exited, &out) {
                 (Some(Ok(status)), None) => format!(
                     "exited ({status}), but its stdout was still open after {secs} s \
                      (--exec-timeout): a process it started (e.g. in the background) holds it; \
@@ -346,7 +350,26 @@ impl ExecMechanism {
             }));
         }
         if let Some(Err(m)) = out {
+            // A program that fails stops writing and exits with a failure status just after its
+            // stdout closes: wait a moment for that status, so that a refusal of this dataset is
+            // told apart from a malformed answer.
+            let grace = Instant::now() + KILL_GRACE;
+            while exited.is_none()
+                && let Some(left) = grace.checked_duration_since(Instant::now())
+            {
+                match rx.recv_timeout(left) {
+                    Ok(Event::Exited(s)) => exited = Some(s),
+                    Ok(Event::StderrClosed) => err_closed = true,
+                    Ok(_) => {}
+                    Err(_) => break,
+                }
+            }
             kill_and_drain(err_closed);
+            if let Some(Ok(status)) = &exited
+                && !status.success()
+            {
+                return Err(refused(format!("exited with {status} ({m})")));
+            }
             return Err(fail(m));
         }
         let unread = match written {
@@ -358,7 +381,7 @@ impl ExecMechanism {
         match exited {
             Some(Ok(status)) if status.success() => {}
             Some(Ok(status)) => {
-                return Err(fail(match unread {
+                return Err(refused(match unread {
                     Some(u) => format!("exited with {status}; {u}"),
                     None => format!("exited with {status}"),
                 }));

@@ -158,6 +158,74 @@ fn broken_programs_are_clear_errors() {
     assert!(stderr(&o).contains("--claim"), "{}", stderr(&o));
 }
 
+/// A program that fails on one dataset (here a division by the size of the empty dataset, which
+/// the default finder proposes under add-remove) is audited on the others: the pair is skipped
+/// and recorded (text, JSON and the report's page), and the run still ends in a verdict. The
+/// mechanism is a correct Laplace sum, audited at β = 1e-3 (false-failure rate ≤ 1e-3).
+#[test]
+fn a_pair_the_program_fails_on_is_skipped_and_recorded() {
+    let p = script(
+        "laplace_no_empty.py",
+        &LAPLACE_PY.replace(
+            "s = sum(req[\"dataset\"])",
+            "s = sum(req[\"dataset\"]) / len(req[\"dataset\"]) * len(req[\"dataset\"])",
+        ),
+    );
+    let cmd = format!("python3 {} 1.0", p.display());
+    let dir = std::env::temp_dir().join(format!("dp-audit-exec-skip-{}", std::process::id()));
+    let dir_s = dir.to_str().unwrap();
+    let args = [
+        "run",
+        "--exec",
+        &cmd,
+        "--claim",
+        "pure:1",
+        "--trials",
+        "8",
+        "--search-samples",
+        "1000",
+        "--samples",
+        "20000",
+        "--transform",
+        "none",
+        "--report-dir",
+        dir_s,
+    ];
+    let o = audit(&args);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("skipped      "), "{text}");
+    assert!(text.contains("ZeroDivisionError"), "{text}");
+    assert!(text.contains("D = [] (0 records)"), "{text}");
+    let mut json_args = args.to_vec();
+    json_args.truncate(json_args.len() - 2);
+    json_args.extend_from_slice(&["--json", "--no-report"]);
+    let j: serde_json::Value = serde_json::from_slice(&audit(&json_args).stdout).unwrap();
+    let skipped = j["skipped"].as_array().expect("skipped pairs in the JSON");
+    assert!(!skipped.is_empty(), "{j}");
+    for t in skipped {
+        assert_eq!(t["pair"]["first"]["records"], serde_json::json!([]), "{t}");
+        assert!(
+            t["error"].as_str().unwrap().contains("exit status: 1"),
+            "{t}"
+        );
+    }
+    // Every proposal counts as a trial: scored and skipped make --trials 8.
+    assert_eq!(j["trials"].as_array().unwrap().len() + skipped.len(), 8);
+    let page = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path().join("index.html"))
+        .find(|p| p.exists())
+        .expect("a report page");
+    let html = std::fs::read_to_string(page).unwrap();
+    assert!(
+        html.contains("id=\"skipped-pairs\""),
+        "the page lists the skipped pair"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// The mistake: a program seeded with a constant (random.seed(42)) repeats its noise in
 /// every batch and on both sides. The audit refuses it (exit 2) instead of a verdict, both with
 /// one batch per side (the order of the releases repeats across the neighboring datasets) and

@@ -46,6 +46,17 @@ pub enum MechanismError {
         /// The closest known ids, best first.
         closest: Vec<String>,
     },
+    /// An external program refused one dataset: it exited with a failure status or did not
+    /// finish in time (e.g. a mean that divides by the size of an empty dataset). Its message
+    /// reads as [`MechanismError::Sampling`]'s; a dataset search skips the pair (it is no
+    /// release of the mechanism) and records it, where every other sampling error stops the run.
+    #[error("mechanism {mechanism} failed to sample: {message}")]
+    Refused {
+        /// Mechanism id.
+        mechanism: String,
+        /// What went wrong, with the request and the program's stderr.
+        message: String,
+    },
     /// A mechanism failed while sampling.
     #[error("mechanism {mechanism} failed to sample: {message}")]
     Sampling {

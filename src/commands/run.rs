@@ -1074,6 +1074,15 @@ fn run_search(
                 score: t.score,
             })
             .collect(),
+        skipped: rep
+            .skipped
+            .iter()
+            .map(|t| crate::audit::SkippedSummary {
+                index: t.index,
+                pair: [t.pair.first().short(), t.pair.second().short()],
+                error: t.error.clone(),
+            })
+            .collect(),
         confirmations: rep
             .confirmations
             .iter()
@@ -1094,7 +1103,8 @@ fn run_search(
         verdict: rep.verdict,
         samples_drawn: rep.samples_drawn,
     };
-    let reproduce = reproduce_line(Some(rep.trials.len()));
+    // Refused proposals count as trials: `--trials` bounds the proposals.
+    let reproduce = reproduce_line(Some(rep.trials.len() + rep.skipped.len()));
     // The page shows the confirmation that decided: the violating one, else the last.
     let deciding = rep
         .confirmations

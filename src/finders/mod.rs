@@ -301,6 +301,18 @@ pub struct Trial {
     pub exploratory_margin: f64,
 }
 
+/// A proposed pair the program refused (see [`crate::mechanisms::MechanismError::Refused`]):
+/// skipped, not scored.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SkippedTrial {
+    /// Trial index (proposals are numbered together with the scored trials).
+    pub index: usize,
+    /// The pair proposed.
+    pub pair: DatasetPair,
+    /// The program's failure: exit status or time-out, the request and its stderr.
+    pub error: String,
+}
+
 /// The search/confirm run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SearchReport {
@@ -310,6 +322,10 @@ pub struct SearchReport {
     pub config: SearchConfig,
     /// Every exploratory trial, in order (labelled exploratory: no statistical claim).
     pub trials: Vec<Trial>,
+    /// Proposed pairs the program refused (exited with a failure status or timed out), in
+    /// order: skipped, not scored. Empty for a catalogue mechanism.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<SkippedTrial>,
     /// Percentiles (0, 10, 50, 90, 100) of the exploratory scores across trials.
     pub score_percentiles: Vec<(f64, f64)>,
     /// Confirming audits, best-ranked first; β of the run split evenly over `config.confirm_top`.
@@ -344,6 +360,14 @@ pub const CHECKPOINT_TRIALS: usize = 10;
 /// at least two slots exist); the remaining
 /// slots go to the best-scored pairs after the search. Every choice of a pair reads exploratory
 /// samples only, which the confirm phase never sees. Stops at the first confirmed violation.
+///
+/// A proposed pair on which the program fails in the search phase (it exits with a failure
+/// status or times out: [`crate::mechanisms::MechanismError::Refused`], e.g. a mean dividing
+/// by the size of the empty dataset) is skipped and recorded in [`SearchReport::skipped`]; the
+/// finder is told the lowest score seen so far (at most −1). Skipping only changes which pairs
+/// are scored, never a bound. Every other error stops the run, and so does a failure in the
+/// confirm phase (the pair was sampled in the search: the program is not repeatable); a search
+/// in which every proposal was refused is an error naming the first refusal.
 pub fn search_and_confirm(
     mechanism: &dyn Mechanism,
     claim: &PrivacyClaim,
@@ -399,6 +423,7 @@ pub fn search_and_confirm_observed(
     let mut confirmed_pairs: Vec<DatasetPair> = Vec::new();
     let mut verdict = Verdict::NoViolation;
     let mut trials: Vec<Trial> = Vec::new();
+    let mut skipped: Vec<SkippedTrial> = Vec::new();
     let mut calls = 0u64;
     let mut drawn = 0u64;
     let budget_left =
@@ -434,7 +459,8 @@ pub fn search_and_confirm_observed(
             let elapsed = start.elapsed().as_secs_f64();
             let mut sorted = trial_secs.clone();
             sorted.sort_by(f64::total_cmp);
-            let median_trial = sorted[sorted.len() / 2];
+            // No trial scored yet (every proposal so far refused): the elapsed time decides.
+            let median_trial = sorted.get(sorted.len() / 2).copied().unwrap_or(0.0);
             let rate = if confirm_drawn > 0 {
                 per_release(search_secs, search_drawn, confirm_secs, confirm_drawn)
             } else {
@@ -462,14 +488,27 @@ pub fn search_and_confirm_observed(
         }
         let Some(pair) = finder.ask()? else { break };
         let t0 = Instant::now();
-        let r = audit_pair_in(
+        let r = match audit_pair_in(
             mechanism,
             claim,
             &pair,
             testers,
             &search_config,
             Phase::Search(index as u64),
-        )?;
+        ) {
+            Ok(r) => r,
+            Err(Error::Mechanism(e @ crate::mechanisms::MechanismError::Refused { .. })) => {
+                let worst = trials.iter().map(|t| t.score).fold(-1.0_f64, f64::min);
+                finder.tell(worst);
+                skipped.push(SkippedTrial {
+                    index,
+                    pair,
+                    error: e.to_string(),
+                });
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
         search_secs += t0.elapsed().as_secs_f64();
         trial_secs.push(t0.elapsed().as_secs_f64());
         search_drawn += cost;
@@ -505,7 +544,7 @@ pub fn search_and_confirm_observed(
         });
         // A budget that cannot hold one confirming audit (at half the exploratory time per
         // release, the most favourable reading) is an error, not a run that overruns it.
-        if index == 0
+        if trials.len() == 1
             && let Some(budget) = search.budget_seconds
         {
             let optimistic = 0.5 * search_secs / cost.max(1) as f64 * confirm_releases(1);
@@ -583,6 +622,16 @@ pub fn search_and_confirm_observed(
         }
     }
     if trials.is_empty() {
+        if let Some(first) = skipped.first() {
+            return Err(Error::InvalidConfig(format!(
+                "the search scored no pair: the program failed on all {} proposed pairs; the first, trial {} (D = {}, D' = {}): {}",
+                skipped.len(),
+                first.index,
+                first.pair.first().short(),
+                first.pair.second().short(),
+                first.error
+            )));
+        }
         return Err(Error::InvalidConfig(
             "the search scored no pair: the finder proposed none, or the sample budget (--samples × --confirm plus --search-samples) left no room for one trial".into(),
         ));
@@ -629,6 +678,7 @@ pub fn search_and_confirm_observed(
         config: search.clone(),
         score_percentiles: [0.0, 10.0, 50.0, 90.0, 100.0].map(pct).to_vec(),
         trials,
+        skipped,
         beta_rule: format!(
             "search bounds are exploratory (β = {SEARCH_BETA}, used only to rank pairs, on samples the confirm phase never sees); β = {} of the run split evenly over the {} confirm slots: β/{} = {} per confirming audit (union bound), whether or not every slot is used; a pair whose exploratory bound exceeds the allowance is confirmed at once; after {CHECKPOINT_TRIALS} trials with nothing confirmed, the best pair so far is confirmed; the rest go to the best-scored pairs",
             readable(audit.failure_probability),

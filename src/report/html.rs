@@ -297,6 +297,24 @@ fn search_html(sr: &crate::audit::SearchSummary) -> String {
         sr.confirmations.len(),
         e(&sr.beta_rule)
     );
+    if !sr.skipped.is_empty() {
+        let _ = write!(
+            b,
+            "<p id=\"skipped\">The program failed (a failure status or a time-out) on {} proposed pair(s), which were skipped: not scored, and no bound rests on them.</p><div class=\"scroll\"><table id=\"skipped-pairs\"><thead><tr><th>trial</th><th>D</th><th>D'</th><th>failure</th></tr></thead><tbody>",
+            sr.skipped.len()
+        );
+        for t in &sr.skipped {
+            let _ = write!(
+                b,
+                "<tr><td>{}</td><td class=\"mono\">{}</td><td class=\"mono\">{}</td><td class=\"mono\">{}</td></tr>",
+                t.index,
+                e(&t.pair[0]),
+                e(&t.pair[1]),
+                e(&t.error)
+            );
+        }
+        b.push_str("</tbody></table></div>\n");
+    }
     let _ = write!(
         b,
         "<div class=\"scroll\"><table id=\"confirmations\"><thead><tr><th>#</th><th>D</th><th>D'</th><th>verdict</th><th>largest bound − allowed</th></tr></thead><tbody>"

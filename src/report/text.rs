@@ -168,6 +168,27 @@ pub fn render_search_text(r: &crate::finders::SearchReport) -> String {
         "scores       point estimates of (divergence − allowed) across trials: {}",
         pct.join(", ")
     );
+    if !r.skipped.is_empty() {
+        let _ = writeln!(
+            s,
+            "skipped      {} proposed pair(s) the program failed on (a failure status or a time-out): not scored, no release drawn from them; trials {}",
+            r.skipped.len(),
+            r.skipped
+                .iter()
+                .map(|t| t.index.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        if let Some(first) = r.skipped.first() {
+            let _ = writeln!(
+                s,
+                "             first: D = {}, D' = {}: {}",
+                first.pair.first().short(),
+                first.pair.second().short(),
+                first.error.replace('\n', "\n             ")
+            );
+        }
+    }
     let _ = writeln!(s, "β            {}", r.beta_rule);
     for (k, c) in r.confirmations.iter().enumerate() {
         let _ = writeln!(
