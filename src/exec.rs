@@ -26,9 +26,12 @@
 //! Each of these is an error naming the command, the request (its first records when long) and
 //! the tail of stderr; no verdict is ever computed from partial data:
 //! - a non-zero exit or a death by signal (reported first: the program's own words are in
-//!   stderr);
+//!   stderr), a time-out, or a NaN or ∞ among the releases: the program refused this dataset
+//!   ([`MechanismError::Refused`]); a dataset search skips such a pair and records it (a mean
+//!   of the empty dataset is the common case), every other error below ends the run;
 //! - too few lines, a line too many (stdout is parsed as it arrives, so a program printing
-//!   without end is stopped at the first extra line), a non-numeric value, NaN or ∞,
+//!   without end is stopped at the first extra line), a non-numeric value (booleans, JSON's
+//!   `true`/`false` or Python's `True`/`False`, read as 1 and 0),
 //!   inconsistent lengths, a line longer than 64 MiB;
 //! - a program that closes its stdin or exits before reading the whole request (a broken pipe
 //!   on our side): it cannot have read its `seed`, which comes last;
@@ -365,6 +368,15 @@ impl ExecMechanism {
                 }
             }
             kill_and_drain(err_closed);
+            // A non-finite value first: a failure status may only be the broken pipe of the
+            // output it was still writing when the reader stopped.
+            if let Some(m) = m.strip_prefix(NON_FINITE) {
+                return Err(refused(format!(
+                    "printed a value that is not a finite number ({m}); a program whose output \
+                     on some datasets is not a number, but is on their neighbours, reveals which \
+                     it was given: dp-audit cannot test such outputs, check this dataset yourself"
+                )));
+            }
             if let Some(Ok(status)) = &exited
                 && !status.success()
             {
@@ -837,7 +849,7 @@ pub fn parse_lines(
 ) -> Result<Samples, String> {
     let mut parser = LineParser::new(expected_n, expected_dim);
     for line in text.lines() {
-        parser.push(line)?;
+        parser.push(line).map_err(|e| e.replace(NON_FINITE, ""))?;
     }
     parser.finish()
 }
@@ -852,7 +864,7 @@ pub(crate) fn parse_chunk(
     let mut parser = LineParser::new(None, expected_dim);
     parser.first_line = first_line;
     for line in text.lines() {
-        parser.push(line)?;
+        parser.push(line).map_err(|e| e.replace(NON_FINITE, ""))?;
     }
     parser.finish()
 }
@@ -903,18 +915,36 @@ impl LineParser {
         if l.is_empty() {
             return Err(format!("line {line_no} is empty"));
         }
+        // Python's booleans (`True`, `False`) read as JSON's (`true`, `false`): 1 and 0, a
+        // fixed one-to-one recoding (randomized response printed with `print(bit)`).
+        let recoded;
+        let l = if l.contains("True") || l.contains("False") {
+            recoded = l.replace("True", "true").replace("False", "false");
+            recoded.as_str()
+        } else {
+            l
+        };
         let v: serde_json::Value = serde_json::from_str(l).map_err(|e| {
-            format!(
-                "line {line_no} is not a JSON number or array ({e}): {}",
-                clip(l)
-            )
+            if has_non_finite_token(l) {
+                format!(
+                    "{NON_FINITE}line {line_no} holds a non-finite value (NaN or ∞): {}",
+                    clip(l)
+                )
+            } else {
+                format!(
+                    "line {line_no} is not a JSON number or array ({e}): {}",
+                    clip(l)
+                )
+            }
         })?;
         let row: Vec<f64> = match &v {
             serde_json::Value::Number(x) => vec![number(x, line_no, l)?],
+            serde_json::Value::Bool(b) => vec![f64::from(u8::from(*b))],
             serde_json::Value::Array(xs) => xs
                 .iter()
                 .map(|x| match x {
                     serde_json::Value::Number(x) => number(x, line_no, l),
+                    serde_json::Value::Bool(b) => Ok(f64::from(u8::from(*b))),
                     other => Err(format!(
                         "line {line_no}: {other} is not a number: {}",
                         clip(l)
@@ -967,8 +997,24 @@ fn number(x: &serde_json::Number, line_no: usize, line: &str) -> Result<f64, Str
     if v.is_finite() {
         Ok(v)
     } else {
-        Err(format!("line {line_no}: {x} is not finite: {}", clip(line)))
+        Err(format!(
+            "{NON_FINITE}line {line_no}: {x} is not finite: {}",
+            clip(line)
+        ))
     }
+}
+
+/// Marks a parse error for a non-finite value (NaN or ∞, which the testers cannot take): the
+/// program answered, but not with a release dp-audit can test, so a search skips that dataset
+/// as refused (see [`MechanismError::Refused`]). Stripped from the message shown.
+const NON_FINITE: &str = "\u{0}non-finite\u{0}";
+
+/// Whether a line that is not JSON holds a token of a non-finite float as programs print them
+/// (`nan`, `NaN`, `inf`, `-inf`, `Infinity`, …), alone or as an array element.
+fn has_non_finite_token(line: &str) -> bool {
+    line.split(|c: char| c == ',' || c == '[' || c == ']' || c.is_whitespace())
+        .map(|t| t.trim_start_matches(['+', '-']).to_ascii_lowercase())
+        .any(|t| t == "nan" || t == "inf" || t == "infinity")
 }
 
 fn clip(s: &str) -> String {
@@ -1033,6 +1079,22 @@ mod tests {
         for (i, v) in values.iter().enumerate() {
             assert_eq!(s.values()[[i, 1]].to_bits(), v.to_bits());
         }
+    }
+
+    /// Booleans read as 1 and 0, in JSON's and Python's spelling, alone or in arrays; NaN and ∞
+    /// are errors whose message carries no marker.
+    #[test]
+    fn booleans_read_as_numbers_and_non_finite_values_are_named() {
+        let s = parse_lines("True\nfalse\n1\n", Some(3), None).unwrap();
+        assert_eq!(s.values().column(0).to_vec(), vec![1.0, 0.0, 1.0]);
+        let s = parse_lines("[True, False, 2.5]\n[false, true, 0]\n", None, Some(3)).unwrap();
+        assert_eq!(s.values().row(1).to_vec(), vec![0.0, 1.0, 0.0]);
+        for bad in ["nan", "[1, -inf]", "Infinity", "[NaN]"] {
+            let err = parse_lines(bad, None, None).unwrap_err();
+            assert!(err.contains("non-finite"), "{bad}: {err}");
+            assert!(!err.contains('\u{0}'), "{bad}: {err:?}");
+        }
+        assert!(!has_non_finite_token("[1, 2, infinite]"));
     }
 
     /// The streamed request is, byte for byte, what serde_json prints for the whole object

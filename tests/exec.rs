@@ -224,6 +224,30 @@ fn a_pair_the_program_fails_on_is_skipped_and_recorded() {
         "the page lists the skipped pair"
     );
     let _ = std::fs::remove_dir_all(&dir);
+    // The same program printing NaN on the empty dataset (Python's float("nan")) instead of
+    // failing: skipped and named too.
+    let nan = script(
+        "laplace_nan_empty.py",
+        &LAPLACE_PY.replace(
+            "print(\"\\n\".join(out))",
+            "print(\"\\n\".join(out if req[\"dataset\"] else [\"nan\"] * req[\"samples\"]))",
+        ),
+    );
+    assert!(std::fs::read_to_string(&nan).unwrap().contains("[\"nan\"]"));
+    let nan_cmd = format!("python3 {} 1.0", nan.display());
+    let mut nan_args = json_args.clone();
+    nan_args[2] = &nan_cmd;
+    let o = audit(&nan_args);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let skipped = j["skipped"].as_array().expect("skipped pairs in the JSON");
+    assert!(!skipped.is_empty(), "{j}");
+    assert!(
+        skipped[0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("not a finite number")
+    );
 }
 
 /// The mistake: a program seeded with a constant (random.seed(42)) repeats its noise in

@@ -46,8 +46,9 @@ pub enum MechanismError {
         /// The closest known ids, best first.
         closest: Vec<String>,
     },
-    /// An external program refused one dataset: it exited with a failure status or did not
-    /// finish in time (e.g. a mean that divides by the size of an empty dataset). Its message
+    /// An external program refused one dataset: it exited with a failure status, did not
+    /// finish in time or printed NaN or ∞ (e.g. a mean that divides by the size of an empty
+    /// dataset). Its message
     /// reads as [`MechanismError::Sampling`]'s; a dataset search skips the pair (it is no
     /// release of the mechanism) and records it, where every other sampling error stops the run.
     #[error("mechanism {mechanism} failed to sample: {message}")]

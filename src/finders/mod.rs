@@ -322,8 +322,8 @@ pub struct SearchReport {
     pub config: SearchConfig,
     /// Every exploratory trial, in order (labelled exploratory: no statistical claim).
     pub trials: Vec<Trial>,
-    /// Proposed pairs the program refused (exited with a failure status or timed out), in
-    /// order: skipped, not scored. Empty for a catalogue mechanism.
+    /// Proposed pairs the program refused (exited with a failure status, timed out or printed a
+    /// non-finite value), in order: skipped, not scored. Empty for a catalogue mechanism.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skipped: Vec<SkippedTrial>,
     /// Percentiles (0, 10, 50, 90, 100) of the exploratory scores across trials.
@@ -362,7 +362,7 @@ pub const CHECKPOINT_TRIALS: usize = 10;
 /// samples only, which the confirm phase never sees. Stops at the first confirmed violation.
 ///
 /// A proposed pair on which the program fails in the search phase (it exits with a failure
-/// status or times out: [`crate::mechanisms::MechanismError::Refused`], e.g. a mean dividing
+/// status, times out or prints NaN or ∞: [`crate::mechanisms::MechanismError::Refused`], e.g. a mean dividing
 /// by the size of the empty dataset) is skipped and recorded in [`SearchReport::skipped`]; the
 /// finder is told the lowest score seen so far (at most −1). Skipping only changes which pairs
 /// are scored, never a bound. Every other error stops the run, and so does a failure in the

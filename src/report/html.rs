@@ -300,7 +300,7 @@ fn search_html(sr: &crate::audit::SearchSummary) -> String {
     if !sr.skipped.is_empty() {
         let _ = write!(
             b,
-            "<p id=\"skipped\">The program failed (a failure status or a time-out) on {} proposed pair(s), which were skipped: not scored, and no bound rests on them.</p><div class=\"scroll\"><table id=\"skipped-pairs\"><thead><tr><th>trial</th><th>D</th><th>D'</th><th>failure</th></tr></thead><tbody>",
+            "<p id=\"skipped\">The program failed (a failure status, a time-out or a non-finite output) on {} proposed pair(s), which were skipped: not scored, and no bound rests on them.</p><div class=\"scroll\"><table id=\"skipped-pairs\"><thead><tr><th>trial</th><th>D</th><th>D'</th><th>failure</th></tr></thead><tbody>",
             sr.skipped.len()
         );
         for t in &sr.skipped {

@@ -171,7 +171,7 @@ pub fn render_search_text(r: &crate::finders::SearchReport) -> String {
     if !r.skipped.is_empty() {
         let _ = writeln!(
             s,
-            "skipped      {} proposed pair(s) the program failed on (a failure status or a time-out): not scored, no release drawn from them; trials {}",
+            "skipped      {} proposed pair(s) the program failed on (a failure status, a time-out or a non-finite output): not scored, no release drawn from them; trials {}",
             r.skipped.len(),
             r.skipped
                 .iter()
