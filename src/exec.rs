@@ -15,7 +15,8 @@
 //!
 //! A record is a JSON number or an array of numbers. The program prints **exactly `samples`
 //! lines** on stdout, each a JSON number or a JSON array of numbers (the same length on every
-//! line), and exits with status 0. It should draw all its randomness from `seed` (so audits are
+//! line; booleans read as 1 and 0, and plain numbers separated by spaces or commas, bracketed or
+//! not, as an array: see `plain_numbers`), and exits with status 0. It should draw all its randomness from `seed` (so audits are
 //! reproducible); dp-audit derives a fresh seed for every batch from its own seeded streams.
 //!
 //! Numbers are parsed exactly: serde_json's `float_roundtrip` parser reads back the same f64 bits
@@ -839,7 +840,8 @@ impl Mechanism for ExecMechanism {
     }
 }
 
-/// Parses the line format: one release per line, a JSON number or array of numbers, the same
+/// Parses the line format: one release per line, a JSON number or array of numbers (or plain
+/// numbers separated by spaces or commas), the same
 /// length on every line, finite values only. `expected_n` and `expected_dim` are enforced when
 /// given. Errors name the first bad line (1-based) and what is wrong.
 pub fn parse_lines(
@@ -924,19 +926,32 @@ impl LineParser {
         } else {
             l
         };
-        let v: serde_json::Value = serde_json::from_str(l).map_err(|e| {
-            if has_non_finite_token(l) {
-                format!(
-                    "{NON_FINITE}line {line_no} holds a non-finite value (NaN or ∞): {}",
-                    clip(l)
-                )
-            } else {
-                format!(
-                    "line {line_no} is not a JSON number or array ({e}): {}",
-                    clip(l)
-                )
+        let v: serde_json::Value = match serde_json::from_str(l) {
+            Ok(v) => v,
+            Err(e) => {
+                if has_non_finite_token(l) {
+                    return Err(format!(
+                        "{NON_FINITE}line {line_no} holds a non-finite value (NaN or ∞): {}",
+                        clip(l)
+                    ));
+                }
+                // Not JSON, but numbers as programs print them without a JSON library:
+                // `1 2 3` (C's printf), `[1. 2. 3.]` (NumPy's print), `1,2,3` (CSV).
+                if let Some(row) = plain_numbers(l) {
+                    serde_json::Value::Array(
+                        row.into_iter()
+                            .filter_map(serde_json::Number::from_f64)
+                            .map(serde_json::Value::Number)
+                            .collect(),
+                    )
+                } else {
+                    return Err(format!(
+                        "line {line_no} is not a JSON number or array, nor numbers separated by spaces or commas ({e}): {}",
+                        clip(l)
+                    ));
+                }
             }
-        })?;
+        };
         let row: Vec<f64> = match &v {
             serde_json::Value::Number(x) => vec![number(x, line_no, l)?],
             serde_json::Value::Bool(b) => vec![f64::from(u8::from(*b))],
@@ -1008,6 +1023,31 @@ fn number(x: &serde_json::Number, line_no: usize, line: &str) -> Result<f64, Str
 /// program answered, but not with a release dp-audit can test, so a search skips that dataset
 /// as refused (see [`MechanismError::Refused`]). Stripped from the message shown.
 const NON_FINITE: &str = "\u{0}non-finite\u{0}";
+
+/// The numbers of a line that is not JSON but plain numbers: at most one pair of enclosing
+/// brackets (`[…]` or `(…)`), values separated by commas and/or white space, each read by Rust's
+/// correctly rounded `f64` parser (so `1.` and `+2e-3` read bit-exactly as printed). `None`
+/// unless every token is a finite number. A fixed one-to-one reading of the printed text, like
+/// JSON's.
+fn plain_numbers(line: &str) -> Option<Vec<f64>> {
+    let inner = line
+        .strip_prefix('[')
+        .and_then(|r| r.strip_suffix(']'))
+        .or_else(|| line.strip_prefix('(').and_then(|r| r.strip_suffix(')')))
+        .unwrap_or(line);
+    let mut row = Vec::new();
+    for token in inner
+        .split(|c: char| c == ',' || c.is_whitespace())
+        .filter(|t| !t.is_empty())
+    {
+        let v: f64 = token.parse().ok()?;
+        if !v.is_finite() {
+            return None;
+        }
+        row.push(v);
+    }
+    (!row.is_empty()).then_some(row)
+}
 
 /// Whether a line that is not JSON holds a token of a non-finite float as programs print them
 /// (`nan`, `NaN`, `inf`, `-inf`, `Infinity`, …), alone or as an array element.
@@ -1095,6 +1135,28 @@ mod tests {
             assert!(!err.contains('\u{0}'), "{bad}: {err:?}");
         }
         assert!(!has_non_finite_token("[1, 2, infinite]"));
+    }
+
+    /// Plain numbers as programs print them without JSON: printf's spaces, NumPy's bracketed
+    /// arrays, CSV; read bit-exactly. Anything else still names the line.
+    #[test]
+    fn plain_number_lines_read_like_json() {
+        let s = parse_lines("1 2.5 -3\n[1. 2. 3.]\n4,5,6e-1\n(7, 8, 9)\n", None, None).unwrap();
+        assert_eq!(s.dim(), 3);
+        assert_eq!(s.values().row(1).to_vec(), vec![1.0, 2.0, 3.0]);
+        assert_eq!(s.values().row(2).to_vec(), vec![4.0, 5.0, 0.6]);
+        let s = parse_lines("0.1\n1.\n", None, None).unwrap();
+        assert_eq!(s.values()[[0, 0]].to_bits(), 0.1f64.to_bits());
+        assert_eq!(s.values()[[1, 0]], 1.0);
+        for bad in ["1 two 3", "[1 2", "{}", "1;2"] {
+            let err = parse_lines(bad, None, None).unwrap_err();
+            assert!(err.contains("line 1"), "{bad}: {err}");
+        }
+        assert!(
+            parse_lines("[1 2]\n[1 2 3]\n", None, None)
+                .unwrap_err()
+                .contains("line 2")
+        );
     }
 
     /// The streamed request is, byte for byte, what serde_json prints for the whole object
