@@ -906,6 +906,13 @@ impl LineParser {
     fn push(&mut self, line: &str) -> Result<(), String> {
         let line_no = self.first_line + self.count + 1;
         let l = line.trim();
+        // Blank lines after the last release (`print(text + "\n")`) are not releases.
+        if l.is_empty()
+            && let Some(n) = self.expected_n
+            && self.count == n
+        {
+            return Ok(());
+        }
         if let Some(n) = self.expected_n
             && self.count == n
         {
@@ -1157,6 +1164,10 @@ mod tests {
                 .unwrap_err()
                 .contains("line 2")
         );
+        // Blank lines after the last release are ignored; before it they are errors.
+        assert_eq!(parse_lines("1\n2\n\n\n", Some(2), None).unwrap().n(), 2);
+        let err = parse_lines("1\n\n2\n", Some(2), None).unwrap_err();
+        assert!(err.contains("line 2 is empty"), "{err}");
     }
 
     /// The streamed request is, byte for byte, what serde_json prints for the whole object
