@@ -349,7 +349,8 @@ impl ExecMechanism {
                 ),
                 _ => format!(
                     "timed out after {secs} s (--exec-timeout) and was killed, with every \
-                     process in its group"
+                     process in its group ({n} releases requested: a program that is only slow \
+                     needs a lower --exec-batch or a higher --exec-timeout)"
                 ),
             }));
         }
