@@ -247,8 +247,8 @@ pub struct SearchSummary {
     pub finder: String,
     /// Exploratory trials scored (search phase; no statistical claim).
     pub trials: Vec<TrialSummary>,
-    /// Proposed pairs the program failed on (a failure status or a time-out): skipped, not
-    /// scored.
+    /// Proposed pairs the program failed on (a failure status, a time-out or a non-finite
+    /// output): skipped, not scored.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skipped: Vec<SkippedSummary>,
     /// Every confirming audit, in order: the pair, the verdict and the largest margin.
@@ -279,7 +279,8 @@ pub struct SkippedSummary {
     pub index: usize,
     /// D and D', shortened.
     pub pair: [String; 2],
-    /// The failure: exit status or time-out, the request and the program's stderr.
+    /// The failure (exit status, time-out or non-finite output), the request and the
+    /// program's stderr.
     pub error: String,
 }
 

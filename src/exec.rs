@@ -15,9 +15,10 @@
 //!
 //! A record is a JSON number or an array of numbers. The program prints **exactly `samples`
 //! lines** on stdout, each a JSON number or a JSON array of numbers (the same length on every
-//! line; booleans read as 1 and 0, and plain numbers separated by spaces or commas, bracketed or
-//! not, as an array: see `plain_numbers`), and exits with status 0. It should draw all its randomness from `seed` (so audits are
+//! line), and exits with status 0. It should draw all its randomness from `seed` (so audits are
 //! reproducible); dp-audit derives a fresh seed for every batch from its own seeded streams.
+//! Booleans read as 1 and 0, and plain numbers separated by spaces or commas, bracketed or
+//! not, as an array (see `plain_numbers`).
 //!
 //! Numbers are parsed exactly: serde_json's `float_roundtrip` parser reads back the same f64 bits
 //! the program printed (tested on hard cases below), because float-representation features and
@@ -113,6 +114,15 @@ pub struct ExecMechanism {
 
 fn exec_error(command: &str, message: String) -> MechanismError {
     MechanismError::Sampling {
+        mechanism: format!("exec `{command}`"),
+        message,
+    }
+}
+
+/// [`exec_error`] for a program that refused the dataset of its request (see
+/// [`MechanismError::Refused`]).
+fn exec_refused(command: &str, message: String) -> MechanismError {
+    MechanismError::Refused {
         mechanism: format!("exec `{command}`"),
         message,
     }
@@ -224,10 +234,7 @@ impl ExecMechanism {
         let fail = |what: String| exec_error(&self.command, message(what));
         // The program ran and refused this dataset (a failure status or no answer in time): a
         // search skips such a pair (see `MechanismError::Refused`).
-        let refused = |what: String| MechanismError::Refused {
-            mechanism: format!("exec `{}`", self.command),
-            message: message(what),
-        };
+        let refused = |what: String| exec_refused(&self.command, message(what));
         let deadline = Instant::now() + self.timeout;
         let mut child = Command::new(&self.words[0])
             .args(&self.words[1..])
@@ -934,36 +941,10 @@ impl LineParser {
         } else {
             l
         };
-        let v: serde_json::Value = match serde_json::from_str(l) {
-            Ok(v) => v,
-            Err(e) => {
-                if has_non_finite_token(l) {
-                    return Err(format!(
-                        "{NON_FINITE}line {line_no} holds a non-finite value (NaN or ∞): {}",
-                        clip(l)
-                    ));
-                }
-                // Not JSON, but numbers as programs print them without a JSON library:
-                // `1 2 3` (C's printf), `[1. 2. 3.]` (NumPy's print), `1,2,3` (CSV).
-                if let Some(row) = plain_numbers(l) {
-                    serde_json::Value::Array(
-                        row.into_iter()
-                            .filter_map(serde_json::Number::from_f64)
-                            .map(serde_json::Value::Number)
-                            .collect(),
-                    )
-                } else {
-                    return Err(format!(
-                        "line {line_no} is not a JSON number or array, nor numbers separated by spaces or commas ({e}): {}",
-                        clip(l)
-                    ));
-                }
-            }
-        };
-        let row: Vec<f64> = match &v {
-            serde_json::Value::Number(x) => vec![number(x, line_no, l)?],
-            serde_json::Value::Bool(b) => vec![f64::from(u8::from(*b))],
-            serde_json::Value::Array(xs) => xs
+        let row: Vec<f64> = match serde_json::from_str::<serde_json::Value>(l) {
+            Ok(serde_json::Value::Number(x)) => vec![number(&x, line_no, l)?],
+            Ok(serde_json::Value::Bool(b)) => vec![f64::from(u8::from(b))],
+            Ok(serde_json::Value::Array(xs)) => xs
                 .iter()
                 .map(|x| match x {
                     serde_json::Value::Number(x) => number(x, line_no, l),
@@ -974,12 +955,26 @@ impl LineParser {
                     )),
                 })
                 .collect::<Result<_, _>>()?,
-            other => {
+            Ok(other) => {
                 return Err(format!(
                     "line {line_no}: {} is not a number or an array of numbers",
                     clip(&other.to_string())
                 ));
             }
+            Err(_) if has_non_finite_token(l) => {
+                return Err(format!(
+                    "{NON_FINITE}line {line_no} holds a non-finite value (NaN or ∞): {}",
+                    clip(l)
+                ));
+            }
+            // Not JSON, but numbers as programs print them without a JSON library:
+            // `1 2 3` (C's printf), `[1. 2. 3.]` (NumPy's print), `1,2,3` (CSV).
+            Err(e) => plain_numbers(l).ok_or_else(|| {
+                format!(
+                    "line {line_no} is not a JSON number or array, nor numbers separated by spaces or commas ({e}): {}",
+                    clip(l)
+                )
+            })?,
         };
         if row.is_empty() {
             return Err(format!("line {line_no} is an empty array"));

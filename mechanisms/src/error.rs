@@ -48,9 +48,9 @@ pub enum MechanismError {
     },
     /// An external program refused one dataset: it exited with a failure status, did not
     /// finish in time or printed NaN or ∞ (e.g. a mean that divides by the size of an empty
-    /// dataset). Its message
-    /// reads as [`MechanismError::Sampling`]'s; a dataset search skips the pair (it is no
-    /// release of the mechanism) and records it, where every other sampling error stops the run.
+    /// dataset). Its message reads as [`MechanismError::Sampling`]'s; a dataset search skips
+    /// the pair (it is no release of the mechanism) and records it, where every other sampling
+    /// error stops the run.
     #[error("mechanism {mechanism} failed to sample: {message}")]
     Refused {
         /// Mechanism id.

@@ -309,7 +309,8 @@ pub struct SkippedTrial {
     pub index: usize,
     /// The pair proposed.
     pub pair: DatasetPair,
-    /// The program's failure: exit status or time-out, the request and its stderr.
+    /// The program's failure (exit status, time-out or non-finite output), the request and
+    /// its stderr.
     pub error: String,
 }
 

@@ -639,9 +639,10 @@ impl HockeyStickTester {
         let mut discrete = Vec::new();
         // Discrete coordinates with more than two values (not flags), for the pair tables.
         let mut multi_valued = Vec::new();
-        // Discrete coordinates that vary (not constant on both sides), for the learned score.
-        let mut varying_discrete = Vec::new();
         let mut continuous = Vec::new();
+        // Every coordinate that varies (not constant on both sides), in order, for the learned
+        // score on a fine discrete table.
+        let mut varying = Vec::new();
         for j in 0..d {
             let dp = distinct_values(p, 0..np, j, cap);
             let dq = distinct_values(q, 0..nq, j, cap);
@@ -653,9 +654,9 @@ impl HockeyStickTester {
                 }
                 continue;
             }
+            varying.push(j);
             if few {
                 discrete.push(j);
-                varying_discrete.push(j);
                 if dp.max(dq) > 2 {
                     multi_valued.push(j);
                 }
@@ -690,8 +691,8 @@ impl HockeyStickTester {
         }
         // The learned score is fitted only when there are two or more coordinates it can
         // combine, where it can find directions no single coordinate has: two or more continuous
-        // coordinates, or, when the joint table of the discrete coordinates is too sparse to
-        // estimate (below), every varying coordinate (e.g. a vector of counts, where the
+        // coordinates, or, when the joint table of the discrete coordinates is too fine to
+        // estimate in sample (below), every varying coordinate (e.g. a vector of counts, where the
         // log-likelihood ratio of independent coordinates is a sum over them). In one dimension
         // its upper sets (of a quadratic in x) add only two-sided events, not worth a fit per
         // audit.
@@ -707,22 +708,13 @@ impl HockeyStickTester {
             .as_ref()
             .is_some_and(|t| 2 * t.values().filter(|&&v| v == 0.0).count() >= np + nq);
         let fine = sparse || table.as_ref().is_some_and(|t| 100 * t.len() > np + nq);
-        let varying: Vec<usize> = {
-            let mut v: Vec<usize> = continuous
-                .iter()
-                .chain(&varying_discrete)
-                .copied()
-                .collect();
-            v.sort_unstable();
-            v
-        };
         if self.learned_score && continuous.len() >= 2 {
             out.extend(fit(&continuous, false));
         } else if self.learned_score && fine && varying.len() >= 2 {
             out.extend(fit(&varying, false));
         }
         if let Some(table) = table {
-            // When the joint table is sparse (e.g. the float features of a vector output), its
+            // When the joint table is fine (e.g. the float features of a vector output), its
             // in-sample scores are mostly noise, so it is re-estimated on the first half of the
             // training rows and judged on the other half (as the learned score is), and each
             // pair of discrete coordinates with more than two values is offered too, estimated
