@@ -237,6 +237,14 @@ pub struct AuditReport {
     /// claim was `bdp:` (then `pair` is absent: every draw of x' makes its own pair).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bayesian: Option<crate::bayesian::BayesianInfo>,
+    /// Dimension of the releases before `output_transform` (recorded by layered runs, to name
+    /// the features the testers saw).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub release_dim: Option<usize>,
+    /// Both layers' answers (mechanism and floating-point, see [`crate::layers`]) when the run
+    /// was layered; this report is then the confirmation that decided one of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layers: Option<Vec<crate::layers::LayerVerdict>>,
 }
 
 /// What a report records of the search behind it: the finder, every trial's score, and every
@@ -321,6 +329,11 @@ pub enum Phase {
 }
 
 impl Phase {
+    /// The release stream of `side` in this phase.
+    pub fn stream_of(self, side: Side) -> Stream {
+        self.stream(side)
+    }
+
     fn stream(self, side: Side) -> Stream {
         match self {
             Phase::Confirm(trial) => Stream::Confirm {
@@ -336,8 +349,9 @@ impl Phase {
         }
     }
 
-    /// Offset of this phase's tester streams (bound indices stay below 2^20 per audit).
-    fn tester_base(self) -> u64 {
+    /// Offset of this phase's tester streams (bound indices stay below 2^19 per audit; a
+    /// layered run adds `layer << 19` so that its layers never share tester randomness).
+    pub fn tester_base(self) -> u64 {
         match self {
             Phase::Confirm(t) => t << 20,
             Phase::Search(t) => (1 << 63) | (t << 20),
@@ -375,7 +389,7 @@ pub fn audit_pair_in(
     let n = config.samples_per_side;
     let seed = Seed(config.seed);
     // Plan before sampling so an untestable claim costs nothing.
-    let plan = plan_bounds(&claim, testers, n)?;
+    plan_bounds(&claim, testers, n)?;
     let p = sample_parallel(mechanism, pair.first(), n, seed, phase.stream(Side::First))?;
     let q = sample_parallel(
         mechanism,
@@ -385,18 +399,49 @@ pub fn audit_pair_in(
         phase.stream(Side::Second),
     )?;
     let mechanism_calls = 2 * n.div_ceil(chunk_len(mechanism)) as u64;
+    let mut r = audit_drawn(
+        mechanism,
+        &claim,
+        pair,
+        (&p, &q),
+        testers,
+        config,
+        phase.tester_base(),
+    )?;
+    r.mechanism_calls = mechanism_calls;
+    r.wall_time_seconds = Some(start.elapsed().as_secs_f64());
+    Ok(r)
+}
+
+/// The measurement of [`audit_pair_in`] on releases already drawn (`p` on the pair's first
+/// dataset, `q` on its second; i.i.d. within each side, independent across sides, and
+/// independent of how the pair was chosen), with the tester streams from `tester_base` on.
+/// `mechanism` names what was audited; `mechanism_calls` is left 0 for the caller to fill.
+pub fn audit_drawn(
+    mechanism: &dyn Mechanism,
+    claim: &PrivacyClaim,
+    pair: &DatasetPair,
+    (p, q): (&Samples, &Samples),
+    testers: &[Box<dyn PropertyTester>],
+    config: &AuditConfig,
+    tester_base: u64,
+) -> Result<AuditReport> {
+    let start = Instant::now();
+    let claim = claim.validated()?;
+    let n = p.n().min(q.n());
+    let plan = plan_bounds(&claim, testers, n)?;
     let Measured {
         beta,
         bounds,
         verdict,
         empirical_epsilon,
     } = measure(
-        Data::Memory(&p, &q),
+        Data::Memory(p, q),
         &claim,
         testers,
         &plan,
         config,
-        phase.tester_base(),
+        tester_base,
     )?;
     Ok(AuditReport {
         schema_version: SCHEMA_VERSION,
@@ -414,7 +459,7 @@ pub fn audit_pair_in(
         skipped_testers: Vec::new(),
         seed: config.seed,
         samples_per_side: n,
-        mechanism_calls,
+        mechanism_calls: 0,
         beta,
         bounds,
         verdict,
@@ -424,6 +469,8 @@ pub fn audit_pair_in(
         reproduce: None,
         search: None,
         bayesian: None,
+        release_dim: None,
+        layers: None,
     })
 }
 
@@ -685,6 +732,8 @@ impl SampleTestReport {
             reproduce: None,
             search: None,
             bayesian: None,
+            release_dim: None,
+            layers: None,
         }
     }
 }

@@ -454,5 +454,7 @@ pub fn audit_bayesian(
             distinct_drawn,
             features,
         }),
+        release_dim: None,
+        layers: None,
     })
 }

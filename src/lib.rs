@@ -45,6 +45,7 @@ pub mod error;
 pub mod exec;
 pub mod finders;
 pub mod gate;
+pub mod layers;
 pub mod one_run;
 pub mod one_run_exec;
 pub mod report;

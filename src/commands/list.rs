@@ -53,7 +53,11 @@ pub(super) fn describe(id: &str, as_json: bool) -> Result<Outcome> {
         let mut s = String::new();
         let _ = writeln!(s, "id           {}", d.id);
         let _ = writeln!(s, "what         {}", d.summary);
-        let _ = writeln!(s, "status       {}", d.status);
+        let _ = writeln!(
+            s,
+            "status       {} (holds for the {})",
+            d.status, d.status_holds_for
+        );
         if let Some(bug) = &d.bug {
             let _ = writeln!(s, "bug          {bug}");
         }

@@ -63,6 +63,12 @@ pub struct RunArgs {
     /// entry's recommended transform if it has one, else none.
     #[arg(long, value_name = "NAME")]
     pub transform: Option<String>,
+    /// Which layers run and decide the exit code: mechanism (the algorithm, on the output
+    /// values), float (the floating-point representation of the outputs) or both, each layer
+    /// with its own share of β [default: both for --exec; a catalogue entry is audited through
+    /// its own transform unless --check is given]. Conflicts with --transform.
+    #[arg(long, value_name = "LAYERS", conflicts_with = "transform")]
+    pub check: Option<String>,
     /// Anytime-valid sequential audit (see dp_audit::sequential): draw releases in batches that
     /// double from --first-batch and stop as soon as a betting e-process reaches 1/β. Uses its
     /// own event search (not --tester); its report (DIR/sequential-<mechanism>-seed<seed>-<hash>/)
@@ -311,6 +317,8 @@ struct Target {
     claim_source: Option<String>,
     /// The output transform `mechanism` applies (already wrapped in), `None` for the identity.
     transform: Option<Transform>,
+    /// The layers to check (then `mechanism` returns raw releases), `None` for a single view.
+    layers: Option<crate::layers::Check>,
 }
 
 pub(super) fn run_audit(args: &RunArgs) -> Result<Outcome> {
@@ -530,10 +538,20 @@ fn build_target(args: &RunArgs) -> Result<Target> {
         let probe = Dataset::from_array(ndarray::Array2::from_elem((size, dim), 0.5 * (lo + hi)))?;
         let m = crate::exec::ExecMechanism::new(command, claim, relation, domain, timeout, &probe)?
             .with_batch_size(args.limits.batch())?;
-        let (mechanism, transform) = with_transform(
-            Box::new(m),
-            args.transform.as_deref().unwrap_or(DEFAULT_EXEC_TRANSFORM),
-        )?;
+        // Layers by default; an explicit --transform audits through that one view.
+        let layers = match (&args.check, &args.transform) {
+            (_, Some(_)) => None,
+            (Some(c), None) => Some(c.parse()?),
+            (None, None) => Some(crate::layers::Check::Both),
+        };
+        let (mechanism, transform) = if layers.is_some() {
+            (Box::new(m) as Box<dyn Mechanism>, None)
+        } else {
+            with_transform(
+                Box::new(m),
+                args.transform.as_deref().unwrap_or(DEFAULT_EXEC_TRANSFORM),
+            )?
+        };
         return Ok(Target {
             mechanism,
             witness: None,
@@ -541,6 +559,7 @@ fn build_target(args: &RunArgs) -> Result<Target> {
             claim,
             claim_source: None,
             transform,
+            layers,
         });
     }
     let id = args.mechanism.as_deref().unwrap_or_default();
@@ -561,7 +580,15 @@ fn build_target(args: &RunArgs) -> Result<Target> {
         .as_deref()
         .or(recommended.as_deref())
         .unwrap_or("none");
-    let (mechanism, transform) = with_transform(entry.mechanism, spelling)?;
+    let layers: Option<crate::layers::Check> = match &args.check {
+        Some(c) => Some(c.parse()?),
+        None => None,
+    };
+    let (mechanism, transform) = if layers.is_some() {
+        (entry.mechanism, None)
+    } else {
+        with_transform(entry.mechanism, spelling)?
+    };
     Ok(Target {
         mechanism,
         witness: Some(entry.witness),
@@ -569,6 +596,7 @@ fn build_target(args: &RunArgs) -> Result<Target> {
         claim,
         claim_source,
         transform,
+        layers,
     })
 }
 
@@ -609,6 +637,9 @@ fn run_audit_inner(args: &RunArgs) -> Result<Outcome> {
         target.mechanism.output_dim(),
     )?;
     let searching = args.search.finder.is_some() || args.exec.is_some();
+    if let Some(check) = target.layers {
+        return run_layered(args, &target, check, &testers, &skipped, &config);
+    }
     if searching {
         return run_search(args, &target, &testers, &skipped, &config);
     }
@@ -891,13 +922,15 @@ fn read_pairs(
     Ok(pairs)
 }
 
-fn run_search(
+/// The finder and search settings of a dataset search (`--finder`, `--exec`), checked.
+fn search_setup(
     args: &RunArgs,
     target: &Target,
-    testers: &[Box<dyn PropertyTester>],
-    skipped: &[String],
-    config: &AuditConfig,
-) -> Result<Outcome> {
+) -> Result<(
+    Box<dyn crate::finders::DatasetFinder>,
+    String,
+    crate::finders::SearchConfig,
+)> {
     use crate::finders::{
         DatasetFinder, PairSpace, SearchConfig, TypicalFinder, finder_by_name, finder_rng,
     };
@@ -972,7 +1005,7 @@ fn run_search(
         defaults.trials
     });
     let rng = finder_rng(args.seed);
-    let mut finder: Box<dyn DatasetFinder> = if finder_name == "from-data" {
+    let finder: Box<dyn DatasetFinder> = if finder_name == "from-data" {
         let path = s.typical_data.as_ref().ok_or_else(|| {
             Error::InvalidConfig("--finder from-data needs --typical-data FILE".into())
         })?;
@@ -1012,6 +1045,18 @@ fn run_search(
         max_samples: None,
         budget_seconds: budget,
     };
+    Ok((finder, finder_name, search))
+}
+
+fn run_search(
+    args: &RunArgs,
+    target: &Target,
+    testers: &[Box<dyn PropertyTester>],
+    skipped: &[String],
+    config: &AuditConfig,
+) -> Result<Outcome> {
+    let m = &*target.mechanism;
+    let (mut finder, finder_name, search) = search_setup(args, target)?;
     if !args.report.no_report {
         crate::report::prepare_report_dir(&args.report.report_dir)?;
     }
@@ -1156,4 +1201,245 @@ fn run_search(
         code,
         late_error,
     })
+}
+
+/// True when `flag` was given on this process's command line (`--flag V` or `--flag=V`): the
+/// planner keeps the sizes a user chose and chooses the others.
+fn given_on_command_line(flag: &str) -> bool {
+    std::env::args()
+        .skip(1)
+        .any(|a| a == flag || a.starts_with(&format!("{flag}=")))
+}
+
+/// Two layers (see [`crate::layers`]): a dataset search that scores and confirms each layer
+/// separately from the same releases. Without `--finder` on a catalogue entry the search is
+/// its witness pair alone.
+fn run_layered(
+    args: &RunArgs,
+    target: &Target,
+    check: crate::layers::Check,
+    testers: &[Box<dyn PropertyTester>],
+    skipped: &[String],
+    config: &AuditConfig,
+) -> Result<Outcome> {
+    use crate::finders::layered::{RunPlan, measure_speed, search_and_confirm_layered};
+    let m = &*target.mechanism;
+    let searching = args.search.finder.is_some() || args.exec.is_some();
+    let (mut finder, finder_name, mut search) = if searching {
+        search_setup(args, target)?
+    } else {
+        let witness = target.witness.clone().ok_or_else(|| {
+            Error::InvalidConfig(
+                "this target has no witness pair; allowed: a catalogue --mechanism, or --finder to search for a pair".into(),
+            )
+        })?;
+        let finder: Box<dyn crate::finders::DatasetFinder> =
+            Box::new(crate::finders::FixedFinder::new(vec![witness])?);
+        let search = crate::finders::SearchConfig {
+            trials: 1,
+            search_samples: 5_000,
+            confirm_top: 1,
+            ..Default::default()
+        };
+        (finder, "fixed (the witness pair)".to_string(), search)
+    };
+    let mut config = config.clone();
+    let layers = check.layers();
+    // Plan the run to the budget at the speed measured on the probe dataset.
+    let mut plan: Option<RunPlan> = None;
+    if let Some(budget) = search.budget_seconds {
+        let domain = m.domain();
+        let size = args.search.dataset_size.unwrap_or(3).max(domain.min_size).max(1);
+        let mid = 0.5 * (domain.lower + domain.upper);
+        let mid = if domain.integer { mid.round() } else { mid };
+        let probe = crate::mechanisms::Dataset::from_array(ndarray::Array2::from_elem(
+            (size.min(domain.max_size), domain.dim),
+            mid,
+        ))?;
+        let (per_call, per_release) = measure_speed(m, &probe, args.seed)?;
+        let defaults = (
+            config.samples_per_side,
+            search.search_samples,
+            search.confirm_top,
+        );
+        let p = RunPlan::fit(
+            per_call,
+            per_release,
+            budget,
+            layers.len(),
+            crate::rng::chunk_len(m),
+            rayon::current_num_threads(),
+            given_on_command_line("--samples").then_some(config.samples_per_side),
+            given_on_command_line("--search-samples").then_some(search.search_samples),
+            given_on_command_line("--confirm").then_some(search.confirm_top),
+            defaults,
+        );
+        config.samples_per_side = p.samples_per_side;
+        search.search_samples = p.search_samples;
+        search.confirm_top = p.confirm_per_layer;
+        if !args.report.quiet {
+            eprintln!("audit: {}", p.describe());
+        }
+        plan = Some(p);
+    }
+    if !args.report.no_report {
+        crate::report::prepare_report_dir(&args.report.report_dir)?;
+    }
+    let what = format!(
+        "{} with {finder_name}, layers: {}",
+        m.id(),
+        layers
+            .iter()
+            .map(|l| l.title())
+            .collect::<Vec<_>>()
+            .join(" + ")
+    );
+    let ticker = crate::report::progress::Ticker::start(
+        args.report.quiet,
+        &what,
+        plan.as_ref().map(|p| p.trials),
+    );
+    let observe = |p: &crate::finders::SearchProgress| ticker.update(p);
+    let rep = search_and_confirm_layered(
+        m,
+        &target.claim,
+        &mut *finder,
+        testers,
+        &search,
+        &config,
+        &layers,
+        &observe,
+    );
+    drop(ticker);
+    let mut rep = rep?;
+    rep.plan = plan.clone();
+    let verdicts = rep.verdicts();
+    for l in &mut rep.layers {
+        if let Some(s) = &mut l.search {
+            for c in &mut s.confirmations {
+                c.skipped_testers = skipped.to_vec();
+                c.mechanism.catalogue_status = target.status.clone();
+                if let Some(src) = &target.claim_source {
+                    c.mechanism.claim_source = src.clone();
+                }
+            }
+        }
+    }
+    let code = match rep.verdict {
+        Verdict::Violation => 1,
+        Verdict::NoViolation => 0,
+    };
+    let planned: Vec<(&str, String)> = match &plan {
+        Some(p) => vec![
+            ("--samples", p.samples_per_side.to_string()),
+            ("--search-samples", p.search_samples.to_string()),
+            ("--confirm", p.confirm_per_layer.to_string()),
+        ],
+        None => Vec::new(),
+    };
+    let reproduce = reproduce_line_planned(
+        searching.then_some(rep.trials_scored + rep.skipped.len()),
+        &planned,
+    );
+    let deciding = rep.deciding().cloned().map(|mut c| {
+        c.reproduce = Some(reproduce.clone());
+        c.layers = Some(verdicts.clone());
+        c
+    });
+    let written = (|| -> Result<Option<PathBuf>> {
+        match (&deciding, args.report.no_report) {
+            (Some(r), false) => {
+                let pair = r.pair.as_ref().ok_or_else(|| {
+                    Error::InvalidConfig("internal: a confirmation without its pair".into())
+                })?;
+                // The figures show the releases through the deciding layer's view (all of it:
+                // a wide output's floating-point view, cut to a few coordinates, falls back to
+                // the values).
+                let mut plots = crate::report::PlotData::draw(
+                    m,
+                    pair,
+                    args.seed,
+                    crate::report::PLOT_SAMPLES_PER_SIDE,
+                )?;
+                if let (Some(t), Some((a, b))) = (r.output_transform, plots.sides.take()) {
+                    let whole = t != Transform::FloatRepr
+                        || a.dim() <= crate::finders::layered::FLOAT_COORDS;
+                    plots.sides = Some(if whole {
+                        (t.apply(&a)?, t.apply(&b)?)
+                    } else {
+                        (a, b)
+                    });
+                }
+                Ok(Some(crate::report::write_run_report(
+                    &args.report.report_dir,
+                    r,
+                    &plots,
+                )?))
+            }
+            _ => Ok(None),
+        }
+    })();
+    let (report_index, late_error) = super::split_late(written);
+    let mut stdout = if args.json {
+        let mut r = rep.clone();
+        r.plan = None;
+        for l in &mut r.layers {
+            if let Some(s) = &mut l.search {
+                for c in &mut s.confirmations {
+                    c.wall_time_seconds = None;
+                }
+            }
+        }
+        to_json(&r)?
+    } else {
+        crate::report::text::render_layered_text(&rep, &reproduce)
+    };
+    if let Some(index) = &report_index {
+        announce_report(index, args.json, args.report.quiet, &mut stdout);
+    }
+    Ok(Outcome {
+        stdout,
+        code,
+        late_error,
+    })
+}
+
+/// [`reproduce_line`] with the sizes a planner chose (`--samples`, …) written out, replacing any
+/// the user gave.
+pub(crate) fn reproduce_line_planned(
+    trials_scored: Option<usize>,
+    planned: &[(&str, String)],
+) -> String {
+    let line = reproduce_line(trials_scored);
+    if planned.is_empty() {
+        return line;
+    }
+    let words = shlex::split(&line).unwrap_or_default();
+    let mut kept: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < words.len() {
+        let w = &words[i];
+        if planned.iter().any(|(f, _)| w == f) {
+            i += 2;
+            continue;
+        }
+        if planned.iter().any(|(f, _)| w.starts_with(&format!("{f}="))) {
+            i += 1;
+            continue;
+        }
+        kept.push(w.clone());
+        i += 1;
+    }
+    // `--trials K` stays last, as reproduce_line writes it, so that the line is a fixed point of
+    // re-running it.
+    let trials = kept.iter().position(|w| w == "--trials").map(|i| {
+        let t: Vec<String> = kept.drain(i..(i + 2).min(kept.len())).collect();
+        t
+    });
+    for (f, v) in planned {
+        kept.push((*f).to_string());
+        kept.push(v.clone());
+    }
+    kept.extend(trials.unwrap_or_default());
+    shlex::try_join(kept.iter().map(String::as_str)).unwrap_or_else(|_| kept.join(" "))
 }

@@ -45,10 +45,15 @@ pub struct TestArgs {
     /// Testers, comma-separated, or "all".
     #[arg(long, default_value = "hockey-stick")]
     pub tester: String,
-    /// Post-process both sides' releases before the testers: none, tanh, tanh:S, chebyshev:K
-    /// or float-bits.
-    #[arg(long, value_name = "NAME", default_value = "none")]
-    pub transform: String,
+    /// Post-process both sides' releases before the testers through one view: none, values,
+    /// float-repr, tanh, tanh:S, chebyshev:K, float-bits or auto. Without it (the default, as
+    /// for `audit run --exec`) both layers run: the mechanism layer on the values and the
+    /// floating-point layer on their representation (see --check).
+    #[arg(long, value_name = "NAME", conflicts_with = "check")]
+    pub transform: Option<String>,
+    /// Which layers run and decide the exit code: mechanism, float or both [default: both].
+    #[arg(long, value_name = "LAYERS")]
+    pub check: Option<String>,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -65,7 +70,136 @@ pub(super) fn test_samples(a: &TestArgs) -> Result<Outcome> {
     let claim: PrivacyClaim = a.claim.parse()?;
     testers::parse_list(&a.tester)?;
     super::run::check_beta(a.failure_probability)?;
-    let transform: Transform = a.transform.parse()?;
+    if let Some(t) = &a.transform {
+        let transform: Transform = t.parse()?;
+        return test_view(a, &claim, transform, a.failure_probability, true);
+    }
+    let check: crate::layers::Check = a.check.as_deref().unwrap_or("both").parse()?;
+    test_layered(a, &claim, check)
+}
+
+/// Both layers (see [`crate::layers`]) on the same files: each layer is the one-view test of
+/// its transform at its share of β (β split evenly over the layers asked for; the
+/// floating-point layer is skipped, its share unspent, when the first rows of both sides are
+/// all integers).
+fn test_layered(a: &TestArgs, claim: &PrivacyClaim, check: crate::layers::Check) -> Result<Outcome> {
+    use crate::layers::{LayerKind, LayerVerdict};
+    let layers = check.layers();
+    let share = a.failure_probability / layers.len() as f64;
+    let mut results: Vec<(LayerVerdict, Option<crate::audit::SampleTestReport>)> = Vec::new();
+    let mut stdout = String::new();
+    let mut code = 0u8;
+    let mut late = None;
+    let mut mechanism_violates = false;
+    for kind in layers {
+        if kind == LayerKind::FloatingPoint {
+            let (set_a, set_b) = crate::shards::open_sides(&a.samples_a, &a.samples_b)?;
+            let head = |set: &crate::shards::ShardSet| set.head(set.rows.min(10_000), &Transform::None);
+            if crate::layers::integer_valued(&[&head(&set_a)?, &head(&set_b)?]) {
+                results.push((
+                    LayerVerdict::skipped(
+                        kind,
+                        "every output is an integer (first 10 000 releases of each side), whose floating-point representation is exact; its share of β is unspent",
+                    ),
+                    None,
+                ));
+                continue;
+            }
+        }
+        let (r, text, c, l) = test_view_report(a, claim, kind.transform(), share, false)?;
+        let names = kind.transform().feature_names(text.1);
+        let mut r = r;
+        for b in &mut r.bounds {
+            if let Some(e) = &mut b.event {
+                e.description = crate::layers::in_words(&e.description, &names);
+            }
+        }
+        let page = r.to_audit_report();
+        let v = LayerVerdict::from_confirmations(kind, share, &[page], mechanism_violates);
+        mechanism_violates |= kind == LayerKind::Mechanism && c == 1;
+        code = code.max(c);
+        if late.is_none() {
+            late = l;
+        }
+        stdout += &format!("\n===== layer: {} =====\n{}", kind.title(), text.0);
+        results.push((v, Some(r)));
+    }
+    let verdicts: Vec<LayerVerdict> = results.iter().map(|(v, _)| v.clone()).collect();
+    if a.json {
+        #[derive(serde::Serialize)]
+        struct Layer<'a> {
+            verdict: &'a LayerVerdict,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            test: Option<&'a crate::audit::SampleTestReport>,
+        }
+        #[derive(serde::Serialize)]
+        struct Layered<'a> {
+            layers: Vec<Layer<'a>>,
+            verdict: crate::audit::Verdict,
+        }
+        let out = Layered {
+            layers: results
+                .iter()
+                .map(|(v, r)| Layer {
+                    verdict: v,
+                    test: r.as_ref(),
+                })
+                .collect(),
+            verdict: if code == 1 {
+                Verdict::Violation
+            } else {
+                Verdict::NoViolation
+            },
+        };
+        stdout = to_json(&out)?;
+    } else {
+        stdout += "\n===== answers =====\n";
+        stdout += &crate::layers::render_text(&verdicts);
+        stdout += &format!(
+            "β            {} split evenly over the {} layer(s) asked for (union bound)\nverdict      {}\n",
+            crate::mechanisms::math::readable(a.failure_probability),
+            verdicts.len(),
+            if code == 1 { "violation found" } else { "no violation found" }
+        );
+    }
+    Ok(Outcome {
+        stdout,
+        code,
+        late_error: late,
+    })
+}
+
+/// One view (an explicit `--transform`) at failure probability `beta`.
+fn test_view(
+    a: &TestArgs,
+    claim: &PrivacyClaim,
+    transform: Transform,
+    beta: f64,
+    announce: bool,
+) -> Result<Outcome> {
+    let (_, (stdout, _), code, late_error) = test_view_report(a, claim, transform, beta, announce)?;
+    Ok(Outcome {
+        stdout,
+        code,
+        late_error,
+    })
+}
+
+#[allow(clippy::type_complexity)]
+/// [`test_view`], also returning the report (text, release dimension, code, late error).
+fn test_view_report(
+    a: &TestArgs,
+    claim: &PrivacyClaim,
+    transform: Transform,
+    beta: f64,
+    announce: bool,
+) -> Result<(
+    crate::audit::SampleTestReport,
+    (String, usize),
+    u8,
+    Option<Error>,
+)> {
+    let claim = *claim;
     if a.max_train_rows < 4 {
         return Err(Error::InvalidConfig(format!(
             "--max-train-rows {}; allowed: at least 4",
@@ -75,11 +209,12 @@ pub(super) fn test_samples(a: &TestArgs) -> Result<Outcome> {
     // Every shard is opened and sized first (headers, line counts): a missing, truncated or
     // mismatched shard stops here, before any release is used.
     let (set_a, set_b) = crate::shards::open_sides(&a.samples_a, &a.samples_b)?;
+    let set_dim = set_a.shards.first().map_or(1, |s| s.dim);
     let (na, nb) = (set_a.names(), set_b.names());
     let config = AuditConfig {
         seed: a.seed,
         samples_per_side: set_a.rows.min(set_b.rows),
-        failure_probability: a.failure_probability,
+        failure_probability: beta,
     };
     let (testers, skipped) = super::testers_for(&a.tester, &claim, config.samples_per_side)?;
     // Training rows per side if every tester can stream, with the same split.
@@ -154,17 +289,14 @@ pub(super) fn test_samples(a: &TestArgs) -> Result<Outcome> {
         crate::report::write_run_report(&a.report.report_dir, &page, &plots).map(Some)
     };
     let (index, late_error) = super::split_late(written);
-    let mut stdout = if a.json {
+    let dim = set_dim;
+    let mut stdout = if a.json && announce {
         to_json(&r)?
     } else {
         crate::report::text::render_samples_text(&r, sa.dim())
     };
     if let Some(index) = &index {
-        announce_report(index, a.json, a.report.quiet, &mut stdout);
+        announce_report(index, a.json && announce, a.report.quiet, &mut stdout);
     }
-    Ok(Outcome {
-        stdout,
-        code,
-        late_error,
-    })
+    Ok((r, (stdout, dim), code, late_error))
 }

@@ -28,6 +28,7 @@ use crate::rng::{AuditRng, Seed, Stream};
 use crate::testers::PropertyTester;
 
 mod bayes;
+pub mod layered;
 mod optim;
 mod portfolio;
 mod simple;

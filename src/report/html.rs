@@ -452,6 +452,32 @@ fn bound_row(b: &BoundRecord, bayesian: bool) -> String {
     )
 }
 
+/// Both layers' answers (see [`crate::layers`]), first on the page of a layered run: the rest
+/// of the page is the confirmation that decided.
+fn layers_html(layers: &[crate::layers::LayerVerdict]) -> String {
+    let mut b = String::from(
+        "<h2>Two answers</h2><p class=\"sub\">The mechanism layer tests the output values (the algorithm in real numbers); the floating-point layer tests only their representation (low mantissa bits, f32 exactness, dyadic grid, binade). Each has its own share of β; the exit code is 1 when either finds a violation.</p>\n<table id=\"layers\"><tr><th>layer</th><th>answer</th><th>evidence</th><th>β share</th></tr>\n",
+    );
+    for l in layers {
+        let violated = l.verdict == Some(crate::audit::Verdict::Violation);
+        let evidence = match (&l.evidence, &l.separation) {
+            (Some(ev), Some(sep)) => format!("{}<br><span class=\"small\">{}</span>", e(ev), e(sep)),
+            (Some(ev), None) => e(ev),
+            _ => String::new(),
+        };
+        let _ = writeln!(
+            b,
+            "<tr{}><td>{}</td><td>{}</td><td class=\"event\">{evidence}</td><td class=\"num\">{}</td></tr>",
+            if violated { " class=\"violation\"" } else { "" },
+            e(&l.title),
+            e(&l.meaning),
+            e(&num(l.beta)),
+        );
+    }
+    b.push_str("</table>\n<h2>The confirmation shown below</h2>\n");
+    b
+}
+
 /// The page of one audit run. `figures` are the PNGs present in the run directory.
 pub fn render_run(r: &AuditReport, run_id: &str, figures: &[Figure]) -> String {
     let m = &r.mechanism;
@@ -462,6 +488,9 @@ pub fn render_run(r: &AuditReport, run_id: &str, figures: &[Figure]) -> String {
         e(&m.id),
         e(run_id)
     );
+    if let Some(layers) = &r.layers {
+        b.push_str(&layers_html(layers));
+    }
     b.push_str(&verdict_html(r));
 
     if let Some(emp) = &r.empirical_epsilon {

@@ -333,6 +333,18 @@ pub fn feature_name(transform: Option<Transform>, dim: Option<usize>, j: usize) 
                 },
             }
         }
+        Some(t @ (Transform::Values | Transform::FloatRepr)) => {
+            // The original dimension from the one the testers saw (Values adds 3 norms when
+            // d ≥ 2; FloatRepr keeps 5 features per coordinate).
+            let d = match (t, dim) {
+                (Transform::Values, Some(n)) if n <= 1 => Some(n),
+                (Transform::Values, Some(n)) => n.checked_sub(3),
+                (_, Some(n)) => Some(n / crate::testers::transforms::FLOAT_REPR_PER_COORD),
+                _ => None,
+            };
+            d.and_then(|d| t.feature_names(d).into_iter().nth(j))
+                .unwrap_or_else(|| format!("feature {j} of the {t} transform"))
+        }
         Some(Transform::Checkpoints { block }) => {
             if j < block {
                 format!("final value of model coordinate {j}")

@@ -117,3 +117,105 @@ impl Drop for Spinner {
         }
     }
 }
+
+/// Progress of a dataset search on stderr, kept current by [`Ticker::update`]: on a terminal a
+/// line redrawn four times a second; when stderr is not a terminal (CI logs), one plain line
+/// about every 10 seconds with the same fields (trial k of the planned K, releases drawn,
+/// confirmations, budget used and left, time to go). Nothing when quiet. Dropping it stops it.
+pub struct Ticker {
+    state: std::sync::Arc<std::sync::Mutex<Option<crate::finders::SearchProgress>>>,
+    done: Option<mpsc::Sender<()>>,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl Ticker {
+    /// Starts the display for the search `what`; `planned_trials`: the plan's estimate.
+    pub fn start(quiet: bool, what: &str, planned_trials: Option<usize>) -> Self {
+        let state = std::sync::Arc::new(std::sync::Mutex::new(None));
+        if quiet {
+            return Self {
+                state,
+                done: None,
+                handle: None,
+            };
+        }
+        let terminal = std::io::stderr().is_terminal();
+        let (tx, rx) = mpsc::channel::<()>();
+        let shared = state.clone();
+        let what = what.to_string();
+        let base = crate::rng::releases_drawn();
+        let started = std::time::Instant::now();
+        let handle = std::thread::spawn(move || {
+            let line = || -> String {
+                let p = shared.lock().ok().and_then(|g| *g);
+                let elapsed = started.elapsed().as_secs_f64();
+                let drawn = crate::rng::releases_drawn().saturating_sub(base);
+                let trials = match (p, planned_trials) {
+                    (Some(p), Some(k)) => format!("trial {} of ~{k} planned", p.trials_done),
+                    (Some(p), None) => format!("trial {} of at most {}", p.trials_done, p.trials_max),
+                    (None, _) => "first trial".to_string(),
+                };
+                let confirms = p.map_or(String::new(), |p| {
+                    format!(
+                        ", {} of at most {} confirmations",
+                        p.confirmations_done, p.confirm_top
+                    )
+                });
+                let budget = match p.and_then(|p| p.budget_seconds) {
+                    Some(b) => format!(
+                        ", budget {} s: {:.0} s used, {:.0} s left",
+                        crate::report::readable(b),
+                        elapsed,
+                        (b - elapsed).max(0.0)
+                    ),
+                    None => format!(", {elapsed:.0} s elapsed"),
+                };
+                format!(
+                    "{what}: {trials}{confirms}, {} releases drawn{budget}",
+                    crate::report::readable(drawn as f64)
+                )
+            };
+            if terminal {
+                let pb = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+                if let Ok(style) = ProgressStyle::with_template("{spinner} {wide_msg}") {
+                    pb.set_style(style);
+                }
+                pb.enable_steady_tick(Duration::from_millis(200));
+                while rx.recv_timeout(Duration::from_millis(250))
+                    == Err(mpsc::RecvTimeoutError::Timeout)
+                {
+                    pb.set_message(line());
+                }
+                pb.finish_and_clear();
+            } else {
+                while rx.recv_timeout(Duration::from_secs(10)) == Err(mpsc::RecvTimeoutError::Timeout)
+                {
+                    eprintln!("audit: {}", line());
+                }
+            }
+        });
+        Self {
+            state,
+            done: Some(tx),
+            handle: Some(handle),
+        }
+    }
+
+    /// Records where the search stands.
+    pub fn update(&self, p: &crate::finders::SearchProgress) {
+        if let Ok(mut g) = self.state.lock() {
+            *g = Some(*p);
+        }
+    }
+}
+
+impl Drop for Ticker {
+    fn drop(&mut self) {
+        if let Some(tx) = self.done.take() {
+            let _ = tx.send(());
+        }
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}

@@ -300,3 +300,52 @@ pub fn render_sweep_text(
     );
     s
 }
+
+/// Renders a layered run (see [`crate::layers`]): each layer's search and confirmations, then
+/// both answers side by side, the overall verdict and the line that re-runs it.
+pub fn render_layered_text(r: &crate::finders::layered::LayeredReport, reproduce: &str) -> String {
+    let mut s = String::new();
+    if let Some(p) = &r.plan {
+        let _ = writeln!(s, "{}", p.describe());
+    }
+    for l in &r.layers {
+        let _ = writeln!(s, "\n===== layer: {} =====", l.verdict.title);
+        match &l.search {
+            Some(search) => {
+                let _ = writeln!(s, "view         {}", l.verdict.transform.describe());
+                s += &render_search_text(search);
+            }
+            None => {
+                let _ = writeln!(
+                    s,
+                    "skipped      {}",
+                    l.verdict.skipped.as_deref().unwrap_or("")
+                );
+            }
+        }
+    }
+    let _ = writeln!(s, "\n===== answers =====");
+    s += &crate::layers::render_text(&r.verdicts());
+    let _ = writeln!(s, "β            {}", r.beta_rule);
+    let deciding: Vec<&str> = r
+        .layers
+        .iter()
+        .filter(|l| l.verdict.verdict == Some(Verdict::Violation))
+        .map(|l| l.verdict.title.as_str())
+        .collect();
+    let _ = writeln!(
+        s,
+        "verdict      {}{} ({} pairs scored, {} mechanism calls, {} releases drawn)",
+        r.verdict.words(),
+        if deciding.is_empty() {
+            String::new()
+        } else {
+            format!(" in: {}", deciding.join(" and "))
+        },
+        r.trials_scored,
+        r.mechanism_calls,
+        r.samples_drawn
+    );
+    let _ = writeln!(s, "reproduce    {reproduce}");
+    s
+}

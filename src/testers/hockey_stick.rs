@@ -238,9 +238,27 @@ impl Score {
         match self {
             Score::Coordinate { j, sign } => coord(*j, *sign),
             Score::Atoms { coords, table, .. } => {
-                let n = table.values().filter(|&&v| v >= t).count();
+                let mut chosen: Vec<(&Vec<u64>, f64)> = table
+                    .iter()
+                    .filter(|(_, v)| **v >= t)
+                    .map(|(k, v)| (k, *v))
+                    .collect();
+                let n = chosen.len();
+                // The most favoured values, for the reader (ties in a fixed order).
+                chosen.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
+                let shown: Vec<String> = chosen
+                    .iter()
+                    .take(3)
+                    .map(|(k, _)| {
+                        let vals: Vec<String> =
+                            k.iter().map(|b| f64::from_bits(*b).to_string()).collect();
+                        format!("({})", vals.join(", "))
+                    })
+                    .collect();
                 format!(
-                    "output values of coordinates {coords:?} among the {n} values whose estimated log-likelihood ratio is ≥ {t:.4}"
+                    "the joint value of coordinates {coords:?} is one of the {n} values whose estimated log-likelihood ratio is ≥ {t:.4} (the most favoured: {}{})",
+                    shown.join("; "),
+                    if n > 3 { "; …" } else { "" }
                 )
             }
             Score::Conditional {

@@ -122,6 +122,13 @@ pub enum Transform {
     /// Each coordinate kept, then the features of [`AUTO_FEATURES`] appended for each, then (for
     /// d ≥ 2) the L2, L1 and L∞ norms of the coordinates.
     Auto,
+    /// The mechanism layer's view: each coordinate kept, then (for d ≥ 2) the L2, L1 and L∞
+    /// norms. Every feature is a function of the real values, so a violation found through it
+    /// is a violation of the real-valued mechanism (see [`crate::layers`]).
+    Values,
+    /// The floating-point layer's view: per coordinate, the representation features of
+    /// [`FLOAT_REPR_FEATURES`] only (no value). See [`crate::layers`].
+    FloatRepr,
     /// The release read as K checkpoints of a model with `block` coordinates, θ_1, …, θ_K (an
     /// iterative algorithm that releases its iterates), replaced per model coordinate c by the
     /// final value θ_K,c and the largest and smallest increment max_k (θ_k,c − θ_{k−1},c),
@@ -136,7 +143,15 @@ pub enum Transform {
 }
 
 /// What `--transform` accepts, for error messages.
-pub const TRANSFORM_SPELLINGS: &str = "none, tanh, tanh:S (S > 0), chebyshev:K (K = 1 to 32), float-bits, auto or checkpoints:D (D ≥ 1 model coordinates per checkpoint)";
+pub const TRANSFORM_SPELLINGS: &str = "none, values, float-repr, tanh, tanh:S (S > 0), chebyshev:K (K = 1 to 32), float-bits, auto or checkpoints:D (D ≥ 1 model coordinates per checkpoint)";
+
+/// Features `float-repr` keeps per output coordinate, in order (no value: representation only).
+/// The 13 dyadic-grid flags of `float-bits` are nested (x·2^k an integer implies x·2^(k+1) is),
+/// so the grid level below carries exactly their information in one feature.
+pub const FLOAT_REPR_FEATURES: &str = "the lowest 6 bits of the f64 mantissa (0–63); 1 if the value is exactly an f32; the finest dyadic grid the value lies on (the smallest k in 0…12 with x·2^k an integer, 13 when none); the lowest 6 bits of the f32 mantissa when the value is exactly an f32 (else 0); the binade ⌊log2 |x|⌋ clamped to −32…31 (−32 for 0)";
+
+/// Features per output coordinate kept by `float-repr`.
+pub const FLOAT_REPR_PER_COORD: usize = 5;
 
 impl fmt::Display for Transform {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -147,6 +162,8 @@ impl fmt::Display for Transform {
             Transform::Chebyshev { degree } => write!(f, "chebyshev:{degree}"),
             Transform::FloatBits => write!(f, "float-bits"),
             Transform::Auto => write!(f, "auto"),
+            Transform::Values => write!(f, "values"),
+            Transform::FloatRepr => write!(f, "float-repr"),
             Transform::Checkpoints { block } => write!(f, "checkpoints:{block}"),
         }
     }
@@ -170,6 +187,8 @@ impl FromStr for Transform {
             ("none", None) => Transform::None,
             ("float-bits", None) => Transform::FloatBits,
             ("auto", None) => Transform::Auto,
+            ("values", None) => Transform::Values,
+            ("float-repr", None) => Transform::FloatRepr,
             ("tanh", None) => Transform::Tanh { scale: 1.0 },
             ("tanh", Some(a)) => {
                 let scale: f64 = a
@@ -195,7 +214,7 @@ impl FromStr for Transform {
                     "the number of model coordinates per checkpoint is missing".into(),
                 ));
             }
-            ("none" | "float-bits" | "auto", Some(_)) => {
+            ("none" | "float-bits" | "auto" | "values" | "float-repr", Some(_)) => {
                 return Err(bad(format!("{name} takes no argument")));
             }
             _ => return Err(bad(format!("unknown transform {name:?}"))),
@@ -270,8 +289,94 @@ impl Transform {
             Transform::Auto => dim
                 .saturating_mul(1 + AUTO_PER_COORD)
                 .saturating_add(if dim >= 2 { AUTO_NORMS } else { 0 }),
+            Transform::Values => dim.saturating_add(if dim >= 2 { AUTO_NORMS } else { 0 }),
+            Transform::FloatRepr => dim.saturating_mul(FLOAT_REPR_PER_COORD),
             Transform::Checkpoints { block } => block.saturating_mul(3),
         }
+    }
+
+    /// The name of every feature the testers see for releases of dimension `dim`, as a user
+    /// reads them ("output 2", "binade of output 0", "L2 norm of the outputs"), in the order of
+    /// [`Transform::apply`]'s columns. Used to put an event into words.
+    pub fn feature_names(&self, dim: usize) -> Vec<String> {
+        let out = |j: usize| {
+            if dim == 1 {
+                "the output".to_string()
+            } else {
+                format!("output {j}")
+            }
+        };
+        let norms = || {
+            [
+                "the L2 norm of the outputs".to_string(),
+                "the L1 norm of the outputs".to_string(),
+                "the largest |output|".to_string(),
+            ]
+        };
+        let float_bits = |j: usize| -> Vec<String> {
+            let mut v = vec![
+                format!("the lowest 6 mantissa bits of {}", out(j)),
+                format!("whether {} is exactly an f32", out(j)),
+            ];
+            for k in DYADIC_EXPONENTS {
+                v.push(format!("whether {}·2^{k} is an integer", out(j)));
+            }
+            v
+        };
+        let mut names = Vec::new();
+        match *self {
+            Transform::None | Transform::Tanh { .. } => names.extend((0..dim).map(out)),
+            Transform::Chebyshev { degree } => {
+                names.extend((0..dim).map(out));
+                for j in 0..dim {
+                    for k in 1..=degree {
+                        names.push(format!("T_{k}(tanh({}))", out(j)));
+                    }
+                }
+            }
+            Transform::FloatBits => {
+                names.extend((0..dim).map(out));
+                for j in 0..dim {
+                    names.extend(float_bits(j));
+                }
+            }
+            Transform::Auto => {
+                names.extend((0..dim).map(out));
+                for j in 0..dim {
+                    names.extend(float_bits(j));
+                    names.push(format!("the lowest 6 f32 mantissa bits of {}", out(j)));
+                    names.push(format!("the binade of {}", out(j)));
+                }
+                if dim >= 2 {
+                    names.extend(norms());
+                }
+            }
+            Transform::Values => {
+                names.extend((0..dim).map(out));
+                if dim >= 2 {
+                    names.extend(norms());
+                }
+            }
+            Transform::FloatRepr => {
+                for j in 0..dim {
+                    names.push(format!("the lowest 6 mantissa bits of {}", out(j)));
+                    names.push(format!("whether {} is exactly an f32", out(j)));
+                    names.push(format!("the dyadic grid level of {}", out(j)));
+                    names.push(format!("the lowest 6 f32 mantissa bits of {}", out(j)));
+                    names.push(format!("the binade of {}", out(j)));
+                }
+            }
+            Transform::Checkpoints { block } => {
+                for c in 0..block {
+                    names.push(format!("the final value of model coordinate {c}"));
+                }
+                for c in 0..block {
+                    names.push(format!("the largest step of model coordinate {c}"));
+                    names.push(format!("the smallest step of model coordinate {c}"));
+                }
+            }
+        }
+        names
     }
 
     /// One line for reports: what the testers saw.
@@ -287,6 +392,10 @@ impl Transform {
             }
             Transform::Auto => format!(
                 "every coordinate kept, then per coordinate: {AUTO_FEATURES}; then, for outputs of dimension ≥ 2, the L2, L1 and L∞ norms of the coordinates"
+            ),
+            Transform::Values => "every coordinate kept (the values), then, for outputs of dimension ≥ 2, the L2, L1 and L∞ norms: functions of the real values only".into(),
+            Transform::FloatRepr => format!(
+                "per coordinate, its floating-point representation only (no value): {FLOAT_REPR_FEATURES}"
             ),
             Transform::Checkpoints { block } => format!(
                 "the release read as checkpoints θ_1, …, θ_K of {block} model coordinate(s) each; per model coordinate c: the final value θ_K,c, then the largest and the smallest increment θ_k,c − θ_(k−1),c over k (θ_0 = 0)"
@@ -363,6 +472,34 @@ impl Transform {
                         out[[i, base]] = row.iter().fold(0.0, |a: f64, &v| a.hypot(v));
                         out[[i, base + 1]] = row.iter().map(|v| v.abs()).sum::<f64>();
                         out[[i, base + 2]] = row.iter().fold(0.0, |a: f64, &v| a.max(v.abs()));
+                    }
+                }
+                out
+            }
+            Transform::Values => {
+                let norms = if d >= 2 { AUTO_NORMS } else { 0 };
+                let mut out = Array2::zeros((n, d + norms));
+                for (i, row) in x.outer_iter().enumerate() {
+                    for (j, &v) in row.iter().enumerate() {
+                        out[[i, j]] = v;
+                    }
+                    if norms > 0 {
+                        // As for `auto`: hypot overflows only when the norm exceeds f64::MAX.
+                        out[[i, d]] = row.iter().fold(0.0, |a: f64, &v| a.hypot(v));
+                        out[[i, d + 1]] = row.iter().map(|v| v.abs()).sum::<f64>();
+                        out[[i, d + 2]] = row.iter().fold(0.0, |a: f64, &v| a.max(v.abs()));
+                    }
+                }
+                out
+            }
+            Transform::FloatRepr => {
+                let w = FLOAT_REPR_PER_COORD;
+                let mut out = Array2::zeros((n, d * w));
+                for (i, row) in x.outer_iter().enumerate() {
+                    for (j, &v) in row.iter().enumerate() {
+                        for (k, f) in float_repr(v).into_iter().enumerate() {
+                            out[[i, j * w + k]] = f;
+                        }
                     }
                 }
                 out
@@ -446,6 +583,24 @@ fn auto_features(v: f64) -> [f64; AUTO_PER_COORD] {
     f[FLOAT_BITS_PER_COORD + 1] =
         f64::from(exponent.clamp(*BINADE_RANGE.start(), *BINADE_RANGE.end()));
     f
+}
+
+/// The `float-repr` block of one finite value, see [`FLOAT_REPR_FEATURES`].
+fn float_repr(v: f64) -> [f64; FLOAT_REPR_PER_COORD] {
+    let a = auto_features(v);
+    // The dyadic flags sit at a[2..15] for k = 0..=12; they are nested, so the first set one
+    // is the grid level (13: on none of them).
+    let level = a[2..FLOAT_BITS_PER_COORD]
+        .iter()
+        .position(|&f| f == 1.0)
+        .unwrap_or(FLOAT_BITS_PER_COORD - 2);
+    [
+        a[0],
+        a[1],
+        level as f64,
+        a[FLOAT_BITS_PER_COORD],
+        a[FLOAT_BITS_PER_COORD + 1],
+    ]
 }
 
 /// A mechanism whose releases are post-processed by a fixed [`Transform`].
@@ -548,6 +703,8 @@ mod tests {
             "chebyshev:3",
             "float-bits",
             "auto",
+            "values",
+            "float-repr",
         ] {
             let t: Transform = s.parse().unwrap();
             assert_eq!(t.to_string(), s);
@@ -555,6 +712,35 @@ mod tests {
             assert_eq!(json, format!("\"{s}\""));
             assert_eq!(serde_json::from_str::<Transform>(&json).unwrap(), t);
         }
+    }
+
+    #[test]
+    fn feature_names_match_the_columns() {
+        let x = Samples::new(ndarray::array![[0.5, -3.25, 1e-3], [2.0, 0.0, 7.0]]).unwrap();
+        for t in [
+            Transform::None,
+            Transform::Values,
+            Transform::FloatRepr,
+            Transform::Auto,
+            Transform::FloatBits,
+            Transform::Chebyshev { degree: 2 },
+            Transform::Checkpoints { block: 3 },
+        ] {
+            let y = t.apply(&x).unwrap();
+            assert_eq!(t.feature_names(3).len(), y.dim(), "{t}");
+            assert_eq!(t.output_dim(3), y.dim(), "{t}");
+        }
+    }
+
+    #[test]
+    fn float_repr_grid_level_is_the_finest_dyadic_grid() {
+        assert_eq!(float_repr(3.0)[2], 0.0);
+        assert_eq!(float_repr(0.75)[2], 2.0);
+        assert_eq!(float_repr(0.1)[2], 13.0);
+        assert_eq!(float_repr(-2.0f64.powi(-12))[2], 12.0);
+        // The binade and the low bits are those of `auto`.
+        assert_eq!(float_repr(0.3)[4], -2.0);
+        assert_eq!(float_repr(0.3)[0], auto_features(0.3)[0]);
     }
 
     #[test]

@@ -208,6 +208,10 @@ pub struct Description {
     /// The output transform the entry is audited through by default, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub transform: Option<&'static str>,
+    /// Which semantics the status holds for: `real-valued mechanism` (the algorithm in exact
+    /// arithmetic; the mechanism layer of an audit) or `floating-point implementation` (the
+    /// entry's bug lives in the representation of its outputs; the floating-point layer).
+    pub status_holds_for: &'static str,
 }
 
 /// Describes entry `id` (see [`Description`]).
@@ -242,6 +246,11 @@ pub fn describe(id: &str) -> Result<Description> {
             entry.witness.second().short(),
         ],
         transform: recommended_transform(id),
+        status_holds_for: if id == float_leak::ID {
+            "floating-point implementation"
+        } else {
+            "real-valued mechanism"
+        },
     })
 }
 
