@@ -85,7 +85,8 @@ pub enum Check {
 }
 
 /// What `--check` accepts.
-pub const CHECK_SPELLINGS: &str = "mechanism (the algorithm in real numbers), float (the floating-point representation) or both";
+pub const CHECK_SPELLINGS: &str =
+    "mechanism (the algorithm in real numbers), float (the floating-point representation) or both";
 
 impl FromStr for Check {
     type Err = Error;
@@ -283,7 +284,14 @@ pub fn separation_sentence(b: &BoundRecord) -> Option<String> {
         Direction::Larger => ("the side each event favours", "the other side"),
     };
     let (u, w, n) = match &e.contrast {
-        Some(c) => (c.u, c.w, format!("about {} held-out releases per side", readable(c.lambda.round()))),
+        Some(c) => (
+            c.u,
+            c.w,
+            format!(
+                "about {} held-out releases per side",
+                readable(c.lambda.round())
+            ),
+        ),
         None => (
             e.count_p,
             e.count_q,
@@ -293,13 +301,14 @@ pub fn separation_sentence(b: &BoundRecord) -> Option<String> {
     let ratio = if w == 0 {
         "never on the other".to_string()
     } else {
-        format!("{} times as often", readable((u as f64 / w as f64 * 100.0).round() / 100.0))
+        format!(
+            "{} times as often",
+            readable((u as f64 / w as f64 * 100.0).round() / 100.0)
+        )
     };
     Some(format!(
         "of {n}, {u} fell in the event on {fav} and {w} on {other} ({ratio}); the claim allows a ratio of at most e^ε = {} plus δ",
-        readable(
-            (b.divergence_epsilon().exp() * 1000.0).round() / 1000.0
-        )
+        readable((b.divergence_epsilon().exp() * 1000.0).round() / 1000.0)
     ))
 }
 

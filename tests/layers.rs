@@ -263,8 +263,8 @@ fn layers_keep_their_share_of_beta_on_correct_grid_and_integer_outputs() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(200);
     let pair = DatasetPair::new(
-        Dataset::scalars(&[1.0; 5]).unwrap(),
-        Dataset::scalars(&[1.0; 6]).unwrap(),
+        Dataset::scalars([1.0; 5]).unwrap(),
+        Dataset::scalars([1.0; 6]).unwrap(),
         Neighboring::AddRemove,
     )
     .unwrap();
@@ -316,7 +316,10 @@ fn layers_keep_their_share_of_beta_on_correct_grid_and_integer_outputs() {
         // The mechanism layer has β = 0.1 when the floating-point layer is skipped:
         // P(Bin(200, 0.1) ≥ 32) ≈ 0.01.
         let limit_mechanism = if geometric { 31 } else { 18 };
-        assert!(counts[0] <= limit_mechanism * seeds as u32 / 200 + 1, "{counts:?}");
+        assert!(
+            counts[0] <= limit_mechanism * seeds as u32 / 200 + 1,
+            "{counts:?}"
+        );
         assert!(counts[1] <= 18 * seeds as u32 / 200 + 1, "{counts:?}");
     }
 }

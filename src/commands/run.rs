@@ -1249,7 +1249,12 @@ fn run_layered(
     let mut plan: Option<RunPlan> = None;
     if let Some(budget) = search.budget_seconds {
         let domain = m.domain();
-        let size = args.search.dataset_size.unwrap_or(3).max(domain.min_size).max(1);
+        let size = args
+            .search
+            .dataset_size
+            .unwrap_or(3)
+            .max(domain.min_size)
+            .max(1);
         let mid = 0.5 * (domain.lower + domain.upper);
         let mid = if domain.integer { mid.round() } else { mid };
         let probe = crate::mechanisms::Dataset::from_array(ndarray::Array2::from_elem(

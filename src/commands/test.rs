@@ -82,7 +82,11 @@ pub(super) fn test_samples(a: &TestArgs) -> Result<Outcome> {
 /// its transform at its share of β (β split evenly over the layers asked for; the
 /// floating-point layer is skipped, its share unspent, when the first rows of both sides are
 /// all integers).
-fn test_layered(a: &TestArgs, claim: &PrivacyClaim, check: crate::layers::Check) -> Result<Outcome> {
+fn test_layered(
+    a: &TestArgs,
+    claim: &PrivacyClaim,
+    check: crate::layers::Check,
+) -> Result<Outcome> {
     use crate::layers::{LayerKind, LayerVerdict};
     let layers = check.layers();
     let share = a.failure_probability / layers.len() as f64;
@@ -94,7 +98,8 @@ fn test_layered(a: &TestArgs, claim: &PrivacyClaim, check: crate::layers::Check)
     for kind in layers {
         if kind == LayerKind::FloatingPoint {
             let (set_a, set_b) = crate::shards::open_sides(&a.samples_a, &a.samples_b)?;
-            let head = |set: &crate::shards::ShardSet| set.head(set.rows.min(10_000), &Transform::None);
+            let head =
+                |set: &crate::shards::ShardSet| set.head(set.rows.min(10_000), &Transform::None);
             if crate::layers::integer_valued(&[&head(&set_a)?, &head(&set_b)?]) {
                 results.push((
                     LayerVerdict::skipped(
@@ -159,7 +164,11 @@ fn test_layered(a: &TestArgs, claim: &PrivacyClaim, check: crate::layers::Check)
             "β            {} split evenly over the {} layer(s) asked for (union bound)\nverdict      {}\n",
             crate::mechanisms::math::readable(a.failure_probability),
             verdicts.len(),
-            if code == 1 { "violation found" } else { "no violation found" }
+            if code == 1 {
+                "violation found"
+            } else {
+                "no violation found"
+            }
         );
     }
     Ok(Outcome {

@@ -186,9 +186,8 @@ impl RunPlan {
             over_budget: None,
         };
         let l = plan.layers as f64;
-        let confirm_cost = |p: &RunPlan, n: usize, k: usize| {
-            l * k as f64 * 2.0 * p.side_seconds(n, batch, jobs)
-        };
+        let confirm_cost =
+            |p: &RunPlan, n: usize, k: usize| l * k as f64 * 2.0 * p.side_seconds(n, batch, jobs);
         let room = CONFIRM_SHARE * budget;
         // The largest n ≤ cap whose k slots fit the room (bisection on a monotone cost).
         let largest_n = |p: &RunPlan, k: usize, cap: usize| -> usize {
@@ -280,7 +279,10 @@ impl RunPlan {
             readable(self.budget_seconds)
         );
         if let Some(why) = &self.over_budget {
-            s += &format!("; OVER BUDGET: this run will take about {} s: {why}", readable(self.total_seconds().ceil()));
+            s += &format!(
+                "; OVER BUDGET: this run will take about {} s: {why}",
+                readable(self.total_seconds().ceil())
+            );
         }
         s
     }
@@ -752,7 +754,12 @@ pub fn search_and_confirm_layered(
                     testers,
                     audit,
                     slots,
-                    (&mut calls, &mut drawn, &mut confirm_secs, &mut confirm_drawn),
+                    (
+                        &mut calls,
+                        &mut drawn,
+                        &mut confirm_secs,
+                        &mut confirm_drawn,
+                    ),
                 )?;
                 observe(&progress(&states, drawn));
             }
@@ -784,7 +791,12 @@ pub fn search_and_confirm_layered(
                         testers,
                         audit,
                         slots,
-                        (&mut calls, &mut drawn, &mut confirm_secs, &mut confirm_drawn),
+                        (
+                            &mut calls,
+                            &mut drawn,
+                            &mut confirm_secs,
+                            &mut confirm_drawn,
+                        ),
                     )?;
                     observe(&progress(&states, drawn));
                 }
@@ -831,7 +843,12 @@ pub fn search_and_confirm_layered(
                 testers,
                 audit,
                 slots,
-                (&mut calls, &mut drawn, &mut confirm_secs, &mut confirm_drawn),
+                (
+                    &mut calls,
+                    &mut drawn,
+                    &mut confirm_secs,
+                    &mut confirm_drawn,
+                ),
             )?;
         }
     }
@@ -916,11 +933,17 @@ mod tests {
         // A fast program: full sizes, three slots.
         let p = RunPlan::fit(0.04, 1e-6, 60.0, 2, 50_000, 2, None, None, None, defaults);
         assert_eq!((p.samples_per_side, p.confirm_per_layer), (200_000, 3));
-        assert!(p.total_seconds() <= 60.0 && p.over_budget.is_none(), "{p:?}");
+        assert!(
+            p.total_seconds() <= 60.0 && p.over_budget.is_none(),
+            "{p:?}"
+        );
         // 150 µs per release: smaller confirmations, still within the budget.
         let p = RunPlan::fit(0.05, 150e-6, 60.0, 2, 50_000, 2, None, None, None, defaults);
         assert!(p.samples_per_side >= MIN_PLANNED_SAMPLES, "{p:?}");
-        assert!(p.total_seconds() <= 1.2 * 60.0 && p.over_budget.is_none(), "{p:?}");
+        assert!(
+            p.total_seconds() <= 1.2 * 60.0 && p.over_budget.is_none(),
+            "{p:?}"
+        );
         assert!(p.trials >= 3, "{p:?}");
         // 10 ms per release: the smallest confirmation does not fit, and the plan says so.
         let p = RunPlan::fit(0.05, 10e-3, 60.0, 2, 50_000, 2, None, None, None, defaults);

@@ -461,7 +461,9 @@ fn layers_html(layers: &[crate::layers::LayerVerdict]) -> String {
     for l in layers {
         let violated = l.verdict == Some(crate::audit::Verdict::Violation);
         let evidence = match (&l.evidence, &l.separation) {
-            (Some(ev), Some(sep)) => format!("{}<br><span class=\"small\">{}</span>", e(ev), e(sep)),
+            (Some(ev), Some(sep)) => {
+                format!("{}<br><span class=\"small\">{}</span>", e(ev), e(sep))
+            }
             (Some(ev), None) => e(ev),
             _ => String::new(),
         };

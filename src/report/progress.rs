@@ -152,7 +152,9 @@ impl Ticker {
                 let drawn = crate::rng::releases_drawn().saturating_sub(base);
                 let trials = match (p, planned_trials) {
                     (Some(p), Some(k)) => format!("trial {} of ~{k} planned", p.trials_done),
-                    (Some(p), None) => format!("trial {} of at most {}", p.trials_done, p.trials_max),
+                    (Some(p), None) => {
+                        format!("trial {} of at most {}", p.trials_done, p.trials_max)
+                    }
                     (None, _) => "first trial".to_string(),
                 };
                 let confirms = p.map_or(String::new(), |p| {
@@ -188,7 +190,8 @@ impl Ticker {
                 }
                 pb.finish_and_clear();
             } else {
-                while rx.recv_timeout(Duration::from_secs(10)) == Err(mpsc::RecvTimeoutError::Timeout)
+                while rx.recv_timeout(Duration::from_secs(10))
+                    == Err(mpsc::RecvTimeoutError::Timeout)
                 {
                     eprintln!("audit: {}", line());
                 }
