@@ -229,6 +229,31 @@ impl LayerVerdict {
             ),
             None => (None, None),
         };
+        Self::from_verdict(
+            layer,
+            beta,
+            verdict,
+            empirical_epsilon,
+            evidence,
+            separation,
+            other_violates,
+            confirmations.len(),
+        )
+    }
+
+    /// The answer of a layer that ran, from its verdict and what backs it (see
+    /// [`LayerVerdict::from_confirmations`]).
+    #[allow(clippy::too_many_arguments)]
+    pub fn from_verdict(
+        layer: LayerKind,
+        beta: f64,
+        verdict: Verdict,
+        empirical_epsilon: Option<EmpiricalEpsilon>,
+        evidence: Option<String>,
+        separation: Option<String>,
+        other_violates: bool,
+        confirmations: usize,
+    ) -> Self {
         let eps = empirical_epsilon
             .as_ref()
             .filter(|e| e.lower_bound > 0.0)
@@ -262,7 +287,7 @@ impl LayerVerdict {
             evidence,
             separation,
             meaning,
-            confirmations: confirmations.len(),
+            confirmations,
         }
     }
 }

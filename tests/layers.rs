@@ -323,3 +323,110 @@ fn layers_keep_their_share_of_beta_on_correct_grid_and_integer_outputs() {
         assert!(counts[1] <= 18 * seeds as u32 / 200 + 1, "{counts:?}");
     }
 }
+
+#[test]
+fn catalogue_entries_sequential_runs_and_sweeps_take_layers_when_asked() {
+    // A catalogue entry on its witness pair, both layers: the catalogue's Laplace sum adds f64
+    // noise to the sum, so its floating-point layer may fail; its mechanism layer must not
+    // (false failure ≤ 5e-4).
+    let o = audit(&[
+        "run",
+        "--mechanism",
+        "laplace-sum",
+        "--check",
+        "both",
+        "--samples",
+        "20000",
+        "--json",
+        "--no-report",
+        "--quiet",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(layer(&v, "mechanism")["verdict"]["verdict"], "no-violation");
+    assert!(layer(&v, "floating-point")["verdict"]["verdict"].is_string());
+    // The buggy twin is the mechanism layer's (the values leak).
+    let o = audit(&[
+        "run",
+        "--mechanism",
+        "laplace-sum-ignores-range",
+        "--check",
+        "mechanism",
+        "--samples",
+        "20000",
+        "--json",
+        "--no-report",
+        "--quiet",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(layer(&v, "mechanism")["verdict"]["verdict"], "violation");
+    // Sequential: one sequential audit per layer.
+    let o = audit(&[
+        "run",
+        "--mechanism",
+        "laplace-sum-ignores-range",
+        "--sequential",
+        "--check",
+        "both",
+        "--max-samples",
+        "20000",
+        "--json",
+        "--no-report",
+        "--quiet",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(layer(&v, "mechanism")["verdict"]["verdict"], "violation");
+    // Sweeps: one row group per layer.
+    let o = audit(&[
+        "sweep",
+        "--mechanism",
+        "laplace-sum",
+        "--param",
+        "epsilon=1:1:1",
+        "--repeats",
+        "1",
+        "--samples",
+        "5000",
+        "--check",
+        "both",
+        "--json",
+        "--no-report",
+        "--quiet",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let testers: Vec<&str> = v["testers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        testers,
+        [
+            "hockey-stick [mechanism (real-valued)]",
+            "hockey-stick [floating-point implementation]"
+        ]
+    );
+}
+
+#[test]
+fn bad_layer_flags_are_clear_errors() {
+    let o = audit(&["run", "--mechanism", "laplace-sum", "--check", "all"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = util::stderr(&o);
+    assert!(
+        err.contains("\"all\"") && err.contains("mechanism"),
+        "{err}"
+    );
+    let o = audit(&[
+        "run",
+        "--mechanism",
+        "laplace-sum",
+        "--check",
+        "both",
+        "--transform",
+        "auto",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", util::stderr(&o));
+}

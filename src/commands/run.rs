@@ -380,24 +380,6 @@ pub(crate) fn parse_budget(s: &str) -> Result<f64> {
     Ok(secs)
 }
 
-/// A one-line progress display for a search on stderr (trials, confirmations, releases drawn,
-/// budget used and left); `None` when quiet or stderr is not a terminal.
-fn search_progress(quiet: bool, what: &str) -> Option<indicatif::ProgressBar> {
-    use std::io::IsTerminal;
-    if quiet || !std::io::stderr().is_terminal() {
-        return None;
-    }
-    let pb = indicatif::ProgressBar::new_spinner();
-    if let Ok(style) =
-        indicatif::ProgressStyle::with_template("{spinner} searching {prefix}: {wide_msg}")
-    {
-        pb.set_style(style);
-    }
-    pb.set_prefix(what.to_string());
-    pb.enable_steady_tick(std::time::Duration::from_millis(200));
-    Some(pb)
-}
-
 /// The `audit` command line that re-runs this process's run exactly: the arguments as given,
 /// less how the result is shown (`--report-dir`, `--no-report`, `--json`, `--quiet`), and except
 /// that a time budget (`--budget`, `--max-search-seconds`) and `--trials` are replaced by
@@ -622,6 +604,11 @@ fn run_audit_inner(args: &RunArgs) -> Result<Outcome> {
         return run_sequential(args, &target);
     }
     if claim.is_bayesian() || args.data.is_some() {
+        if args.check.is_some() {
+            return Err(Error::InvalidConfig(
+                "--check applies to audits of a pair of datasets (catalogue entries, --exec, --sequential); a Bayesian DP audit has one view of the releases, leave --check out".into(),
+            ));
+        }
         return run_bayesian(args, &target);
     }
     let (testers, skipped) = super::testers_for(&args.tester, &claim, args.samples)?;
@@ -822,6 +809,9 @@ fn run_sequential(args: &RunArgs, target: &Target) -> Result<Outcome> {
         .witness
         .as_ref()
         .ok_or_else(|| Error::InvalidConfig("--sequential needs a catalogue --mechanism".into()))?;
+    if let Some(check) = target.layers {
+        return run_sequential_layered(args, target, check, witness);
+    }
     let defaults = SequentialConfig::default();
     let config = SequentialConfig {
         seed: args.seed,
@@ -1060,29 +1050,12 @@ fn run_search(
     if !args.report.no_report {
         crate::report::prepare_report_dir(&args.report.report_dir)?;
     }
-    let progress = search_progress(args.report.quiet, &format!("{} with {finder_name}", m.id()));
-    let observe = |p: &crate::finders::SearchProgress| {
-        if let Some(pb) = &progress {
-            let budget = match p.budget_seconds {
-                Some(b) => format!(
-                    "budget {}s: {:.0}s used, ~{:.0}s left",
-                    readable(b),
-                    p.elapsed_seconds,
-                    (b - p.elapsed_seconds).max(0.0)
-                ),
-                None => format!("{:.0}s", p.elapsed_seconds),
-            };
-            pb.set_message(format!(
-                "trial {} of at most {}, {} of {} confirmations, {} releases drawn, best score {:+.3}; {budget}",
-                p.trials_done,
-                p.trials_max,
-                p.confirmations_done,
-                p.confirm_top,
-                readable(p.samples_drawn as f64),
-                p.best_score
-            ));
-        }
-    };
+    let ticker = crate::report::progress::Ticker::start(
+        args.report.quiet,
+        &format!("{} with {finder_name}", m.id()),
+        None,
+    );
+    let observe = |p: &crate::finders::SearchProgress| ticker.update(p);
     let rep = crate::finders::search_and_confirm_observed(
         m,
         &target.claim,
@@ -1092,9 +1065,7 @@ fn run_search(
         config,
         &observe,
     );
-    if let Some(pb) = &progress {
-        pb.finish_and_clear();
-    }
+    drop(ticker);
     let mut rep = rep?;
     for c in &mut rep.confirmations {
         c.skipped_testers = skipped.to_vec();
@@ -1447,4 +1418,135 @@ pub(crate) fn reproduce_line_planned(
     }
     kept.extend(trials.unwrap_or_default());
     shlex::try_join(kept.iter().map(String::as_str)).unwrap_or_else(|_| kept.join(" "))
+}
+
+/// `--sequential --check …`: the sequential audit once per layer, each through the layer's
+/// view of a release at its share of β (union bound over the layers); the releases are drawn
+/// again for each layer (catalogue entries are fast, and the same seed gives the same releases).
+fn run_sequential_layered(
+    args: &RunArgs,
+    target: &Target,
+    check: crate::layers::Check,
+    witness: &DatasetPair,
+) -> Result<Outcome> {
+    use crate::layers::{LayerKind, LayerVerdict};
+    use crate::sequential::{SequentialConfig, audit_sequential};
+    let id = args.mechanism.as_deref().unwrap_or_default();
+    let params = Params::parse(&args.params)?;
+    let layers = check.layers();
+    let share = args.failure_probability / layers.len() as f64;
+    let defaults = SequentialConfig::default();
+    let config = SequentialConfig {
+        seed: args.seed,
+        max_samples_per_side: args.max_samples.unwrap_or(defaults.max_samples_per_side),
+        first_batch: args.first_batch.unwrap_or(defaults.first_batch),
+        failure_probability: share,
+    };
+    let mut reports = Vec::new();
+    let mut verdicts: Vec<LayerVerdict> = Vec::new();
+    let mut mechanism_violates = false;
+    for kind in layers {
+        let m =
+            TransformedMechanism::new(catalogue::build(id, &params)?.mechanism, kind.transform())?;
+        config.validate(m.output_dim())?;
+        check_memory("--max-samples", config.max_samples_per_side, m.output_dim())?;
+        let spinner = crate::report::progress::Spinner::start(
+            args.report.quiet,
+            &format!("auditing {id} sequentially, layer {}", kind.title()),
+        );
+        let mut report = audit_sequential(&m, &target.claim, witness, &config)?;
+        drop(spinner);
+        report.reproduce = Some(reproduce_line(None));
+        report.mechanism.catalogue_status = target.status.clone();
+        report.output_transform = Some(kind.transform());
+        if let Some(src) = &target.claim_source {
+            report.mechanism.claim_source = src.clone();
+        }
+        let v = LayerVerdict::from_verdict(
+            kind,
+            share,
+            report.verdict,
+            None,
+            None,
+            None,
+            kind == LayerKind::FloatingPoint && mechanism_violates,
+            1,
+        );
+        mechanism_violates |= kind == LayerKind::Mechanism && report.verdict == Verdict::Violation;
+        verdicts.push(v);
+        reports.push(report);
+    }
+    let violation = verdicts
+        .iter()
+        .any(|v| v.verdict == Some(Verdict::Violation));
+    let code = u8::from(violation);
+    let stdout = if args.json {
+        #[derive(serde::Serialize)]
+        struct Layer<'a> {
+            verdict: &'a LayerVerdict,
+            sequential: &'a crate::sequential::SequentialReport,
+        }
+        #[derive(serde::Serialize)]
+        struct Layered<'a> {
+            layers: Vec<Layer<'a>>,
+            verdict: Verdict,
+        }
+        let mut clean = reports.clone();
+        for r in &mut clean {
+            r.wall_time_seconds = None;
+        }
+        to_json(&Layered {
+            layers: verdicts
+                .iter()
+                .zip(&clean)
+                .map(|(verdict, sequential)| Layer {
+                    verdict,
+                    sequential,
+                })
+                .collect(),
+            verdict: if violation {
+                Verdict::Violation
+            } else {
+                Verdict::NoViolation
+            },
+        })?
+    } else {
+        let mut s = String::new();
+        for (v, r) in verdicts.iter().zip(&reports) {
+            s += &format!("\n===== layer: {} =====\n", v.title);
+            s += &crate::sequential::render_text(r);
+        }
+        s += "\n===== answers =====\n";
+        s += &crate::layers::render_text(&verdicts);
+        s += &format!(
+            "β            {} split evenly over the {} layer(s) (union bound)\nverdict      {}\n",
+            readable(args.failure_probability),
+            verdicts.len(),
+            if violation {
+                "violation found"
+            } else {
+                "no violation found"
+            }
+        );
+        s
+    };
+    // One page per layer (each is a complete sequential report).
+    let mut stdout = stdout;
+    let mut late_error = None;
+    if !args.report.no_report {
+        crate::report::prepare_report_dir(&args.report.report_dir)?;
+        for r in &reports {
+            match crate::report::sequential::write_sequential_report(&args.report.report_dir, r) {
+                Ok(index) => announce_report(&index, args.json, args.report.quiet, &mut stdout),
+                Err(e) => {
+                    late_error.get_or_insert(e);
+                }
+            }
+        }
+    }
+    Ok(Outcome {
+        stdout,
+        code,
+        late_error,
+    })
 }

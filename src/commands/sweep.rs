@@ -32,6 +32,12 @@ pub struct SweepArgs {
     /// Testers, comma-separated, or "all"; each tester is a separate audit.
     #[arg(long, default_value = "hockey-stick")]
     pub tester: String,
+    /// Layers (see `audit run --check`): mechanism, float or both. Each layer is a row group of
+    /// its own: every audit of a layer is made through that layer's view of a release, at
+    /// --failure-probability (the rows are separate detection counts, not one verdict). Without
+    /// it the entry is audited through its own transform, as `audit run` does.
+    #[arg(long, value_name = "LAYERS")]
+    pub check: Option<String>,
     /// Override the claim.
     #[arg(long)]
     pub claim: Option<String>,
@@ -118,15 +124,32 @@ pub(super) fn sweep(a: &SweepArgs) -> Result<Outcome> {
         )));
     }
     // Build every point first so bad values fail before any sampling.
+    let layers: Vec<Option<crate::layers::LayerKind>> = match &a.check {
+        Some(c) => c
+            .parse::<crate::layers::Check>()?
+            .layers()
+            .into_iter()
+            .map(Some)
+            .collect(),
+        None => vec![None],
+    };
     let mut entries = Vec::new();
     for &v in &values {
-        let params = Params::parse(&fixed)?.set(&name, v);
-        let mut entry = catalogue::build(&a.mechanism, &params)?;
-        // Through the transform the entry is audited through by `audit run` (e.g.
-        // `checkpoints:d` for DP-SGD releasing its iterates), as the run command would.
-        let (m, _) = crate::testers::transforms::with_recommended_transform(entry.mechanism)?;
-        entry.mechanism = m;
-        entries.push(entry);
+        for layer in &layers {
+            let params = Params::parse(&fixed)?.set(&name, v);
+            let mut entry = catalogue::build(&a.mechanism, &params)?;
+            entry.mechanism = match layer {
+                // Through the layer's view.
+                Some(kind) => Box::new(crate::testers::TransformedMechanism::new(
+                    entry.mechanism,
+                    kind.transform(),
+                )?),
+                // Through the transform the entry is audited through by `audit run` (e.g.
+                // `checkpoints:d` for DP-SGD releasing its iterates), as the run command would.
+                None => crate::testers::transforms::with_recommended_transform(entry.mechanism)?.0,
+            };
+            entries.push((entry, v, *layer));
+        }
     }
     let claim_override: Option<PrivacyClaim> = match &a.claim {
         Some(c) => Some(c.parse()?),
@@ -137,20 +160,25 @@ pub(super) fn sweep(a: &SweepArgs) -> Result<Outcome> {
     }
     let start = std::time::Instant::now();
     let progress = crate::report::progress::bar(
-        (values.len() * tester_names.len()) as u64 * a.repeats,
+        (entries.len() * tester_names.len()) as u64 * a.repeats,
         a.report.quiet,
         &format!("sweep {} over {name}", a.mechanism),
     );
     let root = crate::rng::Seed(a.seed);
     let mut points = Vec::new();
     let mut claims = Vec::new();
-    for (i, (entry, &v)) in entries.iter().zip(&values).enumerate() {
+    for (k, (entry, v, layer)) in entries.iter().enumerate() {
+        let v = *v;
+        // The seed index of the value (the same releases for every layer of one value).
+        let i = k / layers.len();
         let m = &*entry.mechanism;
         let claim = claim_override.unwrap_or_else(|| m.claim());
-        claims.push(crate::report::SweepClaim {
-            value: v,
-            claim: claim.to_string(),
-        });
+        if k % layers.len() == 0 {
+            claims.push(crate::report::SweepClaim {
+                value: v,
+                claim: claim.to_string(),
+            });
+        }
         for tname in &tester_names {
             let testers = vec![testers::by_name(tname)?];
             let mut margins = Vec::new();
@@ -184,7 +212,10 @@ pub(super) fn sweep(a: &SweepArgs) -> Result<Outcome> {
             points.push(SweepPoint {
                 value: v,
                 status: entry.status.word().to_string(),
-                tester: tname.clone(),
+                tester: match layer {
+                    Some(kind) => format!("{tname} [{}]", kind.title()),
+                    None => tname.clone(),
+                },
                 detections,
                 repeats: a.repeats,
                 median_margin,
@@ -200,7 +231,16 @@ pub(super) fn sweep(a: &SweepArgs) -> Result<Outcome> {
         fixed_params: fixed.clone(),
         parameter: name.clone(),
         claims,
-        testers: tester_names.clone(),
+        // With layers, one row group per tester and layer, labelled as the points are.
+        testers: layers
+            .iter()
+            .flat_map(|layer| {
+                tester_names.iter().map(move |t| match layer {
+                    Some(kind) => format!("{t} [{}]", kind.title()),
+                    None => t.clone(),
+                })
+            })
+            .collect(),
         repeats: a.repeats,
         samples_per_side: a.samples,
         failure_probability_per_audit: a.failure_probability,

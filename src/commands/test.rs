@@ -95,6 +95,7 @@ fn test_layered(
     let mut code = 0u8;
     let mut late = None;
     let mut mechanism_violates = false;
+    let mut pages: Vec<(crate::audit::AuditReport, crate::report::PlotData, u8)> = Vec::new();
     for kind in layers {
         if kind == LayerKind::FloatingPoint {
             let (set_a, set_b) = crate::shards::open_sides(&a.samples_a, &a.samples_b)?;
@@ -111,7 +112,7 @@ fn test_layered(
                 continue;
             }
         }
-        let (r, text, c, l) = test_view_report(a, claim, kind.transform(), share, false)?;
+        let (r, text, c, l, plots) = test_view_report(a, claim, kind.transform(), share, false)?;
         let names = kind.transform().feature_names(text.1);
         let mut r = r;
         for b in &mut r.bounds {
@@ -120,7 +121,13 @@ fn test_layered(
             }
         }
         let page = r.to_audit_report();
-        let v = LayerVerdict::from_confirmations(kind, share, &[page], mechanism_violates);
+        let v = LayerVerdict::from_confirmations(
+            kind,
+            share,
+            std::slice::from_ref(&page),
+            mechanism_violates,
+        );
+        pages.push((page, plots, c));
         mechanism_violates |= kind == LayerKind::Mechanism && c == 1;
         code = code.max(c);
         if late.is_none() {
@@ -130,6 +137,27 @@ fn test_layered(
         results.push((v, Some(r)));
     }
     let verdicts: Vec<LayerVerdict> = results.iter().map(|(v, _)| v.clone()).collect();
+    // One page for both layers: the violating layer's test (the mechanism's first), else the
+    // mechanism layer's, with both answers at its head.
+    let index = if a.report.no_report {
+        None
+    } else {
+        let k = pages.iter().position(|p| p.2 == 1).unwrap_or(0);
+        match pages.into_iter().nth(k) {
+            Some((mut page, plots, _)) => {
+                page.layers = Some(verdicts.clone());
+                page.reproduce = Some(super::run::reproduce_line(None));
+                match crate::report::write_run_report(&a.report.report_dir, &page, &plots) {
+                    Ok(i) => Some(i),
+                    Err(e) => {
+                        late.get_or_insert(e);
+                        None
+                    }
+                }
+            }
+            None => None,
+        }
+    };
     if a.json {
         #[derive(serde::Serialize)]
         struct Layer<'a> {
@@ -171,6 +199,9 @@ fn test_layered(
             }
         );
     }
+    if let Some(index) = &index {
+        announce_report(index, a.json, a.report.quiet, &mut stdout);
+    }
     Ok(Outcome {
         stdout,
         code,
@@ -186,7 +217,8 @@ fn test_view(
     beta: f64,
     announce: bool,
 ) -> Result<Outcome> {
-    let (_, (stdout, _), code, late_error) = test_view_report(a, claim, transform, beta, announce)?;
+    let (_, (stdout, _), code, late_error, _) =
+        test_view_report(a, claim, transform, beta, announce)?;
     Ok(Outcome {
         stdout,
         code,
@@ -195,7 +227,8 @@ fn test_view(
 }
 
 #[allow(clippy::type_complexity)]
-/// [`test_view`], also returning the report (text, release dimension, code, late error).
+/// [`test_view`], also returning the report (text, release dimension, code, late error, the
+/// figures' releases). `announce`: a test of one view (prints JSON, writes its page).
 fn test_view_report(
     a: &TestArgs,
     claim: &PrivacyClaim,
@@ -207,6 +240,7 @@ fn test_view_report(
     (String, usize),
     u8,
     Option<Error>,
+    crate::report::PlotData,
 )> {
     let claim = *claim;
     if a.max_train_rows < 4 {
@@ -278,21 +312,22 @@ fn test_view_report(
         Verdict::Violation => 1,
         Verdict::NoViolation => 0,
     };
-    // As for `audit run`: the verdict is printed even when the report cannot be written.
-    let written = if a.report.no_report {
+    // The figures show the first releases of each side (the samples are the data here;
+    // nothing is drawn; a streamed test holds its training rows, the first ones).
+    let head = |s: &crate::mechanisms::Samples| -> Result<crate::mechanisms::Samples> {
+        let n = s.n().min(crate::report::PLOT_SAMPLES_PER_SIDE);
+        Ok(crate::mechanisms::Samples::new(
+            s.values().slice(ndarray::s![..n, ..]).to_owned(),
+        )?)
+    };
+    let plots = crate::report::PlotData {
+        sides: Some((head(&sa)?, head(&sb)?)),
+    };
+    // As for `audit run`: the verdict is printed even when the report cannot be written. A
+    // layered test (`announce` false) writes one page for both layers, in test_layered.
+    let written = if a.report.no_report || !announce {
         Ok(None)
     } else {
-        // The figures show the first releases of each side (the samples are the data here;
-        // nothing is drawn; a streamed test holds its training rows, the first ones).
-        let head = |s: &crate::mechanisms::Samples| -> Result<crate::mechanisms::Samples> {
-            let n = s.n().min(crate::report::PLOT_SAMPLES_PER_SIDE);
-            Ok(crate::mechanisms::Samples::new(
-                s.values().slice(ndarray::s![..n, ..]).to_owned(),
-            )?)
-        };
-        let plots = crate::report::PlotData {
-            sides: Some((head(&sa)?, head(&sb)?)),
-        };
         let mut page = r.to_audit_report();
         page.reproduce = Some(super::run::reproduce_line(None));
         crate::report::write_run_report(&a.report.report_dir, &page, &plots).map(Some)
@@ -307,5 +342,5 @@ fn test_view_report(
     if let Some(index) = &index {
         announce_report(index, a.json && announce, a.report.quiet, &mut stdout);
     }
-    Ok((r, (stdout, dim), code, late_error))
+    Ok((r, (stdout, dim), code, late_error, plots))
 }

@@ -305,6 +305,18 @@ pub fn render_sweep_text(
 /// both answers side by side, the overall verdict and the line that re-runs it.
 pub fn render_layered_text(r: &crate::finders::layered::LayeredReport, reproduce: &str) -> String {
     let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "layers       {} (each with its own search ranking, confirmations and share of β; --check chooses)",
+        r.layers
+            .iter()
+            .map(|l| match &l.verdict.skipped {
+                Some(_) => format!("{} [skipped]", l.verdict.title),
+                None => l.verdict.title.clone(),
+            })
+            .collect::<Vec<_>>()
+            .join(" + ")
+    );
     if let Some(p) = &r.plan {
         let _ = writeln!(s, "{}", p.describe());
     }
