@@ -1273,7 +1273,7 @@ fn run_layered(
     let ticker = crate::report::progress::Ticker::start(
         args.report.quiet,
         &what,
-        plan.as_ref().map(|p| p.trials),
+        plan.as_ref().map(|p| (p.trials, p.total_seconds())),
     );
     let observe = |p: &crate::finders::SearchProgress| ticker.update(p);
     let rep = search_and_confirm_layered(

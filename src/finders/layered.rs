@@ -62,6 +62,11 @@ pub struct LayerSearch {
 /// A layered search run: both layers' answers and the run's plan.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LayeredReport {
+    /// What this object is: `layered-search`.
+    pub kind: String,
+    /// Version of this layout (1: the first layered layout; its confirmations are
+    /// [`AuditReport`]s of [`crate::audit::SCHEMA_VERSION`]).
+    pub schema_version: u32,
     /// Finder used.
     pub finder: String,
     /// The plan the run was made to (absent when no time budget was set); left out of the
@@ -908,6 +913,8 @@ pub fn search_and_confirm_layered(
         Verdict::NoViolation
     };
     Ok(LayeredReport {
+        kind: "layered-search".into(),
+        schema_version: 1,
         finder: finder.name().to_string(),
         plan: None,
         beta_rule: format!(

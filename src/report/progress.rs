@@ -129,8 +129,11 @@ pub struct Ticker {
 }
 
 impl Ticker {
-    /// Starts the display for the search `what`; `planned_trials`: the plan's estimate.
-    pub fn start(quiet: bool, what: &str, planned_trials: Option<usize>) -> Self {
+    /// Starts the display for the search `what`; `planned`: the plan's trials and total seconds
+    /// (for "trial k of ~K planned" and the time to go).
+    pub fn start(quiet: bool, what: &str, planned: Option<(usize, f64)>) -> Self {
+        let planned_trials = planned.map(|p| p.0);
+        let planned_total = planned.map(|p| p.1);
         let state = std::sync::Arc::new(std::sync::Mutex::new(None));
         if quiet {
             return Self {
@@ -172,6 +175,15 @@ impl Ticker {
                     ),
                     None => format!(", {elapsed:.0} s elapsed"),
                 };
+                // The plan's estimate, when the run is over budget by plan, else the budget.
+                let to_go = match (planned_total, p.and_then(|p| p.budget_seconds)) {
+                    (Some(t), Some(b)) => {
+                        format!(", ~{:.0} s to go", (t.max(b) - elapsed).max(0.0))
+                    }
+                    (None, Some(b)) => format!(", ~{:.0} s to go", (b - elapsed).max(0.0)),
+                    _ => String::new(),
+                };
+                let budget = budget + &to_go;
                 format!(
                     "{what}: {trials}{confirms}, {} releases drawn{budget}",
                     crate::report::readable(drawn as f64)

@@ -8,8 +8,11 @@ Usage (from the repository root):
 For each case it runs
     AUDIT run --exec CMD --claim C --record-range=LO:HI --record-dim D --dataset-size N
               --neighbors R --samples S --json --no-report --quiet [EXTRA...]
-and prints: id, status, exit code (0 no violation, 1 violation, 2 error), seconds. The last
-line is `suite: caught B/NB buggy, flagged F/NC correct`. --extra appends flags (e.g.
+and prints: id, status, where the bug is (`bug_in`: mechanism or floating-point), exit code (0 no
+violation, 1 violation, 2 error), each layer's verdict (M = mechanism layer, F = floating-point
+layer: V violation, - none, s skipped) and seconds. The last lines count, per layer: buggy programs
+caught by the layer their bug lives in (a float-only bug caught by the floating-point layer and not
+by the mechanism layer), and correct programs flagged by each layer. --extra appends flags (e.g.
 "--finder corners" or "--transform float-bits") to every run, to see what a change would catch.
 """
 import argparse, json, os, shlex, subprocess, sys, time
@@ -33,7 +36,9 @@ def main():
     if a.json_dir:
         os.makedirs(a.json_dir, exist_ok=True)
     caught = flagged = nb = nc = 0
-    print(f"{'id':40} {'status':8} exit  secs")
+    by_layer = {"mechanism": [0, 0], "floating-point": [0, 0]}
+    flagged_layer = {"mechanism": 0, "floating-point": 0}
+    print(f"{'id':40} {'status':8} {'bug in':15} exit  M F  secs")
     for c in cases:
         cmd = [a.audit, "run", "--exec", c["command"], "--claim", c["claim"],
                f"--record-range={c['record_range']}", "--record-dim", str(c["record_dim"]),
@@ -48,14 +53,34 @@ def main():
                 f.write(p.stdout if p.stdout else p.stderr)
         if p.returncode == 2:
             sys.stderr.write(f"{c['id']}: error: {p.stderr.strip()[-500:]}\n")
+        verdicts = {}
+        try:
+            for l in json.loads(p.stdout).get("layers", []):
+                v = l["verdict"]
+                verdicts[v["layer"]] = "s" if v.get("skipped") else ("V" if v.get("verdict") == "violation" else "-")
+        except (ValueError, KeyError, TypeError):
+            pass
+        mark = lambda k: verdicts.get(k, "?")
         if c["status"] == "buggy":
             nb += 1
             caught += p.returncode == 1
+            where = c.get("bug_in", "mechanism")
+            by_layer[where][1] += 1
+            if where == "mechanism":
+                by_layer[where][0] += mark("mechanism") == "V"
+            else:
+                by_layer[where][0] += mark("floating-point") == "V" and mark("mechanism") != "V"
         else:
             nc += 1
             flagged += p.returncode == 1
-        print(f"{c['id']:40} {c['status']:8} {p.returncode:4} {dt:5.0f}", flush=True)
-    print(f"suite: caught {caught}/{nb} buggy, flagged {flagged}/{nc} correct")
+            for k in flagged_layer:
+                flagged_layer[k] += mark(k) == "V"
+        print(f"{c['id']:40} {c['status']:8} {c.get('bug_in', ''):15} {p.returncode:4} {mark('mechanism')} {mark('floating-point')} {dt:5.0f}", flush=True)
+    print(f"suite: caught {caught}/{nb} buggy, flagged {flagged}/{nc} correct (exit codes)")
+    for k, (hit, n) in by_layer.items():
+        print(f"suite: bugs in the {k}: {hit}/{n} caught by the {k} layer" + (" and not by the mechanism layer" if k == "floating-point" else ""))
+    for k, f in flagged_layer.items():
+        print(f"suite: correct programs flagged by the {k} layer: {f}/{nc}")
 
 
 if __name__ == "__main__":
