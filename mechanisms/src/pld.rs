@@ -111,6 +111,21 @@ pub const TAIL_MASS_TRUNCATION: f64 = 1e-15;
 /// discretization or a larger z).
 pub const MAX_GRID_POINTS: usize = 1 << 24;
 
+/// Largest window (grid points) of a T-fold self-composition. Beyond it the composition is
+/// refused, and [`PldAccountant::epsilon_bounds`] retries on a coarser grid (a coarser
+/// pessimistic PLD is still an upper bound, a coarser optimistic one still a lower bound). At
+/// 2^22 points one composition takes about a second and 200 MB.
+pub const MAX_COMPOSED_POINTS: u64 = 1 << 22;
+
+/// Largest number of steps the PLD accountant composes: 2^53, the largest count every f64
+/// holds exactly (the loss grid's index arithmetic is exact below it).
+pub const MAX_STEPS: u64 = 1 << 53;
+
+/// Ends the error of a composition that does not fit this grid (its window exceeds
+/// [`MAX_COMPOSED_POINTS`], or its loss indices 2^63): the accountant retries on a coarser grid
+/// when it sees it.
+const WINDOW_TOO_LARGE: &str = "(use a larger discretization)";
+
 /// Relative margin taken off δ before the pessimistic ε is computed, to cover floating-point
 /// error in the composed δ. Measured: the δ of one FFT and of repeated pairwise squaring differ
 /// by 3–5·10⁻⁷ relative at δ ≈ 10⁻⁵ (q = 0.01, z = 1.1, T = 6000 and 10⁴); the margin is 20
@@ -849,16 +864,25 @@ fn self_compose_pmf(pmf: &Pmf, times: u64, estimate: Estimate) -> Result<Pmf> {
         return Ok(pmf.clone());
     }
     let infinity = -(times as f64 * (-pmf.infinity).ln_1p()).exp_m1();
-    let (lower, upper) = chernoff_window(&pmf.probs, times, TAIL_MASS_TRUNCATION);
-    let window = usize::try_from(upper - lower + 1)
+    let times_i = i64::try_from(times)
         .ok()
-        .filter(|&w| w <= 1 << 28)
+        .filter(|_| times <= MAX_STEPS)
         .ok_or_else(|| {
             invalid(format!(
-                "the {times}-fold composition would need {} grid points; allowed: at most {} \
-                 (use a larger discretization)",
-                upper - lower + 1,
-                1_u64 << 28
+                "steps T = {times}; allowed: 1 to {MAX_STEPS} (2^53)"
+            ))
+        })?;
+    let (lower, upper) = chernoff_window(&pmf.probs, times, TAIL_MASS_TRUNCATION);
+    // Checked: a window of 2^64 points must be refused, never wrap to 0 (which once made an
+    // empty PLD and a false ε ≤ 0).
+    let points = upper.checked_sub(lower).and_then(|w| w.checked_add(1));
+    let window = points
+        .filter(|&w| w <= MAX_COMPOSED_POINTS)
+        .and_then(|w| usize::try_from(w).ok())
+        .ok_or_else(|| {
+            invalid(format!(
+                "the {times}-fold composition would need {} grid points in its window; allowed: at most {MAX_COMPOSED_POINTS} {WINDOW_TOO_LARGE}",
+                points.map_or_else(|| "more than 2^64".to_string(), |p| p.to_string()),
             ))
         })?;
     let n = fast_len(window.max(pmf.probs.len()));
@@ -879,9 +903,13 @@ fn self_compose_pmf(pmf: &Pmf, times: u64, estimate: Estimate) -> Result<Pmf> {
         .collect();
     let offset = pmf
         .offset
-        .checked_mul(times as i64)
-        .and_then(|o| o.checked_add(lower as i64))
-        .ok_or_else(|| invalid(format!("loss index overflow composing {times} times")))?;
+        .checked_mul(times_i)
+        .and_then(|o| o.checked_add(i64::try_from(lower).ok()?))
+        .ok_or_else(|| {
+            invalid(format!(
+                "composing {times} times needs loss indices beyond 2^63 on this grid {WINDOW_TOO_LARGE}"
+            ))
+        })?;
     let mut out = Pmf {
         offset,
         probs,
@@ -1346,12 +1374,18 @@ impl PldAccountant {
             }
         }
         let mut added = Vec::new();
-        for (q, steps, inv) in blocks {
-            if inv > 0.0 {
-                let z = inv.powf(-0.5);
-                check_noise_multiplier(z)?;
-                added.push(PoissonGaussianEvent { q, z, steps });
+        for (k, (q, steps, inv)) in blocks.into_iter().enumerate() {
+            if inv <= 0.0 {
+                // A sample with no query is a ledger cut off (or a step that released
+                // nothing): charging it nothing silently could under-count, so it is refused.
+                return Err(invalid(format!(
+                    "ledger sampling event {} (probability {q}, {steps} repetitions) has no Gaussian sum query after it (is the ledger cut off?); allowed: every sampling event followed by the gaussian_sum queries its steps release",
+                    k + 1
+                )));
             }
+            let z = inv.powf(-0.5);
+            check_noise_multiplier(z)?;
+            added.push(PoissonGaussianEvent { q, z, steps });
         }
         self.events.extend(added);
         Ok(())
@@ -1365,7 +1399,19 @@ impl PldAccountant {
         let mut merged: Vec<PoissonGaussianEvent> = Vec::new();
         for e in &self.events {
             match merged.iter_mut().find(|m| m.q == e.q && m.z == e.z) {
-                Some(m) => m.steps = m.steps.saturating_add(e.steps),
+                // Checked: a saturated count would under-charge the ledger.
+                Some(m) => {
+                    m.steps = m
+                        .steps
+                        .checked_add(e.steps)
+                        .filter(|&t| t <= MAX_STEPS)
+                        .ok_or_else(|| {
+                            invalid(format!(
+                                "the ledger repeats (q = {}, z = {}) {} + {} times; allowed: at most {MAX_STEPS} (2^53) steps in all",
+                                e.q, e.z, m.steps, e.steps
+                            ))
+                        })?
+                }
                 None => merged.push(*e),
             }
         }
@@ -1384,16 +1430,52 @@ impl PldAccountant {
     /// # Errors
     /// δ outside (0, 1); see [`PldAccountant::pld`].
     pub fn epsilon_bounds(&self, delta: f64) -> Result<(f64, f64)> {
+        self.epsilon_bounds_adaptive(delta).map(|(u, l, _)| (u, l))
+    }
+
+    /// [`PldAccountant::epsilon_bounds`], also returning the grid step used: the ledger's, or,
+    /// when a composition does not fit its grid ([`MAX_COMPOSED_POINTS`] points, or loss
+    /// indices below 2^63: very many steps), the first of 2Δ, 4Δ, … (up to 1) on which it does.
+    /// A coarser pessimistic PLD is still an upper bound and a coarser optimistic one still a
+    /// lower bound, only looser. The upper bound is never below the lower one: if rounding ever
+    /// made it so, the call is refused rather than print a false bound.
+    ///
+    /// # Errors
+    /// As [`PldAccountant::epsilon_bounds`]; no grid up to Δ = 1 fits.
+    pub fn epsilon_bounds_adaptive(&self, delta: f64) -> Result<(f64, f64, f64)> {
         check_delta(delta)?;
-        let (upper, lower) = std::thread::scope(|s| {
-            let lower = s.spawn(|| self.pld(Estimate::Optimistic));
-            let upper = self.pld(Estimate::Pessimistic);
-            (upper, lower.join())
-        });
-        let lower = lower.map_err(|_| {
-            invalid("the thread computing the optimistic PLD panicked".to_string())
-        })??;
-        Ok((upper?.epsilon(delta)?, lower.epsilon(delta)?))
+        let mut acct = self.clone();
+        loop {
+            let (upper, lower) = std::thread::scope(|s| {
+                let lower = s.spawn(|| acct.pld(Estimate::Optimistic));
+                let upper = acct.pld(Estimate::Pessimistic);
+                (upper, lower.join())
+            });
+            let lower = lower.map_err(|_| {
+                invalid("the thread computing the optimistic PLD panicked".to_string())
+            })?;
+            match (upper, lower) {
+                (Ok(u), Ok(l)) => {
+                    let (eu, el) = (u.epsilon(delta)?, l.epsilon(delta)?);
+                    if eu.is_nan() || el.is_nan() || eu < el {
+                        // Seen at very small δ (1e-10, replace-one, z = 0.3): the FFT's
+                        // round-off in the composed probabilities is then comparable to δ, so
+                        // the two bounds cross and neither is trusted.
+                        return Err(invalid(format!(
+                            "at δ = {delta} the composition's floating-point round-off is comparable to δ: the pessimistic ε {eu} came out below the optimistic {el} (grid step {}), so neither is trusted and no bound is printed; allowed: a larger δ (e.g. 1e-8), or the RDP bound",
+                            acct.discretization
+                        )));
+                    }
+                    return Ok((eu, el, acct.discretization));
+                }
+                (Err(e), _) | (_, Err(e))
+                    if e.to_string().contains(WINDOW_TOO_LARGE) && acct.discretization < 1.0 =>
+                {
+                    acct.discretization = (acct.discretization * 2.0).min(1.0);
+                }
+                (Err(e), _) | (_, Err(e)) => return Err(e),
+            }
+        }
     }
 
     /// (pessimistic δ, optimistic δ) at `epsilon`: an upper and a lower bound on δ(ε).

@@ -84,6 +84,15 @@ fn bayesian(a: &AccountantArgs) -> Result<Outcome> {
     use crate::mechanisms::bayesian_accountant::{
         bayesian_epsilon, default_orders, moments_accountant_epsilon, record_epsilon_percentiles,
     };
+    // The Bayesian accountant (Triastcyn & Faltings) is stated for the Poisson-subsampled
+    // Gaussian under add/remove: any other relation is refused, not silently ignored.
+    if a.neighbors.trim() != "add-remove" {
+        return Err(bad(
+            "--neighbors",
+            &a.neighbors,
+            "add-remove with --bayesian (the Bayesian accountant's relation; leave --neighbors out)",
+        ));
+    }
     let q = a.sampling_rate.unwrap_or(f64::NAN);
     if !(q > 0.0 && q <= 1.0) {
         return Err(bad("--sampling-rate", q, "0 < q ≤ 1"));
@@ -266,11 +275,23 @@ pub(super) fn accountant(a: &AccountantArgs) -> Result<Outcome> {
         Some(p) => format!("--ledger {}", p.display()),
         None => "--sampling-rate/--noise-multiplier/--steps".to_string(),
     };
-    let named =
-        |e: crate::mechanisms::MechanismError| Error::InvalidConfig(format!("{flags}: {e}"));
+    let named = |e: crate::mechanisms::MechanismError| {
+        let e = e.to_string();
+        if e.contains("(use a larger discretization)") {
+            // The coarsest grid was tried already: say what the user can change.
+            Error::InvalidConfig(format!(
+                "{flags}: too many steps for the PLD accountant even on its coarsest loss grid ({e}); allowed: fewer steps (10^9 steps of q = 0.01 take about 4 s)"
+            ))
+        } else {
+            Error::InvalidConfig(format!("{flags}: {e}"))
+        }
+    };
     let mut pld = PldAccountant::new(neighbors);
     pld.compose_ledger(&events).map_err(named)?;
-    let (pld_upper, pld_lower) = pld.epsilon_bounds(a.delta).map_err(named)?;
+    let spinner =
+        crate::report::progress::Spinner::start(false, "composing the privacy loss distribution");
+    let (pld_upper, pld_lower, grid) = pld.epsilon_bounds_adaptive(a.delta).map_err(named)?;
+    drop(spinner);
     // Zero-out accounts as add/remove (the same PLD: `Pld::poisson_gaussian`).
     let add_remove = neighbors != Neighboring::ReplaceOne;
     let rdp = if add_remove {
@@ -319,7 +340,7 @@ pub(super) fn accountant(a: &AccountantArgs) -> Result<Outcome> {
             "ledger_events": events,
             "delta": a.delta,
             "neighbors": neighbors.to_string(),
-            "pld": {"epsilon_upper": pld_upper, "epsilon_lower": pld_lower, "method": PLD_METHOD},
+            "pld": {"epsilon_upper": pld_upper, "epsilon_lower": pld_lower, "discretization": grid, "method": PLD_METHOD},
             "rdp": rdp.map(|(eps, order)| json!({"epsilon": eps, "order": order, "method": RDP_METHOD})),
             "exact_gaussian": exact.map(|e| json!({"epsilon": e, "method": "exact Gaussian privacy profile, mu = sqrt(T)/z (Balle & Wang 2018; Dong, Roth & Su 2019)"})),
             "zcdp": zcdp.map(|(rho, e)| json!({"rho": rho, "epsilon": e, "method": "rho = T/(2 z^2) (Bun & Steinke 2016), converted through RDP at the best order"})),
@@ -328,20 +349,40 @@ pub(super) fn accountant(a: &AccountantArgs) -> Result<Outcome> {
         let mut s = match (single, &a.ledger) {
             (Some((q, z, steps)), _) => format!(
                 "Poisson-subsampled Gaussian: q = {q}, z = {z}, T = {steps}, δ = {}, {neighbors} neighbors\n",
-                a.delta
+                readable(a.delta)
             ),
             (None, Some(path)) => format!(
                 "privacy ledger {} ({} events, {} sampled block(s) with queries), δ = {}, {neighbors} neighbors\n",
                 path.display(),
                 events.len(),
                 pld.events().len(),
-                a.delta
+                readable(a.delta)
             ),
             (None, None) => String::new(),
         };
+        // Seven decimals, each rounded to its safe side: the upper bound up, the lower down.
+        let up = (pld_upper * 1e7).ceil() / 1e7;
+        let down = (pld_lower * 1e7).floor() / 1e7;
+        let coarse = if grid != crate::mechanisms::pld::DEFAULT_DISCRETIZATION {
+            format!(
+                "; on a loss grid of step {grid} instead of {}, so that {} compositions fit in memory: looser, still valid",
+                crate::mechanisms::pld::DEFAULT_DISCRETIZATION,
+                single.map_or_else(|| "the ledger's".to_string(), |(_, _, t)| t.to_string())
+            )
+        } else {
+            String::new()
+        };
+        let up = if up.is_finite() {
+            format!("{up:.7}")
+        } else {
+            format!(
+                "∞ (the pessimistic PLD keeps mass {} at infinite loss, above δ)",
+                readable(crate::mechanisms::pld::TAIL_MASS_TRUNCATION)
+            )
+        };
         let _ = writeln!(
             s,
-            "PLD accountant   ε ≤ {pld_upper:.7}  (upper bound; optimistic estimate {pld_lower:.7}; Connect-the-Dots, Doroshenko et al. 2022)"
+            "PLD accountant   ε ≤ {up}  (upper bound; optimistic estimate {down:.7}; Connect-the-Dots, Doroshenko et al. 2022{coarse})"
         );
         match rdp {
             Some((eps, order)) => {
@@ -409,7 +450,7 @@ fn inverse(
         format!(
             "Poisson-subsampled Gaussian: q = {q}, T = {steps}, δ = {}, {neighbors} neighbors, target ε = {target}\n\
              noise multiplier z = {z:.6}  (smallest z found by binary search whose PLD ε upper bound is ≤ the target: {upper:.7}; optimistic {lower:.7})\n",
-            a.delta
+            readable(a.delta)
         )
     };
     Ok(Outcome::new(stdout, 0))
