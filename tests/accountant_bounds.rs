@@ -128,19 +128,14 @@ fn a_ledger_that_would_under_count_is_refused() {
     // Cut off after a sampling event.
     let mut acct = PldAccountant::new(Neighboring::AddRemove);
     let e = acct
-        .compose_ledger(&[sampling(100), query.clone(), sampling(100)])
+        .compose_ledger(&[sampling(100), query, sampling(100)])
         .unwrap_err()
         .to_string();
     assert!(e.contains("cut off"), "{e}");
     // Repetitions whose sum does not fit: refused, not saturated.
     let mut acct = PldAccountant::new(Neighboring::AddRemove);
-    acct.compose_ledger(&[
-        sampling(1 << 62),
-        query.clone(),
-        sampling(1 << 62),
-        query.clone(),
-    ])
-    .unwrap();
+    acct.compose_ledger(&[sampling(1 << 62), query, sampling(1 << 62), query])
+        .unwrap();
     assert!(acct.epsilon_bounds(1e-5).is_err());
     // The CLI says the same, exit 2.
     let dir = std::env::temp_dir().join(format!("dp-audit-ledger-{}", std::process::id()));
