@@ -574,6 +574,28 @@ pub fn open_sides(a: &[PathBuf], b: &[PathBuf]) -> Result<(ShardSet, ShardSet)> 
                 s.path.display()
             )));
         }
+        // A shard drawn on the other dataset (a wrong glob: `a.*` for both sides) would make a
+        // null test of one distribution against itself pass: refused, naming both sides.
+        let given = if k < sa.len() {
+            ShardSide::A
+        } else {
+            ShardSide::B
+        };
+        if let Some(p) = s.provenance
+            && p.side != given
+        {
+            let flag = |side: ShardSide| match side {
+                ShardSide::A => "--samples-a (the first dataset D, `audit sample --side a`)",
+                ShardSide::B => "--samples-b (the second dataset D', `audit sample --side b`)",
+            };
+            return Err(Error::InvalidSamples(format!(
+                "shard {} records that it was drawn on side {} but is given as {}; allowed: each shard on the side it was drawn on, i.e. as {}",
+                s.path.display(),
+                if p.side == ShardSide::A { "a" } else { "b" },
+                flag(given),
+                flag(p.side)
+            )));
+        }
         if let Some(p) = s.provenance
             && let Some(prev) = seeds.insert(p.seed, &s.path)
         {

@@ -419,3 +419,59 @@ fn exec_program_shards() {
     assert_eq!(distinct_seeds(&files), 4);
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// A shard given for the side it was not drawn on (a wrong glob: `a.*` for both sides) is
+/// refused, naming both sides; `--out` never overwrites the dataset, nor an existing shard
+/// without `--force`.
+#[test]
+fn shards_on_the_wrong_side_and_overwrites_are_refused() {
+    let d = dir("wrong-side");
+    let (a0, a1) = (d.join("a.0.jsonl"), d.join("a.1.jsonl"));
+    sample(&["--mechanism", "laplace-sum"], "a", "200", 0, &a0);
+    sample(&["--mechanism", "laplace-sum"], "a", "200", 1, &a1);
+    let o = run_test(&[&a0], &[&a1], &["--claim", "pure:1"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.contains("side a") && err.contains("--samples-b") && err.contains("--samples-a"),
+        "{err}"
+    );
+    // An existing shard is kept.
+    let o = audit(&[
+        "sample",
+        "--mechanism",
+        "laplace-sum",
+        "--side",
+        "a",
+        "--samples",
+        "100",
+        "--shard-index",
+        "0",
+        "--out",
+        a0.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--force"), "{}", stderr(&o));
+    // The dataset is never the output, even with --force.
+    let data = d.join("dd.jsonl");
+    std::fs::write(&data, "0.5\n0.5\n").unwrap();
+    let o = audit(&[
+        "sample",
+        "--exec",
+        "python3 examples/exec/stdlib_laplace_count.py",
+        "--data",
+        data.to_str().unwrap(),
+        "--side",
+        "a",
+        "--samples",
+        "100",
+        "--shard-index",
+        "0",
+        "--out",
+        data.to_str().unwrap(),
+        "--force",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(std::fs::read_to_string(&data).unwrap(), "0.5\n0.5\n");
+    let _ = std::fs::remove_dir_all(&d);
+}

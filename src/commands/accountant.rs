@@ -32,7 +32,8 @@ pub struct AccountantArgs {
         conflicts_with = "target_epsilon"
     )]
     pub noise_multiplier: Option<f64>,
-    /// Number of steps T ≥ 1.
+    /// Number of steps T, 1 to 2^53 (very many steps are composed on a coarser loss grid, and
+    /// the output says so).
     #[arg(allow_hyphen_values = true, long, required_unless_present = "ledger")]
     pub steps: Option<u64>,
     /// δ in (0, 1).

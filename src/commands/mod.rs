@@ -55,8 +55,10 @@ pub enum Command {
     },
     /// Audit a catalogue mechanism's claim on its witness pair.
     Run(run::RunArgs),
-    /// Privacy of the Poisson-subsampled Gaussian (DP-SGD): ε at δ from the RDP accountant,
-    /// and for q = 1 the exact Gaussian value.
+    /// Privacy of the Poisson-subsampled Gaussian (DP-SGD) or of a logged privacy ledger: ε at δ
+    /// from the PLD accountant (an upper bound, with the optimistic estimate, a lower bound,
+    /// beside it), the RDP accountant (add-remove), and for q = 1 the exact Gaussian value and
+    /// zCDP; or the noise multiplier that reaches a target ε; or, with --bayesian, Bayesian DP.
     Accountant(accountant::AccountantArgs),
     /// Audit a mechanism repeatedly over a range of one parameter and count detections.
     Sweep(sweep::SweepArgs),

@@ -59,9 +59,13 @@ pub struct SampleArgs {
     /// the run's seed, the index and the side.
     #[arg(allow_hyphen_values = true, long)]
     pub shard_index: u64,
-    /// The shard file: .bin (binary), .gz, .zst or JSON lines (any other name).
+    /// The shard file: .bin (binary), .gz, .zst or JSON lines (any other name). An existing
+    /// file is not overwritten (a re-run job array would clobber its shards) unless --force.
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
+    /// Overwrite --out if it exists (never the --data file).
+    #[arg(long)]
+    pub force: bool,
     /// Worker threads (and exec processes at once); default: all cores.
     #[arg(allow_hyphen_values = true, long)]
     pub jobs: Option<usize>,
@@ -113,6 +117,25 @@ fn sample_inner(a: &SampleArgs) -> Result<Outcome> {
         )));
     }
     a.limits.check(a.exec.is_some())?;
+    // The output must not be the input data, and an existing shard is kept unless --force.
+    let same_file = |p: &std::path::Path| {
+        let canon = |q: &std::path::Path| std::fs::canonicalize(q).ok();
+        canon(p).is_some() && canon(p) == canon(&a.out)
+    };
+    if let Some(data) = a.data.as_deref()
+        && same_file(data)
+    {
+        return Err(Error::InvalidConfig(format!(
+            "--out {} is the --data file: writing the shard would destroy the dataset; allowed: another --out path",
+            a.out.display()
+        )));
+    }
+    if a.out.exists() && !a.force {
+        return Err(Error::InvalidConfig(format!(
+            "--out {} exists: not overwritten (a re-run would replace a shard drawn before); allowed: a new path, or --force to replace it",
+            a.out.display()
+        )));
+    }
     let (mechanism, dataset) = target(a, side)?;
     let seed = shard_seed(a.seed, a.shard_index, side)?;
     let provenance = Provenance {
