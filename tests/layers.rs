@@ -430,3 +430,47 @@ fn bad_layer_flags_are_clear_errors() {
     ]);
     assert_eq!(o.status.code(), Some(2), "{}", util::stderr(&o));
 }
+
+#[test]
+fn the_page_of_a_layered_run_shows_both_answers() {
+    let dir = std::env::temp_dir().join(format!("dp-audit-layers-page-{}", std::process::id()));
+    let o = audit(&[
+        "run",
+        "--exec",
+        "python3 examples/exec/textbook_laplace_sum.py",
+        "--claim",
+        "pure:1",
+        "--record-range",
+        "-5:5",
+        "--dataset-size",
+        "10",
+        "--trials",
+        "2",
+        "--search-samples",
+        "1000",
+        "--samples",
+        "20000",
+        "--quiet",
+        "--report-dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(
+        matches!(o.status.code(), Some(0 | 1)),
+        "{}",
+        util::stderr(&o)
+    );
+    let text = stdout(&o);
+    let index = text
+        .lines()
+        .find_map(|l| l.strip_prefix("report       "))
+        .unwrap_or_else(|| panic!("no report line in {text}"));
+    let page = std::fs::read_to_string(index.trim()).unwrap();
+    assert!(page.contains("id=\"layers\""), "the answers table");
+    assert!(page.contains("mechanism (real-valued)"));
+    assert!(page.contains("floating-point implementation"));
+    let json = std::path::Path::new(index.trim()).with_file_name("audit.json");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+    assert_eq!(v["layers"].as_array().unwrap().len(), 2);
+    let _ = std::fs::remove_dir_all(&dir);
+}
