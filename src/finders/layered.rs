@@ -414,6 +414,83 @@ fn name_events(r: &mut AuditReport, names: &[String]) {
     }
 }
 
+/// What the confirmations of a layered run share: the target, the distinct pairs confirmed so
+/// far (pair k draws from the confirm streams of k), the last pair's releases, and the counts.
+struct Confirmer<'a> {
+    mechanism: &'a dyn Mechanism,
+    claim: &'a PrivacyClaim,
+    testers: &'a [Box<dyn PropertyTester>],
+    audit: &'a AuditConfig,
+    slots: usize,
+    pairs: Vec<DatasetPair>,
+    cache: Option<(usize, Samples, Samples)>,
+    calls: u64,
+    drawn: u64,
+    secs: f64,
+    confirm_drawn: u64,
+}
+
+impl Confirmer<'_> {
+    /// Confirms `pair` for layer `li` on fresh releases from the confirm streams of the pair
+    /// (drawn once per distinct pair; a pair confirmed by both layers reuses them).
+    fn confirm(
+        &mut self,
+        states: &mut [State],
+        li: usize,
+        pair: &DatasetPair,
+        coords: Option<&[usize]>,
+    ) -> Result<()> {
+        let t0 = Instant::now();
+        let k = match self.pairs.iter().position(|p| p == pair) {
+            Some(k) => k,
+            None => {
+                self.pairs.push(pair.clone());
+                self.pairs.len() - 1
+            }
+        };
+        let (seed, n) = (Seed(self.audit.seed), self.audit.samples_per_side);
+        let m = self.mechanism;
+        if self.cache.as_ref().is_none_or(|c| c.0 != k) {
+            let stream = |side| Phase::Confirm(k as u64).stream_of(side);
+            let p = sample_parallel(m, pair.first(), n, seed, stream(Side::First))?;
+            let q = sample_parallel(m, pair.second(), n, seed, stream(Side::Second))?;
+            self.calls += 2 * n.div_ceil(chunk_len(m)) as u64;
+            self.drawn += 2 * n as u64;
+            self.confirm_drawn += 2 * n as u64;
+            self.cache = Some((k, p, q));
+        }
+        let Some((_, p, q)) = self.cache.as_ref() else {
+            return Err(Error::InvalidConfig("internal: no confirm releases".into()));
+        };
+        let st = &mut states[li];
+        let (vp, names, t) = view(st.kind, p, coords)?;
+        let (vq, _, _) = view(st.kind, q, coords)?;
+        let config = AuditConfig {
+            failure_probability: st.beta / self.slots as f64,
+            ..self.audit.clone()
+        };
+        let mut r = audit_drawn(
+            m,
+            self.claim,
+            pair,
+            (&vp, &vq),
+            self.testers,
+            &config,
+            Phase::Confirm(k as u64).tester_base() + (st.kind.index() << 19),
+        )?;
+        name_events(&mut r, &names);
+        r.output_transform = Some(t);
+        r.release_dim = Some(p.dim());
+        r.mechanism_calls = 2 * n.div_ceil(chunk_len(m)) as u64;
+        r.wall_time_seconds = Some(t0.elapsed().as_secs_f64());
+        self.secs += t0.elapsed().as_secs_f64();
+        st.found |= r.verdict == Verdict::Violation;
+        st.confirmations.push(r);
+        st.confirmed.push(pair.clone());
+        Ok(())
+    }
+}
+
 /// [`super::search_and_confirm_observed`] for several layers at once (see the module docs).
 /// `mechanism` returns raw releases (no transform).
 #[allow(clippy::too_many_arguments)]
@@ -430,22 +507,7 @@ pub fn search_and_confirm_layered(
     if layers.is_empty() {
         return Err(Error::InvalidConfig("no layer to check".into()));
     }
-    if let Some(b) = search.budget_seconds
-        && !(b.is_finite() && b > 0.0)
-    {
-        return Err(Error::InvalidConfig(format!(
-            "--budget {b}; allowed: a positive number of seconds"
-        )));
-    }
-    if search.trials == 0 || search.trials > 100_000 {
-        return Err(Error::InvalidConfig(format!(
-            "--trials {}; allowed: 1 to 100000",
-            search.trials
-        )));
-    }
-    if search.confirm_top == 0 {
-        return Err(Error::InvalidConfig("confirm_top = 0; allowed: ≥ 1".into()));
-    }
+    search.validate()?;
     let d = mechanism.output_dim();
     for &k in layers {
         let cols = match k {
@@ -483,98 +545,25 @@ pub fn search_and_confirm_layered(
         LayerKind::FloatingPoint
     };
     let mut skipped: Vec<SkippedTrial> = Vec::new();
-    let mut calls = 0u64;
-    let mut drawn = 0u64;
     let n = audit.samples_per_side;
     let s = search.search_samples;
-    // Distinct pairs confirmed so far, in order (pair k draws from the confirm streams of k),
-    // and the last one's releases.
-    let mut confirm_pairs: Vec<DatasetPair> = Vec::new();
-    let mut cache: Option<(usize, Samples, Samples)> = None;
-    let mut confirm_secs = 0.0f64;
-    let mut confirm_drawn = 0u64;
+    let mut conf = Confirmer {
+        mechanism,
+        claim,
+        testers,
+        audit,
+        slots,
+        pairs: Vec::new(),
+        cache: None,
+        calls: 0,
+        drawn: 0,
+        secs: 0.0,
+        confirm_drawn: 0,
+    };
     let mut trial_secs: Vec<f64> = Vec::new();
     let mut best_score = f64::NEG_INFINITY;
     let mut scored = 0usize;
     let call_len = chunk_len(mechanism);
-
-    // Confirms `pair` for layer `li` (fresh releases from the confirm streams of the pair).
-    #[allow(clippy::too_many_arguments)]
-    fn confirm(
-        li: usize,
-        pair: &DatasetPair,
-        coords: Option<&[usize]>,
-        states: &mut [State],
-        confirm_pairs: &mut Vec<DatasetPair>,
-        cache: &mut Option<(usize, Samples, Samples)>,
-        mechanism: &dyn Mechanism,
-        claim: &PrivacyClaim,
-        testers: &[Box<dyn PropertyTester>],
-        audit: &AuditConfig,
-        slots: usize,
-        counters: (&mut u64, &mut u64, &mut f64, &mut u64),
-    ) -> Result<()> {
-        let (calls, drawn, confirm_secs, confirm_drawn) = counters;
-        let t0 = Instant::now();
-        let k = match confirm_pairs.iter().position(|p| p == pair) {
-            Some(k) => k,
-            None => {
-                confirm_pairs.push(pair.clone());
-                confirm_pairs.len() - 1
-            }
-        };
-        let seed = Seed(audit.seed);
-        let n = audit.samples_per_side;
-        if cache.as_ref().is_none_or(|c| c.0 != k) {
-            let p = sample_parallel(
-                mechanism,
-                pair.first(),
-                n,
-                seed,
-                Phase::Confirm(k as u64).stream_of(Side::First),
-            )?;
-            let q = sample_parallel(
-                mechanism,
-                pair.second(),
-                n,
-                seed,
-                Phase::Confirm(k as u64).stream_of(Side::Second),
-            )?;
-            *calls += 2 * n.div_ceil(chunk_len(mechanism)) as u64;
-            *drawn += 2 * n as u64;
-            *confirm_drawn += 2 * n as u64;
-            *cache = Some((k, p, q));
-        }
-        let Some((_, p, q)) = cache.as_ref() else {
-            return Err(Error::InvalidConfig("internal: no confirm releases".into()));
-        };
-        let st = &mut states[li];
-        let (vp, names, t) = view(st.kind, p, coords)?;
-        let (vq, _, _) = view(st.kind, q, coords)?;
-        let config = AuditConfig {
-            failure_probability: st.beta / slots as f64,
-            ..audit.clone()
-        };
-        let mut r = audit_drawn(
-            mechanism,
-            claim,
-            pair,
-            (&vp, &vq),
-            testers,
-            &config,
-            Phase::Confirm(k as u64).tester_base() + (st.kind.index() << 19),
-        )?;
-        name_events(&mut r, &names);
-        r.output_transform = Some(t);
-        r.release_dim = Some(p.dim());
-        r.mechanism_calls = 2 * n.div_ceil(chunk_len(mechanism)) as u64;
-        r.wall_time_seconds = Some(t0.elapsed().as_secs_f64());
-        *confirm_secs += t0.elapsed().as_secs_f64();
-        st.found |= r.verdict == Verdict::Violation;
-        st.confirmations.push(r);
-        st.confirmed.push(pair.clone());
-        Ok(())
-    }
 
     for index in 0..search.trials {
         let open_slots: usize = states
@@ -594,8 +583,8 @@ pub fn search_and_confirm_layered(
             let mut sorted = trial_secs.clone();
             sorted.sort_by(f64::total_cmp);
             let median_trial = sorted.get(sorted.len() / 2).copied().unwrap_or(0.0);
-            let rate = if confirm_drawn > 0 {
-                confirm_secs / confirm_drawn as f64
+            let rate = if conf.confirm_drawn > 0 {
+                conf.secs / conf.confirm_drawn as f64
             } else {
                 median_trial / (2 * s) as f64
             };
@@ -612,7 +601,7 @@ pub fn search_and_confirm_layered(
         }
         if search
             .max_samples
-            .is_some_and(|m| drawn + 2 * s as u64 + 2 * n as u64 * open_slots as u64 > m)
+            .is_some_and(|m| conf.drawn + 2 * s as u64 + 2 * n as u64 * open_slots as u64 > m)
         {
             break;
         }
@@ -653,8 +642,8 @@ pub fn search_and_confirm_layered(
             }
             Err(e) => return Err(e),
         };
-        calls += 2 * s.div_ceil(call_len) as u64;
-        drawn += 2 * s as u64;
+        conf.calls += 2 * s.div_ceil(call_len) as u64;
+        conf.drawn += 2 * s as u64;
         // The first scored trial decides whether the floating-point layer runs (see the
         // module docs): before any confirmation, on search releases only.
         if scored == 0 && integer_valued(&[&p, &q]) {
@@ -743,30 +732,12 @@ pub fn search_and_confirm_layered(
             budget_seconds: search.budget_seconds,
             best_score,
         };
-        observe(&progress(&states, drawn));
+        observe(&progress(&states, conf.drawn));
         // A promising pair is confirmed at once by each layer it is promising for.
         for (li, margin, coords) in &margins {
             if *margin > 0.0 && states[*li].open(slots) {
-                confirm(
-                    *li,
-                    &pair,
-                    coords.as_deref(),
-                    &mut states,
-                    &mut confirm_pairs,
-                    &mut cache,
-                    mechanism,
-                    claim,
-                    testers,
-                    audit,
-                    slots,
-                    (
-                        &mut calls,
-                        &mut drawn,
-                        &mut confirm_secs,
-                        &mut confirm_drawn,
-                    ),
-                )?;
-                observe(&progress(&states, drawn));
+                conf.confirm(&mut states, *li, &pair, coords.as_deref())?;
+                observe(&progress(&states, conf.drawn));
             }
         }
         // The checkpoint, per layer (see search_and_confirm).
@@ -784,26 +755,8 @@ pub fn search_and_confirm_layered(
                     })
                     .map(|(k, t)| (t.pair.clone(), states[li].coords[k].clone()));
                 if let Some((pair, coords)) = best {
-                    confirm(
-                        li,
-                        &pair,
-                        coords.as_deref(),
-                        &mut states,
-                        &mut confirm_pairs,
-                        &mut cache,
-                        mechanism,
-                        claim,
-                        testers,
-                        audit,
-                        slots,
-                        (
-                            &mut calls,
-                            &mut drawn,
-                            &mut confirm_secs,
-                            &mut confirm_drawn,
-                        ),
-                    )?;
-                    observe(&progress(&states, drawn));
+                    conf.confirm(&mut states, li, &pair, coords.as_deref())?;
+                    observe(&progress(&states, conf.drawn));
                 }
             }
         }
@@ -836,25 +789,7 @@ pub fn search_and_confirm_layered(
                 continue;
             }
             let coords = states[li].coords[k].clone();
-            confirm(
-                li,
-                &t.pair,
-                coords.as_deref(),
-                &mut states,
-                &mut confirm_pairs,
-                &mut cache,
-                mechanism,
-                claim,
-                testers,
-                audit,
-                slots,
-                (
-                    &mut calls,
-                    &mut drawn,
-                    &mut confirm_secs,
-                    &mut confirm_drawn,
-                ),
-            )?;
+            conf.confirm(&mut states, li, &t.pair, coords.as_deref())?;
         }
     }
     let mechanism_violates = states
@@ -898,8 +833,8 @@ pub fn search_and_confirm_layered(
                 verdict: verdict.verdict.unwrap_or(Verdict::NoViolation),
                 confirmations: st.confirmations,
                 // The releases are shared by the layers: the run's totals.
-                mechanism_calls: calls,
-                samples_drawn: drawn,
+                mechanism_calls: conf.calls,
+                samples_drawn: conf.drawn,
             }),
             verdict,
         });
@@ -925,8 +860,8 @@ pub fn search_and_confirm_layered(
         verdict,
         trials_scored: scored,
         skipped,
-        mechanism_calls: calls,
-        samples_drawn: drawn,
+        mechanism_calls: conf.calls,
+        samples_drawn: conf.drawn,
     })
 }
 

@@ -276,6 +276,29 @@ pub struct SearchProgress {
     pub best_score: f64,
 }
 
+impl SearchConfig {
+    /// Checks the settings: a positive budget, 1 to 100 000 trials, at least one confirm slot.
+    pub fn validate(&self) -> Result<()> {
+        if let Some(b) = self.budget_seconds
+            && !(b.is_finite() && b > 0.0)
+        {
+            return Err(Error::InvalidConfig(format!(
+                "--budget {b}; allowed: a positive number of seconds"
+            )));
+        }
+        if self.trials == 0 || self.trials > 100_000 {
+            return Err(Error::InvalidConfig(format!(
+                "--trials {}; allowed: 1 to 100000",
+                self.trials
+            )));
+        }
+        if self.confirm_top == 0 {
+            return Err(Error::InvalidConfig("confirm_top = 0; allowed: ≥ 1".into()));
+        }
+        Ok(())
+    }
+}
+
 impl Default for SearchConfig {
     fn default() -> Self {
         Self {
@@ -392,22 +415,7 @@ pub fn search_and_confirm_observed(
     audit: &AuditConfig,
     observe: &dyn Fn(&SearchProgress),
 ) -> Result<SearchReport> {
-    if let Some(b) = search.budget_seconds
-        && !(b.is_finite() && b > 0.0)
-    {
-        return Err(Error::InvalidConfig(format!(
-            "--budget {b}; allowed: a positive number of seconds"
-        )));
-    }
-    if search.trials == 0 || search.trials > 100_000 {
-        return Err(Error::InvalidConfig(format!(
-            "--trials {}; allowed: 1 to 100000",
-            search.trials
-        )));
-    }
-    if search.confirm_top == 0 {
-        return Err(Error::InvalidConfig("confirm_top = 0; allowed: ≥ 1".into()));
-    }
+    search.validate()?;
     let search_config = AuditConfig {
         seed: audit.seed,
         samples_per_side: search.search_samples,
