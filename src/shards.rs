@@ -287,6 +287,16 @@ impl Shard {
     /// a text shard is read once to count its lines (and its first line parsed for the
     /// dimension).
     pub fn open(path: &Path) -> Result<Shard> {
+        // A shard is read more than once (sized, then streamed): a FIFO or process
+        // substitution would hang or change between reads, so it is refused at once.
+        let meta =
+            std::fs::metadata(path).map_err(|e| bad(path, format!("cannot be opened ({e})")))?;
+        if !meta.is_file() {
+            return Err(bad(
+                path,
+                "is not a regular file (a pipe, FIFO or `<(…)` process substitution?): a shard is read twice, to size it and then to stream it; allowed: a regular file (write the stream to a file first, or give the .gz or .zst file itself)",
+            ));
+        }
         let format = Format::of(path);
         let (dim, rows, provenance) = if format == Format::Binary {
             let mut f = open_file(path)?;

@@ -1180,3 +1180,53 @@ fn bayesian_dp_run_exit_codes_and_errors() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("bdp:EPS:DELTA"), "{}", stderr(&o));
 }
+
+/// A report whose verdict disagrees with its own bounds (edited by hand) is refused by `audit
+/// report`, never rendered under a false headline; a claim that underflows to 0 is refused.
+#[test]
+fn edited_reports_and_underflowing_claims_are_refused() {
+    let dir = std::env::temp_dir().join(format!("dp-audit-edited-{}", std::process::id()));
+    let o = audit(&[
+        "run",
+        "--mechanism",
+        "laplace-sum-ignores-range",
+        "--samples",
+        "5000",
+        "--quiet",
+        "--report-dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let index = stdout(&o)
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("report       ")
+                .map(|s| s.trim().to_string())
+        })
+        .unwrap();
+    let json = std::path::Path::new(&index).with_file_name("audit.json");
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    v["verdict"] = serde_json::json!("no-violation");
+    let edited = dir.join("edited.json");
+    std::fs::write(&edited, serde_json::to_string(&v).unwrap()).unwrap();
+    let o = audit(&[
+        "report",
+        edited.to_str().unwrap(),
+        "--report-dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("verdict"), "{}", stderr(&o));
+    let o = audit(&[
+        "run",
+        "--mechanism",
+        "laplace-sum",
+        "--claim",
+        "pure:1e-400",
+        "--no-report",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("1e-400"), "{}", stderr(&o));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -475,3 +475,25 @@ fn shards_on_the_wrong_side_and_overwrites_are_refused() {
     assert_eq!(std::fs::read_to_string(&data).unwrap(), "0.5\n0.5\n");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// A FIFO (or `<(zcat …)`) as a shard is refused at once instead of hanging.
+#[test]
+fn a_fifo_is_refused_at_once() {
+    let d = dir("fifo");
+    let fifo = d.join("a.jsonl");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    if !made {
+        eprintln!("mkfifo unavailable: skipped");
+        return;
+    }
+    let b = d.join("b.jsonl");
+    std::fs::write(&b, "1\n2\n").unwrap();
+    let o = run_test(&[&fifo], &[&b], &["--claim", "pure:1"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("not a regular file"), "{}", stderr(&o));
+    let _ = std::fs::remove_dir_all(&d);
+}

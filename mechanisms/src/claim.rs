@@ -502,9 +502,18 @@ impl FromStr for PrivacyClaim {
             message,
         };
         let num = |name: &str, text: &str| -> Result<f64> {
-            text.trim()
+            let v = text
+                .trim()
                 .parse::<f64>()
-                .map_err(|_| bad(format!("{name} = {text:?} in claim {s:?} is not a number")))
+                .map_err(|_| bad(format!("{name} = {text:?} in claim {s:?} is not a number")))?;
+            // A non-zero spelling that rounds to 0 (1e-400) would silently claim 0.
+            let mantissa = text.trim().split(['e', 'E']).next().unwrap_or("");
+            if v == 0.0 && mantissa.chars().any(|c| c.is_ascii_digit() && c != '0') {
+                return Err(bad(format!(
+                    "{name} = {text:?} in claim {s:?} is below the smallest positive double (about 4.9e-324) and would read as 0; allowed: 0 itself or a value ≥ 4.9e-324"
+                )));
+            }
+            Ok(v)
         };
         let want = |n: usize, form: &str| -> Result<()> {
             if parts.len() == n {
@@ -636,6 +645,15 @@ mod tests {
     /// is Tα/(2z²) (the subsampled RDP at q = 1).
     #[test]
     fn dpsgd_profile_matches_the_gaussian_at_full_batch() {
+        let e = "pure:1e-400"
+            .parse::<PrivacyClaim>()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("1e-400") && e.contains("allowed"), "{e}");
+        assert_eq!(
+            "pure:0e5".parse::<PrivacyClaim>().unwrap().to_string(),
+            "pure:0"
+        );
         let c: PrivacyClaim = "dpsgd:1:2:4".parse().unwrap();
         let g = PrivacyClaim::gaussian_dp(1.0).unwrap();
         for eps in [0.0, 0.5, 1.0, 2.0, 3.0] {

@@ -894,6 +894,31 @@ pub fn validate_run(r: &AuditReport) -> std::result::Result<(), String> {
         r.beta.per_bound > 0.0 && r.beta.per_bound <= r.beta.total,
     )?;
     validate_bounds(&r.bounds)?;
+    // The verdict is the bounds' to decide: a file whose verdict or violation flags disagree
+    // with its own numbers (edited by hand, or corrupt) is refused rather than rendered.
+    for (i, b) in r.bounds.iter().enumerate() {
+        if b.violation != crate::testers::violates(b.value, b.allowed) {
+            return Err(format!(
+                "bounds[{i}].violation = {} but its value {} {} its allowance {}; allowed: a report whose flags follow from its numbers (re-run the audit)",
+                b.violation,
+                b.value,
+                if b.value > b.allowed {
+                    "exceeds"
+                } else {
+                    "does not exceed"
+                },
+                b.allowed
+            ));
+        }
+    }
+    let any = r.bounds.iter().any(|b| b.violation);
+    if any != (r.verdict == crate::audit::Verdict::Violation) {
+        return Err(format!(
+            "verdict = {:?} but {} of its bounds exceeds what the claim allows; allowed: a report whose verdict follows from its bounds (re-run the audit)",
+            r.verdict.words(),
+            if any { "one" } else { "none" }
+        ));
+    }
     if let Some(emp) = &r.empirical_epsilon {
         check(
             "empirical_epsilon.lower_bound",
@@ -980,6 +1005,11 @@ pub fn read_report(path: &Path) -> Result<ReportFile> {
                 .join(" or "),
             env!("CARGO_PKG_VERSION")
         )));
+    }
+    if value.get("kind").and_then(|k| k.as_str()) == Some("layered-search") {
+        return Err(bad(
+            "this is the --json output of a layered run (both layers' searches); allowed: the audit.json of its run directory (reports/<run-id>/audit.json), which holds the deciding confirmation and both answers".into(),
+        ));
     }
     if value.get("kind").and_then(|k| k.as_str()) == Some("sweep") {
         let s: SweepReport =
