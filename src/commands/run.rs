@@ -57,9 +57,9 @@ pub struct RunArgs {
     /// Testers, comma-separated, or "all" (β is split over all their bounds).
     #[arg(long, default_value = "hockey-stick")]
     pub tester: String,
-    /// Post-process every release before the testers: none, tanh, tanh:S, chebyshev:K,
-    /// float-bits or auto (a fixed function, so bounds stay valid by data processing). Default:
-    /// auto for --exec (releases plus their float features and norms); for the catalogue, the
+    /// Audit through one view instead of the layers: none, values, float-repr, tanh, tanh:S,
+    /// chebyshev:K, float-bits or auto (a fixed function, so bounds stay valid by data
+    /// processing). Default: for --exec the two layers (see --check); for the catalogue, the
     /// entry's recommended transform if it has one, else none.
     #[arg(long, value_name = "NAME")]
     pub transform: Option<String>,
@@ -466,13 +466,6 @@ fn check_memory(flag: &str, n: usize, dim: usize) -> Result<()> {
     Ok(())
 }
 
-/// The output transform of an exec audit unless `--transform` says otherwise: `auto` keeps the
-/// releases and adds their floating-point features (low mantissa bits of the f64 and of the f32,
-/// dyadic grids, binade) and, for vectors, their norms, so that floating-point leaks of textbook
-/// samplers (Mironov 2012 and its descendants) are looked for in every unknown program. A fixed
-/// post-processing: bounds on it are bounds on the program (data processing).
-pub const DEFAULT_EXEC_TRANSFORM: &str = "auto";
-
 /// Default time budget of an exec audit (search and confirmation together).
 pub const DEFAULT_EXEC_BUDGET_SECONDS: f64 = 60.0;
 
@@ -526,13 +519,10 @@ fn build_target(args: &RunArgs) -> Result<Target> {
             (Some(c), None) => Some(c.parse()?),
             (None, None) => Some(crate::layers::Check::Both),
         };
-        let (mechanism, transform) = if layers.is_some() {
-            (Box::new(m) as Box<dyn Mechanism>, None)
-        } else {
-            with_transform(
-                Box::new(m),
-                args.transform.as_deref().unwrap_or(DEFAULT_EXEC_TRANSFORM),
-            )?
+        // Without layers an explicit --transform names the one view.
+        let (mechanism, transform) = match (&layers, &args.transform) {
+            (None, Some(t)) => with_transform(Box::new(m), t)?,
+            _ => (Box::new(m) as Box<dyn Mechanism>, None),
         };
         return Ok(Target {
             mechanism,
