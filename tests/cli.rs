@@ -1124,7 +1124,30 @@ fn bayesian_dp_run_exit_codes_and_errors() {
         "--no-report",
     ]);
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
-    let o = audit(&["run", "--mechanism", "bdp-gaussian-sum", "--no-report"]);
+    // A bdp-* entry runs alone on the data it ships with, and says so; any other target of a
+    // bdp: claim needs --data.
+    let o = audit(&[
+        "run",
+        "--mechanism",
+        "bdp-gaussian-sum",
+        "--samples",
+        "20000",
+        "--no-report",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("examples/bdp-data.txt"),
+        "{}",
+        stdout(&o)
+    );
+    let o = audit(&[
+        "run",
+        "--mechanism",
+        "laplace-sum",
+        "--claim",
+        "bdp:1:0.01",
+        "--no-report",
+    ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("--data FILE"), "{}", stderr(&o));
     let o = audit(&[
@@ -1229,4 +1252,36 @@ fn edited_reports_and_underflowing_claims_are_refused() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("1e-400"), "{}", stderr(&o));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Every entry `audit list` shows runs with `audit run --mechanism ID` alone (the Bayesian
+/// entries with the data they ship with): exit 0 or 1, never 2. `--samples 2000` only keeps
+/// the test short; no flag an entry needs is given.
+#[test]
+fn every_listed_entry_runs_as_listed() {
+    let o = audit(&["list", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let ids: Vec<String> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["id"].as_str().unwrap().to_string())
+        .collect();
+    assert!(ids.iter().any(|id| id.starts_with("bdp-")), "{ids:?}");
+    for id in &ids {
+        let o = audit(&[
+            "run",
+            "--mechanism",
+            id,
+            "--samples",
+            "2000",
+            "--no-report",
+            "--quiet",
+        ]);
+        assert!(
+            matches!(o.status.code(), Some(0 | 1)),
+            "{id}: {}",
+            stderr(&o)
+        );
+    }
 }

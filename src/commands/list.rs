@@ -37,7 +37,7 @@ pub(super) fn list(as_json: bool) -> Result<Outcome> {
         let _ = writeln!(
             s,
             "\n(`audit describe ID` shows an entry's bug, witness pair and neighboring relation; \
-             the bdp-* entries claim Bayesian DP and are audited with --data FILE)"
+             the bdp-* entries claim Bayesian DP for the data they ship with, examples/bdp-data.txt; --data FILE audits another distribution)"
         );
         s
     };

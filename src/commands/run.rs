@@ -695,11 +695,20 @@ fn run_bayesian(args: &RunArgs, target: &Target) -> Result<Outcome> {
             "--data is the data distribution of a Bayesian DP claim; the claim is {claim}, allowed with --data: --claim bdp:EPS:DELTA"
         )));
     }
-    let path = args.data.as_ref().ok_or_else(|| {
-        Error::InvalidConfig(format!(
+    // A catalogue bdp-* entry states its claim for the data it ships with (examples/bdp-data.txt):
+    // without --data that is the distribution audited, so `audit run --mechanism ID` alone
+    // works for every entry `audit list` shows.
+    let shipped = args.data.is_none()
+        && args.exec.is_none()
+        && args
+            .mechanism
+            .as_deref()
+            .is_some_and(|id| catalogue::bayesian_ids().contains(&id));
+    if args.data.is_none() && !shipped {
+        return Err(Error::InvalidConfig(format!(
             "claim {claim} is Bayesian DP: it needs its data distribution, --data FILE (one record per line)"
-        ))
-    })?;
+        )));
+    }
     for (flag, on) in [
         ("--finder", args.search.finder.is_some()),
         ("--exec", args.exec.is_some()),
@@ -728,7 +737,20 @@ fn run_bayesian(args: &RunArgs, target: &Target) -> Result<Outcome> {
         witness.second()
     };
     let m = &*target.mechanism;
-    let data = crate::bayesian::read_data(path, &m.domain())?;
+    let (data, source) = match &args.data {
+        Some(path) => (
+            crate::bayesian::read_data(path, &m.domain())?,
+            path.display().to_string(),
+        ),
+        None => {
+            let records = catalogue::bayesian::data();
+            let text: String = records.iter().map(|r| format!("{r:?}\n")).collect();
+            (
+                crate::bayesian::parse_data(&text, "examples/bdp-data.txt", &m.domain())?,
+                "the entry's own data: the 1000 records of examples/bdp-data.txt (shipped with the catalogue; --data FILE audits another distribution)".to_string(),
+            )
+        }
+    };
     check_memory("--samples", args.samples, m.output_dim() + 2)?;
     if !args.report.no_report {
         crate::report::prepare_report_dir(&args.report.report_dir)?;
@@ -742,14 +764,7 @@ fn run_bayesian(args: &RunArgs, target: &Target) -> Result<Outcome> {
         args.report.quiet,
         &format!("auditing {} (Bayesian DP)", m.id()),
     );
-    let mut report = crate::bayesian::audit_bayesian(
-        m,
-        &claim,
-        base,
-        &data,
-        &path.display().to_string(),
-        &config,
-    )?;
+    let mut report = crate::bayesian::audit_bayesian(m, &claim, base, &data, &source, &config)?;
     drop(spinner);
     report.reproduce = Some(reproduce_line(None));
     report.mechanism.catalogue_status = target.status.clone();
