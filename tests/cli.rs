@@ -1268,6 +1268,12 @@ fn every_listed_entry_runs_as_listed() {
         .map(|d| d["id"].as_str().unwrap().to_string())
         .collect();
     assert!(ids.iter().any(|id| id.starts_with("bdp-")), "{ids:?}");
+    // Scripts get the witness pair's records in full, not only the shortened display.
+    for d in v.as_array().unwrap() {
+        let recs = d["witness_records"].as_array().unwrap();
+        assert_eq!(recs.len(), 2, "{}", d["id"]);
+        assert!(recs[1].is_array(), "{}", d["id"]);
+    }
     for id in &ids {
         let o = audit(&[
             "run",

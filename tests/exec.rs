@@ -395,3 +395,30 @@ fn correct_example_program_is_not_flagged_over_20_seeds() {
     );
     assert!(flagged.len() <= 3, "flagged on seeds {flagged:?}");
 }
+
+/// A program that refuses (prints NaN on) every proposed pair, though it answers the probe,
+/// ends the search after the first refusals with the error naming the first, instead of
+/// spending the whole budget on refusals.
+#[test]
+fn a_program_refusing_every_pair_stops_at_once() {
+    let prog = script(
+        "nan_everywhere.py",
+        "import json, sys, random\nreq = json.load(sys.stdin)\nrng = random.Random(req['seed'])\nok = all(float(r[0] if isinstance(r, list) else r) == 0.5 for r in req['dataset'])\nprint('\\n'.join(repr(rng.random()) if ok else 'NaN' for _ in range(int(req['samples']))))\n",
+    );
+    let command = format!("python3 {}", prog.display());
+    let o = audit(&[
+        "run",
+        "--exec",
+        &command,
+        "--claim",
+        "pure:1",
+        "--no-report",
+        "--quiet",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("failed on all 20 proposed pairs"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -35,8 +35,8 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    CHECKPOINT_TRIALS, DatasetFinder, SEARCH_BETA, SearchConfig, SearchProgress, SearchReport,
-    SkippedTrial, Trial,
+    CHECKPOINT_TRIALS, DatasetFinder, MAX_LEADING_REFUSALS, SEARCH_BETA, SearchConfig,
+    SearchProgress, SearchReport, SkippedTrial, Trial,
 };
 use crate::audit::{AuditConfig, AuditReport, Phase, Verdict, audit_drawn};
 use crate::error::{Error, Result};
@@ -638,6 +638,11 @@ pub fn search_and_confirm_layered(
                     pair,
                     error: e.to_string(),
                 });
+                // A program that refuses every one of the first proposals (NaN on every dataset, a
+                // crash on start-up) ends the search now instead of spending the budget.
+                if scored == 0 && skipped.len() >= MAX_LEADING_REFUSALS {
+                    break;
+                }
                 continue;
             }
             Err(e) => return Err(e),

@@ -375,6 +375,11 @@ pub struct SearchReport {
 /// Not part of the run's β: confirmations use fresh samples at their own share.
 const SEARCH_BETA: f64 = 1e-3;
 
+/// Proposals the program may refuse before any pair is scored: then the search ends with the
+/// error naming the first refusal (a program that fails on every dataset would otherwise spend
+/// the whole budget on refusals).
+pub const MAX_LEADING_REFUSALS: usize = 20;
+
 /// Trials after which the best pair so far may be confirmed early (see [`search_and_confirm`]).
 pub const CHECKPOINT_TRIALS: usize = 10;
 
@@ -515,6 +520,11 @@ pub fn search_and_confirm_observed(
                     pair,
                     error: e.to_string(),
                 });
+                // A program that refuses every one of the first proposals (NaN on every dataset, a
+                // crash on start-up) ends the search now instead of spending the budget.
+                if trials.is_empty() && skipped.len() >= MAX_LEADING_REFUSALS {
+                    break;
+                }
                 continue;
             }
             Err(e) => return Err(e),

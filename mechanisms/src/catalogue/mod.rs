@@ -203,8 +203,11 @@ pub struct Description {
     pub params: Vec<ParamInfo>,
     /// The neighboring relation the claim is stated for.
     pub neighboring: String,
-    /// The witness pair, one line per side.
+    /// The witness pair, one line per side (shortened for reading).
     pub witness: [String; 2],
+    /// The witness pair's records in full, D then D′ (one array of numbers per record), for
+    /// scripts.
+    pub witness_records: [Vec<Vec<f64>>; 2],
     /// The output transform the entry is audited through by default, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub transform: Option<&'static str>,
@@ -244,6 +247,10 @@ pub fn describe(id: &str) -> Result<Description> {
         witness: [
             entry.witness.first().short(),
             entry.witness.second().short(),
+        ],
+        witness_records: [
+            entry.witness.first().to_rows(),
+            entry.witness.second().to_rows(),
         ],
         transform: recommended_transform(id),
         status_holds_for: if id == float_leak::ID {
