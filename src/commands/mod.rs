@@ -60,7 +60,9 @@ pub enum Command {
     /// beside it), the RDP accountant (add-remove), and for q = 1 the exact Gaussian value and
     /// zCDP; or the noise multiplier that reaches a target ε; or, with --bayesian, Bayesian DP.
     Accountant(accountant::AccountantArgs),
-    /// Audit a mechanism repeatedly over a range of one parameter and count detections.
+    /// Audit a mechanism repeatedly over a range of one parameter and count detections. Exit 0
+    /// when the sweep completes, whatever it detected (a sweep measures detection rates, it is
+    /// not a verdict: read the table), 2 on an error.
     Sweep(sweep::SweepArgs),
     /// Test a claim on release samples drawn elsewhere (shards: JSON lines, .gz, .zst, .bin).
     Test(test::TestArgs),
