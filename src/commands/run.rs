@@ -1138,27 +1138,7 @@ fn run_search(
             c.search = Some(summary.clone());
             c
         });
-    let written = (|| -> Result<Option<PathBuf>> {
-        match (&deciding, args.report.no_report) {
-            (Some(r), false) => {
-                let pair = r.pair.as_ref().ok_or_else(|| {
-                    Error::InvalidConfig("internal: a confirmation without its pair".into())
-                })?;
-                let plots = crate::report::PlotData::draw(
-                    m,
-                    pair,
-                    args.seed,
-                    crate::report::PLOT_SAMPLES_PER_SIDE,
-                )?;
-                Ok(Some(crate::report::write_run_report(
-                    &args.report.report_dir,
-                    r,
-                    &plots,
-                )?))
-            }
-            _ => Ok(None),
-        }
-    })();
+    let written = write_deciding_page(args, m, deciding.as_ref(), false);
     let (report_index, late_error) = super::split_late(written);
     let mut stdout = if args.json {
         let mut r = rep.clone();
@@ -1177,6 +1157,41 @@ fn run_search(
         code,
         late_error,
     })
+}
+
+/// Writes the page of a search's deciding confirmation `r` (none: no page, nor with
+/// --no-report), its figures drawn from `m` on the confirmed pair from plot streams of their
+/// own. `through_view`: `m` returns raw releases and the figures show them through the view the
+/// confirmation's testers saw (a wide output's floating-point view, cut to a few coordinates,
+/// falls back to the values).
+fn write_deciding_page(
+    args: &RunArgs,
+    m: &dyn Mechanism,
+    r: Option<&crate::audit::AuditReport>,
+    through_view: bool,
+) -> Result<Option<PathBuf>> {
+    let Some(r) = r.filter(|_| !args.report.no_report) else {
+        return Ok(None);
+    };
+    let pair = r
+        .pair
+        .as_ref()
+        .ok_or_else(|| Error::InvalidConfig("internal: a confirmation without its pair".into()))?;
+    let mut plots =
+        crate::report::PlotData::draw(m, pair, args.seed, crate::report::PLOT_SAMPLES_PER_SIDE)?;
+    if through_view && let (Some(t), Some((a, b))) = (r.output_transform, plots.sides.take()) {
+        let whole = t != Transform::FloatRepr || a.dim() <= crate::finders::layered::FLOAT_COORDS;
+        plots.sides = Some(if whole {
+            (t.apply(&a)?, t.apply(&b)?)
+        } else {
+            (a, b)
+        });
+    }
+    Ok(Some(crate::report::write_run_report(
+        &args.report.report_dir,
+        r,
+        &plots,
+    )?))
 }
 
 /// True when `flag` was given on this process's command line (`--flag V` or `--flag=V`): the
@@ -1327,39 +1342,7 @@ fn run_layered(
         c.layers = Some(verdicts.clone());
         c
     });
-    let written = (|| -> Result<Option<PathBuf>> {
-        match (&deciding, args.report.no_report) {
-            (Some(r), false) => {
-                let pair = r.pair.as_ref().ok_or_else(|| {
-                    Error::InvalidConfig("internal: a confirmation without its pair".into())
-                })?;
-                // The figures show the releases through the deciding layer's view (all of it:
-                // a wide output's floating-point view, cut to a few coordinates, falls back to
-                // the values).
-                let mut plots = crate::report::PlotData::draw(
-                    m,
-                    pair,
-                    args.seed,
-                    crate::report::PLOT_SAMPLES_PER_SIDE,
-                )?;
-                if let (Some(t), Some((a, b))) = (r.output_transform, plots.sides.take()) {
-                    let whole = t != Transform::FloatRepr
-                        || a.dim() <= crate::finders::layered::FLOAT_COORDS;
-                    plots.sides = Some(if whole {
-                        (t.apply(&a)?, t.apply(&b)?)
-                    } else {
-                        (a, b)
-                    });
-                }
-                Ok(Some(crate::report::write_run_report(
-                    &args.report.report_dir,
-                    r,
-                    &plots,
-                )?))
-            }
-            _ => Ok(None),
-        }
-    })();
+    let written = write_deciding_page(args, m, deciding.as_ref(), true);
     let (report_index, late_error) = super::split_late(written);
     let mut stdout = if args.json {
         let mut r = rep.clone();

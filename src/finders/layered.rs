@@ -767,19 +767,7 @@ pub fn search_and_confirm_layered(
         }
     }
     if scored == 0 {
-        if let Some(first) = skipped.first() {
-            return Err(Error::InvalidConfig(format!(
-                "the search scored no pair: the program failed on all {} proposed pairs; the first, trial {} (D = {}, D' = {}): {}",
-                skipped.len(),
-                first.index,
-                first.pair.first().short(),
-                first.pair.second().short(),
-                first.error
-            )));
-        }
-        return Err(Error::InvalidConfig(
-            "the search scored no pair: the finder proposed none, or the sample budget left no room for one trial".into(),
-        ));
+        return Err(super::no_pair_scored(&skipped));
     }
     // Remaining slots: each layer's best-ranked pairs it has not confirmed.
     for li in 0..states.len() {

@@ -642,19 +642,7 @@ pub fn search_and_confirm_observed(
         }
     }
     if trials.is_empty() {
-        if let Some(first) = skipped.first() {
-            return Err(Error::InvalidConfig(format!(
-                "the search scored no pair: the program failed on all {} proposed pairs; the first, trial {} (D = {}, D' = {}): {}",
-                skipped.len(),
-                first.index,
-                first.pair.first().short(),
-                first.pair.second().short(),
-                first.error
-            )));
-        }
-        return Err(Error::InvalidConfig(
-            "the search scored no pair: the finder proposed none, or the sample budget (--samples × --confirm plus --search-samples) left no room for one trial".into(),
-        ));
+        return Err(no_pair_scored(&skipped));
     }
     // Remaining confirm slots go to the best distinct pairs not yet confirmed (ties: earlier
     // trial first).
@@ -711,6 +699,24 @@ pub fn search_and_confirm_observed(
         mechanism_calls: calls,
         samples_drawn: drawn,
     })
+}
+
+/// The error of a search that scored no pair: every proposal refused (naming the first refusal),
+/// or none proposed.
+fn no_pair_scored(skipped: &[SkippedTrial]) -> Error {
+    match skipped.first() {
+        Some(first) => Error::InvalidConfig(format!(
+            "the search scored no pair: the program failed on all {} proposed pairs; the first, trial {} (D = {}, D' = {}): {}",
+            skipped.len(),
+            first.index,
+            first.pair.first().short(),
+            first.pair.second().short(),
+            first.error
+        )),
+        None => Error::InvalidConfig(
+            "the search scored no pair: the finder proposed none, or the sample budget (--samples × --confirm plus --search-samples) left no room for one trial".into(),
+        ),
+    }
 }
 
 /// The finder's generator for a run seeded with `seed`.
