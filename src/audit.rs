@@ -7,6 +7,15 @@
 //! the union bound (Bonferroni) all k bounds hold simultaneously with probability ≥ 1 − β and the
 //! probability of reporting a violation against a mechanism that keeps its claim is ≤ β. All bounds
 //! of one audit share the same samples; the union bound needs no independence between them.
+//!
+//! # The ε estimate
+//! A confirming measurement (not an exploratory search trial) also runs the ε-estimate stage
+//! ([`crate::testers::HockeyStickTester::estimate_epsilon`]): an event chosen on the training
+//! split to make the lower bound on ε at δ large, bounded on the held-out releases. It takes
+//! [`ESTIMATE_SHARE`] of β; the verdict's k bounds share the rest (β·(1 − share)/k each), so
+//! the verdict and the estimate hold simultaneously with probability ≥ 1 − β. The reported
+//! empirical ε is the larger of the estimate and the ε implied by the verdict's own events (both
+//! hold on that same event of probability ≥ 1 − β).
 
 use std::time::Instant;
 
@@ -17,7 +26,8 @@ use crate::mechanisms::math::readable;
 use crate::mechanisms::{DatasetPair, Mechanism, Neighboring, PrivacyClaim, Samples};
 use crate::rng::{Seed, Side, Stream, chunk_len, sample_parallel};
 use crate::testers::{
-    Divergence, EventBound, HeldOut, PropertyTester, Transform, allowed, violates,
+    Divergence, EventBound, HeldOut, HockeyStickTester, PropertyTester, Transform, allowed,
+    violates,
 };
 
 /// Version of the JSON report layout. 2: bounds may be on the larger of both directions
@@ -163,6 +173,128 @@ pub struct EmpiricalEpsilon {
     pub lower_bound: f64,
     /// 1 − β (simultaneous with the verdict's bounds).
     pub confidence: f64,
+    /// What gave the bound: the ε-estimate stage or the verdict's own events (absent in reports
+    /// written before the stage existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// The event behind the bound, in words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event: Option<String>,
+    /// The held-out counts behind the bound, in words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<String>,
+    /// The share of β the ε-estimate stage spent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimate_beta: Option<f64>,
+    /// The ε the claim states (or implies, for a privacy profile) at `delta`, for comparison.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claimed_epsilon: Option<f64>,
+    /// When the claim comes from an accountant: its optimistic and pessimistic ε at `delta`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accountant: Option<crate::mechanisms::AccountantRange>,
+}
+
+impl EmpiricalEpsilon {
+    /// "the claim is at most X % loose on this pair", when the claim states an ε at this δ and
+    /// the bound is below it; the gap between the claim and the lower bound bounds how much the
+    /// claim overstates the true ε (whenever the bound holds).
+    pub fn tightness(&self) -> Option<String> {
+        let c = self
+            .accountant
+            .as_ref()
+            .map_or(self.claimed_epsilon?, |a| a.pessimistic);
+        if !(c.is_finite() && c > 0.0) {
+            return None;
+        }
+        if let Some(a) = &self.accountant {
+            let verdict = if self.lower_bound > c {
+                "the claim is violated at this δ".to_string()
+            } else {
+                format!(
+                    "if the claim holds, it is at most {:.0} % loose",
+                    ((c - self.lower_bound) / c * 100.0).ceil()
+                )
+            };
+            let range = if a.optimistic == a.pessimistic {
+                format!("ε = {}", readable(a.pessimistic))
+            } else {
+                format!(
+                    "{} ≤ ε ≤ {}",
+                    readable(a.optimistic),
+                    readable(a.pessimistic)
+                )
+            };
+            return Some(format!(
+                "{} ≤ ε_true; accountant: {range} ({verdict}; {})",
+                readable(self.lower_bound),
+                a.accountant
+            ));
+        }
+        if self.lower_bound > c {
+            return Some(format!(
+                "above the claimed ε = {}: the claim is violated at this δ",
+                readable(c)
+            ));
+        }
+        let loose = (c - self.lower_bound) / c * 100.0;
+        Some(format!(
+            "{} ≤ ε_true; claimed ε = {} (if the claim holds, it is at most {:.0} % loose)",
+            readable(self.lower_bound),
+            readable(c),
+            loose.ceil()
+        ))
+    }
+}
+
+/// Share of β spent by the ε-estimate stage of a confirming measurement (see the module docs).
+pub const ESTIMATE_SHARE: f64 = 0.1;
+
+/// δ of the ε estimate for claims that state no single δ (Rényi, zCDP, Gaussian DP, DP-SGD
+/// profiles): the customary 10⁻⁵.
+pub const PROFILE_ESTIMATE_DELTA: f64 = 1e-5;
+
+/// The δ at which the ε estimate is made: the claim's (0 for pure DP), or
+/// [`PROFILE_ESTIMATE_DELTA`] for profile-like claims; `None` for Bayesian DP (a promise over
+/// x' ~ μ, not about one pair).
+pub fn estimate_delta(claim: &PrivacyClaim) -> Option<f64> {
+    match *claim {
+        PrivacyClaim::Pure { .. } => Some(0.0),
+        PrivacyClaim::Approximate { delta, .. } => Some(delta),
+        PrivacyClaim::Bayesian { .. } => None,
+        _ => Some(PROFILE_ESTIMATE_DELTA),
+    }
+}
+
+/// The smallest ε the claim states at δ: its own ε for pure and approximate claims (at their δ),
+/// else the smallest ε with [`PrivacyClaim::delta_at`] ≤ δ (bisection to 10⁻⁶, rounded up).
+pub fn claimed_epsilon_at(claim: &PrivacyClaim, delta: f64) -> Option<f64> {
+    match *claim {
+        PrivacyClaim::Pure { epsilon } if delta >= 0.0 => return Some(epsilon),
+        PrivacyClaim::Approximate { epsilon, delta: d } if delta >= d => return Some(epsilon),
+        PrivacyClaim::Bayesian { .. } => return None,
+        _ => {}
+    }
+    let ok = |e: f64| claim.delta_at(e).is_some_and(|d| d <= delta);
+    let mut hi = 1.0;
+    while !ok(hi) {
+        hi *= 2.0;
+        if hi > 1e4 {
+            return None;
+        }
+    }
+    let mut lo = 0.0;
+    if ok(lo) {
+        return Some(0.0);
+    }
+    while hi - lo > 1e-6 {
+        let mid = 0.5 * (lo + hi);
+        if ok(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Some(hi)
 }
 
 /// What was audited.
@@ -349,6 +481,11 @@ impl Phase {
         }
     }
 
+    /// Whether `tester_base` is an exploratory search trial's (see [`Phase::tester_base`]).
+    pub fn is_search_base(tester_base: u64) -> bool {
+        tester_base >> 63 == 1
+    }
+
     /// Offset of this phase's tester streams (bound indices stay below 2^19 per audit; a
     /// layered run adds `layer << 19` so that its layers never share tester randomness).
     pub fn tester_base(self) -> u64 {
@@ -434,7 +571,7 @@ pub fn audit_drawn(
         beta,
         bounds,
         verdict,
-        empirical_epsilon,
+        mut empirical_epsilon,
     } = measure(
         Data::Memory(p, q),
         &claim,
@@ -443,6 +580,12 @@ pub fn audit_drawn(
         config,
         tester_base,
     )?;
+    if let Some(e) = empirical_epsilon.as_mut() {
+        // Only for the mechanism's own claim (not one given in its place).
+        if mechanism.claim() == claim {
+            e.accountant = mechanism.accountant_range().filter(|a| a.delta == e.delta);
+        }
+    }
     Ok(AuditReport {
         schema_version: SCHEMA_VERSION,
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -555,7 +698,11 @@ fn measure(
         }
     };
     let k: usize = groups.iter().map(|(ti, c)| slots_of(*ti, c.len())).sum();
-    let per_bound = config.failure_probability / k as f64;
+    // The ε-estimate stage of a confirming measurement takes its share of β first.
+    let estimate_at = estimate_delta(claim).filter(|_| !Phase::is_search_base(tester_base));
+    let estimate_beta = estimate_at.map(|_| config.failure_probability * ESTIMATE_SHARE);
+    let verdict_beta = config.failure_probability - estimate_beta.unwrap_or(0.0);
+    let per_bound = verdict_beta / k as f64;
     let mut bounds = Vec::with_capacity(k);
     let mut slot = 0u64;
     let mut rule_parts = Vec::new();
@@ -652,10 +799,10 @@ fn measure(
         PrivacyClaim::Approximate { delta, .. } => Some(delta),
         _ => None,
     };
-    // Every bound holds simultaneously with probability ≥ 1 − β, so the largest ε implied by
-    // any confirmed event is a lower confidence bound at level 1 − β, simultaneous with the
-    // verdict.
-    let empirical_epsilon = claim_delta.and_then(|delta| {
+    // Every bound and the ε estimate hold simultaneously with probability ≥ 1 − β, so the
+    // largest ε implied by any of their events is a lower confidence bound at level 1 − β,
+    // simultaneous with the verdict.
+    let from_bounds = claim_delta.and_then(|delta| {
         bounds
             .iter()
             .filter_map(|b| b.event.as_ref()?.epsilon_lower(delta))
@@ -664,24 +811,103 @@ fn measure(
                 delta,
                 lower_bound,
                 confidence: 1.0 - config.failure_probability,
+                source: Some("the verdict's own event (chosen to test the claim)".into()),
+                event: None,
+                evidence: None,
+                estimate_beta,
+                claimed_epsilon: claimed_epsilon_at(claim, delta),
+                accountant: None,
             })
     });
+    let estimated = match (estimate_at, estimate_beta) {
+        (Some(delta), Some(b)) => estimate_stage(data, claim, delta, b, config)?,
+        _ => None,
+    };
+    let empirical_epsilon = match (estimated, from_bounds) {
+        (Some(e), Some(v)) if v.lower_bound > e.lower_bound && v.delta == e.delta => Some(v),
+        (Some(e), _) => Some(e),
+        (None, v) => v,
+    };
     Ok(Measured {
         beta: BetaSplit {
             total: config.failure_probability,
             bounds: k,
             per_bound,
-            rule: format!(
-                "union bound: β = {} split evenly over {k} bound(s) [{}], β/{k} = {} each",
-                readable(config.failure_probability),
-                rule_parts.join("; "),
-                readable(per_bound)
-            ),
+            rule: match estimate_beta {
+                Some(eb) => format!(
+                    "union bound: β = {} = {} for the ε estimate + {} split evenly over {k} bound(s) [{}], {} each",
+                    readable(config.failure_probability),
+                    readable(eb),
+                    readable(verdict_beta),
+                    rule_parts.join("; "),
+                    readable(per_bound)
+                ),
+                None => format!(
+                    "union bound: β = {} split evenly over {k} bound(s) [{}], β/{k} = {} each",
+                    readable(config.failure_probability),
+                    rule_parts.join("; "),
+                    readable(per_bound)
+                ),
+            },
         },
         bounds,
         verdict,
         empirical_epsilon,
     })
+}
+
+/// The ε-estimate stage on `data` at δ = `delta` with failure probability `beta` (see the
+/// module docs). `None` when no event refutes any ε ≥ 0 or none could be formed.
+fn estimate_stage(
+    data: Data<'_>,
+    claim: &PrivacyClaim,
+    delta: f64,
+    beta: f64,
+    config: &AuditConfig,
+) -> Result<Option<EmpiricalEpsilon>> {
+    let tester = HockeyStickTester::default();
+    let found = match data {
+        Data::Memory(p, q) => tester.estimate_epsilon_in_memory(p, q, delta, beta)?,
+        Data::Split { train, held } => tester.estimate_epsilon(
+            train.0,
+            train.0.n(),
+            train.1,
+            train.1.n(),
+            held,
+            delta,
+            beta,
+        )?,
+    };
+    let Some(found) = found else {
+        return Ok(None);
+    };
+    let Some(lower_bound) = found.lower_bound else {
+        return Ok(None);
+    };
+    let e = &found.event;
+    let (a, b) = if found.reversed {
+        ("D′", "D")
+    } else {
+        ("D", "D′")
+    };
+    Ok(Some(EmpiricalEpsilon {
+        delta,
+        lower_bound,
+        confidence: 1.0 - config.failure_probability,
+        source: Some(format!(
+            "the ε-estimate stage (β share {}): {}",
+            readable(beta),
+            found.inequality
+        )),
+        event: Some(e.description.clone()),
+        evidence: Some(format!(
+            "{} of {} held-out releases on {a} fell in the event and {} of {} on {b}",
+            e.count_p, e.n_p, e.count_q, e.n_q
+        )),
+        estimate_beta: Some(beta),
+        claimed_epsilon: claimed_epsilon_at(claim, delta),
+        accountant: None,
+    }))
 }
 
 /// Where the releases of an [`AuditReport`] came from when they were read from files.

@@ -13,6 +13,7 @@
 //! Seeds: audit `r` of a cell gets the child seed `Seed(seed).child(tag, cell << 32 | r)`, so
 //! every number printed is reproducible from `--seed` on any thread count.
 
+use std::fmt::Write as _;
 use std::time::Instant;
 
 use serde::Serialize;
@@ -20,7 +21,7 @@ use statrs::distribution::{Binomial, DiscreteCDF};
 
 use crate::audit::{AuditConfig, Verdict, audit_pair};
 use crate::error::{Error, Result};
-use crate::mechanisms::math::analytic_gaussian_sigma;
+use crate::mechanisms::math::{analytic_gaussian_sigma, readable};
 use crate::mechanisms::{Params, PrivacyClaim, catalogue};
 use crate::rng::{Seed, Side, Stream, sample_parallel};
 use crate::testers::{self, Divergence, PropertyTester};
@@ -205,6 +206,8 @@ pub fn power_reports(
                         detections: d,
                         repeats: r.repeats,
                         median_margin: m,
+                        median_epsilon: None,
+                        epsilon_delta: None,
                     });
                 }
                 _ => {
@@ -839,5 +842,142 @@ pub fn render_table(cells: &[TableCell], samples: usize, beta: f64) -> String {
         s.push('\n');
     }
     let _ = writeln!(s, "{}", table_summary(cells, beta));
+    s
+}
+
+/// One row of `audit bench epsilon`: the ε-estimate stage on an entry's witness pair at one δ
+/// and sample size, beside the true ε.
+#[derive(Clone, Debug, Serialize)]
+pub struct EpsilonRow {
+    /// Catalogue id.
+    pub id: String,
+    /// The δ of the estimate.
+    pub delta: f64,
+    /// Releases per side.
+    pub samples_per_side: usize,
+    /// The true ε at δ on the witness pair (derived in [`EPSILON_CASES`]).
+    pub true_epsilon: f64,
+    /// The estimates, one per repeat (lower confidence bounds; 0 when none is positive).
+    pub estimates: Vec<f64>,
+    /// Their median.
+    pub median: f64,
+    /// Their smallest.
+    pub min: f64,
+    /// β of the estimate: the audit's β times [`crate::audit::ESTIMATE_SHARE`].
+    pub estimate_beta: f64,
+    /// Median wall time of one estimate (selection and held-out bounds, not the sampling), s.
+    pub median_seconds: f64,
+}
+
+/// The cases of `audit bench epsilon`: (id, δ, how the true ε is derived). Each witness pair is
+/// a shift by the sensitivity: Laplace(b = 1/ε) shifted by 1 and randomized response have
+/// privacy loss ±ε exactly (true ε = 1 at δ = 0); the analytic Gaussian with σ = 3.7306 and
+/// sensitivity 1 is exactly μ-GDP with μ = 1/σ, whose ε(δ) is the inverse of the Gaussian profile
+/// (STATISTICS.md §1), 1 at δ = 10⁻⁵.
+pub const EPSILON_CASES: &[(&str, f64)] = &[
+    ("laplace-sum", 0.0),
+    ("randomized-response", 0.0),
+    ("gaussian-sum-analytic", 1e-2),
+    ("gaussian-sum-analytic", 1e-3),
+    ("gaussian-sum-analytic", 1e-5),
+];
+
+fn true_epsilon(id: &str, delta: f64) -> Result<f64> {
+    match id {
+        "laplace-sum" | "randomized-response" => Ok(1.0),
+        "gaussian-sum-analytic" => {
+            let sigma = analytic_gaussian_sigma(1.0, 1e-5, 1.0).ok_or_else(|| {
+                Error::InvalidConfig("the analytic Gaussian σ for (1, 1e-5) is undefined".into())
+            })?;
+            crate::audit::claimed_epsilon_at(&PrivacyClaim::GaussianDp { mu: 1.0 / sigma }, delta)
+                .ok_or_else(|| Error::InvalidConfig(format!("no ε at δ = {delta}")))
+        }
+        _ => Err(Error::InvalidConfig(format!("no true ε known for {id}"))),
+    }
+}
+
+/// `audit bench epsilon`: the ε-estimate stage against the true ε, `repeats` times per case and
+/// size, at the audit's β (`beta`, of which the estimate spends its share).
+pub fn epsilon_estimates(
+    sizes: &[usize],
+    repeats: u64,
+    beta: f64,
+    seed: u64,
+) -> Result<Vec<EpsilonRow>> {
+    let estimate_beta = beta * crate::audit::ESTIMATE_SHARE;
+    let mut rows = Vec::new();
+    for &(id, delta) in EPSILON_CASES {
+        let e = catalogue::build(id, &Params::default())?;
+        let m = &*e.mechanism;
+        let truth = true_epsilon(id, delta)?;
+        for &n in sizes {
+            let mut estimates = Vec::new();
+            let mut seconds = Vec::new();
+            for r in 0..repeats {
+                let stream = |side| Stream::Confirm {
+                    trial: r,
+                    side,
+                    chunk: 0,
+                };
+                let p = sample_parallel(m, e.witness.first(), n, Seed(seed), stream(Side::First))?;
+                let q =
+                    sample_parallel(m, e.witness.second(), n, Seed(seed), stream(Side::Second))?;
+                let start = Instant::now();
+                let found = testers::HockeyStickTester::default().estimate_epsilon_in_memory(
+                    &p,
+                    &q,
+                    delta,
+                    estimate_beta,
+                )?;
+                seconds.push(start.elapsed().as_secs_f64());
+                estimates.push(found.and_then(|f| f.lower_bound).unwrap_or(0.0));
+            }
+            let mut sorted = estimates.clone();
+            sorted.sort_by(f64::total_cmp);
+            seconds.sort_by(f64::total_cmp);
+            rows.push(EpsilonRow {
+                id: id.to_string(),
+                delta,
+                samples_per_side: n,
+                true_epsilon: truth,
+                median: sorted[sorted.len() / 2],
+                min: sorted[0],
+                estimates,
+                estimate_beta,
+                median_seconds: seconds[seconds.len() / 2],
+            });
+        }
+    }
+    Ok(rows)
+}
+
+/// The text of `audit bench epsilon`.
+pub fn render_epsilon(rows: &[EpsilonRow], beta: f64) -> String {
+    let mut s = format!(
+        "ε-estimate stage on witness pairs: lower confidence bounds at the estimate's share of β = {} (β·{} = {}), beside the true ε\n",
+        readable(beta),
+        crate::audit::ESTIMATE_SHARE,
+        readable(beta * crate::audit::ESTIMATE_SHARE)
+    );
+    let _ = writeln!(
+        s,
+        "{:24} {:>7} {:>10} {:>8} {:>8} {:>8} {:>7} {:>9}",
+        "entry", "δ", "n/side", "true ε", "median", "min", "ratio", "seconds"
+    );
+    for r in rows {
+        let _ = writeln!(
+            s,
+            "{:24} {:>7} {:>10} {:>8.4} {:>8.4} {:>8.4} {:>7.3} {:>9.3}",
+            r.id,
+            readable(r.delta),
+            r.samples_per_side,
+            r.true_epsilon,
+            r.median,
+            r.min,
+            r.median / r.true_epsilon,
+            r.median_seconds
+        );
+    }
+    s.push_str("(ratio = median / true ε; a bound above the true ε happens with probability at most the estimate's β)\n");
     s
 }

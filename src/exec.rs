@@ -110,6 +110,8 @@ pub struct ExecMechanism {
     /// Fingerprints of the releases of earlier requests (shared by clones): a program that
     /// ignores its seed repeats them.
     seen: Arc<Mutex<HashMap<u128, Seen>>>,
+    /// The accountant's range when the claim was read off a privacy ledger (`ledger:FILE`).
+    accountant: Option<crate::mechanisms::AccountantRange>,
 }
 
 fn exec_error(command: &str, message: String) -> MechanismError {
@@ -129,6 +131,12 @@ fn exec_refused(command: &str, message: String) -> MechanismError {
 }
 
 impl ExecMechanism {
+    /// The same program, its claim read off a privacy ledger by the accountant whose range this
+    /// is (shown beside the empirical ε; never used to decide).
+    pub fn with_accountant(self, accountant: Option<crate::mechanisms::AccountantRange>) -> Self {
+        Self { accountant, ..self }
+    }
+
     /// Prepares `command` (split like a shell would). The output dimension is learned by one
     /// probe request of 2 releases on `probe` (a dataset inside `domain`), which also checks that
     /// the program exists, runs and speaks the protocol.
@@ -169,6 +177,7 @@ impl ExecMechanism {
             timeout,
             batch: DEFAULT_BATCH,
             seen: Arc::default(),
+            accountant: None,
         };
         domain.validate()?;
         domain.check(probe)?;
@@ -834,6 +843,9 @@ impl Mechanism for ExecMechanism {
     }
     fn batch_size(&self) -> Option<usize> {
         Some(self.batch)
+    }
+    fn accountant_range(&self) -> Option<crate::mechanisms::AccountantRange> {
+        self.accountant.clone()
     }
     fn sample(
         &self,

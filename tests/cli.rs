@@ -1291,3 +1291,24 @@ fn every_listed_entry_runs_as_listed() {
         );
     }
 }
+
+/// Issue 26, item 4: a DP-SGD audit shows the empirical ε beside the accountant's range, and
+/// the one-run audit of the built-in trainer its tightness line.
+#[test]
+fn dpsgd_audits_show_how_tight_their_claim_is() {
+    let out = audit(&[
+        "run",
+        "--mechanism",
+        "dpsgd-wrong-sampling-rate",
+        "--no-report",
+    ]);
+    let text = stdout(&out);
+    assert!(
+        text.contains("≤ ε_true; accountant: ") && text.contains("PLD accountant"),
+        "{text}"
+    );
+    let out = audit(&["run", "--mechanism", "dpsgd", "--no-report", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let acct = &v["empirical_epsilon"]["accountant"];
+    assert_eq!(acct["pessimistic"].as_f64(), Some(1.0), "{v}");
+}

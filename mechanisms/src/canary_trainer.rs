@@ -365,6 +365,39 @@ impl TrainerConfig {
         )
     }
 
+    /// The claim's accountant at its δ, both ways: the exact Gaussian ε for full batches, else
+    /// the PLD accountant's optimistic and pessimistic ε on the same ledger (for the tightness
+    /// line of a report; never used to decide).
+    ///
+    /// # Errors
+    /// From the accountants.
+    pub fn accountant_range(&self) -> Result<crate::mechanism::AccountantRange> {
+        let q = self.sampling_rate / self.sampling_rate_ratio;
+        if q >= 1.0 {
+            let c = self.claim()?;
+            return Ok(crate::mechanism::AccountantRange {
+                delta: c.delta,
+                optimistic: c.epsilon,
+                pessimistic: c.epsilon,
+                accountant: "exact Gaussian profile (full batches)".into(),
+            });
+        }
+        let ledger = [
+            crate::accountant::LedgerEvent::Sampling {
+                probability: q,
+                repetitions: self.steps,
+            },
+            crate::accountant::LedgerEvent::GaussianSum {
+                noise_multiplier: self.noise_multiplier,
+            },
+        ];
+        crate::mechanism::AccountantRange::pld_of_ledger(
+            &ledger,
+            Neighboring::AddRemove,
+            self.delta,
+        )
+    }
+
     /// What the trainer actually provides (same accountant at rate q and multiplier s·z, halved
     /// for batch clipping whose sensitivity is 2C; none for clipping after the noise): equal
     /// to the claim for a correct trainer. See the module documentation for the derivations.

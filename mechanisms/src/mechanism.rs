@@ -91,6 +91,56 @@ pub trait Mechanism: Send + Sync + fmt::Debug {
     fn recommended_transform(&self) -> Option<String> {
         None
     }
+
+    /// When the claim comes from an accountant: the accountant's optimistic and pessimistic ε at
+    /// the claim's δ (how tight the accounting itself is), for the tightness line of a report.
+    /// `None` otherwise. Never used to decide.
+    fn accountant_range(&self) -> Option<AccountantRange> {
+        None
+    }
+}
+
+/// An accountant's two-sided statement at one δ: the mechanism's worst-case ε (over all
+/// neighboring pairs, as the accountant models it) lies in [`optimistic`, `pessimistic`]; the
+/// claim is the pessimistic one.
+///
+/// [`optimistic`]: AccountantRange::optimistic
+/// [`pessimistic`]: AccountantRange::pessimistic
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct AccountantRange {
+    /// The δ both values are at.
+    pub delta: f64,
+    /// A lower estimate of the accountant's ε (e.g. the optimistic PLD), rounded down.
+    pub optimistic: f64,
+    /// The accountant's upper bound on ε (the claim), rounded up.
+    pub pessimistic: f64,
+    /// Which accountant, in words.
+    pub accountant: String,
+}
+
+impl AccountantRange {
+    /// The PLD accountant's range on a privacy ledger at δ (Connect-the-Dots pessimistic and
+    /// optimistic PLDs; [`crate::pld::PldAccountant::epsilon_bounds_adaptive`]).
+    ///
+    /// # Errors
+    /// From the accountant (a ledger it cannot account, δ out of range).
+    pub fn pld_of_ledger(
+        ledger: &[crate::accountant::LedgerEvent],
+        neighbors: Neighboring,
+        delta: f64,
+    ) -> Result<Self> {
+        let mut pld = crate::pld::PldAccountant::new(neighbors);
+        pld.compose_ledger(ledger)?;
+        let (upper, lower, grid) = pld.epsilon_bounds_adaptive(delta)?;
+        Ok(Self {
+            delta,
+            optimistic: lower,
+            pessimistic: upper,
+            accountant: format!(
+                "PLD accountant (Connect-the-Dots, loss grid {grid}; {neighbors} neighbors)"
+            ),
+        })
+    }
 }
 
 /// Named numeric parameters for building a catalogue entry (`--param noise_scale=0.7`).

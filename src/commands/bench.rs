@@ -123,6 +123,26 @@ pub enum BenchKind {
         #[command(flatten)]
         report: ReportArgs,
     },
+    /// The ε-estimate stage on witness pairs whose true ε is known (Laplace, randomized
+    /// response, the analytic Gaussian at three δ), beside the true ε. Prints text or JSON only;
+    /// writes no report.
+    Epsilon {
+        /// Releases per side, comma-separated (e.g. 1e6,1e7).
+        #[arg(long, default_value = "100000,1000000")]
+        samples: String,
+        /// Estimates per case and size (different seeds).
+        #[arg(allow_hyphen_values = true, long, default_value_t = 5)]
+        repeats: u64,
+        /// The audit's β; the estimate spends its share (0.1 of it).
+        #[arg(allow_hyphen_values = true, long, default_value_t = 0.05)]
+        failure_probability: f64,
+        /// Root seed.
+        #[arg(allow_hyphen_values = true, long, default_value_t = 0)]
+        seed: u64,
+        /// Print the rows as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Every tester on every correct catalogue entry over many seeds: rejection rate beside β.
     /// Prints text or JSON only; writes no report.
     Seeds {
@@ -273,6 +293,24 @@ pub fn run_cli(a: &BenchArgs) -> Result<Outcome> {
                 announce_report(index, *json, report.quiet, &mut out);
             }
             out
+        }
+        BenchKind::Epsilon {
+            samples,
+            repeats,
+            failure_probability,
+            seed,
+            json,
+        } => {
+            let sizes = parse_sizes(samples)?;
+            super::run::check_beta(*failure_probability)?;
+            check_repeats("--repeats", *repeats)?;
+            let rows =
+                crate::bench::epsilon_estimates(&sizes, *repeats, *failure_probability, *seed)?;
+            if *json {
+                to_json(&rows)?
+            } else {
+                crate::bench::render_epsilon(&rows, *failure_probability)
+            }
         }
         BenchKind::Speed {
             samples,

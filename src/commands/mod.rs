@@ -12,6 +12,7 @@ use crate::error::{Error, Result};
 
 pub mod accountant;
 pub mod bench;
+pub mod claim_arg;
 pub mod list;
 pub mod one_run;
 pub mod report;

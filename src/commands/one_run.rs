@@ -120,6 +120,7 @@ fn finish(
     })
 }
 
+#[allow(clippy::too_many_arguments)]
 fn report_of(
     target: String,
     threat_model: String,
@@ -128,6 +129,7 @@ fn report_of(
     seed: u64,
     bound: crate::one_run::OneRunBound,
     violation: bool,
+    accountant: Option<crate::mechanisms::AccountantRange>,
 ) -> crate::report::one_run::OneRunReport {
     crate::report::one_run::OneRunReport {
         schema_version: crate::audit::SCHEMA_VERSION,
@@ -142,8 +144,29 @@ fn report_of(
         bound,
         claim_mu,
         violation,
+        accountant,
         reproduce: Some(super::run::reproduce_line(None)),
     }
+}
+
+/// The tightness line of a one-run audit whose claim comes from an accountant: the run's lower
+/// bound on ε beside the accountant's optimistic and pessimistic ε.
+pub(crate) fn tightness_line(
+    lower: f64,
+    accountant: &crate::mechanisms::AccountantRange,
+) -> Option<String> {
+    crate::audit::EmpiricalEpsilon {
+        delta: accountant.delta,
+        lower_bound: lower,
+        confidence: 0.0,
+        source: None,
+        event: None,
+        evidence: None,
+        estimate_beta: None,
+        claimed_epsilon: Some(accountant.pessimistic),
+        accountant: Some(accountant.clone()),
+    }
+    .tightness()
 }
 
 fn parse_guesses(s: &str) -> Result<Vec<(usize, usize)>> {
@@ -234,6 +257,7 @@ pub(super) fn one_run(args: &OneRunArgs) -> Result<Outcome> {
         audit.seed,
         audit.bound.clone(),
         audit.violation,
+        config.trainer.accountant_range().ok(),
     );
     if args.json {
         return finish(args, report, to_json(&audit)?, code);
@@ -302,6 +326,13 @@ pub(super) fn one_run(args: &OneRunArgs) -> Result<Outcome> {
         "verdict      {}",
         verdict_text(b, audit.claim.epsilon, audit.claim.mu, audit.violation)
     );
+    if let Some(t) = report
+        .accountant
+        .as_ref()
+        .and_then(|a| tightness_line(b.epsilon_lower, a))
+    {
+        let _ = writeln!(out, "tightness    {t}");
+    }
     let _ = writeln!(out, "seed         {}", audit.seed);
     let _ = writeln!(out, "time         {:.2} s", started.elapsed().as_secs_f64());
     finish(args, report, out, code)
@@ -394,11 +425,15 @@ fn one_run_exec(args: &OneRunArgs) -> Result<Outcome> {
         )));
     }
     let claim_text = args.claim.as_deref().ok_or_else(|| {
-        Error::InvalidConfig("--exec needs --claim pure:EPS, approx:EPS:DELTA or gdp:MU".into())
+        Error::InvalidConfig(
+            "--exec needs --claim pure:EPS, approx:EPS:DELTA, gdp:MU or ledger:FILE[:DELTA]".into(),
+        )
     })?;
-    let claim: PrivacyClaim = claim_text
-        .parse()
-        .map_err(|e| Error::InvalidConfig(format!("--claim {claim_text}: {e}")))?;
+    // A ledger claim is accounted under add/remove (the one-run game adds or removes canaries).
+    let parsed =
+        super::claim_arg::parse_claim_arg(claim_text, crate::mechanisms::Neighboring::AddRemove)?;
+    let ledger_accountant = parsed.accountant.clone();
+    let claim = parsed.claim;
     let (epsilon, delta, mu) = match claim {
         PrivacyClaim::Pure { epsilon } => (epsilon, 0.0, None),
         PrivacyClaim::Approximate { epsilon, delta } => (epsilon, delta, None),
@@ -475,6 +510,7 @@ fn one_run_exec(args: &OneRunArgs) -> Result<Outcome> {
         audit.seed,
         audit.bound.clone(),
         audit.violation,
+        ledger_accountant.clone(),
     );
     if args.json {
         return finish(args, report, to_json(&audit)?, code);
@@ -493,6 +529,13 @@ fn one_run_exec(args: &OneRunArgs) -> Result<Outcome> {
     write_guesses(&mut out, b);
     let verdict = verdict_text(b, epsilon, mu, audit.violation);
     let _ = writeln!(out, "verdict      {verdict}");
+    if let Some(t) = report
+        .accountant
+        .as_ref()
+        .and_then(|a| tightness_line(b.epsilon_lower, a))
+    {
+        let _ = writeln!(out, "tightness    {t}");
+    }
     let _ = writeln!(out, "seed         {}", audit.seed);
     let _ = writeln!(out, "time         {:.2} s", started.elapsed().as_secs_f64());
     finish(args, report, out, code)

@@ -470,14 +470,11 @@ fn check_memory(flag: &str, n: usize, dim: usize) -> Result<()> {
 pub const DEFAULT_EXEC_BUDGET_SECONDS: f64 = 60.0;
 
 fn build_target(args: &RunArgs) -> Result<Target> {
-    let claim_arg: Option<PrivacyClaim> = match &args.claim {
-        Some(c) => Some(c.parse()?),
-        None => None,
-    };
+    use super::claim_arg::parse_claim_arg;
     if let Some(command) = &args.exec {
-        let claim = claim_arg.ok_or_else(|| {
+        let claim_text = args.claim.as_deref().ok_or_else(|| {
             Error::InvalidConfig(
-                "--exec needs --claim (pure:EPS, approx:EPS:DELTA, renyi:ALPHA:EPS, zcdp:RHO, gdp:MU or dpsgd:Q:Z:T)".into(),
+                "--exec needs --claim (pure:EPS, approx:EPS:DELTA, renyi:ALPHA:EPS, zcdp:RHO, gdp:MU, dpsgd:Q:Z:T or ledger:FILE[:DELTA])".into(),
             )
         })?;
         if !args.params.is_empty() {
@@ -509,10 +506,13 @@ fn build_target(args: &RunArgs) -> Result<Target> {
                 crate::exec::MAX_DATASET_VALUES
             )));
         }
+        let parsed = parse_claim_arg(claim_text, relation)?;
+        let claim = parsed.claim;
         // One allocation for the probe, however large the dataset.
         let probe = Dataset::from_array(ndarray::Array2::from_elem((size, dim), 0.5 * (lo + hi)))?;
         let m = crate::exec::ExecMechanism::new(command, claim, relation, domain, timeout, &probe)?
-            .with_batch_size(args.limits.batch())?;
+            .with_batch_size(args.limits.batch())?
+            .with_accountant(parsed.accountant);
         // Layers by default; an explicit --transform audits through that one view.
         let layers = match (&args.check, &args.transform) {
             (_, Some(_)) => None,
@@ -529,7 +529,7 @@ fn build_target(args: &RunArgs) -> Result<Target> {
             witness: None,
             status: None,
             claim,
-            claim_source: None,
+            claim_source: parsed.source,
             transform,
             layers,
         });
@@ -537,13 +537,18 @@ fn build_target(args: &RunArgs) -> Result<Target> {
     let id = args.mechanism.as_deref().unwrap_or_default();
     let params = Params::parse(&args.params)?;
     let entry = catalogue::build(id, &params)?;
-    let claim = claim_arg.unwrap_or_else(|| entry.mechanism.claim());
-    let claim_source = args.claim.as_ref().map(|_| {
+    let claim_arg = match &args.claim {
+        Some(c) => Some(parse_claim_arg(c, entry.mechanism.neighboring())?),
+        None => None,
+    };
+    let claim_source = claim_arg.as_ref().map(|c| {
         format!(
-            "given on the command line (the mechanism states {})",
+            "{} (the mechanism states {})",
+            c.source.as_deref().unwrap_or("given on the command line"),
             entry.mechanism.claim()
         )
     });
+    let claim = claim_arg.map_or_else(|| entry.mechanism.claim(), |c| c.claim);
     // An entry whose bug lives in the float representation names the transform it is audited
     // through; an explicit --transform (including `none`) overrides it.
     let recommended = catalogue::recommended_transform_for(id, &*entry.mechanism);

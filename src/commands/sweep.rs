@@ -182,6 +182,8 @@ pub(super) fn sweep(a: &SweepArgs) -> Result<Outcome> {
         for tname in &tester_names {
             let testers = vec![testers::by_name(tname)?];
             let mut margins = Vec::new();
+            let mut epsilons = Vec::new();
+            let mut epsilon_delta = None;
             let mut detections = 0;
             for r in 0..a.repeats {
                 let config = AuditConfig {
@@ -195,6 +197,14 @@ pub(super) fn sweep(a: &SweepArgs) -> Result<Outcome> {
                 if rep.verdict == Verdict::Violation {
                     detections += 1;
                 }
+                if let Some(delta) = crate::audit::estimate_delta(&claim) {
+                    epsilon_delta = Some(delta);
+                    epsilons.push(
+                        rep.empirical_epsilon
+                            .as_ref()
+                            .map_or(0.0, |e| e.lower_bound),
+                    );
+                }
                 margins.push(
                     rep.bounds
                         .iter()
@@ -202,13 +212,19 @@ pub(super) fn sweep(a: &SweepArgs) -> Result<Outcome> {
                         .fold(f64::NEG_INFINITY, f64::max),
                 );
             }
-            margins.sort_by(f64::total_cmp);
-            let mid = margins.len() / 2;
-            let median_margin = if margins.len() % 2 == 1 {
-                margins[mid]
-            } else {
-                0.5 * (margins[mid - 1] + margins[mid])
+            let median = |v: &mut Vec<f64>| {
+                v.sort_by(f64::total_cmp);
+                let mid = v.len() / 2;
+                if v.is_empty() {
+                    f64::NAN
+                } else if v.len() % 2 == 1 {
+                    v[mid]
+                } else {
+                    0.5 * (v[mid - 1] + v[mid])
+                }
             };
+            let median_margin = median(&mut margins);
+            let median_epsilon = (!epsilons.is_empty()).then(|| median(&mut epsilons));
             points.push(SweepPoint {
                 value: v,
                 status: entry.status.word().to_string(),
@@ -219,6 +235,8 @@ pub(super) fn sweep(a: &SweepArgs) -> Result<Outcome> {
                 detections,
                 repeats: a.repeats,
                 median_margin,
+                median_epsilon,
+                epsilon_delta,
             });
         }
     }

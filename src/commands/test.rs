@@ -4,10 +4,10 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::claim_arg::ClaimArg;
 use super::{Outcome, ReportArgs, announce_report, to_json};
 use crate::audit::{AuditConfig, Verdict};
 use crate::error::{Error, Result};
-use crate::mechanisms::PrivacyClaim;
 use crate::testers::{self, Transform};
 
 /// Options of `audit test`: a claim tested on samples drawn elsewhere.
@@ -67,7 +67,9 @@ pub struct TestArgs {
 pub const DEFAULT_MAX_TRAIN_ROWS: usize = 2_000_000;
 
 pub(super) fn test_samples(a: &TestArgs) -> Result<Outcome> {
-    let claim: PrivacyClaim = a.claim.parse()?;
+    // No --neighbors here: a ledger claim is accounted under add/remove, the accountant's default.
+    let claim =
+        super::claim_arg::parse_claim_arg(&a.claim, crate::mechanisms::Neighboring::AddRemove)?;
     testers::parse_list(&a.tester)?;
     super::run::check_beta(a.failure_probability)?;
     if let Some(t) = &a.transform {
@@ -82,11 +84,7 @@ pub(super) fn test_samples(a: &TestArgs) -> Result<Outcome> {
 /// its transform at its share of β (β split evenly over the layers asked for; the
 /// floating-point layer is skipped, its share unspent, when the first rows of both sides are
 /// all integers).
-fn test_layered(
-    a: &TestArgs,
-    claim: &PrivacyClaim,
-    check: crate::layers::Check,
-) -> Result<Outcome> {
+fn test_layered(a: &TestArgs, claim: &ClaimArg, check: crate::layers::Check) -> Result<Outcome> {
     use crate::layers::{LayerKind, LayerVerdict};
     let layers = check.layers();
     let share = a.failure_probability / layers.len() as f64;
@@ -212,7 +210,7 @@ fn test_layered(
 /// One view (an explicit `--transform`) at failure probability `beta`.
 fn test_view(
     a: &TestArgs,
-    claim: &PrivacyClaim,
+    claim: &ClaimArg,
     transform: Transform,
     beta: f64,
     announce: bool,
@@ -231,7 +229,7 @@ fn test_view(
 /// figures' releases). `announce`: a test of one view (prints JSON, writes its page).
 fn test_view_report(
     a: &TestArgs,
-    claim: &PrivacyClaim,
+    claim_arg: &ClaimArg,
     transform: Transform,
     beta: f64,
     announce: bool,
@@ -242,7 +240,7 @@ fn test_view_report(
     Option<Error>,
     crate::report::PlotData,
 )> {
-    let claim = *claim;
+    let claim = claim_arg.claim;
     if a.max_train_rows < 4 {
         return Err(Error::InvalidConfig(format!(
             "--max-train-rows {}; allowed: at least 4",
@@ -308,6 +306,9 @@ fn test_view_report(
     };
     r.skipped_testers = skipped;
     r.output_transform = (!transform.is_identity()).then_some(transform);
+    if let Some(e) = r.empirical_epsilon.as_mut() {
+        e.accountant = claim_arg.accountant.clone().filter(|x| x.delta == e.delta);
+    }
     let code = match r.verdict {
         Verdict::Violation => 1,
         Verdict::NoViolation => 0,

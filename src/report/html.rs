@@ -510,6 +510,20 @@ pub fn render_run(r: &AuditReport, run_id: &str, figures: &[Figure]) -> String {
             e(&num(emp.delta)),
             e(&claimed),
         );
+        let mut rows = String::new();
+        for (k, v) in [
+            ("how tight the claim is", emp.tightness()),
+            ("from", emp.source.clone()),
+            ("event", emp.event.clone()),
+            ("held-out counts", emp.evidence.clone()),
+        ] {
+            if let Some(v) = v {
+                let _ = write!(rows, "<dt>{}</dt><dd>{}</dd>", e(k), e(&v));
+            }
+        }
+        if !rows.is_empty() {
+            let _ = writeln!(b, "<dl id=\"empirical-epsilon-detail\">{rows}</dl>");
+        }
     } else if matches!(
         m.claim,
         PrivacyClaim::Pure { .. } | PrivacyClaim::Approximate { .. }

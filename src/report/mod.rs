@@ -154,6 +154,13 @@ pub struct SweepPoint {
     pub repeats: u64,
     /// Median over repeats of the largest (bound − allowed).
     pub median_margin: f64,
+    /// Median over repeats of the empirical ε (the ε-estimate stage, or the verdict's events;
+    /// 0 for an audit with none), at `epsilon_delta`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub median_epsilon: Option<f64>,
+    /// The δ of `median_epsilon`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub epsilon_delta: Option<f64>,
 }
 
 /// Confidence of the per-point detection-rate intervals of sweep reports.

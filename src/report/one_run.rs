@@ -49,6 +49,10 @@ pub struct OneRunReport {
     pub claim_mu: Option<f64>,
     /// True iff the bound exceeds the claim (μ for a Gaussian-DP claim, else ε).
     pub violation: bool,
+    /// When the claim comes from an accountant (a ledger): its optimistic and pessimistic ε at
+    /// the claim's δ, for the tightness line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accountant: Option<crate::mechanisms::AccountantRange>,
     /// The command that re-runs exactly this audit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reproduce: Option<String>,
@@ -301,6 +305,17 @@ fn render(r: &OneRunReport, run_id: &str) -> String {
             e(&num(b.delta)),
             e(&num(1.0 - b.failure_probability)),
             e(&num(r.claim_epsilon))
+        );
+    }
+    if let Some(t) = r
+        .accountant
+        .as_ref()
+        .and_then(|a| crate::commands::one_run::tightness_line(b.epsilon_lower, a))
+    {
+        let _ = writeln!(
+            s,
+            "<h2>How tight the claim is</h2><p id=\"tightness\">{}</p>",
+            e(&t)
         );
     }
     let _ = writeln!(

@@ -294,6 +294,8 @@ fn sweep_report_round_trips_and_plots() {
             detections: [0, 4, 10][i],
             repeats: 10,
             median_margin: [-0.01, 0.02, 0.5][i],
+            median_epsilon: None,
+            epsilon_delta: None,
         });
     }
     let sweep = SweepReport {
@@ -804,6 +806,8 @@ fn small_sweep(beta: f64, pts: &[(f64, u64, u64)]) -> SweepReport {
             detections,
             repeats,
             median_margin: 0.01,
+            median_epsilon: None,
+            epsilon_delta: None,
         })
         .collect();
     SweepReport {

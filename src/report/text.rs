@@ -134,12 +134,7 @@ pub fn render_text(r: &AuditReport) -> String {
         }
     }
     if let Some(e) = &r.empirical_epsilon {
-        let _ = writeln!(
-            s,
-            "empirical ε  ≥ {:.4} at δ = {} (confidence 1 − β = {conf}%, simultaneous with the verdict)",
-            e.lower_bound,
-            readable(e.delta)
-        );
+        s.push_str(&empirical_epsilon_text(e, &conf));
     }
     if let Some(t) = r.wall_time_seconds {
         let _ = writeln!(s, "time         {t:.2} s");
@@ -248,12 +243,35 @@ pub fn render_samples_text(r: &SampleTestReport, dim: usize) -> String {
         readable(r.beta.total)
     );
     if let Some(e) = &r.empirical_epsilon {
-        let _ = writeln!(
-            s,
-            "empirical ε  ≥ {:.4} at δ = {}",
-            e.lower_bound,
-            readable(e.delta)
-        );
+        let conf = format!("{:.6}", (1.0 - r.beta.total) * 100.0)
+            .trim_end_matches('0')
+            .trim_end_matches('.')
+            .to_string();
+        s.push_str(&empirical_epsilon_text(e, &conf));
+    }
+    s
+}
+
+/// The empirical ε lines of a text report: the bound, how tight the claim is, and where the
+/// bound comes from (event and held-out counts).
+pub fn empirical_epsilon_text(e: &crate::audit::EmpiricalEpsilon, conf: &str) -> String {
+    let mut s = format!(
+        "empirical ε  ≥ {:.4} at δ = {} (confidence 1 − β = {conf}%, simultaneous with the verdict)\n",
+        e.lower_bound,
+        readable(e.delta)
+    );
+    if let Some(t) = e.tightness() {
+        let _ = writeln!(s, "             {t}");
+    }
+    if let Some(src) = &e.source {
+        let short = src.split(':').next().unwrap_or(src);
+        let _ = writeln!(s, "             from {short}");
+    }
+    if let Some(ev) = &e.event {
+        let _ = writeln!(s, "             event: {ev}");
+    }
+    if let Some(ev) = &e.evidence {
+        let _ = writeln!(s, "             {ev}");
     }
     s
 }
@@ -278,8 +296,8 @@ pub fn render_sweep_text(
     );
     let _ = writeln!(
         s,
-        "{:>10}  {:8}  {:14}  {:>10}  {:>17}  {:>14}",
-        name, "status", "tester", "detected", "95% interval", "median margin"
+        "{:>10}  {:8}  {:14}  {:>10}  {:>17}  {:>14}  {:>12}",
+        name, "status", "tester", "detected", "95% interval", "median margin", "median ε ≥"
     );
     for p in points {
         let (lo, hi) = p.detection_interval();
@@ -288,15 +306,18 @@ pub fn render_sweep_text(
         } else {
             "  consistent with β"
         };
+        let eps = p
+            .median_epsilon
+            .map_or_else(|| "-".to_string(), |e| format!("{e:.4}"));
         let _ = writeln!(
             s,
-            "{:>10}  {:8}  {:14}  {:>4} / {:<3}  [{:>6.3}, {:>6.3}]  {:>+14.3e}{mark}",
+            "{:>10}  {:8}  {:14}  {:>4} / {:<3}  [{:>6.3}, {:>6.3}]  {:>+14.3e}  {eps:>12}{mark}",
             p.value, p.status, p.tester, p.detections, p.repeats, lo, hi, p.median_margin
         );
     }
     let _ = writeln!(
         s,
-        "(each audit reports a violation against a mechanism keeping its claim with probability ≤ β; a detection rate whose Clopper–Pearson 95% interval lies above β shows a violation, one whose interval holds β does not; margin = largest bound − allowed)"
+        "(each audit reports a violation against a mechanism keeping its claim with probability ≤ β; a detection rate whose Clopper–Pearson 95% interval lies above β shows a violation, one whose interval holds β does not; margin = largest bound − allowed; median ε ≥: the median over audits of the empirical lower bound on ε at the claim's δ, or 10⁻⁵ for profile claims)"
     );
     s
 }

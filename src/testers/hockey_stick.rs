@@ -858,6 +858,19 @@ impl Curve {
 /// `start..nb` of `b`: the a-scores at ranks 1, 2, … growing by 6 % (about 170 thresholds for
 /// 2·10^4 rows).
 fn curve_of(score: Score, a: &Samples, na: usize, b: &Samples, nb: usize, lambda: f64) -> Curve {
+    curve_with_growth(score, a, na, b, nb, lambda, 1.06)
+}
+
+/// [`curve_of`] with candidate thresholds at a-ranks growing by the factor `growth`.
+fn curve_with_growth(
+    score: Score,
+    a: &Samples,
+    na: usize,
+    b: &Samples,
+    nb: usize,
+    lambda: f64,
+    growth: f64,
+) -> Curve {
     let start = score.selection_start();
     let mut sa = scores_of(&score, a, start.min(na)..na);
     let mut sb = scores_of(&score, b, start.min(nb)..nb);
@@ -869,7 +882,7 @@ fn curve_of(score: Score, a: &Samples, na: usize, b: &Samples, nb: usize, lambda
     let mut last_t = f64::NAN;
     while (rank as usize) <= sa.len() {
         let t = sa[rank as usize - 1];
-        rank = (rank * 1.06).max(rank + 1.0);
+        rank = (rank * growth).max(rank + 1.0);
         if t == last_t || t == f64::NEG_INFINITY {
             continue;
         }
@@ -1436,6 +1449,164 @@ impl HockeyStickTester {
             reversed,
             both,
             measurement,
+        }))
+    }
+}
+
+/// What the ε-estimate stage found (see [`HockeyStickTester::estimate_epsilon`]).
+#[derive(Clone, Debug)]
+pub struct EpsilonEvent {
+    /// The event S, its held-out counts and the Clopper–Pearson bounds on A(S) and B(S)
+    /// (`p_lower` is the bound on the favoured side A, `q_upper` on the other side B).
+    pub event: EventBound,
+    /// `true` when S favours the second side (A = M(D'), B = M(D)).
+    pub reversed: bool,
+    /// The lower confidence bound on ε at the δ asked for, if S refutes some ε' ≥ 0.
+    pub lower_bound: Option<f64>,
+    /// The inequality, in words.
+    pub inequality: String,
+}
+
+impl HockeyStickTester {
+    /// The ε-estimate stage: a lower confidence bound on the smallest ε for which the mechanism
+    /// can be (ε, δ)-DP on this pair, with its event chosen to make that bound large (where the
+    /// verdict's event is chosen to test the claim).
+    ///
+    /// # Method
+    /// In the style of DP-Sniper (Bichsel, Steffen, Bogunovic & Vechev 2021, "DP-Sniper: black-box
+    /// discovery of differential privacy violations using classifiers", IEEE S&P): on the
+    /// training rows only (`0..np` of `p`, `0..nq` of `q`), every candidate score of the
+    /// event-search form (coordinates and their negations, atom tables of estimated likelihood
+    /// ratios, near-atoms, the logistic-regression logit for vector outputs: estimates of the
+    /// log-likelihood ratio, see the module docs) is thresholded at a-ranks growing by 1 %, in
+    /// both directions, and the event S = {s(x) ≥ t} with the largest *predicted* held-out bound
+    /// ln((A̲(S) − δ)/B̄(S)) is kept (A̲, B̄: Wilson approximations of the held-out
+    /// Clopper–Pearson bounds, at training frequencies shrunk by one standard error toward the
+    /// unfavourable side, so that an event seen a few times does not win on noise). DP-Sniper
+    /// thresholds one learned classifier; here the threshold and the score are both chosen, on
+    /// the training split, for the quantity reported.
+    ///
+    /// # Guarantee
+    /// S depends on the training rows only. On the held-out rows, one-sided Clopper–Pearson
+    /// bounds A̲ ≤ A(S) and B̄ ≥ B(S) at β/2 each hold together with probability ≥ 1 − β
+    /// (i.i.d. releases, sides independent). If the mechanism is (ε', δ)-DP then
+    /// A(S) ≤ e^ε' B(S) + δ, so ε' ≥ ln((A(S) − δ)/B(S)) ≥ ln((A̲ − δ)/B̄): every ε' below that
+    /// value is refuted, with probability ≥ 1 − β. Rounded down ([`EventBound::epsilon_lower`]).
+    /// How well S is chosen affects only how large the bound is, never its validity.
+    ///
+    /// Returns `None` when no candidate event could be formed.
+    ///
+    /// # Errors
+    /// The held-out rows cannot be read (shards).
+    /// [`HockeyStickTester::estimate_epsilon`] on releases in memory, split as the tester
+    /// splits them (the first `train_fraction` of each side chooses the event).
+    ///
+    /// # Errors
+    /// As [`HockeyStickTester::estimate_epsilon`].
+    pub fn estimate_epsilon_in_memory(
+        &self,
+        p: &Samples,
+        q: &Samples,
+        delta: f64,
+        beta: f64,
+    ) -> Result<Option<EpsilonEvent>> {
+        if p.n() < 4 || q.n() < 4 || p.dim() != q.dim() {
+            return Ok(None);
+        }
+        let np = train_rows(p.n(), self.train_fraction);
+        let nq = train_rows(q.n(), self.train_fraction);
+        let held = Tail {
+            p: (p, np),
+            q: (q, nq),
+        };
+        self.estimate_epsilon(p, np, q, nq, &held, delta, beta)
+    }
+
+    /// See [`HockeyStickTester::estimate_epsilon_in_memory`]; here the training rows are
+    /// `0..np` of `p` and `0..nq` of `q`, and `held` the held-out rows.
+    #[allow(clippy::too_many_arguments)]
+    pub fn estimate_epsilon(
+        &self,
+        p: &Samples,
+        np: usize,
+        q: &Samples,
+        nq: usize,
+        held: &dyn HeldOut,
+        delta: f64,
+        beta: f64,
+    ) -> Result<Option<EpsilonEvent>> {
+        let (m_p, m_q) = (held.rows(false), held.rows(true));
+        if np < 2 || nq < 2 || m_p == 0 || m_q == 0 || !(beta > 0.0 && beta < 1.0) {
+            return Ok(None);
+        }
+        let search = Self {
+            form: HockeyStickForm::EventSearch,
+            ..self.clone()
+        };
+        let forward = search.candidates(p, np, q, nq, None);
+        let learned = forward.iter().find_map(|s| match s {
+            Score::Learned(m) => Some((**m).clone()),
+            _ => None,
+        });
+        let reverse = search.candidates(q, nq, p, np, learned.as_ref());
+        let z = normal_upper_quantile(beta / 2.0);
+        // (predicted bound, reversed, score, threshold)
+        let mut best: Option<(f64, bool, Score, f64)> = None;
+        for (reversed, scores) in [(false, forward), (true, reverse)] {
+            let (a, na, b, nb, m_a, m_b) = if reversed {
+                (q, nq, p, np, m_q as f64, m_p as f64)
+            } else {
+                (p, np, q, nq, m_p as f64, m_q as f64)
+            };
+            for score in scores {
+                let c = curve_with_growth(score, a, na, b, nb, 0.0, 1.01);
+                let (len_a, len_b) = (c.len_a as f64, c.len_b as f64);
+                if len_a < 1.0 || len_b < 1.0 {
+                    continue;
+                }
+                let mut top: Option<(f64, f64)> = None;
+                for i in 0..c.ts.len() {
+                    // Training frequencies one standard error toward the unfavourable side.
+                    let fa = wilson_lower(c.ka[i], len_a, 1.0);
+                    let fb = wilson_upper(c.kb[i], len_b, 1.0);
+                    let pl = wilson_lower(fa * m_a, m_a, z);
+                    let qh = wilson_upper(fb * m_b, m_b, z);
+                    if pl <= delta || qh <= 0.0 {
+                        continue;
+                    }
+                    let predicted = ((pl - delta) / qh).ln();
+                    if predicted.is_finite() && top.is_none_or(|t| predicted > t.0) {
+                        top = Some((predicted, c.ts[i]));
+                    }
+                }
+                if let Some((predicted, t)) = top
+                    && best.as_ref().is_none_or(|b| predicted > b.0)
+                {
+                    best = Some((predicted, reversed, c.score, t));
+                }
+            }
+        }
+        let Some((_, reversed, score, t)) = best else {
+            return Ok(None);
+        };
+        let m = bound_event(held, reversed, &score, t, 1.0, beta / 2.0)?;
+        let Some(event) = m.event else {
+            return Ok(None);
+        };
+        let lower_bound = event.epsilon_lower(delta);
+        let (a, b) = if reversed {
+            ("M(D')", "M(D)")
+        } else {
+            ("M(D)", "M(D')")
+        };
+        Ok(Some(EpsilonEvent {
+            inequality: format!(
+                "(ε', δ)-DP implies A(S) ≤ e^ε'·B(S) + δ (A = {a}, B = {b}), so ε' ≥ ln((A(S) − δ)/B(S)); S chosen on the training split to maximize the predicted bound (DP-Sniper style), then one-sided Clopper–Pearson bounds on A(S) and B(S) on the {m_p} + {m_q} held-out releases at β/2 = {:.3e} each (exact binomial; i.i.d. releases)",
+                beta / 2.0
+            ),
+            event,
+            reversed,
+            lower_bound,
         }))
     }
 }

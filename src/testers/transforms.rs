@@ -655,6 +655,9 @@ impl Mechanism for TransformedMechanism {
         // Same calls of the inner mechanism, so the same seed gives the same raw releases.
         self.inner.batch_size()
     }
+    fn accountant_range(&self) -> Option<crate::mechanisms::AccountantRange> {
+        self.inner.accountant_range()
+    }
     fn sample(
         &self,
         dataset: &Dataset,

@@ -793,6 +793,33 @@ impl Mechanism for DpSgd {
             delta: self.config.delta,
         }
     }
+    /// The ledger's accountant at the claim's δ: exact for full batches (q = 1, the claim is the
+    /// exact Gaussian ε), else the PLD accountant's optimistic and pessimistic ε. `None` for a
+    /// profile claim.
+    fn accountant_range(&self) -> Option<crate::mechanism::AccountantRange> {
+        if self.config.profile_claim {
+            return None;
+        }
+        let ledger = self.ledger.ledger();
+        let full = ledger.iter().all(|e| match e {
+            LedgerEvent::Sampling { probability, .. } => *probability >= 1.0,
+            _ => true,
+        });
+        if full {
+            return Some(crate::mechanism::AccountantRange {
+                delta: self.config.delta,
+                optimistic: self.epsilon,
+                pessimistic: self.epsilon,
+                accountant: "exact Gaussian profile (full batches)".into(),
+            });
+        }
+        crate::mechanism::AccountantRange::pld_of_ledger(
+            ledger,
+            Neighboring::AddRemove,
+            self.config.delta,
+        )
+        .ok()
+    }
     /// Recomputed from the ledger (the same computation that gave the claim).
     fn claim_source(&self) -> String {
         claim_from_ledger(&self.ledger, self.config.delta)

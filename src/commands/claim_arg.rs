@@ -1,0 +1,166 @@
+//! A `--claim` value as the user gives it: a claim in its own syntax (`pure:EPS`,
+//! `approx:EPS:DELTA`, …) or `ledger:FILE[:DELTA]`, the claim a privacy ledger states.
+
+use std::path::Path;
+
+use crate::error::{Error, Result};
+use crate::mechanisms::accountant::parse_ledger;
+use crate::mechanisms::math::readable;
+use crate::mechanisms::{AccountantRange, Neighboring, PrivacyClaim};
+
+/// δ of a `ledger:FILE` claim when none is given: the customary 10⁻⁵.
+pub const DEFAULT_LEDGER_DELTA: f64 = 1e-5;
+
+/// A parsed `--claim`.
+#[derive(Clone, Debug)]
+pub(crate) struct ClaimArg {
+    /// The claim tested.
+    pub claim: PrivacyClaim,
+    /// Where it came from, for reports, when it was read off a ledger.
+    pub source: Option<String>,
+    /// The accountant's optimistic and pessimistic ε at the claim's δ (a ledger claim).
+    pub accountant: Option<AccountantRange>,
+}
+
+/// Parses `--claim TEXT` for an audit under `neighbors`.
+///
+/// `ledger:FILE[:DELTA]`: FILE is a privacy ledger (seed 000: one JSON event per line, sampling
+/// events and the Gaussian sums answered on each sample; see `audit accountant --help`); the
+/// claim is (ε, δ)-DP with ε the PLD accountant's pessimistic (Connect-the-Dots) bound on the
+/// ledger at δ (default 10⁻⁵), rounded up; the optimistic ε is kept for the tightness line.
+///
+/// # Errors
+/// An unreadable or malformed ledger, δ out of range, a ledger the accountant cannot account
+/// (each naming the file and the value), or a malformed claim.
+pub(crate) fn parse_claim_arg(text: &str, neighbors: Neighboring) -> Result<ClaimArg> {
+    let Some(rest) = text.strip_prefix("ledger:") else {
+        let claim: PrivacyClaim = text
+            .parse()
+            .map_err(|e| Error::InvalidConfig(format!("--claim {text}: {e}")))?;
+        return Ok(ClaimArg {
+            claim,
+            source: None,
+            accountant: None,
+        });
+    };
+    // FILE:DELTA when the text after the last ':' is a number and FILE exists; FILE otherwise
+    // (a file name may hold ':').
+    let (path, delta) = match rest.rsplit_once(':') {
+        Some((p, d)) if Path::new(p).is_file() && d.trim().parse::<f64>().is_ok() => {
+            (p, d.trim().parse::<f64>().unwrap_or(f64::NAN))
+        }
+        _ => (rest, DEFAULT_LEDGER_DELTA),
+    };
+    if path.is_empty() {
+        return Err(Error::InvalidConfig(format!(
+            "--claim {text}: no ledger file named; allowed: ledger:FILE or ledger:FILE:DELTA"
+        )));
+    }
+    if !(delta > 0.0 && delta < 1.0) {
+        return Err(Error::InvalidConfig(format!(
+            "--claim {text}: δ = {delta}; allowed: 0 < δ < 1"
+        )));
+    }
+    let bytes = std::fs::read(path).map_err(|e| Error::Io {
+        context: format!("--claim {text}: the ledger {path}"),
+        source: e,
+    })?;
+    let content = String::from_utf8_lossy(&bytes);
+    let content = content.strip_prefix('\u{feff}').unwrap_or(&content);
+    let events = parse_ledger(content)
+        .map_err(|e| Error::InvalidConfig(format!("--claim {text}: the ledger {path}: {e}")))?;
+    let range = AccountantRange::pld_of_ledger(&events, neighbors, delta)
+        .map_err(|e| Error::InvalidConfig(format!("--claim {text}: the ledger {path}: {e}")))?;
+    if !(range.pessimistic.is_finite() && range.pessimistic >= 0.0) {
+        return Err(Error::InvalidConfig(format!(
+            "--claim {text}: the accountant bounds ε at δ = {} only by {}; allowed: a ledger whose ε is finite at that δ",
+            readable(delta),
+            readable(range.pessimistic)
+        )));
+    }
+    let claim = PrivacyClaim::approximate(range.pessimistic, delta)
+        .map_err(|e| Error::InvalidConfig(format!("--claim {text}: {e}")))?;
+    Ok(ClaimArg {
+        source: Some(format!(
+            "privacy ledger {path} ({} event(s)): {} ε ≤ {} at δ = {} (optimistic {})",
+            events.len(),
+            range.accountant,
+            readable(range.pessimistic),
+            readable(delta),
+            readable(range.optimistic)
+        )),
+        claim,
+        accountant: Some(range),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ledger_file(name: &str, text: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("dp-audit-claim-arg-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    #[test]
+    fn a_ledger_claim_is_the_pld_accountants_bound_at_its_delta() {
+        let p = ledger_file(
+            "ok.jsonl",
+            "\u{feff}{\"event\": \"sampling\", \"probability\": 0.01, \"repetitions\": 1000}\n{\"event\": \"gaussian-sum\", \"noise_multiplier\": 4.0}\n",
+        );
+        let text = format!("ledger:{}", p.display());
+        let c = parse_claim_arg(&text, Neighboring::AddRemove).unwrap();
+        let a = c.accountant.clone().unwrap();
+        // STATISTICS.md §4: dp_accounting's PLD ε = 0.2721729 at (0.01, 4, 1000, 1e-5).
+        assert!(a.optimistic <= a.pessimistic);
+        assert!((a.pessimistic - 0.2721729).abs() < 2e-3, "{a:?}");
+        match c.claim {
+            PrivacyClaim::Approximate { epsilon, delta } => {
+                assert_eq!(epsilon, a.pessimistic);
+                assert_eq!(delta, DEFAULT_LEDGER_DELTA);
+            }
+            other => panic!("{other}"),
+        }
+        // An explicit δ: a larger ε at a smaller δ.
+        let c6 = parse_claim_arg(&format!("{text}:1e-6"), Neighboring::AddRemove).unwrap();
+        let e6 = c6.claim.natural_epsilon().unwrap();
+        assert!(e6 > a.pessimistic, "{e6}");
+        assert_eq!(
+            c6.claim.to_string().rsplit(':').next(),
+            Some("1e-6"),
+            "{}",
+            c6.claim
+        );
+    }
+
+    #[test]
+    fn bad_ledger_claims_are_refused_naming_the_value() {
+        let missing = parse_claim_arg("ledger:/no/such/ledger.jsonl", Neighboring::AddRemove)
+            .unwrap_err()
+            .to_string();
+        assert!(missing.contains("/no/such/ledger.jsonl"), "{missing}");
+        let p = ledger_file(
+            "cut.jsonl",
+            "{\"event\": \"gaussian-sum\", \"noise_multiplier\": 1.0}\n",
+        );
+        let cut = parse_claim_arg(&format!("ledger:{}", p.display()), Neighboring::AddRemove)
+            .unwrap_err()
+            .to_string();
+        assert!(cut.contains("before any sampling event"), "{cut}");
+        let p = ledger_file(
+            "ok2.jsonl",
+            "{\"event\": \"sampling\", \"probability\": 1, \"repetitions\": 1}\n{\"event\": \"gaussian-sum\", \"noise_multiplier\": 1.0}\n",
+        );
+        let bad_delta =
+            parse_claim_arg(&format!("ledger:{}:2", p.display()), Neighboring::AddRemove)
+                .unwrap_err()
+                .to_string();
+        assert!(bad_delta.contains("δ = 2"), "{bad_delta}");
+        assert!(parse_claim_arg("ledger:", Neighboring::AddRemove).is_err());
+        assert!(parse_claim_arg("pure:1", Neighboring::AddRemove).is_ok());
+    }
+}

@@ -1,0 +1,106 @@
+//! The ε-estimate stage: near the truth where the claim is tight (power), and never above the
+//! truth more often than its share of β (soundness).
+//!
+//! False-failure rates: the power checks expect bounds about 0.09 above their thresholds with a
+//! standard deviation below 0.005 (Clopper–Pearson widths at 8·10^5 held-out releases), so they
+//! fail spuriously with probability far below 1e-9. The soundness check counts, over 200 seeds
+//! per entry, the stage's bounds (at β = 0.05) that exceed the true ε; each exceeds it with
+//! probability at most 0.05, so more than 25 of 200 has probability < 1e-4 per entry (binomial
+//! tail), < 3e-4 for the three entries.
+
+use dp_audit::audit::{AuditConfig, ESTIMATE_SHARE, audit_pair};
+use dp_audit::mechanisms::catalogue;
+use dp_audit::testers::{HockeyStickTester, PropertyTester};
+
+fn estimate(id: &str, seed: u64, n: usize, beta: f64) -> (f64, f64) {
+    let e = catalogue::build(id, &Default::default()).unwrap();
+    let m = &*e.mechanism;
+    let testers: Vec<Box<dyn PropertyTester>> = vec![Box::new(HockeyStickTester::default())];
+    let config = AuditConfig {
+        seed,
+        samples_per_side: n,
+        failure_probability: beta,
+    };
+    let r = audit_pair(m, &m.claim(), &e.witness, &testers, &config).unwrap();
+    let emp = r.empirical_epsilon.expect("an ε estimate");
+    (emp.lower_bound, emp.delta)
+}
+
+/// Issue 26's targets on Laplace with ε = 1 on its witness pair, β = 0.05: ≥ 0.90 at 10^6
+/// releases per side (measured 0.9898) and ≥ 0.97 at 10^7 (measured 0.9955, ignored here for its
+/// 5 s and 340 MB; `cargo test --release --test epsilon_estimate -- --ignored`).
+#[test]
+fn laplace_estimate_is_near_its_true_epsilon() {
+    let (lb, delta) = estimate("laplace-sum", 0, 1_000_000, 0.05);
+    assert_eq!(delta, 0.0);
+    assert!((0.90..=1.0).contains(&lb), "ε ≥ {lb} at 10^6");
+    // Randomized response: the event is one output value, ε = 1 exactly.
+    let (lb, _) = estimate("randomized-response", 0, 1_000_000, 0.05);
+    assert!((0.95..=1.0).contains(&lb), "randomized response: ε ≥ {lb}");
+}
+
+#[test]
+#[ignore = "10^7 releases per side: 5 s and 340 MB; run with --ignored"]
+fn laplace_estimate_at_ten_million() {
+    let (lb, _) = estimate("laplace-sum", 0, 10_000_000, 0.05);
+    assert!((0.97..=1.0).contains(&lb), "ε ≥ {lb} at 10^7");
+}
+
+/// The analytic Gaussian with ε = 1, δ = 1e-5 (σ = 3.7306, true ε at δ = 1e-5 exactly 1): the
+/// bound needs events rare enough that δ matters; at 10^6 per side it is 0.86 (measured).
+#[test]
+fn gaussian_estimate_at_its_delta() {
+    let (lb, delta) = estimate("gaussian-sum-analytic", 0, 1_000_000, 0.05);
+    assert_eq!(delta, 1e-5);
+    assert!((0.75..=1.0).contains(&lb), "ε ≥ {lb}");
+}
+
+/// The stage's own bound (not the reported maximum with the verdict's events, which holds at
+/// the whole β) on fresh releases of the entry's witness pair.
+fn stage_bound(id: &str, seed: u64, n: usize, beta: f64) -> f64 {
+    use dp_audit::rng::{Seed, Side, Stream, sample_parallel};
+    let e = catalogue::build(id, &Default::default()).unwrap();
+    let m = &*e.mechanism;
+    let draw = |d, side| {
+        let stream = Stream::Confirm {
+            trial: 0,
+            side,
+            chunk: 0,
+        };
+        sample_parallel(m, d, n, Seed(seed), stream).unwrap()
+    };
+    let p = draw(e.witness.first(), Side::First);
+    let q = draw(e.witness.second(), Side::Second);
+    let delta = dp_audit::audit::estimate_delta(&m.claim()).unwrap();
+    HockeyStickTester::default()
+        .estimate_epsilon_in_memory(&p, &q, delta, beta)
+        .unwrap()
+        .and_then(|f| f.lower_bound)
+        .unwrap_or(0.0)
+}
+
+/// Soundness: the stage at β = 0.05 (large enough for exceedances to show if it were
+/// anti-conservative), 200 seeds, 2·10^4 releases per side, on three entries whose true ε at the
+/// estimate's δ is exactly 1 (the audit spends β·[`ESTIMATE_SHARE`] on it).
+#[test]
+fn estimate_exceeds_the_truth_at_most_at_its_share_of_beta() {
+    const { assert!(ESTIMATE_SHARE > 0.0 && ESTIMATE_SHARE < 1.0) };
+    let mut rates = Vec::new();
+    for id in [
+        "laplace-sum",
+        "randomized-response",
+        "gaussian-sum-analytic",
+    ] {
+        let k = (0..200u64)
+            .filter(|&s| stage_bound(id, 1000 + s, 20_000, 0.05) > 1.0)
+            .count();
+        rates.push((id, k));
+    }
+    eprintln!("exceedances of the true ε over 200 seeds (β = 0.05): {rates:?}");
+    for (id, k) in rates {
+        assert!(
+            k <= 25,
+            "{id}: the estimate exceeded the true ε in {k}/200 audits"
+        );
+    }
+}
