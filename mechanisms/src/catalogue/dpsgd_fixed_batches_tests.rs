@@ -43,6 +43,11 @@ fn defaults_refute_the_poisson_profile() {
     println!("eps 1: event bound {at1}, Poisson claim {allowed1}");
     assert!((at1 - 0.2407).abs() < 5e-4, "{at1}");
     assert!((allowed1 - 0.1039).abs() < 5e-4, "{allowed1}");
+    let at2 = event_lower_bound(0.25, 4, 1.0, 2.0);
+    let allowed2 = claim.delta_at(2.0).unwrap();
+    println!("eps 2: event bound {at2}, Poisson claim {allowed2}");
+    assert!((at2 - 0.128).abs() < 5e-4, "{at2}");
+    assert!((allowed2 - 0.019).abs() < 5e-4, "{allowed2}");
     let ok = super::super::build(CORRECT, &Params::default()).unwrap();
     assert!(!ok.status.is_buggy());
     // One batch of all n records is full-batch DP-GD: the Poisson claim is then exact.
@@ -91,12 +96,7 @@ fn claims_at_the_defaults() {
 /// optimistic PLD above the Poisson claim (the exact profile refutes it too).
 #[test]
 fn bounds_are_ordered_around_the_witness_profile() {
-    for (n, b, t, z) in [
-        (8, 2, 4, 1.0),
-        (4, 2, 2, 1.0),
-        (8, 1, 8, 1.0),
-        (16, 4, 4, 1.5),
-    ] {
+    for (n, b, t, z) in [(8, 2, 4, 1.0), (4, 2, 2, 1.0), (16, 4, 4, 1.5)] {
         let q = b as f64 / n as f64;
         let half = z / 2.0;
         let upper = poisson_gaussian_pld(
