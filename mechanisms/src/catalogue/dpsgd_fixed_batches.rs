@@ -46,17 +46,18 @@
 //! against noise zC, μ = √(Σ_t Δ_t²)/(zC) ≤ 2√T/z (Dong, Roth & Su 2022, Corollary 3.3). The
 //! hockey-stick divergence is jointly convex, so the mixture over the S_t keeps δ(ε) ≤ the
 //! μ-GDP profile at every ε: the release is 2√T/z-GDP. This is a valid upper bound; it gives up
-//! the amplification by subsampling, which this crate cannot yet prove for the composition: one
-//! step of sampling without replacement under substitution is dominated by the pair
-//! ((1−q)·N(0, z²) + q·N(2, z²), N(0, z²)) and its mirror image (Zhu, Dong & Wang 2022,
-//! "Optimal accounting of differential privacy via characteristic function", sampling without
-//! replacement; Balle, Barthe & Gaboardi 2018, Theorem 10), but which of the two applies at a
-//! step depends on the record the included one displaces (coupling the batch with i to the batch
-//! without i by swapping i for a random batch member j, the shift is x − x_j against x′ − x_j),
-//! so the directions mix across steps and composing each direction on its own, as
-//! [`crate::pld::Pld`] does for Poisson add/remove, is not a proof; the symmetrized pair would
-//! be, and [`crate::pld`] does not build it. The truth lies between the claim and the witness's
-//! exact profile below (for B = n the claim is exact).
+//! the amplification by subsampling, which is not proved here for the composition. One step is
+//! amplified (Balle, Barthe & Gaboardi 2018, "Privacy amplification by subsampling": sampling
+//! without replacement under substitution turns (ε, δ) into (ln(1 + q(e^ε − 1)), qδ)), and the
+//! natural candidate for a dominating pair of a step is the witness's, ((1−q)·N(0, z²) +
+//! q·N(2, z²), N(0, z²)), with its mirror image (the form of the pairs of Zhu, Dong & Wang 2022,
+//! "Optimal accounting of differential privacy via characteristic function"). But which
+//! direction a step takes depends on the record the included one displaces (coupling the batch
+//! with i to the batch without i by swapping i for a random batch member j, the shift is x − x_j
+//! against x′ − x_j), so directions mix across steps, and composing each direction on its own,
+//! as [`crate::pld::Pld`] does for Poisson add/remove, would not be a proof; a symmetrized pair
+//! would be, and [`crate::pld`] does not build one. The truth lies between the claim and the
+//! witness's exact profile below (for B = n the claim is exact).
 //!
 //! # Bug (`dpsgd-fixed-batches-accounted-as-poisson`)
 //! The same run accounted as Poisson-subsampled DP-SGD at q = B/n over T steps, the
