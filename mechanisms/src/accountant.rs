@@ -403,6 +403,8 @@ pub fn rdp_to_epsilon(orders: &[f64], rdp: &[f64], delta: f64) -> Result<(f64, f
 #[serde(tag = "event", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum LedgerEvent {
     /// Poisson sampling: every record is included independently with probability `probability`.
+    /// A ledger line may name another [`SamplingPolicy`] (`"policy"`), which [`parse_ledger`]
+    /// refuses and [`parse_ledger_with_policies`] keeps beside the event.
     Sampling {
         /// q ∈ (0, 1].
         probability: f64,
@@ -417,17 +419,131 @@ pub enum LedgerEvent {
     },
 }
 
-/// Reads a privacy ledger file: one [`LedgerEvent`] per line as JSON
-/// (`{"event": "sampling", "probability": 0.01, "repetitions": 6000}`, then
+/// How the sample of a [`LedgerEvent::Sampling`] event is drawn: the `"policy"` field of a
+/// ledger line (seed 000's ledger). A line without it reads as [`SamplingPolicy::Poisson`], so
+/// ledgers written before the field existed mean what they meant.
+///
+/// Only Poisson sampling is what the accountants of this crate ([`RdpAccountant`],
+/// [`crate::pld::PldAccountant`]) amplify: [`parse_ledger`] refuses the other policies, naming
+/// them. Fixed-size batches under replace-one can lose more privacy than the Poisson accountant
+/// at q = B/n says (Lebeda, Regehr, Kamath & Steinke 2024, "Avoiding Pitfalls for Privacy
+/// Accounting of Subsampled Mechanisms under Composition"; the catalogue's
+/// `dpsgd-fixed-batches-accounted-as-poisson` shows it), and so can shuffled batches (Chua et
+/// al. 2024; `dpsgd-shuffled-accounted-as-poisson`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SamplingPolicy {
+    /// Every record is included independently with probability `probability` (the default).
+    #[default]
+    Poisson,
+    /// Every step draws a batch of exactly B records uniformly **without replacement** from the
+    /// n records, independently across steps (`probability` = B/n).
+    FixedSize,
+    /// Every epoch permutes the records and cuts the permutation into batches
+    /// (`probability` = B/n).
+    Shuffled,
+}
+
+impl SamplingPolicy {
+    /// The spelling of the ledger's `"policy"` field.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Poisson => "poisson",
+            Self::FixedSize => "fixed-size",
+            Self::Shuffled => "shuffled",
+        }
+    }
+
+    /// True for the default policy, which a written ledger line leaves out.
+    pub fn is_poisson(&self) -> bool {
+        *self == Self::Poisson
+    }
+}
+
+impl std::fmt::Display for SamplingPolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One ledger line as written: a [`LedgerEvent`] whose sampling event may carry its
+/// [`SamplingPolicy`] (absent: Poisson).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "kebab-case", deny_unknown_fields)]
+enum LedgerLine {
+    Sampling {
+        probability: f64,
+        repetitions: u64,
+        #[serde(default, skip_serializing_if = "SamplingPolicy::is_poisson")]
+        policy: SamplingPolicy,
+    },
+    GaussianSum {
+        noise_multiplier: f64,
+    },
+}
+
+/// One ledger line of `event` (JSON, as [`parse_ledger`] reads it), with `policy` on a sampling
+/// event (left out when Poisson, so a Poisson ledger is written as before; ignored on a
+/// Gaussian sum, whose policy is its sample's).
+pub fn ledger_line(event: &LedgerEvent, policy: SamplingPolicy) -> String {
+    let line = match *event {
+        LedgerEvent::Sampling {
+            probability,
+            repetitions,
+        } => LedgerLine::Sampling {
+            probability,
+            repetitions,
+            policy,
+        },
+        LedgerEvent::GaussianSum { noise_multiplier } => {
+            LedgerLine::GaussianSum { noise_multiplier }
+        }
+    };
+    // Serializing two numbers and a unit variant cannot fail; `null` would be refused on read.
+    serde_json::to_string(&line).unwrap_or_else(|_| "null".into())
+}
+
+/// Reads a privacy ledger file for the **Poisson** accountants: one [`LedgerEvent`] per line as
+/// JSON (`{"event": "sampling", "probability": 0.01, "repetitions": 6000}`, then
 /// `{"event": "gaussian-sum", "noise_multiplier": 1.1}` for each noise group of that sample);
-/// blank lines and lines starting with `#` are skipped.
+/// blank lines and lines starting with `#` are skipped. A sampling event may say how its sample
+/// is drawn (`"policy": "poisson"`, `"fixed-size"` or `"shuffled"`; absent: Poisson).
 ///
 /// # Errors
-/// A malformed line, an unknown field or event, a value out of range, a query before any
-/// sampling event, or no event at all: the message names the line and the field.
+/// As [`parse_ledger_with_policies`]; and a sampling event whose policy is not Poisson, which
+/// the Poisson-subsampling accountants would amplify as if it were (the message names the line,
+/// the policy and what to do instead).
 pub fn parse_ledger(text: &str) -> Result<Vec<LedgerEvent>> {
+    let lines = parse_ledger_with_policies(text)?;
+    for (line, event, policy) in &lines {
+        if matches!(event, LedgerEvent::Sampling { .. }) && !policy.is_poisson() {
+            let how = match policy {
+                SamplingPolicy::FixedSize => {
+                    "batches of exactly B records drawn without replacement"
+                }
+                _ => "each epoch a permutation cut into batches",
+            };
+            return Err(MechanismError::InvalidParameter {
+                mechanism: "ledger".into(),
+                message: format!(
+                    "line {line}: a sampling event with \"policy\": \"{policy}\" ({how}); the Poisson-subsampling accountant does not account it (its amplification at q = B/n can under-count {policy} batches: Lebeda et al. 2024, Chua et al. 2024); allowed: \"policy\": \"poisson\" or no policy (read as Poisson); a {policy} run can be accounted without amplification as \"probability\": 1 under --neighbors replace-one"
+                ),
+            });
+        }
+    }
+    Ok(lines.into_iter().map(|(_, event, _)| event).collect())
+}
+
+/// Reads a privacy ledger file as [`parse_ledger`] does, keeping each event's line number and
+/// the [`SamplingPolicy`] of the sample it belongs to (a Gaussian sum gets the policy of the
+/// sampling event before it), whatever the policy.
+///
+/// # Errors
+/// A malformed line, an unknown field, event or policy, a value out of range, a query before
+/// any sampling event, or no event at all: the message names the line and the field.
+pub fn parse_ledger_with_policies(text: &str) -> Result<Vec<(usize, LedgerEvent, SamplingPolicy)>> {
     let mut events = Vec::new();
-    let mut sampled = false;
+    let mut sampled = None;
     for (i, line) in text.lines().enumerate() {
         let line_no = i + 1;
         let t = line.trim();
@@ -438,11 +554,28 @@ pub fn parse_ledger(text: &str) -> Result<Vec<LedgerEvent>> {
             mechanism: "ledger".into(),
             message: format!("line {line_no}: {message}"),
         };
-        let event: LedgerEvent = serde_json::from_str(t).map_err(|e| {
+        let parsed: LedgerLine = serde_json::from_str(t).map_err(|e| {
             bad(format!(
-                "{e}; allowed: {{\"event\": \"sampling\", \"probability\": Q, \"repetitions\": T}} or {{\"event\": \"gaussian-sum\", \"noise_multiplier\": Z}}"
+                "{e}; allowed: {{\"event\": \"sampling\", \"probability\": Q, \"repetitions\": T}} (optionally \"policy\": \"poisson\", \"fixed-size\" or \"shuffled\"; absent: poisson) or {{\"event\": \"gaussian-sum\", \"noise_multiplier\": Z}}"
             ))
         })?;
+        let (event, policy) = match parsed {
+            LedgerLine::Sampling {
+                probability,
+                repetitions,
+                policy,
+            } => (
+                LedgerEvent::Sampling {
+                    probability,
+                    repetitions,
+                },
+                policy,
+            ),
+            LedgerLine::GaussianSum { noise_multiplier } => (
+                LedgerEvent::GaussianSum { noise_multiplier },
+                sampled.unwrap_or_default(),
+            ),
+        };
         match event {
             LedgerEvent::Sampling {
                 probability,
@@ -458,7 +591,7 @@ pub fn parse_ledger(text: &str) -> Result<Vec<LedgerEvent>> {
                         "field \"repetitions\" = 0; allowed: a whole number ≥ 1".into(),
                     ));
                 }
-                sampled = true;
+                sampled = Some(policy);
             }
             LedgerEvent::GaussianSum { noise_multiplier } => {
                 if !(noise_multiplier.is_finite() && noise_multiplier > 0.0) {
@@ -466,14 +599,14 @@ pub fn parse_ledger(text: &str) -> Result<Vec<LedgerEvent>> {
                         "field \"noise_multiplier\" = {noise_multiplier}; allowed: a finite number > 0"
                     )));
                 }
-                if !sampled {
+                if sampled.is_none() {
                     return Err(bad(
                         "a gaussian-sum event before any sampling event; allowed: a sampling event first (probability 1 for a full batch)".into(),
                     ));
                 }
             }
         }
-        events.push(event);
+        events.push((line_no, event, policy));
     }
     if events.is_empty() {
         return Err(MechanismError::InvalidParameter {
@@ -531,6 +664,25 @@ impl RdpAccountant {
             repetitions,
         });
         Ok(())
+    }
+
+    /// [`RdpAccountant::record_sampling`] for a sample drawn by `policy`: this accountant
+    /// amplifies Poisson sampling only, so any other policy is refused, named.
+    ///
+    /// # Errors
+    /// As [`RdpAccountant::record_sampling`]; a policy other than [`SamplingPolicy::Poisson`].
+    pub fn record_sampling_with_policy(
+        &mut self,
+        probability: f64,
+        repetitions: u64,
+        policy: SamplingPolicy,
+    ) -> Result<()> {
+        if !policy.is_poisson() {
+            return Err(invalid(format!(
+                "sampling policy \"{policy}\" (q = {probability}, {repetitions} repetitions): the RDP accountant amplifies Poisson sampling only; allowed: policy \"poisson\" (for {policy} batches, account without amplification: probability 1 under replace-one)"
+            )));
+        }
+        self.record_sampling(probability, repetitions)
     }
 
     /// Records a Gaussian sum query on the current sample (the last sampling event).

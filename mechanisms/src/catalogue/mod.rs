@@ -9,8 +9,10 @@
 //! mistakes), `svt.rs` (the sparse vector family of Lyu, Su & Li 2017), `dpsgd.rs` (DP-SGD /
 //! DP-GD with a privacy ledger, McMahan et al. 2018, and its bugs), `dpsgd_variants.rs` (DP-SGD
 //! as it is really run: per-group clipping, user level, batch sizes, private clip norms, each
-//! correct with a buggy twin), `dpsgd_microbatch.rs` (position-based microbatches), `learning.rs`
-//! (output perturbation, model aggregation and gradient perturbation, each with a buggy twin),
+//! correct with a buggy twin), `dpsgd_microbatch.rs` (position-based microbatches),
+//! `dpsgd_shuffled.rs` and `dpsgd_fixed_batches.rs` (shuffled and independent fixed-size batches,
+//! each with a twin accounted as Poisson sampling), `learning.rs` (output perturbation, model
+//! aggregation and gradient perturbation, each with a buggy twin),
 //! `float_leak.rs` (a floating-point leak in the style of Mironov 2012, audited through the
 //! `float-bits` output transform: [`recommended_transform`]), and the deployed systems of catalogue
 //! v2: `attribution.rs` (Attribution Reporting summary reports), `heatmap.rs` (DP heatmaps),
@@ -32,6 +34,7 @@ mod buggy;
 mod correct;
 mod declare;
 mod dpsgd;
+mod dpsgd_fixed_batches;
 mod dpsgd_microbatch;
 mod dpsgd_shuffled;
 mod dpsgd_variants;
@@ -128,6 +131,7 @@ pub fn specs() -> Vec<Spec> {
     all.extend(dpsgd_variants::specs());
     all.extend(dpsgd_microbatch::specs());
     all.extend(dpsgd_shuffled::specs());
+    all.extend(dpsgd_fixed_batches::specs());
     all.extend(learning::specs());
     all.extend(attribution::specs());
     all.extend(heatmap::specs());
