@@ -33,8 +33,9 @@ pub struct OneRunArgs {
     /// per canary (see `src/one_run_exec.rs` for the protocol).
     #[arg(long, value_name = "COMMAND")]
     pub exec: Option<String>,
-    /// With --exec: the claim the program makes, pure:EPS, approx:EPS:DELTA or gdp:MU (audited
-    /// with the Gaussian-DP bound on μ; its ε is read at δ = 1e-5).
+    /// With --exec: the claim the program makes, pure:EPS, approx:EPS:DELTA, gdp:MU (audited
+    /// with the Gaussian-DP bound on μ; its ε is read at δ = 1e-5), or ledger:FILE[:DELTA] (the
+    /// PLD accountant's ε on the privacy ledger the program wrote, at δ, default 1e-5).
     #[arg(long, requires = "exec")]
     pub claim: Option<String>,
     /// With --exec: the data set the program trains on besides the canaries (one record per

@@ -34,7 +34,9 @@ pub struct RunArgs {
     /// Dataset search (default: the catalogue witness; for --exec, random search).
     #[command(flatten)]
     pub search: SearchArgs,
-    /// Override the claim: pure:EPS, approx:EPS:DELTA, renyi:ALPHA:EPS, zcdp:RHO, gdp:MU or dpsgd:Q:Z:T.
+    /// Override the claim: pure:EPS, approx:EPS:DELTA, renyi:ALPHA:EPS, zcdp:RHO, gdp:MU,
+    /// dpsgd:Q:Z:T, or ledger:FILE[:DELTA] (the PLD accountant's ε on a privacy ledger at δ,
+    /// default 1e-5).
     #[arg(long)]
     pub claim: Option<String>,
     /// The data distribution μ of a Bayesian DP claim (bdp:EPS:DELTA): one record per line, a

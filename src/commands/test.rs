@@ -33,7 +33,8 @@ pub struct TestArgs {
     /// in-memory one whenever the tester's own training split (20 % of a side) is smaller.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_TRAIN_ROWS)]
     pub max_train_rows: usize,
-    /// The claim: pure:EPS, approx:EPS:DELTA, renyi:ALPHA:EPS, zcdp:RHO, gdp:MU or dpsgd:Q:Z:T.
+    /// The claim: pure:EPS, approx:EPS:DELTA, renyi:ALPHA:EPS, zcdp:RHO, gdp:MU, dpsgd:Q:Z:T,
+    /// or ledger:FILE[:DELTA] (the PLD accountant's ε on a privacy ledger at δ, default 1e-5).
     #[arg(long)]
     pub claim: String,
     /// Seed of the testers' own randomness.
