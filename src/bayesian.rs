@@ -120,7 +120,7 @@ pub struct BayesianInfo {
 /// and `#` lines are skipped. Each record is checked against `domain` (dimension, range,
 /// integrality); errors name the file, the line and the value.
 pub fn read_data(path: &Path, domain: &RecordDomain) -> Result<Dataset> {
-    let text = std::fs::read_to_string(path)
+    let text = crate::text::read_text(path)
         .map_err(|e| Error::InvalidConfig(format!("--data {}: {e}", path.display())))?;
     parse_data(&text, &path.display().to_string(), domain)
 }
@@ -128,7 +128,7 @@ pub fn read_data(path: &Path, domain: &RecordDomain) -> Result<Dataset> {
 /// [`read_data`] on text already read; `source` names it in errors.
 pub fn parse_data(text: &str, source: &str, domain: &RecordDomain) -> Result<Dataset> {
     let mut rows: Vec<Vec<f64>> = Vec::new();
-    for (i, line) in text.lines().enumerate() {
+    for (i, line) in crate::text::strip_bom(text).lines().enumerate() {
         let l = line.trim();
         if l.is_empty() || l.starts_with('#') {
             continue;

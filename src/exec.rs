@@ -233,10 +233,21 @@ impl ExecMechanism {
     ) -> Result<Samples, MechanismError> {
         let preview = request_preview(dataset, n, seed);
         let tail = Arc::new(Mutex::new(Vec::new()));
+        // Set once the stdout reader stopped at a bad line and closed the pipe: a broken-pipe
+        // error the program then reports is our doing, not its, and is left out of the tail.
+        let closed_early = std::cell::Cell::new(false);
         let message = |what: String| {
             let t = stderr_tail(&tail);
+            let (t, note) = match closed_early.get().then(|| without_broken_pipe(&t)) {
+                Some(Some(kept)) => (
+                    kept,
+                    " [then a broken-pipe error, left out: dp-audit closed the program's \
+                     stdout at the bad line]",
+                ),
+                _ => (t, ""),
+            };
             format!(
-                "{what}\n  request: {preview}\n  stderr (tail): {}",
+                "{what}\n  request: {preview}\n  stderr (tail): {}{note}",
                 if t.is_empty() { "(empty)" } else { &t }
             )
         };
@@ -371,6 +382,7 @@ impl ExecMechanism {
             }));
         }
         if let Some(Err(m)) = out {
+            closed_early.set(true);
             // A program that fails stops writing and exits with a failure status just after its
             // stdout closes: wait a moment for that status, so that a refusal of this dataset is
             // told apart from a malformed answer.
@@ -395,8 +407,12 @@ impl ExecMechanism {
                      it was given: dp-audit cannot test such outputs, check this dataset yourself"
                 )));
             }
+            // A failure status caused by the broken pipe of our early close (SIGPIPE, or an
+            // EPIPE error such as Python's BrokenPipeError) is not the program refusing the
+            // dataset: the malformed line is the error, and it leads.
             if let Some(Ok(status)) = &exited
                 && !status.success()
+                && !broken_pipe(status, &stderr_tail(&tail))
             {
                 return Err(refused(format!("exited with {status} ({m})")));
             }
@@ -813,6 +829,32 @@ fn drain_tail(mut stderr: impl Read, tail: &Mutex<Vec<u8>>) {
     }
 }
 
+/// Whether a failure status is that of a program killed by SIGPIPE or reporting a broken pipe
+/// (EPIPE) on stderr: what a program that is still writing does when its stdout is closed.
+fn broken_pipe(status: &ExitStatus, stderr_tail: &str) -> bool {
+    use std::os::unix::process::ExitStatusExt;
+    status.signal() == Some(libc::SIGPIPE) || without_broken_pipe(stderr_tail).is_some()
+}
+
+/// The stderr tail cut before the report of a broken pipe (Python's traceback ending in
+/// `BrokenPipeError` or its "Exception ignored in: …stdout…" note; any other line naming a
+/// broken pipe or EPIPE), or `None` when it reports none.
+fn without_broken_pipe(tail: &str) -> Option<String> {
+    let at = ["BrokenPipeError", "Broken pipe", "broken pipe", "EPIPE"]
+        .iter()
+        .filter_map(|m| tail.find(m))
+        .min()?;
+    let before = &tail[..at];
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let cut = ["Traceback (most recent call last):", "Exception ignored in"]
+        .iter()
+        .filter_map(|h| before.rfind(h))
+        .max()
+        .unwrap_or(line_start)
+        .min(line_start);
+    Some(tail[..cut].trim_end().to_string())
+}
+
 /// The last 800 characters of stderr so far.
 fn stderr_tail(tail: &Mutex<Vec<u8>>) -> String {
     let bytes = lock(tail).clone();
@@ -925,6 +967,12 @@ impl LineParser {
     /// Parses the next line (its line break may be included).
     fn push(&mut self, line: &str) -> Result<(), String> {
         let line_no = self.first_line + self.count + 1;
+        // A byte-order mark starting the output (or file) is skipped (see crate::text).
+        let line = if line_no == 1 {
+            crate::text::strip_bom(line)
+        } else {
+            line
+        };
         let l = line.trim();
         // Blank lines after the last release (`print(text + "\n")`) are not releases.
         if l.is_empty()
@@ -983,7 +1031,8 @@ impl LineParser {
             // `1 2 3` (C's printf), `[1. 2. 3.]` (NumPy's print), `1,2,3` (CSV).
             Err(e) => plain_numbers(l).ok_or_else(|| {
                 format!(
-                    "line {line_no} is not a JSON number or array, nor numbers separated by spaces or commas ({e}): {}",
+                    "line {line_no} is not a JSON number or array, nor numbers separated by spaces or commas ({e}){}: {}",
+                    crate::text::bom_note(l),
                     clip(l)
                 )
             })?,

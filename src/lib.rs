@@ -53,6 +53,7 @@ pub mod rng;
 pub mod sequential;
 pub mod shards;
 pub mod testers;
+pub mod text;
 
 pub use dp_audit_mechanisms as mechanisms;
 

@@ -158,7 +158,7 @@ pub fn audit_exec(config: &ExecOneRunConfig) -> Result<ExecOneRunAudit> {
 
 /// The m scores of the program's output: whitespace-separated numbers or one JSON array.
 fn parse_scores(text: &str, m: usize) -> Result<Vec<f64>> {
-    let t = text.trim();
+    let t = crate::text::strip_bom(text).trim();
     let bad = |msg: String| Error::InvalidSamples(format!("the training program's scores: {msg}"));
     let scores: Vec<f64> = if t.starts_with('[') {
         let v: Vec<serde_json::Value> = serde_json::from_str(t)

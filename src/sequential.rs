@@ -803,30 +803,6 @@ pub fn audit_sequential(
     })
 }
 
-fn short_dataset(d: &Dataset) -> String {
-    let rows = d.to_rows();
-    let shown: Vec<String> = rows
-        .iter()
-        .take(8)
-        .map(|r| {
-            if r.len() == 1 {
-                r[0].to_string()
-            } else {
-                format!(
-                    "({})",
-                    r.iter().map(f64::to_string).collect::<Vec<_>>().join(", ")
-                )
-            }
-        })
-        .collect();
-    let more = if rows.len() > 8 {
-        format!(", … {} more", rows.len() - 8)
-    } else {
-        String::new()
-    };
-    format!("[{}{more}] ({} records)", shown.join(", "), rows.len())
-}
-
 /// Renders a sequential report as the text `audit run --sequential` prints.
 pub fn render_text(r: &SequentialReport) -> String {
     let mut s = String::new();
@@ -842,8 +818,9 @@ pub fn render_text(r: &SequentialReport) -> String {
         "claim        {} ({})",
         r.mechanism.claim, r.mechanism.claim_source
     );
-    let _ = writeln!(s, "pair         D  = {}", short_dataset(r.pair.first()));
-    let _ = writeln!(s, "             D' = {}", short_dataset(r.pair.second()));
+    let [d, d2] = r.pair.short_sides();
+    let _ = writeln!(s, "pair         D  = {d}");
+    let _ = writeln!(s, "             D' = {d2}");
     if let Some(t) = &r.output_transform {
         let _ = writeln!(
             s,

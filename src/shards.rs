@@ -314,7 +314,7 @@ impl Shard {
             let (dim, rows) = count_lines(path, format)?;
             let sidecar = sidecar_path(path);
             let provenance = if sidecar.exists() {
-                let text = std::fs::read_to_string(&sidecar)
+                let text = crate::text::read_text(&sidecar)
                     .map_err(|e| bad(&sidecar, format!("cannot be read ({e})")))?;
                 let meta: Sidecar = serde_json::from_str(&text)
                     .map_err(|e| bad(&sidecar, format!("is not a shard sidecar ({e})")))?;

@@ -466,27 +466,34 @@ pub fn zcdp_to_delta(rho: f64, epsilon: f64) -> f64 {
 }
 
 impl fmt::Display for PrivacyClaim {
-    /// The command-line form, e.g. `approx:1:0.00001`.
+    /// The command-line form, e.g. `approx:1:1e-5`; every number exact and brief
+    /// ([`crate::math::exact`]: `pure:1e-300`, not 300 zeros), so it parses back to this claim.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let x = |v: &f64| crate::math::exact(*v);
         match self {
-            Self::Pure { epsilon } => write!(f, "pure:{epsilon}"),
-            Self::Approximate { epsilon, delta } => write!(f, "approx:{epsilon}:{delta:e}"),
-            Self::Renyi { alpha, epsilon } => write!(f, "renyi:{alpha}:{epsilon}"),
-            Self::ZeroConcentrated { rho } => write!(f, "zcdp:{rho}"),
-            Self::GaussianDp { mu } => write!(f, "gdp:{mu}"),
+            Self::Pure { epsilon } => write!(f, "pure:{}", x(epsilon)),
+            Self::Approximate { epsilon, delta } => write!(f, "approx:{}:{delta:e}", x(epsilon)),
+            Self::Renyi { alpha, epsilon } => write!(f, "renyi:{}:{}", x(alpha), x(epsilon)),
+            Self::ZeroConcentrated { rho } => write!(f, "zcdp:{}", x(rho)),
+            Self::GaussianDp { mu } => write!(f, "gdp:{}", x(mu)),
             Self::SubsampledGaussian {
                 sampling_rate,
                 noise_multiplier,
                 steps,
                 neighbors,
             } => {
-                write!(f, "dpsgd:{sampling_rate}:{noise_multiplier}:{steps}")?;
+                write!(
+                    f,
+                    "dpsgd:{}:{}:{steps}",
+                    x(sampling_rate),
+                    x(noise_multiplier)
+                )?;
                 if *neighbors != crate::dataset::Neighboring::AddRemove {
                     write!(f, ":{neighbors}")?;
                 }
                 Ok(())
             }
-            Self::Bayesian { epsilon, delta } => write!(f, "bdp:{epsilon}:{delta:e}"),
+            Self::Bayesian { epsilon, delta } => write!(f, "bdp:{}:{delta:e}", x(epsilon)),
         }
     }
 }

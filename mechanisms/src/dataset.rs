@@ -141,24 +141,18 @@ impl Dataset {
     }
 
     /// One line for people: the first 8 records, then how many more, and the size, e.g.
-    /// `[0, 1, (0.5, 2), … 3 more] (11 records)`.
+    /// `[0, 1, (0.5, 2), … 3 more] (11 records)`. Values are exact and brief
+    /// ([`crate::math::exact`]: `1e308`, not 309 digits). A pair is better shown by
+    /// [`DatasetPair::short_sides`], which never hides the records that differ.
     pub fn short(&self) -> String {
         let rows = self.to_rows();
-        let fmt_row = |r: &Vec<f64>| {
-            if r.len() == 1 {
-                format!("{}", r[0])
-            } else {
-                let parts: Vec<String> = r.iter().map(|v| v.to_string()).collect();
-                format!("({})", parts.join(", "))
-            }
-        };
-        let shown: Vec<String> = rows.iter().take(8).map(fmt_row).collect();
-        let more = if rows.len() > 8 {
-            format!(", … {} more", rows.len() - 8)
+        let shown: Vec<String> = rows.iter().take(SHORT_ROWS).map(|r| short_row(r)).collect();
+        let more = if rows.len() > SHORT_ROWS {
+            format!(", … {} more", rows.len() - SHORT_ROWS)
         } else {
             String::new()
         };
-        format!("[{}{}] ({} records)", shown.join(", "), more, rows.len())
+        format!("[{}{}] ({})", shown.join(", "), more, records(rows.len()))
     }
 
     /// The records as a JSON value: an array of numbers when `dim() == 1`, else an array of
@@ -176,6 +170,66 @@ impl Dataset {
         rows.sort_by(|a, b| cmp_rows(a, b));
         rows
     }
+}
+
+/// "1 record", "3 records".
+fn records(n: usize) -> String {
+    if n == 1 {
+        "1 record".into()
+    } else {
+        format!("{n} records")
+    }
+}
+
+/// Records [`Dataset::short`] shows.
+const SHORT_ROWS: usize = 8;
+
+/// A record for people: a number, or a tuple of numbers ([`crate::math::exact`]).
+fn short_row(r: &[f64]) -> String {
+    if r.len() == 1 {
+        crate::math::exact(r[0])
+    } else {
+        let parts: Vec<String> = r.iter().map(|&v| crate::math::exact(v)).collect();
+        format!("({})", parts.join(", "))
+    }
+}
+
+/// `rows` for people when its first `shared_head` and last `shared_tail` records are those of
+/// the other dataset of a pair: the shared runs shortened to a count, the records between them
+/// (those that differ) shown, up to 6.
+fn short_around(rows: &[Vec<f64>], shared_head: usize, shared_tail: usize) -> String {
+    let n = rows.len();
+    let shared = |k: usize| {
+        if k == 1 {
+            "… 1 shared record …".to_string()
+        } else {
+            format!("… {k} shared records …")
+        }
+    };
+    let mut parts: Vec<String> = Vec::new();
+    if shared_head <= 3 {
+        parts.extend(rows[..shared_head].iter().map(|r| short_row(r)));
+    } else {
+        parts.extend(rows[..2].iter().map(|r| short_row(r)));
+        parts.push(shared(shared_head - 2));
+    }
+    let differing = &rows[shared_head..n - shared_tail];
+    if differing.len() <= 6 {
+        parts.extend(differing.iter().map(|r| short_row(r)));
+    } else {
+        parts.extend(differing[..5].iter().map(|r| short_row(r)));
+        parts.push(format!(
+            "… {} more differing records …",
+            differing.len() - 5
+        ));
+    }
+    if shared_tail <= 2 {
+        parts.extend(rows[n - shared_tail..].iter().map(|r| short_row(r)));
+    } else {
+        parts.push(shared(shared_tail - 1));
+        parts.push(short_row(&rows[n - 1]));
+    }
+    format!("[{}] ({})", parts.join(", "), records(n))
 }
 
 fn cmp_rows(a: &[f64], b: &[f64]) -> Ordering {
@@ -446,6 +500,29 @@ pub struct DatasetPair {
 }
 
 impl DatasetPair {
+    /// D and D′ on one line each for people, never hiding the records that differ: both in
+    /// full when each has at most 8 records; otherwise the records the two share at the start
+    /// and at the end (position by position, bit for bit) are shortened to a count, e.g.
+    /// `[0.5, 0.5, … 8 shared records …] (10 records)` and
+    /// `[0.5, 0.5, … 8 shared records …, 1] (11 records)`.
+    pub fn short_sides(&self) -> [String; 2] {
+        let (a, b) = (self.first.to_rows(), self.second.to_rows());
+        if a.len() <= SHORT_ROWS && b.len() <= SHORT_ROWS {
+            return [self.first.short(), self.second.short()];
+        }
+        let same = |x: &&Vec<f64>, y: &&Vec<f64>| cmp_rows(x, y) == Ordering::Equal;
+        let head = a.iter().zip(&b).take_while(|(x, y)| same(x, y)).count();
+        let room = a.len().min(b.len()) - head;
+        let tail = a
+            .iter()
+            .rev()
+            .zip(b.iter().rev())
+            .take(room)
+            .take_while(|(x, y)| same(x, y))
+            .count();
+        [short_around(&a, head, tail), short_around(&b, head, tail)]
+    }
+
     /// Builds the pair, or explains why `first` and `second` are not neighbors under `relation`.
     pub fn new(first: Dataset, second: Dataset, relation: Neighboring) -> Result<Self> {
         let fail = |reason: String| {
@@ -581,6 +658,41 @@ mod tests {
 
     fn s(v: &[f64]) -> Dataset {
         Dataset::scalars(v.to_vec()).unwrap()
+    }
+
+    /// The records that differ are shown however long the datasets (the first 8 records alone
+    /// would hide a record added at the end), and extreme values print briefly.
+    #[test]
+    fn a_pair_shows_the_records_that_differ() {
+        let base = vec![0.5; 10];
+        let mut more = base.clone();
+        more.push(1.0);
+        let p = DatasetPair::new(s(&base), s(&more), Neighboring::AddRemove).unwrap();
+        let [d, d2] = p.short_sides();
+        assert_eq!(d, "[0.5, 0.5, … 8 shared records …] (10 records)");
+        assert_eq!(d2, "[0.5, 0.5, … 8 shared records …, 1] (11 records)");
+        // Replaced in the middle: shared runs on both sides.
+        let mut mid = base.clone();
+        mid[5] = -1e308;
+        let p = DatasetPair::new(s(&base), s(&mid), Neighboring::ReplaceOne).unwrap();
+        let [d, d2] = p.short_sides();
+        assert_eq!(
+            d,
+            "[0.5, 0.5, … 3 shared records …, 0.5, … 3 shared records …, 0.5] (10 records)"
+        );
+        assert_eq!(
+            d2,
+            "[0.5, 0.5, … 3 shared records …, -1e308, … 3 shared records …, 0.5] (10 records)"
+        );
+        // Short datasets in full.
+        let p = DatasetPair::new(s(&[1e308]), s(&[1e308, 1e-300]), Neighboring::AddRemove).unwrap();
+        assert_eq!(
+            p.short_sides(),
+            [
+                "[1e308] (1 record)".to_string(),
+                "[1e308, 1e-300] (2 records)".to_string()
+            ]
+        );
     }
 
     #[test]

@@ -10,7 +10,7 @@ use thiserror::Error;
 #[non_exhaustive]
 pub enum MechanismError {
     /// A privacy parameter is outside its allowed range.
-    #[error("invalid privacy parameter: {name} = {value}; allowed: {allowed}")]
+    #[error("invalid privacy parameter: {name} = {}; allowed: {allowed}", crate::math::exact(*.value))]
     InvalidClaim {
         /// Parameter name (`epsilon`, `delta`, `alpha`, `rho`, `mu`).
         name: &'static str,

@@ -120,6 +120,20 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
+/// A number exactly and briefly, for values that must stay exact (records, claim parameters):
+/// the shortest decimal that reads back to the same f64, in plain notation for magnitudes in
+/// [1e-4, 1e15) and 0 (`0.5`, `3`, `-0`, `123456.75`), else in scientific notation (`1e308`,
+/// `-2.5e-300`), so ±1e308 is not printed as a 309-digit integer nor 1e-300 with 300 zeros.
+/// `inf`, `-inf` and `NaN` as Rust prints them.
+pub fn exact(x: f64) -> String {
+    let a = x.abs();
+    if x == 0.0 || !x.is_finite() || (1e-4..1e15).contains(&a) {
+        format!("{x}")
+    } else {
+        format!("{x:e}")
+    }
+}
+
 /// A number as people read it: integers below 10^6 exactly (`4096`), otherwise 4 significant
 /// digits in fixed notation, or 3 in scientific notation below 1e-3 and from 1e6 up (`1e-6`,
 /// `3.33e-4`, `2.5e6`), trailing zeros dropped; `-0` as `0`; `inf`, `-inf` and `NaN`. For messages,
@@ -159,6 +173,27 @@ pub fn readable(x: f64) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn exact_numbers_are_short_and_round_trip() {
+        for (x, s) in [
+            (1e308, "1e308"),
+            (-1e308, "-1e308"),
+            (1e-300, "1e-300"),
+            (0.5, "0.5"),
+            (3.0, "3"),
+            (-0.0, "-0"),
+            (0.0001, "0.0001"),
+            (0.00001, "1e-5"),
+            (123456.75, "123456.75"),
+            (1e15, "1e15"),
+            (f64::MAX, "1.7976931348623157e308"),
+            (5e-324, "5e-324"),
+        ] {
+            assert_eq!(super::exact(x), s);
+            assert_eq!(s.parse::<f64>().unwrap().to_bits(), x.to_bits(), "{s}");
+        }
+    }
+
     #[test]
     fn readable_numbers() {
         let cases = [

@@ -885,7 +885,7 @@ fn read_pairs(
     domain: &RecordDomain,
     relation: Neighboring,
 ) -> Result<Vec<DatasetPair>> {
-    let text = std::fs::read_to_string(path)
+    let text = crate::text::read_text(path)
         .map_err(|e| Error::InvalidConfig(format!("--pairs {}: {e}", path.display())))?;
     let mut pairs = Vec::new();
     for (i, line) in text.lines().enumerate() {
@@ -1011,7 +1011,7 @@ fn search_setup(
         let path = s.typical_data.as_ref().ok_or_else(|| {
             Error::InvalidConfig("--finder from-data needs --typical-data FILE".into())
         })?;
-        let text = std::fs::read_to_string(path)
+        let text = crate::text::read_text(path)
             .map_err(|e| Error::InvalidConfig(format!("--typical-data {}: {e}", path.display())))?;
         let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
             Error::InvalidConfig(format!("--typical-data {}: not JSON ({e})", path.display()))
@@ -1107,7 +1107,7 @@ fn run_search(
             .iter()
             .map(|t| crate::audit::SkippedSummary {
                 index: t.index,
-                pair: [t.pair.first().short(), t.pair.second().short()],
+                pair: t.pair.short_sides(),
                 error: t.error.clone(),
             })
             .collect(),

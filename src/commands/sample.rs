@@ -191,7 +191,7 @@ fn target(a: &SampleArgs, side: ShardSide) -> Result<(Box<dyn Mechanism>, Datase
         })?;
         // The record dimension is the data file's: its first record is read for it, then the
         // whole file is checked against that domain (any finite values).
-        let text = std::fs::read_to_string(path)
+        let text = crate::text::read_text(path)
             .map_err(|e| Error::InvalidConfig(format!("--data {}: {e}", path.display())))?;
         let dim = text
             .lines()

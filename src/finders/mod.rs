@@ -40,6 +40,27 @@ pub use simple::{
     CornersFinder, FixedFinder, GridFinder, HaltonFinder, RandomFinder, TypicalFinder,
 };
 
+/// Zero-out neighbors replace a record by the null record (all zeros): the record range must
+/// contain 0 (and another value). Every finder checks this first, so a range without 0 is named
+/// as the cause rather than the dataset size no pair then fits.
+pub fn check_zero_out(domain: &RecordDomain) -> Result<()> {
+    if domain.lower <= 0.0 && 0.0 <= domain.upper && domain.lower < domain.upper {
+        return Ok(());
+    }
+    // The nearest range that holds 0: stretch the given one to reach it.
+    let example = if domain.upper > 0.0 {
+        format!("0:{}", domain.upper)
+    } else if domain.lower < 0.0 {
+        format!("{}:0", domain.lower)
+    } else {
+        "-1:1".to_string()
+    };
+    Err(Error::InvalidConfig(format!(
+        "--neighbors zero-out replaces a record by the null record (all zeros), which is outside the record range [{}, {}]; allowed: a --record-range containing 0 and another value, e.g. {example}",
+        domain.lower, domain.upper
+    )))
+}
+
 /// The box of candidate pairs: records of a domain, a base dataset size, a relation.
 ///
 /// A point u ∈ [0, 1]^m, m = (size + 1)·dim, is decoded row by row into records
@@ -69,13 +90,8 @@ impl PairSpace {
                 "--dataset-size 0 with replace-one neighbors: there is no record to replace; allowed: size ≥ 1".into(),
             ));
         }
-        if relation == Neighboring::ZeroOut
-            && !(domain.lower <= 0.0 && 0.0 <= domain.upper && domain.lower < domain.upper)
-        {
-            return Err(Error::InvalidConfig(format!(
-                "zero-out neighbors replace a record by the null record (all zeros), which is outside the record range [{}, {}]; allowed: a range containing 0 and another value",
-                domain.lower, domain.upper
-            )));
+        if relation == Neighboring::ZeroOut {
+            check_zero_out(&domain)?;
         }
         let sizes = match relation {
             Neighboring::AddRemove => [size, size + 1],
@@ -705,14 +721,15 @@ pub fn search_and_confirm_observed(
 /// or none proposed.
 fn no_pair_scored(skipped: &[SkippedTrial]) -> Error {
     match skipped.first() {
-        Some(first) => Error::InvalidConfig(format!(
-            "the search scored no pair: the program failed on all {} proposed pairs; the first, trial {} (D = {}, D' = {}): {}",
-            skipped.len(),
-            first.index,
-            first.pair.first().short(),
-            first.pair.second().short(),
-            first.error
-        )),
+        Some(first) => {
+            let [d, d2] = first.pair.short_sides();
+            Error::InvalidConfig(format!(
+                "the search scored no pair: the program failed on all {} proposed pairs; the first, trial {} (D = {d}, D' = {d2}): {}",
+                skipped.len(),
+                first.index,
+                first.error
+            ))
+        }
         None => Error::InvalidConfig(
             "the search scored no pair: the finder proposed none, or the sample budget (--samples × --confirm plus --search-samples) left no room for one trial".into(),
         ),

@@ -70,6 +70,9 @@ impl PortfolioFinder {
         relation: Neighboring,
         mut rng: AuditRng,
     ) -> Result<Self> {
+        if relation == Neighboring::ZeroOut {
+            super::check_zero_out(&domain)?;
+        }
         // The members draw from streams split off the portfolio's own generator, so the order
         // in which they are asked never changes what each one proposes.
         let child = |rng: &mut AuditRng| -> AuditRng {

@@ -320,12 +320,13 @@ fn search_html(sr: &crate::audit::SearchSummary) -> String {
         "<div class=\"scroll\"><table id=\"confirmations\"><thead><tr><th>#</th><th>D</th><th>D'</th><th>verdict</th><th>largest bound − allowed</th></tr></thead><tbody>"
     );
     for (i, c) in sr.confirmations.iter().enumerate() {
+        let [d, d2] = c.pair.short_sides();
         let _ = write!(
             b,
             "<tr><td>{}</td><td class=\"mono\">{}</td><td class=\"mono\">{}</td><td>{}</td><td>{}</td></tr>",
             i + 1,
-            e(&c.pair.first().short()),
-            e(&c.pair.second().short()),
+            e(&d),
+            e(&d2),
             e(c.verdict.words()),
             num(c.margin)
         );

@@ -996,7 +996,8 @@ pub fn validate_sequential(
 /// [`validate_sweep`], [`validate_sequential`]: probabilities in (0, 1), what a claim allows
 /// ≥ 0, values finite); an error names the file, the field, its value and what is allowed.
 pub fn read_report(path: &Path) -> Result<ReportFile> {
-    let text = fs::read_to_string(path).map_err(io_err(format!("reading {}", path.display())))?;
+    let text =
+        crate::text::read_text(path).map_err(io_err(format!("reading {}", path.display())))?;
     let bad = |what: String| Error::InvalidConfig(format!("{}: {what}", path.display()));
     let value: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| bad(format!("not JSON: {e}")))?;

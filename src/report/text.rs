@@ -24,8 +24,9 @@ pub fn render_text(r: &AuditReport) -> String {
     let _ = writeln!(s, "claim        {}  [{}]", m.claim, m.claim_source);
     let _ = writeln!(s, "neighbors    {}", m.neighboring);
     if let Some(pair) = &r.pair {
-        let _ = writeln!(s, "pair         D  = {}", short_dataset(pair.first()));
-        let _ = writeln!(s, "             D' = {}", short_dataset(pair.second()));
+        let [d, d2] = pair.short_sides();
+        let _ = writeln!(s, "pair         D  = {d}");
+        let _ = writeln!(s, "             D' = {d2}");
     }
     if let Some(b) = &r.bayesian {
         let _ = writeln!(
@@ -175,11 +176,10 @@ pub fn render_search_text(r: &crate::finders::SearchReport) -> String {
                 .join(", ")
         );
         if let Some(first) = r.skipped.first() {
+            let [d, d2] = first.pair.short_sides();
             let _ = writeln!(
                 s,
-                "             first: D = {}, D' = {}: {}",
-                first.pair.first().short(),
-                first.pair.second().short(),
+                "             first: D = {d}, D' = {d2}: {}",
                 first.error.replace('\n', "\n             ")
             );
         }

@@ -4,9 +4,12 @@
 
 use std::process::{Command, Output};
 
-/// Runs the built `audit` binary with `args`.
+/// Runs the built `audit` binary with `args` (or the one `DP_AUDIT_BIN` names, e.g. an older
+/// build, to see a new test fail before its change).
 pub fn audit(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_audit"))
+    let bin = std::env::var_os("DP_AUDIT_BIN")
+        .unwrap_or_else(|| std::ffi::OsString::from(env!("CARGO_BIN_EXE_audit")));
+    Command::new(bin)
         .args(args)
         .output()
         .expect("the audit binary runs")

@@ -248,10 +248,7 @@ pub fn describe(id: &str) -> Result<Description> {
         bug,
         params: p.declared().to_vec(),
         neighboring: entry.mechanism.neighboring().to_string(),
-        witness: [
-            entry.witness.first().short(),
-            entry.witness.second().short(),
-        ],
+        witness: entry.witness.short_sides(),
         witness_records: [
             entry.witness.first().to_rows(),
             entry.witness.second().to_rows(),
