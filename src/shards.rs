@@ -409,29 +409,51 @@ impl Shard {
             }
             return Ok(());
         }
+        // Text is read in blocks of about TEXT_BLOCK bytes ending at a line break, up to one
+        // block per worker thread at a time; the blocks are checked (UTF-8) and parsed in
+        // parallel (rayon) and handed on in order: parsing, not reading, is what text costs.
         let mut reader = text_reader(path, self.format)?;
-        let mut text = String::new();
+        let batch = rayon::current_num_threads().clamp(1, 8);
+        let mut carry = Vec::new();
         let mut lines = 0usize;
         loop {
-            text.clear();
-            let mut got = 0;
-            while got < CHUNK_ROWS {
-                let read = reader
-                    .read_line(&mut text)
-                    .map_err(|e| bad(path, format!("unreadable after line {} ({e})", row + got)))?;
-                if read == 0 {
-                    break;
-                }
-                got += 1;
+            let mut blocks: Vec<(Vec<u8>, usize)> = Vec::with_capacity(batch);
+            while blocks.len() < batch {
+                let block = next_block(&mut *reader, &mut carry).map_err(|(e, k)| {
+                    bad(
+                        path,
+                        format!("unreadable or corrupt in line {} ({e})", lines + k + 1),
+                    )
+                })?;
+                let Some(block) = block else { break };
+                let breaks = block.iter().filter(|&&b| b == b'\n').count();
+                let first = lines;
+                lines += breaks + usize::from(block.last() != Some(&b'\n'));
+                blocks.push((block, first));
             }
-            if got == 0 {
+            if blocks.is_empty() {
                 break;
             }
-            let chunk =
-                crate::exec::parse_chunk(&text, lines, Some(self.dim)).map_err(|e| bad(path, e))?;
-            lines += got;
-            if !emit(chunk, &mut row)? {
-                return Ok(());
+            let parsed: Vec<std::result::Result<Samples, String>> = blocks
+                .par_iter()
+                .map(|(block, first)| {
+                    let text = std::str::from_utf8(block).map_err(|e| {
+                        let line = first
+                            + block[..e.valid_up_to()]
+                                .iter()
+                                .filter(|&&b| b == b'\n')
+                                .count()
+                            + 1;
+                        format!("line {line} is not UTF-8 text")
+                    })?;
+                    crate::exec::parse_chunk(text, *first, Some(self.dim))
+                })
+                .collect();
+            for chunk in parsed {
+                let chunk = chunk.map_err(|e| bad(path, e))?;
+                if !emit(chunk, &mut row)? {
+                    return Ok(());
+                }
             }
         }
         if row != self.rows {
@@ -444,6 +466,41 @@ impl Shard {
             ));
         }
         Ok(())
+    }
+}
+
+/// Bytes of text parsed at a time by one thread (a block ends at a line break, so a longer
+/// line makes a longer block).
+const TEXT_BLOCK: usize = 1 << 20;
+
+/// The next block of text: at least [`TEXT_BLOCK`] bytes ending at a line break (what follows it
+/// is kept in `carry` for the next block), or the rest of the input at its end; `None` when
+/// nothing is left. An error comes with the line breaks read before it in this block.
+fn next_block(
+    reader: &mut dyn BufRead,
+    carry: &mut Vec<u8>,
+) -> std::result::Result<Option<Vec<u8>>, (std::io::Error, usize)> {
+    let mut block = std::mem::take(carry);
+    loop {
+        let buf = match reader.fill_buf() {
+            Ok(buf) => buf,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err((e, block.iter().filter(|&&b| b == b'\n').count())),
+        };
+        if buf.is_empty() {
+            return Ok((!block.is_empty()).then_some(block));
+        }
+        let old = block.len();
+        let took = buf.len();
+        block.extend_from_slice(buf);
+        reader.consume(took);
+        if block.len() >= TEXT_BLOCK
+            && let Some(k) = block[old..].iter().rposition(|&b| b == b'\n')
+        {
+            carry.extend_from_slice(&block[old + k + 1..]);
+            block.truncate(old + k + 1);
+            return Ok(Some(block));
+        }
     }
 }
 

@@ -329,3 +329,249 @@ fn extreme_numbers_and_long_pairs_print_readably() {
     assert!(text.contains("claim        pure:1e-300"), "{text}");
     assert!(!text.contains("0000000000"), "{text}");
 }
+
+/// `audit bench speed` prints only figures it measured: no column of quoted DP-Auditorium
+/// constants and no speed-up computed from them; the one side-by-side comparison is labelled as
+/// quoted, with its source and machine.
+#[test]
+fn bench_speed_prints_only_measured_figures() {
+    let o = audit(&[
+        "bench",
+        "speed",
+        "--samples",
+        "10000",
+        "--tester",
+        "hockey-stick",
+        "--repeats",
+        "1",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    let table: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("hockey-stick") || l.contains("median s"))
+        .collect();
+    assert_eq!(table.len(), 2, "{text}");
+    for l in &table {
+        assert!(!l.contains("DP-Auditorium") && !l.contains('×'), "{l}");
+    }
+    assert!(!text.contains("3.3 s"), "{text}");
+    assert!(
+        text.contains("Quoted, not measured here (issue 27, a 2-core machine"),
+        "{text}"
+    );
+    let o = audit(&[
+        "bench",
+        "speed",
+        "--samples",
+        "10000",
+        "--tester",
+        "hockey-stick",
+        "--repeats",
+        "1",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(!stdout(&o).contains("dp_auditorium"), "{}", stdout(&o));
+}
+
+/// A text shard read in parallel blocks gives the same report as the same releases in a binary
+/// shard, and an error past the first block still names its line.
+#[test]
+fn text_shards_read_in_blocks_match_binary_and_name_lines() {
+    let d = dir("blocks");
+    let shard = |side: &str, ext: &str| {
+        let p = d.join(format!("{side}.{ext}"));
+        let o = audit(&[
+            "sample",
+            "--mechanism",
+            "laplace-sum",
+            "--side",
+            side,
+            "--samples",
+            "150000",
+            "--shard-index",
+            "0",
+            "--out",
+            p.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        p.to_str().unwrap().to_string()
+    };
+    let (ta, tb, ba, bb) = (
+        shard("a", "jsonl"),
+        shard("b", "jsonl"),
+        shard("a", "bin"),
+        shard("b", "bin"),
+    );
+    // Over 1 MiB of text per side: several blocks.
+    assert!(std::fs::metadata(&ta).unwrap().len() > 2 << 20);
+    let test = |a: &str, b: &str| {
+        let o = audit(&[
+            "test",
+            "--samples-a",
+            a,
+            "--samples-b",
+            b,
+            "--claim",
+            "pure:1",
+            "--json",
+            "--no-report",
+        ]);
+        assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
+        stdout(&o)
+    };
+    let text = test(&ta, &tb).replace(".jsonl", ".X");
+    let binary = test(&ba, &bb).replace(".bin", ".X");
+    assert_eq!(text, binary);
+    // A bad line deep in the file (past the first block) is named by its line number.
+    let mut body = std::fs::read_to_string(&ta).unwrap();
+    let at = body.match_indices('\n').nth(120_000 - 2).unwrap().0 + 1;
+    let end = at + body[at..].find('\n').unwrap();
+    body.replace_range(at..end, "oops");
+    let bad = d.join("bad.jsonl");
+    std::fs::write(&bad, body).unwrap();
+    let o = audit(&[
+        "test",
+        "--samples-a",
+        bad.to_str().unwrap(),
+        "--samples-b",
+        &tb,
+        "--claim",
+        "pure:1",
+        "--no-report",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.contains("line 120000 ") && err.contains("oops"),
+        "{err}"
+    );
+}
+
+/// A sweep with layers, a claim, a seed, β and two testers: the Reproduce line its report
+/// records re-runs to the same points.
+#[test]
+fn a_layered_sweep_reproduces_from_its_reproduce_line() {
+    let d = dir("sweep-reproduce");
+    let run = |args: &[&str], reports: &Path| -> serde_json::Value {
+        let mut all: Vec<&str> = args.to_vec();
+        all.extend_from_slice(&["--report-dir", reports.to_str().unwrap(), "-q"]);
+        let o = audit(&all);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let run = std::fs::read_dir(reports)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.join("audit.json").is_file())
+            .unwrap();
+        serde_json::from_str(&std::fs::read_to_string(run.join("audit.json")).unwrap()).unwrap()
+    };
+    let first = run(
+        &[
+            "sweep",
+            "--mechanism",
+            "laplace-sum",
+            "--param",
+            "epsilon=0.5:1:0.5",
+            "--param",
+            "range=2",
+            "--repeats",
+            "2",
+            "--samples",
+            "3000",
+            "--check",
+            "both",
+            "--claim",
+            "pure:0.7",
+            "--seed",
+            "7",
+            "--failure-probability",
+            "0.01",
+            "--tester",
+            "hockey-stick,histogram",
+        ],
+        &d.join("first"),
+    );
+    let line = first["reproduce"].as_str().unwrap().to_string();
+    let words = shlex::split(&line).unwrap();
+    assert_eq!(words[0], "audit", "{line}");
+    let args: Vec<&str> = words[1..].iter().map(String::as_str).collect();
+    let again = run(&args, &d.join("again"));
+    for key in ["points", "claims", "seed", "testers", "reproduce"] {
+        assert_eq!(first[key], again[key], "{key}");
+    }
+}
+
+/// A report that cannot be written after the verdict (its `index.html` is a directory) keeps
+/// the verdict or table on stdout, then the error on stderr, exit code 2 (as documented for
+/// `audit run`): for `audit test` with both layers and with one view, and for `audit sweep`.
+#[test]
+fn a_late_report_error_keeps_the_verdict_for_test_and_sweep() {
+    let d = dir("late");
+    let a: String = (0..3000)
+        .map(|i| format!("{}\n", (i % 11) as f64 * 0.1))
+        .collect();
+    let b: String = (0..3000)
+        .map(|i| format!("{}\n", (i % 13) as f64 * 0.1))
+        .collect();
+    let pa = write(&d.join("a.jsonl"), a.as_bytes());
+    let pb = write(&d.join("b.jsonl"), b.as_bytes());
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec![
+                "test",
+                "--samples-a",
+                &pa,
+                "--samples-b",
+                &pb,
+                "--claim",
+                "pure:1",
+            ],
+            "verdict      ",
+        ),
+        (
+            vec![
+                "test",
+                "--samples-a",
+                &pa,
+                "--samples-b",
+                &pb,
+                "--claim",
+                "pure:1",
+                "--transform",
+                "none",
+            ],
+            "verdict      ",
+        ),
+        (
+            vec![
+                "sweep",
+                "--mechanism",
+                "laplace-sum",
+                "--param",
+                "epsilon=0.5:1:0.5",
+                "--repeats",
+                "1",
+                "--samples",
+                "2000",
+            ],
+            "each audit reports a violation",
+        ),
+    ];
+    for (k, (args, shown)) in cases.into_iter().enumerate() {
+        let reports = d.join(format!("reports-{k}"));
+        std::fs::create_dir_all(reports.join("index.html").join("blocker")).unwrap();
+        let mut all = args.clone();
+        all.extend_from_slice(&["--report-dir", reports.to_str().unwrap(), "-q"]);
+        let o = audit(&all);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        let out = stdout(&o);
+        assert!(out.contains(shown), "{args:?}: {out}");
+        let err = stderr(&o);
+        assert!(
+            err.contains("after the verdict above") && err.contains("index.html"),
+            "{args:?}: {err}"
+        );
+        assert_eq!(err.matches("os error").count(), 1, "{args:?}: {err}");
+    }
+}

@@ -37,7 +37,11 @@ pub struct TestArgs {
     /// or ledger:FILE[:DELTA] (the PLD accountant's ε on a privacy ledger at δ, default 1e-5).
     #[arg(long)]
     pub claim: String,
-    /// Seed of the testers' own randomness.
+    /// Seed of the testers' own randomness: the Poisson number of held-out releases each bound
+    /// counts, and randomized testers. It does not choose the training/held-out split, which is
+    /// positional (the first rows of each side, in shard order, train; the rest are held out):
+    /// the releases are assumed i.i.d. in file order, so a split by position is as good as a
+    /// random one and lets the held-out rows be streamed.
     #[arg(allow_hyphen_values = true, long, default_value_t = 0)]
     pub seed: u64,
     /// β of the test.
