@@ -36,6 +36,13 @@
 //! releases would not be independent); the same file given twice. Every byte of every shard is
 //! read (and checked) before a verdict, even rows a test does not use.
 //!
+//! # Pipes, FIFOs and process substitution
+//! A shard that is not a regular file (`<(zcat a.gz)`, a named FIFO, `/dev/stdin`) is read once,
+//! streaming, into a temporary file (in `TMPDIR`), whose format is taken from its first bytes
+//! (the binary magic, gzip's or zstd's, else JSON lines); every pass reads that copy, which
+//! [`remove_stored_streams`] deletes. A named FIFO that no program opens for writing within
+//! 10 s is refused (opening it would otherwise wait forever).
+//!
 //! # Streaming
 //! [`Streamed`] holds, per side, the first `train` rows in memory (the training split of the
 //! hockey-stick tester) and reads the rows after them shard by shard, shards in parallel
@@ -157,6 +164,105 @@ pub struct Shard {
     pub rows: usize,
     /// Seed and index, when recorded (binary header or sidecar).
     pub provenance: Option<Provenance>,
+    /// Where its bytes are read: the file itself, or the copy of a stream ([`Stored`]).
+    source: PathBuf,
+}
+
+/// A pipe, FIFO or `<(…)` process substitution given as a shard, read once (streaming, in
+/// constant memory) into a temporary file that every later pass and every later
+/// [`Shard::open`] of the same name in this process reads (a stream cannot be read twice);
+/// removed by [`remove_stored_streams`].
+#[derive(Debug)]
+struct Stored(PathBuf);
+
+/// The streams stored so far, by the name they were given as.
+static STORED: std::sync::Mutex<Vec<(PathBuf, Stored)>> = std::sync::Mutex::new(Vec::new());
+
+/// Removes the temporary copies of the streams given as shards (the `audit` binary calls it
+/// before it exits).
+pub fn remove_stored_streams() {
+    let mut stored = STORED.lock().unwrap_or_else(|p| p.into_inner());
+    stored.clear();
+}
+
+/// The copy of the stream `path`, made on first use.
+fn stored_stream(path: &Path) -> Result<PathBuf> {
+    let mut stored = STORED.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, s)) = stored.iter().find(|(p, _)| p == path) {
+        return Ok(s.0.clone());
+    }
+    let s = store_stream(path)?;
+    let copy = s.0.clone();
+    stored.push((path.to_path_buf(), s));
+    Ok(copy)
+}
+
+impl Drop for Stored {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// How long a FIFO given as a shard may wait for a program to open it for writing.
+const FIFO_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Copies a stream (pipe, FIFO, `<(…)`) once into a temporary file whose name ends as its
+/// content asks (`.bin` for the binary magic, `.gz`, `.zst` for their magic numbers, else JSON
+/// lines), so that `<(cat a.bin)` and `<(cat a.gz)` are read as such.
+fn store_stream(path: &Path) -> Result<Stored> {
+    // Opening a FIFO waits for a writer; a named FIFO nobody writes to would wait forever, so
+    // the open runs on its own thread and is given up after FIFO_WAIT.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let p = path.to_path_buf();
+    std::thread::Builder::new()
+        .name("open a stream shard".into())
+        .spawn(move || {
+            let _ = tx.send(File::open(&p));
+        })
+        .map_err(|e| bad(path, format!("cannot start a thread to open it ({e})")))?;
+    let file = match rx.recv_timeout(FIFO_WAIT) {
+        Ok(f) => f.map_err(|e| bad(path, format!("cannot be opened ({e})")))?,
+        Err(_) => {
+            return Err(bad(
+                path,
+                format!(
+                    "is a FIFO that no program opened for writing within {} s; allowed: a FIFO with a writer (start the program writing to it first), a pipe or `<(…)`, or a regular file",
+                    FIFO_WAIT.as_secs()
+                ),
+            ));
+        }
+    };
+    let mut reader = BufReader::with_capacity(1 << 20, file);
+    let head = reader
+        .fill_buf()
+        .map_err(|e| bad(path, format!("cannot be read ({e})")))?;
+    let ext = if head.starts_with(&MAGIC) {
+        "bin"
+    } else if head.starts_with(&[0x1f, 0x8b]) {
+        "gz"
+    } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+        "zst"
+    } else {
+        "jsonl"
+    };
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let k = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let copy =
+        std::env::temp_dir().join(format!("dp-audit-stream-{}-{k}.{ext}", std::process::id()));
+    let stored = Stored(copy.clone());
+    let fail = |e: std::io::Error| {
+        bad(
+            path,
+            format!(
+                "cannot be copied to the temporary file {} ({e}); allowed: a stream that fits the temporary directory (TMPDIR), or a regular file",
+                copy.display()
+            ),
+        )
+    };
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, File::create(&copy).map_err(fail)?);
+    std::io::copy(&mut reader, &mut out).map_err(fail)?;
+    out.flush().map_err(fail)?;
+    Ok(stored)
 }
 
 fn bad(path: &Path, what: impl std::fmt::Display) -> Error {
@@ -167,9 +273,10 @@ fn open_file(path: &Path) -> Result<File> {
     File::open(path).map_err(|e| bad(path, format!("cannot be opened ({e})")))
 }
 
-/// The decompressed text of a text shard, as a buffered reader.
-fn text_reader(path: &Path, format: Format) -> Result<Box<dyn BufRead + Send>> {
-    let file = BufReader::with_capacity(1 << 20, open_file(path)?);
+/// The decompressed text of a text shard (`path` names it in errors, its bytes are read from
+/// `source`), as a buffered reader.
+fn text_reader(path: &Path, source: &Path, format: Format) -> Result<Box<dyn BufRead + Send>> {
+    let file = BufReader::with_capacity(1 << 20, open_file(source)?);
     Ok(match format {
         Format::Gzip => Box::new(BufReader::with_capacity(
             1 << 20,
@@ -287,19 +394,25 @@ impl Shard {
     /// a text shard is read once to count its lines (and its first line parsed for the
     /// dimension).
     pub fn open(path: &Path) -> Result<Shard> {
-        // A shard is read more than once (sized, then streamed): a FIFO or process
-        // substitution would hang or change between reads, so it is refused at once.
+        // A shard is read more than once (sized, then streamed): a pipe, FIFO or process
+        // substitution is read once, here, into a temporary file (its format from its first
+        // bytes), which the later passes read.
         let meta =
             std::fs::metadata(path).map_err(|e| bad(path, format!("cannot be opened ({e})")))?;
-        if !meta.is_file() {
-            return Err(bad(
-                path,
-                "is not a regular file (a pipe, FIFO or `<(…)` process substitution?): a shard is read twice, to size it and then to stream it; allowed: a regular file (write the stream to a file first, or give the .gz or .zst file itself)",
-            ));
+        if meta.is_dir() {
+            return Err(bad(path, "is a directory; allowed: a file of releases"));
         }
-        let format = Format::of(path);
+        if !meta.is_file() {
+            let source = stored_stream(path)?;
+            return Self::open_at(path, &source, Format::of(&source));
+        }
+        Self::open_at(path, path, Format::of(path))
+    }
+
+    /// [`Shard::open`] of a regular file `source` in `format`, named `path` in errors.
+    fn open_at(path: &Path, source: &Path, format: Format) -> Result<Shard> {
         let (dim, rows, provenance) = if format == Format::Binary {
-            let mut f = open_file(path)?;
+            let mut f = open_file(source)?;
             let len = f
                 .metadata()
                 .map_err(|e| bad(path, format!("cannot be read ({e})")))?
@@ -311,7 +424,7 @@ impl Shard {
                 .map_err(|e| bad(path, format!("cannot be read ({e})")))?;
             parse_header(path, &h, len)?
         } else {
-            let (dim, rows) = count_lines(path, format)?;
+            let (dim, rows) = count_lines(path, source, format)?;
             let sidecar = sidecar_path(path);
             let provenance = if sidecar.exists() {
                 let text = crate::text::read_text(&sidecar)
@@ -345,6 +458,7 @@ impl Shard {
             dim,
             rows,
             provenance,
+            source: source.to_path_buf(),
         })
     }
 
@@ -371,7 +485,7 @@ impl Shard {
             visit(first, &chunk)
         };
         if self.format == Format::Binary {
-            let mut f = BufReader::with_capacity(1 << 20, open_file(path)?);
+            let mut f = BufReader::with_capacity(1 << 20, open_file(&self.source)?);
             let mut skip = [0u8; HEADER_LEN];
             f.read_exact(&mut skip)
                 .map_err(|e| bad(path, format!("header cannot be read ({e})")))?;
@@ -412,7 +526,7 @@ impl Shard {
         // Text is read in blocks of about TEXT_BLOCK bytes ending at a line break, up to one
         // block per worker thread at a time; the blocks are checked (UTF-8) and parsed in
         // parallel (rayon) and handed on in order: parsing, not reading, is what text costs.
-        let mut reader = text_reader(path, self.format)?;
+        let mut reader = text_reader(path, &self.source, self.format)?;
         let batch = rayon::current_num_threads().clamp(1, 8);
         let mut carry = Vec::new();
         let mut lines = 0usize;
@@ -506,8 +620,8 @@ fn next_block(
 
 /// (dimension, lines) of a text shard: every line counted (line breaks, plus a last line
 /// without one), the first parsed for the dimension.
-fn count_lines(path: &Path, format: Format) -> Result<(usize, usize)> {
-    let mut reader = text_reader(path, format)?;
+fn count_lines(path: &Path, source: &Path, format: Format) -> Result<(usize, usize)> {
+    let mut reader = text_reader(path, source, format)?;
     let mut first = String::new();
     reader
         .read_line(&mut first)

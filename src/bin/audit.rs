@@ -9,7 +9,10 @@ use dp_audit::commands::{Cli, run};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match run(cli) {
+    let result = run(cli);
+    // Temporary copies of streams given as shards (`<(zcat a.gz)`).
+    dp_audit::shards::remove_stored_streams();
+    match result {
         Ok(outcome) => {
             let mut out = std::io::stdout().lock();
             let written = out
