@@ -536,6 +536,8 @@ fn streams_are_read_once_and_a_fifo_without_writer_is_refused() {
             .spawn()
             .unwrap();
         let o = run_test(&[&fifo], &[&b], &["--claim", "pure:1"]);
+        // A reader that never opened the FIFO would leave the writer blocked: end it.
+        let _ = writer.kill();
         let _ = writer.wait();
         assert_eq!(o.status.code(), files.status.code(), "{}", stderr(&o));
         // Without one.
