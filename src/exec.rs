@@ -997,7 +997,7 @@ impl LineParser {
         // the ones JSON refuses, `1.` or `+2`, as `plain_numbers` below would); a non-finite
         // result, or any other line, takes the general path.
         if self.dim.is_none_or(|d| d == 1)
-            && l.bytes().all(|b| plain_number_byte(b))
+            && l.bytes().all(plain_number_byte)
             && let Ok(v) = l.parse::<f64>()
             && v.is_finite()
         {
