@@ -302,6 +302,37 @@ fn extreme_numbers_and_long_pairs_print_readably() {
         text.contains("D' = [0.5, 0.5, … 8 shared records …, 1] (11 records)"),
         "{text}"
     );
+    // The page too.
+    let reports = d.join("reports");
+    let o = audit(&[
+        "run",
+        "--exec",
+        &cmd,
+        "--claim",
+        "pure:1",
+        "--finder",
+        "fixed",
+        "--pairs",
+        &pairs,
+        "--samples",
+        "4000",
+        "--transform",
+        "none",
+        "-q",
+        "--report-dir",
+        reports.to_str().unwrap(),
+    ]);
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
+    let page = std::fs::read_dir(&reports)
+        .unwrap()
+        .map(|e| e.unwrap().path().join("index.html"))
+        .find(|p| p.is_file() && p.parent() != Some(reports.as_path()))
+        .unwrap();
+    let html = std::fs::read_to_string(page).unwrap();
+    assert!(
+        html.contains("[0.5, 0.5, … 8 shared records …, 1] (11 records)"),
+        "{html}"
+    );
 
     let o = audit(&[
         "run",

@@ -229,16 +229,30 @@ pub(crate) fn direction_words(d: Direction) -> &'static str {
     }
 }
 
+/// D and D′ of a pair for the page: exact values ([`crate::mechanisms::math::exact`]) and the
+/// records that differ always shown, however long the datasets
+/// ([`crate::mechanisms::DatasetPair::short_sides`]).
+pub(crate) fn pair_html(pair: &crate::mechanisms::DatasetPair) -> [String; 2] {
+    let dim = pair.first().dim();
+    pair.short_sides().map(|s| {
+        format!(
+            "<span class=\"mono\">{}</span> <span class=\"small\">(records of dimension {dim})</span>",
+            e(&s)
+        )
+    })
+}
+
 pub(crate) fn dataset_html(d: &Dataset) -> String {
     const SHOWN: usize = 20;
     let rows = d.to_rows();
+    let exact = crate::mechanisms::math::exact;
     let fmt_row = |r: &Vec<f64>| {
         if r.len() == 1 {
-            num(r[0])
+            exact(r[0])
         } else {
             format!(
                 "({})",
-                r.iter().map(|v| num(*v)).collect::<Vec<_>>().join(", ")
+                r.iter().map(|v| exact(*v)).collect::<Vec<_>>().join(", ")
             )
         }
     };
@@ -557,12 +571,13 @@ pub fn render_run(r: &AuditReport, run_id: &str, figures: &[Figure]) -> String {
         })
         .unwrap_or_default();
     let pair_rows = match (&r.pair, &r.sample_files) {
-        (Some(pair), _) => format!(
-            "<dt>neighboring relation</dt><dd>{}</dd><dt>D</dt><dd>{}</dd><dt>D'</dt><dd>{}</dd>",
-            e(neighboring_words(m.neighboring)),
-            dataset_html(pair.first()),
-            dataset_html(pair.second())
-        ),
+        (Some(pair), _) => {
+            let [d, d2] = pair_html(pair);
+            format!(
+                "<dt>neighboring relation</dt><dd>{}</dd><dt>D</dt><dd>{d}</dd><dt>D'</dt><dd>{d2}</dd>",
+                e(neighboring_words(m.neighboring)),
+            )
+        }
         (None, Some(f)) => format!(
             "<dt>releases</dt><dd id=\"sample-files\">read from files, not drawn by dp-audit: A = <span class=\"mono\">{}</span> ({} releases), B = <span class=\"mono\">{}</span> ({} releases). \
              The datasets and their neighboring relation are whatever produced the files; the bounds assume the releases are i.i.d. within each side and independent across sides.</dd>",

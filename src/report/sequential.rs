@@ -16,8 +16,8 @@ use crate::error::Result;
 use crate::sequential::SequentialReport;
 
 use super::html::{
-    Figure, claim_words, dataset_html, direction_words, divergence_words, e, figures_html,
-    neighboring_words, num, page, percent, readable_numbers_in,
+    Figure, claim_words, direction_words, divergence_words, e, figures_html, neighboring_words,
+    num, page, pair_html, percent, readable_numbers_in,
 };
 use super::plot::{
     BLUE, GREY, RED, axis_range, clip, draw_err, font, free_corner, tick_label, with_canvas,
@@ -325,8 +325,8 @@ pub fn render_sequential(r: &SequentialReport, run_id: &str, figures: &[Figure])
         e(&claim_words(&m.claim)),
         e(&readable_numbers_in(&m.claim_source)),
         e(neighboring_words(m.neighboring)),
-        dataset_html(r.pair.first()),
-        dataset_html(r.pair.second()),
+        pair_html(&r.pair)[0],
+        pair_html(&r.pair)[1],
         r.first_batch,
         r.max_samples_per_side,
         r.samples_per_side,
