@@ -396,3 +396,33 @@ fn helpers() {
         }
     }
 }
+
+/// Small q (q ≪ Δ): the optimistic PLD is the bound, not 0. At the Connect-the-Dots post's
+/// setting (q = 2·10⁻⁵, z = 0.5, δ = 10⁻⁸) the unshifted grid gave 0 at T = 10⁵ and 0.418 at
+/// 3·10⁴ (pessimistic 2.2849 and 1.9102); on the shifted grid: 2.28460 and 1.91009, within
+/// 10⁻³ relative.
+#[test]
+fn optimistic_bound_at_small_sampling_rate() {
+    for (t, at_least) in [(100_000_u64, 0.999), (30_000, 0.999)] {
+        let (upper, lower) = epsilon_bounds(2e-5, 0.5, t, 1e-8, AR).unwrap();
+        assert!(
+            lower <= upper && lower >= at_least * upper,
+            "T={t}: lower {lower} vs upper {upper}"
+        );
+    }
+    // One step on the shifted grid stays below the closed-form δ, at ε on and off its grid.
+    let d = DEFAULT_DISCRETIZATION;
+    for direction in [Direction::Remove, Direction::Add, Direction::Replace] {
+        for q in [2e-5, 1e-9] {
+            let pair = Pair::new(q, 0.5, direction);
+            let pmf = optimistic_pmf(&pair, d).unwrap();
+            for eps in [0.0, 1e-6, 3.3e-5, 0.01, 0.5, 2.0, 7.654_321] {
+                let (lower, exact) = (pmf.delta(d, eps), pair.delta(eps));
+                assert!(
+                    lower <= exact * (1.0 + 1e-9) + 1e-15,
+                    "{direction:?} q={q} ε={eps}: {lower} > {exact}"
+                );
+            }
+        }
+    }
+}
