@@ -74,13 +74,13 @@ fn check_bounds(
             if neighbors == Neighboring::AddRemove {
                 // RDP is an upper bound on the true ε too: never below the PLD's lower bound.
                 let mut rdp = RdpAccountant::new();
-                if rdp.compose_poisson_gaussian(q, z, steps).is_ok() {
-                    if let Ok((eps, _)) = rdp.epsilon(delta) {
-                        assert!(
-                            eps >= lower * (1.0 - 1e-9),
-                            "RDP {eps} below the PLD lower bound {lower} at {at}"
-                        );
-                    }
+                if rdp.compose_poisson_gaussian(q, z, steps).is_ok()
+                    && let Ok((eps, _)) = rdp.epsilon(delta)
+                {
+                    assert!(
+                        eps >= lower * (1.0 - 1e-9),
+                        "RDP {eps} below the PLD lower bound {lower} at {at}"
+                    );
                 }
             }
             true
@@ -208,10 +208,8 @@ fn random_settings(seed: u64, count: usize, log_z_min: f64) -> usize {
                     },
                 ])
                 .is_ok();
-            if ok {
-                if let Ok((upper, lower, _)) = acct.epsilon_bounds_adaptive(delta) {
-                    assert!(upper >= lower, "ledger: {upper} < {lower}");
-                }
+            if ok && let Ok((upper, lower, _)) = acct.epsilon_bounds_adaptive(delta) {
+                assert!(upper >= lower, "ledger: {upper} < {lower}");
             }
         }
     }

@@ -554,28 +554,30 @@ impl Pmf {
 
     /// Smallest ε ≥ 0 with δ̂(ε) ≤ `delta` (+∞ if the mass at +∞ exceeds it), exactly for the
     /// discrete PLD: on each gap between consecutive losses δ(ε) = M − e^ε·W with M, W the masses
-    /// of P and Q above the gap (as `dp_accounting`'s `_get_epsilon_for_delta`).
+    /// of P and Q above the gap (as `dp_accounting`'s `_get_epsilon_for_delta`). W is summed
+    /// as ln W (log-sum-exp): e^{−L} underflows for L > 745 (10⁸ steps reach ε ≈ 6700, where
+    /// W = 0 once made every ε a grid point and the optimistic ε 0).
     fn epsilon(&self, d: f64, delta: f64) -> f64 {
         if self.infinity > delta {
             return f64::INFINITY;
         }
-        let (mut mass_p, mut mass_q) = (self.infinity, 0.0_f64);
+        let (mut mass_p, mut log_q) = (self.infinity, f64::NEG_INFINITY);
         for i in (0..self.probs.len()).rev() {
             let loss = self.loss(d, i);
-            if mass_p > delta && mass_q > 0.0 && ((mass_p - delta) / mass_q).ln() >= loss {
+            if mass_p > delta && log_q > f64::NEG_INFINITY && (mass_p - delta).ln() - log_q >= loss
+            {
                 break;
             }
             let p = self.mass(d, i);
-            mass_p += p;
-            mass_q += p * (-loss).exp();
-            if mass_p >= delta && mass_q == 0.0 {
-                return loss.max(0.0);
+            if p > 0.0 {
+                mass_p += p;
+                log_q = log_add(log_q, p.ln() - loss);
             }
         }
-        if mass_p <= mass_q + delta {
+        if mass_p <= delta || log_q == f64::NEG_INFINITY {
             return 0.0;
         }
-        ((mass_p - delta) / mass_q).ln().max(0.0)
+        ((mass_p - delta).ln() - log_q).max(0.0)
     }
 
     /// An ε ≥ 0 with [`Pmf::delta_upper`](ε) ≤ `delta`, as small as found: then the exact
@@ -649,7 +651,9 @@ impl Pmf {
             if below > best && ok(below) {
                 best = below;
             }
-            let next = self.epsilon(d, delta + self.error_at(below));
+            // A little above δ + E, so that the next point passes despite rounding (the
+            // error term grows as ε falls: ≥ 1 % above it here).
+            let next = self.epsilon(d, delta + 1.01 * self.error_at(below) + 1e-12 * delta);
             if next >= x {
                 break;
             }
@@ -1736,14 +1740,23 @@ pub fn noise_multiplier_for(
     Ok(hi)
 }
 
-/// The tilt λ for a T-fold composition of `pmf` read at δ: the minimizer over λ ∈ [2⁻¹⁰, 64]
-/// of the Chernoff estimate (T·K(λ) + ln(1/δ))/λ of ε, K(λ) = ln Σ pᵢe^{λLᵢ} (on a geometric
-/// grid of ratio √2, then golden-section search around the best point); 0 when that
-/// estimate is not positive. Any λ ≥ 0 gives valid bounds (the error bound accounts for it);
-/// this one makes them tight near the answer.
-fn choose_tilt(pmf: &Pmf, d: f64, times: u64, delta: f64) -> f64 {
+/// Where a tilted composition is to be accurate.
+#[derive(Clone, Copy, Debug)]
+enum TiltTarget {
+    /// At the ε of this δ, estimated by the Chernoff bound.
+    Delta(f64),
+    /// At this ε (the saddle point).
+    Epsilon(f64),
+}
+
+/// The tilt λ for a T-fold composition of `pmf`, K(λ) = ln Σ pᵢe^{λLᵢ}: for a δ, the minimizer
+/// over λ ∈ [2⁻¹⁰, 64] of the Chernoff estimate (T·K(λ) + ln(1/δ))/λ of ε; for an ε, the
+/// minimizer of T·K(λ) − λε, whose tilted composition is centred on ε (on a geometric grid of
+/// ratio √2, then golden-section search around the best point); 0 when the estimate of ε is
+/// not positive. Any λ ≥ 0 gives valid bounds (the error bound accounts for it); this one
+/// makes them tight near the answer.
+fn choose_tilt(pmf: &Pmf, d: f64, times: u64, target: TiltTarget) -> f64 {
     let t = times as f64;
-    let log_inv_delta = -delta.ln();
     let logs: Vec<f64> = pmf
         .probs
         .iter()
@@ -1760,7 +1773,11 @@ fn choose_tilt(pmf: &Pmf, d: f64, times: u64, delta: f64) -> f64 {
             .zip(&losses)
             .map(|(lp, l)| lp + lambda * l)
             .collect();
-        (t * log_sum_exp(&terms) + log_inv_delta) / lambda
+        let k = t * log_sum_exp(&terms);
+        match target {
+            TiltTarget::Delta(delta) => (k - delta.ln()) / lambda,
+            TiltTarget::Epsilon(eps) => k - lambda * eps,
+        }
     };
     let (mut best, mut best_value) = (0.0, f64::INFINITY);
     let mut x = -10.0_f64;
@@ -1789,7 +1806,11 @@ fn choose_tilt(pmf: &Pmf, d: f64, times: u64, delta: f64) -> f64 {
         }
     }
     let lambda = (0.5 * (a + b)).exp2();
-    if estimate(lambda) > 0.0 { lambda } else { 0.0 }
+    match target {
+        TiltTarget::Delta(_) if estimate(lambda) <= 0.0 => 0.0,
+        TiltTarget::Epsilon(eps) if eps <= 0.0 => 0.0,
+        _ => lambda,
+    }
 }
 
 /// One entry of a [`PldAccountant`] ledger: `steps` steps of the Poisson-subsampled Gaussian
@@ -1932,8 +1953,8 @@ impl PldAccountant {
     }
 
     /// [`PldAccountant::pld`] for reading ε at `delta`: a ledger of one event is composed
-    /// tilted (masses times e^{λL}, see the module documentation) by the λ that minimizes the Chernoff estimate
-    /// (T·K(λ) + ln(1/δ))/λ of ε (K the cumulant generating function of one step's loss), so
+    /// tilted (masses times e^{λL}, see the module documentation) by the λ that minimizes the
+    /// Chernoff estimate (T·K(λ) + ln(1/δ))/λ of ε (K the cumulant generating function of one step's loss), so
     /// that δ(ε) near there is resolved to a relative precision and its floating-point error
     /// bound is far below δ even at δ = 10⁻¹⁰. Its δ(ε) is accurate near that ε only: it is for
     /// [`Pld::epsilon`] at `delta`. A ledger of several events is composed untilted.
@@ -1941,10 +1962,19 @@ impl PldAccountant {
     /// # Errors
     /// As [`PldAccountant::pld`].
     pub fn pld_at(&self, estimate: Estimate, delta: f64) -> Result<Pld> {
-        self.pld_tilted(estimate, Some(delta))
+        self.pld_tilted(estimate, Some(TiltTarget::Delta(delta)))
     }
 
-    fn pld_tilted(&self, estimate: Estimate, tilt_for: Option<f64>) -> Result<Pld> {
+    /// Whether the ledger is one event (after merging repeats), composed tilted by
+    /// [`PldAccountant::pld_at`].
+    fn is_one_event(&self) -> bool {
+        self.events
+            .iter()
+            .all(|e| e.q == self.events[0].q && e.z == self.events[0].z)
+            && !self.events.is_empty()
+    }
+
+    fn pld_tilted(&self, estimate: Estimate, tilt_for: Option<TiltTarget>) -> Result<Pld> {
         let mut merged: Vec<PoissonGaussianEvent> = Vec::new();
         for e in &self.events {
             match merged.iter_mut().find(|m| m.q == e.q && m.z == e.z) {
@@ -1965,16 +1995,16 @@ impl PldAccountant {
             }
         }
         let mut pld = Pld::identity(self.discretization, estimate)?;
-        if let (Some(delta), [e]) = (tilt_for, merged.as_slice()) {
+        if let (Some(target), [e]) = (tilt_for, merged.as_slice()) {
             // One event: its composition tilted toward the ε of δ (see `Pmf`).
             let step =
                 Pld::poisson_gaussian(e.q, e.z, self.neighbors, estimate, self.discretization)?;
             let d = self.discretization;
             let tilts = [
-                choose_tilt(&step.remove, d, e.steps, delta),
+                choose_tilt(&step.remove, d, e.steps, target),
                 step.add
                     .as_ref()
-                    .map_or(0.0, |a| choose_tilt(a, d, e.steps, delta)),
+                    .map_or(0.0, |a| choose_tilt(a, d, e.steps, target)),
             ];
             return step.self_compose_tilted(e.steps, tilts);
         }
@@ -2018,7 +2048,25 @@ impl PldAccountant {
             })?;
             match (upper, lower) {
                 (Ok(u), Ok(l)) => {
-                    let (eu, el) = (u.epsilon(delta)?, l.epsilon(delta)?);
+                    let (mut eu, mut el) = (u.epsilon(delta)?, l.epsilon(delta)?);
+                    if acct.is_one_event() && eu.is_finite() && eu - el > 1e-3 * eu {
+                        // The Chernoff estimate of ε the tilt was chosen for can be far from
+                        // the answer (e.g. 10⁸ steps: the error bound then swamps δ at the
+                        // optimistic ε): once more, centred on the pessimistic ε found. Both
+                        // pairs of bounds are valid; the tighter of each is kept.
+                        let target = Some(TiltTarget::Epsilon(eu));
+                        let (u2, l2) = std::thread::scope(|s| {
+                            let lower = s.spawn(|| acct.pld_tilted(Estimate::Optimistic, target));
+                            let upper = acct.pld_tilted(Estimate::Pessimistic, target);
+                            (upper, lower.join())
+                        });
+                        if let Ok(Ok(e)) = u2.map(|p| p.epsilon(delta)) {
+                            eu = eu.min(e);
+                        }
+                        if let Ok(Ok(Ok(e))) = l2.map(|r| r.map(|p| p.epsilon(delta))) {
+                            el = el.max(e);
+                        }
+                    }
                     if eu.is_nan() || el.is_nan() || eu < el {
                         // Seen at very small δ (1e-10, replace-one, z = 0.3): the FFT's
                         // round-off in the composed probabilities is then comparable to δ, so

@@ -487,3 +487,20 @@ fn floating_point_error_bounds_hold() {
         assert!(composed.error < 1e-9, "{}", composed.error);
     }
 }
+
+/// ε at losses beyond 745 (e^{−L} underflows): the discrete PLD's ε solves δ(ε) = δ, not the
+/// grid point where the mass above reaches δ (10⁸ steps once printed an optimistic ε 1 nat above
+/// the true one that way).
+#[test]
+fn epsilon_at_very_large_losses() {
+    let d = 0.5;
+    let pmf = Pmf::on_grid(2000, vec![1.0 - 3e-5, 2e-5, 1e-5], 0.0, 0.0);
+    for delta in [1e-5, 2.5e-5] {
+        let eps = pmf.epsilon(d, delta);
+        let back = pmf.delta(d, eps);
+        assert!(
+            eps > 999.0 && (back - delta).abs() <= 1e-9 * delta,
+            "δ={delta}: ε {eps}, δ(ε) {back}"
+        );
+    }
+}
