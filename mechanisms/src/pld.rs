@@ -1474,6 +1474,8 @@ impl Pld {
                 self.estimate, self.discretization, other.estimate, other.discretization
             )));
         }
+        self.check_composable()?;
+        other.check_composable()?;
         let estimate = self.estimate;
         let d = self.discretization;
         let remove = compose_pmfs(&self.remove, &other.remove, estimate, d);
@@ -1508,6 +1510,7 @@ impl Pld {
     /// above its floor, and it cannot be composed further.
     fn self_compose_tilted(&self, times: u64, tilts: [f64; 2]) -> Result<Pld> {
         check_steps(times)?;
+        self.check_composable()?;
         let estimate = self.estimate;
         let d = self.discretization;
         let run = |pmf: &Pmf, lambda: f64| -> Result<Pmf> {
@@ -1537,6 +1540,21 @@ impl Pld {
             remove,
             add,
         })
+    }
+
+    /// A PLD read for one δ ([`PldAccountant::pld_at`]: tilted, its low tail dropped) is not
+    /// composed further: its dropped tail would be needed.
+    fn check_composable(&self) -> Result<()> {
+        let tilted = std::iter::once(&self.remove)
+            .chain(self.add.as_ref())
+            .any(|p| p.tilt != 0.0 || p.floor > f64::NEG_INFINITY);
+        if tilted {
+            Err(invalid(
+                "composing a PLD composed for reading ε at one δ (PldAccountant::pld_at: tilted, its low tail dropped); allowed: PLDs from Pld::poisson_gaussian, Pld::self_compose or PldAccountant::pld".to_string(),
+            ))
+        } else {
+            Ok(())
+        }
     }
 
     /// The hockey-stick divergence δ(ε) of the discrete PLD, the larger of the two directions,
