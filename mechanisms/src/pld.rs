@@ -1600,10 +1600,10 @@ impl Pld {
                 let mut eps = 0.0_f64;
                 for pmf in std::iter::once(&self.remove).chain(self.add.as_ref()) {
                     let e = pmf.epsilon_upper(d, target).ok_or_else(|| {
+                        let near = pmf.epsilon(d, target);
+                        let bound = pmf.error_at(near);
                         invalid(format!(
-                            "at δ = {delta} the composition's floating-point error bound ({:.1e} in δ near ε = {:.4}) is too large to certify any ε; allowed: a larger δ, or a tilted composition",
-                            pmf.error_at(pmf.epsilon(d, target)),
-                            pmf.epsilon(d, target)
+                            "at δ = {delta} the composition's floating-point error bound ({bound:.1e} in δ near ε = {near:.4}) is too large to certify any ε; allowed: δ well above {bound:.1e} (a ledger of one (q, z) event is composed tilted and resolves far smaller δ)"
                         ))
                     })?;
                     eps = eps.max(e);
