@@ -123,6 +123,9 @@ fn test_layered(a: &TestArgs, claim: &ClaimArg, check: crate::layers::Check) -> 
                 e.description = crate::layers::in_words(&e.description, &names);
             }
         }
+        if let Some(ev) = r.empirical_epsilon.as_mut().and_then(|e| e.event.as_mut()) {
+            *ev = crate::layers::in_words(ev, &names);
+        }
         let page = r.to_audit_report();
         let v = LayerVerdict::from_confirmations(
             kind,

@@ -405,12 +405,16 @@ fn float_coords(p: &Samples, q: &Samples) -> Option<Vec<usize>> {
     Some(keep)
 }
 
-/// Rewrites every bound's event description in words (the features' names).
+/// Rewrites every bound's event description, and the ε estimate's, in words (the features'
+/// names).
 fn name_events(r: &mut AuditReport, names: &[String]) {
     for b in &mut r.bounds {
         if let Some(e) = &mut b.event {
             e.description = in_words(&e.description, names);
         }
+    }
+    if let Some(ev) = r.empirical_epsilon.as_mut().and_then(|e| e.event.as_mut()) {
+        *ev = in_words(ev, names);
     }
 }
 
