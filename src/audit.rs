@@ -199,22 +199,37 @@ impl EmpiricalEpsilon {
     /// the bound is below it; the gap between the claim and the lower bound bounds how much the
     /// claim overstates the true ε (whenever the bound holds).
     pub fn tightness(&self) -> Option<String> {
-        let c = self
-            .accountant
-            .as_ref()
-            .map_or(self.claimed_epsilon?, |a| a.pessimistic);
-        if !(c.is_finite() && c > 0.0) {
-            return None;
-        }
-        if let Some(a) = &self.accountant {
-            let verdict = if self.lower_bound > c {
-                "the claim is violated at this δ".to_string()
-            } else {
-                format!(
-                    "if the claim holds, it is at most {:.0} % loose",
-                    ((c - self.lower_bound) / c * 100.0).ceil()
-                )
-            };
+        tightness_line(
+            self.lower_bound,
+            self.claimed_epsilon,
+            self.accountant.as_ref(),
+        )
+    }
+}
+
+/// How tight a claim is, on one line: the lower bound `lower` on the true ε beside the claimed ε
+/// (or, when the claim comes from an accountant, its optimistic and pessimistic ε), and how
+/// loose the claim can be at most if it holds: (claimed − lower)/claimed, rounded up. `None`
+/// without a positive finite claimed ε.
+pub fn tightness_line(
+    lower: f64,
+    claimed: Option<f64>,
+    accountant: Option<&crate::mechanisms::AccountantRange>,
+) -> Option<String> {
+    let c = accountant.map_or(claimed?, |a| a.pessimistic);
+    if !(c.is_finite() && c > 0.0) {
+        return None;
+    }
+    let verdict = if lower > c {
+        "the claim is violated at this δ".to_string()
+    } else {
+        format!(
+            "if the claim holds, it is at most {:.0} % loose",
+            ((c - lower) / c * 100.0).ceil()
+        )
+    };
+    Some(match accountant {
+        Some(a) => {
             let range = if a.optimistic == a.pessimistic {
                 format!("ε = {}", readable(a.pessimistic))
             } else {
@@ -224,26 +239,22 @@ impl EmpiricalEpsilon {
                     readable(a.pessimistic)
                 )
             };
-            return Some(format!(
+            format!(
                 "{} ≤ ε_true; accountant: {range} ({verdict}; {})",
-                readable(self.lower_bound),
+                readable(lower),
                 a.accountant
-            ));
+            )
         }
-        if self.lower_bound > c {
-            return Some(format!(
-                "above the claimed ε = {}: the claim is violated at this δ",
-                readable(c)
-            ));
-        }
-        let loose = (c - self.lower_bound) / c * 100.0;
-        Some(format!(
-            "{} ≤ ε_true; claimed ε = {} (if the claim holds, it is at most {:.0} % loose)",
-            readable(self.lower_bound),
-            readable(c),
-            loose.ceil()
-        ))
-    }
+        None if lower > c => format!(
+            "above the claimed ε = {}: the claim is violated at this δ",
+            readable(c)
+        ),
+        None => format!(
+            "{} ≤ ε_true; claimed ε = {} ({verdict})",
+            readable(lower),
+            readable(c)
+        ),
+    })
 }
 
 /// Share of β spent by the ε-estimate stage of a confirming measurement (see the module docs).

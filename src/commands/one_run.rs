@@ -156,18 +156,7 @@ pub(crate) fn tightness_line(
     lower: f64,
     accountant: &crate::mechanisms::AccountantRange,
 ) -> Option<String> {
-    crate::audit::EmpiricalEpsilon {
-        delta: accountant.delta,
-        lower_bound: lower,
-        confidence: 0.0,
-        source: None,
-        event: None,
-        evidence: None,
-        estimate_beta: None,
-        claimed_epsilon: Some(accountant.pessimistic),
-        accountant: Some(accountant.clone()),
-    }
-    .tightness()
+    crate::audit::tightness_line(lower, None, Some(accountant))
 }
 
 fn parse_guesses(s: &str) -> Result<Vec<(usize, usize)>> {

@@ -276,6 +276,8 @@ pub struct DpSgd {
     ledger: RdpAccountant,
     /// ε of the claim, computed from the ledger at construction.
     epsilon: f64,
+    /// The ledger's accountant range, once computed (see [`DpSgd::compute_accountant_range`]).
+    accountant: std::sync::OnceLock<Option<crate::mechanism::AccountantRange>>,
 }
 
 fn invalid(id: &str, message: String) -> MechanismError {
@@ -472,6 +474,7 @@ impl DpSgd {
             noise_std,
             ledger,
             epsilon,
+            accountant: std::sync::OnceLock::new(),
         })
     }
 
@@ -767,6 +770,35 @@ fn joint_worst_record(groups: &[Range<usize>], scales: &[f64], clip: f64) -> (Ve
     (x, total.sqrt())
 }
 
+impl DpSgd {
+    /// See [`Mechanism::accountant_range`]; computed once per mechanism (every confirming audit
+    /// of a run asks for it).
+    fn compute_accountant_range(&self) -> Option<crate::mechanism::AccountantRange> {
+        if self.config.profile_claim {
+            return None;
+        }
+        let ledger = self.ledger.ledger();
+        let full = ledger.iter().all(|e| match e {
+            LedgerEvent::Sampling { probability, .. } => *probability >= 1.0,
+            _ => true,
+        });
+        if full {
+            return Some(crate::mechanism::AccountantRange {
+                delta: self.config.delta,
+                optimistic: self.epsilon,
+                pessimistic: self.epsilon,
+                accountant: "exact Gaussian profile (full batches)".into(),
+            });
+        }
+        crate::mechanism::AccountantRange::pld_of_ledger(
+            ledger,
+            Neighboring::AddRemove,
+            self.config.delta,
+        )
+        .ok()
+    }
+}
+
 impl Mechanism for DpSgd {
     fn id(&self) -> &str {
         self.id
@@ -797,28 +829,9 @@ impl Mechanism for DpSgd {
     /// exact Gaussian ε), else the PLD accountant's optimistic and pessimistic ε. `None` for a
     /// profile claim.
     fn accountant_range(&self) -> Option<crate::mechanism::AccountantRange> {
-        if self.config.profile_claim {
-            return None;
-        }
-        let ledger = self.ledger.ledger();
-        let full = ledger.iter().all(|e| match e {
-            LedgerEvent::Sampling { probability, .. } => *probability >= 1.0,
-            _ => true,
-        });
-        if full {
-            return Some(crate::mechanism::AccountantRange {
-                delta: self.config.delta,
-                optimistic: self.epsilon,
-                pessimistic: self.epsilon,
-                accountant: "exact Gaussian profile (full batches)".into(),
-            });
-        }
-        crate::mechanism::AccountantRange::pld_of_ledger(
-            ledger,
-            Neighboring::AddRemove,
-            self.config.delta,
-        )
-        .ok()
+        self.accountant
+            .get_or_init(|| self.compute_accountant_range())
+            .clone()
     }
     /// Recomputed from the ledger (the same computation that gave the claim).
     fn claim_source(&self) -> String {
