@@ -628,8 +628,10 @@ pub fn audit_drawn(
     })
 }
 
-/// A planned bound: tester index, divergence, what the claim allows.
-type Plan = Vec<(usize, Divergence, f64)>;
+/// A planned bound: tester index, divergence, what the claim allows, and whether it is the
+/// tester's divergence fixed from the claim alone ([`PropertyTester::planned`]), bounded in a β
+/// slot of its own beside the tester's selection over the others.
+type Plan = Vec<(usize, Divergence, f64, bool)>;
 
 /// Every (tester, divergence) the claim bounds, with its allowance. Errors when none.
 fn plan_bounds(
@@ -644,7 +646,14 @@ fn plan_bounds(
     for (ti, t) in testers.iter().enumerate() {
         for d in t.plan(claim, n)? {
             if let Some(a) = allowed(claim, &d) {
-                plan.push((ti, d, a));
+                plan.push((ti, d, a, false));
+            }
+        }
+        if t.selects_on_training_split() {
+            if let Some(d) = t.planned(claim, n) {
+                if let Some(a) = allowed(claim, &d) {
+                    plan.push((ti, d, a, true));
+                }
             }
         }
     }
@@ -694,11 +703,12 @@ fn measure(
     let seed = Seed(config.seed);
     // β slots: a tester that chooses its bound on its own training split (direction, and ε for
     // profile claims) takes one slot; any other tester takes one per divergence and direction.
-    let mut groups: Vec<(usize, Vec<(Divergence, f64)>)> = Vec::new();
-    for (ti, d, a) in plan {
-        match groups.iter_mut().find(|g| g.0 == *ti) {
-            Some(g) => g.1.push((*d, *a)),
-            None => groups.push((*ti, vec![(*d, *a)])),
+    // A divergence planned from the claim alone is a group of its own.
+    let mut groups: Vec<(usize, bool, Vec<(Divergence, f64)>)> = Vec::new();
+    for (ti, d, a, fixed) in plan {
+        match groups.iter_mut().find(|g| g.0 == *ti && g.1 == *fixed) {
+            Some(g) => g.2.push((*d, *a)),
+            None => groups.push((*ti, *fixed, vec![(*d, *a)])),
         }
     }
     let slots_of = |ti: usize, n: usize| {
@@ -708,7 +718,7 @@ fn measure(
             2 * n
         }
     };
-    let k: usize = groups.iter().map(|(ti, c)| slots_of(*ti, c.len())).sum();
+    let k: usize = groups.iter().map(|(ti, _, c)| slots_of(*ti, c.len())).sum();
     // The ε-estimate stage of a confirming measurement takes its share of β first.
     let estimate_at = estimate_delta(claim).filter(|_| !Phase::is_search_base(tester_base));
     let estimate_beta = estimate_at.map(|_| config.failure_probability * ESTIMATE_SHARE);
@@ -717,7 +727,7 @@ fn measure(
     let mut bounds = Vec::with_capacity(k);
     let mut slot = 0u64;
     let mut rule_parts = Vec::new();
-    for (ti, cands) in &groups {
+    for (ti, fixed, cands) in &groups {
         let tester = &testers[*ti];
         if tester.selects_on_training_split() {
             let mut rng = seed.rng(Stream::Tester {
@@ -755,12 +765,21 @@ fn measure(
                 inequality: m.inequality,
                 event: m.event,
             });
-            rule_parts.push(format!(
-                "{}: 1 bound (one direction or both summed{}, chosen on its training split among {} ε value(s))",
-                tester.name(),
-                if cands.len() > 1 { ", and ε" } else { "" },
-                cands.len()
-            ));
+            rule_parts.push(if *fixed {
+                format!(
+                    "{}: 1 bound on {} (its ε planned from the claim before any release was drawn: where the claim's own mechanism with its noise divided by {} would show most; the direction or both summed chosen on its training split)",
+                    tester.name(),
+                    divergence,
+                    crate::testers::PLANNING_NOISE_REDUCTION
+                )
+            } else {
+                format!(
+                    "{}: 1 bound (one direction or both summed{}, chosen on its training split among {} ε value(s))",
+                    tester.name(),
+                    if cands.len() > 1 { ", and ε" } else { "" },
+                    cands.len()
+                )
+            });
             continue;
         }
         let Data::Memory(p, q) = data else {

@@ -311,6 +311,39 @@ impl PrivacyClaim {
         )
     }
 
+    /// The same kind of claim for the same mechanism with its noise multiplied by `factor`
+    /// (> 0): what the claim would say if the noise were `factor` times as large, for the claims
+    /// whose parameter is a noise scale: μ-GDP → μ/factor (μ = Δ/σ), ρ-zCDP → ρ/factor² and
+    /// Rényi (α, ε) → (α, ε/factor²) (ρ = Δ²/(2σ²) and ε_α = αΔ²/(2σ²) for the Gaussian
+    /// mechanism), DP-SGD (q, z, T) → (q, z·factor, T). `None` for pure, approximate and
+    /// Bayesian claims (their parameter is not a noise scale) or an invalid factor.
+    ///
+    /// Used only to *plan* where a test looks (the ε at which a slightly smaller noise would
+    /// show most): never to decide what a claim allows.
+    pub fn with_noise_scaled(&self, factor: f64) -> Option<Self> {
+        if !(factor.is_finite() && factor > 0.0) {
+            return None;
+        }
+        let scaled = match *self {
+            Self::GaussianDp { mu } => Self::gaussian_dp(mu / factor),
+            Self::ZeroConcentrated { rho } => Self::zcdp(rho / (factor * factor)),
+            Self::Renyi { alpha, epsilon } => Self::renyi(alpha, epsilon / (factor * factor)),
+            Self::SubsampledGaussian {
+                sampling_rate,
+                noise_multiplier,
+                steps,
+                neighbors,
+            } => Self::subsampled_gaussian(
+                sampling_rate,
+                noise_multiplier * factor,
+                steps,
+                neighbors,
+            ),
+            Self::Pure { .. } | Self::Approximate { .. } | Self::Bayesian { .. } => return None,
+        };
+        scaled.ok()
+    }
+
     /// The ε at which the claim is naturally stated for hockey-stick testing: the claim's own ε for
     /// pure and approximate DP; `None` for profile-like claims (test on a grid instead).
     pub fn natural_epsilon(&self) -> Option<f64> {

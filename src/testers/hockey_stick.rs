@@ -1272,6 +1272,13 @@ impl PropertyTester for HockeyStickTester {
         super::common::hockey_stick_plan(self.name(), claim, samples_per_side, self.profile_grid)
     }
 
+    fn planned(&self, claim: &PrivacyClaim, samples_per_side: usize) -> Option<Divergence> {
+        // A profile claim also gets one bound at the ε where the claim's own mechanism with
+        // slightly less noise would show most (see `planned_profile_epsilon`).
+        super::common::planned_profile_epsilon(claim, samples_per_side)
+            .map(|epsilon| Divergence::HockeyStick { epsilon })
+    }
+
     fn lower_bound(
         &self,
         p: &Samples,

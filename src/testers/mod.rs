@@ -20,6 +20,7 @@ pub mod mmd;
 pub mod renyi;
 pub mod transforms;
 
+pub(crate) use common::PLANNING_NOISE_REDUCTION;
 pub use common::{empirical_bernstein_lower, empirical_bernstein_upper};
 pub use histogram::HistogramTester;
 pub use hockey_stick::HockeyStickTester;
@@ -185,6 +186,14 @@ pub trait PropertyTester: Send + Sync + fmt::Debug {
     /// The divergences this tester bounds to test `claim` with `samples_per_side` releases per
     /// side. `Err(Error::ClaimNotTestable)` when the claim implies nothing it can test.
     fn plan(&self, claim: &PrivacyClaim, samples_per_side: usize) -> Result<Vec<Divergence>>;
+
+    /// For a tester that selects on its training split and a claim it tests on a grid (a
+    /// profile): one divergence fixed from the claim alone, bounded as a bound of its own beside
+    /// the selection over the grid (its own β slot), so that one bound has no selection of ε at
+    /// all. `None` (the default) when there is none.
+    fn planned(&self, _claim: &PrivacyClaim, _samples_per_side: usize) -> Option<Divergence> {
+        None
+    }
 
     /// A lower bound on `divergence`(P ‖ Q) from samples `p` of P and `q` of Q, valid with
     /// probability ≥ 1 − `failure_probability`.
