@@ -311,7 +311,7 @@ fn parse_header(path: &Path, h: &[u8], len: u64) -> Result<(usize, usize, Option
     if h[..8] != MAGIC {
         return Err(bad(
             path,
-            "is not a binary release shard (bytes 0..8 are not the magic DPAUDREL); a .bin shard starts with the 48-byte header of the README's section \"Sampling elsewhere, in shards\" (or name the file .jsonl, .gz or .zst for JSON lines)",
+            "is not a binary release shard (bytes 0..8 are not the magic DPAUDREL); a .bin shard starts with the 48-byte header of docs/test.md, section \"Shard formats\" (or name the file .jsonl, .gz or .zst for JSON lines)",
         ));
     }
     let version = u32_at(8);

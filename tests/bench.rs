@@ -1,5 +1,6 @@
 //! `audit bench`: the power, speed and seed-sweep benchmarks run end to end at small sizes (the
-//! figures themselves are quoted from full runs in the README; these tests check the machinery).
+//! figures themselves are quoted from full runs in docs/benchmarks.md; these tests check the
+//! machinery).
 
 mod util;
 
@@ -133,7 +134,8 @@ fn bench_seeds_only_keeps_each_entrys_seeds() {
 /// The detection table on two entries at ε = 1: `laplace-sum-ignores-range` is 10-DP against a
 /// 1-DP claim (R = 10); at n = 20 000 the hockey-stick bound on its witness exceeds the claim in
 /// every audit of the benchmark runs (margins ≈ 10× the claim's allowance), so 3/3 fails only if
-/// three level-0.05 audits of a grossly violating pair all miss (not seen in the README's runs).
+/// three level-0.05 audits of a grossly violating pair all miss (not seen in the runs of
+/// docs/benchmarks.md).
 /// The correct `laplace-sum` is not asserted on (its cells may hold a β-rate detection). The
 /// report is written, read back by `audit report`, and its page shows the table.
 #[test]

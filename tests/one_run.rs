@@ -113,7 +113,7 @@ fn sweep(
 /// GDP, else the (ε, δ) bound), violations of the (ε, δ) bound alone on the same guesses, and
 /// both mean bounds as ε at the claim's δ.
 #[test]
-#[ignore = "measurement for the README table (200 seeds per cell, minutes); run with --ignored"]
+#[ignore = "measurement for the table of docs/one-run.md (200 seeds per cell, minutes); run with --ignored"]
 fn measure_rates() {
     use DataSet::{Synthetic as Syn, Winequality as Wine};
     use ThreatModel::{BlackBox as Bb, WhiteBox as Wb};

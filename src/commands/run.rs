@@ -21,7 +21,7 @@ pub struct RunArgs {
     /// Catalogue id of the mechanism (see `audit list`).
     #[arg(long, required_unless_present = "exec", conflicts_with = "exec")]
     pub mechanism: Option<String>,
-    /// Audit an external program speaking the exec protocol (see README); needs --claim.
+    /// Audit an external program speaking the exec protocol (see docs/exec-protocol.md); needs --claim.
     #[arg(long, value_name = "COMMAND")]
     pub exec: Option<String>,
     /// Time-out and batch size of the exec program.

@@ -299,7 +299,7 @@ fn render(r: &OneRunReport, run_id: &str) -> String {
             "<div class=\"verdict noviolation\" id=\"verdict\"><h2>No violation found</h2><p>From one training run with {} canaries, \
              ε ≥ {} at δ = {} with confidence 1 − β = {}, not above the claimed ε = {}.</p>\
              <p class=\"caveat\">This does not show the claim holds. One run sees at most about ln(p/(1 − p)) with p = β^(1/m), \
-             and for Gaussian noise the bound stays well below the true ε at a thousand canaries (see the README).</p></div>",
+             and for Gaussian noise the bound stays well below the true ε at a thousand canaries (see docs/one-run.md).</p></div>",
             b.canaries,
             e(&num(b.epsilon_lower)),
             e(&num(b.delta)),
