@@ -72,7 +72,8 @@ pub enum Command {
     Sample(sample::SampleArgs),
     /// Re-render a report (index.html and figures) from its audit.json without re-running.
     Report(report::ReportCommandArgs),
-    /// Benchmarks: power on the scaled-noise Gaussian, tester speed, soundness seed sweep.
+    /// Benchmarks: power on the scaled-noise Gaussian, tester speed, the real-world suite, the
+    /// DP-Auditorium table, the ε estimate against the true ε, soundness seed sweep.
     Bench(bench::BenchArgs),
     /// Audit a DP-SGD training run in one run: m canaries, each included with probability 1/2.
     OneRun(one_run::OneRunArgs),

@@ -147,9 +147,10 @@ impl ExecLimits {
 /// Dataset-finder options of `audit run`.
 #[derive(Debug, Args)]
 pub struct SearchArgs {
-    /// Dataset finder: fixed, grid, random, corners (random vertices of the record box), halton,
-    /// nelder-mead, pso, annealing, bayes, from-data (pairs drawn from --typical-data; `typical`
-    /// is accepted as its old name).
+    /// Dataset finder: portfolio (structured proposals, then random and optimizer steps; the
+    /// default for --exec), fixed, grid, random, corners (random vertices of the record box),
+    /// halton, nelder-mead, pso, annealing, bayes, from-data (pairs drawn from --typical-data;
+    /// `typical` is accepted as its old name).
     #[arg(long)]
     pub finder: Option<String>,
     /// Pairs scored in the exploratory search [default: 20].
