@@ -30,8 +30,8 @@
 //! library's docstring example `gaussian_privatizer(stddev=1.0, …)`) instead of
 //! `z · grad_fn.sensitivity()` = z·C, so the noise is z/C = 1/4 of what the accountant was told:
 //! the record's shift is 2 noise standard deviations per step it is sampled in, not 0.5.
-//! Derivation of the power (examples/dpsgd has none of it tuned; numbers from scipy and
-//! dp_accounting 0.6.0): the event "the smallest increment is below −m" alone (one of the
+//! Derivation of the power (derived, not tuned: `examples/dpsgd/power.py` prints these numbers,
+//! scipy's Φ and Clopper–Pearson with the library's ε): the event "the smallest increment is below −m" alone (one of the
 //! tester's candidates, the negated third checkpoint feature) has probabilities
 //! P = 1 − ((1−q)Φ(m) + qΦ(m−2))^T and Q = 1 − Φ(m)^T (in units of the noise std). At T = 10,
 //! q = 1/10 and the best m, P = 0.278 and Q = 0.047; even an exact Clopper–Pearson bound at
