@@ -22,9 +22,11 @@ use serde::Serialize;
 use statrs::distribution::{Binomial, DiscreteCDF};
 
 use crate::audit::{AuditConfig, Verdict, audit_pair};
+// The table's cells and their summaries belong to its report; named here as before.
 use crate::error::{Error, Result};
 use crate::mechanisms::math::{analytic_gaussian_sigma, readable};
 use crate::mechanisms::{Params, PrivacyClaim, catalogue};
+pub use crate::report::table::{TableCell, table_rows, table_summary};
 use crate::rng::{Seed, Side, Stream, sample_parallel};
 use crate::testers::{self, Divergence, PropertyTester};
 
@@ -619,29 +621,6 @@ pub fn render_seeds(rows: &[SeedRow], samples: usize, beta: f64) -> String {
 
 const TABLE_TAG: u64 = 0x0042_5441_424C;
 
-/// One cell of the detection table ([`table`]): an entry at one setting, one tester.
-#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
-pub struct TableCell {
-    /// Catalogue id.
-    pub mechanism: String,
-    /// `correct` or `buggy` at this setting (computed by the entry from its parameters).
-    pub status: String,
-    /// The ε the entry was built with (`--param epsilon=…`), or `None` for its own default
-    /// claim (entries without an `epsilon` parameter, e.g. DP-SGD's noise multiplier).
-    pub epsilon: Option<f64>,
-    /// The claim audited.
-    pub claim: String,
-    /// Tester name.
-    pub tester: String,
-    /// Audits that reported a violation; `None` when the tester cannot test the claim.
-    pub detections: Option<u64>,
-    /// Audits run.
-    pub repeats: u64,
-    /// Why the cell is empty, when it is.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
-}
-
 /// The settings of entry `id` the table audits: `Some(ε)` for each ε in `epsilons` inside the
 /// entry's declared `epsilon` range that the entry accepts, or `[None]` (its defaults) when it has no `epsilon`
 /// parameter. An entry with an ε parameter but none of `epsilons` in range gets `[None]` too.
@@ -734,64 +713,6 @@ pub fn table(
         }
     }
     Ok(cells)
-}
-
-/// The rows of a table in order: (id, ε, status, claim), each once.
-pub fn table_rows(cells: &[TableCell]) -> Vec<(&str, Option<f64>, &str, &str)> {
-    let mut rows: Vec<(&str, Option<f64>, &str, &str)> = Vec::new();
-    for c in cells {
-        let row = (
-            c.mechanism.as_str(),
-            c.epsilon,
-            c.status.as_str(),
-            c.claim.as_str(),
-        );
-        if !rows.iter().any(|r| r.0 == row.0 && r.1 == row.1) {
-            rows.push(row);
-        }
-    }
-    rows
-}
-
-/// What the table says in one line per status: buggy settings caught by at least one tester in
-/// a majority of audits, and correct settings with a cell above what level-β audits explain
-/// (P(Binomial(repeats, β) ≥ k) < 0.001).
-pub fn table_summary(cells: &[TableCell], beta: f64) -> String {
-    let rows = table_rows(cells);
-    let of = |row: &(&str, Option<f64>, &str, &str)| -> Vec<&TableCell> {
-        cells
-            .iter()
-            .filter(|c| c.mechanism == row.0 && c.epsilon == row.1)
-            .collect()
-    };
-    let buggy: Vec<_> = rows.iter().filter(|r| r.2 == "buggy").collect();
-    let caught = buggy
-        .iter()
-        .filter(|r| {
-            of(r)
-                .iter()
-                .any(|c| c.detections.is_some_and(|k| 2 * k > c.repeats))
-        })
-        .count();
-    let correct: Vec<_> = rows.iter().filter(|r| r.2 == "correct").collect();
-    let unexplained = correct
-        .iter()
-        .filter(|r| {
-            of(r).iter().any(|c| {
-                c.detections.is_some_and(|k| {
-                    k > 0
-                        && Binomial::new(beta, c.repeats)
-                            .map(|b| b.sf(k - 1) < 1e-3)
-                            .unwrap_or(false)
-                })
-            })
-        })
-        .count();
-    format!(
-        "buggy settings caught by some tester in most audits: {caught}/{}; correct settings with more detections than β explains (binomial tail < 0.001): {unexplained}/{}",
-        buggy.len(),
-        correct.len()
-    )
 }
 
 /// The detection table as text: one row per (entry, ε), one column per tester, `k/repeats`.

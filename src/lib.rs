@@ -37,23 +37,17 @@
 #![warn(missing_docs)]
 
 pub mod audit;
-pub mod bayesian;
 pub mod bench;
 pub mod bounds;
 pub mod commands;
 pub mod error;
-pub mod exec;
 pub mod finders;
 pub mod gate;
-pub mod layers;
-pub mod one_run;
-pub mod one_run_exec;
+pub mod record;
 pub mod report;
 pub mod rng;
-pub mod sequential;
-pub mod shards;
+pub mod sources;
 pub mod testers;
-pub mod text;
 
 pub use dp_audit_mechanisms as mechanisms;
 

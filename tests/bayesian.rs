@@ -1,8 +1,8 @@
-//! The Bayesian DP audit (`dp_audit::bayesian`): soundness at the null's boundary, power on the
+//! The Bayesian DP audit (`dp_audit::audit::bayesian`): soundness at the null's boundary, power on the
 //! buggy twin, and the data-file errors.
 
 use dp_audit::audit::Verdict;
-use dp_audit::bayesian::{BayesianConfig, audit_bayesian, parse_data};
+use dp_audit::audit::bayesian::{BayesianConfig, audit_bayesian, parse_data};
 use dp_audit::mechanisms::catalogue::{self, bayesian::data};
 use dp_audit::mechanisms::math::gaussian_dp_delta;
 use dp_audit::mechanisms::{Dataset, Params, PrivacyClaim, RecordDomain};

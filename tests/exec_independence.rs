@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use dp_audit::exec::ExecMechanism;
+use dp_audit::sources::exec::ExecMechanism;
 use dp_audit::{Dataset, Mechanism, Neighboring};
 use rand::SeedableRng;
 

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use dp_audit::exec::{ExecMechanism, MAX_DATASET_VALUES};
+use dp_audit::sources::exec::{ExecMechanism, MAX_DATASET_VALUES};
 use dp_audit::{Dataset, Mechanism, Neighboring, RecordDomain};
 use rand::SeedableRng;
 

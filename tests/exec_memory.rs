@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use dp_audit::exec::ExecMechanism;
+use dp_audit::sources::exec::ExecMechanism;
 use dp_audit::{Dataset, Neighboring, RecordDomain};
 
 /// Peak resident memory of this process, in KiB.

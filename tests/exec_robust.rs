@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use dp_audit::exec::ExecMechanism;
+use dp_audit::sources::exec::ExecMechanism;
 use dp_audit::{Dataset, Neighboring, RecordDomain};
 
 /// How long past its time-out a request may take before the watchdog calls it a hang.

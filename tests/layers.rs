@@ -1,4 +1,4 @@
-//! Two layers for programs with float outputs (see `dp_audit::layers`): the mechanism layer
+//! Two layers for programs with float outputs (see `dp_audit::record::layers`): the mechanism layer
 //! answers for the algorithm, the floating-point layer for the representation.
 //!
 //! False-failure rates. Each run below uses β = 1e-3 split over its layers (5e-4 each). The
@@ -14,12 +14,12 @@ mod util;
 
 use dp_audit::finders::layered::search_and_confirm_layered;
 use dp_audit::finders::{FixedFinder, SearchConfig};
-use dp_audit::layers::LayerKind;
 use dp_audit::mechanisms::noise::LaplaceNoise;
 use dp_audit::mechanisms::{
     Result,
     rand::{Rng, RngExt},
 };
+use dp_audit::record::layers::LayerKind;
 use dp_audit::testers::{HockeyStickTester, PropertyTester};
 use dp_audit::{
     AuditConfig, Dataset, DatasetPair, Mechanism, Neighboring, PrivacyClaim, RecordDomain, Samples,

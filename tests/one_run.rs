@@ -28,9 +28,9 @@
 //! 0.85 against the (ε, δ) bound's 0.62 on the correct trainer and 2.19 against 1.56 on the
 //! halved-noise twin, which it catches in 139 of 200 seeds at m = 1000 (16/200 before).
 
+use dp_audit::audit::one_run::{TrainerAuditConfig, audit_trainer};
 use dp_audit::mechanisms::Params;
 use dp_audit::mechanisms::canary_trainer::{DataSet, ThreatModel, TrainerConfig};
-use dp_audit::one_run::{TrainerAuditConfig, audit_trainer};
 
 fn config_on(
     m: usize,

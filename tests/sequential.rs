@@ -1,4 +1,4 @@
-//! The anytime-valid sequential audit (`dp_audit::sequential`): soundness over seeds on correct
+//! The anytime-valid sequential audit (`dp_audit::audit::sequential`): soundness over seeds on correct
 //! entries that exactly meet their claims, power on gross bugs, thread-count independence, and
 //! the CLI.
 //!
@@ -8,8 +8,8 @@
 mod util;
 
 use dp_audit::Verdict;
+use dp_audit::audit::sequential::{SequentialConfig, SequentialReport, audit_sequential};
 use dp_audit::mechanisms::{Params, PrivacyClaim, catalogue};
-use dp_audit::sequential::{SequentialConfig, SequentialReport, audit_sequential};
 use statrs::distribution::{Binomial, DiscreteCDF};
 
 fn run(id: &str, claim: Option<PrivacyClaim>, config: &SequentialConfig) -> SequentialReport {

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use dp_audit::audit::{AuditConfig, audit_samples, audit_split};
 use dp_audit::mechanisms::{PrivacyClaim, Samples};
 use dp_audit::rng::{Seed, Stream};
-use dp_audit::shards::{self, Provenance, ShardSide, Streamed};
+use dp_audit::sources::shards::{self, Provenance, ShardSide, Streamed};
 use dp_audit::testers::{HockeyStickTester, PropertyTester, Transform};
 use rand::RngExt;
 use rand_distr::{Distribution, Normal};

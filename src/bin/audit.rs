@@ -11,7 +11,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = run(cli);
     // Temporary copies of streams given as shards (`<(zcat a.gz)`).
-    dp_audit::shards::remove_stored_streams();
+    dp_audit::sources::shards::remove_stored_streams();
     match result {
         Ok(outcome) => {
             let mut out = std::io::stdout().lock();

@@ -1,16 +1,16 @@
 //! `audit one-run`: train the canary DP-SGD trainer once and audit its claim from the canaries
-//! (see [`crate::one_run`]).
+//! (see [`crate::audit::one_run`]).
 
 use std::fmt::Write as _;
 
 use clap::Args;
 
 use super::{Outcome, to_json};
+use crate::audit::one_run::{TrainerAuditConfig, audit_trainer};
 use crate::error::{Error, Result};
 use crate::mechanisms::Params;
 use crate::mechanisms::canary_trainer::{DataSet, ThreatModel, TrainerConfig};
 use crate::mechanisms::math::readable;
-use crate::one_run::{TrainerAuditConfig, audit_trainer};
 
 /// δ at which the ε of a `--claim gdp:MU` is read (the verdict uses μ).
 const GDP_READ_DELTA: f64 = 1e-5;
@@ -128,7 +128,7 @@ fn report_of(
     claim: (f64, f64, String),
     claim_mu: Option<f64>,
     seed: u64,
-    bound: crate::one_run::OneRunBound,
+    bound: crate::audit::one_run::OneRunBound,
     violation: bool,
     accountant: Option<crate::mechanisms::AccountantRange>,
 ) -> crate::report::one_run::OneRunReport {
@@ -148,15 +148,6 @@ fn report_of(
         accountant,
         reproduce: Some(super::run::reproduce_line(None)),
     }
-}
-
-/// The tightness line of a one-run audit whose claim comes from an accountant: the run's lower
-/// bound on ε beside the accountant's optimistic and pessimistic ε.
-pub(crate) fn tightness_line(
-    lower: f64,
-    accountant: &crate::mechanisms::AccountantRange,
-) -> Option<String> {
-    crate::audit::tightness_line(lower, None, Some(accountant))
 }
 
 fn parse_guesses(s: &str) -> Result<Vec<(usize, usize)>> {
@@ -184,11 +175,11 @@ fn parse_guesses(s: &str) -> Result<Vec<(usize, usize)>> {
 /// Checks the flags and builds the audit's configuration.
 pub(crate) fn config_from_args(args: &OneRunArgs) -> Result<TrainerAuditConfig> {
     super::run::check_beta(args.failure_probability)?;
-    if args.canaries < crate::one_run::MIN_CANARIES {
+    if args.canaries < crate::audit::one_run::MIN_CANARIES {
         return Err(Error::InvalidConfig(format!(
             "--canaries {}; allowed: at least {} (and at most 10000000)",
             args.canaries,
-            crate::one_run::MIN_CANARIES
+            crate::audit::one_run::MIN_CANARIES
         )));
     }
     super::run::check_count("--canaries", args.canaries, 2, 10_000_000)?;
@@ -319,7 +310,7 @@ pub(super) fn one_run(args: &OneRunArgs) -> Result<Outcome> {
     if let Some(t) = report
         .accountant
         .as_ref()
-        .and_then(|a| tightness_line(b.epsilon_lower, a))
+        .and_then(|a| crate::record::tightness_line(b.epsilon_lower, None, Some(a)))
     {
         let _ = writeln!(out, "tightness    {t}");
     }
@@ -329,7 +320,7 @@ pub(super) fn one_run(args: &OneRunArgs) -> Result<Outcome> {
 }
 
 /// The guesses (one line per guess size), the bound and its inequality, as text.
-fn write_guesses(out: &mut String, b: &crate::one_run::OneRunBound) {
+fn write_guesses(out: &mut String, b: &crate::audit::one_run::OneRunBound) {
     for (i, c) in b.candidates.iter().enumerate() {
         let g = &c.guesses;
         let _ = writeln!(
@@ -368,7 +359,7 @@ fn write_guesses(out: &mut String, b: &crate::one_run::OneRunBound) {
 
 /// The verdict line: against μ for a Gaussian-DP claim, else against ε.
 fn verdict_text(
-    b: &crate::one_run::OneRunBound,
+    b: &crate::audit::one_run::OneRunBound,
     epsilon: f64,
     mu: Option<f64>,
     violation: bool,
@@ -457,10 +448,11 @@ fn one_run_exec(args: &OneRunArgs) -> Result<Outcome> {
     )?;
     let dataset = match &args.data {
         // The same reader as the Bayesian audit's `--data` (lines named in errors).
-        Some(p) => {
-            crate::bayesian::read_data(p, &crate::mechanisms::RecordDomain::real(lo, hi, dim))?
-                .to_rows()
-        }
+        Some(p) => crate::audit::bayesian::read_data(
+            p,
+            &crate::mechanisms::RecordDomain::real(lo, hi, dim),
+        )?
+        .to_rows(),
         None => Vec::new(),
     };
     let guess_sizes = args.guesses.as_deref().map(parse_guesses).transpose()?;
@@ -475,7 +467,7 @@ fn one_run_exec(args: &OneRunArgs) -> Result<Outcome> {
         )));
     }
     let command = args.exec.clone().unwrap_or_default();
-    let config = crate::one_run_exec::ExecOneRunConfig {
+    let config = crate::audit::one_run_exec::ExecOneRunConfig {
         command,
         canaries: args.canaries,
         record_range: (lo, hi),
@@ -490,7 +482,7 @@ fn one_run_exec(args: &OneRunArgs) -> Result<Outcome> {
         timeout,
     };
     let started = std::time::Instant::now();
-    let audit = crate::one_run_exec::audit_exec(&config)?;
+    let audit = crate::audit::one_run_exec::audit_exec(&config)?;
     let code = u8::from(audit.violation);
     let report = report_of(
         audit.command.clone(),
@@ -522,7 +514,7 @@ fn one_run_exec(args: &OneRunArgs) -> Result<Outcome> {
     if let Some(t) = report
         .accountant
         .as_ref()
-        .and_then(|a| tightness_line(b.epsilon_lower, a))
+        .and_then(|a| crate::record::tightness_line(b.epsilon_lower, None, Some(a)))
     {
         let _ = writeln!(out, "tightness    {t}");
     }

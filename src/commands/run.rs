@@ -41,7 +41,7 @@ pub struct RunArgs {
     pub claim: Option<String>,
     /// The data distribution μ of a Bayesian DP claim (bdp:EPS:DELTA): one record per line, a
     /// JSON number or array. The differing record x' is drawn from these lines (see
-    /// dp_audit::bayesian); required with a bdp: claim and read by nothing else.
+    /// dp_audit::audit::bayesian); required with a bdp: claim and read by nothing else.
     #[arg(long, value_name = "FILE")]
     pub data: Option<PathBuf>,
     /// Mechanism parameter NAME=VALUE (repeatable), e.g. --param epsilon=0.5.
@@ -71,7 +71,7 @@ pub struct RunArgs {
     /// its own transform unless --check is given]. Conflicts with --transform.
     #[arg(long, value_name = "LAYERS", conflicts_with = "transform")]
     pub check: Option<String>,
-    /// Anytime-valid sequential audit (see dp_audit::sequential): draw releases in batches that
+    /// Anytime-valid sequential audit (see dp_audit::audit::sequential): draw releases in batches that
     /// double from --first-batch and stop as soon as a betting e-process reaches 1/β. Uses its
     /// own event search (not --tester); its report (DIR/sequential-<mechanism>-seed<seed>-<hash>/)
     /// plots the betting wealth against the 1/β threshold.
@@ -128,19 +128,20 @@ impl ExecLimits {
         Ok(())
     }
 
-    /// The time-out (default [`crate::exec::DEFAULT_TIMEOUT`]).
+    /// The time-out (default [`crate::sources::exec::DEFAULT_TIMEOUT`]).
     pub(crate) fn timeout(&self) -> Result<std::time::Duration> {
         check_seconds(
             "--exec-timeout",
             self.exec_timeout
-                .unwrap_or(crate::exec::DEFAULT_TIMEOUT.as_secs_f64()),
+                .unwrap_or(crate::sources::exec::DEFAULT_TIMEOUT.as_secs_f64()),
             MAX_EXEC_TIMEOUT_SECONDS,
         )
     }
 
-    /// The batch size (default [`crate::exec::DEFAULT_BATCH`]).
+    /// The batch size (default [`crate::sources::exec::DEFAULT_BATCH`]).
     pub(crate) fn batch(&self) -> usize {
-        self.exec_batch.unwrap_or(crate::exec::DEFAULT_BATCH)
+        self.exec_batch
+            .unwrap_or(crate::sources::exec::DEFAULT_BATCH)
     }
 }
 
@@ -321,7 +322,7 @@ struct Target {
     /// The output transform `mechanism` applies (already wrapped in), `None` for the identity.
     transform: Option<Transform>,
     /// The layers to check (then `mechanism` returns raw releases), `None` for a single view.
-    layers: Option<crate::layers::Check>,
+    layers: Option<crate::record::layers::Check>,
 }
 
 pub(super) fn run_audit(args: &RunArgs) -> Result<Outcome> {
@@ -499,28 +500,30 @@ fn build_target(args: &RunArgs) -> Result<Target> {
             Some(n) => n.parse()?,
             None => Neighboring::AddRemove,
         };
-        let domain = crate::exec::ExecMechanism::domain(lo, hi, dim);
+        let domain = crate::sources::exec::ExecMechanism::domain(lo, hi, dim);
         let timeout = args.limits.timeout()?;
         let size = args.search.dataset_size.unwrap_or(3).max(1);
         if size > domain.max_size {
             return Err(Error::InvalidConfig(format!(
                 "--dataset-size {size}; allowed for --exec: 1 to {} ({} values / --record-dim {dim})",
                 domain.max_size,
-                crate::exec::MAX_DATASET_VALUES
+                crate::sources::exec::MAX_DATASET_VALUES
             )));
         }
         let parsed = parse_claim_arg(claim_text, relation)?;
         let claim = parsed.claim;
         // One allocation for the probe, however large the dataset.
         let probe = Dataset::from_array(ndarray::Array2::from_elem((size, dim), 0.5 * (lo + hi)))?;
-        let m = crate::exec::ExecMechanism::new(command, claim, relation, domain, timeout, &probe)?
-            .with_batch_size(args.limits.batch())?
-            .with_accountant(parsed.accountant);
+        let m = crate::sources::exec::ExecMechanism::new(
+            command, claim, relation, domain, timeout, &probe,
+        )?
+        .with_batch_size(args.limits.batch())?
+        .with_accountant(parsed.accountant);
         // Layers by default; an explicit --transform audits through that one view.
         let layers = match (&args.check, &args.transform) {
             (_, Some(_)) => None,
             (Some(c), None) => Some(c.parse()?),
-            (None, None) => Some(crate::layers::Check::Both),
+            (None, None) => Some(crate::record::layers::Check::Both),
         };
         // Without layers an explicit --transform names the one view.
         let (mechanism, transform) = match (&layers, &args.transform) {
@@ -560,7 +563,7 @@ fn build_target(args: &RunArgs) -> Result<Target> {
         .as_deref()
         .or(recommended.as_deref())
         .unwrap_or("none");
-    let layers: Option<crate::layers::Check> = match &args.check {
+    let layers: Option<crate::record::layers::Check> = match &args.check {
         Some(c) => Some(c.parse()?),
         None => None,
     };
@@ -694,7 +697,7 @@ fn run_audit_inner(args: &RunArgs) -> Result<Outcome> {
     })
 }
 
-/// `audit run --claim bdp:EPS:DELTA --data FILE`: the Bayesian DP audit ([`crate::bayesian`]) on
+/// `audit run --claim bdp:EPS:DELTA --data FILE`: the Bayesian DP audit ([`crate::audit::bayesian`]) on
 /// the catalogue witness's smaller dataset as the fixed rest of the data.
 fn run_bayesian(args: &RunArgs, target: &Target) -> Result<Outcome> {
     let claim = target.claim;
@@ -729,11 +732,11 @@ fn run_bayesian(args: &RunArgs, target: &Target) -> Result<Outcome> {
             )));
         }
     }
-    if args.tester != "hockey-stick" && args.tester != crate::bayesian::TESTER_NAME {
+    if args.tester != "hockey-stick" && args.tester != crate::audit::bayesian::TESTER_NAME {
         return Err(Error::InvalidConfig(format!(
             "--tester {} with a Bayesian DP claim; only {} tests it (the worst-case testers bound a fixed pair, about which a bdp: claim says nothing); leave --tester out",
             args.tester,
-            crate::bayesian::TESTER_NAME
+            crate::audit::bayesian::TESTER_NAME
         )));
     }
     let witness = target.witness.as_ref().ok_or_else(|| {
@@ -747,14 +750,14 @@ fn run_bayesian(args: &RunArgs, target: &Target) -> Result<Outcome> {
     let m = &*target.mechanism;
     let (data, source) = match &args.data {
         Some(path) => (
-            crate::bayesian::read_data(path, &m.domain())?,
+            crate::audit::bayesian::read_data(path, &m.domain())?,
             path.display().to_string(),
         ),
         None => {
             let records = catalogue::bayesian::data();
             let text: String = records.iter().map(|r| format!("{r:?}\n")).collect();
             (
-                crate::bayesian::parse_data(&text, "examples/bdp-data.txt", &m.domain())?,
+                crate::audit::bayesian::parse_data(&text, "examples/bdp-data.txt", &m.domain())?,
                 "the entry's own data: the 1000 records of examples/bdp-data.txt (shipped with the catalogue; --data FILE audits another distribution)".to_string(),
             )
         }
@@ -763,7 +766,7 @@ fn run_bayesian(args: &RunArgs, target: &Target) -> Result<Outcome> {
     if !args.report.no_report {
         crate::report::prepare_report_dir(&args.report.report_dir)?;
     }
-    let config = crate::bayesian::BayesianConfig {
+    let config = crate::audit::bayesian::BayesianConfig {
         seed: args.seed,
         draws_per_side: args.samples,
         failure_probability: args.failure_probability,
@@ -772,7 +775,8 @@ fn run_bayesian(args: &RunArgs, target: &Target) -> Result<Outcome> {
         args.report.quiet,
         &format!("auditing {} (Bayesian DP)", m.id()),
     );
-    let mut report = crate::bayesian::audit_bayesian(m, &claim, base, &data, &source, &config)?;
+    let mut report =
+        crate::audit::bayesian::audit_bayesian(m, &claim, base, &data, &source, &config)?;
     drop(spinner);
     report.reproduce = Some(reproduce_line(None));
     report.mechanism.catalogue_status = target.status.clone();
@@ -811,7 +815,7 @@ fn run_bayesian(args: &RunArgs, target: &Target) -> Result<Outcome> {
 
 /// `audit run --sequential`: the anytime-valid betting audit on the catalogue witness.
 fn run_sequential(args: &RunArgs, target: &Target) -> Result<Outcome> {
-    use crate::sequential::{SequentialConfig, audit_sequential};
+    use crate::audit::sequential::{SequentialConfig, audit_sequential};
     if args.tester != "hockey-stick" {
         return Err(Error::InvalidConfig(format!(
             "--tester {} with --sequential; the sequential audit uses its own betting test, leave --tester out",
@@ -867,7 +871,7 @@ fn run_sequential(args: &RunArgs, target: &Target) -> Result<Outcome> {
         report.wall_time_seconds = None;
         to_json(&report)?
     } else {
-        crate::sequential::render_text(&report)
+        crate::audit::sequential::render_text(&report)
     };
     if let Some(index) = &report_index {
         announce_report(index, args.json, args.report.quiet, &mut stdout);
@@ -886,7 +890,7 @@ fn read_pairs(
     domain: &RecordDomain,
     relation: Neighboring,
 ) -> Result<Vec<DatasetPair>> {
-    let text = crate::text::read_text(path)
+    let text = crate::sources::text::read_text(path)
         .map_err(|e| Error::InvalidConfig(format!("--pairs {}: {e}", path.display())))?;
     let mut pairs = Vec::new();
     for (i, line) in text.lines().enumerate() {
@@ -979,7 +983,7 @@ fn search_setup(
             .map_or(3, |w| w.first().len().min(w.second().len()).clamp(1, 16))
     });
     // Unknown programs get the portfolio; a catalogue search names its finder. `typical` is
-    // the old name of `from-data` (it never tested Bayesian DP; see dp_audit::bayesian).
+    // the old name of `from-data` (it never tested Bayesian DP; see dp_audit::audit::bayesian).
     let finder_name = match s.finder.clone().unwrap_or_else(|| "portfolio".into()) {
         f if f == "typical" => "from-data".to_string(),
         f => f,
@@ -1012,7 +1016,7 @@ fn search_setup(
         let path = s.typical_data.as_ref().ok_or_else(|| {
             Error::InvalidConfig("--finder from-data needs --typical-data FILE".into())
         })?;
-        let text = crate::text::read_text(path)
+        let text = crate::sources::text::read_text(path)
             .map_err(|e| Error::InvalidConfig(format!("--typical-data {}: {e}", path.display())))?;
         let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
             Error::InvalidConfig(format!("--typical-data {}: not JSON ({e})", path.display()))
@@ -1210,13 +1214,13 @@ fn given_on_command_line(flag: &str) -> bool {
         .any(|a| a == flag || a.starts_with(&format!("{flag}=")))
 }
 
-/// Two layers (see [`crate::layers`]): a dataset search that scores and confirms each layer
+/// Two layers (see [`crate::record::layers`]): a dataset search that scores and confirms each layer
 /// separately from the same releases. Without `--finder` on a catalogue entry the search is
 /// its witness pair alone.
 fn run_layered(
     args: &RunArgs,
     target: &Target,
-    check: crate::layers::Check,
+    check: crate::record::layers::Check,
     testers: &[Box<dyn PropertyTester>],
     skipped: &[String],
     config: &AuditConfig,
@@ -1422,11 +1426,11 @@ pub(crate) fn reproduce_line_planned(
 fn run_sequential_layered(
     args: &RunArgs,
     target: &Target,
-    check: crate::layers::Check,
+    check: crate::record::layers::Check,
     witness: &DatasetPair,
 ) -> Result<Outcome> {
-    use crate::layers::{LayerKind, LayerVerdict};
-    use crate::sequential::{SequentialConfig, audit_sequential};
+    use crate::audit::sequential::{SequentialConfig, audit_sequential};
+    use crate::record::layers::{LayerKind, LayerVerdict};
     let id = args.mechanism.as_deref().unwrap_or_default();
     let params = Params::parse(&args.params)?;
     let layers = check.layers();
@@ -1480,7 +1484,7 @@ fn run_sequential_layered(
         #[derive(serde::Serialize)]
         struct Layer<'a> {
             verdict: &'a LayerVerdict,
-            sequential: &'a crate::sequential::SequentialReport,
+            sequential: &'a crate::audit::sequential::SequentialReport,
         }
         #[derive(serde::Serialize)]
         struct Layered<'a> {
@@ -1510,10 +1514,10 @@ fn run_sequential_layered(
         let mut s = String::new();
         for (v, r) in verdicts.iter().zip(&reports) {
             s += &format!("\n===== layer: {} =====\n", v.title);
-            s += &crate::sequential::render_text(r);
+            s += &crate::audit::sequential::render_text(r);
         }
         s += "\n===== answers =====\n";
-        s += &crate::layers::render_text(&verdicts);
+        s += &crate::record::layers::render_text(&verdicts);
         s += &format!(
             "β            {} split evenly over the {} layer(s) (union bound)\nverdict      {}\n",
             readable(args.failure_probability),

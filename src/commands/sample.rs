@@ -19,7 +19,7 @@ use super::Outcome;
 use crate::error::{Error, Result};
 use crate::mechanisms::{Dataset, Mechanism, Neighboring, Params, PrivacyClaim, catalogue};
 use crate::rng::{Seed, Side, Stream, sample_parallel};
-use crate::shards::{Provenance, ShardSide, ShardWriter};
+use crate::sources::shards::{Provenance, ShardSide, ShardWriter};
 
 /// `Other` stream tag of shard seeds ("SAMPLE" in ASCII).
 pub const SAMPLE_TAG: u64 = 0x53_41_4D_50_4C_45;
@@ -191,7 +191,7 @@ fn target(a: &SampleArgs, side: ShardSide) -> Result<(Box<dyn Mechanism>, Datase
         })?;
         // The record dimension is the data file's: its first record is read for it, then the
         // whole file is checked against that domain (any finite values).
-        let text = crate::text::read_text(path)
+        let text = crate::sources::text::read_text(path)
             .map_err(|e| Error::InvalidConfig(format!("--data {}: {e}", path.display())))?;
         let dim = text
             .lines()
@@ -201,12 +201,13 @@ fn target(a: &SampleArgs, side: ShardSide) -> Result<(Box<dyn Mechanism>, Datase
             .map(|v| v.as_array().map_or(1, Vec::len))
             .unwrap_or(1)
             .max(1);
-        let domain = crate::exec::ExecMechanism::domain(-f64::MAX, f64::MAX, dim);
-        let dataset = crate::bayesian::parse_data(&text, &path.display().to_string(), &domain)?;
+        let domain = crate::sources::exec::ExecMechanism::domain(-f64::MAX, f64::MAX, dim);
+        let dataset =
+            crate::audit::bayesian::parse_data(&text, &path.display().to_string(), &domain)?;
         let timeout = a.limits.timeout()?;
         // Sampling reads no claim; the exec mechanism needs one to exist.
         let claim = PrivacyClaim::Pure { epsilon: 1.0 };
-        let m = crate::exec::ExecMechanism::new(
+        let m = crate::sources::exec::ExecMechanism::new(
             command,
             claim,
             Neighboring::AddRemove,
@@ -220,7 +221,7 @@ fn target(a: &SampleArgs, side: ShardSide) -> Result<(Box<dyn Mechanism>, Datase
     let id = a.mechanism.as_deref().unwrap_or_default();
     let entry = catalogue::build(id, &Params::parse(&a.params)?)?;
     let dataset = match &a.data {
-        Some(path) => crate::bayesian::read_data(path, &entry.mechanism.domain())?,
+        Some(path) => crate::audit::bayesian::read_data(path, &entry.mechanism.domain())?,
         None => match side {
             ShardSide::A => entry.witness.first().clone(),
             ShardSide::B => entry.witness.second().clone(),

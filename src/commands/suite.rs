@@ -58,7 +58,7 @@ pub struct SuiteRow {
 
 /// Reads the manifest.
 pub fn read_cases(path: &Path) -> Result<Vec<SuiteCase>> {
-    let text = crate::text::read_text(path)
+    let text = crate::sources::text::read_text(path)
         .map_err(|e| Error::InvalidConfig(format!("--cases {}: {e}", path.display())))?;
     serde_json::from_str(&text).map_err(|e| {
         Error::InvalidConfig(format!(

@@ -124,9 +124,9 @@ pub(super) fn sweep(a: &SweepArgs) -> Result<Outcome> {
         )));
     }
     // Build every point first so bad values fail before any sampling.
-    let layers: Vec<Option<crate::layers::LayerKind>> = match &a.check {
+    let layers: Vec<Option<crate::record::layers::LayerKind>> = match &a.check {
         Some(c) => c
-            .parse::<crate::layers::Check>()?
+            .parse::<crate::record::layers::Check>()?
             .layers()
             .into_iter()
             .map(Some)

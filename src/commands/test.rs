@@ -81,16 +81,20 @@ pub(super) fn test_samples(a: &TestArgs) -> Result<Outcome> {
         let transform: Transform = t.parse()?;
         return test_view(a, &claim, transform, a.failure_probability, true);
     }
-    let check: crate::layers::Check = a.check.as_deref().unwrap_or("both").parse()?;
+    let check: crate::record::layers::Check = a.check.as_deref().unwrap_or("both").parse()?;
     test_layered(a, &claim, check)
 }
 
-/// Both layers (see [`crate::layers`]) on the same files: each layer is the one-view test of
+/// Both layers (see [`crate::record::layers`]) on the same files: each layer is the one-view test of
 /// its transform at its share of β (β split evenly over the layers asked for; the
 /// floating-point layer is skipped, its share unspent, when the first rows of both sides are
 /// all integers).
-fn test_layered(a: &TestArgs, claim: &ClaimArg, check: crate::layers::Check) -> Result<Outcome> {
-    use crate::layers::{LayerKind, LayerVerdict};
+fn test_layered(
+    a: &TestArgs,
+    claim: &ClaimArg,
+    check: crate::record::layers::Check,
+) -> Result<Outcome> {
+    use crate::record::layers::{LayerKind, LayerVerdict};
     let layers = check.layers();
     let share = a.failure_probability / layers.len() as f64;
     let mut results: Vec<(LayerVerdict, Option<crate::audit::SampleTestReport>)> = Vec::new();
@@ -101,10 +105,11 @@ fn test_layered(a: &TestArgs, claim: &ClaimArg, check: crate::layers::Check) -> 
     let mut pages: Vec<(crate::audit::AuditReport, crate::report::PlotData, u8)> = Vec::new();
     for kind in layers {
         if kind == LayerKind::FloatingPoint {
-            let (set_a, set_b) = crate::shards::open_sides(&a.samples_a, &a.samples_b)?;
-            let head =
-                |set: &crate::shards::ShardSet| set.head(set.rows.min(10_000), &Transform::None);
-            if crate::layers::integer_valued(&[&head(&set_a)?, &head(&set_b)?]) {
+            let (set_a, set_b) = crate::sources::shards::open_sides(&a.samples_a, &a.samples_b)?;
+            let head = |set: &crate::sources::shards::ShardSet| {
+                set.head(set.rows.min(10_000), &Transform::None)
+            };
+            if crate::record::layers::integer_valued(&[&head(&set_a)?, &head(&set_b)?]) {
                 results.push((
                     LayerVerdict::skipped(
                         kind,
@@ -120,11 +125,11 @@ fn test_layered(a: &TestArgs, claim: &ClaimArg, check: crate::layers::Check) -> 
         let mut r = r;
         for b in &mut r.bounds {
             if let Some(e) = &mut b.event {
-                e.description = crate::layers::in_words(&e.description, &names);
+                e.description = crate::record::layers::in_words(&e.description, &names);
             }
         }
         if let Some(ev) = r.empirical_epsilon.as_mut().and_then(|e| e.event.as_mut()) {
-            *ev = crate::layers::in_words(ev, &names);
+            *ev = crate::record::layers::in_words(ev, &names);
         }
         let page = r.to_audit_report();
         let v = LayerVerdict::from_confirmations(
@@ -193,7 +198,7 @@ fn test_layered(a: &TestArgs, claim: &ClaimArg, check: crate::layers::Check) -> 
         stdout = to_json(&out)?;
     } else {
         stdout += "\n===== answers =====\n";
-        stdout += &crate::layers::render_text(&verdicts);
+        stdout += &crate::record::layers::render_text(&verdicts);
         stdout += &format!(
             "β            {} split evenly over the {} layer(s) asked for (union bound)\nverdict      {}\n",
             crate::mechanisms::math::readable(a.failure_probability),
@@ -257,7 +262,7 @@ fn test_view_report(
     }
     // Every shard is opened and sized first (headers, line counts): a missing, truncated or
     // mismatched shard stops here, before any release is used.
-    let (set_a, set_b) = crate::shards::open_sides(&a.samples_a, &a.samples_b)?;
+    let (set_a, set_b) = crate::sources::shards::open_sides(&a.samples_a, &a.samples_b)?;
     let set_dim = set_a.shards.first().map_or(1, |s| s.dim);
     let (na, nb) = (set_a.names(), set_b.names());
     let config = AuditConfig {
@@ -297,7 +302,7 @@ fn test_view_report(
             set_a.head(train.0, &transform)?,
             set_b.head(train.1, &transform)?,
         );
-        let held = crate::shards::Streamed {
+        let held = crate::sources::shards::Streamed {
             a: set_a,
             b: set_b,
             train,

@@ -1,5 +1,5 @@
 //! The layered search: one search over neighboring pairs that answers both questions of
-//! [`crate::layers`] from the same releases.
+//! [`crate::record::layers`] from the same releases.
 //!
 //! Every trial draws its releases once (the search streams of [`search_and_confirm`]) and scores
 //! the pair separately for each layer, through that layer's view of a release (values for the
@@ -40,9 +40,9 @@ use super::{
 };
 use crate::audit::{AuditConfig, AuditReport, Phase, Verdict, audit_drawn};
 use crate::error::{Error, Result};
-use crate::layers::{LayerKind, LayerVerdict, in_words, integer_valued};
 use crate::mechanisms::math::readable;
 use crate::mechanisms::{DatasetPair, Mechanism, PrivacyClaim, Samples};
+use crate::record::layers::{LayerKind, LayerVerdict, in_words, integer_valued};
 use crate::rng::{Seed, Side, Stream, chunk_len, sample_parallel};
 use crate::testers::{PropertyTester, Transform};
 

@@ -208,7 +208,7 @@ impl DatasetFinder for HaltonFinder {
 /// the differing record are drawn from a given data sample instead of chosen adversarially.
 /// It proposes *fixed pairs* that are then audited against the ordinary worst-case claim, one
 /// pair at a time; it does not test Bayesian DP (the typical case averaged over x' ~ μ), which
-/// is `audit run --claim bdp:EPS:DELTA --data FILE` ([`crate::bayesian`]).
+/// is `audit run --claim bdp:EPS:DELTA --data FILE` ([`crate::audit::bayesian`]).
 #[derive(Debug)]
 pub struct TypicalFinder {
     data: Dataset,

@@ -407,7 +407,7 @@ fn verdict_html(r: &AuditReport) -> String {
 }
 
 /// The direction of a bound in words; a Bayesian DP run compares the joint laws of (x', release)
-/// with x' drawn from the data (first side M(D), second M(D ∪ {x'}); see `crate::bayesian`).
+/// with x' drawn from the data (first side M(D), second M(D ∪ {x'}); see `crate::audit::bayesian`).
 fn direction_for(d: Direction, bayesian: bool) -> &'static str {
     match (d, bayesian) {
         (Direction::FirstVsSecond, true) => "(x', M(D)) ‖ (x', M(D ∪ {x'})), x' ~ μ",
@@ -467,9 +467,9 @@ fn bound_row(b: &BoundRecord, bayesian: bool) -> String {
     )
 }
 
-/// Both layers' answers (see [`crate::layers`]), first on the page of a layered run: the rest
+/// Both layers' answers (see [`crate::record::layers`]), first on the page of a layered run: the rest
 /// of the page is the confirmation that decided.
-fn layers_html(layers: &[crate::layers::LayerVerdict]) -> String {
+fn layers_html(layers: &[crate::record::layers::LayerVerdict]) -> String {
     let mut b = String::from(
         "<h2>Two answers</h2><p class=\"sub\">The mechanism layer tests the output values (the algorithm in real numbers); the floating-point layer tests only their representation (low mantissa bits, f32 exactness, dyadic grid, binade). Each has its own share of β; the exit code is 1 when either finds a violation.</p>\n<table id=\"layers\"><tr><th>layer</th><th>answer</th><th>evidence</th><th>β share</th></tr>\n",
     );

@@ -3,7 +3,7 @@
 //!
 //! # Layout of a run directory
 //! - `audit.json`: the [`AuditReport`] (or a [`SweepReport`], marked `"kind": "sweep"`, or a
-//!   [`SequentialReport`](crate::sequential::SequentialReport), marked `"mode": "sequential"`),
+//!   [`SequentialReport`](crate::audit::sequential::SequentialReport), marked `"mode": "sequential"`),
 //!   pretty-printed.
 //! - `index.html`: offline page (inline CSS, no script, no network), every string escaped.
 //! - `distribution-<j>.png` (runs): releases of M(D) and M(D') on coordinate j, from a separate
@@ -765,7 +765,7 @@ pub enum ReportFile {
     /// A sweep.
     Sweep(Box<SweepReport>),
     /// A sequential audit (`audit run --sequential`).
-    Sequential(Box<crate::sequential::SequentialReport>),
+    Sequential(Box<crate::audit::sequential::SequentialReport>),
     /// A one-run audit (`audit one-run`).
     OneRun(Box<one_run::OneRunReport>),
     /// A detection table (`audit bench table`).
@@ -973,7 +973,7 @@ pub fn validate_sweep(s: &SweepReport) -> std::result::Result<(), String> {
 /// Checks every number of a sequential report: β in (0, 1), log-wealths and the threshold
 /// finite, the threshold > 0.
 pub fn validate_sequential(
-    r: &crate::sequential::SequentialReport,
+    r: &crate::audit::sequential::SequentialReport,
 ) -> std::result::Result<(), String> {
     check_probability("failure_probability", r.failure_probability)?;
     check_finite("log_wealth", r.log_wealth)?;
@@ -996,8 +996,8 @@ pub fn validate_sequential(
 /// [`validate_sweep`], [`validate_sequential`]: probabilities in (0, 1), what a claim allows
 /// ≥ 0, values finite); an error names the file, the field, its value and what is allowed.
 pub fn read_report(path: &Path) -> Result<ReportFile> {
-    let text =
-        crate::text::read_text(path).map_err(io_err(format!("reading {}", path.display())))?;
+    let text = crate::sources::text::read_text(path)
+        .map_err(io_err(format!("reading {}", path.display())))?;
     let bad = |what: String| Error::InvalidConfig(format!("{}: {what}", path.display()));
     let value: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| bad(format!("not JSON: {e}")))?;
@@ -1035,7 +1035,7 @@ pub fn read_report(path: &Path) -> Result<ReportFile> {
         table::validate(&r).map_err(bad)?;
         Ok(ReportFile::Table(Box::new(r)))
     } else if value.get("mode").and_then(|k| k.as_str()) == Some("sequential") {
-        let r: crate::sequential::SequentialReport = serde_json::from_value(value)
+        let r: crate::audit::sequential::SequentialReport = serde_json::from_value(value)
             .map_err(|e| bad(format!("not a sequential report: {e}")))?;
         r.mechanism
             .claim

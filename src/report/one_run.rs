@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use plotters::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use crate::audit::one_run::{OneRunBound, epsilon_lower_bound, gdp_rejects};
 use crate::error::Result;
-use crate::one_run::{OneRunBound, epsilon_lower_bound, gdp_rejects};
 
 use super::html::{Figure, e, figures_html, num, page};
 use super::plot::{BLUE, GREY, RED, axis_range, draw_err, font, tick_label, with_canvas};
@@ -310,7 +310,7 @@ fn render(r: &OneRunReport, run_id: &str) -> String {
     if let Some(t) = r
         .accountant
         .as_ref()
-        .and_then(|a| crate::commands::one_run::tightness_line(b.epsilon_lower, a))
+        .and_then(|a| crate::record::tightness_line(b.epsilon_lower, None, Some(a)))
     {
         let _ = writeln!(
             s,

@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use plotters::prelude::*;
 
 use crate::audit::Verdict;
+use crate::audit::sequential::SequentialReport;
 use crate::error::Result;
-use crate::sequential::SequentialReport;
 
 use super::html::{
     Figure, claim_words, direction_words, divergence_words, e, figures_html, neighboring_words,

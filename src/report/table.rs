@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 use plotters::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::bench::{TableCell, table_rows, table_summary};
+use statrs::distribution::{Binomial, DiscreteCDF};
+
 use crate::error::Result;
 
 use super::html::{Figure, e, figures_html, num, page};
@@ -295,5 +296,86 @@ pub(super) fn index_fields(r: &TableReport) -> (String, String, String, bool) {
             r.repeats
         ),
         false,
+    )
+}
+
+/// One cell of the detection table ([`table`]): an entry at one setting, one tester.
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
+pub struct TableCell {
+    /// Catalogue id.
+    pub mechanism: String,
+    /// `correct` or `buggy` at this setting (computed by the entry from its parameters).
+    pub status: String,
+    /// The ε the entry was built with (`--param epsilon=…`), or `None` for its own default
+    /// claim (entries without an `epsilon` parameter, e.g. DP-SGD's noise multiplier).
+    pub epsilon: Option<f64>,
+    /// The claim audited.
+    pub claim: String,
+    /// Tester name.
+    pub tester: String,
+    /// Audits that reported a violation; `None` when the tester cannot test the claim.
+    pub detections: Option<u64>,
+    /// Audits run.
+    pub repeats: u64,
+    /// Why the cell is empty, when it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// The rows of a table in order: (id, ε, status, claim), each once.
+pub fn table_rows(cells: &[TableCell]) -> Vec<(&str, Option<f64>, &str, &str)> {
+    let mut rows: Vec<(&str, Option<f64>, &str, &str)> = Vec::new();
+    for c in cells {
+        let row = (
+            c.mechanism.as_str(),
+            c.epsilon,
+            c.status.as_str(),
+            c.claim.as_str(),
+        );
+        if !rows.iter().any(|r| r.0 == row.0 && r.1 == row.1) {
+            rows.push(row);
+        }
+    }
+    rows
+}
+
+/// What the table says in one line per status: buggy settings caught by at least one tester in
+/// a majority of audits, and correct settings with a cell above what level-β audits explain
+/// (P(Binomial(repeats, β) ≥ k) < 0.001).
+pub fn table_summary(cells: &[TableCell], beta: f64) -> String {
+    let rows = table_rows(cells);
+    let of = |row: &(&str, Option<f64>, &str, &str)| -> Vec<&TableCell> {
+        cells
+            .iter()
+            .filter(|c| c.mechanism == row.0 && c.epsilon == row.1)
+            .collect()
+    };
+    let buggy: Vec<_> = rows.iter().filter(|r| r.2 == "buggy").collect();
+    let caught = buggy
+        .iter()
+        .filter(|r| {
+            of(r)
+                .iter()
+                .any(|c| c.detections.is_some_and(|k| 2 * k > c.repeats))
+        })
+        .count();
+    let correct: Vec<_> = rows.iter().filter(|r| r.2 == "correct").collect();
+    let unexplained = correct
+        .iter()
+        .filter(|r| {
+            of(r).iter().any(|c| {
+                c.detections.is_some_and(|k| {
+                    k > 0
+                        && Binomial::new(beta, c.repeats)
+                            .map(|b| b.sf(k - 1) < 1e-3)
+                            .unwrap_or(false)
+                })
+            })
+        })
+        .count();
+    format!(
+        "buggy settings caught by some tester in most audits: {caught}/{}; correct settings with more detections than β explains (binomial tail < 0.001): {unexplained}/{}",
+        buggy.len(),
+        correct.len()
     )
 }

@@ -372,8 +372,8 @@ fn reading_rejects_other_schema_versions() {
     );
 }
 
-fn sequential_audit(id: &str, max: usize) -> crate::sequential::SequentialReport {
-    use crate::sequential::{SequentialConfig, audit_sequential};
+fn sequential_audit(id: &str, max: usize) -> crate::audit::sequential::SequentialReport {
+    use crate::audit::sequential::{SequentialConfig, audit_sequential};
     let entry = catalogue::build(id, &Default::default()).unwrap();
     let m = &*entry.mechanism;
     let config = SequentialConfig {

@@ -72,7 +72,7 @@ pub fn render_text(r: &AuditReport) -> String {
         "bounds       (lower confidence bound vs what the claim allows)"
     );
     // A Bayesian DP audit compares the joint laws of (x', release) with x' ~ μ: first side
-    // (x', M(D)), second (x', M(D ∪ {x'})) (see `crate::bayesian`).
+    // (x', M(D)), second (x', M(D ∪ {x'})) (see `crate::audit::bayesian`).
     let bayesian = r.bayesian.is_some();
     for b in &r.bounds {
         let dir = match (b.direction, bayesian) {
@@ -322,7 +322,7 @@ pub fn render_sweep_text(
     s
 }
 
-/// Renders a layered run (see [`crate::layers`]): each layer's search and confirmations, then
+/// Renders a layered run (see [`crate::record::layers`]): each layer's search and confirmations, then
 /// both answers side by side, the overall verdict and the line that re-runs it.
 pub fn render_layered_text(r: &crate::finders::layered::LayeredReport, reproduce: &str) -> String {
     let mut s = String::new();
@@ -358,7 +358,7 @@ pub fn render_layered_text(r: &crate::finders::layered::LayeredReport, reproduce
         }
     }
     let _ = writeln!(s, "\n===== answers =====");
-    s += &crate::layers::render_text(&r.verdicts());
+    s += &crate::record::layers::render_text(&r.verdicts());
     let _ = writeln!(s, "β            {}", r.beta_rule);
     let deciding: Vec<&str> = r
         .layers

@@ -466,20 +466,29 @@ pub(crate) const PLANNING_NOISE_REDUCTION: f64 = 1.05;
 /// of the grid's range (derivatives by central differences). For μ-GDP this is ε ≈ 0.61μ at small μ (0.164 at
 /// μ = 0.268). Only where the test looks depends on this; what the claim allows is read off
 /// the claim itself, so any choice is sound.
-pub(crate) fn planned_profile_epsilon(claim: &PrivacyClaim, samples_per_side: usize) -> Option<f64> {
+pub(crate) fn planned_profile_epsilon(
+    claim: &PrivacyClaim,
+    samples_per_side: usize,
+) -> Option<f64> {
     if claim.natural_epsilon().is_some() {
         return None;
     }
     let alt = claim.with_noise_scaled(1.0 / PLANNING_NOISE_REDUCTION)?;
     let eps_max = profile_eps_max(claim, samples_per_side);
-    if !(eps_max > 0.0) {
+    if eps_max.is_nan() || eps_max <= 0.0 {
         return None;
     }
     const POINTS: usize = 400;
     let h = eps_max / POINTS as f64;
     let grid: Vec<f64> = (0..=POINTS + 1).map(|i| i as f64 * h).collect();
-    let claimed: Vec<f64> = grid.iter().map(|&e| claim.delta_at(e)).collect::<Option<_>>()?;
-    let shifted: Vec<f64> = grid.iter().map(|&e| alt.delta_at(e)).collect::<Option<_>>()?;
+    let claimed: Vec<f64> = grid
+        .iter()
+        .map(|&e| claim.delta_at(e))
+        .collect::<Option<_>>()?;
+    let shifted: Vec<f64> = grid
+        .iter()
+        .map(|&e| alt.delta_at(e))
+        .collect::<Option<_>>()?;
     let mut best: Option<(f64, f64)> = None;
     for i in 1..=POINTS {
         let e = grid[i];
@@ -516,8 +525,7 @@ mod tests {
         assert!((0.55..0.7).contains(&e), "{e}");
         assert!(planned_profile_epsilon(&PrivacyClaim::pure(1.0).unwrap(), 1000).is_none());
         assert!(
-            planned_profile_epsilon(&PrivacyClaim::approximate(1.0, 1e-5).unwrap(), 1000)
-                .is_none()
+            planned_profile_epsilon(&PrivacyClaim::approximate(1.0, 1e-5).unwrap(), 1000).is_none()
         );
         let z = planned_profile_epsilon(&PrivacyClaim::zcdp(0.05).unwrap(), 100_000);
         assert!(z.is_some_and(|e| e > 0.0), "{z:?}");

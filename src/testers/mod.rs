@@ -67,7 +67,7 @@ pub fn allowed(claim: &PrivacyClaim, divergence: &Divergence) -> Option<f64> {
 /// Refuses a Bayesian DP claim for a worst-case tester: (ε_μ, δ_μ)-BDP is a promise about the
 /// typical differing record x' ~ μ, averaged over μ, and allows nothing about any one fixed pair
 /// of datasets ([`PrivacyClaim::delta_at`] and [`PrivacyClaim::renyi_at`] are `None` for it).
-/// Only the Bayesian audit ([`crate::bayesian`]), which draws x' from the data, tests it. Every
+/// Only the Bayesian audit ([`crate::audit::bayesian`]), which draws x' from the data, tests it. Every
 /// tester's [`PropertyTester::plan`] calls this first.
 pub fn refuse_bayesian(tester: &str, claim: &PrivacyClaim) -> Result<()> {
     if claim.is_bayesian() {
@@ -257,7 +257,7 @@ pub trait PropertyTester: Send + Sync + fmt::Debug {
 
 /// The held-out releases of the two sides of a split (P first, Q second), in their order: the
 /// rows after the training rows. A tester reads them only through [`HeldOut::count`], so they
-/// may be in memory ([`Tail`]) or in shards on disk (`crate::shards`).
+/// may be in memory ([`Tail`]) or in shards on disk (`crate::sources::shards`).
 pub trait HeldOut: Sync {
     /// Held-out rows of the first side (`second == false`) or of the second.
     fn rows(&self, second: bool) -> usize;

@@ -124,10 +124,10 @@ pub enum Transform {
     Auto,
     /// The mechanism layer's view: each coordinate kept, then (for d ≥ 2) the L2, L1 and L∞
     /// norms. Every feature is a function of the real values, so a violation found through it
-    /// is a violation of the real-valued mechanism (see [`crate::layers`]).
+    /// is a violation of the real-valued mechanism (see [`crate::record::layers`]).
     Values,
     /// The floating-point layer's view: per coordinate, the representation features of
-    /// [`FLOAT_REPR_FEATURES`] only (no value). See [`crate::layers`].
+    /// [`FLOAT_REPR_FEATURES`] only (no value). See [`crate::record::layers`].
     FloatRepr,
     /// The release read as K checkpoints of a model with `block` coordinates, θ_1, …, θ_K (an
     /// iterative algorithm that releases its iterates), replaced per model coordinate c by the

@@ -35,7 +35,9 @@ run exec run --exec 'python3 examples/exec/textbook_laplace_sum.py' --claim pure
 run one-run one-run --canaries 1000 --param noise_scale=0.3 --json --no-report
 run sweep sweep --mechanism dpsgd --param noise_scale=0.5:1.0:0.25 --repeats 2 --samples 20000 --json --no-report
 run accountant accountant --sampling-rate 0.01 --noise-multiplier 1.1 --steps 100 --delta 1e-5 --json
-shards=$(mktemp -d)
+# A fixed directory, so that the shard paths recorded in the JSON are the same in every snapshot.
+shards=/tmp/dp-audit-json-snapshot-shards
+rm -rf "$shards" && mkdir -p "$shards"
 trap 'rm -rf "$shards"' EXIT
 "$a" sample --mechanism laplace-sum --side a --shard-index 0 --samples 20000 --out "$shards/a.jsonl" >/dev/null 2>&1
 "$a" sample --mechanism laplace-sum --side b --shard-index 0 --samples 20000 --out "$shards/b.jsonl" >/dev/null 2>&1

@@ -17,27 +17,27 @@
 //! empirical ε is the larger of the estimate and the ε implied by the verdict's own events (both
 //! hold on that same event of probability ≥ 1 − β).
 
+pub mod bayesian;
+pub mod one_run;
+pub mod one_run_exec;
+pub mod sequential;
+
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::mechanisms::math::readable;
-use crate::mechanisms::{DatasetPair, Mechanism, Neighboring, PrivacyClaim, Samples};
+use crate::mechanisms::{DatasetPair, Mechanism, PrivacyClaim, Samples};
 use crate::rng::{Seed, Side, Stream, chunk_len, sample_parallel};
-use crate::testers::{
-    Divergence, EventBound, HeldOut, HockeyStickTester, PropertyTester, Transform, allowed,
-    violates,
+use crate::testers::{Divergence, HeldOut, HockeyStickTester, PropertyTester, allowed, violates};
+
+// The result record's types, where the runners' callers have always found them.
+pub use crate::record::{
+    AuditReport, BetaSplit, BoundRecord, ConfirmationSummary, Direction, EmpiricalEpsilon,
+    MechanismInfo, READABLE_SCHEMA_VERSIONS, SCHEMA_VERSION, SampleFiles, SampleTestReport,
+    SearchSummary, SkippedSummary, TrialSummary, Verdict, tightness_line,
 };
-
-/// Version of the JSON report layout. 2: bounds may be on the larger of both directions
-/// (`"direction": "larger"`), and an event's `p_lower`/`q_upper` are absent when the
-/// hockey-stick tester's conditional test made the bound (its counts are in `contrast`).
-pub const SCHEMA_VERSION: u32 = 2;
-
-/// Layout versions [`crate::report::read_report`] reads: version 1 files are version 2 files
-/// without the new fields.
-pub const READABLE_SCHEMA_VERSIONS: &[u32] = &[1, 2];
 
 /// Most releases per side an audit may request (memory: n × d × 8 bytes per side).
 pub const MAX_SAMPLES_PER_SIDE: usize = 50_000_000;
@@ -93,170 +93,6 @@ impl AuditConfig {
     }
 }
 
-/// Which order of the pair a bound is about.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Direction {
-    /// D(M(D) ‖ M(D')).
-    FirstVsSecond,
-    /// D(M(D') ‖ M(D)).
-    SecondVsFirst,
-    /// The larger of the two: max(D(M(D) ‖ M(D')), D(M(D') ‖ M(D))), bounded by summing an
-    /// event from each direction (the hockey-stick tester).
-    Larger,
-}
-
-/// One confirmed lower bound with what the claim allows.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct BoundRecord {
-    /// Tester name.
-    pub tester: String,
-    /// What is bounded.
-    pub divergence: Divergence,
-    /// Which order of the pair.
-    pub direction: Direction,
-    /// The lower confidence bound (rounded down).
-    pub value: f64,
-    /// What the claim allows (rounded up).
-    pub allowed: f64,
-    /// True iff `value > allowed`.
-    pub violation: bool,
-    /// Failure probability of this bound (its share of β).
-    pub failure_probability: f64,
-    /// Point estimate on the held-out data; for reading only.
-    pub point_estimate: f64,
-    /// The inequality and assumptions behind the bound.
-    pub inequality: String,
-    /// For hockey-stick bounds, the event and its probability bounds.
-    pub event: Option<EventBound>,
-}
-
-/// How β was split.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct BetaSplit {
-    /// Total β.
-    pub total: f64,
-    /// Number of bounds it was split over.
-    pub bounds: usize,
-    /// β of each bound.
-    pub per_bound: f64,
-    /// The rule, in words.
-    pub rule: String,
-}
-
-/// The outcome.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Verdict {
-    /// At least one bound exceeds what the claim allows.
-    Violation,
-    /// No bound exceeds what the claim allows. This proves nothing about the mechanism.
-    NoViolation,
-}
-
-impl Verdict {
-    /// "violation found" or "no violation found".
-    pub fn words(&self) -> &'static str {
-        match self {
-            Verdict::Violation => "violation found",
-            Verdict::NoViolation => "no violation found",
-        }
-    }
-}
-
-/// A lower confidence bound on the mechanism's true ε at the claim's δ.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct EmpiricalEpsilon {
-    /// The δ at which ε is bounded.
-    pub delta: f64,
-    /// With confidence `confidence`, the mechanism is not (ε', δ)-DP for any ε' < this value.
-    pub lower_bound: f64,
-    /// 1 − β (simultaneous with the verdict's bounds).
-    pub confidence: f64,
-    /// What gave the bound: the ε-estimate stage or the verdict's own events (absent in reports
-    /// written before the stage existed).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub source: Option<String>,
-    /// The event behind the bound, in words.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub event: Option<String>,
-    /// The held-out counts behind the bound, in words.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub evidence: Option<String>,
-    /// The share of β the ε-estimate stage spent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub estimate_beta: Option<f64>,
-    /// The ε the claim states (or implies, for a privacy profile) at `delta`, for comparison.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub claimed_epsilon: Option<f64>,
-    /// When the claim comes from an accountant: its optimistic and pessimistic ε at `delta`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub accountant: Option<crate::mechanisms::AccountantRange>,
-}
-
-impl EmpiricalEpsilon {
-    /// "the claim is at most X % loose on this pair", when the claim states an ε at this δ and
-    /// the bound is below it; the gap between the claim and the lower bound bounds how much the
-    /// claim overstates the true ε (whenever the bound holds).
-    pub fn tightness(&self) -> Option<String> {
-        tightness_line(
-            self.lower_bound,
-            self.claimed_epsilon,
-            self.accountant.as_ref(),
-        )
-    }
-}
-
-/// How tight a claim is, on one line: the lower bound `lower` on the true ε beside the claimed ε
-/// (or, when the claim comes from an accountant, its optimistic and pessimistic ε), and how
-/// loose the claim can be at most if it holds: (claimed − lower)/claimed, rounded up. `None`
-/// without a positive finite claimed ε.
-pub fn tightness_line(
-    lower: f64,
-    claimed: Option<f64>,
-    accountant: Option<&crate::mechanisms::AccountantRange>,
-) -> Option<String> {
-    let c = accountant.map_or(claimed?, |a| a.pessimistic);
-    if !(c.is_finite() && c > 0.0) {
-        return None;
-    }
-    let verdict = if lower > c {
-        "the claim is violated at this δ".to_string()
-    } else {
-        format!(
-            "if the claim holds, it is at most {:.0} % loose",
-            ((c - lower) / c * 100.0).ceil()
-        )
-    };
-    Some(match accountant {
-        Some(a) => {
-            let range = if a.optimistic == a.pessimistic {
-                format!("ε = {}", readable(a.pessimistic))
-            } else {
-                format!(
-                    "{} ≤ ε ≤ {}",
-                    readable(a.optimistic),
-                    readable(a.pessimistic)
-                )
-            };
-            format!(
-                "{} ≤ ε_true; accountant: {range} ({verdict}; {})",
-                readable(lower),
-                a.accountant
-            )
-        }
-        None if lower > c => format!(
-            "above the claimed ε = {}: the claim is violated at this δ",
-            readable(c)
-        ),
-        None => format!(
-            "{} ≤ ε_true; claimed ε = {} ({verdict})",
-            readable(lower),
-            readable(c)
-        ),
-    })
-}
-
 /// Share of β spent by the ε-estimate stage of a confirming measurement (see the module docs).
 pub const ESTIMATE_SHARE: f64 = 0.1;
 
@@ -306,144 +142,6 @@ pub fn claimed_epsilon_at(claim: &PrivacyClaim, delta: f64) -> Option<f64> {
         }
     }
     Some(hi)
-}
-
-/// What was audited.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct MechanismInfo {
-    /// Mechanism id.
-    pub id: String,
-    /// The claim tested.
-    pub claim: PrivacyClaim,
-    /// Where the claim comes from.
-    pub claim_source: String,
-    /// The neighboring relation.
-    pub neighboring: Neighboring,
-    /// Catalogue status (`correct`/`buggy`) when the mechanism is a catalogue entry; ground truth
-    /// for the reader, never used to decide.
-    pub catalogue_status: Option<String>,
-}
-
-/// The result of an audit: the source of truth for every rendering (text, JSON, HTML).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct AuditReport {
-    /// Layout version.
-    pub schema_version: u32,
-    /// dp-audit version.
-    pub tool_version: String,
-    /// What was audited.
-    pub mechanism: MechanismInfo,
-    /// The pair the verdict is about; absent when the releases were read from files
-    /// (`audit test`), whose datasets dp-audit never saw (see `sample_files`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pair: Option<DatasetPair>,
-    /// Where the releases came from when they were read from files (`audit test`) rather than
-    /// drawn from a mechanism.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sample_files: Option<SampleFiles>,
-    /// Testers used.
-    pub testers: Vec<String>,
-    /// Testers `--tester all` left out because they cannot test this claim, each with why.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub skipped_testers: Vec<String>,
-    /// The seed.
-    pub seed: u64,
-    /// Releases per side.
-    pub samples_per_side: usize,
-    /// Calls of `Mechanism::sample` (chunks of at most 4096 releases).
-    pub mechanism_calls: u64,
-    /// β and its split.
-    pub beta: BetaSplit,
-    /// Every bound with what the claim allows.
-    pub bounds: Vec<BoundRecord>,
-    /// The verdict.
-    pub verdict: Verdict,
-    /// Lower bound on the true ε at the claim's δ (pure and approximate claims).
-    pub empirical_epsilon: Option<EmpiricalEpsilon>,
-    /// The fixed post-processing applied to every release before the testers, when the caller
-    /// audited through one (see [`crate::testers::transforms`]: bounds on transformed releases
-    /// are lower bounds on the original divergences). Absent in JSON when none, so older reports
-    /// load unchanged.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub output_transform: Option<Transform>,
-    /// Wall-clock seconds; left out of the deterministic JSON printed by `--json`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub wall_time_seconds: Option<f64>,
-    /// The command that re-runs exactly this run (the `audit` command line as given, with a time
-    /// budget replaced by the trial count it allowed), when the report came from the CLI.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reproduce: Option<String>,
-    /// The dataset search this audit confirmed a pair of, when there was one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub search: Option<SearchSummary>,
-    /// The data distribution and draws of a Bayesian DP audit ([`crate::bayesian`]), when the
-    /// claim was `bdp:` (then `pair` is absent: every draw of x' makes its own pair).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bayesian: Option<crate::bayesian::BayesianInfo>,
-    /// Dimension of the releases before `output_transform` (recorded by layered runs, to name
-    /// the features the testers saw).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub release_dim: Option<usize>,
-    /// Both layers' answers (mechanism and floating-point, see [`crate::layers`]) when the run
-    /// was layered; this report is then the confirmation that decided one of them.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub layers: Option<Vec<crate::layers::LayerVerdict>>,
-}
-
-/// What a report records of the search behind it: the finder, every trial's score, and every
-/// confirmed pair with its verdict (the page shows the last confirmation in full).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct SearchSummary {
-    /// Finder name.
-    pub finder: String,
-    /// Exploratory trials scored (search phase; no statistical claim).
-    pub trials: Vec<TrialSummary>,
-    /// Proposed pairs the program failed on (a failure status, a time-out or a non-finite
-    /// output): skipped, not scored.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub skipped: Vec<SkippedSummary>,
-    /// Every confirming audit, in order: the pair, the verdict and the largest margin.
-    pub confirmations: Vec<ConfirmationSummary>,
-    /// The β rule of the search (how β was split over the confirm slots).
-    pub beta_rule: String,
-    /// The run's verdict (a violation if any confirmation found one).
-    pub verdict: Verdict,
-    /// Releases drawn in both phases.
-    pub samples_drawn: u64,
-}
-
-/// One exploratory trial, as the report records it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct TrialSummary {
-    /// Trial index.
-    pub index: usize,
-    /// Records in D and D'.
-    pub sizes: [usize; 2],
-    /// Point estimate of (divergence − allowed).
-    pub score: f64,
-}
-
-/// A proposed pair the program failed on, as the report records it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct SkippedSummary {
-    /// Trial index.
-    pub index: usize,
-    /// D and D', shortened.
-    pub pair: [String; 2],
-    /// The failure (exit status, time-out or non-finite output), the request and the
-    /// program's stderr.
-    pub error: String,
-}
-
-/// One confirming audit, as the report records it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ConfirmationSummary {
-    /// The pair confirmed.
-    pub pair: DatasetPair,
-    /// Its verdict.
-    pub verdict: Verdict,
-    /// Largest (lower bound − allowed) over its bounds.
-    pub margin: f64,
 }
 
 /// Audits `claim` for `mechanism` on `pair` with `testers`.
@@ -649,12 +347,12 @@ fn plan_bounds(
                 plan.push((ti, d, a, false));
             }
         }
-        if t.selects_on_training_split() {
-            if let Some(d) = t.planned(claim, n) {
-                if let Some(a) = allowed(claim, &d) {
-                    plan.push((ti, d, a, true));
-                }
-            }
+        if let Some(d) = t
+            .planned(claim, n)
+            .filter(|_| t.selects_on_training_split())
+            && let Some(a) = allowed(claim, &d)
+        {
+            plan.push((ti, d, a, true));
         }
     }
     if plan.is_empty() {
@@ -704,7 +402,9 @@ fn measure(
     // β slots: a tester that chooses its bound on its own training split (direction, and ε for
     // profile claims) takes one slot; any other tester takes one per divergence and direction.
     // A divergence planned from the claim alone is a group of its own.
-    let mut groups: Vec<(usize, bool, Vec<(Divergence, f64)>)> = Vec::new();
+    // (tester, planned from the claim alone, its candidates)
+    type Group = (usize, bool, Vec<(Divergence, f64)>);
+    let mut groups: Vec<Group> = Vec::new();
     for (ti, d, a, fixed) in plan {
         match groups.iter_mut().find(|g| g.0 == *ti && g.1 == *fixed) {
             Some(g) => g.2.push((*d, *a)),
@@ -938,97 +638,6 @@ fn estimate_stage(
         claimed_epsilon: claimed_epsilon_at(claim, delta),
         accountant: None,
     }))
-}
-
-/// Where the releases of an [`AuditReport`] came from when they were read from files.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct SampleFiles {
-    /// The first side's file(s), as given (shards joined by " + ").
-    pub a: String,
-    /// Releases read on the first side.
-    pub samples_a: usize,
-    /// The second side's file(s).
-    pub b: String,
-    /// Releases read on the second side.
-    pub samples_b: usize,
-}
-
-impl SampleTestReport {
-    /// The same result in the layout of a run's report (for `audit.json` and its page): no
-    /// mechanism and no pair, the files instead; `samples_per_side` is the smaller side.
-    pub fn to_audit_report(&self) -> AuditReport {
-        AuditReport {
-            schema_version: self.schema_version,
-            tool_version: self.tool_version.clone(),
-            mechanism: MechanismInfo {
-                id: format!("releases from {} and {}", self.source_a, self.source_b),
-                claim: self.claim,
-                claim_source: "given on the command line (--claim)".into(),
-                neighboring: Neighboring::AddRemove,
-                catalogue_status: None,
-            },
-            pair: None,
-            sample_files: Some(SampleFiles {
-                a: self.source_a.clone(),
-                samples_a: self.samples_a,
-                b: self.source_b.clone(),
-                samples_b: self.samples_b,
-            }),
-            testers: self.testers.clone(),
-            skipped_testers: self.skipped_testers.clone(),
-            seed: self.seed,
-            samples_per_side: self.samples_a.min(self.samples_b),
-            mechanism_calls: 0,
-            beta: self.beta.clone(),
-            bounds: self.bounds.clone(),
-            verdict: self.verdict,
-            empirical_epsilon: self.empirical_epsilon.clone(),
-            output_transform: self.output_transform,
-            wall_time_seconds: None,
-            reproduce: None,
-            search: None,
-            bayesian: None,
-            release_dim: None,
-            layers: None,
-        }
-    }
-}
-
-/// The result of [`audit_samples`]: a claim tested on samples drawn elsewhere.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct SampleTestReport {
-    /// Version of this JSON layout.
-    pub schema_version: u32,
-    /// dp-audit version.
-    pub tool_version: String,
-    /// The claim tested.
-    pub claim: PrivacyClaim,
-    /// Where the first side's samples came from (e.g. a file name).
-    pub source_a: String,
-    /// Where the second side's samples came from.
-    pub source_b: String,
-    /// Testers used.
-    pub testers: Vec<String>,
-    /// Testers `--tester all` left out because they cannot test this claim, each with why.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub skipped_testers: Vec<String>,
-    /// Seed of the testers' randomness.
-    pub seed: u64,
-    /// Releases on the first side.
-    pub samples_a: usize,
-    /// Releases on the second side.
-    pub samples_b: usize,
-    /// β and its split.
-    pub beta: BetaSplit,
-    /// Every bound.
-    pub bounds: Vec<BoundRecord>,
-    /// The verdict.
-    pub verdict: Verdict,
-    /// Lower confidence bound on the true ε at the claim's δ.
-    pub empirical_epsilon: Option<EmpiricalEpsilon>,
-    /// The fixed post-processing applied to both sides' releases before the testers, if any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub output_transform: Option<Transform>,
 }
 
 /// Tests `claim` on samples drawn elsewhere (e.g. sharded across a batch engine): `a` are

@@ -18,7 +18,7 @@
 //! canaries, never from the bits: a program that reads the bits into its scores is reported as
 //! leaking them, which is what it does.
 //!
-//! The scores are audited by [`crate::one_run::audit_scores`] (Steinke, Nasr & Jagielski 2023,
+//! The scores are audited by [`crate::audit::one_run::audit_scores`] (Steinke, Nasr & Jagielski 2023,
 //! Theorem 3.1) against the claim given with `--claim`.
 //!
 //! # Robustness
@@ -36,8 +36,8 @@ use rand::RngExt;
 use serde::Serialize;
 use serde_json::json;
 
+use crate::audit::one_run::{OneRunBound, audit_scores, default_guess_sizes};
 use crate::error::{Error, Result};
-use crate::one_run::{OneRunBound, audit_scores, default_guess_sizes};
 use crate::rng::{Seed, Stream};
 
 /// Stream tags of an exec one-run audit.
@@ -158,7 +158,7 @@ pub fn audit_exec(config: &ExecOneRunConfig) -> Result<ExecOneRunAudit> {
 
 /// The m scores of the program's output: whitespace-separated numbers or one JSON array.
 fn parse_scores(text: &str, m: usize) -> Result<Vec<f64>> {
-    let t = crate::text::strip_bom(text).trim();
+    let t = crate::sources::text::strip_bom(text).trim();
     let bad = |msg: String| Error::InvalidSamples(format!("the training program's scores: {msg}"));
     let scores: Vec<f64> = if t.starts_with('[') {
         let v: Vec<serde_json::Value> = serde_json::from_str(t)
@@ -216,7 +216,7 @@ fn run(command: &str, input: Vec<u8>, timeout: Duration) -> Result<String> {
     let pid = libc::pid_t::try_from(child.id())
         .map_err(|_| err("its process id does not fit a pid_t".into()))?;
     // Killed on every way out, as the exec mechanism's programs are.
-    let group = crate::exec::Group::new(pid);
+    let group = crate::sources::exec::Group::new(pid);
     let start = Instant::now();
     let (tx, rx) = mpsc::channel::<std::result::Result<Vec<u8>, String>>();
     if let Some(mut stdin) = child.stdin.take() {

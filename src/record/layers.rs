@@ -29,10 +29,10 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::audit::{AuditReport, BoundRecord, Direction, EmpiricalEpsilon, Verdict};
 use crate::error::{Error, Result};
 use crate::mechanisms::Samples;
 use crate::mechanisms::math::readable;
+use crate::record::{AuditReport, BoundRecord, Direction, EmpiricalEpsilon, Verdict};
 use crate::testers::Transform;
 
 /// One of the two layers.

@@ -3,7 +3,7 @@
 //!
 //! # Formats (chosen by the file name's ending)
 //! - anything else (e.g. `.jsonl`): JSON lines, one JSON number or array per line (the exec
-//!   protocol's line format, [`crate::exec::parse_lines`]);
+//!   protocol's line format, [`crate::sources::exec::parse_lines`]);
 //! - `.gz`: the same lines, gzip-compressed (flate2; concatenated gzip members are read);
 //! - `.zst`: the same lines, zstd-compressed (zstd);
 //! - `.bin`: binary, a [`HEADER_LEN`]-byte header then the releases as little-endian IEEE-754
@@ -427,7 +427,7 @@ impl Shard {
             let (dim, rows) = count_lines(path, source, format)?;
             let sidecar = sidecar_path(path);
             let provenance = if sidecar.exists() {
-                let text = crate::text::read_text(&sidecar)
+                let text = crate::sources::text::read_text(&sidecar)
                     .map_err(|e| bad(&sidecar, format!("cannot be read ({e})")))?;
                 let meta: Sidecar = serde_json::from_str(&text)
                     .map_err(|e| bad(&sidecar, format!("is not a shard sidecar ({e})")))?;
@@ -560,7 +560,7 @@ impl Shard {
                             + 1;
                         format!("line {line} is not UTF-8 text")
                     })?;
-                    crate::exec::parse_chunk(text, *first, Some(self.dim))
+                    crate::sources::exec::parse_chunk(text, *first, Some(self.dim))
                 })
                 .collect();
             for chunk in parsed {
@@ -629,7 +629,7 @@ fn count_lines(path: &Path, source: &Path, format: Format) -> Result<(usize, usi
     if first.is_empty() {
         return Err(bad(path, "holds no releases (empty file)"));
     }
-    let dim = crate::exec::parse_chunk(&first, 0, None)
+    let dim = crate::sources::exec::parse_chunk(&first, 0, None)
         .map_err(|e| bad(path, e))?
         .dim();
     let mut breaks = usize::from(first.ends_with('\n'));

@@ -967,9 +967,9 @@ impl LineParser {
     /// Parses the next line (its line break may be included).
     fn push(&mut self, line: &str) -> Result<(), String> {
         let line_no = self.first_line + self.count + 1;
-        // A byte-order mark starting the output (or file) is skipped (see crate::text).
+        // A byte-order mark starting the output (or file) is skipped (see crate::sources::text).
         let line = if line_no == 1 {
-            crate::text::strip_bom(line)
+            crate::sources::text::strip_bom(line)
         } else {
             line
         };
@@ -1080,7 +1080,7 @@ impl LineParser {
             Err(e) => plain_numbers(l).ok_or_else(|| {
                 format!(
                     "line {line_no} is not a JSON number or array, nor numbers separated by spaces or commas ({e}){}: {}",
-                    crate::text::bom_note(l),
+                    crate::sources::text::bom_note(l),
                     clip(l)
                 )
             })?,

@@ -75,14 +75,14 @@ use std::path::Path;
 use std::time::Instant;
 
 use rand::RngExt;
-use serde::{Deserialize, Serialize};
 
-use crate::audit::{
-    AuditReport, BetaSplit, BoundRecord, Direction, MechanismInfo, SCHEMA_VERSION, Verdict,
-};
 use crate::error::{Error, Result};
 use crate::mechanisms::math::readable;
 use crate::mechanisms::{Dataset, Mechanism, Neighboring, PrivacyClaim, RecordDomain, Samples};
+use crate::record::{
+    AuditReport, BayesianInfo, BetaSplit, BoundRecord, Direction, MechanismInfo, SCHEMA_VERSION,
+    Verdict,
+};
 use crate::rng::{Seed, Side, Stream, chunk_len, sample_parallel};
 use crate::testers::{Divergence, HockeyStickTester, PropertyTester, violates};
 
@@ -97,30 +97,11 @@ const MAX_PRODUCTS: usize = 64;
 /// Name of the test in reports.
 pub const TESTER_NAME: &str = "bayesian-hockey-stick";
 
-/// What a report records of a Bayesian audit.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct BayesianInfo {
-    /// Where μ came from (the data file as given).
-    pub data_source: String,
-    /// Records in the file (μ is uniform over them).
-    pub records: usize,
-    /// Distinct records among them.
-    pub distinct_records: usize,
-    /// The fixed rest of the dataset, D.
-    pub base: Dataset,
-    /// x' draws (= releases) per side.
-    pub draws_per_side: usize,
-    /// Distinct records the P̃ side drew.
-    pub distinct_drawn: usize,
-    /// The features each joint row carries.
-    pub features: String,
-}
-
 /// Reads μ from `path`: one record per line, a JSON number (`0.3`) or array (`[0.3, 1]`); empty
 /// and `#` lines are skipped. Each record is checked against `domain` (dimension, range,
 /// integrality); errors name the file, the line and the value.
 pub fn read_data(path: &Path, domain: &RecordDomain) -> Result<Dataset> {
-    let text = crate::text::read_text(path)
+    let text = crate::sources::text::read_text(path)
         .map_err(|e| Error::InvalidConfig(format!("--data {}: {e}", path.display())))?;
     parse_data(&text, &path.display().to_string(), domain)
 }
@@ -128,7 +109,7 @@ pub fn read_data(path: &Path, domain: &RecordDomain) -> Result<Dataset> {
 /// [`read_data`] on text already read; `source` names it in errors.
 pub fn parse_data(text: &str, source: &str, domain: &RecordDomain) -> Result<Dataset> {
     let mut rows: Vec<Vec<f64>> = Vec::new();
-    for (i, line) in crate::text::strip_bom(text).lines().enumerate() {
+    for (i, line) in crate::sources::text::strip_bom(text).lines().enumerate() {
         let l = line.trim();
         if l.is_empty() || l.starts_with('#') {
             continue;
@@ -387,7 +368,7 @@ pub fn audit_bayesian(
         failure_probability: b,
         point_estimate: meas.point_estimate,
         inequality: format!(
-            "H_{{e^ε}} of the joint laws of (x', w), x' ~ μ: H(P̃‖Q̃) ≤ Pr_{{x',w}}[L ≥ ε_μ] ≤ δ_μ under the BDP claim (dp_audit::bayesian); bounded by: {}",
+            "H_{{e^ε}} of the joint laws of (x', w), x' ~ μ: H(P̃‖Q̃) ≤ Pr_{{x',w}}[L ≥ ε_μ] ≤ δ_μ under the BDP claim (dp_audit::audit::bayesian); bounded by: {}",
             meas.inequality
         ),
         event: meas.event,

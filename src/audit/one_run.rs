@@ -492,7 +492,7 @@ impl OneRunBound {
 ///
 /// # Examples
 /// ```
-/// use dp_audit::one_run::{audit_scores, default_guess_sizes};
+/// use dp_audit::audit::one_run::{audit_scores, default_guess_sizes};
 /// // A perfectly leaky "mechanism": the score is the inclusion bit.
 /// let included: Vec<bool> = (0..1000).map(|i| i % 2 == 0).collect();
 /// let scores: Vec<f64> = included.iter().map(|&b| if b { 1.0 } else { 0.0 }).collect();
