@@ -11,14 +11,17 @@
 //!   bit-identical for any thread count.
 //! - [`testers`] turn samples into one-sided lower confidence bounds on divergences
 //!   ([`bounds`] holds the exact binomial bounds they use).
-//! - [`audit`] plans the bounds, splits β, draws fresh samples and decides; its [`AuditReport`]
-//!   is the source of truth for every rendering.
+//! - [`audit`] holds the kinds of audit: the fixed-pair runner (plans the bounds, splits β,
+//!   draws fresh samples and decides), [`audit::sequential`], [`audit::bayesian`],
+//!   [`audit::one_run`]. They fill the result record of [`record`], whose [`AuditReport`] is the
+//!   source of truth for every rendering.
+//! - [`sources`] are where releases come from besides the catalogue: [`sources::exec`] audits
+//!   any program through the exec protocol; [`sources::shards`] reads releases drawn elsewhere.
 //! - [`gate`] fails a downstream `cargo test` when a mechanism breaks its claim
 //!   ([`gate::assert_claim_holds`], [`assert_dp!`], [`gate::Gate`]).
 //! - [`finders`] search for the neighboring pair where a bound is largest (search on exploratory
-//!   samples, confirm on fresh ones); [`sequential`] stops as soon as a violation is established
-//!   (anytime-valid); [`exec`] audits any program through the exec protocol; [`report`] renders
-//!   JSON, HTML and PNG; [`bench`] measures power, speed and soundness.
+//!   samples, confirm on fresh ones); [`report`] renders JSON, HTML and PNG; [`bench`] measures
+//!   power, speed and soundness.
 //!
 //! # Example
 //! ```

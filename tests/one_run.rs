@@ -23,7 +23,7 @@
 //! (claimed ε = 0.166 for a trainer whose canaries are μ = 0.5-GDP, expected ε̂ ≈ 0.66). The
 //! halved-noise twin is caught at m = 30 000 (expected ε̂ ≈ 2.3 > 1.993).
 //!
-//! The Gaussian-DP bound (Mahloujifar, Melis & Chaudhuri 2024; `src/one_run.rs`) judges a
+//! The Gaussian-DP bound (Mahloujifar, Melis & Chaudhuri 2024; `src/audit/one_run.rs`) judges a
 //! full-batch claim by μ and is tighter on the same guesses: its ε at δ = 1e-5 averages
 //! 0.85 against the (ε, δ) bound's 0.62 on the correct trainer and 2.19 against 1.56 on the
 //! halved-noise twin, which it catches in 139 of 200 seeds at m = 1000 (16/200 before).

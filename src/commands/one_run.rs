@@ -30,7 +30,7 @@ pub struct OneRunArgs {
     pub threat_model: Option<String>,
     /// Audit your own training program instead of the built-in trainer: `sh -c COMMAND` gets
     /// the data set, the canaries and their inclusion bits as JSON on stdin and prints one score
-    /// per canary (see `src/one_run_exec.rs` for the protocol).
+    /// per canary (see `src/audit/one_run_exec.rs` for the protocol).
     #[arg(long, value_name = "COMMAND")]
     pub exec: Option<String>,
     /// With --exec: the claim the program makes, pure:EPS, approx:EPS:DELTA, gdp:MU (audited

@@ -260,7 +260,7 @@ pub struct AuditReport {
     /// the features the testers saw).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub release_dim: Option<usize>,
-    /// Both layers' answers (mechanism and floating-point, see [`crate::layers`]) when the run
+    /// Both layers' answers (mechanism and floating-point, see [`crate::record::layers`]) when the run
     /// was layered; this report is then the confirmation that decided one of them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layers: Option<Vec<crate::record::layers::LayerVerdict>>,
@@ -376,7 +376,7 @@ impl SampleTestReport {
     }
 }
 
-/// The result of [`audit_samples`]: a claim tested on samples drawn elsewhere.
+/// The result of [`crate::audit::audit_samples`]: a claim tested on samples drawn elsewhere.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SampleTestReport {
     /// Version of this JSON layout.

@@ -299,7 +299,7 @@ pub(super) fn index_fields(r: &TableReport) -> (String, String, String, bool) {
     )
 }
 
-/// One cell of the detection table ([`table`]): an entry at one setting, one tester.
+/// One cell of the detection table ([`crate::bench::table`]): an entry at one setting, one tester.
 #[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct TableCell {
     /// Catalogue id.

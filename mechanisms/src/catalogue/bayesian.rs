@@ -226,7 +226,7 @@ fn dpsgd_mechanism(
 /// threshold τ the event {Σ_t w_t ≥ τ} gives H_{e^ε}(M(D ∪ {x'}) ‖ M(D)) ≥
 /// Σ_k Bin(k; T, q)·Φ̄((τ − k·x')/(z√T)) − e^ε·Φ̄(τ/(z√T)), and the BDP δ (the order
 /// "w ~ M(D')") is at least Pr_{x', w}[L ≥ ε] ≥ E_{x'~μ} H_{e^ε}(M(D ∪ {x'}) ‖ M(D)) (the
-/// inequality of `src/bayesian.rs`). The best τ on a grid is taken per record (any τ gives a
+/// inequality of `src/audit/bayesian.rs`). The best τ on a grid is taken per record (any τ gives a
 /// valid bound); rounded down (each Φ's relative error [`crate::math::NORMAL_CDF_REL_ERROR`]
 /// taken against the bound, the mean lowered further for summation error).
 pub fn dpsgd_bdp_delta_lower(records: &[f64], q: f64, z: f64, steps: u64, epsilon: f64) -> f64 {
