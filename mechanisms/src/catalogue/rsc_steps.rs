@@ -211,7 +211,11 @@ fn witness(s: &Steps) -> Result<DatasetPair> {
         })
         .collect();
     let d = Dataset::vectors(2, &rows)?;
-    DatasetPair::new(d.clone(), d.with_record(&[0.0, high])?, Neighboring::AddRemove)
+    DatasetPair::new(
+        d.clone(),
+        d.with_record(&[0.0, high])?,
+        Neighboring::AddRemove,
+    )
 }
 
 /// H_{e^ε} between the twin's releases on the witness's two sides (module docs):
@@ -311,7 +315,10 @@ mod tests {
         let sd = (2.0 * a / (1.0 - a).powi(2) / values.len() as f64).sqrt();
         let mean = values.iter().sum::<f64>() / values.len() as f64;
         let z = (mean - expected) / sd;
-        assert!(z.abs() < 5.3, "{name}: mean {mean}, expected {expected}, z {z}");
+        assert!(
+            z.abs() < 5.3,
+            "{name}: mean {mean}, expected {expected}, z {z}"
+        );
     }
 
     /// The twin's counts on the witness: 0, m, 0, m on D and 1, 1, 1, 1 (m = 2) on D′, each plus
@@ -389,7 +396,12 @@ mod tests {
 
     #[test]
     fn bad_parameters_name_the_parameter() {
-        for (name, value) in [("steps", 0.0), ("slice", 0.0), ("bins", 1.0), ("width", 0.5)] {
+        for (name, value) in [
+            ("steps", 0.0),
+            ("slice", 0.0),
+            ("bins", 1.0),
+            ("width", 0.5),
+        ] {
             let err = super::super::build("rsc-steps", &Params::new().set(name, value))
                 .unwrap_err()
                 .to_string();
@@ -398,6 +410,9 @@ mod tests {
         let err = super::super::build("rsc-steps", &Params::new().set("steps", 8.0))
             .unwrap_err()
             .to_string();
-        assert!(err.contains("steps = 8") && err.contains("allowed"), "{err}");
+        assert!(
+            err.contains("steps = 8") && err.contains("allowed"),
+            "{err}"
+        );
     }
 }

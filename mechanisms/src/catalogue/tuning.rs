@@ -372,11 +372,11 @@ mod tests {
                 ..defaults()
             };
             let (mut p, mut sum, mut mean, mut pgf_half) = (t.p_one(), 0.0, 0.0, 0.0);
-            for k in 1..20_000 {
+            for k in 1..20_000i32 {
                 sum += p;
-                mean += k as f64 * p;
-                pgf_half += 0.5f64.powi(k as i32) * p;
-                p *= (1.0 - gamma) * (k as f64 + eta) / (k as f64 + 1.0);
+                mean += f64::from(k) * p;
+                pgf_half += 0.5f64.powi(k) * p;
+                p *= (1.0 - gamma) * (f64::from(k) + eta) / (f64::from(k) + 1.0);
             }
             assert!((sum - 1.0).abs() < 1e-12, "{eta} {gamma}: {sum}");
             assert!((mean - t.expected_runs()).abs() < 1e-9 * mean, "{mean}");
@@ -442,7 +442,10 @@ mod tests {
                 ..defaults()
             };
             let (loss, _) = witness_divergences(&t);
-            assert!(loss > eps && loss < t.theorem_epsilon(), "{eta} {gamma} {eps}: {loss}");
+            assert!(
+                loss > eps && loss < t.theorem_epsilon(),
+                "{eta} {gamma} {eps}: {loss}"
+            );
         }
     }
 
