@@ -9,10 +9,11 @@
 //! β over its confirming audits): the false-failure rate of each correct entry's run, six runs
 //! in this file (`correct_*` and `claims_follow_the_parameters`), 6e-3 for the file. The twins' checks are power checks at the CLI's fixed seeds. At the default 2·10^5
 //! releases per side (1.6·10^5 held out): `best-of-k-tuning-one-run-epsilon` has an exact
-//! H_{e^1} = 0.109 on its witness, the bound came out at 0.086; `rsc-steps-exact-rank-slices`
-//! has H_{e^1} = 0.537, the bound came out at 0.470. Measured at seeds 100–119 with the witness
-//! (`--samples N`): the tuning twin is caught 20/20 at N = 5,000 (1/40 of the default), 12/20 at
-//! 2,000; the RSC twin 20/20 at N = 1,000, 11/20 at 500. With `--finder portfolio` both were
+//! H_{e^1} = 0.145 on its witness, the bound came out at 0.127 (seed 0);
+//! `rsc-steps-exact-rank-slices` has H_{e^1} = 0.537, the bound came out at 0.470. Measured at
+//! seeds 100–119 with the witness (`--samples N`): the tuning twin is caught 20/20 at N = 2,000
+//! (1/100 of the default), 11/20 at 1,000; the RSC twin 20/20 at N = 1,000, 11/20 at 500; the
+//! correct entries were flagged 0/20 at the default N. With `--finder portfolio` both were
 //! caught at seeds 100–109 in 10/10 runs. A miss at the default is not expected at any seed.
 
 mod util;
