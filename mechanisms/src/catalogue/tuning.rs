@@ -135,14 +135,31 @@ impl Tuning {
         }
     }
 
-    /// The probability generating function G(x) = E[x^K], x ∈ [0, 1].
-    pub fn pgf(&self, x: f64) -> f64 {
+    /// The probability generating function G(x) = E[x^K], x ∈ [0, 1] (the tests check
+    /// [`Tuning::pgf_increment`] and the pmf against it).
+    #[cfg(test)]
+    fn pgf(&self, x: f64) -> f64 {
         let g = self.gamma;
         let base = 1.0 - (1.0 - g) * x;
         if self.eta == 0.0 {
             base.ln() / g.ln()
         } else {
             (-self.eta * base.ln()).exp_m1() / (self.eta * (1.0 / g).ln()).exp_m1()
+        }
+    }
+
+    /// G(x + q) − G(x) for x, x + q ∈ [0, 1], without cancellation when q is tiny: with
+    /// b = 1 − (1 − γ)x and r = ln(1 − (1 − γ)q/b), it is b^{−η}·(e^{−ηr} − 1)/(γ^{−η} − 1)
+    /// (r/ln γ at η = 0).
+    fn pgf_increment(&self, x: f64, q: f64) -> f64 {
+        let g = self.gamma;
+        let b = 1.0 - (1.0 - g) * x;
+        let r = (-(1.0 - g) * q / b).ln_1p();
+        if self.eta == 0.0 {
+            r / g.ln()
+        } else {
+            (-self.eta * b.ln()).exp() * (-self.eta * r).exp_m1()
+                / (self.eta * (1.0 / g).ln()).exp_m1()
         }
     }
 
@@ -196,16 +213,17 @@ impl Tuning {
     }
 
     /// The exact pmf of the release (j, s) of A on a dataset with vote counts `counts`, in the
-    /// order of [`Tuning::outputs`]: P[A = y] = G(F(y)) − G(F(y⁻)).
+    /// order of [`Tuning::outputs`]: P[A = y] = G(F(y)) − G(F(y⁻)), computed as an increment
+    /// ([`Tuning::pgf_increment`]) so that outputs of tiny probability keep their value.
     pub fn release_pmf(&self, counts: &[usize]) -> Vec<((usize, usize), f64)> {
         let mut below = 0.0f64;
         self.outputs()
             .into_iter()
             .map(|(j, s)| {
                 let q = self.score_pmf(counts[j], s) / self.candidates as f64;
-                let next = (below + q).min(1.0);
-                let p = self.pgf(next) - self.pgf(below);
-                below = next;
+                let q = q.min(1.0 - below);
+                let p = self.pgf_increment(below, q);
+                below += q;
                 ((j, s), p.max(0.0))
             })
             .collect()
@@ -395,6 +413,15 @@ mod tests {
             assert!((mean - t.expected_runs()).abs() < 1e-9 * mean, "{mean}");
             assert!((pgf_half - t.pgf(0.5)).abs() < 1e-12, "{pgf_half}");
             assert!((t.pgf(1.0) - 1.0).abs() < 1e-12 && t.pgf(0.0).abs() < 1e-15);
+            for (x, q) in [(0.0, 0.3), (0.2, 0.5), (0.7, 0.3)] {
+                let d = t.pgf(x + q) - t.pgf(x);
+                assert!((t.pgf_increment(x, q) - d).abs() < 1e-12, "{x} {q}");
+            }
+            // Tiny increments keep their value: G′(x)·q to first order.
+            let (x, q) = (0.5, 1e-40);
+            let slope = (t.pgf(x + 1e-6) - t.pgf(x - 1e-6)) / 2e-6;
+            let tiny = t.pgf_increment(x, q);
+            assert!((tiny / (slope * q) - 1.0).abs() < 1e-5, "{tiny} {slope}");
         }
         // Geometric: E[K] = 1/γ.
         assert!((defaults().expected_runs() - 10.0).abs() < 1e-12);
