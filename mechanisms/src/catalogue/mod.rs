@@ -17,8 +17,9 @@
 //! `float-bits` output transform: [`recommended_transform`]), and the deployed systems of catalogue
 //! v2: `attribution.rs` (Attribution Reporting summary reports), `heatmap.rs` (DP heatmaps),
 //! `units.rs` (user-level records, zero-out neighbors), `ftrl.rs` (DP-FTRL tree aggregation),
-//! `gaps.rs` (the gaps the DP-Auditorium post names: Gaussian mean, vector sensitivity, top-k) and
-//! `median.rs` (reorder-slice-compute median). New entries are declarations (`declare.rs`).
+//! `gaps.rs` (the gaps the DP-Auditorium post names: Gaussian mean, vector sensitivity, top-k),
+//! `median.rs` (reorder-slice-compute median), `rsc_steps.rs` (k adaptive reorder-slice-compute
+//! steps) and `tuning.rs` (best-of-k hyperparameter tuning, Papernot & Steinke 2022). New entries are declarations (`declare.rs`).
 
 use serde::Serialize;
 
@@ -44,7 +45,9 @@ mod gaps;
 mod heatmap;
 mod learning;
 mod median;
+mod rsc_steps;
 mod svt;
+mod tuning;
 mod units;
 
 #[cfg(test)]
@@ -139,6 +142,8 @@ pub fn specs() -> Vec<Spec> {
     all.extend(ftrl::specs());
     all.extend(gaps::specs());
     all.extend(median::specs());
+    all.extend(rsc_steps::specs());
+    all.extend(tuning::specs());
     all
 }
 
