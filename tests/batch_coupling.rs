@@ -51,6 +51,14 @@ fn twins_are_caught_as_listed() {
     }
 }
 
+/// The batch-norm twin releasing its exact running statistics too (`release_statistics=1`): a
+/// deterministic difference in the released mean, δ(ε) = 1 at every ε.
+#[test]
+fn released_batch_statistics_are_caught() {
+    let (code, out) = run(TWINS[0], &["--param", "release_statistics=1"]);
+    assert_eq!(code, Some(1), "{out}");
+}
+
 #[test]
 fn twins_are_caught_by_the_default_finder_without_the_witness() {
     for id in TWINS {

@@ -50,6 +50,9 @@ enum Member {
     Bayes,
 }
 
+/// Batch partners, the differing record in D and the one in D′ (proposal 8 of the fixed list).
+type PartnerSet = (Vec<Vec<f64>>, Vec<f64>, Vec<f64>);
+
 /// Structured proposals, then structured-random, uniform random and Bayesian proposals in turn.
 #[derive(Debug)]
 pub struct PortfolioFinder {
@@ -288,7 +291,7 @@ impl PortfolioFinder {
     /// The batch-partner sets of proposal 8: (partners, the differing record in D, in D′). Under
     /// add-remove and zero-out the partners are D's n records and the record the one added;
     /// under replace-one they are n − 1 records after it.
-    fn partner_sets(&self, n: usize) -> Vec<(Vec<Vec<f64>>, Vec<f64>, Vec<f64>)> {
+    fn partner_sets(&self, n: usize) -> Vec<PartnerSet> {
         let (lo, hi) = (self.lo(), self.hi());
         let dim = self.domain.dim;
         let centre = if lo < 0.0 && 0.0 < hi {

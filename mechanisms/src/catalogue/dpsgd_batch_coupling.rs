@@ -10,7 +10,7 @@
 //! | id | records | claim (defaults) | true guarantee (defaults) |
 //! |---|---|---|---|
 //! | `dpsgd-batch-norm-private-stats` | (x, y) ∈ [−1, 1]² | μ = √((2/σ_s)² + (1/σ_s)² + (2/z)²) = 1.038 | valid (adaptive GDP composition) |
-//! | `dpsgd-batch-norm-unaccounted` | (x, y) ∈ [−1, 1]² | μ = 2/z = 1 | μ ≥ 3.645 (witness, exact shift), μ ≤ 2n/z = 8 |
+//! | `dpsgd-batch-norm-unaccounted` | (x, y) ∈ [−1, 1]² | μ = 2/z = 1 | μ ≥ 3.646 (witness, exact shift), μ ≤ 2n/z = 8 |
 //! | `dpsgd-contrastive` | x ∈ [−1, 1] | μ = 4/z = 2 | exactly as claimed |
 //! | `dpsgd-contrastive-per-example-sensitivity` | x ∈ [−1, 1] | μ = 2/z = 1 | μ = 4/z = 2 exactly |
 //! | `dpsgd-accumulation` | x ∈ [−1, 1] | μ = 2/z = 1 | exactly as claimed |
@@ -45,9 +45,12 @@
 //! ≈ +1/√(n − 1) each, the record's x̂ ≈ −√(n − 1) gives +√(n − 1), clipped to +1: f(D) ≈
 //! √(n − 1) + 1; D′ is the mirror image, f(D′) = −f(D). The shift 2(√(n − 1) + 1) (7.2915 at
 //! n = 8, computed in floating point by the entry, η included) is 3.65 times the 2C the claim
-//! allows: μ ≥ 3.645 against 1. The status is computed from that shift. Partners at the centre
+//! allows: μ ≥ 3.646 against 1. The status is computed from that shift. Partners at the centre
 //! of the feature range make the record dominate the batch variance; constant partners at an
-//! end give only √(n − 1) + 1 (3.65 at n = 8).
+//! end give only √(n − 1) + 1 (3.65 at n = 8). With `release_statistics = 1` the step also
+//! releases the exact batch mean and variance (the running statistics a BN layer ships with
+//! the model, unnoised): the mean is −1/n on D and 1/n on D′ of the witness, a deterministic
+//! difference, so δ(ε) = 1 at every ε and no (ε, δ < 1) claim holds.
 //!
 //! *Correct (`dpsgd-batch-norm-private-stats`)*: the statistics are privatized and released
 //! with the step (they are the running statistics a BN layer ships with the model):
@@ -317,22 +320,31 @@ fn batch_norm_private_stats(params: &mut Params) -> Result<Entry> {
 fn batch_norm_unaccounted(params: &mut Params) -> Result<Entry> {
     let id = BN_TWIN;
     let step = step_params(params, id)?;
+    let released = params.take_integer_in(id, "release_statistics", 0.0, 0.0, 1.0)? == 1;
     let z = step.noise_multiplier;
     let n = step.records;
     let claimed = per_example_mu(&step);
     let shift = batch_norm_witness_shift(n)?;
     let lower = shift / (z * CLIP);
     let upper = 2.0 * n as f64 / z;
-    let status = Status::buggy_if(
-        lower > claimed * (1.0 + 1e-12),
-        "batch normalization with the batch's own statistics accounted per example: one record moves the batch mean and variance and with them every partner's clipped gradient",
-        format!(
-            "{}-GDP ≤ μ ≤ {}-GDP (the witness moves the clipped sum by {} = 2(√(n−1) + 1) up to η, not 2C; any pair by at most 2nC)",
-            readable(lower),
-            readable(upper),
-            readable(shift)
-        ),
-    );
+    let status = if released {
+        Status::buggy_if(
+            true,
+            "batch normalization's batch statistics released with the step unnoised (the running statistics shipped with the model), and used in the forward pass, accounted per example",
+            "no (ε, δ)-DP with δ < 1: the released batch mean differs between the witness's datasets, so δ(ε) = 1 at every ε".into(),
+        )
+    } else {
+        Status::buggy_if(
+            lower > claimed * (1.0 + 1e-12),
+            "batch normalization with the batch's own statistics accounted per example: one record moves the batch mean and variance and with them every partner's clipped gradient",
+            format!(
+                "{}-GDP ≤ μ ≤ {}-GDP (the witness moves the clipped sum by {} = 2(√(n−1) + 1) up to η, not 2C; any pair by at most 2nC)",
+                readable(lower),
+                readable(upper),
+                readable(shift)
+            ),
+        )
+    };
     let noise = GaussianNoise::new(z * CLIP)?;
     let m = declared(
         id,
@@ -344,8 +356,12 @@ fn batch_norm_unaccounted(params: &mut Params) -> Result<Entry> {
         ),
         n,
         2,
-        1,
+        if released { 3 } else { 1 },
         move |rows, rng, out| {
+            if released {
+                let (mean, var) = batch_statistics(rows);
+                out.extend([mean, var]);
+            }
             out.push(batch_norm_exact_sum(rows) + noise.sample(&mut *rng));
         },
     );

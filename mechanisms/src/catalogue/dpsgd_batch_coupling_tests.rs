@@ -274,6 +274,30 @@ fn private_statistics_are_the_ones_used() {
     check_z("residual variance", v, 4.0, 4.0 * (2.0 / N as f64).sqrt());
 }
 
+/// With `release_statistics = 1` the batch-norm twin also releases the exact batch mean and
+/// variance: deterministic, different on the witness's two datasets (−1/8 against 1/8).
+#[test]
+fn released_statistics_are_exact() {
+    let e = build(BN_TWIN, Params::default().set("release_statistics", 1.0));
+    assert!(e.status.is_buggy());
+    assert!(format!("{:?}", e.status).contains("δ(ε) = 1"));
+    assert_eq!(e.mechanism.output_dim(), 3);
+    let mut rng = ChaCha20Rng::seed_from_u64(73);
+    let a = e.mechanism.sample(e.witness.first(), 4, &mut rng).unwrap();
+    let b = e.mechanism.sample(e.witness.second(), 4, &mut rng).unwrap();
+    assert!(
+        a.column(0).iter().all(|&m| m == -0.125),
+        "{:?}",
+        a.column(0)
+    );
+    assert!(b.column(0).iter().all(|&m| m == 0.125), "{:?}", b.column(0));
+    assert!(a.column(1).iter().all(|&v| (v - 7.0 / 64.0).abs() < 1e-15));
+    let e = super::super::build(BN_TWIN, &Params::default().set("release_statistics", 2.0))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("release_statistics"), "{e}");
+}
+
 #[test]
 fn a_dataset_of_another_size_is_refused() {
     let e = build(CONTRASTIVE_TWIN, Params::default());
