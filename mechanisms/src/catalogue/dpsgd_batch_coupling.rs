@@ -338,7 +338,7 @@ fn batch_norm_unaccounted(params: &mut Params) -> Result<Entry> {
             lower > claimed * (1.0 + 1e-12),
             "batch normalization with the batch's own statistics accounted per example: one record moves the batch mean and variance and with them every partner's clipped gradient",
             format!(
-                "{}-GDP ≤ μ ≤ {}-GDP (the witness moves the clipped sum by {} = 2(√(n−1) + 1) up to η, not 2C; any pair by at most 2nC)",
+                "μ-GDP with {} ≤ μ ≤ {} (the witness moves the clipped sum by {} = 2(√(n−1) + 1) up to η, not 2C; any pair by at most 2nC)",
                 readable(lower),
                 readable(upper),
                 readable(shift)
