@@ -25,7 +25,10 @@
 //! `dpsgd_fixed_batches.rs`). The per-example accounting every twin claims is the Gaussian
 //! mechanism with sensitivity 2C (one record's clipped gradient moves from −C to C): μ = 2/z
 //! (Dong, Roth & Su 2022, the Gaussian mechanism is exactly Δ/σ-GDP), as the ledger of one
-//! full-batch step (q = 1, one repetition, noise multiplier z) reads. For a statistic f of the
+//! full-batch step (q = 1, one repetition, noise multiplier z) reads: the PLD accountant's
+//! profile of that ledger, `dpsgd:1:z:1:replace-one`, is this Gaussian up to its
+//! discretization (test `the_ledger_reads_as_the_claimed_gaussian`), and the entries claim it in
+//! closed form. For a statistic f of the
 //! dataset plus N(0, σ²), the release is exactly μ-GDP with μ = sup_{D ~ D'} |f(D) − f(D')|/σ
 //! (the hockey-stick divergence of the pair is the Gaussian shift's, increasing in the shift):
 //! each true guarantee below is that sensitivity, computed.

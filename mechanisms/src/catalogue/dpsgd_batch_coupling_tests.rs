@@ -123,6 +123,26 @@ fn statuses_and_claims_at_the_defaults() {
     );
 }
 
+/// The twins' claim is what the accountant makes of their ledger (one full-batch step: q = 1,
+/// one repetition, noise multiplier z, replace-one): the PLD profile `dpsgd:1:z:1:replace-one`
+/// is the Gaussian mechanism with sensitivity 2C, i.e. the μ = 2/z profile the entries claim in
+/// closed form (the PLD is pessimistic by its discretization only).
+#[test]
+fn the_ledger_reads_as_the_claimed_gaussian() {
+    for z in [1.0, 2.0, 4.0] {
+        let ledger = PrivacyClaim::subsampled_gaussian(1.0, z, 1, Neighboring::ReplaceOne).unwrap();
+        let gdp = PrivacyClaim::gaussian_dp(2.0 / z).unwrap();
+        for i in 0..=20 {
+            let eps = 0.25 * f64::from(i);
+            let (a, b) = (ledger.delta_at(eps).unwrap(), gdp.delta_at(eps).unwrap());
+            assert!(
+                a >= b - 1e-9 && a - b < 1e-3 * b.max(1e-3),
+                "z {z} eps {eps}: {a} vs {b}"
+            );
+        }
+    }
+}
+
 /// The batch-norm twin's witness shift, 2(√(n − 1) + 1) up to η, the figure the docs quote.
 #[test]
 fn batch_norm_witness_shift_is_as_derived() {
