@@ -7,7 +7,11 @@
 //! but one; records that cancel (half at each end); the empty and the one-record dataset; large
 //! sums whose low bits are lost; and, under add-remove, alternating blocks of records with the
 //! first one removed, which shifts every later record's position (computations that chunk the
-//! data by position, such as TensorFlow Privacy's microbatches). The portfolio proposes those first, in order of how often such
+//! data by position, such as TensorFlow Privacy's microbatches); and the same differing record
+//! against moved batch partners (the records common to both datasets at the centre, at
+//! alternating ends, or at the centre of one coordinate and an end of the others), where
+//! components that couple a batch's examples show (batch normalization, contrastive losses,
+//! shared gradient buffers). The portfolio proposes those first, in order of how often such
 //! bugs show there, then interleaves:
 //! - structured pairs at random levels and sizes (a constant base at a uniform level, the
 //!   differing record at an end, at the base's mirror image or at another uniform level);
@@ -45,6 +49,9 @@ enum Member {
     Random,
     Bayes,
 }
+
+/// Batch partners, the differing record in D and the one in D′ (proposal 8 of the fixed list).
+type PartnerSet = (Vec<Vec<f64>>, Vec<f64>, Vec<f64>);
 
 /// Structured proposals, then structured-random, uniform random and Bayesian proposals in turn.
 #[derive(Debug)]
@@ -261,7 +268,67 @@ impl PortfolioFinder {
             push(self.pair(&self.constant(centre, n), &mirror, last));
             push(self.pair(&self.constant(lo, n), &mirror, last));
         }
+        // 8. Batch partners: the differing record is kept (at the first position, swinging from
+        //    the lower corner to the upper one) while the records common to both datasets, its
+        //    batch partners, are moved: to the centre, to alternating ends (opposite signs), and
+        //    for vector records to the centre in one coordinate and the lower end in the others
+        //    (the record then at the upper end there). Components that couple a batch's examples
+        //    (batch statistics in the forward pass, losses over pairs of examples, gradient
+        //    buffers shared across micro-steps) let the record move its partners' clipped
+        //    gradients, by an amount that depends on where the partners sit; the proposals above
+        //    only move the record against constant partners at its own starting level.
+        for (partners, from, to) in self.partner_sets(n) {
+            let base: Vec<Vec<f64>> = if add {
+                partners
+            } else {
+                std::iter::once(from).chain(partners).take(n).collect()
+            };
+            push(self.pair(&base, &to, 0));
+        }
         out
+    }
+
+    /// The batch-partner sets of proposal 8: (partners, the differing record in D, in D′). Under
+    /// add-remove and zero-out the partners are D's n records and the record the one added;
+    /// under replace-one they are n − 1 records after it.
+    fn partner_sets(&self, n: usize) -> Vec<PartnerSet> {
+        let (lo, hi) = (self.lo(), self.hi());
+        let dim = self.domain.dim;
+        let centre = if lo < 0.0 && 0.0 < hi {
+            0.0
+        } else {
+            self.level(0.5 * (lo + hi))
+        };
+        let count = if self.relation == Neighboring::ReplaceOne {
+            n.saturating_sub(1)
+        } else {
+            n.max(2)
+        };
+        let mut sets = vec![
+            (
+                self.constant(centre, count),
+                self.record(lo),
+                self.record(hi),
+            ),
+            (
+                (0..count)
+                    .map(|i| self.record(if i % 2 == 0 { lo } else { hi }))
+                    .collect(),
+                self.record(lo),
+                self.record(hi),
+            ),
+        ];
+        if dim > 1 {
+            for j in [0, dim - 1] {
+                let at = |vj: f64, rest: f64| -> Vec<f64> {
+                    (0..dim)
+                        .map(|c| self.level(if c == j { vj } else { rest }))
+                        .collect()
+                };
+                sets.push((vec![at(centre, lo); count], at(lo, hi), at(hi, hi)));
+            }
+        }
+        sets
     }
 
     /// A structured pair at random: a constant base at a uniform level and a size among 1, 2,
@@ -431,6 +498,45 @@ mod tests {
                 assert!(sizes.contains(&n), "{sizes:?}");
             }
         }
+    }
+
+    /// Proposal 8 keeps the differing record (first position, lower corner to upper corner)
+    /// and moves its partners: centre, alternating ends, and for vectors the centre of one
+    /// coordinate with the lower end of the others.
+    #[test]
+    fn batch_partner_proposals_move_the_common_records() {
+        let pairs = finder(-1.0, 1.0, 2, 8, Neighboring::ReplaceOne).fixed_proposals();
+        let has = |d0: [f64; 2], d1: [f64; 2], partners: &dyn Fn(usize) -> [f64; 2]| {
+            pairs.iter().any(|p| {
+                let (a, b) = (p.first().to_rows(), p.second().to_rows());
+                a[0] == d0
+                    && b[0] == d1
+                    && (1..8).all(|i| a[i] == partners(i - 1) && b[i] == partners(i - 1))
+            })
+        };
+        assert!(has([-1.0, -1.0], [1.0, 1.0], &|_| [0.0, 0.0]), "centre");
+        assert!(
+            has([-1.0, -1.0], [1.0, 1.0], &|i| if i % 2 == 0 {
+                [-1.0, -1.0]
+            } else {
+                [1.0, 1.0]
+            }),
+            "alternating"
+        );
+        assert!(
+            has([-1.0, 1.0], [1.0, 1.0], &|_| [0.0, -1.0]),
+            "mixed, j = 0"
+        );
+        assert!(
+            has([1.0, -1.0], [1.0, 1.0], &|_| [-1.0, 0.0]),
+            "mixed, j = 1"
+        );
+        // Add-remove: the partners are D, the record is added.
+        let pairs = finder(0.0, 1.0, 1, 4, Neighboring::AddRemove).fixed_proposals();
+        assert!(pairs.iter().any(|p| {
+            p.first().column(0) == [0.0, 1.0, 0.0, 1.0]
+                && p.second().column(0) == [0.0, 1.0, 0.0, 1.0, 1.0]
+        }));
     }
 
     #[test]

@@ -11,7 +11,9 @@
 //! as it is really run: per-group clipping, user level, batch sizes, private clip norms, each
 //! correct with a buggy twin), `dpsgd_microbatch.rs` (position-based microbatches),
 //! `dpsgd_shuffled.rs` and `dpsgd_fixed_batches.rs` (shuffled and independent fixed-size batches,
-//! each with a twin accounted as Poisson sampling), `learning.rs` (output perturbation, model
+//! each with a twin accounted as Poisson sampling), `dpsgd_batch_coupling.rs` (components that
+//! couple the examples of a batch: batch normalization, a contrastive loss, gradient
+//! accumulation, each correct with a twin accounted per example), `learning.rs` (output perturbation, model
 //! aggregation and gradient perturbation, each with a buggy twin),
 //! `float_leak.rs` (a floating-point leak in the style of Mironov 2012, audited through the
 //! `float-bits` output transform: [`recommended_transform`]), and the deployed systems of catalogue
@@ -35,6 +37,7 @@ mod buggy;
 mod correct;
 mod declare;
 mod dpsgd;
+mod dpsgd_batch_coupling;
 mod dpsgd_fixed_batches;
 mod dpsgd_microbatch;
 mod dpsgd_shuffled;
@@ -135,6 +138,7 @@ pub fn specs() -> Vec<Spec> {
     all.extend(dpsgd_microbatch::specs());
     all.extend(dpsgd_shuffled::specs());
     all.extend(dpsgd_fixed_batches::specs());
+    all.extend(dpsgd_batch_coupling::specs());
     all.extend(learning::specs());
     all.extend(attribution::specs());
     all.extend(heatmap::specs());
