@@ -61,11 +61,11 @@ use rand::Rng;
 use rayon::prelude::*;
 
 use super::common::{
-    KeyMap, best_threshold, check_fraction, coordinate_kinds, hockey_stick_epsilon,
-    hockey_stick_plan, hockey_stick_value, mix, sorted_desc, train_rows,
+    HeldOutEvent, KeyMap, best_threshold, check_fraction, coordinate_kinds, hockey_stick_epsilon,
+    hockey_stick_plan, mix, sorted_desc, train_rows,
 };
-use super::{Divergence, EventBound, Measurement, PropertyTester, check_inputs};
-use crate::bounds::{clopper_pearson_lower, clopper_pearson_upper, normal_upper_quantile};
+use super::{Divergence, Measurement, PropertyTester, check_inputs};
+use crate::bounds::normal_upper_quantile;
 use crate::error::{Error, Result};
 use crate::mechanisms::{PrivacyClaim, Samples};
 
@@ -257,7 +257,6 @@ impl PropertyTester for HistogramTester {
     }
 
     fn plan(&self, claim: &PrivacyClaim, samples_per_side: usize) -> Result<Vec<Divergence>> {
-        super::refuse_bayesian(self.name(), claim)?;
         hockey_stick_plan(self.name(), claim, samples_per_side, self.profile_grid)
     }
 
@@ -405,10 +404,9 @@ impl PropertyTester for HistogramTester {
             || (np..p.n()).filter(|&i| score(&p.row(i)) >= t).count() as u64,
             || (nq..q.n()).filter(|&i| score(&q.row(i)) >= t).count() as u64,
         );
-        let p_lower = clopper_pearson_lower(k_p, m_p as u64, half_b);
-        let q_upper = clopper_pearson_upper(k_q, m_q as u64, half_b);
-        let value_b = hockey_stick_value(p_lower, q_upper, e_eps);
-        let point_estimate = k_p as f64 / m_p as f64 - e_eps * k_q as f64 / m_q as f64;
+        let held_out = HeldOutEvent::bound(k_p, m_p, k_q, m_q, half_b);
+        let value_b = held_out.hockey_stick(e_eps);
+        let point_estimate = held_out.hockey_stick_point(e_eps);
         let n_cells = table.values().filter(|&&v| v >= t).count();
 
         Ok(Measurement {
@@ -420,20 +418,11 @@ impl PropertyTester for HistogramTester {
                  (a) Gilbert–McMillan plug-in Σ(p̂ − e^ε q̂)₊ = {gm_point:.4e} over {k_a} cells ({}) minus TV(p̂,p) + e^ε·TV(q̂,q) ≤ {tv_p:.3e} + e^ε·{tv_q:.3e} (E TV ≤ ½√((k−1)/m), McDiarmid at β_a/2 = {half_a:.3e} each): {value_a:.6e}. Assumes i.i.d. samples, sides independent.",
                 bin_a.describe()
             ),
-            event: Some(EventBound {
-                description: format!(
-                    "{} cells of ({}) whose estimated log-likelihood ratio is ≥ {t:.4}",
-                    n_cells,
-                    bin_b.describe()
-                ),
-                count_p: k_p,
-                n_p: m_p as u64,
-                count_q: k_q,
-                n_q: m_q as u64,
-                p_lower: Some(p_lower),
-                q_upper: Some(q_upper),
-                contrast: None,
-            }),
+            event: Some(held_out.event(format!(
+                "{} cells of ({}) whose estimated log-likelihood ratio is ≥ {t:.4}",
+                n_cells,
+                bin_b.describe()
+            ))),
         })
     }
 }
