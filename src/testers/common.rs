@@ -558,6 +558,54 @@ pub(crate) fn planned_profile_epsilon(
     best.map(|(e, _)| e)
 }
 
+/// Samples and calls that the testers' unit tests share.
+#[cfg(test)]
+pub(crate) mod fixtures {
+    use rand::RngExt;
+    use rand_distr::{Distribution, Normal};
+
+    use crate::mechanisms::Samples;
+    use crate::rng::{AuditRng, Seed, Stream};
+    use crate::testers::{Divergence, Measurement, PropertyTester};
+
+    /// n draws of N(`mean`, `sd`²) from the seeded stream (`tag`, 0); each tester's tests draw
+    /// from a tag of their own.
+    pub(crate) fn gaussian(n: usize, mean: f64, sd: f64, seed: u64, tag: u64) -> Samples {
+        let mut rng = Seed(seed).rng(Stream::Other { tag, index: 0 });
+        let d = Normal::new(mean, sd).unwrap();
+        Samples::from_column((0..n).map(|_| d.sample(&mut rng)).collect())
+    }
+
+    /// Randomized response with p = 0.9 vs 0.1, 20 000 releases a side (H = 0.8 at ε = 0), and
+    /// the stream that drew them, which the tester then continues.
+    pub(crate) fn randomized_response() -> (Samples, Samples, AuditRng) {
+        let mut rng = Seed(5).rng(Stream::Other { tag: 1, index: 1 });
+        let p = Samples::from_column(
+            (0..20_000)
+                .map(|_| f64::from(rng.random::<f64>() < 0.9))
+                .collect(),
+        );
+        let q = Samples::from_column(
+            (0..20_000)
+                .map(|_| f64::from(rng.random::<f64>() < 0.1))
+                .collect(),
+        );
+        (p, q, rng)
+    }
+
+    /// `tester`'s lower bound on H_1(P‖Q) (ε = 0) at β = 0.05.
+    pub(crate) fn h_at_zero(
+        tester: &dyn PropertyTester,
+        p: &Samples,
+        q: &Samples,
+        rng: &mut AuditRng,
+    ) -> Measurement {
+        tester
+            .lower_bound(p, q, Divergence::HockeyStick { epsilon: 0.0 }, 0.05, rng)
+            .unwrap()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

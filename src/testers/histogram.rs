@@ -431,13 +431,10 @@ impl PropertyTester for HistogramTester {
 mod tests {
     use super::*;
     use crate::rng::{Seed, Stream};
-    use rand::RngExt;
-    use rand_distr::{Distribution, Normal};
+    use crate::testers::common::fixtures;
 
     fn gaussian(n: usize, mean: f64, sd: f64, seed: u64) -> Samples {
-        let mut rng = Seed(seed).rng(Stream::Other { tag: 41, index: 0 });
-        let d = Normal::new(mean, sd).unwrap();
-        Samples::from_column((0..n).map(|_| d.sample(&mut rng)).collect())
+        fixtures::gaussian(n, mean, sd, seed, 41)
     }
 
     #[test]
@@ -453,41 +450,15 @@ mod tests {
         let p = gaussian(100_000, 1.0, 1.0, 1);
         let q = gaussian(100_000, 0.0, 1.0, 2);
         let mut rng = Seed(0).rng(Stream::Tester { bound: 0 });
-        let m = HistogramTester::default()
-            .lower_bound(
-                &p,
-                &q,
-                Divergence::HockeyStick { epsilon: 0.0 },
-                0.05,
-                &mut rng,
-            )
-            .unwrap();
+        let m = fixtures::h_at_zero(&HistogramTester::default(), &p, &q, &mut rng);
         assert!(m.value <= 0.382_924_922_548_026 && m.value > 0.36, "{m:?}");
     }
 
     #[test]
     fn randomized_response_gross_violation_is_caught_by_both_parts() {
         // RR p = 0.9 vs 0.1 at ε = 0: H = 0.8; the Gilbert–McMillan part is positive too.
-        let mut rng = Seed(5).rng(Stream::Other { tag: 1, index: 1 });
-        let p = Samples::from_column(
-            (0..20_000)
-                .map(|_| f64::from(rng.random::<f64>() < 0.9))
-                .collect(),
-        );
-        let q = Samples::from_column(
-            (0..20_000)
-                .map(|_| f64::from(rng.random::<f64>() < 0.1))
-                .collect(),
-        );
-        let m = HistogramTester::default()
-            .lower_bound(
-                &p,
-                &q,
-                Divergence::HockeyStick { epsilon: 0.0 },
-                0.05,
-                &mut rng,
-            )
-            .unwrap();
+        let (p, q, mut rng) = fixtures::randomized_response();
+        let m = fixtures::h_at_zero(&HistogramTester::default(), &p, &q, &mut rng);
         assert!(m.value <= 0.8 && m.value > 0.77, "{m:?}");
         assert!(
             m.inequality.contains("(a) Gilbert–McMillan"),

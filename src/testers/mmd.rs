@@ -624,12 +624,10 @@ impl PropertyTester for MmdTester {
 mod tests {
     use super::*;
     use crate::rng::{Seed, Stream};
-    use rand_distr::{Distribution, Normal};
+    use crate::testers::common::fixtures;
 
     fn gaussian(n: usize, mean: f64, sd: f64, seed: u64) -> Samples {
-        let mut rng = Seed(seed).rng(Stream::Other { tag: 31, index: 0 });
-        let d = Normal::new(mean, sd).unwrap();
-        Samples::from_column((0..n).map(|_| d.sample(&mut rng)).collect())
+        fixtures::gaussian(n, mean, sd, seed, 31)
     }
 
     #[test]
@@ -719,15 +717,7 @@ mod tests {
         let p = gaussian(100_000, 1.0, 1.0, 1);
         let q = gaussian(100_000, 0.0, 1.0, 2);
         let mut rng = Seed(0).rng(Stream::Tester { bound: 0 });
-        let m = MmdTester::default()
-            .lower_bound(
-                &p,
-                &q,
-                Divergence::HockeyStick { epsilon: 0.0 },
-                0.05,
-                &mut rng,
-            )
-            .unwrap();
+        let m = fixtures::h_at_zero(&MmdTester::default(), &p, &q, &mut rng);
         assert!(m.value <= 0.382_924_922_548_026 && m.value > 0.36, "{m:?}");
     }
 }

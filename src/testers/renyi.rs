@@ -428,12 +428,10 @@ impl PropertyTester for RenyiTester {
 mod tests {
     use super::*;
     use crate::rng::{Seed, Stream};
-    use rand_distr::{Distribution, Normal};
+    use crate::testers::common::fixtures;
 
     fn gaussian(n: usize, mean: f64, sd: f64, seed: u64) -> Samples {
-        let mut rng = Seed(seed).rng(Stream::Other { tag: 21, index: 0 });
-        let d = Normal::new(mean, sd).unwrap();
-        Samples::from_column((0..n).map(|_| d.sample(&mut rng)).collect())
+        fixtures::gaussian(n, mean, sd, seed, 21)
     }
 
     #[test]
