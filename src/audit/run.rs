@@ -21,8 +21,6 @@ use crate::testers::{PropertyTester, Transform, TransformedMechanism};
 
 /// Default time budget of an exec audit (search and confirmation together).
 pub const DEFAULT_EXEC_BUDGET_SECONDS: f64 = 60.0;
-/// Longest `--max-search-seconds`: a week.
-pub const MAX_SEARCH_SECONDS: f64 = 604_800.0;
 
 /// How a dataset search runs (the plain form of `audit run`'s search flags; `None`: the
 /// default).
@@ -36,22 +34,30 @@ pub struct SearchOptions {
     pub search_samples: Option<usize>,
     /// Pairs re-audited with fresh samples.
     pub confirm: Option<usize>,
-    /// Record range `LO:HI`.
-    pub record_range: Option<String>,
-    /// Record dimension.
-    pub record_dim: Option<usize>,
+    /// Record range (lo, hi) a catalogue search keeps to, inside the mechanism's.
+    pub record_range: Option<(f64, f64)>,
     /// Records in D.
     pub dataset_size: Option<usize>,
-    /// Neighboring relation, as spelled.
-    pub neighbors: Option<String>,
     /// Pairs for the fixed finder (one JSON object per line).
     pub pairs: Option<PathBuf>,
     /// Data sample for the from-data finder.
     pub typical_data: Option<PathBuf>,
     /// Seconds after which the search stops.
     pub max_search_seconds: Option<f64>,
-    /// Time for the whole run (`60s`, `2m`, …).
-    pub budget: Option<String>,
+    /// Seconds for the whole run, search and confirmation.
+    pub budget_seconds: Option<f64>,
+}
+
+impl SearchOptions {
+    /// The finder's name: the portfolio by default; `typical` is the old name of `from-data`.
+    pub fn finder_name(&self) -> String {
+        // Unknown programs get the portfolio; a catalogue search names its finder. `typical` is
+        // the old name of `from-data` (it never tested Bayesian DP; see dp_audit::audit::bayesian).
+        match self.finder.clone().unwrap_or_else(|| "portfolio".into()) {
+            f if f == "typical" => "from-data".to_string(),
+            f => f,
+        }
+    }
 }
 
 /// The settings of one `audit run` (the plain form of its flags, checked by the caller).
@@ -400,52 +406,6 @@ pub(crate) fn check_memory(flag: &str, n: usize, dim: usize) -> Result<()> {
     Ok(())
 }
 
-pub(crate) fn parse_range(s: &str) -> Result<(f64, f64)> {
-    let bad = || {
-        Error::InvalidConfig(format!(
-            "--record-range {s}; allowed: LO:HI with finite LO < HI, e.g. 0:1 or -5:5"
-        ))
-    };
-    let (a, b) = s.split_once(':').ok_or_else(bad)?;
-    let lo: f64 = a.trim().parse().map_err(|_| bad())?;
-    let hi: f64 = b.trim().parse().map_err(|_| bad())?;
-    if !(lo.is_finite() && hi.is_finite()) {
-        return Err(bad());
-    }
-    if lo >= hi {
-        return Err(Error::InvalidConfig(format!(
-            "--record-range {s}: LO = {lo} is not below HI = {hi}; allowed: LO:HI with LO < HI, e.g. {}:{}",
-            hi.min(lo),
-            hi.max(lo)
-        )));
-    }
-    Ok((lo, hi))
-}
-
-/// Parses `--budget`: seconds, or a number followed by `s`, `m` or `h` (`60s`, `2m`, `1.5h`).
-pub(crate) fn parse_budget(s: &str) -> Result<f64> {
-    let t = s.trim();
-    let (num, unit) = match t.char_indices().last() {
-        Some((i, 's')) => (&t[..i], 1.0),
-        Some((i, 'm')) => (&t[..i], 60.0),
-        Some((i, 'h')) => (&t[..i], 3600.0),
-        _ => (t, 1.0),
-    };
-    let v: f64 = num.trim().parse().map_err(|_| {
-        Error::InvalidConfig(format!(
-            "--budget {s}; allowed: seconds, or a number with s, m or h (e.g. 60s, 2m)"
-        ))
-    })?;
-    let secs = v * unit;
-    if !(secs.is_finite() && (1.0..=MAX_SEARCH_SECONDS).contains(&secs)) {
-        return Err(Error::InvalidConfig(format!(
-            "--budget {s}; allowed: 1 s to {} s (a week)",
-            readable(MAX_SEARCH_SECONDS)
-        )));
-    }
-    Ok(secs)
-}
-
 /// Wraps `m` in the output transform spelled `spelling` (`none`: unchanged).
 fn with_transform(
     m: Box<dyn Mechanism>,
@@ -520,63 +480,23 @@ fn search_setup(
     let m = &*target.mechanism;
     let s = &opts.search;
     let mut domain = m.domain();
-    if let Some(r) = &s.record_range
+    if let Some((lo, hi)) = s.record_range
         && !opts.exec
     {
-        let (lo, hi) = parse_range(r)?;
-        if lo < domain.lower || hi > domain.upper {
-            return Err(Error::InvalidConfig(format!(
-                "--record-range {r} leaves the mechanism's record range [{}, {}]",
-                domain.lower, domain.upper
-            )));
-        }
         domain.lower = lo;
         domain.upper = hi;
     }
-    if let Some(d) = s.record_dim
-        && d != domain.dim
-    {
-        return Err(Error::InvalidConfig(format!(
-            "--record-dim {d}, but {} takes records of dimension {}",
-            m.id(),
-            domain.dim
-        )));
-    }
     let relation = m.neighboring();
-    if let Some(n) = &s.neighbors {
-        let r: Neighboring = n.parse()?;
-        if r != relation {
-            return Err(Error::InvalidConfig(format!(
-                "--neighbors {r}, but the claim of {} is stated for {relation} neighbors",
-                m.id()
-            )));
-        }
-    }
     let size = s.dataset_size.unwrap_or_else(|| {
         target
             .witness
             .as_ref()
             .map_or(3, |w| w.first().len().min(w.second().len()).clamp(1, 16))
     });
-    // Unknown programs get the portfolio; a catalogue search names its finder. `typical` is
-    // the old name of `from-data` (it never tested Bayesian DP; see dp_audit::audit::bayesian).
-    let finder_name = match s.finder.clone().unwrap_or_else(|| "portfolio".into()) {
-        f if f == "typical" => "from-data".to_string(),
-        f => f,
-    };
-    if s.pairs.is_some() && finder_name != "fixed" {
-        return Err(Error::InvalidConfig(
-            "--pairs is read by --finder fixed".into(),
-        ));
-    }
-    if s.typical_data.is_some() != (finder_name == "from-data") {
-        return Err(Error::InvalidConfig(
-            "--finder from-data (old name: typical) and --typical-data FILE go together".into(),
-        ));
-    }
+    let finder_name = s.finder_name();
     let defaults = SearchConfig::default();
-    let budget = match (&s.budget, s.trials) {
-        (Some(b), _) => Some(parse_budget(b)?),
+    let budget = match (s.budget_seconds, s.trials) {
+        (Some(b), _) => Some(b),
         (None, None) if opts.exec => Some(DEFAULT_EXEC_BUDGET_SECONDS),
         _ => None,
     };

@@ -16,8 +16,7 @@ use crate::report::output::OutputOptions;
 use crate::sources::exec::{ExecMechanism, ExecOptions};
 use crate::testers;
 
-pub(crate) use crate::audit::run::parse_range;
-pub use crate::audit::run::{DEFAULT_EXEC_BUDGET_SECONDS, MAX_SEARCH_SECONDS};
+pub use crate::audit::run::DEFAULT_EXEC_BUDGET_SECONDS;
 pub(crate) use crate::report::reproduce::reproduce_line;
 
 /// Options of `audit run`.
@@ -226,6 +225,8 @@ impl SearchArgs {
 
 /// Longest `--exec-timeout`: a day.
 pub const MAX_EXEC_TIMEOUT_SECONDS: f64 = 86_400.0;
+/// Longest `--max-search-seconds`: a week.
+pub const MAX_SEARCH_SECONDS: f64 = 604_800.0;
 /// Smallest β a run accepts: below it the bounds' tail computations lose their meaning (γ = β/20
 /// must stay a normal f64 with room to spare), and no audit needs it.
 pub const MIN_FAILURE_PROBABILITY: f64 = 1e-100;
@@ -318,14 +319,13 @@ impl From<&SearchArgs> for SearchOptions {
             trials: s.trials,
             search_samples: s.search_samples,
             confirm: s.confirm,
-            record_range: s.record_range.clone(),
-            record_dim: s.record_dim,
+            // Parsed and checked against the target by `checked_search` before a search.
+            record_range: None,
             dataset_size: s.dataset_size,
-            neighbors: s.neighbors.clone(),
             pairs: s.pairs.clone(),
             typical_data: s.typical_data.clone(),
             max_search_seconds: s.max_search_seconds,
-            budget: s.budget.clone(),
+            budget_seconds: None,
         }
     }
 }
@@ -447,7 +447,7 @@ fn run_audit_inner(args: &RunArgs) -> Result<Outcome> {
     // Validate everything cheap before any sampling.
     testers::parse_list(&args.tester)?;
     let target = build_target(args)?;
-    let opts = RunOptions::from(args);
+    let mut opts = RunOptions::from(args);
     let claim = target.claim;
     if args.sequential {
         if args.tester != "hockey-stick" {
@@ -479,6 +479,9 @@ fn run_audit_inner(args: &RunArgs) -> Result<Outcome> {
         args.samples.max(args.search.search_samples.unwrap_or(0)),
         target.mechanism.output_dim(),
     )?;
+    if opts.searching() {
+        opts.search = checked_search(args, &target)?;
+    }
     if let Some(check) = target.layers {
         return crate::audit::run::run_layered(&opts, &target, check, &testers, &skipped, &config);
     }
@@ -486,6 +489,106 @@ fn run_audit_inner(args: &RunArgs) -> Result<Outcome> {
         return crate::audit::run::run_search(&opts, &target, &testers, &skipped, &config);
     }
     crate::audit::run::run_pair(&opts, &target, &testers, skipped, &config)
+}
+
+/// The search flags checked against the target (the record range inside the mechanism's, the
+/// record dimension and relation the mechanism's, the files their finders' own) and parsed.
+fn checked_search(args: &RunArgs, target: &Target) -> Result<SearchOptions> {
+    let m = &*target.mechanism;
+    let s = &args.search;
+    let mut search = SearchOptions::from(s);
+    let domain = m.domain();
+    if let Some(r) = &s.record_range
+        && args.exec.is_none()
+    {
+        let (lo, hi) = parse_range(r)?;
+        if lo < domain.lower || hi > domain.upper {
+            return Err(Error::InvalidConfig(format!(
+                "--record-range {r} leaves the mechanism's record range [{}, {}]",
+                domain.lower, domain.upper
+            )));
+        }
+        search.record_range = Some((lo, hi));
+    }
+    if let Some(d) = s.record_dim
+        && d != domain.dim
+    {
+        return Err(Error::InvalidConfig(format!(
+            "--record-dim {d}, but {} takes records of dimension {}",
+            m.id(),
+            domain.dim
+        )));
+    }
+    let relation = m.neighboring();
+    if let Some(n) = &s.neighbors {
+        let r: Neighboring = n.parse()?;
+        if r != relation {
+            return Err(Error::InvalidConfig(format!(
+                "--neighbors {r}, but the claim of {} is stated for {relation} neighbors",
+                m.id()
+            )));
+        }
+    }
+    let finder_name = search.finder_name();
+    if s.pairs.is_some() && finder_name != "fixed" {
+        return Err(Error::InvalidConfig(
+            "--pairs is read by --finder fixed".into(),
+        ));
+    }
+    if s.typical_data.is_some() != (finder_name == "from-data") {
+        return Err(Error::InvalidConfig(
+            "--finder from-data (old name: typical) and --typical-data FILE go together".into(),
+        ));
+    }
+    search.budget_seconds = s.budget.as_deref().map(parse_budget).transpose()?;
+    Ok(search)
+}
+
+/// Parses `--record-range LO:HI`: finite LO < HI.
+pub(crate) fn parse_range(s: &str) -> Result<(f64, f64)> {
+    let bad = || {
+        Error::InvalidConfig(format!(
+            "--record-range {s}; allowed: LO:HI with finite LO < HI, e.g. 0:1 or -5:5"
+        ))
+    };
+    let (a, b) = s.split_once(':').ok_or_else(bad)?;
+    let lo: f64 = a.trim().parse().map_err(|_| bad())?;
+    let hi: f64 = b.trim().parse().map_err(|_| bad())?;
+    if !(lo.is_finite() && hi.is_finite()) {
+        return Err(bad());
+    }
+    if lo >= hi {
+        return Err(Error::InvalidConfig(format!(
+            "--record-range {s}: LO = {lo} is not below HI = {hi}; allowed: LO:HI with LO < HI, e.g. {}:{}",
+            hi.min(lo),
+            hi.max(lo)
+        )));
+    }
+    Ok((lo, hi))
+}
+
+/// Parses `--budget`: seconds, or a number followed by `s`, `m` or `h` (`60s`, `2m`, `1.5h`).
+pub(crate) fn parse_budget(s: &str) -> Result<f64> {
+    let t = s.trim();
+    let (num, unit) = match t.char_indices().last() {
+        Some((i, 's')) => (&t[..i], 1.0),
+        Some((i, 'm')) => (&t[..i], 60.0),
+        Some((i, 'h')) => (&t[..i], 3600.0),
+        _ => (t, 1.0),
+    };
+    let v: f64 = num.trim().parse().map_err(|_| {
+        Error::InvalidConfig(format!(
+            "--budget {s}; allowed: seconds, or a number with s, m or h (e.g. 60s, 2m)"
+        ))
+    })?;
+    let secs = v * unit;
+    if !(secs.is_finite() && (1.0..=MAX_SEARCH_SECONDS).contains(&secs)) {
+        return Err(Error::InvalidConfig(format!(
+            "--budget {s}; allowed: 1 s to {} s (a week)",
+            readable(MAX_SEARCH_SECONDS)
+        )));
+    }
+    Ok(secs)
 }
 
 /// The flags a Bayesian DP audit (`--claim bdp:EPS:DELTA`, `--data FILE`) needs and refuses.
