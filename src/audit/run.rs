@@ -15,7 +15,7 @@ use crate::mechanisms::{
 };
 use crate::record::MechanismInfo;
 use crate::report::output::{Outcome, OutputOptions, announce_report, exit_code, to_json};
-use crate::report::reproduce::{given_on_command_line, reproduce_line, reproduce_line_planned};
+use crate::report::reproduce::{reproduce_line, reproduce_line_planned};
 use crate::report::text::{render_search_text, render_text};
 use crate::testers::{PropertyTester, Transform, TransformedMechanism};
 
@@ -85,6 +85,19 @@ pub struct RunOptions {
     pub search: SearchOptions,
     /// Reports and how the result is shown.
     pub output: OutputOptions,
+    /// The sizes the user chose, which a planner fitting the run to a budget keeps.
+    pub sizes_given: SizesGiven,
+}
+
+/// Which of the sizes a planner would otherwise choose were given by the user.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SizesGiven {
+    /// Releases per side of a confirmation (`--samples`).
+    pub samples: bool,
+    /// Releases per side of an exploratory score (`--search-samples`).
+    pub search_samples: bool,
+    /// Pairs confirmed (`--confirm`).
+    pub confirm: bool,
 }
 
 impl RunOptions {
@@ -747,9 +760,11 @@ pub fn run_layered(
             layers.len(),
             crate::rng::chunk_len(m),
             rayon::current_num_threads(),
-            given_on_command_line("--samples").then_some(config.samples_per_side),
-            given_on_command_line("--search-samples").then_some(search.search_samples),
-            given_on_command_line("--confirm").then_some(search.confirm_top),
+            opts.sizes_given.samples.then_some(config.samples_per_side),
+            opts.sizes_given
+                .search_samples
+                .then_some(search.search_samples),
+            opts.sizes_given.confirm.then_some(search.confirm_top),
             defaults,
         );
         config.samples_per_side = p.samples_per_side;

@@ -8,7 +8,7 @@ use clap::Args;
 
 use super::{Outcome, ReportArgs};
 use crate::audit::AuditConfig;
-use crate::audit::run::{RunOptions, SearchOptions, Target, check_memory};
+use crate::audit::run::{RunOptions, SearchOptions, SizesGiven, Target, check_memory};
 use crate::error::{Error, Result};
 use crate::mechanisms::math::readable;
 use crate::mechanisms::{Neighboring, Params, catalogue};
@@ -349,6 +349,11 @@ impl From<&RunArgs> for RunOptions {
                 quiet: a.report.quiet,
                 json: a.json,
             },
+            sizes_given: SizesGiven {
+                samples: given_on_command_line("--samples"),
+                search_samples: given_on_command_line("--search-samples"),
+                confirm: given_on_command_line("--confirm"),
+            },
         }
     }
 }
@@ -544,6 +549,13 @@ fn checked_search(args: &RunArgs, target: &Target) -> Result<SearchOptions> {
     Ok(search)
 }
 
+/// True when `flag` was given on this process's command line (`--flag V` or `--flag=V`): the
+/// planner keeps the sizes a user chose and chooses the others.
+fn given_on_command_line(flag: &str) -> bool {
+    std::env::args()
+        .skip(1)
+        .any(|a| a == flag || a.starts_with(&format!("{flag}=")))
+}
 /// Parses `--record-range LO:HI`: finite LO < HI.
 pub(crate) fn parse_range(s: &str) -> Result<(f64, f64)> {
     let bad = || {

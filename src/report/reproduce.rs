@@ -81,11 +81,3 @@ pub(crate) fn reproduce_line_planned(
     kept.extend(trials.unwrap_or_default());
     shlex::try_join(kept.iter().map(String::as_str)).unwrap_or_else(|_| kept.join(" "))
 }
-
-/// True when `flag` was given on this process's command line (`--flag V` or `--flag=V`): the
-/// planner keeps the sizes a user chose and chooses the others.
-pub(crate) fn given_on_command_line(flag: &str) -> bool {
-    std::env::args()
-        .skip(1)
-        .any(|a| a == flag || a.starts_with(&format!("{flag}=")))
-}
