@@ -3,8 +3,7 @@
 //! renderings of a report live together in [`crate::report`]. The binary (`src/bin/audit.rs`)
 //! only parses, calls [`run`] and maps the outcome to an exit code.
 
-use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
@@ -23,6 +22,9 @@ pub mod sweep;
 pub mod test;
 
 pub use run::{RunArgs, SearchArgs};
+
+pub use crate::report::output::Outcome;
+pub(crate) use crate::report::output::{announce_report, split_late, to_json};
 
 /// Audits differential-privacy claims of mechanisms, black-box.
 ///
@@ -94,38 +96,6 @@ pub struct ReportArgs {
     pub quiet: bool,
 }
 
-/// What a command produced: text for stdout and the exit code.
-#[derive(Debug)]
-pub struct Outcome {
-    /// Text for stdout.
-    pub stdout: String,
-    /// 0 = no violation found (or nothing to judge), 1 = violation found.
-    pub code: u8,
-    /// An error that happened after the verdict (the report could not be written): the verdict
-    /// is printed first, then this, and the exit code is 2.
-    pub late_error: Option<Error>,
-}
-
-impl Outcome {
-    /// Text and exit code, no late error.
-    pub fn new(stdout: String, code: u8) -> Self {
-        Self {
-            stdout,
-            code,
-            late_error: None,
-        }
-    }
-}
-
-/// Splits the result of writing a report into (where it is, the error that kept it from being
-/// written): the verdict is printed either way.
-pub(crate) fn split_late<T>(r: Result<Option<T>>) -> (Option<T>, Option<Error>) {
-    match r {
-        Ok(v) => (v, None),
-        Err(e) => (None, Some(e)),
-    }
-}
-
 /// Runs a parsed command.
 pub fn run(cli: Cli) -> Result<Outcome> {
     match cli.command {
@@ -140,22 +110,6 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         Command::Bench(args) => bench::run_cli(&args),
         Command::OneRun(args) => one_run::one_run(&args),
     }
-}
-
-/// Where a written report is announced: the last line of text output, or stderr beside
-/// `--json` (whose stdout stays deterministic).
-pub(crate) fn announce_report(index: &Path, json: bool, quiet: bool, stdout: &mut String) {
-    if json {
-        if !quiet {
-            eprintln!("report       {}", index.display());
-        }
-    } else {
-        let _ = writeln!(stdout, "report       {}", index.display());
-    }
-}
-
-pub(crate) fn to_json<T: serde::Serialize>(v: &T) -> Result<String> {
-    Ok(serde_json::to_string_pretty(v).map_err(|e| Error::InvalidConfig(e.to_string()))? + "\n")
 }
 
 /// Parses a count flag: a whole number, also in scientific notation (`1e5`, `2.5e4`).

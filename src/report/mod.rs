@@ -42,8 +42,10 @@ use crate::rng::{Seed, Stream, chunk_len};
 
 pub mod html;
 pub mod one_run;
+pub mod output;
 pub mod plot;
 pub mod progress;
+pub mod reproduce;
 pub mod sequential;
 pub mod table;
 pub mod text;

@@ -130,6 +130,31 @@ fn exec_refused(command: &str, message: String) -> MechanismError {
     }
 }
 
+/// How to run a program as a mechanism (the plain form of `audit run --exec`'s options).
+#[derive(Clone, Debug)]
+pub struct ExecOptions {
+    /// The command, split like a shell would.
+    pub command: String,
+    /// The claim to audit.
+    pub claim: PrivacyClaim,
+    /// The neighboring relation of the claim.
+    pub neighboring: Neighboring,
+    /// Smallest record value.
+    pub lower: f64,
+    /// Largest record value.
+    pub upper: f64,
+    /// Record dimension.
+    pub dim: usize,
+    /// Time a batch may run.
+    pub timeout: Duration,
+    /// Releases per request.
+    pub batch: usize,
+    /// Records in the probe dataset (all at the middle of the range).
+    pub probe_size: usize,
+    /// The accountant's range of the claim, when it was read off a privacy ledger.
+    pub accountant: Option<crate::mechanisms::AccountantRange>,
+}
+
 impl ExecMechanism {
     /// The same program, its claim read off a privacy ledger by the accountant whose range this
     /// is (shown beside the empirical ε; never used to decide).
@@ -184,6 +209,28 @@ impl ExecMechanism {
         let s = m.request(probe, 2, 0, None, false)?;
         m.output_dim = s.dim();
         Ok(m)
+    }
+
+    /// The program `options` names, probed on a dataset of `probe_size` records at the middle
+    /// of the record range, with its batch size and accountant.
+    pub fn from_options(options: &ExecOptions) -> Result<Self, MechanismError> {
+        let o = options;
+        // One allocation for the probe, however large the dataset.
+        let probe = Dataset::from_array(ndarray::Array2::from_elem(
+            (o.probe_size, o.dim),
+            0.5 * (o.lower + o.upper),
+        ))?;
+        let domain = Self::domain(o.lower, o.upper, o.dim);
+        Ok(Self::new(
+            &o.command,
+            o.claim,
+            o.neighboring,
+            domain,
+            o.timeout,
+            &probe,
+        )?
+        .with_batch_size(o.batch)?
+        .with_accountant(o.accountant.clone()))
     }
 
     /// The record domain for a program: records of dimension `dim` in `[lower, upper]`,

@@ -12,8 +12,8 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use ndarray::ArrayView1;
 
-use super::Divergence;
-use crate::bounds::{wilson_lower, wilson_upper};
+use super::{Divergence, EventBound};
+use crate::bounds::{clopper_pearson_lower, clopper_pearson_upper, wilson_lower, wilson_upper};
 use crate::error::{Error, Result};
 use crate::mechanisms::{PrivacyClaim, Samples};
 
@@ -375,6 +375,56 @@ pub(crate) fn hockey_stick_value(p_lower: f64, q_upper: f64, e_eps: f64) -> f64 
     if raw > 0.0 { raw.next_down() } else { 0.0 }
 }
 
+/// An event S chosen on a training split, counted on the held-out rows of each side: `k_p` of
+/// `m_p` releases of P and `k_q` of `m_q` of Q fall in S, with one-sided Clopper–Pearson bounds
+/// `p_lower` ≤ P(S) and `q_upper` ≥ Q(S). The last step every event-based tester shares.
+pub(crate) struct HeldOutEvent {
+    pub(crate) k_p: u64,
+    pub(crate) m_p: usize,
+    pub(crate) k_q: u64,
+    pub(crate) m_q: usize,
+    pub(crate) p_lower: f64,
+    pub(crate) q_upper: f64,
+}
+
+impl HeldOutEvent {
+    /// The counts with their Clopper–Pearson bounds, each at failure probability `half`.
+    pub(crate) fn bound(k_p: u64, m_p: usize, k_q: u64, m_q: usize, half: f64) -> Self {
+        Self {
+            k_p,
+            m_p,
+            k_q,
+            m_q,
+            p_lower: clopper_pearson_lower(k_p, m_p as u64, half),
+            q_upper: clopper_pearson_upper(k_q, m_q as u64, half),
+        }
+    }
+
+    /// The lower bound P(S) − e^ε·Q(S) ≥ [`hockey_stick_value`] of the two bounds.
+    pub(crate) fn hockey_stick(&self, e_eps: f64) -> f64 {
+        hockey_stick_value(self.p_lower, self.q_upper, e_eps)
+    }
+
+    /// The plug-in k_p/m_p − e^ε·k_q/m_q (for reading only).
+    pub(crate) fn hockey_stick_point(&self, e_eps: f64) -> f64 {
+        self.k_p as f64 / self.m_p as f64 - e_eps * self.k_q as f64 / self.m_q as f64
+    }
+
+    /// The record of the event, described as `description`.
+    pub(crate) fn event(&self, description: String) -> EventBound {
+        EventBound {
+            description,
+            count_p: self.k_p,
+            n_p: self.m_p as u64,
+            count_q: self.k_q,
+            n_q: self.m_q as u64,
+            p_lower: Some(self.p_lower),
+            q_upper: Some(self.q_upper),
+            contrast: None,
+        }
+    }
+}
+
 /// The hockey-stick ε of a divergence, validated; an error naming the tester otherwise.
 pub(crate) fn hockey_stick_epsilon(tester: &str, divergence: Divergence) -> Result<f64> {
     let Divergence::HockeyStick { epsilon } = divergence else {
@@ -393,13 +443,14 @@ pub(crate) fn hockey_stick_epsilon(tester: &str, divergence: Divergence) -> Resu
 /// The hockey-stick plan shared by every tester that bounds H_{e^ε}: the claim's own ε for pure
 /// and approximate claims; for profile claims an evenly spaced grid of `grid` values on
 /// (0, ε_max], ε_max the largest ε ≤ 20 at which the claim still allows δ ≥ 1/(10n). Depends on
-/// the claim and n only.
+/// the claim and n only. A Bayesian claim is refused first (no hockey-stick tester tests one).
 pub(crate) fn hockey_stick_plan(
     tester: &str,
     claim: &PrivacyClaim,
     samples_per_side: usize,
     grid: usize,
 ) -> Result<Vec<Divergence>> {
+    super::refuse_bayesian(tester, claim)?;
     if let Some(epsilon) = claim.natural_epsilon() {
         return Ok(vec![Divergence::HockeyStick { epsilon }]);
     }
@@ -505,6 +556,54 @@ pub(crate) fn planned_profile_epsilon(
         }
     }
     best.map(|(e, _)| e)
+}
+
+/// Samples and calls that the testers' unit tests share.
+#[cfg(test)]
+pub(crate) mod fixtures {
+    use rand::RngExt;
+    use rand_distr::{Distribution, Normal};
+
+    use crate::mechanisms::Samples;
+    use crate::rng::{AuditRng, Seed, Stream};
+    use crate::testers::{Divergence, Measurement, PropertyTester};
+
+    /// n draws of N(`mean`, `sd`²) from the seeded stream (`tag`, 0); each tester's tests draw
+    /// from a tag of their own.
+    pub(crate) fn gaussian(n: usize, mean: f64, sd: f64, seed: u64, tag: u64) -> Samples {
+        let mut rng = Seed(seed).rng(Stream::Other { tag, index: 0 });
+        let d = Normal::new(mean, sd).unwrap();
+        Samples::from_column((0..n).map(|_| d.sample(&mut rng)).collect())
+    }
+
+    /// Randomized response with p = 0.9 vs 0.1, 20 000 releases a side (H = 0.8 at ε = 0), and
+    /// the stream that drew them, which the tester then continues.
+    pub(crate) fn randomized_response() -> (Samples, Samples, AuditRng) {
+        let mut rng = Seed(5).rng(Stream::Other { tag: 1, index: 1 });
+        let p = Samples::from_column(
+            (0..20_000)
+                .map(|_| f64::from(rng.random::<f64>() < 0.9))
+                .collect(),
+        );
+        let q = Samples::from_column(
+            (0..20_000)
+                .map(|_| f64::from(rng.random::<f64>() < 0.1))
+                .collect(),
+        );
+        (p, q, rng)
+    }
+
+    /// `tester`'s lower bound on H_1(P‖Q) (ε = 0) at β = 0.05.
+    pub(crate) fn h_at_zero(
+        tester: &dyn PropertyTester,
+        p: &Samples,
+        q: &Samples,
+        rng: &mut AuditRng,
+    ) -> Measurement {
+        tester
+            .lower_bound(p, q, Divergence::HockeyStick { epsilon: 0.0 }, 0.05, rng)
+            .unwrap()
+    }
 }
 
 #[cfg(test)]

@@ -61,11 +61,11 @@ use rand::Rng;
 use rayon::prelude::*;
 
 use super::common::{
-    KeyMap, best_threshold, check_fraction, coordinate_kinds, hockey_stick_epsilon,
-    hockey_stick_plan, hockey_stick_value, mix, sorted_desc, train_rows,
+    HeldOutEvent, KeyMap, best_threshold, check_fraction, coordinate_kinds, hockey_stick_epsilon,
+    hockey_stick_plan, mix, sorted_desc, train_rows,
 };
-use super::{Divergence, EventBound, Measurement, PropertyTester, check_inputs};
-use crate::bounds::{clopper_pearson_lower, clopper_pearson_upper, normal_upper_quantile};
+use super::{Divergence, Measurement, PropertyTester, check_inputs};
+use crate::bounds::normal_upper_quantile;
 use crate::error::{Error, Result};
 use crate::mechanisms::{PrivacyClaim, Samples};
 
@@ -257,7 +257,6 @@ impl PropertyTester for HistogramTester {
     }
 
     fn plan(&self, claim: &PrivacyClaim, samples_per_side: usize) -> Result<Vec<Divergence>> {
-        super::refuse_bayesian(self.name(), claim)?;
         hockey_stick_plan(self.name(), claim, samples_per_side, self.profile_grid)
     }
 
@@ -405,10 +404,9 @@ impl PropertyTester for HistogramTester {
             || (np..p.n()).filter(|&i| score(&p.row(i)) >= t).count() as u64,
             || (nq..q.n()).filter(|&i| score(&q.row(i)) >= t).count() as u64,
         );
-        let p_lower = clopper_pearson_lower(k_p, m_p as u64, half_b);
-        let q_upper = clopper_pearson_upper(k_q, m_q as u64, half_b);
-        let value_b = hockey_stick_value(p_lower, q_upper, e_eps);
-        let point_estimate = k_p as f64 / m_p as f64 - e_eps * k_q as f64 / m_q as f64;
+        let held_out = HeldOutEvent::bound(k_p, m_p, k_q, m_q, half_b);
+        let value_b = held_out.hockey_stick(e_eps);
+        let point_estimate = held_out.hockey_stick_point(e_eps);
         let n_cells = table.values().filter(|&&v| v >= t).count();
 
         Ok(Measurement {
@@ -420,20 +418,11 @@ impl PropertyTester for HistogramTester {
                  (a) Gilbert–McMillan plug-in Σ(p̂ − e^ε q̂)₊ = {gm_point:.4e} over {k_a} cells ({}) minus TV(p̂,p) + e^ε·TV(q̂,q) ≤ {tv_p:.3e} + e^ε·{tv_q:.3e} (E TV ≤ ½√((k−1)/m), McDiarmid at β_a/2 = {half_a:.3e} each): {value_a:.6e}. Assumes i.i.d. samples, sides independent.",
                 bin_a.describe()
             ),
-            event: Some(EventBound {
-                description: format!(
-                    "{} cells of ({}) whose estimated log-likelihood ratio is ≥ {t:.4}",
-                    n_cells,
-                    bin_b.describe()
-                ),
-                count_p: k_p,
-                n_p: m_p as u64,
-                count_q: k_q,
-                n_q: m_q as u64,
-                p_lower: Some(p_lower),
-                q_upper: Some(q_upper),
-                contrast: None,
-            }),
+            event: Some(held_out.event(format!(
+                "{} cells of ({}) whose estimated log-likelihood ratio is ≥ {t:.4}",
+                n_cells,
+                bin_b.describe()
+            ))),
         })
     }
 }
@@ -442,13 +431,10 @@ impl PropertyTester for HistogramTester {
 mod tests {
     use super::*;
     use crate::rng::{Seed, Stream};
-    use rand::RngExt;
-    use rand_distr::{Distribution, Normal};
+    use crate::testers::common::fixtures;
 
     fn gaussian(n: usize, mean: f64, sd: f64, seed: u64) -> Samples {
-        let mut rng = Seed(seed).rng(Stream::Other { tag: 41, index: 0 });
-        let d = Normal::new(mean, sd).unwrap();
-        Samples::from_column((0..n).map(|_| d.sample(&mut rng)).collect())
+        fixtures::gaussian(n, mean, sd, seed, 41)
     }
 
     #[test]
@@ -464,41 +450,15 @@ mod tests {
         let p = gaussian(100_000, 1.0, 1.0, 1);
         let q = gaussian(100_000, 0.0, 1.0, 2);
         let mut rng = Seed(0).rng(Stream::Tester { bound: 0 });
-        let m = HistogramTester::default()
-            .lower_bound(
-                &p,
-                &q,
-                Divergence::HockeyStick { epsilon: 0.0 },
-                0.05,
-                &mut rng,
-            )
-            .unwrap();
+        let m = fixtures::h_at_zero(&HistogramTester::default(), &p, &q, &mut rng);
         assert!(m.value <= 0.382_924_922_548_026 && m.value > 0.36, "{m:?}");
     }
 
     #[test]
     fn randomized_response_gross_violation_is_caught_by_both_parts() {
         // RR p = 0.9 vs 0.1 at ε = 0: H = 0.8; the Gilbert–McMillan part is positive too.
-        let mut rng = Seed(5).rng(Stream::Other { tag: 1, index: 1 });
-        let p = Samples::from_column(
-            (0..20_000)
-                .map(|_| f64::from(rng.random::<f64>() < 0.9))
-                .collect(),
-        );
-        let q = Samples::from_column(
-            (0..20_000)
-                .map(|_| f64::from(rng.random::<f64>() < 0.1))
-                .collect(),
-        );
-        let m = HistogramTester::default()
-            .lower_bound(
-                &p,
-                &q,
-                Divergence::HockeyStick { epsilon: 0.0 },
-                0.05,
-                &mut rng,
-            )
-            .unwrap();
+        let (p, q, mut rng) = fixtures::randomized_response();
+        let m = fixtures::h_at_zero(&HistogramTester::default(), &p, &q, &mut rng);
         assert!(m.value <= 0.8 && m.value > 0.77, "{m:?}");
         assert!(
             m.inequality.contains("(a) Gilbert–McMillan"),

@@ -117,16 +117,15 @@ use rand::Rng;
 
 use rand_distr::Distribution;
 
-use super::common::hockey_stick_value;
+use super::common::HeldOutEvent;
 use super::common::{check_fraction, hockey_stick_epsilon, train_rows};
 use super::{
     ContrastCounts, Divergence, EventBound, HeldOut, Measurement, PropertyTester, Selected, Tail,
     check_inputs,
 };
 use crate::bounds::{
-    clopper_pearson_lower, clopper_pearson_upper, contrast_null_share, normal_upper_quantile,
-    poisson_contrast_epsilon, poisson_contrast_lower, poisson_mean_lower, wilson_lower,
-    wilson_upper,
+    contrast_null_share, normal_upper_quantile, poisson_contrast_epsilon, poisson_contrast_lower,
+    poisson_mean_lower, wilson_lower, wilson_upper,
 };
 use crate::error::{Error, Result};
 use crate::mechanisms::{PrivacyClaim, Samples};
@@ -1268,9 +1267,9 @@ impl PropertyTester for HockeyStickTester {
     }
 
     fn plan(&self, claim: &PrivacyClaim, samples_per_side: usize) -> Result<Vec<Divergence>> {
-        super::refuse_bayesian(self.name(), claim)?;
-        // The claim's own ε, or for profile-like claims the ε grid shared with the other
-        // hockey-stick testers (evenly spaced up to where the claim allows δ ≥ 1/(10n)).
+        // Bayesian claims refused; the claim's own ε, or for profile-like claims the ε grid
+        // shared with the other hockey-stick testers (evenly spaced up to where the claim allows
+        // δ ≥ 1/(10n)).
         super::common::hockey_stick_plan(self.name(), claim, samples_per_side, self.profile_grid)
     }
 
@@ -1634,27 +1633,17 @@ fn bound_event(
     let in_event = |row: &ndarray::ArrayView1<'_, f64>| (score.eval(row) >= t, false);
     let k_p = held.count(reversed, m_p, &in_event)?.0;
     let k_q = held.count(!reversed, m_q, &in_event)?.0;
-    let p_lower = clopper_pearson_lower(k_p, m_p as u64, half);
-    let q_upper = clopper_pearson_upper(k_q, m_q as u64, half);
+    let held_out = HeldOutEvent::bound(k_p, m_p, k_q, m_q, half);
     // e^ε·q_upper rounded up before subtracting, then the difference rounded down.
-    let value = hockey_stick_value(p_lower, q_upper, e_eps);
-    let point_estimate = k_p as f64 / m_p as f64 - e_eps * k_q as f64 / m_q as f64;
+    let value = held_out.hockey_stick(e_eps);
+    let point_estimate = held_out.hockey_stick_point(e_eps);
     Ok(Measurement {
         value,
         point_estimate,
         inequality: format!(
             "P(S) − e^ε·Q(S) ≤ H_e^ε(P‖Q) for the event S chosen on the training split; one-sided Clopper–Pearson bounds on P(S) and Q(S) at β/2 = {half:.3e} each (exact binomial; i.i.d. samples, event independent of the {m_p} + {m_q} held-out samples)"
         ),
-        event: Some(EventBound {
-            description: score.describe(t),
-            count_p: k_p,
-            n_p: m_p as u64,
-            count_q: k_q,
-            n_q: m_q as u64,
-            p_lower: Some(p_lower),
-            q_upper: Some(q_upper),
-            contrast: None,
-        }),
+        event: Some(held_out.event(score.describe(t))),
     })
 }
 

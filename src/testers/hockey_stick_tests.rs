@@ -2,13 +2,12 @@
 
 use super::*;
 use crate::rng::{Seed, Stream};
+use crate::testers::common::fixtures;
 use rand::RngExt;
 use rand_distr::{Distribution, Normal};
 
 fn gaussian(n: usize, mean: f64, sd: f64, seed: u64) -> Samples {
-    let mut rng = Seed(seed).rng(Stream::Other { tag: 9, index: 0 });
-    let d = Normal::new(mean, sd).unwrap();
-    Samples::from_column((0..n).map(|_| d.sample(&mut rng)).collect())
+    fixtures::gaussian(n, mean, sd, seed, 9)
 }
 
 /// N(1, 1) vs N(0, 1) at ε = 0: H = TV = 2Φ(1/2) − 1 = 0.3829. The bound must be below it and,
@@ -19,15 +18,7 @@ fn gaussian_shift_bound_is_valid_and_tight() {
     let q = gaussian(100_000, 0.0, 1.0, 2);
     let t = HockeyStickTester::default();
     let mut rng = Seed(0).rng(Stream::Tester { bound: 0 });
-    let m = t
-        .lower_bound(
-            &p,
-            &q,
-            Divergence::HockeyStick { epsilon: 0.0 },
-            0.05,
-            &mut rng,
-        )
-        .unwrap();
+    let m = fixtures::h_at_zero(&t, &p, &q, &mut rng);
     let truth = 0.382_924_922_548_026;
     assert!(m.value <= truth && m.value > truth - 0.02, "{m:?}");
 }
@@ -37,41 +28,15 @@ fn identical_distributions_give_zero() {
     let p = gaussian(20_000, 0.0, 1.0, 3);
     let q = gaussian(20_000, 0.0, 1.0, 4);
     let mut rng = Seed(0).rng(Stream::Tester { bound: 0 });
-    let m = HockeyStickTester::default()
-        .lower_bound(
-            &p,
-            &q,
-            Divergence::HockeyStick { epsilon: 0.0 },
-            0.05,
-            &mut rng,
-        )
-        .unwrap();
+    let m = fixtures::h_at_zero(&HockeyStickTester::default(), &p, &q, &mut rng);
     assert_eq!(m.value, 0.0, "{m:?}");
 }
 
 #[test]
 fn discrete_outputs_use_atoms() {
     // Randomized response with p = 0.9 vs 0.1 at ε = 0: H = 0.8.
-    let mut rng = Seed(5).rng(Stream::Other { tag: 1, index: 1 });
-    let p = Samples::from_column(
-        (0..20_000)
-            .map(|_| f64::from(rng.random::<f64>() < 0.9))
-            .collect(),
-    );
-    let q = Samples::from_column(
-        (0..20_000)
-            .map(|_| f64::from(rng.random::<f64>() < 0.1))
-            .collect(),
-    );
-    let m = HockeyStickTester::default()
-        .lower_bound(
-            &p,
-            &q,
-            Divergence::HockeyStick { epsilon: 0.0 },
-            0.05,
-            &mut rng,
-        )
-        .unwrap();
+    let (p, q, mut rng) = fixtures::randomized_response();
+    let m = fixtures::h_at_zero(&HockeyStickTester::default(), &p, &q, &mut rng);
     assert!(m.value <= 0.8 && m.value > 0.77, "{m:?}");
 }
 

@@ -78,12 +78,11 @@ use rustfft::FftPlanner;
 use rustfft::num_complex::Complex;
 
 use super::common::{
-    Feature, bernstein_deviation, best_threshold, candidate_features, check_fraction,
-    empirical_bernstein_lower, hockey_stick_epsilon, hockey_stick_plan, hockey_stick_value,
-    sorted_desc, train_rows,
+    Feature, HeldOutEvent, bernstein_deviation, best_threshold, candidate_features, check_fraction,
+    empirical_bernstein_lower, hockey_stick_epsilon, hockey_stick_plan, sorted_desc, train_rows,
 };
-use super::{Divergence, EventBound, Measurement, PropertyTester, check_inputs};
-use crate::bounds::{clopper_pearson_lower, clopper_pearson_upper, normal_upper_quantile};
+use super::{Divergence, Measurement, PropertyTester, check_inputs};
+use crate::bounds::normal_upper_quantile;
 use crate::error::{Error, Result};
 use crate::mechanisms::{PrivacyClaim, Samples};
 
@@ -431,7 +430,6 @@ impl PropertyTester for MmdTester {
     }
 
     fn plan(&self, claim: &PrivacyClaim, samples_per_side: usize) -> Result<Vec<Divergence>> {
-        super::refuse_bayesian(self.name(), claim)?;
         hockey_stick_plan(self.name(), claim, samples_per_side, self.profile_grid)
     }
 
@@ -601,10 +599,9 @@ impl PropertyTester for MmdTester {
             || (tp..p.n()).filter(|&i| score.eval(&p.row(i)) >= t).count() as u64,
             || (tq..q.n()).filter(|&i| score.eval(&q.row(i)) >= t).count() as u64,
         );
-        let p_lower = clopper_pearson_lower(k_p, m_p as u64, half_b);
-        let q_upper = clopper_pearson_upper(k_q, m_q as u64, half_b);
-        let value_b = hockey_stick_value(p_lower, q_upper, e_eps);
-        let point_estimate = k_p as f64 / m_p as f64 - e_eps * k_q as f64 / m_q as f64;
+        let held_out = HeldOutEvent::bound(k_p, m_p, k_q, m_q, half_b);
+        let value_b = held_out.hockey_stick(e_eps);
+        let point_estimate = held_out.hockey_stick_point(e_eps);
 
         let value = value_a.max(value_b);
         Ok(Measurement {
@@ -618,16 +615,7 @@ impl PropertyTester for MmdTester {
                 kernel_a.name(),
                 terms.len(),
             ),
-            event: Some(EventBound {
-                description: score.describe(t),
-                count_p: k_p,
-                n_p: m_p as u64,
-                count_q: k_q,
-                n_q: m_q as u64,
-                p_lower: Some(p_lower),
-                q_upper: Some(q_upper),
-                contrast: None,
-            }),
+            event: Some(held_out.event(score.describe(t))),
         })
     }
 }
@@ -636,12 +624,10 @@ impl PropertyTester for MmdTester {
 mod tests {
     use super::*;
     use crate::rng::{Seed, Stream};
-    use rand_distr::{Distribution, Normal};
+    use crate::testers::common::fixtures;
 
     fn gaussian(n: usize, mean: f64, sd: f64, seed: u64) -> Samples {
-        let mut rng = Seed(seed).rng(Stream::Other { tag: 31, index: 0 });
-        let d = Normal::new(mean, sd).unwrap();
-        Samples::from_column((0..n).map(|_| d.sample(&mut rng)).collect())
+        fixtures::gaussian(n, mean, sd, seed, 31)
     }
 
     #[test]
@@ -731,15 +717,7 @@ mod tests {
         let p = gaussian(100_000, 1.0, 1.0, 1);
         let q = gaussian(100_000, 0.0, 1.0, 2);
         let mut rng = Seed(0).rng(Stream::Tester { bound: 0 });
-        let m = MmdTester::default()
-            .lower_bound(
-                &p,
-                &q,
-                Divergence::HockeyStick { epsilon: 0.0 },
-                0.05,
-                &mut rng,
-            )
-            .unwrap();
+        let m = fixtures::h_at_zero(&MmdTester::default(), &p, &q, &mut rng);
         assert!(m.value <= 0.382_924_922_548_026 && m.value > 0.36, "{m:?}");
     }
 }

@@ -72,11 +72,11 @@ use rand::Rng;
 use rayon::prelude::*;
 
 use super::common::{
-    Feature, bernstein_deviation, best_threshold, candidate_features, check_fraction,
+    Feature, HeldOutEvent, bernstein_deviation, best_threshold, candidate_features, check_fraction,
     empirical_bernstein_lower, empirical_bernstein_upper, sorted_desc, train_rows,
 };
-use super::{Divergence, EventBound, Measurement, PropertyTester, check_inputs};
-use crate::bounds::{clopper_pearson_lower, clopper_pearson_upper, normal_upper_quantile};
+use super::{Divergence, Measurement, PropertyTester, check_inputs};
+use crate::bounds::normal_upper_quantile;
 use crate::error::{Error, Result};
 use crate::mechanisms::{PrivacyClaim, Samples};
 
@@ -402,9 +402,8 @@ impl PropertyTester for RenyiTester {
             TestFunction::Event { t } => {
                 let k_p = fp.iter().filter(|&&v| v >= t).count() as u64;
                 let k_q = fq.iter().filter(|&&v| v >= t).count() as u64;
-                let p_lower = clopper_pearson_lower(k_p, m_p as u64, half);
-                let q_upper = clopper_pearson_upper(k_q, m_q as u64, half);
-                let value = binary_renyi_lower(alpha, p_lower, q_upper);
+                let held_out = HeldOutEvent::bound(k_p, m_p, k_q, m_q, half);
+                let value = binary_renyi_lower(alpha, held_out.p_lower, held_out.q_upper);
                 // Plug-in with half a count kept away from 0 and 1, so that it stays finite (it is
                 // for reading only; reports serialize it).
                 let point_estimate = binary_renyi_lower(
@@ -418,16 +417,7 @@ impl PropertyTester for RenyiTester {
                     inequality: format!(
                         "D_α(P‖Q) ≥ D_α(Bern(P(S))‖Bern(Q(S))) ≥ D_α(Bern(p_lo)‖Bern(q_hi)) (data processing; monotonicity for p_lo > q_hi) at α = {alpha} for the event S chosen on the training split; one-sided Clopper–Pearson bounds p_lo ≤ P(S), q_hi ≥ Q(S) at β/2 = {half:.3e} each (exact binomial; i.i.d. samples, event independent of the {m_p} + {m_q} held-out samples)"
                     ),
-                    event: Some(EventBound {
-                        description: format!("{} ≥ {t}", feature.describe()),
-                        count_p: k_p,
-                        n_p: m_p as u64,
-                        count_q: k_q,
-                        n_q: m_q as u64,
-                        p_lower: Some(p_lower),
-                        q_upper: Some(q_upper),
-                        contrast: None,
-                    }),
+                    event: Some(held_out.event(format!("{} ≥ {t}", feature.describe()))),
                 })
             }
         }
@@ -438,12 +428,10 @@ impl PropertyTester for RenyiTester {
 mod tests {
     use super::*;
     use crate::rng::{Seed, Stream};
-    use rand_distr::{Distribution, Normal};
+    use crate::testers::common::fixtures;
 
     fn gaussian(n: usize, mean: f64, sd: f64, seed: u64) -> Samples {
-        let mut rng = Seed(seed).rng(Stream::Other { tag: 21, index: 0 });
-        let d = Normal::new(mean, sd).unwrap();
-        Samples::from_column((0..n).map(|_| d.sample(&mut rng)).collect())
+        fixtures::gaussian(n, mean, sd, seed, 21)
     }
 
     #[test]

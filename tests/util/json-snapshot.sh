@@ -4,13 +4,14 @@
 #   bash tests/util/json-snapshot.sh /tmp/before; (change the code); bash tests/util/json-snapshot.sh /tmp/after
 #   diff -r /tmp/before /tmp/after
 # Every run has fixed sample sizes and the default seed, so its JSON is deterministic (the
-# wall-time fields are left out of --json output). Takes a few minutes on 2 cores.
+# wall-time fields are left out of --json output). Takes a few minutes on 2 cores. Runs the binary
+# from CARGO_TARGET_DIR when that is set (else ./target), the directory cargo built it in.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:?usage: json-snapshot.sh OUTDIR}
 mkdir -p "$out"
 cargo build --release --quiet
-a=target/release/audit
+a=${CARGO_TARGET_DIR:-target}/release/audit
 run() {
     local name=$1
     shift

@@ -1,0 +1,974 @@
+//! Running one kind of audit for `audit run`, from plain options: the target (a catalogue
+//! entry or an exec program, through one view or in layers), then the fixed-pair audit, the
+//! dataset search, the layered search, the Bayesian audit or the sequential audit, each with its
+//! report written and its text or JSON rendered. The command line (`crate::commands::run`)
+//! parses and checks the flags and picks one of these.
+
+use std::path::{Path, PathBuf};
+
+use crate::audit::{AuditConfig, Verdict, audit_pair};
+use crate::error::{Error, Result};
+use crate::mechanisms::catalogue::{self, Entry};
+use crate::mechanisms::math::readable;
+use crate::mechanisms::{
+    Dataset, DatasetPair, Mechanism, Neighboring, Params, PrivacyClaim, RecordDomain,
+};
+use crate::record::MechanismInfo;
+use crate::report::output::{Outcome, OutputOptions, announce_report, exit_code, to_json};
+use crate::report::reproduce::{reproduce_line, reproduce_line_planned};
+use crate::report::text::{render_search_text, render_text};
+use crate::testers::{PropertyTester, Transform, TransformedMechanism};
+
+/// Default time budget of an exec audit (search and confirmation together).
+pub const DEFAULT_EXEC_BUDGET_SECONDS: f64 = 60.0;
+
+/// How a dataset search runs (the plain form of `audit run`'s search flags; `None`: the
+/// default).
+#[derive(Clone, Debug, Default)]
+pub struct SearchOptions {
+    /// Dataset finder by name.
+    pub finder: Option<String>,
+    /// Pairs scored in the exploratory search.
+    pub trials: Option<usize>,
+    /// Releases per side for each exploratory score.
+    pub search_samples: Option<usize>,
+    /// Pairs re-audited with fresh samples.
+    pub confirm: Option<usize>,
+    /// Record range (lo, hi) a catalogue search keeps to, inside the mechanism's.
+    pub record_range: Option<(f64, f64)>,
+    /// Records in D.
+    pub dataset_size: Option<usize>,
+    /// Pairs for the fixed finder (one JSON object per line).
+    pub pairs: Option<PathBuf>,
+    /// Data sample for the from-data finder.
+    pub typical_data: Option<PathBuf>,
+    /// Seconds after which the search stops.
+    pub max_search_seconds: Option<f64>,
+    /// Seconds for the whole run, search and confirmation.
+    pub budget_seconds: Option<f64>,
+}
+
+impl SearchOptions {
+    /// The finder's name: the portfolio by default; `typical` is the old name of `from-data`.
+    pub fn finder_name(&self) -> String {
+        // Unknown programs get the portfolio; a catalogue search names its finder. `typical` is
+        // the old name of `from-data` (it never tested Bayesian DP; see dp_audit::audit::bayesian).
+        match self.finder.clone().unwrap_or_else(|| "portfolio".into()) {
+            f if f == "typical" => "from-data".to_string(),
+            f => f,
+        }
+    }
+}
+
+/// The settings of one `audit run` (the plain form of its flags, checked by the caller).
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// Catalogue id of the mechanism (`None` for an exec program).
+    pub mechanism: Option<String>,
+    /// Mechanism parameters `NAME=VALUE`.
+    pub params: Vec<String>,
+    /// The target is an exec program.
+    pub exec: bool,
+    /// The data distribution of a Bayesian DP claim.
+    pub data: Option<PathBuf>,
+    /// Seed of every random choice.
+    pub seed: u64,
+    /// Releases drawn on each side of the pair.
+    pub samples: usize,
+    /// β.
+    pub failure_probability: f64,
+    /// Most releases per side of a sequential audit.
+    pub max_samples: Option<usize>,
+    /// Releases per side of a sequential audit's first batch.
+    pub first_batch: Option<usize>,
+    /// The dataset search.
+    pub search: SearchOptions,
+    /// Reports and how the result is shown.
+    pub output: OutputOptions,
+    /// The sizes the user chose, which a planner fitting the run to a budget keeps.
+    pub sizes_given: SizesGiven,
+}
+
+/// Which of the sizes a planner would otherwise choose were given by the user.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SizesGiven {
+    /// Releases per side of a confirmation (`--samples`).
+    pub samples: bool,
+    /// Releases per side of an exploratory score (`--search-samples`).
+    pub search_samples: bool,
+    /// Pairs confirmed (`--confirm`).
+    pub confirm: bool,
+}
+
+impl RunOptions {
+    /// True when the run searches for a pair (`--finder`, and always for an exec program).
+    pub fn searching(&self) -> bool {
+        self.search.finder.is_some() || self.exec
+    }
+}
+
+/// What `audit run` audits: a catalogue entry or an exec program.
+pub struct Target {
+    /// The mechanism, wrapped in `transform` when there is one.
+    pub mechanism: Box<dyn Mechanism>,
+    /// The catalogue witness, if any.
+    pub witness: Option<DatasetPair>,
+    /// Catalogue status word, if any.
+    pub status: Option<String>,
+    /// The claim to test.
+    pub claim: PrivacyClaim,
+    /// Where the claim came from, when it is not the mechanism's own statement.
+    pub claim_source: Option<String>,
+    /// The output transform `mechanism` applies (already wrapped in), `None` for the identity.
+    pub transform: Option<Transform>,
+    /// The layers to check (then `mechanism` returns raw releases), `None` for a single view.
+    pub layers: Option<crate::record::layers::Check>,
+}
+
+impl Target {
+    /// An exec program `m` (already probed) with its parsed `claim` and the claim's `source`:
+    /// in layers by default (`check`), or through the one view `transform` names.
+    pub fn exec(
+        m: crate::sources::exec::ExecMechanism,
+        claim: PrivacyClaim,
+        claim_source: Option<String>,
+        check: Option<&str>,
+        transform: Option<&str>,
+    ) -> Result<Self> {
+        // Layers by default; an explicit --transform audits through that one view.
+        let layers = match (check, transform) {
+            (_, Some(_)) => None,
+            (Some(c), None) => Some(c.parse()?),
+            (None, None) => Some(crate::record::layers::Check::Both),
+        };
+        // Without layers an explicit --transform names the one view.
+        let (mechanism, transform) = match (&layers, transform) {
+            (None, Some(t)) => with_transform(Box::new(m), t)?,
+            _ => (Box::new(m) as Box<dyn Mechanism>, None),
+        };
+        Ok(Self {
+            mechanism,
+            witness: None,
+            status: None,
+            claim,
+            claim_source,
+            transform,
+            layers,
+        })
+    }
+
+    /// The catalogue entry `id` (built as `entry`), its claim replaced by `claim` (with where
+    /// that came from) when given, through `transform` (default: the entry's recommended view)
+    /// or in the layers `check` names.
+    pub fn catalogue(
+        id: &str,
+        entry: Entry,
+        claim: Option<(PrivacyClaim, Option<String>)>,
+        transform: Option<&str>,
+        check: Option<&str>,
+    ) -> Result<Self> {
+        let claim_source = claim.as_ref().map(|(_, source)| {
+            format!(
+                "{} (the mechanism states {})",
+                source.as_deref().unwrap_or("given on the command line"),
+                entry.mechanism.claim()
+            )
+        });
+        let claim = claim.map_or_else(|| entry.mechanism.claim(), |c| c.0);
+        // An entry whose bug lives in the float representation names the transform it is audited
+        // through; an explicit --transform (including `none`) overrides it.
+        let recommended = catalogue::recommended_transform_for(id, &*entry.mechanism);
+        let spelling = transform.or(recommended.as_deref()).unwrap_or("none");
+        let layers: Option<crate::record::layers::Check> = match check {
+            Some(c) => Some(c.parse()?),
+            None => None,
+        };
+        let (mechanism, transform) = if layers.is_some() {
+            (entry.mechanism, None)
+        } else {
+            with_transform(entry.mechanism, spelling)?
+        };
+        Ok(Self {
+            mechanism,
+            witness: Some(entry.witness),
+            status: Some(entry.status.word().to_string()),
+            claim,
+            claim_source,
+            transform,
+            layers,
+        })
+    }
+
+    /// Writes the target's catalogue status and, when the claim is not the mechanism's own,
+    /// where it came from into a report's mechanism section.
+    fn stamp(&self, info: &mut MechanismInfo) {
+        info.catalogue_status = self.status.clone();
+        if let Some(src) = &self.claim_source {
+            info.claim_source = src.clone();
+        }
+    }
+
+    /// The catalogue witness pair, or the error that asks for one.
+    fn witness_pair(&self) -> Result<DatasetPair> {
+        self.witness.clone().ok_or_else(|| {
+            Error::InvalidConfig(
+                "this target has no witness pair; allowed: a catalogue --mechanism, or --finder to search for a pair".into(),
+            )
+        })
+    }
+}
+
+/// The fixed-pair audit: `target` on its catalogue witness pair, with `testers` (and the
+/// testers `skipped` by `--tester all`, as `name: why`).
+pub fn run_pair(
+    opts: &RunOptions,
+    target: &Target,
+    testers: &[Box<dyn PropertyTester>],
+    skipped: Vec<String>,
+    config: &AuditConfig,
+) -> Result<Outcome> {
+    let entry_mechanism = &target.mechanism;
+    let witness = target.witness_pair()?;
+    let mechanism_name = opts.mechanism.clone().unwrap_or_default();
+    opts.output.prepare()?;
+    let spinner = crate::report::progress::Spinner::start_counting(
+        opts.output.quiet,
+        &format!("auditing {mechanism_name}"),
+        Some(2 * opts.samples as u64),
+    );
+    let mut report = audit_pair(&**entry_mechanism, &target.claim, &witness, testers, config)?;
+    report.skipped_testers = skipped;
+    report.reproduce = Some(reproduce_line(None));
+    report.output_transform = target.transform;
+    target.stamp(&mut report.mechanism);
+    let code = exit_code(report.verdict);
+    // A report that cannot be written (disk full) never costs the verdict: it is printed first
+    // and the error after it.
+    let written = opts.output.write(|dir| {
+        // Plot samples come from streams of their own: the verdict's samples are untouched.
+        let plots = crate::report::PlotData::draw(
+            &**entry_mechanism,
+            &witness,
+            opts.seed,
+            crate::report::PLOT_SAMPLES_PER_SIDE,
+        )?;
+        crate::report::write_run_report(dir, &report, &plots)
+    });
+    drop(spinner);
+    let stdout = if opts.output.json {
+        let mut r = report.clone();
+        r.wall_time_seconds = None;
+        to_json(&r)?
+    } else {
+        render_text(&report)
+    };
+    Ok(opts.output.finish(stdout, code, written))
+}
+
+/// The Bayesian DP audit ([`crate::audit::bayesian`]) of `target`'s claim on the catalogue
+/// witness's smaller dataset as the fixed rest of the data, the differing record drawn from
+/// `opts.data` (default: the data the catalogue's bdp entries ship with).
+pub fn run_bayesian(opts: &RunOptions, target: &Target) -> Result<Outcome> {
+    let claim = target.claim;
+    let witness = target.witness.as_ref().ok_or_else(|| {
+        Error::InvalidConfig("a Bayesian DP audit needs a catalogue --mechanism".into())
+    })?;
+    let base = if witness.first().len() <= witness.second().len() {
+        witness.first()
+    } else {
+        witness.second()
+    };
+    let m = &*target.mechanism;
+    let (data, source) = match &opts.data {
+        Some(path) => (
+            crate::audit::bayesian::read_data(path, &m.domain())?,
+            path.display().to_string(),
+        ),
+        None => {
+            let records = catalogue::bayesian::data();
+            let text: String = records.iter().map(|r| format!("{r:?}\n")).collect();
+            (
+                crate::audit::bayesian::parse_data(&text, "examples/bdp-data.txt", &m.domain())?,
+                "the entry's own data: the 1000 records of examples/bdp-data.txt (shipped with the catalogue; --data FILE audits another distribution)".to_string(),
+            )
+        }
+    };
+    check_memory("--samples", opts.samples, m.output_dim() + 2)?;
+    opts.output.prepare()?;
+    let config = crate::audit::bayesian::BayesianConfig {
+        seed: opts.seed,
+        draws_per_side: opts.samples,
+        failure_probability: opts.failure_probability,
+    };
+    let spinner = crate::report::progress::Spinner::start(
+        opts.output.quiet,
+        &format!("auditing {} (Bayesian DP)", m.id()),
+    );
+    let mut report =
+        crate::audit::bayesian::audit_bayesian(m, &claim, base, &data, &source, &config)?;
+    drop(spinner);
+    report.reproduce = Some(reproduce_line(None));
+    target.stamp(&mut report.mechanism);
+    let code = exit_code(report.verdict);
+    let written = opts.output.write(|dir| {
+        crate::report::write_run_report(dir, &report, &crate::report::PlotData::none())
+    });
+    let stdout = if opts.output.json {
+        report.wall_time_seconds = None;
+        to_json(&report)?
+    } else {
+        render_text(&report)
+    };
+    Ok(opts.output.finish(stdout, code, written))
+}
+
+/// The sequential audit's settings at failure probability `beta`.
+fn sequential_config(opts: &RunOptions, beta: f64) -> crate::audit::sequential::SequentialConfig {
+    let defaults = crate::audit::sequential::SequentialConfig::default();
+    crate::audit::sequential::SequentialConfig {
+        seed: opts.seed,
+        max_samples_per_side: opts.max_samples.unwrap_or(defaults.max_samples_per_side),
+        first_batch: opts.first_batch.unwrap_or(defaults.first_batch),
+        failure_probability: beta,
+    }
+}
+
+/// The anytime-valid betting audit ([`crate::audit::sequential`]) on the catalogue witness,
+/// once per layer when `target` has layers.
+pub fn run_sequential(opts: &RunOptions, target: &Target) -> Result<Outcome> {
+    use crate::audit::sequential::audit_sequential;
+    let witness = target
+        .witness
+        .as_ref()
+        .ok_or_else(|| Error::InvalidConfig("--sequential needs a catalogue --mechanism".into()))?;
+    if let Some(check) = target.layers {
+        return run_sequential_layered(opts, target, check, witness);
+    }
+    let config = sequential_config(opts, opts.failure_probability);
+    config.validate(target.mechanism.output_dim())?;
+    check_memory(
+        "--max-samples",
+        config.max_samples_per_side,
+        target.mechanism.output_dim(),
+    )?;
+    opts.output.prepare()?;
+    let spinner = crate::report::progress::Spinner::start(
+        opts.output.quiet,
+        &format!("auditing {} sequentially", target.mechanism.id()),
+    );
+    let mut report = audit_sequential(&*target.mechanism, &target.claim, witness, &config)?;
+    drop(spinner);
+    report.reproduce = Some(reproduce_line(None));
+    report.output_transform = target.transform;
+    target.stamp(&mut report.mechanism);
+    let code = exit_code(report.verdict);
+    let written = opts
+        .output
+        .write(|dir| crate::report::sequential::write_sequential_report(dir, &report));
+    let stdout = if opts.output.json {
+        report.wall_time_seconds = None;
+        to_json(&report)?
+    } else {
+        crate::audit::sequential::render_text(&report)
+    };
+    Ok(opts.output.finish(stdout, code, written))
+}
+
+/// Peak memory of a run per byte of releases (both sides as f64), measured (max RSS, release
+/// build): hockey-stick 1.06× on `svt3 --samples 2000000` (675 MB for 640 MB of releases) and
+/// 1.93× on `laplace-sum --samples 20000000`; MMD 1.9×, histogram 1.7× on
+/// `gaussian-sum-analytic --samples 10000000`; Rényi 3.25× on `gradient-perturbation --samples
+/// 5000000` (its sorted copies per side). The largest, rounded up.
+const PEAK_PER_RELEASE_BYTE: f64 = 3.5;
+
+/// Memory this process may still use: `MemAvailable` of /proc/meminfo (Linux), or less when the
+/// environment variable `DP_AUDIT_MEMORY_LIMIT` (bytes, e.g. `8e9`) says so; `None` when neither
+/// is known.
+fn available_memory_bytes() -> Option<f64> {
+    let limit: Option<f64> = std::env::var("DP_AUDIT_MEMORY_LIMIT")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .filter(|v: &f64| v.is_finite() && *v > 0.0);
+    let meminfo = (|| {
+        let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+        let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+        let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kb * 1024.0)
+    })();
+    match (limit, meminfo) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// Refuses, before any sampling, a run whose releases (n per side of dimension `dim`) would not
+/// fit in memory, with the estimate and the limit.
+pub(crate) fn check_memory(flag: &str, n: usize, dim: usize) -> Result<()> {
+    let releases = 2.0 * n as f64 * dim.max(1) as f64 * 8.0;
+    let need = releases * PEAK_PER_RELEASE_BYTE;
+    if let Some(avail) = available_memory_bytes()
+        && need > avail
+    {
+        return Err(Error::InvalidConfig(format!(
+            "{flag} {n} with output dimension {dim}: the run needs about {} GB of memory ({} MB of releases × {PEAK_PER_RELEASE_BYTE} for the testers' copies) and {} GB are available; allowed: fewer releases",
+            readable(need / 1e9),
+            readable(releases / 1e6),
+            readable(avail / 1e9)
+        )));
+    }
+    Ok(())
+}
+
+/// Wraps `m` in the output transform spelled `spelling` (`none`: unchanged).
+fn with_transform(
+    m: Box<dyn Mechanism>,
+    spelling: &str,
+) -> Result<(Box<dyn Mechanism>, Option<Transform>)> {
+    let t: Transform = spelling.parse()?;
+    if t.is_identity() {
+        Ok((m, None))
+    } else {
+        Ok((Box::new(TransformedMechanism::new(m, t)?), Some(t)))
+    }
+}
+
+/// Reads `--pairs FILE`: one JSON object per line, `{"first": [...], "second": [...]}`, records
+/// as numbers or arrays. Errors name the line and what is wrong.
+fn read_pairs(
+    path: &Path,
+    domain: &RecordDomain,
+    relation: Neighboring,
+) -> Result<Vec<DatasetPair>> {
+    let text = crate::sources::text::read_text(path)
+        .map_err(|e| Error::InvalidConfig(format!("--pairs {}: {e}", path.display())))?;
+    let mut pairs = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let l = line.trim();
+        if l.is_empty() {
+            continue;
+        }
+        let at = |what: String| {
+            Error::InvalidConfig(format!("--pairs {} line {}: {what}", path.display(), i + 1))
+        };
+        let v: serde_json::Value =
+            serde_json::from_str(l).map_err(|e| at(format!("not JSON ({e})")))?;
+        let side = |key: &str| -> Result<Dataset> {
+            let recs = v.get(key).ok_or_else(|| {
+                at(format!(
+                    "missing \"{key}\"; expected {{\"first\": [...], \"second\": [...]}}"
+                ))
+            })?;
+            let d = Dataset::from_json_records(recs, Some(domain.dim))
+                .map_err(|e| at(format!("\"{key}\": {e}")))?;
+            domain
+                .check(&d)
+                .map_err(|e| at(format!("\"{key}\": {e}")))?;
+            Ok(d)
+        };
+        let pair = DatasetPair::new(side("first")?, side("second")?, relation)
+            .map_err(|e| at(e.to_string()))?;
+        pairs.push(pair);
+    }
+    if pairs.is_empty() {
+        return Err(Error::InvalidConfig(format!(
+            "--pairs {}: no pairs in the file",
+            path.display()
+        )));
+    }
+    Ok(pairs)
+}
+
+/// The finder and search settings of a dataset search (`--finder`, `--exec`), checked.
+fn search_setup(
+    opts: &RunOptions,
+    target: &Target,
+) -> Result<(
+    Box<dyn crate::finders::DatasetFinder>,
+    String,
+    crate::finders::SearchConfig,
+)> {
+    use crate::finders::{
+        DatasetFinder, PairSpace, SearchConfig, TypicalFinder, finder_by_name, finder_rng,
+    };
+    let m = &*target.mechanism;
+    let s = &opts.search;
+    let mut domain = m.domain();
+    if let Some((lo, hi)) = s.record_range
+        && !opts.exec
+    {
+        domain.lower = lo;
+        domain.upper = hi;
+    }
+    let relation = m.neighboring();
+    let size = s.dataset_size.unwrap_or_else(|| {
+        target
+            .witness
+            .as_ref()
+            .map_or(3, |w| w.first().len().min(w.second().len()).clamp(1, 16))
+    });
+    let finder_name = s.finder_name();
+    let defaults = SearchConfig::default();
+    let budget = match (s.budget_seconds, s.trials) {
+        (Some(b), _) => Some(b),
+        (None, None) if opts.exec => Some(DEFAULT_EXEC_BUDGET_SECONDS),
+        _ => None,
+    };
+    // With a time budget the trial count is the budget's to decide (at most the largest
+    // --trials); without one it is --trials or 20.
+    let trials = s.trials.unwrap_or(if budget.is_some() {
+        100_000
+    } else {
+        defaults.trials
+    });
+    let rng = finder_rng(opts.seed);
+    let finder: Box<dyn DatasetFinder> = if finder_name == "from-data" {
+        let path = s.typical_data.as_ref().ok_or_else(|| {
+            Error::InvalidConfig("--finder from-data needs --typical-data FILE".into())
+        })?;
+        let text = crate::sources::text::read_text(path)
+            .map_err(|e| Error::InvalidConfig(format!("--typical-data {}: {e}", path.display())))?;
+        let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+            Error::InvalidConfig(format!("--typical-data {}: not JSON ({e})", path.display()))
+        })?;
+        let data = Dataset::from_json_records(&v, Some(domain.dim))?;
+        domain
+            .check(&Dataset::from_array(data.records().clone())?)
+            .or_else(|e| {
+                // The sample may be larger than the mechanism's dataset sizes; check records only.
+                let one = Dataset::vectors(domain.dim, &data.to_rows()[..1])?;
+                domain.check(&one).map_err(|_| e)
+            })?;
+        Box::new(TypicalFinder::new(data, size, relation, rng)?)
+    } else if finder_name == "portfolio" {
+        // The portfolio builds its pairs directly, so it takes datasets of any size the domain
+        // accepts (the box finders it contains search at smaller sizes).
+        Box::new(crate::finders::PortfolioFinder::new(
+            domain, size, relation, rng,
+        )?)
+    } else {
+        let space = PairSpace::new(domain, size, relation)?;
+        let fixed = match &s.pairs {
+            Some(p) => read_pairs(p, &domain, relation)?,
+            None => target.witness.iter().cloned().collect(),
+        };
+        finder_by_name(&finder_name, space, fixed, trials, rng)?
+    };
+    let search = SearchConfig {
+        trials,
+        search_samples: s.search_samples.unwrap_or(defaults.search_samples),
+        confirm_top: s.confirm.unwrap_or(defaults.confirm_top),
+        wall_clock_seconds: s.max_search_seconds,
+        max_samples: None,
+        budget_seconds: budget,
+    };
+    Ok((finder, finder_name, search))
+}
+
+/// A dataset search (`--finder`, and always for an exec program): exploratory scores, then
+/// confirming audits of the best pairs with fresh samples.
+pub fn run_search(
+    opts: &RunOptions,
+    target: &Target,
+    testers: &[Box<dyn PropertyTester>],
+    skipped: &[String],
+    config: &AuditConfig,
+) -> Result<Outcome> {
+    let m = &*target.mechanism;
+    let (mut finder, finder_name, search) = search_setup(opts, target)?;
+    opts.output.prepare()?;
+    let ticker = crate::report::progress::Ticker::start(
+        opts.output.quiet,
+        &format!("{} with {finder_name}", m.id()),
+        None,
+    );
+    let observe = |p: &crate::finders::SearchProgress| ticker.update(p);
+    let rep = crate::finders::search_and_confirm_observed(
+        m,
+        &target.claim,
+        &mut *finder,
+        testers,
+        &search,
+        config,
+        &observe,
+    );
+    drop(ticker);
+    let mut rep = rep?;
+    for c in &mut rep.confirmations {
+        c.skipped_testers = skipped.to_vec();
+        c.output_transform = target.transform;
+        target.stamp(&mut c.mechanism);
+    }
+    let code = exit_code(rep.verdict);
+    let summary = crate::audit::SearchSummary {
+        finder: rep.finder.clone(),
+        trials: rep
+            .trials
+            .iter()
+            .map(|t| crate::audit::TrialSummary {
+                index: t.index,
+                sizes: [t.pair.first().len(), t.pair.second().len()],
+                score: t.score,
+            })
+            .collect(),
+        skipped: rep
+            .skipped
+            .iter()
+            .map(|t| crate::audit::SkippedSummary {
+                index: t.index,
+                pair: t.pair.short_sides(),
+                error: t.error.clone(),
+            })
+            .collect(),
+        confirmations: rep
+            .confirmations
+            .iter()
+            // A confirmation is an audit of a pair, so it always has one.
+            .filter_map(|c| {
+                Some(crate::audit::ConfirmationSummary {
+                    pair: c.pair.clone()?,
+                    verdict: c.verdict,
+                    margin: c
+                        .bounds
+                        .iter()
+                        .map(|b| b.value - b.allowed)
+                        .fold(f64::NEG_INFINITY, f64::max),
+                })
+            })
+            .collect(),
+        beta_rule: rep.beta_rule.clone(),
+        verdict: rep.verdict,
+        samples_drawn: rep.samples_drawn,
+    };
+    // Refused proposals count as trials: `--trials` bounds the proposals.
+    let reproduce = reproduce_line(Some(rep.trials.len() + rep.skipped.len()));
+    // The page shows the confirmation that decided: the violating one, else the last.
+    let deciding = rep
+        .confirmations
+        .iter()
+        .find(|c| c.verdict == Verdict::Violation)
+        .or(rep.confirmations.last())
+        .cloned()
+        .map(|mut c| {
+            c.reproduce = Some(reproduce.clone());
+            c.search = Some(summary.clone());
+            c
+        });
+    let written = write_deciding_page(opts, m, deciding.as_ref(), false);
+    let stdout = if opts.output.json {
+        let mut r = rep.clone();
+        for c in &mut r.confirmations {
+            c.wall_time_seconds = None;
+        }
+        to_json(&r)?
+    } else {
+        render_search_text(&rep)
+    };
+    Ok(opts.output.finish(stdout, code, written))
+}
+
+/// Writes the page of a search's deciding confirmation `r` (none: no page, nor with
+/// --no-report), its figures drawn from `m` on the confirmed pair from plot streams of their
+/// own. `through_view`: `m` returns raw releases and the figures show them through the view the
+/// confirmation's testers saw (a wide output's floating-point view, cut to a few coordinates,
+/// falls back to the values).
+fn write_deciding_page(
+    opts: &RunOptions,
+    m: &dyn Mechanism,
+    r: Option<&crate::audit::AuditReport>,
+    through_view: bool,
+) -> Result<Option<PathBuf>> {
+    let Some(r) = r.filter(|_| !opts.output.no_report) else {
+        return Ok(None);
+    };
+    let pair = r
+        .pair
+        .as_ref()
+        .ok_or_else(|| Error::InvalidConfig("internal: a confirmation without its pair".into()))?;
+    let mut plots =
+        crate::report::PlotData::draw(m, pair, opts.seed, crate::report::PLOT_SAMPLES_PER_SIDE)?;
+    if through_view && let (Some(t), Some((a, b))) = (r.output_transform, plots.sides.take()) {
+        let whole = t != Transform::FloatRepr || a.dim() <= crate::finders::layered::FLOAT_COORDS;
+        plots.sides = Some(if whole {
+            (t.apply(&a)?, t.apply(&b)?)
+        } else {
+            (a, b)
+        });
+    }
+    Ok(Some(crate::report::write_run_report(
+        &opts.output.report_dir,
+        r,
+        &plots,
+    )?))
+}
+
+/// Two layers (see [`crate::record::layers`]): a dataset search that scores and confirms each layer
+/// separately from the same releases. Without `--finder` on a catalogue entry the search is
+/// its witness pair alone.
+pub fn run_layered(
+    opts: &RunOptions,
+    target: &Target,
+    check: crate::record::layers::Check,
+    testers: &[Box<dyn PropertyTester>],
+    skipped: &[String],
+    config: &AuditConfig,
+) -> Result<Outcome> {
+    use crate::finders::layered::{RunPlan, measure_speed, search_and_confirm_layered};
+    let m = &*target.mechanism;
+    let searching = opts.searching();
+    let (mut finder, finder_name, mut search) = if searching {
+        search_setup(opts, target)?
+    } else {
+        let witness = target.witness_pair()?;
+        let finder: Box<dyn crate::finders::DatasetFinder> =
+            Box::new(crate::finders::FixedFinder::new(vec![witness])?);
+        let search = crate::finders::SearchConfig {
+            trials: 1,
+            search_samples: 5_000,
+            confirm_top: 1,
+            ..Default::default()
+        };
+        (finder, "fixed (the witness pair)".to_string(), search)
+    };
+    let mut config = config.clone();
+    let layers = check.layers();
+    // Plan the run to the budget at the speed measured on the probe dataset.
+    let mut plan: Option<RunPlan> = None;
+    if let Some(budget) = search.budget_seconds {
+        let domain = m.domain();
+        let size = opts
+            .search
+            .dataset_size
+            .unwrap_or(3)
+            .max(domain.min_size)
+            .max(1);
+        let mid = 0.5 * (domain.lower + domain.upper);
+        let mid = if domain.integer { mid.round() } else { mid };
+        let probe = crate::mechanisms::Dataset::from_array(ndarray::Array2::from_elem(
+            (size.min(domain.max_size), domain.dim),
+            mid,
+        ))?;
+        let (per_call, per_release) = measure_speed(m, &probe, opts.seed)?;
+        let defaults = (
+            config.samples_per_side,
+            search.search_samples,
+            search.confirm_top,
+        );
+        let p = RunPlan::fit(
+            per_call,
+            per_release,
+            budget,
+            layers.len(),
+            crate::rng::chunk_len(m),
+            rayon::current_num_threads(),
+            opts.sizes_given.samples.then_some(config.samples_per_side),
+            opts.sizes_given
+                .search_samples
+                .then_some(search.search_samples),
+            opts.sizes_given.confirm.then_some(search.confirm_top),
+            defaults,
+        );
+        config.samples_per_side = p.samples_per_side;
+        search.search_samples = p.search_samples;
+        search.confirm_top = p.confirm_per_layer;
+        if !opts.output.quiet {
+            eprintln!("audit: {}", p.describe());
+        }
+        plan = Some(p);
+    }
+    opts.output.prepare()?;
+    let what = format!(
+        "{} with {finder_name}, layers: {}",
+        m.id(),
+        layers
+            .iter()
+            .map(|l| l.title())
+            .collect::<Vec<_>>()
+            .join(" + ")
+    );
+    let ticker = crate::report::progress::Ticker::start(
+        opts.output.quiet,
+        &what,
+        plan.as_ref().map(|p| (p.trials, p.total_seconds())),
+    );
+    let observe = |p: &crate::finders::SearchProgress| ticker.update(p);
+    let rep = search_and_confirm_layered(
+        m,
+        &target.claim,
+        &mut *finder,
+        testers,
+        &search,
+        &config,
+        &layers,
+        &observe,
+    );
+    drop(ticker);
+    let mut rep = rep?;
+    rep.plan = plan.clone();
+    let verdicts = rep.verdicts();
+    for l in &mut rep.layers {
+        if let Some(s) = &mut l.search {
+            for c in &mut s.confirmations {
+                c.skipped_testers = skipped.to_vec();
+                target.stamp(&mut c.mechanism);
+            }
+        }
+    }
+    let code = exit_code(rep.verdict);
+    let planned: Vec<(&str, String)> = match &plan {
+        Some(p) => vec![
+            ("--samples", p.samples_per_side.to_string()),
+            ("--search-samples", p.search_samples.to_string()),
+            ("--confirm", p.confirm_per_layer.to_string()),
+        ],
+        None => Vec::new(),
+    };
+    let reproduce = reproduce_line_planned(
+        searching.then_some(rep.trials_scored + rep.skipped.len()),
+        &planned,
+    );
+    let deciding = rep.deciding().cloned().map(|mut c| {
+        c.reproduce = Some(reproduce.clone());
+        c.layers = Some(verdicts.clone());
+        c
+    });
+    let written = write_deciding_page(opts, m, deciding.as_ref(), true);
+    let stdout = if opts.output.json {
+        let mut r = rep.clone();
+        r.plan = None;
+        for l in &mut r.layers {
+            if let Some(s) = &mut l.search {
+                for c in &mut s.confirmations {
+                    c.wall_time_seconds = None;
+                }
+            }
+        }
+        to_json(&r)?
+    } else {
+        crate::report::text::render_layered_text(&rep, &reproduce)
+    };
+    Ok(opts.output.finish(stdout, code, written))
+}
+
+/// `--sequential --check …`: the sequential audit once per layer, each through the layer's
+/// view of a release at its share of β (union bound over the layers); the releases are drawn
+/// again for each layer (catalogue entries are fast, and the same seed gives the same releases).
+fn run_sequential_layered(
+    opts: &RunOptions,
+    target: &Target,
+    check: crate::record::layers::Check,
+    witness: &DatasetPair,
+) -> Result<Outcome> {
+    use crate::audit::sequential::audit_sequential;
+    use crate::record::layers::{LayerKind, LayerVerdict};
+    let id = opts.mechanism.as_deref().unwrap_or_default();
+    let params = Params::parse(&opts.params)?;
+    let layers = check.layers();
+    let share = opts.failure_probability / layers.len() as f64;
+    let config = sequential_config(opts, share);
+    let mut reports = Vec::new();
+    let mut verdicts: Vec<LayerVerdict> = Vec::new();
+    let mut mechanism_violates = false;
+    for kind in layers {
+        let m =
+            TransformedMechanism::new(catalogue::build(id, &params)?.mechanism, kind.transform())?;
+        config.validate(m.output_dim())?;
+        check_memory("--max-samples", config.max_samples_per_side, m.output_dim())?;
+        let spinner = crate::report::progress::Spinner::start(
+            opts.output.quiet,
+            &format!("auditing {id} sequentially, layer {}", kind.title()),
+        );
+        let mut report = audit_sequential(&m, &target.claim, witness, &config)?;
+        drop(spinner);
+        report.reproduce = Some(reproduce_line(None));
+        report.output_transform = Some(kind.transform());
+        target.stamp(&mut report.mechanism);
+        let v = LayerVerdict::from_verdict(
+            kind,
+            share,
+            report.verdict,
+            None,
+            None,
+            None,
+            kind == LayerKind::FloatingPoint && mechanism_violates,
+            1,
+        );
+        mechanism_violates |= kind == LayerKind::Mechanism && report.verdict == Verdict::Violation;
+        verdicts.push(v);
+        reports.push(report);
+    }
+    let violation = verdicts
+        .iter()
+        .any(|v| v.verdict == Some(Verdict::Violation));
+    let code = u8::from(violation);
+    let stdout = if opts.output.json {
+        #[derive(serde::Serialize)]
+        struct Layer<'a> {
+            verdict: &'a LayerVerdict,
+            sequential: &'a crate::audit::sequential::SequentialReport,
+        }
+        #[derive(serde::Serialize)]
+        struct Layered<'a> {
+            layers: Vec<Layer<'a>>,
+            verdict: Verdict,
+        }
+        let mut clean = reports.clone();
+        for r in &mut clean {
+            r.wall_time_seconds = None;
+        }
+        to_json(&Layered {
+            layers: verdicts
+                .iter()
+                .zip(&clean)
+                .map(|(verdict, sequential)| Layer {
+                    verdict,
+                    sequential,
+                })
+                .collect(),
+            verdict: if violation {
+                Verdict::Violation
+            } else {
+                Verdict::NoViolation
+            },
+        })?
+    } else {
+        let mut s = String::new();
+        for (v, r) in verdicts.iter().zip(&reports) {
+            s += &format!("\n===== layer: {} =====\n", v.title);
+            s += &crate::audit::sequential::render_text(r);
+        }
+        s += "\n===== answers =====\n";
+        s += &crate::record::layers::render_text(&verdicts);
+        s += &format!(
+            "β            {} split evenly over the {} layer(s) (union bound)\nverdict      {}\n",
+            readable(opts.failure_probability),
+            verdicts.len(),
+            if violation {
+                "violation found"
+            } else {
+                "no violation found"
+            }
+        );
+        s
+    };
+    // One page per layer (each is a complete sequential report).
+    let mut stdout = stdout;
+    let mut late_error = None;
+    if !opts.output.no_report {
+        crate::report::prepare_report_dir(&opts.output.report_dir)?;
+        for r in &reports {
+            match crate::report::sequential::write_sequential_report(&opts.output.report_dir, r) {
+                Ok(index) => {
+                    announce_report(&index, opts.output.json, opts.output.quiet, &mut stdout)
+                }
+                Err(e) => {
+                    late_error.get_or_insert(e);
+                }
+            }
+        }
+    }
+    Ok(Outcome {
+        stdout,
+        code,
+        late_error,
+    })
+}
