@@ -13,7 +13,7 @@
 //!   ([`bounds`] holds the exact binomial bounds they use).
 //! - [`audit`] holds the kinds of audit: the fixed-pair runner (plans the bounds, splits β,
 //!   draws fresh samples and decides), [`audit::sequential`], [`audit::bayesian`],
-//!   [`audit::one_run`]; [`audit::run`] runs them for `audit run` from plain options. They fill the result record of [`record`], whose [`AuditReport`] is the
+//!   [`audit::one_run`]; [`run`] runs them (with the search and the reports) for `audit run` from plain options, one layer above them. They fill the result record of [`record`], whose [`AuditReport`] is the
 //!   source of truth for every rendering.
 //! - [`sources`] are where releases come from besides the catalogue: [`sources::exec`] audits
 //!   any program through the exec protocol; [`sources::shards`] reads releases drawn elsewhere.
@@ -49,6 +49,7 @@ pub mod gate;
 pub mod record;
 pub mod report;
 pub mod rng;
+pub mod run;
 pub mod sources;
 pub mod testers;
 

@@ -30,7 +30,6 @@
 pub mod bayesian;
 pub mod one_run;
 pub mod one_run_exec;
-pub mod run;
 pub mod sequential;
 
 use std::time::Instant;

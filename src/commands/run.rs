@@ -1,6 +1,6 @@
 //! `audit run`: a catalogue entry on its witness pair, a dataset search (`--finder`, and always
 //! for `--exec`), or the sequential audit. This module parses and checks the flags and
-//! dispatches; the runs themselves are [`crate::audit::run`]'s.
+//! dispatches; the runs themselves are [`crate::run`]'s.
 
 use std::path::PathBuf;
 
@@ -8,16 +8,16 @@ use clap::Args;
 
 use super::{Outcome, ReportArgs};
 use crate::audit::AuditConfig;
-use crate::audit::run::{RunOptions, SearchOptions, SizesGiven, Target, check_memory};
 use crate::error::{Error, Result};
 use crate::mechanisms::math::readable;
 use crate::mechanisms::{Neighboring, Params, catalogue};
 use crate::report::output::OutputOptions;
+use crate::run::{RunOptions, SearchOptions, SizesGiven, Target, check_memory};
 use crate::sources::exec::{ExecMechanism, ExecOptions};
 use crate::testers;
 
-pub use crate::audit::run::DEFAULT_EXEC_BUDGET_SECONDS;
 pub(crate) use crate::report::reproduce::reproduce_line;
+pub use crate::run::DEFAULT_EXEC_BUDGET_SECONDS;
 
 /// Options of `audit run`.
 #[derive(Debug, Args)]
@@ -461,7 +461,7 @@ fn run_audit_inner(args: &RunArgs) -> Result<Outcome> {
                 args.tester
             )));
         }
-        return crate::audit::run::run_sequential(&opts, &target);
+        return crate::run::run_sequential(&opts, &target);
     }
     if claim.is_bayesian() || args.data.is_some() {
         if args.check.is_some() {
@@ -470,7 +470,7 @@ fn run_audit_inner(args: &RunArgs) -> Result<Outcome> {
             ));
         }
         check_bayesian_flags(args, &target)?;
-        return crate::audit::run::run_bayesian(&opts, &target);
+        return crate::run::run_bayesian(&opts, &target);
     }
     let (testers, skipped) = super::testers_for(&args.tester, &claim, args.samples)?;
     let config = AuditConfig {
@@ -488,12 +488,12 @@ fn run_audit_inner(args: &RunArgs) -> Result<Outcome> {
         opts.search = checked_search(args, &target)?;
     }
     if let Some(check) = target.layers {
-        return crate::audit::run::run_layered(&opts, &target, check, &testers, &skipped, &config);
+        return crate::run::run_layered(&opts, &target, check, &testers, &skipped, &config);
     }
     if opts.searching() {
-        return crate::audit::run::run_search(&opts, &target, &testers, &skipped, &config);
+        return crate::run::run_search(&opts, &target, &testers, &skipped, &config);
     }
-    crate::audit::run::run_pair(&opts, &target, &testers, skipped, &config)
+    crate::run::run_pair(&opts, &target, &testers, skipped, &config)
 }
 
 /// The search flags checked against the target (the record range inside the mechanism's, the
