@@ -151,7 +151,7 @@ fn no_false_bound_at_extreme_parameters() {
 /// step at z = 0.1 has 2.5·10⁶ grid points, and a random setting there takes 10–30 s; too long
 /// for every run). Run with `cargo test --release --test accountant_bounds -- --ignored`.
 #[test]
-#[ignore]
+#[ignore = "wider grids: more than 20 minutes on 2 cores; run with --ignored"]
 fn no_false_bound_at_extreme_parameters_wide_grids() {
     check(0.01, 1.1, 1_000_000_000, 1e-5, Neighboring::AddRemove);
     check(0.01, 1.1, 1 << 40, 1e-5, Neighboring::AddRemove);

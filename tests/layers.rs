@@ -256,7 +256,7 @@ impl Mechanism for GridCount {
 /// tail of its share (≤ 18 of 200: P(Bin(200, 0.05) ≥ 19) ≈ 0.005). Run with
 /// `AUDIT_SEED_SWEEP=200 cargo test --release --test layers -- --ignored --nocapture`.
 #[test]
-#[ignore]
+#[ignore = "seed sweep: 400 layered audits, minutes; run with AUDIT_SEED_SWEEP=200 … --ignored"]
 fn layers_keep_their_share_of_beta_on_correct_grid_and_integer_outputs() {
     let seeds: u64 = std::env::var("AUDIT_SEED_SWEEP")
         .ok()
