@@ -86,7 +86,7 @@ pub enum PrivacyClaim {
         /// The neighboring relation the profile is for.
         neighbors: crate::dataset::Neighboring,
     },
-    /// (ε_μ, δ_μ)-Bayesian DP (Triastcyn & Faltings 2020, Definition 2): for the fixed rest of
+    /// (ε_μ, δ_μ)-strong Bayesian DP (Triastcyn & Faltings 2020, Definition 1): for the fixed rest of
     /// the dataset and a differing record x' **drawn from a data distribution μ**,
     /// Pr_{x'~μ, w}[L(w, D, D') ≥ ε_μ] ≤ δ_μ, both orders of the pair. This is a *typical-case*
     /// promise, weaker than DP: it says nothing about any one fixed pair of neighbors (a record

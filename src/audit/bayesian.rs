@@ -1,7 +1,7 @@
 //! The Bayesian DP audit: tests an (ε_μ, δ_μ)-Bayesian DP claim (`bdp:EPS:DELTA`) black-box,
 //! with the data distribution μ given as a file of records.
 //!
-//! # The claim (Triastcyn & Faltings 2020, Definition 2)
+//! # The claim (Triastcyn & Faltings 2020, Definition 1: strong Bayesian DP)
 //! A mechanism M is (ε_μ, δ_μ)-Bayesian differentially private for a data distribution μ if, for
 //! the fixed rest of the dataset D and a differing record x' ~ μ (D' = D ∪ {x'} for add-remove
 //! neighbors; D with its last record replaced by x' for replace-one),
@@ -11,6 +11,12 @@
 //! L = ln p_{D'}(w)/p_D(w), and w ~ M(D) with L = ln p_D(w)/p_{D'}(w). It is a *typical-case*
 //! promise and weaker than DP: it says nothing about a fixed pair, and a record that μ rarely
 //! draws may be exposed. No worst-case tester tests it ([`crate::testers::refuse_bayesian`]).
+//!
+//! This tail bound on the privacy loss is the paper's Definition 1 (*strong* BDP). Its
+//! Definition 2 ((weak) BDP) is an (ε, δ) inequality for every set S of outcomes (events on the
+//! output only), and is implied by Definition 1 (the paper's Proposition 1). The joint test below lets its events depend on x' as
+//! well as on the output, so it is sound for Definition 1 claims and may be too strict for a
+//! Definition 2 claim: it tests Definition 1.
 //!
 //! # What is identifiable from samples
 //! The privacy loss L is a density ratio and is not observed in black-box samples. What is
@@ -68,7 +74,7 @@
 //!
 //! # Citations
 //! A. Triastcyn and B. Faltings, "Bayesian Differential Privacy for Machine Learning",
-//! ICML 2020 (arXiv:1901.09697), Definition 2 and §4. The hockey-stick bound and its exact
+//! ICML 2020 (arXiv:1901.09697), Definition 1 and §4. The hockey-stick bound and its exact
 //! conditional test: [`crate::testers::hockey_stick`].
 
 use std::path::Path;

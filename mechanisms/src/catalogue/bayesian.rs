@@ -1,4 +1,5 @@
-//! Targets for the Bayesian DP audit (`bdp:` claims; Triastcyn & Faltings 2020, Definition 2).
+//! Targets for the Bayesian DP audit (`bdp:` claims; Triastcyn & Faltings 2020, Definition 1,
+//! strong Bayesian DP).
 //!
 //! Both entries release the sum of records in [0, 1] plus N(0, σ²) noise (add-remove neighbors),
 //! and state an (ε_μ, δ_μ)-BDP claim for the data distribution μ of [`data`] (written out as
