@@ -524,6 +524,26 @@ pub(crate) fn planned_profile_epsilon(
     if claim.natural_epsilon().is_some() {
         return None;
     }
+    // Planned once per (claim, n): a search plans every trial's audit with the same claim, and
+    // a DP-SGD profile's δ(ε) costs a pass over its PLD per point.
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    type Key = (String, usize);
+    static PLANNED: OnceLock<Mutex<HashMap<Key, Option<f64>>>> = OnceLock::new();
+    let key = (format!("{claim:?}"), samples_per_side);
+    let cache = PLANNED.get_or_init(|| Mutex::new(HashMap::new()));
+    if let Some(hit) = cache.lock().ok().and_then(|c| c.get(&key).copied()) {
+        return hit;
+    }
+    let planned = plan_profile_epsilon(claim, samples_per_side);
+    if let Ok(mut c) = cache.lock() {
+        c.insert(key, planned);
+    }
+    planned
+}
+
+/// [`planned_profile_epsilon`]'s computation, uncached.
+fn plan_profile_epsilon(claim: &PrivacyClaim, samples_per_side: usize) -> Option<f64> {
     let alt = claim.with_noise_scaled(1.0 / PLANNING_NOISE_REDUCTION)?;
     let eps_max = profile_eps_max(claim, samples_per_side);
     if eps_max.is_nan() || eps_max <= 0.0 {
