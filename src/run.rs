@@ -258,7 +258,7 @@ pub fn run_pair(
     let stdout = if opts.output.json {
         let mut r = report.clone();
         r.wall_time_seconds = None;
-        to_json(&r)?
+        to_json(&crate::record::ResultRecord::from_audit(&r))?
     } else {
         render_text(&report)
     };
@@ -315,7 +315,7 @@ pub fn run_bayesian(opts: &RunOptions, target: &Target) -> Result<Outcome> {
     });
     let stdout = if opts.output.json {
         report.wall_time_seconds = None;
-        to_json(&report)?
+        to_json(&crate::record::ResultRecord::from_audit(&report))?
     } else {
         render_text(&report)
     };
@@ -367,7 +367,7 @@ pub fn run_sequential(opts: &RunOptions, target: &Target) -> Result<Outcome> {
         .write(|dir| crate::report::sequential::write_sequential_report(dir, &report));
     let stdout = if opts.output.json {
         report.wall_time_seconds = None;
-        to_json(&report)?
+        to_json(&crate::record::ResultRecord::from_sequential(&report).without_wall_time())?
     } else {
         crate::audit::sequential::render_text(&report)
     };
@@ -659,7 +659,11 @@ pub fn run_search(
         for c in &mut r.confirmations {
             c.wall_time_seconds = None;
         }
-        to_json(&r)?
+        to_json(&crate::record::ResultRecord::from_search(
+            &r,
+            opts.seed,
+            opts.failure_probability,
+        ))?
     } else {
         render_search_text(&rep)
     };
@@ -842,7 +846,9 @@ pub fn run_layered(
                 }
             }
         }
-        to_json(&r)?
+        to_json(&crate::record::ResultRecord::from_layered(
+            &r, &reproduce, opts.seed,
+        ))?
     } else {
         crate::report::text::render_layered_text(&rep, &reproduce)
     };
@@ -915,7 +921,7 @@ fn run_sequential_layered(
         for r in &mut clean {
             r.wall_time_seconds = None;
         }
-        to_json(&Layered {
+        let data = Layered {
             layers: verdicts
                 .iter()
                 .zip(&clean)
@@ -929,7 +935,15 @@ fn run_sequential_layered(
             } else {
                 Verdict::NoViolation
             },
-        })?
+        };
+        let runs: Vec<_> = verdicts
+            .iter()
+            .cloned()
+            .zip(clean.iter().cloned())
+            .collect();
+        to_json(&crate::record::ResultRecord::from_layered_sequential(
+            &runs, &data,
+        ))?
     } else {
         let mut s = String::new();
         for (v, r) in verdicts.iter().zip(&reports) {

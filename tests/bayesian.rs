@@ -1,6 +1,8 @@
 //! The Bayesian DP audit (`dp_audit::audit::bayesian`): soundness at the null's boundary, power on the
 //! buggy twin, and the data-file errors.
 
+mod util;
+
 use dp_audit::audit::Verdict;
 use dp_audit::audit::bayesian::{BayesianConfig, audit_bayesian, parse_data};
 use dp_audit::mechanisms::catalogue::{self, bayesian::data};
@@ -198,6 +200,7 @@ fn bayesian_accountant_command() {
         String::from_utf8_lossy(&o.stderr)
     );
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let v = util::payload(v);
     let bdp = v["bayesian"]["epsilon"].as_f64().unwrap();
     let moments = v["moments_accountant_epsilon"].as_f64().unwrap();
     let rdp = v["rdp_epsilon"].as_f64().unwrap();

@@ -26,6 +26,7 @@ fn bench_power_prints_a_table_and_json() {
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let v = util::payload(v);
     let rows = v.as_array().unwrap();
     // 2 claims × 1 size × 2 testers × 8 scales.
     assert_eq!(rows.len(), 32);
@@ -81,6 +82,7 @@ fn bench_seeds_covers_every_correct_entry() {
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let v = util::payload(v);
     let rows = v.as_array().unwrap();
     // The Bayesian DP entries (bdp-*, listed last) are audited against a data file, not by the
     // worst-case seed sweep.
@@ -158,6 +160,7 @@ fn bench_table_counts_detections_and_writes_a_report() {
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let v = util::payload(v);
     assert_eq!(v["mode"], "table");
     let cells = v["cells"].as_array().unwrap();
     assert_eq!(cells.len(), 2);

@@ -183,7 +183,9 @@ fn a_byte_order_mark_in_program_output_pairs_and_typical_data_is_accepted() {
         let o = exec_fixed(cmd, pairs, &["--json"]);
         assert_eq!(o.status.code(), base.status.code(), "{}", stderr(&o));
         let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let v = util::payload(v);
         let w: serde_json::Value = serde_json::from_slice(&base.stdout).unwrap();
+        let w = util::payload(w);
         assert_eq!(v["verdict"], w["verdict"]);
         // The same pair and bounds: the releases were read as without the mark.
         for k in 0..w["confirmations"].as_array().unwrap().len() {
@@ -495,7 +497,10 @@ fn a_layered_sweep_reproduces_from_its_reproduce_line() {
             .map(|e| e.unwrap().path())
             .find(|p| p.join("audit.json").is_file())
             .unwrap();
-        serde_json::from_str(&std::fs::read_to_string(run.join("audit.json")).unwrap()).unwrap()
+        util::payload(
+            serde_json::from_str(&std::fs::read_to_string(run.join("audit.json")).unwrap())
+                .unwrap(),
+        )
     };
     let first = run(
         &[

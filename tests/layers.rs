@@ -56,6 +56,7 @@ fn layered_exec(command: &str, claim: &str, extra: &[&str]) -> (i32, serde_json:
             String::from_utf8_lossy(&o.stderr)
         )
     });
+    let v = util::payload(v);
     (o.status.code().unwrap_or(-1), v)
 }
 
@@ -342,6 +343,7 @@ fn catalogue_entries_sequential_runs_and_sweeps_take_layers_when_asked() {
         "--quiet",
     ]);
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let v = util::payload(v);
     assert_eq!(layer(&v, "mechanism")["verdict"]["verdict"], "no-violation");
     assert!(layer(&v, "floating-point")["verdict"]["verdict"].is_string());
     // The buggy twin is the mechanism layer's (the values leak).
@@ -359,6 +361,7 @@ fn catalogue_entries_sequential_runs_and_sweeps_take_layers_when_asked() {
     ]);
     assert_eq!(o.status.code(), Some(1));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let v = util::payload(v);
     assert_eq!(layer(&v, "mechanism")["verdict"]["verdict"], "violation");
     // Sequential: one sequential audit per layer.
     let o = audit(&[
@@ -376,6 +379,7 @@ fn catalogue_entries_sequential_runs_and_sweeps_take_layers_when_asked() {
     ]);
     assert_eq!(o.status.code(), Some(1));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let v = util::payload(v);
     assert_eq!(layer(&v, "mechanism")["verdict"]["verdict"], "violation");
     // Sweeps: one row group per layer.
     let o = audit(&[
@@ -395,6 +399,7 @@ fn catalogue_entries_sequential_runs_and_sweeps_take_layers_when_asked() {
         "--quiet",
     ]);
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let v = util::payload(v);
     let testers: Vec<&str> = v["testers"]
         .as_array()
         .unwrap()

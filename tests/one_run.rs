@@ -28,6 +28,8 @@
 //! 0.85 against the (ε, δ) bound's 0.62 on the correct trainer and 2.19 against 1.56 on the
 //! halved-noise twin, which it catches in 139 of 200 seeds at m = 1000 (16/200 before).
 
+mod util;
+
 use dp_audit::audit::one_run::{TrainerAuditConfig, audit_trainer};
 use dp_audit::mechanisms::Params;
 use dp_audit::mechanisms::canary_trainer::{DataSet, ThreatModel, TrainerConfig};
@@ -507,6 +509,7 @@ fn cli_exit_codes_and_json() {
     ]);
     assert_eq!(bad.status.code(), Some(1));
     let v: serde_json::Value = serde_json::from_slice(&bad.stdout).expect("JSON");
+    let v = util::payload(v);
     assert_eq!(v["violation"], true);
     assert!(
         v["bound"]["epsilon_lower"].as_f64().unwrap() > v["claim"]["epsilon"].as_f64().unwrap()

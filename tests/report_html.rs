@@ -79,8 +79,17 @@ fn run_writes_a_complete_report_and_json_stays_deterministic() {
     let printed: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let mut saved: serde_json::Value =
         serde_json::from_str(&fs::read_to_string(run_dir.join("audit.json")).unwrap()).unwrap();
-    assert!(saved["wall_time_seconds"].is_number());
-    saved.as_object_mut().unwrap().remove("wall_time_seconds");
+    // The same record, but for the wall time (in the envelope and in the section).
+    assert!(saved["timings"]["wall_time_seconds"].is_number());
+    assert!(saved["section"]["data"]["wall_time_seconds"].is_number());
+    saved["timings"]
+        .as_object_mut()
+        .unwrap()
+        .remove("wall_time_seconds");
+    saved["section"]["data"]
+        .as_object_mut()
+        .unwrap()
+        .remove("wall_time_seconds");
     assert_eq!(saved, printed);
     assert!(!stdout(&o).contains("report"), "--json prints no paths");
     // `audit report` re-renders in place.
@@ -491,7 +500,14 @@ fn sequential_and_power_write_complete_reports_and_failures_write_none() {
     let mut saved: serde_json::Value =
         serde_json::from_str(&fs::read_to_string(run_dir.join("audit.json")).unwrap()).unwrap();
     assert_eq!(saved["mode"], "sequential");
-    saved.as_object_mut().unwrap().remove("wall_time_seconds");
+    saved["timings"]
+        .as_object_mut()
+        .unwrap()
+        .remove("wall_time_seconds");
+    saved["section"]["data"]
+        .as_object_mut()
+        .unwrap()
+        .remove("wall_time_seconds");
     assert_eq!(saved, printed);
     // `audit report` re-renders it in place.
     fs::remove_file(&index).unwrap();

@@ -39,6 +39,7 @@ fn run_with_report(args: &[&str], dir: &Path) -> (Option<i32>, serde_json::Value
         .find(|p| p.join("audit.json").is_file())
         .unwrap_or_else(|| panic!("{args:?}: no run directory in {}", dir.display()));
     let v = serde_json::from_str(&fs::read_to_string(run.join("audit.json")).unwrap()).unwrap();
+    let v = util::payload(v);
     (o.status.code(), v)
 }
 

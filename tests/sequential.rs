@@ -169,6 +169,7 @@ fn cli_sequential_json_and_exit_codes() {
     ]);
     assert_eq!(o.status.code(), Some(1), "{}", util::stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&util::stdout(&o)).unwrap();
+    let v = util::payload(v);
     assert_eq!(v["mode"], "sequential");
     assert_eq!(v["verdict"], "violation");
     assert!(v["stopping_time"].as_u64().unwrap() <= 3_000);
@@ -194,6 +195,7 @@ fn cli_sequential_json_and_exit_codes() {
         util::stderr(&o)
     );
     let v: serde_json::Value = serde_json::from_str(&util::stdout(&o)).unwrap();
+    let v = util::payload(v);
     assert!(v.get("output_transform").is_some(), "{v}");
 
     let o = util::audit(&[

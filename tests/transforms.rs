@@ -303,7 +303,8 @@ fn audit_run_uses_and_records_the_recommended_transform() {
         "--no-report",
     ]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    let r: AuditReport = serde_json::from_str(&stdout(&o)).unwrap();
+    let r: AuditReport =
+        serde_json::from_value(util::payload(serde_json::from_str(&stdout(&o)).unwrap())).unwrap();
     assert_eq!(r.output_transform, Some(Transform::FloatBits));
     assert!(stdout(&o).contains("\"output_transform\": \"float-bits\""));
     // Explicitly without the transform: nothing recorded (the field is absent from the JSON).
@@ -320,7 +321,8 @@ fn audit_run_uses_and_records_the_recommended_transform() {
     ]);
     assert!(o.status.code() == Some(0) || o.status.code() == Some(1));
     assert!(!stdout(&o).contains("output_transform"));
-    let r: AuditReport = serde_json::from_str(&stdout(&o)).unwrap();
+    let r: AuditReport =
+        serde_json::from_value(util::payload(serde_json::from_str(&stdout(&o)).unwrap())).unwrap();
     assert_eq!(r.output_transform, None);
     // Text output names the transform.
     let o = audit(&[
@@ -420,10 +422,10 @@ fn audit_test_applies_the_transform_to_both_sides() {
     };
     let o = run("float-bits");
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let v = util::payload(serde_json::from_str(&stdout(&o)).unwrap());
     assert_eq!(v["output_transform"], "float-bits");
     let o = run("none");
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let v = util::payload(serde_json::from_str(&stdout(&o)).unwrap());
     assert!(v.get("output_transform").is_none());
     let _ = std::fs::remove_dir_all(&dir);
 }

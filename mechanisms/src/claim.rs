@@ -144,14 +144,20 @@ fn cached_pld(
     Some(pld)
 }
 
-fn check_non_negative(name: &'static str, value: f64) -> Result<f64> {
-    if value.is_finite() && value >= 0.0 {
+/// The largest ε a claim may state: e^ε must be a finite double (e^709.78 overflows), since
+/// every hockey-stick allowance and event test computes it (a claim with so large an ε
+/// constrains almost nothing anyway).
+pub const MAX_EPSILON: f64 = 700.0;
+
+/// ε of a pure, approximate or Bayesian claim: finite, ≥ 0 and at most [`MAX_EPSILON`].
+fn check_epsilon(value: f64) -> Result<f64> {
+    if value.is_finite() && (0.0..=MAX_EPSILON).contains(&value) {
         Ok(value)
     } else {
         Err(MechanismError::InvalidClaim {
-            name,
+            name: "epsilon",
             value,
-            allowed: "a finite number >= 0",
+            allowed: "a number in [0, 700] (e^epsilon must be a finite double)",
         })
     }
 }
@@ -169,17 +175,17 @@ fn check_positive(name: &'static str, value: f64) -> Result<f64> {
 }
 
 impl PrivacyClaim {
-    /// ε-DP. Errors unless ε is finite and ≥ 0 (`pure:0`: the output does not depend on any
+    /// ε-DP. Errors unless 0 ≤ ε ≤ [`MAX_EPSILON`] (`pure:0`: the output does not depend on any
     /// one record at all, M(D) and M(D') have the same distribution).
     pub fn pure(epsilon: f64) -> Result<Self> {
         Ok(Self::Pure {
-            epsilon: check_non_negative("epsilon", epsilon)?,
+            epsilon: check_epsilon(epsilon)?,
         })
     }
 
-    /// (ε, δ)-DP. Errors unless ε is finite and ≥ 0 and 0 ≤ δ < 1 (ε = 0: total variation ≤ δ).
+    /// (ε, δ)-DP. Errors unless 0 ≤ ε ≤ [`MAX_EPSILON`] and 0 ≤ δ < 1 (ε = 0: total variation ≤ δ).
     pub fn approximate(epsilon: f64, delta: f64) -> Result<Self> {
-        let epsilon = check_non_negative("epsilon", epsilon)?;
+        let epsilon = check_epsilon(epsilon)?;
         if !(0.0..1.0).contains(&delta) {
             return Err(MechanismError::InvalidClaim {
                 name: "delta",
@@ -250,9 +256,9 @@ impl PrivacyClaim {
         })
     }
 
-    /// (ε_μ, δ_μ)-Bayesian DP. Errors unless ε_μ is finite and ≥ 0 and 0 ≤ δ_μ < 1.
+    /// (ε_μ, δ_μ)-Bayesian DP. Errors unless 0 ≤ ε_μ ≤ [`MAX_EPSILON`] and 0 ≤ δ_μ < 1.
     pub fn bayesian(epsilon: f64, delta: f64) -> Result<Self> {
-        let epsilon = check_non_negative("epsilon", epsilon)?;
+        let epsilon = check_epsilon(epsilon)?;
         if !(0.0..1.0).contains(&delta) {
             return Err(MechanismError::InvalidClaim {
                 name: "delta",

@@ -443,7 +443,7 @@ pub fn run_cli(a: &BenchArgs) -> Result<Outcome> {
                 reproduce: Some(super::run::reproduce_line(None)),
             };
             let mut out = if *json {
-                to_json(&r)?
+                to_json(&crate::record::ResultRecord::from_table(&r))?
             } else {
                 crate::bench::render_table(&r.cells, *samples, *failure_probability)
             };

@@ -241,7 +241,8 @@ pub(super) fn one_run(args: &OneRunArgs) -> Result<Outcome> {
         config.trainer.accountant_range().ok(),
     );
     if args.json {
-        return finish(args, report, to_json(&audit)?, code);
+        let rec = crate::record::ResultRecord::from_one_run(&report, &audit);
+        return finish(args, report, to_json(&rec)?, code);
     }
     let t = &audit.trainer;
     let b = &audit.bound;
@@ -348,6 +349,11 @@ fn write_guesses(out: &mut String, b: &crate::audit::one_run::OneRunBound) {
         b.beta_split
     );
     let _ = writeln!(out, "inequality   {}", b.inequality);
+    let _ = writeln!(
+        out,
+        "attack       {}",
+        crate::record::result::attack_sentence(b.epsilon_lower, b.delta, None)
+    );
     let _ = writeln!(
         out,
         "gdp bound    mu >= {:.4} with confidence 1 - beta (same split); the mu-GDP profile at \
@@ -495,7 +501,8 @@ fn one_run_exec(args: &OneRunArgs) -> Result<Outcome> {
         ledger_accountant.clone(),
     );
     if args.json {
-        return finish(args, report, to_json(&audit)?, code);
+        let rec = crate::record::ResultRecord::from_one_run(&report, &audit);
+        return finish(args, report, to_json(&rec)?, code);
     }
     let b = &audit.bound;
     let mut out = String::new();

@@ -278,7 +278,7 @@ pub(super) fn sweep(a: &SweepArgs) -> Result<Outcome> {
     let mut stdout = if a.json {
         let mut r = sweep_report.clone();
         r.wall_time_seconds = None;
-        to_json(&r)?
+        to_json(&crate::record::ResultRecord::from_sweep(&r))?
     } else {
         crate::report::text::render_sweep_text(
             &a.mechanism,

@@ -195,7 +195,9 @@ fn test_layered(
                 Verdict::NoViolation
             },
         };
-        stdout = to_json(&out)?;
+        let mut rec = crate::record::ResultRecord::from_layered_sample_test(&results, &out);
+        rec.reproduce = Some(super::run::reproduce_line(None));
+        stdout = to_json(&rec)?;
     } else {
         stdout += "\n===== answers =====\n";
         stdout += &crate::record::layers::render_text(&verdicts);
@@ -349,7 +351,9 @@ fn test_view_report(
     let (index, late_error) = super::split_late(written);
     let dim = set_dim;
     let mut stdout = if a.json && announce {
-        to_json(&r)?
+        let mut rec = crate::record::ResultRecord::from_sample_test(&r);
+        rec.reproduce = Some(super::run::reproduce_line(None));
+        to_json(&rec)?
     } else {
         crate::report::text::render_samples_text(&r, sa.dim())
     };

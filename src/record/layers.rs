@@ -405,6 +405,14 @@ pub fn render_text(layers: &[LayerVerdict]) -> String {
         if let Some(sep) = &l.separation {
             let _ = writeln!(s, "{:<31}{sep}", "");
         }
+        if let Some(e) = l.empirical_epsilon.as_ref().filter(|e| e.lower_bound > 0.0) {
+            let _ = writeln!(
+                s,
+                "{:<31}{}",
+                "",
+                crate::record::result::attack_sentence(e.lower_bound, e.delta, e.claimed_epsilon)
+            );
+        }
         if l.skipped.is_none() {
             let _ = writeln!(
                 s,

@@ -4,6 +4,9 @@
 //! it; nothing here runs an audit.
 
 pub mod layers;
+pub mod result;
+
+pub use result::{RECORD_SCHEMA_VERSION, ResultRecord};
 
 use serde::{Deserialize, Serialize};
 

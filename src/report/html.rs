@@ -158,6 +158,94 @@ pub(crate) fn page(title: &str, body: &str) -> String {
     )
 }
 
+/// The result record at a glance, the same block at the end of every page (run, search,
+/// layered, sequential, Bayesian, one-run, sweep, table): what ran, on what, against which claim,
+/// the verdict and each layer's answer, how β was spent, the ε estimate with what it means for
+/// an attacker, the cost and the Reproduce line. Rendered from the record alone
+/// ([`crate::record::ResultRecord`]), so every mode says these things in the same words.
+pub(crate) fn record_html(rec: &crate::record::ResultRecord) -> String {
+    let mut rows = String::new();
+    let mut row = |k: &str, v: String| {
+        let _ = write!(rows, "<dt>{}</dt><dd>{v}</dd>", e(k));
+    };
+    row("what ran", e(rec.mode.words()));
+    let status = rec
+        .target
+        .catalogue_status
+        .as_ref()
+        .map(|s| format!(" <span class=\"small\">(catalogue: {})</span>", e(s)))
+        .unwrap_or_default();
+    row(
+        "target",
+        format!(
+            "<span class=\"mono\">{}</span> ({}){status}",
+            e(&rec.target.id),
+            e(&rec.target.kind)
+        ),
+    );
+    if let Some(c) = &rec.claim {
+        row(
+            "claim",
+            format!(
+                "<span class=\"mono\">{}</span> <span class=\"small\">({})</span>",
+                e(&c.stated),
+                e(&c.source)
+            ),
+        );
+    }
+    if let Some(n) = &rec.neighbors {
+        row("neighbours", e(n));
+    }
+    row("verdict", e(&readable_numbers_in(&rec.verdict_words)));
+    for l in &rec.layers {
+        let bounds = if l.bounds.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " <span class=\"small\">({} bound(s), {} above what the claim allows)</span>",
+                l.bounds.len(),
+                l.bounds.iter().filter(|b| b.violation).count()
+            )
+        };
+        row(
+            &format!("layer: {}", l.title),
+            format!("{}{bounds}", e(&readable_numbers_in(&l.meaning))),
+        );
+    }
+    row(
+        "β",
+        format!(
+            "{} <span class=\"small\">({})</span>",
+            e(&num(rec.beta.total)),
+            e(&readable_numbers_in(&rec.beta.rule))
+        ),
+    );
+    if let Some(eps) = &rec.empirical_epsilon {
+        row("ε and an attacker", e(&readable_numbers_in(&eps.words)));
+    }
+    let mut cost = Vec::new();
+    if let Some(n) = rec.timings.releases {
+        cost.push(format!("{} releases", num(n as f64)));
+    }
+    if let Some(n) = rec.timings.mechanism_calls {
+        cost.push(format!("{} mechanism calls", num(n as f64)));
+    }
+    if let Some(t) = rec.timings.wall_time_seconds {
+        cost.push(format!("{} s", num((t * 100.0).round() / 100.0)));
+    }
+    if !cost.is_empty() {
+        row("cost", e(&cost.join(", ")));
+    }
+    row("seed", rec.seed.to_string());
+    if let Some(r) = &rec.reproduce {
+        row("reproduce", format!("<code>{}</code>", e(r)));
+    }
+    format!(
+        "<section id=\"record\"><h2>The result record</h2><dl>{rows}</dl><p class=\"small\">From the result record (audit.json, layout version {}; see docs/json.md).</p></section>\n",
+        crate::record::RECORD_SCHEMA_VERSION
+    )
+}
+
 /// The claim in words.
 pub(crate) fn claim_words(c: &PrivacyClaim) -> String {
     match *c {
@@ -528,6 +616,14 @@ pub fn render_run(r: &AuditReport, run_id: &str, figures: &[Figure]) -> String {
         let mut rows = String::new();
         for (k, v) in [
             ("how tight the claim is", emp.tightness()),
+            (
+                "what it means for an attacker",
+                Some(crate::record::result::attack_sentence(
+                    emp.lower_bound,
+                    emp.delta,
+                    emp.claimed_epsilon,
+                )),
+            ),
             ("from", emp.source.clone()),
             ("event", emp.event.clone()),
             ("held-out counts", emp.evidence.clone()),
@@ -732,6 +828,7 @@ pub fn render_run(r: &AuditReport, run_id: &str, figures: &[Figure]) -> String {
          <code>audit report {}/audit.json</code> re-renders this page.</p>",
         e(run_id)
     );
+    b.push_str(&record_html(&crate::record::ResultRecord::from_audit(r)));
     page(&format!("dp-audit: {} — {}", m.id, r.verdict.words()), &b)
 }
 
@@ -887,6 +984,7 @@ pub fn render_sweep(s: &SweepReport, run_id: &str, figures: &[Figure]) -> String
          <code>audit report {}/audit.json</code> re-renders this page.</p>",
         e(run_id)
     );
+    b.push_str(&record_html(&crate::record::ResultRecord::from_sweep(s)));
     page(
         &format!("dp-audit sweep: {} over {}", s.mechanism, s.parameter),
         &b,

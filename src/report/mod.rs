@@ -709,7 +709,7 @@ pub fn write_run_report(dir: &Path, report: &AuditReport, plots: &PlotData) -> R
     let id = run_id(report)?;
     let existing = dir.join(&id);
     let plot_dim = plots.sides.as_ref().map(|(p, q)| p.dim().min(q.dim()));
-    let json = to_pretty(report)?;
+    let json = to_pretty(&crate::record::ResultRecord::from_audit(report))?;
     let target = write_dir_atomically(dir, &id, |tmp| {
         write_atomic(&tmp.join(REPORT_FILE), json.as_bytes())?;
         if plots.sides.is_some() {
@@ -733,7 +733,7 @@ pub fn write_run_report(dir: &Path, report: &AuditReport, plots: &PlotData) -> R
 /// regenerates `dir/index.html`. Returns the path of the sweep's `index.html`.
 pub fn write_sweep_report(dir: &Path, sweep: &SweepReport) -> Result<PathBuf> {
     let id = sweep_id(sweep)?;
-    let json = to_pretty(sweep)?;
+    let json = to_pretty(&crate::record::ResultRecord::from_sweep(sweep))?;
     let target = write_dir_atomically(dir, &id, |tmp| {
         write_atomic(&tmp.join(REPORT_FILE), json.as_bytes())?;
         render_sweep_into(tmp, sweep, &id)
@@ -1003,6 +1003,7 @@ pub fn read_report(path: &Path) -> Result<ReportFile> {
     let bad = |what: String| Error::InvalidConfig(format!("{}: {what}", path.display()));
     let value: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| bad(format!("not JSON: {e}")))?;
+    let value = record_payload(value).map_err(bad)?;
     let version = value.get("schema_version").and_then(|v| v.as_u64());
     if !version.is_some_and(|v| READABLE_SCHEMA_VERSIONS.iter().any(|&r| u64::from(r) == v)) {
         return Err(bad(format!(
@@ -1054,6 +1055,33 @@ pub fn read_report(path: &Path) -> Result<ReportFile> {
             .map_err(|e| bad(format!("invalid claim: {e}")))?;
         validate_run(&r).map_err(bad)?;
         Ok(ReportFile::Run(Box::new(r)))
+    }
+}
+
+/// The payload a report page is drawn from: a result record's section (version
+/// [`crate::record::RECORD_SCHEMA_VERSION`]), or `value` itself when it is a report of
+/// version 1 or 2 (written before the one record). Sections without a page of their own (the
+/// `--json` form of a search, a layered run, a one-run audit) are refused with where the page
+/// is; a test of release files becomes its page.
+fn record_payload(value: serde_json::Value) -> std::result::Result<serde_json::Value, String> {
+    use crate::record::{RECORD_SCHEMA_VERSION, ResultRecord};
+    let version = value.get("schema_version").and_then(|v| v.as_u64());
+    if version != Some(u64::from(RECORD_SCHEMA_VERSION)) || value.get("section").is_none() {
+        return Ok(value);
+    }
+    let rec: ResultRecord = serde_json::from_value(value).map_err(|e| {
+        format!("not a result record (schema version {RECORD_SCHEMA_VERSION}): {e}")
+    })?;
+    match rec.section.kind.as_str() {
+        "audit" | "sweep" | "sequential" | "one-run-page" | "table" => Ok(rec.section.data),
+        "sample-test" => {
+            let t: crate::record::SampleTestReport = serde_json::from_value(rec.section.data)
+                .map_err(|e| format!("not a test of release files: {e}"))?;
+            serde_json::to_value(t.to_audit_report()).map_err(|e| e.to_string())
+        }
+        other => Err(format!(
+            "this is the --json output of a {other} run, which has no page of its own; allowed: the audit.json of its run directory (reports/<run-id>/audit.json), or the --json output of a fixed-pair, Bayesian, sequential, sweep or `audit test` run"
+        )),
     }
 }
 

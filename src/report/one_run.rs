@@ -104,7 +104,7 @@ pub(super) fn validate(r: &OneRunReport) -> std::result::Result<(), String> {
 /// Writes the report to `dir/<run-id>/` atomically and regenerates `dir/index.html`.
 pub fn write_one_run_report(dir: &Path, r: &OneRunReport) -> Result<PathBuf> {
     let id = one_run_id(r)?;
-    let json = to_pretty(r)?;
+    let json = to_pretty(&crate::record::ResultRecord::from_one_run_page(r))?;
     let target = write_dir_atomically(dir, &id, |tmp| {
         write_atomic(&tmp.join(REPORT_FILE), json.as_bytes())?;
         render_one_run_into(tmp, r, &id)
@@ -382,6 +382,9 @@ fn render(r: &OneRunReport, run_id: &str) -> String {
             e(line)
         );
     }
+    s.push_str(&super::html::record_html(
+        &crate::record::ResultRecord::from_one_run_page(r),
+    ));
     page(&format!("one-run audit of {}", r.target), &s)
 }
 

@@ -49,7 +49,7 @@ pub fn sequential_id(r: &SequentialReport) -> Result<String> {
 /// atomically and regenerates `dir/index.html`. Returns the path of the run's `index.html`.
 pub fn write_sequential_report(dir: &Path, r: &SequentialReport) -> Result<PathBuf> {
     let id = sequential_id(r)?;
-    let json = to_pretty(r)?;
+    let json = to_pretty(&crate::record::ResultRecord::from_sequential(r))?;
     let target = write_dir_atomically(dir, &id, |tmp| {
         write_atomic(&tmp.join(REPORT_FILE), json.as_bytes())?;
         render_sequential_into(tmp, r, &id)
@@ -400,6 +400,9 @@ pub fn render_sequential(r: &SequentialReport, run_id: &str, figures: &[Figure])
          <code>audit report {}/audit.json</code> re-renders this page.</p>",
         e(run_id)
     );
+    b.push_str(&super::html::record_html(
+        &crate::record::ResultRecord::from_sequential(r),
+    ));
     page(
         &format!("dp-audit: {} — sequential, {}", m.id, r.verdict.words()),
         &b,

@@ -82,7 +82,7 @@ pub(super) fn validate(r: &TableReport) -> std::result::Result<(), String> {
 /// Writes the report to `dir/<run-id>/` atomically and regenerates `dir/index.html`.
 pub fn write_table_report(dir: &Path, r: &TableReport) -> Result<PathBuf> {
     let id = table_id(r)?;
-    let json = to_pretty(r)?;
+    let json = to_pretty(&crate::record::ResultRecord::from_table(r))?;
     let target = write_dir_atomically(dir, &id, |tmp| {
         write_atomic(&tmp.join(REPORT_FILE), json.as_bytes())?;
         render_table_into(tmp, r, &id)
@@ -273,6 +273,9 @@ fn render(r: &TableReport, run_id: &str) -> String {
             e(line)
         );
     }
+    s.push_str(&super::html::record_html(
+        &crate::record::ResultRecord::from_table(r),
+    ));
     page("detection table of the catalogue", &s)
 }
 

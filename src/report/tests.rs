@@ -104,10 +104,13 @@ fn run_report_has_json_html_and_real_pngs() {
         dir.file_name().unwrap().to_string_lossy(),
         run_id(&r).unwrap()
     );
-    // audit.json is the report.
-    let back: AuditReport =
+    // audit.json is the result record, the report its section.
+    let rec: crate::record::ResultRecord =
         serde_json::from_str(&fs::read_to_string(dir.join(REPORT_FILE)).unwrap()).unwrap();
+    assert_eq!(rec.section.kind, "audit");
+    let back: AuditReport = serde_json::from_value(rec.section.data).unwrap();
     assert_eq!(back, r);
+    assert_eq!(rec.verdict, Some(r.verdict));
     let html = fs::read_to_string(&index).unwrap();
     assert!(html.contains("Violation found"), "{html}");
     assert!(html.contains("src=\"distribution-0.png\"") && html.contains("src=\"bounds.png\""));

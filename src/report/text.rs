@@ -263,6 +263,11 @@ pub fn empirical_epsilon_text(e: &crate::audit::EmpiricalEpsilon, conf: &str) ->
     if let Some(t) = e.tightness() {
         let _ = writeln!(s, "             {t}");
     }
+    let _ = writeln!(
+        s,
+        "attack       {}",
+        crate::record::result::attack_sentence(e.lower_bound, e.delta, e.claimed_epsilon)
+    );
     if let Some(src) = &e.source {
         let short = src.split(':').next().unwrap_or(src);
         let _ = writeln!(s, "             from {short}");

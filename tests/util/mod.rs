@@ -24,3 +24,15 @@ pub fn stdout(o: &Output) -> String {
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
+
+/// The mode's own result inside a result record (its `section.data`, see docs/json.md), or `v`
+/// itself when it is not a record (benchmark rows, the accountant, version 1 and 2 reports).
+pub fn payload(v: serde_json::Value) -> serde_json::Value {
+    if v.get("schema_version").and_then(|s| s.as_u64()) == Some(3)
+        && let Some(data) = v.get("section").and_then(|s| s.get("data"))
+    {
+        data.clone()
+    } else {
+        v
+    }
+}
