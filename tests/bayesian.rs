@@ -23,11 +23,7 @@ fn mixture_hockey_stick(epsilon: f64) -> f64 {
 fn run(id: &str, claim: PrivacyClaim, n: usize, seed: u64, beta: f64) -> Verdict {
     let e = catalogue::build(id, &Params::default()).unwrap();
     let base = e.witness.first().clone();
-    let config = BayesianConfig {
-        seed,
-        draws_per_side: n,
-        failure_probability: beta,
-    };
+    let config = BayesianConfig::new(seed, n, beta);
     audit_bayesian(&*e.mechanism, &claim, &base, &mu(), "data()", &config)
         .unwrap()
         .verdict

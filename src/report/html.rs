@@ -601,6 +601,7 @@ pub fn render_run(r: &AuditReport, run_id: &str, figures: &[Figure]) -> String {
             None => String::new(),
         },
     };
+    let pair_rows = pair_rows + &super::bayesian::html_rows(r);
     let samples_row = if r.sample_files.is_some() {
         format!(
             "{} releases per side used (the smaller file set's count)",

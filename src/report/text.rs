@@ -43,6 +43,7 @@ pub fn render_text(r: &AuditReport) -> String {
             b.draws_per_side, b.distinct_drawn, b.features
         );
     }
+    s += &super::bayesian::text_lines(r);
     if let Some(f) = &r.sample_files {
         let _ = writeln!(
             s,

@@ -1,0 +1,169 @@
+//! Bayesian DP (`--claim bdp:EPS:DELTA --data FILE`) of exec programs: the correct Gaussian sum
+//! of `examples/exec/bdp_gaussian_sum.py` is not flagged and its twin whose noise is calibrated
+//! for the in-distribution records only is caught, under both definitions; the flags' errors.
+//!
+//! False-failure rate: every audit of the correct program runs at β = 1e-3, so each of its
+//! assertions fails with probability ≤ 1e-3 for a sound test (2 of them here: ≤ 2e-3 in all).
+//! Power (measured at seed 0, n = 20 000 draws per side): the twin's bound is 4.5e-2 under
+//! either definition against δ_μ = 1.41e-2 allowed (its E_{x'} H_e(M(D') ‖ M(D)) is 7.5e-2,
+//! exact, scipy); the held-out event {w ≥ 1.92} has 1777 against 284 of 16 000 releases, far
+//! beyond the Poisson noise (≈ 17), so a miss is not expected at any seed.
+
+mod util;
+
+use util::{audit, stderr, stdout};
+
+fn path(p: &str) -> String {
+    format!("{}/{p}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `audit run --exec PROGRAM --claim bdp:1:0.0141` on the small data file, Definition `def`,
+/// as JSON.
+fn run(program: &str, def: &str, extra: &[&str]) -> (Option<i32>, serde_json::Value, String) {
+    let exec = format!("python3 {}", path(&format!("examples/exec/{program}")));
+    let data = path("examples/bdp-data-small.txt");
+    let mut args = vec![
+        "run",
+        "--exec",
+        &exec,
+        // δ_μ of the σ = 1 Gaussian sum for this data at ε = 1 is 1.4088e-2 (exact, scipy),
+        // rounded up.
+        "--claim",
+        "bdp:1:0.0141",
+        "--data",
+        &data,
+        "--record-range",
+        "0:1",
+        "--dataset-size",
+        "3",
+        "--bdp-definition",
+        def,
+        "--failure-probability",
+        "1e-3",
+        "--json",
+        "--no-report",
+    ];
+    args.extend_from_slice(extra);
+    let o = audit(&args);
+    let v = serde_json::from_str(&stdout(&o)).unwrap_or(serde_json::Value::Null);
+    (o.status.code(), v, stderr(&o))
+}
+
+#[test]
+fn correct_program_passes_and_its_twin_is_caught_under_both_definitions() {
+    for def in ["1", "2"] {
+        let (code, v, err) = run("bdp_gaussian_sum.py", def, &["--samples", "20000"]);
+        assert_eq!(code, Some(0), "definition {def}: {err}");
+        let b = &v["bayesian"];
+        let label = b["definition"].as_str().unwrap_or_default();
+        assert!(label.starts_with(&format!("Definition {def}")), "{label}");
+        // Every x' sent to the program is recorded, with its draws on each side.
+        let drawn = b["drawn"].as_array().unwrap();
+        let total: u64 = drawn.iter().map(|d| d["second"].as_u64().unwrap()).sum();
+        assert_eq!(total, 20_000);
+        assert!(drawn.len() <= 20, "{}", drawn.len());
+        let (code, v, err) = run(
+            "bdp_gaussian_sum_ignores_outliers.py",
+            def,
+            &["--samples", "20000"],
+        );
+        assert_eq!(code, Some(1), "definition {def}: {err} {v}");
+        let bound = v["bounds"][0]["value"].as_f64().unwrap();
+        assert!(bound > 0.0141, "{bound}");
+    }
+}
+
+/// The text report names the definition; Definition 2's features are the output alone.
+#[test]
+fn text_report_names_the_definition() {
+    let exec = format!("python3 {}", path("examples/exec/bdp_gaussian_sum.py"));
+    let data = path("examples/bdp-data-small.txt");
+    let o = audit(&[
+        "run",
+        "--exec",
+        &exec,
+        "--claim",
+        "bdp:1:0.0141",
+        "--data",
+        &data,
+        "--samples",
+        "2000",
+        "--bdp-definition",
+        "2",
+        "--no-report",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let s = stdout(&o);
+    assert!(
+        s.contains("Definition 2 (weak BDP, events on the output only)"),
+        "{s}"
+    );
+    assert!(s.contains("[w (dimension 1)] only"), "{s}");
+}
+
+/// Bad flags exit 2 naming the value and what is allowed.
+#[test]
+fn flag_errors() {
+    let exec = format!("python3 {}", path("examples/exec/bdp_gaussian_sum.py"));
+    let data = path("examples/bdp-data-small.txt");
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec![
+                "--claim",
+                "bdp:1:0.01",
+                "--data",
+                &data,
+                "--bdp-definition",
+                "3",
+            ],
+            "--bdp-definition 3",
+        ),
+        (vec!["--claim", "bdp:1:0.01"], "--data FILE"),
+        (
+            vec!["--claim", "pure:1", "--draw-dataset"],
+            "--draw-dataset applies to a Bayesian DP claim",
+        ),
+        (
+            vec!["--claim", "bdp:1:0.01", "--data", &data, "--trials", "3"],
+            "--trials applies to a dataset search",
+        ),
+        (
+            vec![
+                "--claim",
+                "bdp:1:0.01",
+                "--data",
+                &data,
+                "--neighbors",
+                "zero-out",
+            ],
+            "zero-out",
+        ),
+    ];
+    for (extra, needle) in cases {
+        let mut args = vec!["run", "--exec", exec.as_str(), "--no-report"];
+        args.extend(extra.iter().copied());
+        let o = audit(&args);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(needle), "{extra:?}: {}", stderr(&o));
+    }
+}
+
+/// `--draw-dataset` with an exec program: one request per release (400 processes here, about
+/// 45 s on 2 cores), so ignored by default. Plumbing only: the report says the dataset was drawn
+/// and counts one call per release; the verdict on the correct program is a no-violation with
+/// probability ≥ 1 − 1e-3.
+#[test]
+#[ignore = "one exec request per release: about 45 s"]
+fn draw_dataset_over_exec() {
+    let (code, v, err) = run(
+        "bdp_gaussian_sum.py",
+        "1",
+        &["--samples", "200", "--draw-dataset"],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(
+        v["bayesian"]["dataset_drawn"],
+        serde_json::Value::Bool(true)
+    );
+    assert_eq!(v["mechanism_calls"].as_u64(), Some(400));
+}
