@@ -234,7 +234,8 @@ fn bayesian_accountant_command() {
 }
 
 /// One audit of the catalogue entry `id` with `params` and `claim`, as `run` but with the
-/// definition and `--draw-dataset` chosen.
+/// definition and `--draw-dataset` chosen (the settings spelled out, as in a table of cases).
+#[allow(clippy::too_many_arguments)]
 fn run_with(
     id: &str,
     params: &[&str],
