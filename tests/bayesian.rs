@@ -199,9 +199,19 @@ fn bayesian_accountant_command() {
     let rdp = v["rdp_epsilon"].as_f64().unwrap();
     assert!(bdp > 0.0 && bdp < 0.5 * rdp, "{bdp} vs {rdp}");
     assert!(moments >= rdp * 0.99, "{moments} vs {rdp}");
-    // §4.4.1: the individual ε of the records at the default percentiles grows with the
-    // percentile and the largest shipped distance (0.2999 < 1) stays below the worst case.
-    let rows = v["record_percentiles"].as_array().unwrap();
+    // The paper's percentile curve (§4.4.1): ε_p grows with p and exceeds ε_μ (δ_μ = (1 − p)δ
+    // is smaller than δ).
+    let curve = v["markov_percentiles"].as_array().unwrap();
+    let ce: Vec<f64> = curve
+        .iter()
+        .map(|r| r["epsilon"].as_f64().unwrap())
+        .collect();
+    assert_eq!(ce.len(), 3);
+    assert!(ce.windows(2).all(|w| w[0] < w[1]) && ce[0] > bdp, "{ce:?}");
+    assert!(v["estimator"].as_str().unwrap().contains("Student-t"));
+    // Individual DP at distance quantiles (not the paper's curve) grows with the quantile and
+    // the largest shipped distance (0.2999 < 1) stays below the worst case.
+    let rows = v["distance_quantiles"].as_array().unwrap();
     let eps: Vec<f64> = rows
         .iter()
         .map(|r| r["epsilon"].as_f64().unwrap())
@@ -213,15 +223,50 @@ fn bayesian_accountant_command() {
     args.extend([
         "--data",
         "examples/bdp-distances.txt",
-        "--percentiles",
+        "--distance-quantiles",
         "0,50",
     ]);
     let o = run(&args);
     assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("--percentiles 0"));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--distance-quantiles 0"));
+    // 99.95 % leaves δ_μ = 5e-9 below the default γ = δ/1000 = 1e-8: refused, naming both.
+    let mut args = base.to_vec();
+    args.extend([
+        "--data",
+        "examples/bdp-distances.txt",
+        "--markov-percentiles",
+        "99.95",
+    ]);
+    let o = run(&args);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(
+        err.contains("--markov-percentiles") && err.contains("γ"),
+        "{err}"
+    );
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("bdp-acct-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
+    // Binary distances (no ones): the Beta-posterior estimator, whose ε stays above the zero
+    // cost the Student-t estimator would read off a file without ones.
+    let f = dir.join("binary.txt");
+    std::fs::write(&f, "0\n".repeat(100)).unwrap();
+    let mut args = base.to_vec();
+    args.extend(["--data", f.to_str().unwrap(), "--json"]);
+    let o = run(&args);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v["estimator"].as_str().unwrap().contains("Beta-posterior"));
+    let e0 = v["bayesian"]["epsilon"].as_f64().unwrap();
+    assert!(
+        e0 > 0.0 && e0 < v["moments_accountant_epsilon"].as_f64().unwrap(),
+        "{e0}"
+    );
     for (text, needle) in [("0.5\nnan\n", "line 2"), ("", "")] {
         let f = dir.join("d.txt");
         std::fs::write(&f, text).unwrap();

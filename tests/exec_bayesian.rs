@@ -167,3 +167,47 @@ fn draw_dataset_over_exec() {
     );
     assert_eq!(v["mechanism_calls"].as_u64(), Some(400));
 }
+
+/// Soundness sweep over exec: the correct program at the boundary of Definition 1's tested
+/// null, δ = E_{x'} H_e(N(x', 1) ‖ N(0, 1)) = 5.4842e-3 for examples/bdp-data-small.txt (exact,
+/// scipy; rounded up to 5.485e-3), n = 2000 draws per side, β = 0.05, seeds 0..AUDIT_SEED_SWEEP
+/// (default 200). An exact level-β test rejects with probability ≤ 0.05 per seed; k ≤ 27 per
+/// 200 seeds fails with probability < 1e-6 when that holds (P[Bin(200, 0.05) ≥ 28] < 1e-6).
+#[test]
+#[ignore = "soundness sweep: AUDIT_SEED_SWEEP=200, minutes"]
+fn soundness_sweep_over_exec() {
+    let seeds: u64 = std::env::var("AUDIT_SEED_SWEEP")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(200);
+    let exec = format!("python3 {}", path("examples/exec/bdp_gaussian_sum.py"));
+    let data = path("examples/bdp-data-small.txt");
+    let mut k = 0;
+    for seed in 0..seeds {
+        let seed = seed.to_string();
+        let o = audit(&[
+            "run",
+            "--exec",
+            &exec,
+            "--claim",
+            "bdp:1:5.485e-3",
+            "--data",
+            &data,
+            "--samples",
+            "2000",
+            "--failure-probability",
+            "0.05",
+            "--seed",
+            &seed,
+            "--no-report",
+            "--quiet",
+        ]);
+        match o.status.code() {
+            Some(0) => {}
+            Some(1) => k += 1,
+            other => panic!("seed {seed}: exit {other:?}: {}", stderr(&o)),
+        }
+    }
+    eprintln!("exec: rejections at the boundary {k}/{seeds} at β = 0.05");
+    assert!(k as f64 <= 27.0 * seeds as f64 / 200.0, "{k}/{seeds}");
+}
