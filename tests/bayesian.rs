@@ -30,7 +30,7 @@ fn run(id: &str, claim: PrivacyClaim, n: usize, seed: u64, beta: f64) -> Verdict
 }
 
 /// Soundness at the boundary of the tested null: the claim's δ is set to the *exact* value of
-/// the quantity the tester lower-bounds (E_{x'} H_e(P_{x'} ‖ Q) ≈ 6.4e-3, below the BDP δ of
+/// the quantity the tester lower-bounds (E_{x'} H_e(P_{x'} ‖ Q) ≈ 5.49e-3, below the BDP δ of
 /// 1.41e-2: a claim the inequality makes as hard to keep as possible), β = 0.05, n = 10^4 draws
 /// per side, 200 seeds. An exact level-β test rejects with probability ≤ β = 0.05 per seed; the
 /// assertion k ≤ 27 fails with probability < 1e-6 when that holds
@@ -54,7 +54,7 @@ fn soundness_at_the_mixture_hockey_stick_value() {
 }
 
 /// The correct entry's own claim is never near rejection, and the buggy twin (claim computed
-/// without the outliers, δ = 1.7e-8 against a true E_{x'} H ≈ 6.4e-3) is caught at n = 10^5
+/// without the outliers, δ = 1.7e-8 against a true E_{x'} H ≈ 5.49e-3) is caught at n = 10^5
 /// draws (= releases) per side in total over the x' draws, for each of 10 seeds at β = 1e-3.
 /// Power: the held-out half has ≈ 4·10^4 releases per side, so the event {w·x' large} carries
 /// ≈ 250 excess releases against a Poisson noise of ≈ 30; the bound is ≥ 1e-3 ≫ 1.7e-8.
@@ -330,7 +330,7 @@ fn weak_hockey_stick(epsilon: f64) -> f64 {
 /// Definition 2 catches a mechanism whose noise is 5 times too small for its claim (the
 /// σ = 0.2 Gaussian sum against the σ = 1 claim δ_μ = 1.41e-2; its exact H_e(P̄ ‖ Q) is
 /// 6.1e-2, scipy); `--draw-dataset` (Definition 1) catches the excludes-outliers claim
-/// (δ = 1.7e-8; the joint divergence is ≈ 6.4e-3, as for a fixed D: the sum of the drawn D
+/// (δ = 1.7e-8; the joint divergence is ≈ 5.5e-3, as for a fixed D: the sum of the drawn D
 /// hardly spreads the σ = 1 output) at n = 10^5 (measured bounds 9.5e-4, 1.3e-3, 1.4e-3 at
 /// seeds 0–2; at 2·10^4 two of three seeds miss); the correct entry's own claim passes, with D
 /// fixed or drawn, under either definition, at n = 2·10^4 draws per side; β = 1e-3, seeds 0–2.
@@ -429,7 +429,7 @@ fn soundness_sweep_definition_2() {
     sweep(claim, Definition::Weak, false);
 }
 
-/// `--draw-dataset`, Definition 1, at E_{x'} H_e(N(x', 1) ‖ N(0, 1)) ≈ 6.4e-3: with D drawn
+/// `--draw-dataset`, Definition 1, at E_{x'} H_e(N(x', 1) ‖ N(0, 1)) ≈ 5.49e-3 (scipy): with D drawn
 /// the joint divergence of (D, x', w) is the same (a Gaussian shift does not depend on D), and
 /// the test's rows, a function of it, are at most as far apart.
 #[test]

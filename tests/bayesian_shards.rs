@@ -140,3 +140,80 @@ fn mismatched_shards_are_refused() {
     assert_eq!(code, Some(2));
     assert!(err.contains("--bdp-definition 3"), "{err}");
 }
+
+/// Soundness sweep over the shard path (`audit sample --bdp-data` then `audit test`): the
+/// correct σ = 1 Gaussian sum at the boundary of Definition 1's tested null, δ = E_{x'} H_e(N(x', 1)
+/// ‖ N(0, 1)) = 5.4907e-3 for examples/bdp-data.txt (exact, scipy; rounded up to 5.491e-3),
+/// one shard of 10^4 pairs per side, run seeds 0..AUDIT_SEED_SWEEP (default 200), β = 0.05,
+/// under both definitions (Definition 2's null is smaller, so δ is above its boundary there).
+/// An exact level-β test rejects with probability ≤ 0.05 per seed; k ≤ 27 per 200 seeds fails
+/// with probability < 1e-6 when that holds (P[Bin(200, 0.05) ≥ 28] < 1e-6).
+#[test]
+#[ignore = "soundness sweep: AUDIT_SEED_SWEEP=200, minutes"]
+fn soundness_sweep_over_shards() {
+    let seeds: u64 = std::env::var("AUDIT_SEED_SWEEP")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(200);
+    let d = dir();
+    let data = data();
+    let mut k = [0usize; 2];
+    for seed in 0..seeds {
+        let seed_s = seed.to_string();
+        let mut files = Vec::new();
+        for side in ["a", "b"] {
+            let out = d.join(format!("sweep-{side}.jsonl"));
+            let out_s = out.to_str().unwrap().to_string();
+            let o = audit(&[
+                "sample",
+                "--mechanism",
+                "bdp-gaussian-sum",
+                "--side",
+                side,
+                "--shard-index",
+                "0",
+                "--samples",
+                "10000",
+                "--seed",
+                &seed_s,
+                "--bdp-data",
+                &data,
+                "--out",
+                &out_s,
+                "--force",
+            ]);
+            assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+            files.push(out_s);
+        }
+        for (i, def) in ["1", "2"].iter().enumerate() {
+            let o = audit(&[
+                "test",
+                "--claim",
+                "bdp:1:5.491e-3",
+                "--bdp-definition",
+                def,
+                "--samples-a",
+                &files[0],
+                "--samples-b",
+                &files[1],
+                "--failure-probability",
+                "0.05",
+                "--seed",
+                &seed_s,
+                "--no-report",
+            ]);
+            match o.status.code() {
+                Some(0) => {}
+                Some(1) => k[i] += 1,
+                other => panic!("seed {seed}: exit {other:?}: {}", stderr(&o)),
+            }
+        }
+    }
+    eprintln!(
+        "shards: rejections at the boundary {}/{seeds} (Definition 1), {}/{seeds} (Definition 2) at β = 0.05",
+        k[0], k[1]
+    );
+    for ki in k {
+        assert!(ki as f64 <= 27.0 * seeds as f64 / 200.0, "{k:?}/{seeds}");
+    }
+}
