@@ -448,3 +448,67 @@ fn soundness_sweep_drawn_dataset_definition_2() {
     let claim = PrivacyClaim::bayesian(1.0, weak_hockey_stick(1.0)).unwrap();
     sweep(claim, Definition::Weak, true);
 }
+
+/// The report names the definition (text, HTML, JSON) and whether D was drawn; a report from
+/// before these fields existed still loads and reads as Definition 1.
+#[test]
+fn reports_name_the_definition_and_old_reports_load() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("bdp-report-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_audit"))
+        .args([
+            "run",
+            "--mechanism",
+            "bdp-gaussian-sum",
+            "--samples",
+            "2000",
+            "--bdp-definition",
+            "2",
+            "--draw-dataset",
+            "--quiet",
+            "--report-dir",
+            dir.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let run_dir = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .find(|e| e.path().join("index.html").exists())
+        .unwrap()
+        .path();
+    let html = std::fs::read_to_string(run_dir.join("index.html")).unwrap();
+    assert!(html.contains("id=\"bayesian-definition\">Definition 2 (weak BDP"));
+    assert!(html.contains("id=\"bayesian-drawn-dataset\""));
+    let json = std::fs::read_to_string(run_dir.join("audit.json")).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let b = &v["bayesian"];
+    assert!(
+        b["definition"]
+            .as_str()
+            .unwrap()
+            .starts_with("Definition 2")
+    );
+    assert_eq!(b["dataset_drawn"], serde_json::Value::Bool(true));
+    let drawn: u64 = b["drawn"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["first"].as_u64().unwrap() + d["second"].as_u64().unwrap())
+        .sum();
+    assert_eq!(drawn, 4000);
+    // An old report: none of the three fields.
+    for k in ["definition", "dataset_drawn", "drawn"] {
+        v["bayesian"].as_object_mut().unwrap().remove(k);
+    }
+    let old: dp_audit::record::AuditReport = serde_json::from_value(v).unwrap();
+    let text = dp_audit::report::text::render_text(&old);
+    assert!(text.contains("Definition 1 (strong BDP)"), "{text}");
+}
