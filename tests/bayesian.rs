@@ -512,3 +512,41 @@ fn reports_name_the_definition_and_old_reports_load() {
     let text = dp_audit::report::text::render_text(&old);
     assert!(text.contains("Definition 1 (strong BDP)"), "{text}");
 }
+
+/// A mechanism that keeps a Definition 2 claim but not the Definition 1 claim with the same
+/// (ε, δ): the σ = 1 Gaussian sum at bdp:1:1e-4. Its Definition 2 divergence is 1.95e-5 (scipy;
+/// `weak_hockey_stick`), so the claim holds as Definition 2; its Definition 1 tail is 1.41e-2 and
+/// the quantity the joint test bounds is 5.49e-3, so it fails as Definition 1. At n = 10^5,
+/// β = 1e-3, seeds 0–2: the Definition 1 test flags it (power: measured bounds 2.6e-3, 1.6e-3,
+/// 2.0e-3, over ten times 1e-4) and the Definition 2 test does not (bounds 0; each of those 3
+/// audits errs with probability ≤ 1e-3).
+#[test]
+fn definition_2_claim_that_is_not_a_definition_1_claim() {
+    assert!(weak_hockey_stick(1.0) < 1e-4);
+    assert!(mixture_hockey_stick(1.0) > 1e-3);
+    let claim = PrivacyClaim::bayesian(1.0, 1e-4).unwrap();
+    for seed in 0..3 {
+        let strong = run_with(
+            "bdp-gaussian-sum",
+            &[],
+            claim,
+            100_000,
+            seed,
+            1e-3,
+            Definition::Strong,
+            false,
+        );
+        assert_eq!(strong, Verdict::Violation, "seed {seed}");
+        let weak = run_with(
+            "bdp-gaussian-sum",
+            &[],
+            claim,
+            100_000,
+            seed,
+            1e-3,
+            Definition::Weak,
+            false,
+        );
+        assert_eq!(weak, Verdict::NoViolation, "seed {seed}");
+    }
+}
