@@ -52,6 +52,15 @@ pub fn html_rows(r: &AuditReport) -> String {
     s
 }
 
+/// True when the report's bounds compare joint laws of (x', release): a Bayesian DP audit under
+/// Definition 1. Under Definition 2 the rows are the releases alone, whose directions read as for
+/// a pair, M(D) against M(D') (with x' drawn).
+pub fn joint_rows(r: &AuditReport) -> bool {
+    r.bayesian
+        .as_ref()
+        .is_some_and(|b| !b.definition.starts_with("Definition 2"))
+}
+
 /// The recorded label, or Definition 1's for reports from before the choice existed.
 fn definition(label: &str) -> &str {
     if label.is_empty() {

@@ -692,7 +692,7 @@ pub fn render_run(r: &AuditReport, run_id: &str, figures: &[Figure]) -> String {
          <th>point estimate</th><th>event S</th><th>first side in S</th><th>second side in S</th><th>β of this bound</th></tr></thead><tbody>"
     );
     for bound in &r.bounds {
-        b.push_str(&bound_row(bound, r.bayesian.is_some()));
+        b.push_str(&bound_row(bound, super::bayesian::joint_rows(r)));
     }
     b.push_str("</tbody></table></div>\n");
     let _ = writeln!(

@@ -74,7 +74,7 @@ pub fn render_text(r: &AuditReport) -> String {
     );
     // A Bayesian DP audit compares the joint laws of (x', release) with x' ~ μ: first side
     // (x', M(D)), second (x', M(D ∪ {x'})) (see `crate::audit::bayesian`).
-    let bayesian = r.bayesian.is_some();
+    let bayesian = super::bayesian::joint_rows(r);
     for b in &r.bounds {
         let dir = match (b.direction, bayesian) {
             (Direction::FirstVsSecond, false) => "M(D)‖M(D')",
