@@ -3,7 +3,8 @@
 //! for the in-distribution records only is caught, under both definitions; the flags' errors.
 //!
 //! False-failure rate: every audit of the correct program runs at β = 1e-3, so each of its
-//! assertions fails with probability ≤ 1e-3 for a sound test (2 of them here: ≤ 2e-3 in all).
+//! assertions fails with probability ≤ 1e-3 for a sound test (4 of them here, with the
+//! text-report and shard tests: ≤ 4e-3 in all).
 //! Power (measured at seed 0, n = 20 000 draws per side): the twin's bound is 4.5e-2 under
 //! either definition against δ_μ = 1.41e-2 allowed (its E_{x'} H_e(M(D') ‖ M(D)) is 7.5e-2,
 //! exact, scipy); the held-out event {w ≥ 1.92} has 1777 against 284 of 16 000 releases, far
