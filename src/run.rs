@@ -71,6 +71,10 @@ pub struct RunOptions {
     pub exec: bool,
     /// The data distribution of a Bayesian DP claim.
     pub data: Option<PathBuf>,
+    /// The definition a Bayesian DP claim is tested as.
+    pub bdp_definition: crate::audit::bayesian::Definition,
+    /// Draw the rest of the dataset from μ too (Bayesian DP).
+    pub draw_dataset: bool,
     /// Seed of every random choice.
     pub seed: u64,
     /// Releases drawn on each side of the pair.
@@ -265,20 +269,39 @@ pub fn run_pair(
     Ok(opts.output.finish(stdout, code, written))
 }
 
-/// The Bayesian DP audit ([`crate::audit::bayesian`]) of `target`'s claim on the catalogue
-/// witness's smaller dataset as the fixed rest of the data, the differing record drawn from
-/// `opts.data` (default: the data the catalogue's bdp entries ship with).
+/// The Bayesian DP audit ([`crate::audit::bayesian`]) of `target`'s claim, the differing record
+/// drawn from `opts.data` (default: the data the catalogue's bdp entries ship with). The fixed
+/// rest of the dataset D is the catalogue witness's smaller dataset, or for an exec program the
+/// dataset it was probed on: `--dataset-size` records (default 3) at the middle of
+/// `--record-range` (with `--draw-dataset` only its size is used: D is drawn from μ).
 pub fn run_bayesian(opts: &RunOptions, target: &Target) -> Result<Outcome> {
     let claim = target.claim;
-    let witness = target.witness.as_ref().ok_or_else(|| {
-        Error::InvalidConfig("a Bayesian DP audit needs a catalogue --mechanism".into())
-    })?;
-    let base = if witness.first().len() <= witness.second().len() {
-        witness.first()
-    } else {
-        witness.second()
-    };
     let m = &*target.mechanism;
+    let base = match &target.witness {
+        Some(witness) => {
+            if witness.first().len() <= witness.second().len() {
+                witness.first().clone()
+            } else {
+                witness.second().clone()
+            }
+        }
+        None if opts.exec => {
+            let d = m.domain();
+            let size = opts.search.dataset_size.unwrap_or(3);
+            let mid = 0.5 * d.lower + 0.5 * d.upper;
+            if size == 0 {
+                crate::mechanisms::Dataset::empty(d.dim)?
+            } else {
+                crate::mechanisms::Dataset::vectors(d.dim, &vec![vec![mid; d.dim]; size])?
+            }
+        }
+        None => {
+            return Err(Error::InvalidConfig(
+                "a Bayesian DP audit needs a catalogue --mechanism or an --exec program".into(),
+            ));
+        }
+    };
+    let base = &base;
     let (data, source) = match &opts.data {
         Some(path) => (
             crate::audit::bayesian::read_data(path, &m.domain())?,
@@ -299,6 +322,8 @@ pub fn run_bayesian(opts: &RunOptions, target: &Target) -> Result<Outcome> {
         seed: opts.seed,
         draws_per_side: opts.samples,
         failure_probability: opts.failure_probability,
+        definition: opts.bdp_definition,
+        draw_dataset: opts.draw_dataset,
     };
     let spinner = crate::report::progress::Spinner::start(
         opts.output.quiet,

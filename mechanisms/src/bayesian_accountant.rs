@@ -288,11 +288,11 @@ pub fn moments_accountant_epsilon(
     best.ok_or_else(|| invalid("no order gave a finite ε".into()))
 }
 
-/// One row of [`record_epsilon_percentiles`].
+/// One row of [`record_epsilon_distance_quantiles`].
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct RecordPercentile {
-    /// The percentile p (0 < p ≤ 100).
-    pub percentile: f64,
+pub struct DistanceQuantile {
+    /// The quantile p of the distance samples, in % (0 < p ≤ 100).
+    pub quantile: f64,
     /// The distance d_p: at least p % of the records have a distance ≤ d_p (the ⌈p·m/100⌉-th
     /// smallest of the m samples).
     pub distance: f64,
@@ -301,8 +301,11 @@ pub struct RecordPercentile {
     pub epsilon: f64,
 }
 
-/// The paper's §4.4.1 reading for a worst-case (DP) guarantee: "p % of the records enjoy
-/// ε ≤ ε_p". A record whose clipped gradient stays within d·C of its neighbor's at every step
+/// Individual DP at quantiles of the distances (`audit accountant --bayesian
+/// --distance-quantiles`): "p % of the distance samples are ≤ d_p, and a record at distance ≤ d_p
+/// enjoys ε ≤ ε_p". This is *not* the paper's §4.4.1 percentile curve (that one is
+/// [`markov_percentile_epsilon`], from the BDP δ_μ by Markov's inequality); it is a per-record
+/// worst-case statement read off the distance file. A record whose clipped gradient stays within d·C of its neighbor's at every step
 /// meets individual (ε, δ)-DP with the ε of the Poisson-subsampled Gaussian at noise multiplier
 /// z/d (its sensitivity is d·C against noise of std z·C; Feldman & Zrnic 2021, individual privacy
 /// accounting), and that ε grows with d, so the records at or below the p-th percentile of the
@@ -315,25 +318,25 @@ pub struct RecordPercentile {
 ///
 /// # Errors
 /// No samples, a percentile outside (0, 100], or the PLD accountant's own range errors.
-pub fn record_epsilon_percentiles(
+pub fn record_epsilon_distance_quantiles(
     distances: &[f64],
     q: f64,
     z: f64,
     steps: u64,
     delta: f64,
-    percentiles: &[f64],
-) -> Result<Vec<RecordPercentile>> {
+    quantiles: &[f64],
+) -> Result<Vec<DistanceQuantile>> {
     if distances.is_empty() {
         return Err(invalid("no distance samples; allowed: at least one".into()));
     }
     let mut sorted = distances.to_vec();
     sorted.sort_by(f64::total_cmp);
-    percentiles
+    quantiles
         .iter()
         .map(|&p| {
             if !(p > 0.0 && p <= 100.0) {
                 return Err(invalid(format!(
-                    "percentile {p}; allowed: numbers in (0, 100]"
+                    "distance quantile {p} %; allowed: numbers in (0, 100]"
                 )));
             }
             let rank = ((p / 100.0) * sorted.len() as f64).ceil().max(1.0) as usize;
@@ -351,10 +354,183 @@ pub fn record_epsilon_percentiles(
                 )?
                 .0
             };
-            Ok(RecordPercentile {
-                percentile: p,
+            Ok(DistanceQuantile {
+                quantile: p,
                 distance,
                 epsilon,
+            })
+        })
+        .collect()
+}
+
+/// The paper's binary-data estimator (Triastcyn & Faltings 2020, §4.3.1): for records in
+/// {0, 1} with `ones` ones and `zeros` zeros, a flat prior on the mean p gives the posterior
+/// Beta(1 + ones, 1 + zeros), and the estimate is its (1 − γ) quantile F^{-1}(1 − γ), which is
+/// above p with posterior probability 1 − γ. Unlike the sample mean it never returns 0 on data
+/// without ones (the paper's example: 100 zeros give Beta(1, 101), F^{-1}(1 − γ) = 1 − γ^{1/101}).
+///
+/// Computed by bisection on the upper tail I_{1−p}(1 + zeros, 1 + ones) (statrs'
+/// regularized incomplete beta), keeping the end where the tail is ≤ γ·(1 − 1e-6): rounded up,
+/// so a relative error up to 1e-6 in the incomplete beta cannot make it an under-estimate.
+/// Hand-written because statrs' Beta quantile gives no direction guarantee (as in the
+/// Clopper–Pearson bounds of `dp_audit::bounds`).
+///
+/// # Errors
+/// γ ∉ (0, 1).
+pub fn beta_posterior_mean_upper(ones: u64, zeros: u64, gamma: f64) -> Result<f64> {
+    if !(gamma > 0.0 && gamma < 1.0) {
+        return Err(invalid(format!(
+            "estimator failure probability γ = {gamma}; allowed: 0 < γ < 1"
+        )));
+    }
+    let (a, b) = (1.0 + ones as f64, 1.0 + zeros as f64);
+    let level = gamma * (1.0 - 1e-6);
+    // Upper tail Pr[P > p] = I_{1−p}(b, a), decreasing in p; keep tail(hi) ≤ level.
+    let tail = |p: f64| -> f64 {
+        if p >= 1.0 {
+            return 0.0;
+        }
+        if p <= 0.0 {
+            return 1.0;
+        }
+        // a, b ≥ 1: the error path cannot happen; NaN moves the bisection up (the safe side).
+        statrs::function::beta::checked_beta_reg(b, a, 1.0 - p).unwrap_or(f64::NAN)
+    };
+    let (mut lo, mut hi) = (0.0_f64, 1.0_f64);
+    for _ in 0..100 {
+        let mid = 0.5 * (lo + hi);
+        if tail(mid) <= level {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Ok(hi)
+}
+
+/// (ε_μ, δ_μ)-BDP of `steps` steps of the subsampled Gaussian (q, z) when every distance sample
+/// is 0 or 1 (a record either leaves the gradient unchanged or moves it by the clipping norm):
+/// the expectation over μ in the Hölder-composed cost is E[e^{T·c(λ, d)}] = 1 + p·(A_λ − 1),
+/// A_λ = e^{T·c(λ, 1)}, p = Pr_μ[d = 1], and p is over-estimated by the paper's Beta-posterior
+/// estimator [`beta_posterior_mean_upper`] at confidence 1 − γ (one estimate serves every
+/// order, so γ is not split), folded into δ as in [`bayesian_epsilon`]. Rounded up.
+///
+/// # Errors
+/// A sample other than 0 or 1, no samples, and the range errors of [`bayesian_epsilon`].
+pub fn bayesian_epsilon_binary(
+    distances: &[f64],
+    q: f64,
+    z: f64,
+    steps: u64,
+    delta: f64,
+    gamma: f64,
+    orders: &[u32],
+) -> Result<BayesianAccount> {
+    check_inputs(distances, q, z, steps, delta, orders)?;
+    if let Some((i, d)) = distances
+        .iter()
+        .enumerate()
+        .find(|(_, d)| **d != 0.0 && **d != 1.0)
+    {
+        return Err(invalid(format!(
+            "distance sample {} = {d}; the binary estimator takes 0 or 1 only",
+            i + 1
+        )));
+    }
+    if !(gamma > 0.0 && gamma < delta) {
+        return Err(invalid(format!(
+            "gamma = {gamma}; allowed: 0 < γ < δ = {delta} (γ is folded into δ)"
+        )));
+    }
+    let ones = distances.iter().filter(|&&d| d == 1.0).count() as u64;
+    let zeros = distances.len() as u64 - ones;
+    let p = beta_posterior_mean_upper(ones, zeros, gamma)?;
+    let tf = steps as f64;
+    let log_rest = (delta - gamma).ln();
+    let mut best: Option<(f64, u32)> = None;
+    for &lambda in orders {
+        let log_a = tf * step_cost(q, z, 1.0, lambda);
+        // ln(1 + p(A − 1)) = ln((1 − p) + p·A), in log space.
+        let cost = log_sum_exp([(1.0 - p).max(0.0).ln(), p.ln() + log_a].into_iter());
+        let eps = (cost - log_rest) / lambda as f64;
+        if eps.is_finite() && best.is_none_or(|(b, _)| eps < b) {
+            best = Some((eps, lambda));
+        }
+    }
+    let (eps, order) =
+        best.ok_or_else(|| invalid("no order gave a finite ε (costs overflow)".into()))?;
+    Ok(BayesianAccount {
+        epsilon: (eps.max(0.0) * (1.0 + 1e-12)).next_up(),
+        delta,
+        order,
+        gamma,
+        samples: distances.len(),
+    })
+}
+
+/// One row of the paper's percentile curve ([`markov_percentile_epsilon`]).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MarkovPercentile {
+    /// The fraction of μ covered, in % (0 < p < 100).
+    pub percentile: f64,
+    /// ε_p: at least p % of the records x' ~ μ have Pr_w[L ≥ ε_p | x'] ≤ δ.
+    pub epsilon: f64,
+    /// The δ of the statement (the run's δ).
+    pub delta: f64,
+    /// The BDP δ_μ = (1 − p/100)·δ at which ε_p was accounted (γ included).
+    pub delta_mu: f64,
+}
+
+/// The paper's percentile curve (Triastcyn & Faltings 2020, §4.4.1, eq. 18–20). Write
+/// δ(x') = Pr_w[L ≥ ε | x'] for the conditional tail of the privacy loss given the differing
+/// record (eq. 18); the BDP tail is its average, Pr_{x',w}[L ≥ ε] = E_{x'~μ} δ(x') ≤ δ_μ
+/// (eq. 20). δ(x') ≥ 0, so Markov's inequality gives Pr_{x'}[δ(x') > δ] ≤ δ_μ/δ: at
+/// δ_μ = (1 − p)·δ, at least a fraction p of the records x' ~ μ have δ(x') ≤ δ, i.e. the pair
+/// (D, D ∪ {x'}) meets Pr_w[L ≥ ε] ≤ δ (hence an (ε, δ) indistinguishability for that pair, the
+/// hockey-stick divergence being at most the tail). For each percentile p the returned ε_p is
+/// [`bayesian_epsilon`]'s ε at δ_μ = (1 − p/100)·δ (γ folded in as there), or
+/// [`bayesian_epsilon_binary`]'s when `binary`.
+///
+/// # Errors
+/// A percentile outside (0, 100), γ ≥ (1 − p/100)·δ (then γ alone exceeds the δ_μ needed: lower
+/// γ or the percentile), and the accountant's own errors.
+#[allow(clippy::too_many_arguments)]
+pub fn markov_percentile_epsilon(
+    distances: &[f64],
+    q: f64,
+    z: f64,
+    steps: u64,
+    delta: f64,
+    gamma: f64,
+    orders: &[u32],
+    percentiles: &[f64],
+    binary: bool,
+) -> Result<Vec<MarkovPercentile>> {
+    percentiles
+        .iter()
+        .map(|&p| {
+            if !(p > 0.0 && p < 100.0) {
+                return Err(invalid(format!(
+                    "percentile {p}; allowed: numbers in (0, 100) (at 100 Markov's inequality gives nothing)"
+                )));
+            }
+            // Rounded down: a smaller δ_μ only makes ε_p larger (the safe side).
+            let delta_mu = ((1.0 - p / 100.0) * delta).next_down();
+            if gamma >= delta_mu {
+                return Err(invalid(format!(
+                    "percentile {p}: δ_μ = (1 − p/100)·δ = {delta_mu:e} is not above γ = {gamma:e}; allowed: a smaller --gamma or percentile"
+                )));
+            }
+            let acc = if binary {
+                bayesian_epsilon_binary(distances, q, z, steps, delta_mu, gamma, orders)?
+            } else {
+                bayesian_epsilon(distances, q, z, steps, delta_mu, gamma, orders)?
+            };
+            Ok(MarkovPercentile {
+                percentile: p,
+                epsilon: acc.epsilon,
+                delta,
+                delta_mu,
             })
         })
         .collect()
@@ -378,13 +554,14 @@ mod tests {
         assert!(bayesian_epsilon_exact(&[3.0], 0.01, 1.1, 1000, 1e-5, &orders).is_err());
     }
 
-    /// Percentiles: ranks are the upper empirical quantiles, ε grows with the distance, the
+    /// Distance quantiles: ranks are the upper empirical quantiles, ε grows with the distance, the
     /// largest distance at 1 gives the worst-case (DP) PLD ε, and d = 0 gives 0.
     #[test]
-    fn record_percentiles_rank_and_bound() {
+    fn distance_quantiles_rank_and_bound() {
         let d: Vec<f64> = (0..100).map(|i| i as f64 / 99.0).collect();
-        let rows = record_epsilon_percentiles(&d, 0.01, 1.1, 100, 1e-5, &[1.0, 50.0, 90.0, 100.0])
-            .unwrap();
+        let rows =
+            record_epsilon_distance_quantiles(&d, 0.01, 1.1, 100, 1e-5, &[1.0, 50.0, 90.0, 100.0])
+                .unwrap();
         assert_eq!(rows[0].distance, 0.0);
         assert_eq!(rows[0].epsilon, 0.0);
         assert_eq!(rows[1].distance, d[49]);
@@ -401,8 +578,8 @@ mod tests {
         .unwrap()
         .0;
         assert_eq!(rows[3].epsilon, worst);
-        assert!(record_epsilon_percentiles(&d, 0.01, 1.1, 100, 1e-5, &[0.0]).is_err());
-        assert!(record_epsilon_percentiles(&[], 0.01, 1.1, 100, 1e-5, &[50.0]).is_err());
+        assert!(record_epsilon_distance_quantiles(&d, 0.01, 1.1, 100, 1e-5, &[0.0]).is_err());
+        assert!(record_epsilon_distance_quantiles(&[], 0.01, 1.1, 100, 1e-5, &[50.0]).is_err());
     }
 
     /// At d = 1 the cost is the sampled Gaussian's ln A_{λ+1} = λ·RDP(λ + 1),
@@ -442,5 +619,90 @@ mod tests {
         assert!(b.epsilon < 0.5 * ma, "{} vs {ma}", b.epsilon);
         assert!(bayesian_epsilon(&d, 0.01, 1.1, 6000, 1e-5, 1e-4, &orders).is_err());
         assert!(bayesian_epsilon(&[0.1, 2.5, 0.1], 0.01, 1.1, 1, 1e-5, 1e-8, &orders).is_err());
+    }
+
+    /// The paper's worked example (§4.3.1): 100 zeros and no ones give Beta(1, 101), whose
+    /// (1 − γ) quantile is 1 − γ^{1/101} (closed form; scipy's beta.ppf(0.95, 1, 101) =
+    /// 0.0292252...). Rounded up (the 1e-6 relative margin on the level moves it by < 1e-5
+    /// relative); never 0.
+    #[test]
+    fn beta_posterior_matches_the_papers_example() {
+        for gamma in [0.05_f64, 1e-3, 1e-8] {
+            let exact = 1.0 - gamma.powf(1.0 / 101.0);
+            let e = beta_posterior_mean_upper(0, 100, gamma).unwrap();
+            assert!(
+                e >= exact && e < exact * (1.0 + 1e-5),
+                "{gamma}: {e} vs {exact}"
+            );
+        }
+        let e = beta_posterior_mean_upper(0, 100, 0.05).unwrap();
+        assert!((e - 0.029_225_2).abs() < 1e-6, "{e}");
+        // scipy: beta.ppf(0.999, 11, 91) = 0.2226054...
+        let f = beta_posterior_mean_upper(10, 90, 1e-3).unwrap();
+        assert!((f - 0.222_605_4).abs() < 1e-6, "{f}");
+        assert!(beta_posterior_mean_upper(0, 100, 0.0).is_err());
+        assert!(beta_posterior_mean_upper(0, 100, 1.0).is_err());
+    }
+
+    /// Binary distances: all ones is at most the accountant at known distances 1 (the moments
+    /// accountant with γ folded into δ: p̂ ≤ 1) and within 5 % of it; no ones is below it but
+    /// above the data-blind ε of a zero cost; non-binary data is refused.
+    #[test]
+    fn binary_estimator_brackets() {
+        let orders = default_orders();
+        let ma = bayesian_epsilon(&[1.0; 100], 0.01, 1.1, 1000, 1e-5, 1e-8, &orders)
+            .unwrap()
+            .epsilon;
+        let ones = bayesian_epsilon_binary(&[1.0; 100], 0.01, 1.1, 1000, 1e-5, 1e-8, &orders)
+            .unwrap()
+            .epsilon;
+        let zeros = bayesian_epsilon_binary(&[0.0; 100], 0.01, 1.1, 1000, 1e-5, 1e-8, &orders)
+            .unwrap()
+            .epsilon;
+        assert!(
+            ones <= ma * (1.0 + 1e-9) && ones > 0.95 * ma,
+            "{ones} vs {ma}"
+        );
+        assert!(zeros < ones && zeros > 0.0, "{zeros}");
+        // The sample mean of no ones is 0: the cost would vanish and ε be ln(1/(δ − γ))/λ_max.
+        let blind = -(1e-5f64 - 1e-8).ln() / *orders.iter().max().unwrap() as f64;
+        assert!(zeros > blind, "{zeros} vs {blind}");
+        assert!(
+            bayesian_epsilon_binary(&[0.5, 1.0], 0.01, 1.1, 1000, 1e-5, 1e-8, &orders).is_err()
+        );
+    }
+
+    /// The percentile curve grows with the percentile, is the accountant's ε at δ_μ = (1 − p)δ,
+    /// and refuses percentiles that leave no room above γ.
+    #[test]
+    fn markov_percentiles() {
+        let d: Vec<f64> = (0..1000)
+            .map(|i| 0.05 + 0.25 * (i as f64 + 0.5) / 1000.0)
+            .collect();
+        let orders = default_orders();
+        let rows = markov_percentile_epsilon(
+            &d,
+            0.01,
+            1.1,
+            6000,
+            1e-5,
+            1e-9,
+            &orders,
+            &[50.0, 90.0, 99.0],
+            false,
+        )
+        .unwrap();
+        assert!(rows.windows(2).all(|w| w[0].epsilon < w[1].epsilon));
+        let at90 = bayesian_epsilon(&d, 0.01, 1.1, 6000, rows[1].delta_mu, 1e-9, &orders).unwrap();
+        assert_eq!(rows[1].epsilon, at90.epsilon);
+        assert!(rows[1].delta_mu <= 1e-6);
+        assert!(
+            markov_percentile_epsilon(&d, 0.01, 1.1, 6000, 1e-5, 1e-8, &orders, &[99.95], false)
+                .is_err()
+        );
+        assert!(
+            markov_percentile_epsilon(&d, 0.01, 1.1, 6000, 1e-5, 1e-9, &orders, &[100.0], false)
+                .is_err()
+        );
     }
 }

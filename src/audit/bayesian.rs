@@ -16,7 +16,8 @@
 //! Definition 2 ((weak) BDP) is an (ε, δ) inequality for every set S of outcomes (events on the
 //! output only), and is implied by Definition 1 (the paper's Proposition 1). The joint test below lets its events depend on x' as
 //! well as on the output, so it is sound for Definition 1 claims and may be too strict for a
-//! Definition 2 claim: it tests Definition 1.
+//! Definition 2 claim: it tests Definition 1. `--bdp-definition 2` runs the test of
+//! Definition 2 (below, *Definition 2*) on the same draws.
 //!
 //! # What is identifiable from samples
 //! The privacy loss L is a density ratio and is not observed in black-box samples. What is
@@ -59,6 +60,43 @@
 //!    conditional test on held-out rows; see its `# Guarantee`).
 //! 5. Report a violation iff the lower bound exceeds δ_μ.
 //!
+//! # Definition 2 (weak BDP, events on the output only)
+//! The claim: for every measurable set S of outputs,
+//! Pr_{x'~μ, w~P_{x'}}[w ∈ S] ≤ e^{ε_μ} Pr_{w~Q}[w ∈ S] + δ_μ, and the other order. Write
+//! P̄ = E_{x'~μ} P_{x'} (the output's law when x' is drawn: a mixture); the claim says exactly
+//! max(H_{e^{ε_μ}}(P̄ ‖ Q), H_{e^{ε_μ}}(Q ‖ P̄)) ≤ δ_μ (the hockey-stick divergence is the
+//! supremum of P̄(S) − e^ε Q(S) over S).
+//!
+//! **Test.** The same draws as steps 1–2, with the feature map of step 3 replaced by w alone
+//! (x' is dropped). The w of the P̃ side are i.i.d. from P̄ (x'_j ~ μ, then w_j ~ P_{x'_j}), and
+//! those of the Q̃ side are i.i.d. from Q. Step 4 bounds max(H(P̄ ‖ Q), H(Q ‖ P̄)) from below.
+//!
+//! *Soundness.* The hockey-stick tester's bound is a level-β lower confidence bound on the
+//! divergence between the laws of its two input rows (its `# Guarantee`), here P̄ and Q, which
+//! a Definition 2 claim bounds by δ_μ: a violation is reported against a mechanism keeping a
+//! Definition 2 claim with probability ≤ β. ∎ (This test is also sound for a Definition 1
+//! claim, which implies Definition 2, but is weaker there: H(P̄ ‖ Q) ≤ H(P̃ ‖ Q̃), by data
+//! processing, the map (x', w) ↦ w being fixed.)
+//!
+//! # Drawing the whole dataset (`--draw-dataset`)
+//! With this option the rest of the dataset is drawn from μ too: for release j, D_j is
+//! |D| records i.i.d. from μ (from the seed's own stream, fresh for every release and side), and
+//! P̃ draws (D_j, x'_j, w_j ~ M(D_j with x'_j)), Q̃ draws (D_j, x'_j, w_j ~ M(D_j)), D_j and
+//! x'_j independent. The claim tested is then Definition 1 or 2 with the probability over D
+//! as well: Pr_{D~μ^|D|, x'~μ, w}[L_D(w) ≥ ε_μ] ≤ δ_μ (Definition 1; L_D the privacy loss of the
+//! pair (D, D with x')), or Pr_{D, x', w}[M(D') ∈ S] ≤ e^{ε_μ} Pr_{D, w}[M(D) ∈ S] + δ_μ
+//! (Definition 2). This is the paper's setting when the whole dataset is a sample of the
+//! population (its §3 takes D fixed; the averaged claim is weaker than one for every D).
+//!
+//! *Soundness.* The inequality's proof holds with (D, x') in place of x': fix (D, x') and the
+//! per-pair bound H_{e^ε}(M(D with x') ‖ M(D)) ≤ Pr[L_D ≥ ε] holds; a joint event on
+//! (D, x', w) has sections in w, and averaging over the common law of (D, x') on both sides
+//! gives H(P̃_full ‖ Q̃_full) ≤ Pr_{D, x', w}[L_D ≥ ε] (Definition 1). The features are a fixed
+//! function of (D, x', w) (they ignore D), so by data processing the laws of the feature rows
+//! are at most as far apart, and the tester's level-β bound stays ≤ δ_μ. For Definition 2 the
+//! rows are w alone, i.i.d. from E_{D,x'} M(D with x') and E_D M(D), whose hockey-stick
+//! divergence the averaged Definition 2 claim bounds directly. ∎
+//!
 //! # Guarantee
 //! With probability at least 1 − β over the draws of x' and of the releases, the reported lower
 //! bound is at most max(H_{e^{ε_μ}}(P̃ ‖ Q̃), H_{e^{ε_μ}}(Q̃ ‖ P̃)), hence, by the inequality above,
@@ -70,7 +108,9 @@
 //! μ is the uniform distribution over the file's lines (a population μ is represented by the
 //! file; the verdict is about the file, as the paper's accountant is about the data it was fed).
 //! Releases are i.i.d. given the dataset and independent across calls (ChaCha streams derived
-//! from the seed). D is fixed (the catalogue witness's smaller dataset).
+//! from the seed; an exec program must honour the request's seed, see docs/exec-protocol.md).
+//! D is fixed (the catalogue witness's smaller dataset; for an exec program `--dataset-size`
+//! records at the middle of `--record-range`), unless `--draw-dataset`.
 //!
 //! # Citations
 //! A. Triastcyn and B. Faltings, "Bayesian Differential Privacy for Machine Learning",
@@ -86,17 +126,22 @@ use crate::error::{Error, Result};
 use crate::mechanisms::math::readable;
 use crate::mechanisms::{Dataset, Mechanism, Neighboring, PrivacyClaim, RecordDomain, Samples};
 use crate::record::{
-    AuditReport, BayesianInfo, BetaSplit, BoundRecord, Direction, MechanismInfo, SCHEMA_VERSION,
-    Verdict,
+    AuditReport, BayesianInfo, BetaSplit, BoundRecord, Direction, DrawnRecord, MechanismInfo,
+    SCHEMA_VERSION, Verdict,
 };
 use crate::rng::{Seed, Side, Stream, chunk_len, sample_parallel};
 use crate::testers::{Divergence, HockeyStickTester, PropertyTester, violates};
 
 /// Stream tag of the x' draws (index 0: the P̃ side, 1: the Q̃ side).
 const DRAW_TAG: u64 = 0xBD9_0001;
+/// Stream tag of the datasets drawn from μ with `--draw-dataset` (index 2j + side).
+const DATASET_TAG: u64 = 0xBD9_0002;
 /// Confirm-stream trial indices of the Bayesian audit's releases start here (far above the
 /// trials of ordinary confirmations).
 const TRIAL_BASE: u64 = 1 << 48;
+/// With `--draw-dataset`, release j is drawn on the confirm stream of trial this + j (above
+/// the per-record trials TRIAL_BASE + i of a fixed D).
+const DRAWN_DATASET_TRIAL_BASE: u64 = 1 << 49;
 /// Most product features w_a·x'_b added to a joint row.
 const MAX_PRODUCTS: usize = 64;
 
@@ -188,6 +233,42 @@ pub fn parse_data(text: &str, source: &str, domain: &RecordDomain) -> Result<Dat
     Ok(Dataset::vectors(domain.dim, &rows)?)
 }
 
+/// Which of Triastcyn & Faltings' definitions a `bdp:` claim is tested as (`--bdp-definition`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Definition {
+    /// Definition 1 (strong BDP): Pr_{x',w}[L ≥ ε_μ] ≤ δ_μ; the joint test, events on (x', w).
+    #[default]
+    Strong,
+    /// Definition 2 (weak BDP): Pr[M(D') ∈ S] ≤ e^{ε_μ} Pr[M(D) ∈ S] + δ_μ for every set S of
+    /// outputs, the probability over x' ~ μ and the output; events on the output only.
+    Weak,
+}
+
+impl Definition {
+    /// The label reports print.
+    pub fn label(self) -> &'static str {
+        match self {
+            Definition::Strong => {
+                "Definition 1 (strong BDP): Pr_{x',w}[L ≥ ε_μ] ≤ δ_μ, events on (x', w)"
+            }
+            Definition::Weak => {
+                "Definition 2 (weak BDP, events on the output only): Pr_{x',w}[M(D') ∈ S] ≤ e^ε_μ Pr[M(D) ∈ S] + δ_μ and the other order"
+            }
+        }
+    }
+
+    /// Parses `--bdp-definition`: `1` or `strong`, `2` or `weak`.
+    pub fn parse_flag(s: &str) -> Result<Self> {
+        match s.trim() {
+            "1" | "strong" => Ok(Definition::Strong),
+            "2" | "weak" => Ok(Definition::Weak),
+            other => Err(Error::InvalidConfig(format!(
+                "--bdp-definition {other}; allowed: 1 (strong BDP, Pr[L ≥ ε] ≤ δ over x' and the output) or 2 (weak BDP, an (ε, δ) inequality for events on the output only)"
+            ))),
+        }
+    }
+}
+
 /// Settings of a Bayesian audit.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BayesianConfig {
@@ -197,6 +278,24 @@ pub struct BayesianConfig {
     pub draws_per_side: usize,
     /// β.
     pub failure_probability: f64,
+    /// The definition the claim is tested as.
+    pub definition: Definition,
+    /// Draw the rest of the dataset from μ too, fresh for every release (`--draw-dataset`),
+    /// with as many records as the fixed rest `base`.
+    pub draw_dataset: bool,
+}
+
+impl BayesianConfig {
+    /// Definition 1 on the fixed rest of the dataset.
+    pub fn new(seed: u64, draws_per_side: usize, failure_probability: f64) -> Self {
+        Self {
+            seed,
+            draws_per_side,
+            failure_probability,
+            definition: Definition::Strong,
+            draw_dataset: false,
+        }
+    }
 }
 
 /// The dataset differing from `base` in x' = `record`.
@@ -212,58 +311,39 @@ fn neighbor(base: &Dataset, record: &[f64], relation: Neighboring) -> Result<Dat
     })
 }
 
-/// Joint rows [w, x', w_a·x'_b] for releases `w` paired with the records `idx` of `data`.
-fn joint(w: &Samples, data: &Dataset, idx: &[usize]) -> Result<Samples> {
-    let (d_out, d_in) = (w.dim(), data.dim());
-    let products = d_out * d_in <= MAX_PRODUCTS;
-    let width = d_out + d_in + if products { d_out * d_in } else { 0 };
-    let mut flat = Vec::with_capacity(idx.len() * width);
-    for (j, &i) in idx.iter().enumerate() {
-        let wr = w.row(j);
-        let xr = data.record(i);
-        flat.extend(wr.iter().copied());
-        flat.extend(xr.iter().copied());
-        if products {
-            for a in wr.iter() {
-                for b in xr.iter() {
-                    flat.push(a * b);
-                }
-            }
-        }
-    }
-    Ok(Samples::from_flat(width, flat)?)
+/// Which joint law a side of the Bayesian test draws from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JointSide {
+    /// Q̃: x' ~ μ, w ~ M(D) independently of x' (the first side; shard side a).
+    Q,
+    /// P̃: x' ~ μ, then w ~ M(D with x') (the second side; shard side b).
+    P,
 }
 
-/// Audits the Bayesian claim `claim` of `mechanism`, μ = the rows of `data` (uniform), the rest
-/// of the dataset `base`. See the module docs for the test and its guarantee.
-pub fn audit_bayesian(
-    mechanism: &dyn Mechanism,
-    claim: &PrivacyClaim,
-    base: &Dataset,
-    data: &Dataset,
-    data_source: &str,
-    config: &BayesianConfig,
-) -> Result<AuditReport> {
-    let start = Instant::now();
-    let claim = claim.validated()?;
-    let PrivacyClaim::Bayesian { epsilon, delta } = claim else {
-        return Err(Error::InvalidConfig(format!(
-            "the Bayesian audit tests bdp:EPS:DELTA claims; got {claim}"
-        )));
-    };
-    let n = config.draws_per_side;
-    if !(100..=crate::audit::MAX_SAMPLES_PER_SIDE).contains(&n) {
-        return Err(Error::InvalidConfig(format!(
-            "--samples {n}; allowed: 100 to {}",
-            crate::audit::MAX_SAMPLES_PER_SIDE
-        )));
+impl JointSide {
+    fn draw_index(self) -> u64 {
+        match self {
+            JointSide::P => 0,
+            JointSide::Q => 1,
+        }
     }
-    let b = config.failure_probability;
-    if !(b > 0.0 && b < 1.0) {
-        return Err(Error::InvalidConfig(format!(
-            "failure probability β = {b}; allowed: 0 < β < 1"
-        )));
-    }
+}
+
+/// n i.i.d. pairs (x', w) of one side.
+#[derive(Clone, Debug)]
+pub struct Draws {
+    /// The drawn records x', one row each.
+    pub x: Samples,
+    /// The releases, row j drawn with x' = row j of `x`.
+    pub w: Samples,
+    /// Index into the data of each draw.
+    pub idx: Vec<usize>,
+    /// Mechanism calls (exec requests) made.
+    pub calls: u64,
+}
+
+/// Checks `data` and `base` against `mechanism`: every neighbor D with x' inside its domain.
+pub fn check_inputs(mechanism: &dyn Mechanism, base: &Dataset, data: &Dataset) -> Result<()> {
     let relation = mechanism.neighboring();
     if relation == Neighboring::ReplaceOne && base.is_empty() {
         return Err(Error::InvalidConfig(
@@ -286,79 +366,235 @@ pub fn audit_bayesian(
             .check(&neighbor(base, &r, relation)?)
             .map_err(|e| Error::InvalidConfig(format!("data record {} ({r:?}): {e}", i + 1)))?;
     }
-    let seed = Seed(config.seed);
+    Ok(())
+}
+
+/// Draws n pairs (x', w) of `side` (see the module docs, steps 1–2): x' uniform over the rows
+/// of `data` from the seed's `Other { DRAW_TAG, side }` stream; w from M(D) or M(D with x'),
+/// D = `base`, or (`draw_dataset`) D drawn from μ with `base.len()` records, fresh for every
+/// release. The caller has checked the inputs ([`check_inputs`]).
+pub fn draw_side(
+    mechanism: &dyn Mechanism,
+    base: &Dataset,
+    data: &Dataset,
+    n: usize,
+    seed: Seed,
+    side: JointSide,
+    draw_dataset: bool,
+) -> Result<Draws> {
+    use rayon::prelude::*;
+    let relation = mechanism.neighboring();
     let m = data.len();
-    let draw = |index: u64| -> Vec<usize> {
+    let idx: Vec<usize> = {
         let mut rng = seed.rng(Stream::Other {
             tag: DRAW_TAG,
-            index,
+            index: side.draw_index(),
         });
         (0..n).map(|_| rng.random_range(0..m)).collect()
     };
-    let idx_p = draw(0);
-    let idx_q = draw(1);
-
-    // P̃: group the draws by record, sample each group on its own stream, scatter back.
-    let mut by_record: Vec<Vec<usize>> = vec![Vec::new(); m];
-    for (j, &i) in idx_p.iter().enumerate() {
-        by_record[i].push(j);
-    }
     let d_out = mechanism.output_dim();
-    let mut w_p = vec![0.0; n * d_out];
-    let mut calls = 0u64;
-    let mut distinct_drawn = 0;
-    for (i, slots) in by_record.iter().enumerate() {
-        if slots.is_empty() {
-            continue;
+    let rng_side = match side {
+        JointSide::P => Side::First,
+        JointSide::Q => Side::Second,
+    };
+    let (w, calls) = if draw_dataset {
+        // One release per dataset: D_j (base.len() records i.i.d. from μ) from its own stream,
+        // the release from its own stream, so the pairs are i.i.d. and independent of the order
+        // the threads run in.
+        let size = base.len();
+        let rows: Vec<Vec<f64>> = (0..n)
+            .into_par_iter()
+            .map(|j| -> Result<Vec<f64>> {
+                let mut r = seed.rng(Stream::Other {
+                    tag: DATASET_TAG,
+                    index: 2 * j as u64 + side.draw_index(),
+                });
+                let recs: Vec<Vec<f64>> = (0..size)
+                    .map(|_| data.record(r.random_range(0..m)).to_vec())
+                    .collect();
+                let d = if recs.is_empty() {
+                    Dataset::empty(data.dim())?
+                } else {
+                    Dataset::vectors(data.dim(), &recs)?
+                };
+                let ds = match side {
+                    JointSide::P => neighbor(&d, &data.record(idx[j]).to_vec(), relation)?,
+                    JointSide::Q => d,
+                };
+                let s = sample_parallel(
+                    mechanism,
+                    &ds,
+                    1,
+                    seed,
+                    Stream::Confirm {
+                        trial: DRAWN_DATASET_TRIAL_BASE + j as u64,
+                        side: rng_side,
+                        chunk: 0,
+                    },
+                )?;
+                Ok(s.row(0).to_vec())
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let flat: Vec<f64> = rows.into_iter().flatten().collect();
+        (Samples::from_flat(d_out, flat)?, n as u64)
+    } else {
+        match side {
+            JointSide::Q => {
+                let w = sample_parallel(
+                    mechanism,
+                    base,
+                    n,
+                    seed,
+                    Stream::Confirm {
+                        trial: TRIAL_BASE - 1,
+                        side: Side::Second,
+                        chunk: 0,
+                    },
+                )?;
+                (w, n.div_ceil(chunk_len(mechanism)) as u64)
+            }
+            JointSide::P => {
+                // Group the draws by record, sample each group on its own stream (groups in
+                // parallel: an exec program's requests run side by side), scatter back.
+                let mut by_record: Vec<Vec<usize>> = vec![Vec::new(); m];
+                for (j, &i) in idx.iter().enumerate() {
+                    by_record[i].push(j);
+                }
+                let groups: Vec<(usize, Vec<usize>)> = by_record
+                    .into_iter()
+                    .enumerate()
+                    .filter(|(_, s)| !s.is_empty())
+                    .collect();
+                let drawn = groups
+                    .par_iter()
+                    .map(|(i, slots)| -> Result<Samples> {
+                        let ds = neighbor(base, &data.record(*i).to_vec(), relation)?;
+                        sample_parallel(
+                            mechanism,
+                            &ds,
+                            slots.len(),
+                            seed,
+                            Stream::Confirm {
+                                trial: TRIAL_BASE + *i as u64,
+                                side: Side::First,
+                                chunk: 0,
+                            },
+                        )
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                let mut w = vec![0.0; n * d_out];
+                let mut calls = 0u64;
+                for ((_, slots), s) in groups.iter().zip(&drawn) {
+                    calls += slots.len().div_ceil(chunk_len(mechanism)) as u64;
+                    for (k, &j) in slots.iter().enumerate() {
+                        for (c, v) in s.row(k).iter().enumerate() {
+                            w[j * d_out + c] = *v;
+                        }
+                    }
+                }
+                (Samples::from_flat(d_out, w)?, calls)
+            }
         }
-        distinct_drawn += 1;
-        let ds = neighbor(base, &data.record(i).to_vec(), relation)?;
-        let s = sample_parallel(
-            mechanism,
-            &ds,
-            slots.len(),
-            seed,
-            Stream::Confirm {
-                trial: TRIAL_BASE + i as u64,
-                side: Side::First,
-                chunk: 0,
-            },
-        )?;
-        calls += slots.len().div_ceil(chunk_len(mechanism)) as u64;
-        for (k, &j) in slots.iter().enumerate() {
-            for (c, v) in s.row(k).iter().enumerate() {
-                w_p[j * d_out + c] = *v;
+    };
+    let x_flat: Vec<f64> = idx.iter().flat_map(|&i| data.record(i).to_vec()).collect();
+    Ok(Draws {
+        x: Samples::from_flat(data.dim(), x_flat)?,
+        w,
+        idx,
+        calls,
+    })
+}
+
+/// True when the joint rows carry the products w_a·x'_b.
+fn with_products(d_out: usize, d_in: usize) -> bool {
+    d_out * d_in <= MAX_PRODUCTS
+}
+
+/// The feature rows of pairs (x', w): [w, x', w_a·x'_b] for Definition 1 (step 3), w alone for
+/// Definition 2 (events on the output only).
+pub fn features(x: &Samples, w: &Samples, definition: Definition) -> Result<Samples> {
+    if x.n() != w.n() {
+        return Err(Error::InvalidSamples(format!(
+            "{} records x' for {} releases; every release needs its x'",
+            x.n(),
+            w.n()
+        )));
+    }
+    if definition == Definition::Weak {
+        return Ok(w.clone());
+    }
+    let (d_out, d_in) = (w.dim(), x.dim());
+    let products = with_products(d_out, d_in);
+    let width = d_out + d_in + if products { d_out * d_in } else { 0 };
+    let mut flat = Vec::with_capacity(w.n() * width);
+    for j in 0..w.n() {
+        let wr = w.row(j);
+        let xr = x.row(j);
+        flat.extend(wr.iter().copied());
+        flat.extend(xr.iter().copied());
+        if products {
+            for a in wr.iter() {
+                for b in xr.iter() {
+                    flat.push(a * b);
+                }
             }
         }
     }
-    let w_p = Samples::from_flat(d_out, w_p)?;
-    let w_q = sample_parallel(
-        mechanism,
-        base,
-        n,
-        seed,
-        Stream::Confirm {
-            trial: TRIAL_BASE - 1,
-            side: Side::Second,
-            chunk: 0,
-        },
-    )?;
-    calls += n.div_ceil(chunk_len(mechanism)) as u64;
-    let p = joint(&w_p, data, &idx_p)?;
-    let q = joint(&w_q, data, &idx_q)?;
+    Ok(Samples::from_flat(width, flat)?)
+}
 
+/// The features in words (for the report).
+pub fn features_words(d_out: usize, d_in: usize, definition: Definition) -> String {
+    match definition {
+        Definition::Weak => {
+            format!("[w (dimension {d_out})] only: Definition 2's events are on the output")
+        }
+        Definition::Strong => format!(
+            "[w (dimension {d_out}), x' (dimension {d_in}){}]",
+            if with_products(d_out, d_in) {
+                ", w_a·x'_b products"
+            } else {
+                ""
+            }
+        ),
+    }
+}
+
+/// Steps 3–5 on drawn pairs: the one hockey-stick bound at the full β, first side Q̃ (pairs
+/// `q` = (x', w)), second P̃ (`p`), the tester's randomness from `seed`.
+pub fn bound_pairs(
+    q: (&Samples, &Samples),
+    p: (&Samples, &Samples),
+    epsilon: f64,
+    delta: f64,
+    beta: f64,
+    definition: Definition,
+    seed: Seed,
+) -> Result<BoundRecord> {
+    let fq = features(q.0, q.1, definition)?;
+    let fp = features(p.0, p.1, definition)?;
     let tester = HockeyStickTester::default();
     let divergence = Divergence::HockeyStick { epsilon };
     let mut rng = seed.rng(Stream::Tester { bound: TRIAL_BASE });
     let sel = tester
         // First side M(D) (Q̃), second M(D ∪ {x'}) (P̃), so that the report's directions read
         // M(D) ‖ M(D') as for an ordinary pair.
-        .select_and_bound(&q, &p, &[(divergence, delta)], b, &mut rng)?
+        .select_and_bound(&fq, &fp, &[(divergence, delta)], beta, &mut rng)?
         .ok_or_else(|| {
             Error::InvalidConfig("internal: the hockey-stick tester made no selection".into())
         })?;
     let meas = sel.measurement;
-    let bound = BoundRecord {
+    let inequality = match definition {
+        Definition::Strong => format!(
+            "H_{{e^ε}} of the joint laws of (x', w), x' ~ μ: H(P̃‖Q̃) ≤ Pr_{{x',w}}[L ≥ ε_μ] ≤ δ_μ under a Definition 1 (strong BDP) claim (dp_audit::audit::bayesian); bounded by: {}",
+            meas.inequality
+        ),
+        Definition::Weak => format!(
+            "H_{{e^ε}} of the output laws, E_{{x'~μ}} M(D') against M(D): ≤ δ_μ under a Definition 2 (weak BDP) claim, events on the output only (dp_audit::audit::bayesian); bounded by: {}",
+            meas.inequality
+        ),
+    };
+    Ok(BoundRecord {
         tester: TESTER_NAME.into(),
         divergence,
         direction: if sel.both {
@@ -371,77 +607,202 @@ pub fn audit_bayesian(
         value: meas.value,
         allowed: delta,
         violation: violates(meas.value, delta),
-        failure_probability: b,
+        failure_probability: beta,
         point_estimate: meas.point_estimate,
-        inequality: format!(
-            "H_{{e^ε}} of the joint laws of (x', w), x' ~ μ: H(P̃‖Q̃) ≤ Pr_{{x',w}}[L ≥ ε_μ] ≤ δ_μ under the BDP claim (dp_audit::audit::bayesian); bounded by: {}",
-            meas.inequality
-        ),
+        inequality,
         event: meas.event,
-    };
-    let verdict = if bound.violation {
+    })
+}
+
+/// The distinct records of `q` and `p` (the x' rows of the two sides) with how often each side
+/// drew them, in first-seen order (Q̃ first).
+pub fn drawn_records(q: &Samples, p: &Samples) -> Vec<DrawnRecord> {
+    let mut out: Vec<DrawnRecord> = Vec::new();
+    let mut at: std::collections::HashMap<Vec<u64>, usize> = std::collections::HashMap::new();
+    for (side, s) in [(0, q), (1, p)] {
+        for j in 0..s.n() {
+            let r = s.row(j).to_vec();
+            let key: Vec<u64> = r.iter().map(|v| v.to_bits()).collect();
+            let k = *at.entry(key).or_insert_with(|| {
+                out.push(DrawnRecord {
+                    record: r.clone(),
+                    first: 0,
+                    second: 0,
+                });
+                out.len() - 1
+            });
+            if side == 0 {
+                out[k].first += 1;
+            } else {
+                out[k].second += 1;
+            }
+        }
+    }
+    out
+}
+
+/// The number of distinct rows of `data`.
+pub fn distinct_rows(data: &Dataset) -> usize {
+    let mut rows = data.to_rows();
+    rows.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+    rows.dedup();
+    rows.len()
+}
+
+/// Everything of a Bayesian audit's report but the mechanism: its bound, seed, β and draws.
+pub struct Outcome {
+    /// The one bound.
+    pub bound: BoundRecord,
+    /// The data distribution and the draws.
+    pub info: BayesianInfo,
+    /// The seed.
+    pub seed: u64,
+    /// β.
+    pub beta: f64,
+    /// Mechanism calls.
+    pub calls: u64,
+}
+
+/// The report of a Bayesian audit.
+pub fn report(mechanism: MechanismInfo, o: Outcome, start: Instant) -> AuditReport {
+    let verdict = if o.bound.violation {
         Verdict::Violation
     } else {
         Verdict::NoViolation
     };
-    let features = format!(
-        "[w (dimension {d_out}), x' (dimension {}){}]",
-        data.dim(),
-        if d_out * data.dim() <= MAX_PRODUCTS {
-            ", w_a·x'_b products"
-        } else {
-            ""
-        }
-    );
-    let distinct_records = {
-        let mut rows = data.to_rows();
-        rows.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
-        rows.dedup();
-        rows.len()
-    };
-    Ok(AuditReport {
+    AuditReport {
         schema_version: SCHEMA_VERSION,
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
-        mechanism: MechanismInfo {
-            id: mechanism.id().to_string(),
-            claim,
-            claim_source: mechanism.claim_source(),
-            neighboring: relation,
-            catalogue_status: None,
-        },
+        mechanism,
         pair: None,
         sample_files: None,
         testers: vec![TESTER_NAME.into()],
         skipped_testers: Vec::new(),
-        seed: config.seed,
-        samples_per_side: n,
-        mechanism_calls: calls,
+        seed: o.seed,
+        samples_per_side: o.info.draws_per_side,
+        mechanism_calls: o.calls,
         beta: BetaSplit {
-            total: b,
+            total: o.beta,
             bounds: 1,
-            per_bound: b,
+            per_bound: o.beta,
             rule: format!(
                 "one bound at the full β = {} (event and direction chosen on the training split)",
-                readable(b)
+                readable(o.beta)
             ),
         },
-        bounds: vec![bound],
+        bounds: vec![o.bound],
         verdict,
         empirical_epsilon: None,
         output_transform: None,
         wall_time_seconds: Some(start.elapsed().as_secs_f64()),
         reproduce: None,
         search: None,
-        bayesian: Some(BayesianInfo {
-            data_source: data_source.to_string(),
-            records: m,
-            distinct_records,
-            base: base.clone(),
-            draws_per_side: n,
-            distinct_drawn,
-            features,
-        }),
+        bayesian: Some(o.info),
         release_dim: None,
         layers: None,
-    })
+    }
+}
+
+/// The (ε_μ, δ_μ) of a `bdp:` claim, or the error naming what was given.
+pub fn bayesian_claim(claim: &PrivacyClaim) -> Result<(PrivacyClaim, f64, f64)> {
+    let claim = claim.validated()?;
+    match claim {
+        PrivacyClaim::Bayesian { epsilon, delta } => Ok((claim, epsilon, delta)),
+        _ => Err(Error::InvalidConfig(format!(
+            "the Bayesian audit tests bdp:EPS:DELTA claims; got {claim}"
+        ))),
+    }
+}
+
+/// Audits the Bayesian claim `claim` of `mechanism`, μ = the rows of `data` (uniform), the rest
+/// of the dataset `base` (or, with `config.draw_dataset`, drawn from μ with as many records).
+/// See the module docs for the test and its guarantee.
+pub fn audit_bayesian(
+    mechanism: &dyn Mechanism,
+    claim: &PrivacyClaim,
+    base: &Dataset,
+    data: &Dataset,
+    data_source: &str,
+    config: &BayesianConfig,
+) -> Result<AuditReport> {
+    let start = Instant::now();
+    let (claim, epsilon, delta) = bayesian_claim(claim)?;
+    let n = config.draws_per_side;
+    if !(100..=crate::audit::MAX_SAMPLES_PER_SIDE).contains(&n) {
+        return Err(Error::InvalidConfig(format!(
+            "--samples {n}; allowed: 100 to {}",
+            crate::audit::MAX_SAMPLES_PER_SIDE
+        )));
+    }
+    let b = config.failure_probability;
+    if !(b > 0.0 && b < 1.0) {
+        return Err(Error::InvalidConfig(format!(
+            "failure probability β = {b}; allowed: 0 < β < 1"
+        )));
+    }
+    check_inputs(mechanism, base, data)?;
+    let seed = Seed(config.seed);
+    let dq = draw_side(
+        mechanism,
+        base,
+        data,
+        n,
+        seed,
+        JointSide::Q,
+        config.draw_dataset,
+    )?;
+    let dp = draw_side(
+        mechanism,
+        base,
+        data,
+        n,
+        seed,
+        JointSide::P,
+        config.draw_dataset,
+    )?;
+    let bound = bound_pairs(
+        (&dq.x, &dq.w),
+        (&dp.x, &dp.w),
+        epsilon,
+        delta,
+        b,
+        config.definition,
+        seed,
+    )?;
+    let distinct_drawn = {
+        let mut i = dp.idx.clone();
+        i.sort_unstable();
+        i.dedup();
+        i.len()
+    };
+    let info = BayesianInfo {
+        data_source: data_source.to_string(),
+        records: data.len(),
+        distinct_records: distinct_rows(data),
+        base: base.clone(),
+        draws_per_side: n,
+        distinct_drawn,
+        features: features_words(mechanism.output_dim(), data.dim(), config.definition),
+        definition: config.definition.label().to_string(),
+        dataset_drawn: config.draw_dataset,
+        drawn: drawn_records(&dq.x, &dp.x),
+    };
+    let mechanism_info = MechanismInfo {
+        id: mechanism.id().to_string(),
+        claim,
+        claim_source: mechanism.claim_source(),
+        neighboring: mechanism.neighboring(),
+        catalogue_status: None,
+    };
+    Ok(report(
+        mechanism_info,
+        Outcome {
+            bound,
+            info,
+            seed: config.seed,
+            beta: b,
+            calls: dq.calls + dp.calls,
+        },
+        start,
+    ))
 }

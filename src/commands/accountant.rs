@@ -69,11 +69,16 @@ pub struct AccountantArgs {
     /// δ (0 < γ < δ) [default: δ/1000].
     #[arg(allow_hyphen_values = true, long, requires = "bayesian")]
     pub gamma: Option<f64>,
-    /// With --bayesian: the percentiles of the records' distances at which to print the
-    /// individual (worst-case) ε a record at that distance enjoys ("p % of the records enjoy
-    /// ε ≤ …", the paper's §4.4.1 reading), comma-separated, each in (0, 100].
+    /// With --bayesian: quantiles (in %) of the distance samples at which to print the
+    /// individual (worst-case, per-record) DP ε of a record at that distance, comma-separated,
+    /// each in (0, 100]. Not the paper's percentile curve (see --markov-percentiles).
     #[arg(long, requires = "bayesian", default_value = "50,90,99,100")]
-    pub percentiles: String,
+    pub distance_quantiles: String,
+    /// With --bayesian: the paper's percentile curve (§4.4.1, Markov's inequality over the
+    /// conditional tail δ(x')): for each p, the ε_p such that at least p % of the records x' ~ μ
+    /// have Pr[L ≥ ε_p | x'] ≤ δ, comma-separated, each in (0, 100) with (1 − p/100)·δ > γ.
+    #[arg(long, requires = "bayesian", default_value = "50,90,99")]
+    pub markov_percentiles: String,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -83,7 +88,8 @@ pub struct AccountantArgs {
 /// ([`crate::mechanisms::bayesian_accountant`]) beside the DP accountants.
 fn bayesian(a: &AccountantArgs) -> Result<Outcome> {
     use crate::mechanisms::bayesian_accountant::{
-        bayesian_epsilon, default_orders, moments_accountant_epsilon, record_epsilon_percentiles,
+        bayesian_epsilon, bayesian_epsilon_binary, default_orders, markov_percentile_epsilon,
+        moments_accountant_epsilon, record_epsilon_distance_quantiles,
     };
     // The Bayesian accountant (Triastcyn & Faltings) is stated for the Poisson-subsampled
     // Gaussian under add/remove: any other relation is refused, not silently ignored.
@@ -142,46 +148,82 @@ fn bayesian(a: &AccountantArgs) -> Result<Outcome> {
         Error::InvalidConfig(format!("--bayesian --data {}: {e}", path.display()))
     };
     let orders = default_orders();
-    let b = bayesian_epsilon(&d, q, z, steps, a.delta, gamma, &orders).map_err(named)?;
+    // Binary data (every distance 0 or 1) gets the paper's Beta-posterior estimator (§4.3.1):
+    // the Student-t one would read a file without ones as a zero cost with no uncertainty.
+    let binary = !d.is_empty() && d.iter().all(|&x| x == 0.0 || x == 1.0);
+    let (b, estimator) = if binary {
+        (
+            bayesian_epsilon_binary(&d, q, z, steps, a.delta, gamma, &orders).map_err(named)?,
+            "the §4.3.1 Beta-posterior estimator (binary distances: flat prior, Beta(1 + #ones, 1 + #zeros), its 1 − γ quantile)",
+        )
+    } else {
+        (
+            bayesian_epsilon(&d, q, z, steps, a.delta, gamma, &orders).map_err(named)?,
+            "the §4.3 Student-t estimator",
+        )
+    };
     let (ma, ma_order) =
         moments_accountant_epsilon(q, z, steps, a.delta, &orders).map_err(named)?;
     let mut acc = RdpAccountant::new();
     acc.compose_poisson_gaussian(q, z, steps).map_err(named)?;
     let (rdp, rdp_order) = acc.epsilon(a.delta).map_err(named)?;
-    let percentiles: Vec<f64> = a
-        .percentiles
-        .split(',')
-        .map(|t| {
-            t.trim()
-                .parse::<f64>()
-                .ok()
-                .filter(|p| *p > 0.0 && *p <= 100.0)
-                .ok_or_else(|| {
-                    bad(
-                        "--percentiles",
-                        t.trim(),
-                        "comma-separated numbers in (0, 100], e.g. 50,90,99",
-                    )
-                })
-        })
-        .collect::<Result<_>>()?;
-    let rows = record_epsilon_percentiles(&d, q, z, steps, a.delta, &percentiles).map_err(named)?;
+    let list = |flag: &str, text: &str, hi_open: bool| -> Result<Vec<f64>> {
+        text.split(',')
+            .map(|t| {
+                t.trim()
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|p| *p > 0.0 && (*p < 100.0 || (!hi_open && *p == 100.0)))
+                    .ok_or_else(|| {
+                        bad(
+                            flag,
+                            t.trim(),
+                            if hi_open {
+                                "comma-separated numbers in (0, 100), e.g. 50,90,99"
+                            } else {
+                                "comma-separated numbers in (0, 100], e.g. 50,90,99,100"
+                            },
+                        )
+                    })
+            })
+            .collect()
+    };
+    let quantiles = list("--distance-quantiles", &a.distance_quantiles, false)?;
+    let markov = list("--markov-percentiles", &a.markov_percentiles, true)?;
+    let rows =
+        record_epsilon_distance_quantiles(&d, q, z, steps, a.delta, &quantiles).map_err(named)?;
+    let curve =
+        markov_percentile_epsilon(&d, q, z, steps, a.delta, gamma, &orders, &markov, binary)
+            .map_err(|e| Error::InvalidConfig(format!("--markov-percentiles: {e}")))?;
     let stdout = if a.json {
         to_json(&json!({
             "sampling_rate": q, "noise_multiplier": z, "steps": steps, "delta": a.delta,
             "bayesian": b, "data": path.display().to_string(),
             "moments_accountant_epsilon": ma, "moments_accountant_order": ma_order,
             "rdp_epsilon": rdp, "rdp_order": rdp_order,
-            "record_percentiles": rows,
+            "estimator": estimator,
+            "distance_quantiles": rows,
+            "markov_percentiles": curve,
         }))?
     } else {
         let mut per = String::from(
-            "individual DP of the records (worst case per record: a record whose distance stays ≤ d at every step; PLD upper bound, Feldman & Zrnic 2021):\n",
+            "percentile curve (Triastcyn & Faltings §4.4.1: Markov's inequality over the conditional tail δ(x') = Pr[L ≥ ε | x'], whose mean over μ is the BDP δ_μ; ε_p accounted at δ_μ = (1 − p)·δ):\n",
+        );
+        for r in &curve {
+            per.push_str(&format!(
+                "  at least {:>5} % of the records x' ~ μ have Pr[L ≥ {} | x'] ≤ δ = {}\n",
+                readable(r.percentile),
+                readable(r.epsilon),
+                readable(a.delta)
+            ));
+        }
+        per.push_str(
+            "individual DP at quantiles of the distance samples (worst case per record, not the paper's curve: a record whose distance stays ≤ d at every step; PLD upper bound, Feldman & Zrnic 2021):\n",
         );
         for r in &rows {
             per.push_str(&format!(
-                "  {:>5} % of the {} records have d ≤ {} and enjoy ε ≤ {} at δ = {}\n",
-                readable(r.percentile),
+                "  {:>5} % of the {} distance samples are ≤ {}; such a record enjoys ε ≤ {} at δ = {}\n",
+                readable(r.quantile),
                 d.len(),
                 readable(r.distance),
                 readable(r.epsilon),
@@ -189,7 +231,7 @@ fn bayesian(a: &AccountantArgs) -> Result<Outcome> {
             ));
         }
         format!(
-            "Bayesian DP   ε_μ = {} at δ_μ = {} (γ = {} folded in), order λ = {}, from {} distance samples of {} (typical case over the data; weaker than DP: Triastcyn & Faltings 2020, Theorem 3 with the §4.3 Student-t estimator)\nmoments acc.  ε = {} (order λ = {}; the Bayesian accountant at distances = the clipping bound)\nRDP acc.      ε = {} (order {}; DP, worst case)\n",
+            "Bayesian DP   ε_μ = {} at δ_μ = {} (γ = {} folded in), order λ = {}, from {} distance samples of {} (typical case over the data; weaker than DP: Triastcyn & Faltings 2020, Theorem 3 with {estimator})\nmoments acc.  ε = {} (order λ = {}; the Bayesian accountant at distances = the clipping bound)\nRDP acc.      ε = {} (order {}; DP, worst case)\n",
             readable(b.epsilon),
             readable(a.delta),
             readable(gamma),

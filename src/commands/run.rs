@@ -48,6 +48,17 @@ pub struct RunArgs {
     /// dp_audit::audit::bayesian); required with a bdp: claim and read by nothing else.
     #[arg(long, value_name = "FILE")]
     pub data: Option<PathBuf>,
+    /// The definition a bdp: claim is tested as: 1 (strong BDP, Pr[L ≥ ε] ≤ δ over x' and the
+    /// output; the joint test, events on (x', output)) or 2 (weak BDP, an (ε, δ) inequality for
+    /// every set of outputs, x' averaged out; events on the output only) [default: 1].
+    #[arg(long, value_name = "1|2")]
+    pub bdp_definition: Option<String>,
+    /// With a bdp: claim: draw the rest of the dataset from the data distribution too, fresh for
+    /// every release (as many records as the fixed rest would have), so that the claim tested
+    /// holds on average over the whole dataset, not for one fixed rest. One mechanism call
+    /// (exec request) per release.
+    #[arg(long)]
+    pub draw_dataset: bool,
     /// Mechanism parameter NAME=VALUE (repeatable), e.g. --param epsilon=0.5.
     #[arg(long = "param", value_name = "NAME=VALUE")]
     pub params: Vec<String>,
@@ -337,6 +348,13 @@ impl From<&RunArgs> for RunOptions {
             params: a.params.clone(),
             exec: a.exec.is_some(),
             data: a.data.clone(),
+            // Parsed and checked by `check_bayesian_flags` before a Bayesian audit.
+            bdp_definition: a
+                .bdp_definition
+                .as_deref()
+                .and_then(|d| crate::audit::bayesian::Definition::parse_flag(d).ok())
+                .unwrap_or_default(),
+            draw_dataset: a.draw_dataset,
             seed: a.seed,
             samples: a.samples,
             failure_probability: a.failure_probability,
@@ -378,7 +396,7 @@ fn build_target(args: &RunArgs) -> Result<Target> {
     if let Some(command) = &args.exec {
         let claim_text = args.claim.as_deref().ok_or_else(|| {
             Error::InvalidConfig(
-                "--exec needs --claim (pure:EPS, approx:EPS:DELTA, renyi:ALPHA:EPS, zcdp:RHO, gdp:MU, dpsgd:Q:Z:T or ledger:FILE[:DELTA])".into(),
+                "--exec needs --claim (pure:EPS, approx:EPS:DELTA, renyi:ALPHA:EPS, zcdp:RHO, gdp:MU, dpsgd:Q:Z:T, ledger:FILE[:DELTA], or bdp:EPS:DELTA with --data FILE)".into(),
             )
         })?;
         if !args.params.is_empty() {
@@ -462,6 +480,18 @@ fn run_audit_inner(args: &RunArgs) -> Result<Outcome> {
             )));
         }
         return crate::run::run_sequential(&opts, &target);
+    }
+    if !(claim.is_bayesian() || args.data.is_some()) {
+        for (flag, on) in [
+            ("--bdp-definition", args.bdp_definition.is_some()),
+            ("--draw-dataset", args.draw_dataset),
+        ] {
+            if on {
+                return Err(Error::InvalidConfig(format!(
+                    "{flag} applies to a Bayesian DP claim (--claim bdp:EPS:DELTA with --data FILE); the claim is {claim}, leave {flag} out"
+                )));
+            }
+        }
     }
     if claim.is_bayesian() || args.data.is_some() {
         if args.check.is_some() {
@@ -627,7 +657,6 @@ fn check_bayesian_flags(args: &RunArgs, target: &Target) -> Result<()> {
     }
     for (flag, on) in [
         ("--finder", args.search.finder.is_some()),
-        ("--exec", args.exec.is_some()),
         ("--sequential", args.sequential),
         ("--transform", args.transform.is_some()),
     ] {
@@ -635,6 +664,30 @@ fn check_bayesian_flags(args: &RunArgs, target: &Target) -> Result<()> {
             return Err(Error::InvalidConfig(format!(
                 "{flag} does not apply to a Bayesian DP audit (claim {claim}); leave it out"
             )));
+        }
+    }
+    if let Some(d) = &args.bdp_definition {
+        crate::audit::bayesian::Definition::parse_flag(d)?;
+    }
+    // An exec program is not searched: x' comes from --data, D is --dataset-size records at the
+    // middle of --record-range (see crate::run::run_bayesian). The flags only a search reads
+    // are refused.
+    if args.exec.is_some() {
+        let s = &args.search;
+        for (flag, on) in [
+            ("--trials", s.trials.is_some()),
+            ("--search-samples", s.search_samples.is_some()),
+            ("--confirm", s.confirm.is_some()),
+            ("--pairs", s.pairs.is_some()),
+            ("--typical-data", s.typical_data.is_some()),
+            ("--max-search-seconds", s.max_search_seconds.is_some()),
+            ("--budget", s.budget.is_some()),
+        ] {
+            if on {
+                return Err(Error::InvalidConfig(format!(
+                    "{flag} applies to a dataset search; a Bayesian DP audit of --exec draws x' from --data and searches nothing, leave {flag} out"
+                )));
+            }
         }
     }
     if args.tester != "hockey-stick" && args.tester != crate::audit::bayesian::TESTER_NAME {

@@ -49,6 +49,16 @@ pub struct SampleArgs {
     /// the witness side; required with --exec.
     #[arg(long, value_name = "FILE")]
     pub data: Option<PathBuf>,
+    /// A Bayesian DP shard: the data distribution μ (one record per line). Every line of the
+    /// shard is then a pair {"x": [...], "w": [...]}: x' drawn from μ and a release w of M(D)
+    /// (side a) or of M(D with x') (side b), D the catalogue witness's smaller dataset or the
+    /// --data file (required with --exec). Tested by `audit test --claim bdp:EPS:DELTA`.
+    #[arg(long, value_name = "FILE")]
+    pub bdp_data: Option<PathBuf>,
+    /// With --bdp-data: draw D from μ too, fresh for every release, with as many records as
+    /// the fixed D (one mechanism call per release).
+    #[arg(long, requires = "bdp_data")]
+    pub draw_dataset: bool,
     /// Releases in the shard.
     #[arg(allow_hyphen_values = true, value_parser = super::parse_count, long)]
     pub samples: usize,
@@ -135,6 +145,15 @@ fn sample_inner(a: &SampleArgs) -> Result<Outcome> {
             "--out {} exists: not overwritten (a re-run would replace a shard drawn before); allowed: a new path, or --force to replace it",
             a.out.display()
         )));
+    }
+    if let Some(mu) = &a.bdp_data {
+        if same_file(mu) {
+            return Err(Error::InvalidConfig(format!(
+                "--out {} is the --bdp-data file: writing the shard would destroy the data; allowed: another --out path",
+                a.out.display()
+            )));
+        }
+        return sample_bayesian(a, side, mu);
     }
     let (mechanism, dataset) = target(a, side)?;
     let seed = shard_seed(a.seed, a.shard_index, side)?;
@@ -228,4 +247,128 @@ fn target(a: &SampleArgs, side: ShardSide) -> Result<(Box<dyn Mechanism>, Datase
         },
     };
     Ok((entry.mechanism, dataset))
+}
+
+/// A Bayesian DP shard (`--bdp-data`): n pairs (x', w) of side a (Q̃) or b (P̃), drawn as
+/// `audit run` draws them ([`crate::audit::bayesian::draw_side`]) from the shard seed.
+fn sample_bayesian(a: &SampleArgs, side: ShardSide, mu_path: &std::path::Path) -> Result<Outcome> {
+    use crate::audit::bayesian::{JointSide, check_inputs, draw_side, read_data};
+    if a.samples > crate::audit::MAX_SAMPLES_PER_SIDE {
+        return Err(Error::InvalidConfig(format!(
+            "--samples {} with --bdp-data; allowed: 1 to {} (a Bayesian shard is drawn in memory; write more shards)",
+            a.samples,
+            crate::audit::MAX_SAMPLES_PER_SIDE
+        )));
+    }
+    let (mechanism, base, mu): (Box<dyn Mechanism>, Dataset, Dataset) = if let Some(command) =
+        &a.exec
+    {
+        let path = a.data.as_ref().ok_or_else(|| {
+                Error::InvalidConfig(
+                    "--exec --bdp-data needs --data FILE: the fixed rest of the dataset D (one record per line; an empty file for D = ∅)".into(),
+                )
+            })?;
+        // The record dimension is μ's (its first record); any finite values.
+        let text = crate::sources::text::read_text(mu_path)
+            .map_err(|e| Error::InvalidConfig(format!("--bdp-data {}: {e}", mu_path.display())))?;
+        let dim = text
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty() && !l.starts_with('#'))
+            .and_then(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .map(|v| v.as_array().map_or(1, Vec::len))
+            .unwrap_or(1)
+            .max(1);
+        let domain = crate::sources::exec::ExecMechanism::domain(-f64::MAX, f64::MAX, dim);
+        let mu =
+            crate::audit::bayesian::parse_data(&text, &mu_path.display().to_string(), &domain)?;
+        let base_text = crate::sources::text::read_text(path)
+            .map_err(|e| Error::InvalidConfig(format!("--data {}: {e}", path.display())))?;
+        let empty = base_text
+            .lines()
+            .all(|l| l.trim().is_empty() || l.trim().starts_with('#'));
+        let base = if empty {
+            Dataset::empty(dim)?
+        } else {
+            crate::audit::bayesian::parse_data(&base_text, &path.display().to_string(), &domain)?
+        };
+        let claim = PrivacyClaim::Pure { epsilon: 1.0 };
+        let probe = base.with_record(&mu.record(0).to_vec())?;
+        let m = crate::sources::exec::ExecMechanism::new(
+            command,
+            claim,
+            Neighboring::AddRemove,
+            domain,
+            a.limits.timeout()?,
+            &probe,
+        )?
+        .with_batch_size(a.limits.batch())?;
+        (Box::new(m), base, mu)
+    } else {
+        let id = a.mechanism.as_deref().unwrap_or_default();
+        let entry = catalogue::build(id, &Params::parse(&a.params)?)?;
+        let domain = entry.mechanism.domain();
+        let base = match &a.data {
+            Some(path) => read_data(path, &domain)?,
+            None => {
+                let (f, s) = (entry.witness.first(), entry.witness.second());
+                if f.len() <= s.len() {
+                    f.clone()
+                } else {
+                    s.clone()
+                }
+            }
+        };
+        let mu = read_data(mu_path, &domain)?;
+        (entry.mechanism, base, mu)
+    };
+    check_inputs(&*mechanism, &base, &mu)?;
+    let seed = shard_seed(a.seed, a.shard_index, side)?;
+    let joint = match side {
+        ShardSide::A => JointSide::Q,
+        ShardSide::B => JointSide::P,
+    };
+    let d = draw_side(
+        &*mechanism,
+        &base,
+        &mu,
+        a.samples,
+        Seed(seed),
+        joint,
+        a.draw_dataset,
+    )?;
+    let meta = crate::sources::bayesian_shards::BayesianSidecar {
+        version: crate::sources::bayesian_shards::VERSION,
+        kind: "bayesian".into(),
+        dim: d.w.dim(),
+        record_dim: d.x.dim(),
+        count: a.samples,
+        provenance: Provenance {
+            side,
+            seed,
+            shard_index: a.shard_index,
+        },
+        data_source: mu_path.display().to_string(),
+        records: mu.len(),
+        distinct_records: crate::audit::bayesian::distinct_rows(&mu),
+        base,
+        dataset_drawn: a.draw_dataset,
+    };
+    crate::sources::bayesian_shards::write(&a.out, &d.x, &d.w, &meta)?;
+    Ok(Outcome::new(
+        format!(
+            "{}: {} pairs (x', w) of {} on side {} ({}; shard {} of run seed {}, shard seed {seed})\n",
+            a.out.display(),
+            a.samples,
+            mechanism.id(),
+            a.side,
+            match side {
+                ShardSide::A => "x' ~ μ with a release of M(D)",
+                ShardSide::B => "x' ~ μ with a release of M(D with x')",
+            },
+            a.shard_index,
+            a.seed
+        ),
+        0,
+    ))
 }

@@ -59,6 +59,11 @@ pub struct TestArgs {
     /// Which layers run and decide the exit code: mechanism, float or both [default: both].
     #[arg(long, value_name = "LAYERS")]
     pub check: Option<String>,
+    /// With a bdp: claim: the definition tested, 1 (strong BDP; events on (x', output)) or 2
+    /// (weak BDP; events on the output only) [default: 1]. The shards are then pairs
+    /// {"x": [...], "w": [...]} (see `audit sample --bdp-data`).
+    #[arg(long, value_name = "1|2")]
+    pub bdp_definition: Option<String>,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -77,6 +82,15 @@ pub(super) fn test_samples(a: &TestArgs) -> Result<Outcome> {
         super::claim_arg::parse_claim_arg(&a.claim, crate::mechanisms::Neighboring::AddRemove)?;
     testers::parse_list(&a.tester)?;
     super::run::check_beta(a.failure_probability)?;
+    if claim.claim.is_bayesian() {
+        return test_bayesian(a, &claim);
+    }
+    if a.bdp_definition.is_some() {
+        return Err(Error::InvalidConfig(format!(
+            "--bdp-definition applies to a Bayesian DP claim (bdp:EPS:DELTA); the claim is {}, leave it out",
+            claim.claim
+        )));
+    }
     if let Some(t) = &a.transform {
         let transform: Transform = t.parse()?;
         return test_view(a, &claim, transform, a.failure_probability, true);
@@ -361,4 +375,126 @@ fn test_view_report(
         announce_report(index, a.json && announce, a.report.quiet, &mut stdout);
     }
     Ok((r, (stdout, dim), code, late_error, plots))
+}
+
+/// `audit test --claim bdp:EPS:DELTA`: the Bayesian DP test ([`crate::audit::bayesian`]) on
+/// shards of (x', w) pairs, side a from Q̃ and side b from P̃ (see
+/// [`crate::sources::bayesian_shards`]); one bound at the full β.
+fn test_bayesian(a: &TestArgs, claim: &ClaimArg) -> Result<Outcome> {
+    use crate::audit::bayesian::{Definition, bayesian_claim};
+    use crate::sources::bayesian_shards::{check_sides, read_side};
+    use crate::sources::shards::ShardSide;
+    let start = std::time::Instant::now();
+    for (flag, on) in [
+        ("--transform", a.transform.is_some()),
+        ("--check", a.check.is_some()),
+        ("--stream", a.stream),
+    ] {
+        if on {
+            return Err(Error::InvalidConfig(format!(
+                "{flag} does not apply to a Bayesian DP test (claim {}): its rows are (x', w) pairs read in memory; leave {flag} out",
+                claim.claim
+            )));
+        }
+    }
+    if a.tester != "hockey-stick" && a.tester != crate::audit::bayesian::TESTER_NAME {
+        return Err(Error::InvalidConfig(format!(
+            "--tester {} with a Bayesian DP claim; only {} tests it; leave --tester out",
+            a.tester,
+            crate::audit::bayesian::TESTER_NAME
+        )));
+    }
+    let definition = match &a.bdp_definition {
+        Some(d) => Definition::parse_flag(d)?,
+        None => Definition::Strong,
+    };
+    let (claim_v, epsilon, delta) = bayesian_claim(&claim.claim)?;
+    let sa = read_side(&a.samples_a, ShardSide::A, "--samples-a")?;
+    let sb = read_side(&a.samples_b, ShardSide::B, "--samples-b")?;
+    check_sides(&a.samples_a, &a.samples_b, &sa, &sb)?;
+    if !a.report.no_report {
+        crate::report::prepare_report_dir(&a.report.report_dir)?;
+    }
+    let bound = crate::audit::bayesian::bound_pairs(
+        (&sa.x, &sa.w),
+        (&sb.x, &sb.w),
+        epsilon,
+        delta,
+        a.failure_probability,
+        definition,
+        crate::rng::Seed(a.seed),
+    )?;
+    let meta = sa.sidecars.first().or(sb.sidecars.first());
+    let info = crate::record::BayesianInfo {
+        data_source: meta.map_or_else(
+            || "not recorded (shards without a sidecar): the x' in the shard lines".to_string(),
+            |m| format!("{} (as recorded by audit sample)", m.data_source),
+        ),
+        records: meta.map_or(0, |m| m.records),
+        distinct_records: meta.map_or(0, |m| m.distinct_records),
+        base: meta.map_or(crate::mechanisms::Dataset::empty(sa.x.dim())?, |m| {
+            m.base.clone()
+        }),
+        draws_per_side: sa.x.n().min(sb.x.n()),
+        distinct_drawn: crate::audit::bayesian::drawn_records(&sb.x, &sb.x).len(),
+        features: crate::audit::bayesian::features_words(sa.w.dim(), sa.x.dim(), definition),
+        definition: definition.label().to_string(),
+        dataset_drawn: meta.is_some_and(|m| m.dataset_drawn),
+        drawn: crate::audit::bayesian::drawn_records(&sa.x, &sb.x),
+    };
+    let mechanism = crate::record::MechanismInfo {
+        id: format!("releases from {} and {}", sa.names, sb.names),
+        claim: claim_v,
+        claim_source: "given on the command line (--claim)".into(),
+        neighboring: crate::mechanisms::Neighboring::AddRemove,
+        catalogue_status: None,
+    };
+    let mut report = crate::audit::bayesian::report(
+        mechanism,
+        crate::audit::bayesian::Outcome {
+            bound,
+            info,
+            seed: a.seed,
+            beta: a.failure_probability,
+            calls: 0,
+        },
+        start,
+    );
+    report.sample_files = Some(crate::record::SampleFiles {
+        a: sa.names.clone(),
+        samples_a: sa.x.n(),
+        b: sb.names.clone(),
+        samples_b: sb.x.n(),
+    });
+    let code = match report.verdict {
+        Verdict::Violation => 1,
+        Verdict::NoViolation => 0,
+    };
+    let written = if a.report.no_report {
+        Ok(None)
+    } else {
+        let mut page = report.clone();
+        page.reproduce = Some(super::run::reproduce_line(None));
+        crate::report::write_run_report(
+            &a.report.report_dir,
+            &page,
+            &crate::report::PlotData::none(),
+        )
+        .map(Some)
+    };
+    let (index, late_error) = super::split_late(written);
+    let mut stdout = if a.json {
+        report.wall_time_seconds = None;
+        to_json(&report)?
+    } else {
+        crate::report::text::render_text(&report)
+    };
+    if let Some(index) = &index {
+        announce_report(index, a.json, a.report.quiet, &mut stdout);
+    }
+    Ok(Outcome {
+        stdout,
+        code,
+        late_error,
+    })
 }

@@ -433,4 +433,28 @@ pub struct BayesianInfo {
     pub distinct_drawn: usize,
     /// The features each joint row carries.
     pub features: String,
+    /// The definition the claim was tested as (Triastcyn & Faltings' Definition 1, strong BDP,
+    /// or Definition 2, weak BDP); empty in reports from before the choice existed (then
+    /// Definition 1).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub definition: String,
+    /// True when the rest of the dataset was drawn from μ too, fresh for every release
+    /// (`--draw-dataset`; then `base` only gives its size).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dataset_drawn: bool,
+    /// Every distinct x' drawn, with its draws on each side (the records the mechanism, or the
+    /// exec program, was sent).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub drawn: Vec<DrawnRecord>,
+}
+
+/// A record x' a Bayesian audit drew, and how often.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DrawnRecord {
+    /// The record.
+    pub record: Vec<f64>,
+    /// Draws on the first side (Q̃: paired with a release of M(D)).
+    pub first: usize,
+    /// Draws on the second side (P̃: the release drawn on D with x').
+    pub second: usize,
 }

@@ -697,6 +697,7 @@ pub fn render_run(r: &AuditReport, run_id: &str, figures: &[Figure]) -> String {
             None => String::new(),
         },
     };
+    let pair_rows = pair_rows + &super::bayesian::html_rows(r);
     let samples_row = if r.sample_files.is_some() {
         format!(
             "{} releases per side used (the smaller file set's count)",
@@ -787,7 +788,7 @@ pub fn render_run(r: &AuditReport, run_id: &str, figures: &[Figure]) -> String {
          <th>point estimate</th><th>event S</th><th>first side in S</th><th>second side in S</th><th>β of this bound</th></tr></thead><tbody>"
     );
     for bound in &r.bounds {
-        b.push_str(&bound_row(bound, r.bayesian.is_some()));
+        b.push_str(&bound_row(bound, super::bayesian::joint_rows(r)));
     }
     b.push_str("</tbody></table></div>\n");
     let _ = writeln!(

@@ -40,6 +40,7 @@ use crate::error::{Error, Result};
 use crate::mechanisms::{DatasetPair, Mechanism, Samples};
 use crate::rng::{Seed, Stream, chunk_len};
 
+pub mod bayesian;
 pub mod html;
 pub mod one_run;
 pub mod output;

@@ -43,6 +43,7 @@ pub fn render_text(r: &AuditReport) -> String {
             b.draws_per_side, b.distinct_drawn, b.features
         );
     }
+    s += &super::bayesian::text_lines(r);
     if let Some(f) = &r.sample_files {
         let _ = writeln!(
             s,
@@ -73,7 +74,7 @@ pub fn render_text(r: &AuditReport) -> String {
     );
     // A Bayesian DP audit compares the joint laws of (x', release) with x' ~ μ: first side
     // (x', M(D)), second (x', M(D ∪ {x'})) (see `crate::audit::bayesian`).
-    let bayesian = r.bayesian.is_some();
+    let bayesian = super::bayesian::joint_rows(r);
     for b in &r.bounds {
         let dir = match (b.direction, bayesian) {
             (Direction::FirstVsSecond, false) => "M(D)‖M(D')",

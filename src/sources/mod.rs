@@ -2,6 +2,7 @@
 //! speaks the exec protocol ([`exec`]), and release shards drawn elsewhere ([`shards`], whose
 //! text formats [`text`] parses).
 
+pub mod bayesian_shards;
 pub mod exec;
 pub mod shards;
 pub mod text;

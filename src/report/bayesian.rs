@@ -1,0 +1,71 @@
+//! The Bayesian DP parts of a report ([`crate::audit::bayesian`]) that the general renderers
+//! call with one line each: the definition tested, whether the rest of the dataset was drawn,
+//! and the records drawn.
+
+use crate::record::AuditReport;
+
+/// Most drawn records listed by name on the text page (all are in the JSON).
+const LISTED: usize = 8;
+
+/// The definition and draw lines of the text report (empty for other audits).
+pub fn text_lines(r: &AuditReport) -> String {
+    let Some(b) = &r.bayesian else {
+        return String::new();
+    };
+    let mut s = String::new();
+    s += &format!("definition   {}\n", definition(&b.definition));
+    if b.dataset_drawn {
+        s += &format!(
+            "             the rest of the dataset drawn from μ too, fresh for every release ({} records, as D): the claim tested holds on average over D\n",
+            b.base.len()
+        );
+    }
+    if !b.drawn.is_empty() && b.drawn.len() <= LISTED {
+        let list: Vec<String> = b
+            .drawn
+            .iter()
+            .map(|d| format!("{:?} ×{}/{}", d.record, d.first, d.second))
+            .collect();
+        s += &format!(
+            "             x' drawn (first side/second side): {}\n",
+            list.join(", ")
+        );
+    }
+    s
+}
+
+/// The definition and drawn-dataset rows of the HTML report (empty for other audits).
+pub fn html_rows(r: &AuditReport) -> String {
+    let Some(b) = &r.bayesian else {
+        return String::new();
+    };
+    let mut s = format!(
+        "<dt>Bayesian DP definition tested</dt><dd id=\"bayesian-definition\">{}</dd>",
+        super::html::escape_html(definition(&b.definition))
+    );
+    if b.dataset_drawn {
+        s += &format!(
+            "<dt>rest of the dataset</dt><dd id=\"bayesian-drawn-dataset\">drawn from μ too, fresh for every release ({} records): the claim tested holds on average over the dataset, not for one fixed D</dd>",
+            b.base.len()
+        );
+    }
+    s
+}
+
+/// True when the report's bounds compare joint laws of (x', release): a Bayesian DP audit under
+/// Definition 1. Under Definition 2 the rows are the releases alone, whose directions read as for
+/// a pair, M(D) against M(D') (with x' drawn).
+pub fn joint_rows(r: &AuditReport) -> bool {
+    r.bayesian
+        .as_ref()
+        .is_some_and(|b| !b.definition.starts_with("Definition 2"))
+}
+
+/// The recorded label, or Definition 1's for reports from before the choice existed.
+fn definition(label: &str) -> &str {
+    if label.is_empty() {
+        crate::audit::bayesian::Definition::Strong.label()
+    } else {
+        label
+    }
+}
