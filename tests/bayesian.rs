@@ -491,7 +491,8 @@ fn reports_name_the_definition_and_old_reports_load() {
     assert!(html.contains("id=\"bayesian-definition\">Definition 2 (weak BDP"));
     assert!(html.contains("id=\"bayesian-drawn-dataset\""));
     let json = std::fs::read_to_string(run_dir.join("audit.json")).unwrap();
-    let mut v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let mut v = util::payload(v);
     let b = &v["bayesian"];
     assert!(
         b["definition"]

@@ -46,7 +46,7 @@ fn run(program: &str, def: &str, extra: &[&str]) -> (Option<i32>, serde_json::Va
     ];
     args.extend_from_slice(extra);
     let o = audit(&args);
-    let v = serde_json::from_str(&stdout(&o)).unwrap_or(serde_json::Value::Null);
+    let v = util::payload(serde_json::from_str(&stdout(&o)).unwrap_or(serde_json::Value::Null));
     (o.status.code(), v, stderr(&o))
 }
 

@@ -248,6 +248,60 @@ fn every_mode_prints_and_stores_a_valid_record() {
     plain.extend(["--transform", "none"]);
     check_mode(&v, "sample-test", "sample-test", &plain);
     check_mode(&v, "layered-sample-test", "layered-sample-test", &files);
+    // Bayesian DP over shards of (x', release) pairs, and over a program.
+    let root = env!("CARGO_MANIFEST_DIR");
+    let mu = format!("{root}/examples/bdp-data.txt");
+    for (side, out) in [("a", &a), ("b", &b)] {
+        let o = audit(&[
+            "sample",
+            "--mechanism",
+            "bdp-gaussian-sum",
+            "--side",
+            side,
+            "--samples",
+            "4000",
+            "--shard-index",
+            "0",
+            "--bdp-data",
+            &mu,
+            "--out",
+            out.to_str().unwrap(),
+            "--force",
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    }
+    let bdp = [
+        "test",
+        "--samples-a",
+        a.to_str().unwrap(),
+        "--samples-b",
+        b.to_str().unwrap(),
+        "--claim",
+        "bdp:1:0.01",
+    ];
+    check_mode(&v, "bayesian-shards", "bayesian", &bdp);
+    let program = format!("python3 {root}/examples/exec/bdp_gaussian_sum.py");
+    let small = format!("{root}/examples/bdp-data-small.txt");
+    check_mode(
+        &v,
+        "bayesian-exec",
+        "bayesian",
+        &[
+            "run",
+            "--exec",
+            &program,
+            "--claim",
+            "bdp:1:0.0141",
+            "--data",
+            &small,
+            "--record-range",
+            "0:1",
+            "--dataset-size",
+            "3",
+            "--samples",
+            "4000",
+        ],
+    );
     let _ = std::fs::remove_dir_all(&shards);
 }
 

@@ -485,7 +485,9 @@ fn test_bayesian(a: &TestArgs, claim: &ClaimArg) -> Result<Outcome> {
     let (index, late_error) = super::split_late(written);
     let mut stdout = if a.json {
         report.wall_time_seconds = None;
-        to_json(&report)?
+        let mut rec = crate::record::ResultRecord::from_audit(&report);
+        rec.reproduce = Some(super::run::reproduce_line(None));
+        to_json(&rec)?
     } else {
         crate::report::text::render_text(&report)
     };
