@@ -455,6 +455,17 @@ pub(super) fn accountant(a: &AccountantArgs) -> Result<Outcome> {
                 "zCDP             ε = {e:.7}  (ρ = {rho:.6e}; Bun & Steinke 2016)"
             );
         }
+        if pld_upper.is_finite() {
+            // What the claim means for an attacker, beside the ε it states (docs/json.md).
+            let _ = writeln!(
+                s,
+                "attack           a membership attacker (prior 1/2, telling D from D') succeeds at most {} of the time under the PLD bound's (ε, δ): (e^ε + δ)/(1 + e^ε), 1/(1 + e^−ε) at δ = 0",
+                crate::record::result::percent(
+                    crate::record::result::attack_success_bound(pld_upper, a.delta),
+                    true
+                )
+            );
+        }
         s
     };
     Ok(Outcome::new(stdout, 0))

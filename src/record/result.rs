@@ -303,7 +303,7 @@ pub fn attack_success_bound(epsilon: f64, delta: f64) -> f64 {
 
 /// A probability as a percentage with one decimal, rounded toward `up` (the safe side of the
 /// statement it is in).
-fn percent(p: f64, up: bool) -> String {
+pub(crate) fn percent(p: f64, up: bool) -> String {
     let x = p * 1000.0;
     let r = if up { x.ceil() } else { x.floor() } / 10.0;
     format!("{r:.1} %")
