@@ -148,9 +148,7 @@ pub fn bayesian_epsilon(
         })?
         .inverse_cdf(1.0 - per_order);
     let tf = steps as f64;
-    let log_rest = (delta - gamma).ln();
-    let mut best: Option<(f64, u32)> = None;
-    for &lambda in orders {
+    best_order(orders, delta, gamma, distances.len(), |lambda| {
         // v_i = T·c(λ, d_i) = ln of the i-th sample of e^{T·c}.
         let v: Vec<f64> = distances
             .iter()
@@ -164,13 +162,29 @@ pub fn bayesian_epsilon(
             .map(|&x| ((x - vmax).exp() - (log_mean - vmax).exp()).powi(2))
             .sum::<f64>()
             / m;
-        let cost = if var_scaled > 0.0 {
+        if var_scaled > 0.0 {
             let log_penalty = t.ln() + vmax + 0.5 * var_scaled.ln() - 0.5 * (m - 1.0).ln();
             log_sum_exp([log_mean, log_penalty].into_iter())
         } else {
             log_mean
-        };
-        let eps = (cost - log_rest) / lambda as f64;
+        }
+    })
+}
+
+/// The Hölder-composed account at the order that gives the smallest ε: for each order λ,
+/// ε(λ) = (ln E[e^{T·c}] − ln(δ − γ))/λ with `log_cost(λ)` = ln E[e^{T·c}] (the estimate's
+/// upper bound), rounded up; γ is folded into δ.
+fn best_order(
+    orders: &[u32],
+    delta: f64,
+    gamma: f64,
+    samples: usize,
+    log_cost: impl Fn(u32) -> f64,
+) -> Result<BayesianAccount> {
+    let log_rest = (delta - gamma).ln();
+    let mut best: Option<(f64, u32)> = None;
+    for &lambda in orders {
+        let eps = (log_cost(lambda) - log_rest) / lambda as f64;
         if eps.is_finite() && best.is_none_or(|(b, _)| eps < b) {
             best = Some((eps, lambda));
         }
@@ -182,7 +196,7 @@ pub fn bayesian_epsilon(
         delta,
         order,
         gamma,
-        samples: distances.len(),
+        samples,
     })
 }
 
@@ -252,18 +266,11 @@ pub fn bayesian_epsilon_exact(
 ) -> Result<(f64, u32)> {
     check_inputs(distances, q, z, steps, delta, orders)?;
     let (m, tf) = (distances.len() as f64, steps as f64);
-    let mut best: Option<(f64, u32)> = None;
-    for &lambda in orders {
-        let log_mean =
-            log_sum_exp(distances.iter().map(|&d| tf * step_cost(q, z, d, lambda))) - m.ln();
-        let eps = (log_mean - delta.ln()) / lambda as f64;
-        if eps.is_finite() && best.is_none_or(|(b, _)| eps < b) {
-            best = Some((eps, lambda));
-        }
-    }
-    let (eps, order) =
-        best.ok_or_else(|| invalid("no order gave a finite ε (costs overflow)".into()))?;
-    Ok(((eps.max(0.0) * (1.0 + 1e-12)).next_up(), order))
+    // γ = 0: the exact mean, nothing folded into δ.
+    let a = best_order(orders, delta, 0.0, distances.len(), |lambda| {
+        log_sum_exp(distances.iter().map(|&d| tf * step_cost(q, z, d, lambda))) - m.ln()
+    })?;
+    Ok((a.epsilon, a.order))
 }
 
 /// The moments accountant's ε (Abadi et al. 2016): min over integer λ of
@@ -446,25 +453,10 @@ pub fn bayesian_epsilon_binary(
     let zeros = distances.len() as u64 - ones;
     let p = beta_posterior_mean_upper(ones, zeros, gamma)?;
     let tf = steps as f64;
-    let log_rest = (delta - gamma).ln();
-    let mut best: Option<(f64, u32)> = None;
-    for &lambda in orders {
+    best_order(orders, delta, gamma, distances.len(), |lambda| {
         let log_a = tf * step_cost(q, z, 1.0, lambda);
         // ln(1 + p(A − 1)) = ln((1 − p) + p·A), in log space.
-        let cost = log_sum_exp([(1.0 - p).max(0.0).ln(), p.ln() + log_a].into_iter());
-        let eps = (cost - log_rest) / lambda as f64;
-        if eps.is_finite() && best.is_none_or(|(b, _)| eps < b) {
-            best = Some((eps, lambda));
-        }
-    }
-    let (eps, order) =
-        best.ok_or_else(|| invalid("no order gave a finite ε (costs overflow)".into()))?;
-    Ok(BayesianAccount {
-        epsilon: (eps.max(0.0) * (1.0 + 1e-12)).next_up(),
-        delta,
-        order,
-        gamma,
-        samples: distances.len(),
+        log_sum_exp([(1.0 - p).max(0.0).ln(), p.ln() + log_a].into_iter())
     })
 }
 

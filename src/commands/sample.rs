@@ -202,6 +202,18 @@ fn sample_inner(a: &SampleArgs) -> Result<Outcome> {
     ))
 }
 
+/// The dimension of the first record of a data file's text (1 for a number or an unreadable
+/// line: the file's own parse names what is wrong with it).
+fn first_record_dim(text: &str) -> usize {
+    text.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with('#'))
+        .and_then(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .map(|v| v.as_array().map_or(1, Vec::len))
+        .unwrap_or(1)
+        .max(1)
+}
+
 /// The mechanism and the dataset of the shard.
 fn target(a: &SampleArgs, side: ShardSide) -> Result<(Box<dyn Mechanism>, Dataset)> {
     if let Some(command) = &a.exec {
@@ -212,14 +224,7 @@ fn target(a: &SampleArgs, side: ShardSide) -> Result<(Box<dyn Mechanism>, Datase
         // whole file is checked against that domain (any finite values).
         let text = crate::sources::text::read_text(path)
             .map_err(|e| Error::InvalidConfig(format!("--data {}: {e}", path.display())))?;
-        let dim = text
-            .lines()
-            .map(str::trim)
-            .find(|l| !l.is_empty() && !l.starts_with('#'))
-            .and_then(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-            .map(|v| v.as_array().map_or(1, Vec::len))
-            .unwrap_or(1)
-            .max(1);
+        let dim = first_record_dim(&text);
         let domain = crate::sources::exec::ExecMechanism::domain(-f64::MAX, f64::MAX, dim);
         let dataset =
             crate::audit::bayesian::parse_data(&text, &path.display().to_string(), &domain)?;
@@ -271,14 +276,7 @@ fn sample_bayesian(a: &SampleArgs, side: ShardSide, mu_path: &std::path::Path) -
         // The record dimension is μ's (its first record); any finite values.
         let text = crate::sources::text::read_text(mu_path)
             .map_err(|e| Error::InvalidConfig(format!("--bdp-data {}: {e}", mu_path.display())))?;
-        let dim = text
-            .lines()
-            .map(str::trim)
-            .find(|l| !l.is_empty() && !l.starts_with('#'))
-            .and_then(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-            .map(|v| v.as_array().map_or(1, Vec::len))
-            .unwrap_or(1)
-            .max(1);
+        let dim = first_record_dim(&text);
         let domain = crate::sources::exec::ExecMechanism::domain(-f64::MAX, f64::MAX, dim);
         let mu =
             crate::audit::bayesian::parse_data(&text, &mu_path.display().to_string(), &domain)?;
