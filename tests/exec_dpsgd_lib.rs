@@ -148,27 +148,17 @@ fn audit_exec(command: &str, claim: &str, view: &[&str]) -> (i32, String) {
         "--quiet",
     ];
     args.extend_from_slice(view);
-    let t = std::time::Instant::now();
-    let o = util::audit(&args);
-    let code = o.status.code().unwrap_or(-1);
-    let out = util::stdout(&o);
-    let bound = out
-        .lines()
-        .find(|l| l.trim_start().starts_with("H_e^"))
-        .unwrap_or("")
-        .trim()
-        .to_string();
-    println!(
-        "  `{command}` --claim {claim} {}: exit {code} in {:.1} s: {bound}",
-        view.join(" "),
-        t.elapsed().as_secs_f64()
-    );
-    assert!(
-        code == 0 || code == 1,
-        "audit error:\n{out}\n{}",
-        util::stderr(&o)
-    );
-    (code, out)
+    util::audit_reported(
+        &args,
+        &format!("`{command}` --claim {claim} {}", view.join(" ")),
+        |out| {
+            out.lines()
+                .find(|l| l.trim_start().starts_with("H_e^"))
+                .unwrap_or("")
+                .trim()
+                .to_string()
+        },
+    )
 }
 
 #[test]

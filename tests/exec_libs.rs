@@ -81,22 +81,11 @@ fn audit_exec(command: &str, claim: &str, extra: &[&str]) -> (i32, String) {
         "1e-6",
     ];
     args.extend_from_slice(extra);
-    let t = std::time::Instant::now();
-    let o = util::audit(&args);
-    let code = o.status.code().unwrap_or(-1);
-    let out = util::stdout(&o);
-    let last = out.lines().last().unwrap_or("").to_string();
-    println!(
-        "  `{command}` --claim {claim} {}: exit {code} in {:.1} s: {last}",
-        extra.join(" "),
-        t.elapsed().as_secs_f64()
-    );
-    assert!(
-        code == 0 || code == 1,
-        "audit error:\n{out}\n{}",
-        util::stderr(&o)
-    );
-    (code, out)
+    util::audit_reported(
+        &args,
+        &format!("`{command}` --claim {claim} {}", extra.join(" ")),
+        |out| out.lines().last().unwrap_or("").to_string(),
+    )
 }
 
 #[test]

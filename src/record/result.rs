@@ -535,10 +535,10 @@ impl ResultRecord {
         } else {
             Mode::FixedPair
         };
-        let what = if r.bayesian.is_some() {
-            "this D and these draws of x'"
-        } else {
-            "this pair"
+        let what = match &r.bayesian {
+            Some(b) if b.dataset_drawn => "these draws of D and x' from the data",
+            Some(_) => "this D and these draws of x'",
+            None => "this pair",
         };
         let meaning = verdict_sentence(r.verdict, r.beta.total, what);
         let layer = audit_layer(r, "releases", "the releases as they are", meaning.clone());

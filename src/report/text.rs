@@ -126,10 +126,10 @@ pub fn render_text(r: &AuditReport) -> String {
             let _ = writeln!(
                 s,
                 "verdict      no violation found: no bound exceeded what the claim allows. This does not show the claim holds: only {}, these testers and {} samples per side were tried",
-                if bayesian {
-                    "this D, these draws of x' from the data"
-                } else {
-                    "this pair"
+                match &r.bayesian {
+                    Some(b) if b.dataset_drawn => "these draws of D and x' from the data",
+                    Some(_) => "this D, these draws of x' from the data",
+                    None => "this pair",
                 },
                 r.samples_per_side
             );

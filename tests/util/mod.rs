@@ -36,3 +36,28 @@ pub fn payload(v: serde_json::Value) -> serde_json::Value {
         v
     }
 }
+
+/// Runs `audit ARGS` for a library adapter's test (those tests are run by hand with
+/// `--nocapture`): prints `label`, the exit code, the time taken and `summary` of stdout; fails on
+/// any exit but 0 or 1 (a verdict) with stdout and stderr; returns (exit code, stdout).
+pub fn audit_reported(
+    args: &[&str],
+    label: &str,
+    summary: impl Fn(&str) -> String,
+) -> (i32, String) {
+    let t = std::time::Instant::now();
+    let o = audit(args);
+    let code = o.status.code().unwrap_or(-1);
+    let out = stdout(&o);
+    println!(
+        "  {label}: exit {code} in {:.1} s: {}",
+        t.elapsed().as_secs_f64(),
+        summary(&out)
+    );
+    assert!(
+        code == 0 || code == 1,
+        "audit error:\n{out}\n{}",
+        stderr(&o)
+    );
+    (code, out)
+}

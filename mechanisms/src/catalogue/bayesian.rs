@@ -18,8 +18,8 @@
 //! The claim's δ_μ is computed on the data with its outliers (records above 0.5) left out, as
 //! happens when the paper's estimator is fed a cleaned subsample: at σ = 1, ε = 1 the in-range
 //! records (≤ 0.2) give δ ≈ 1.7e-8, while the 5 % of records near 1 alone contribute
-//! 0.05·Φ(−0.5) ≈ 0.015. The BDP-implied hockey-stick bound E_{x'} H_e(N(x',1) ‖ N(0,1)) is about
-//! 6e-3, far above the claimed δ.
+//! 0.05·Φ(−0.5) ≈ 0.015. The BDP-implied hockey-stick bound E_{x'} H_e(N(x',1) ‖ N(0,1)) is
+//! 5.49e-3 (exact, scipy), far above the claimed δ.
 
 use super::declare::noisy_statistic;
 use super::{Entry, Spec, Status};
