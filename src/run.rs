@@ -661,6 +661,7 @@ pub fn run_search(
             })
             .collect(),
         beta_rule: rep.beta_rule.clone(),
+        failure_probability: Some(opts.failure_probability),
         verdict: rep.verdict,
         samples_drawn: rep.samples_drawn,
     };

@@ -285,6 +285,9 @@ pub struct SearchSummary {
     pub confirmations: Vec<ConfirmationSummary>,
     /// The β rule of the search (how β was split over the confirm slots).
     pub beta_rule: String,
+    /// β of the whole run (absent in reports written before the result record).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_probability: Option<f64>,
     /// The run's verdict (a violation if any confirmation found one).
     pub verdict: Verdict,
     /// Releases drawn in both phases.

@@ -593,15 +593,27 @@ impl ResultRecord {
                     },
                 )
             }
-            None => (
-                vec![layer],
-                r.verdict,
-                meaning,
-                BetaRecord {
-                    total: r.beta.total,
-                    rule: r.beta.rule.clone(),
-                },
-            ),
+            // A search's page: the run's β and rule, this confirmation's bounds.
+            None => match &r.search {
+                Some(s) => (
+                    vec![layer],
+                    r.verdict,
+                    meaning,
+                    BetaRecord {
+                        total: s.failure_probability.unwrap_or(r.beta.total),
+                        rule: format!("{}; this confirmation: {}", s.beta_rule, r.beta.rule),
+                    },
+                ),
+                None => (
+                    vec![layer],
+                    r.verdict,
+                    meaning,
+                    BetaRecord {
+                        total: r.beta.total,
+                        rule: r.beta.rule.clone(),
+                    },
+                ),
+            },
         };
         Self {
             schema_version: RECORD_SCHEMA_VERSION,
