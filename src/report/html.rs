@@ -169,18 +169,20 @@ pub(crate) fn record_html(rec: &crate::record::ResultRecord) -> String {
         let _ = write!(rows, "<dt>{}</dt><dd>{v}</dd>", e(k));
     };
     row("what ran", e(rec.mode.words()));
-    let status = rec
-        .target
-        .catalogue_status
-        .as_ref()
-        .map(|s| format!(" <span class=\"small\">(catalogue: {})</span>", e(s)))
-        .unwrap_or_default();
+    let kind = match (&rec.target.kind[..], &rec.target.catalogue_status) {
+        ("catalogue", Some(s)) => format!("a catalogue entry, status {s}"),
+        ("catalogue", None) => "a catalogue entry".into(),
+        ("program", _) => "a program".into(),
+        ("files", _) => "releases read from files".into(),
+        ("trainer", _) => "a training run".into(),
+        (k, _) => k.to_string(),
+    };
     row(
         "target",
         format!(
-            "<span class=\"mono\">{}</span> ({}){status}",
+            "<span class=\"mono\">{}</span> <span class=\"small\">({})</span>",
             e(&rec.target.id),
-            e(&rec.target.kind)
+            e(&kind)
         ),
     );
     if let Some(c) = &rec.claim {
@@ -196,17 +198,33 @@ pub(crate) fn record_html(rec: &crate::record::ResultRecord) -> String {
     if let Some(n) = &rec.neighbors {
         row("neighbours", e(n));
     }
-    row("verdict", e(&readable_numbers_in(&rec.verdict_words)));
-    for l in &rec.layers {
-        let bounds = if l.bounds.is_empty() {
+    let bound_counts = |bounds: &[crate::record::result::BoundWords]| {
+        if bounds.is_empty() {
             String::new()
         } else {
             format!(
                 " <span class=\"small\">({} bound(s), {} above what the claim allows)</span>",
-                l.bounds.len(),
-                l.bounds.iter().filter(|b| b.violation).count()
+                bounds.len(),
+                bounds.iter().filter(|b| b.violation).count()
             )
-        };
+        }
+    };
+    // One layer of the releases as they are says what the verdict says: shown once.
+    let single = rec.layers.len() == 1 && rec.layers[0].layer == "releases";
+    row(
+        "verdict",
+        format!(
+            "{}{}",
+            e(&readable_numbers_in(&rec.verdict_words)),
+            if single {
+                bound_counts(&rec.layers[0].bounds)
+            } else {
+                String::new()
+            }
+        ),
+    );
+    for l in rec.layers.iter().filter(|_| !single) {
+        let bounds = bound_counts(&l.bounds);
         row(
             &format!("layer: {}", l.title),
             format!("{}{bounds}", e(&readable_numbers_in(&l.meaning))),
