@@ -358,3 +358,57 @@ fn the_committed_gallery_holds_valid_records() {
     }
     assert!(seen >= 10, "{seen} reports in {}", gallery.display());
 }
+
+#[test]
+fn audit_report_takes_records_with_a_page_and_names_the_page_for_the_others() {
+    let dir = scratch("report-json");
+    let saved = dir.join("search.json");
+    let o = audit(&[
+        "run",
+        "--mechanism",
+        "laplace-sum-ignores-range",
+        "--finder",
+        "random",
+        "--trials",
+        "2",
+        "--search-samples",
+        "1000",
+        "--confirm",
+        "1",
+        "--samples",
+        "2000",
+        "--json",
+        "--no-report",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    std::fs::write(&saved, &o.stdout).unwrap();
+    let r = audit(&[
+        "report",
+        saved.to_str().unwrap(),
+        "--report-dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(r.status.code(), Some(2));
+    let e = stderr(&r);
+    assert!(e.contains("search") && e.contains("audit.json"), "{e}");
+    // A fixed pair's --json output becomes a run directory.
+    let saved = dir.join("fixed.json");
+    let o = audit(&[
+        "run",
+        "--mechanism",
+        "laplace-sum",
+        "--samples",
+        "2000",
+        "--json",
+        "--no-report",
+    ]);
+    std::fs::write(&saved, &o.stdout).unwrap();
+    let r = audit(&[
+        "report",
+        saved.to_str().unwrap(),
+        "--report-dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(r.status.code(), Some(0), "{}", stderr(&r));
+    let _ = std::fs::remove_dir_all(&dir);
+}
