@@ -217,3 +217,74 @@ fn soundness_sweep_over_shards() {
         assert!(ki as f64 <= 27.0 * seeds as f64 / 200.0, "{k:?}/{seeds}");
     }
 }
+
+/// `.gz` and `.zst` Bayesian shards hold the same pairs as plain ones: the same seed gives the
+/// same bounds and verdict whatever the compression (a deterministic comparison, no statistics).
+#[test]
+fn compressed_shards_test_the_same_as_plain_ones() {
+    let d = dir();
+    let data = data();
+    let mut results = Vec::new();
+    for ext in ["jsonl", "jsonl.gz", "jsonl.zst"] {
+        let mut files = Vec::new();
+        for side in ["a", "b"] {
+            let out = d.join(format!("compressed-{side}.{ext}"));
+            let out_s = out.to_str().unwrap().to_string();
+            let o = audit(&[
+                "sample",
+                "--mechanism",
+                "bdp-gaussian-sum-excludes-outliers",
+                "--side",
+                side,
+                "--shard-index",
+                "0",
+                "--samples",
+                "5000",
+                "--bdp-data",
+                &data,
+                "--out",
+                &out_s,
+                "--force",
+            ]);
+            assert_eq!(o.status.code(), Some(0), "{ext}: {}", stderr(&o));
+            files.push(out_s);
+        }
+        let o = audit(&[
+            "test",
+            "--claim",
+            "bdp:1:1.7e-8",
+            "--samples-a",
+            &files[0],
+            "--samples-b",
+            &files[1],
+            "--json",
+            "--no-report",
+        ]);
+        assert!(
+            matches!(o.status.code(), Some(0 | 1)),
+            "{ext}: {}",
+            stderr(&o)
+        );
+        let v = util::payload(serde_json::from_str(&stdout(&o)).unwrap());
+        results.push((v["bounds"].clone(), v["verdict"].clone()));
+    }
+    assert!(results.windows(2).all(|w| w[0] == w[1]), "{results:?}");
+    // A binary name is refused: its layout has no room for x'.
+    let o = audit(&[
+        "sample",
+        "--mechanism",
+        "bdp-gaussian-sum",
+        "--side",
+        "a",
+        "--shard-index",
+        "0",
+        "--samples",
+        "100",
+        "--bdp-data",
+        &data,
+        "--out",
+        d.join("x.bin").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains(".bin"), "{}", stderr(&o));
+}

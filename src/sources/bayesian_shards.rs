@@ -15,7 +15,7 @@
 //! shards with the same seed, a shard on the wrong side, and shards of different D; shards
 //! without a sidecar are accepted (then D is not recorded).
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -57,12 +57,14 @@ pub struct BayesianSidecar {
     pub dataset_drawn: bool,
 }
 
-/// Writes the pairs (`x`, `w`) as JSON lines to `path` (refusing compressed or binary names),
-/// then the sidecar.
+/// Writes the pairs (`x`, `w`) as JSON lines to `path`, gzip- or zstd-compressed when its name
+/// ends in `.gz` or `.zst` (refusing `.bin`: the binary layout has no room for x'), then the
+/// sidecar.
 pub fn write(path: &Path, x: &Samples, w: &Samples, meta: &BayesianSidecar) -> Result<()> {
-    if Format::of(path) != Format::Lines {
+    let format = Format::of(path);
+    if format == Format::Binary {
         return Err(Error::InvalidConfig(format!(
-            "--out {}: a Bayesian shard is JSON lines of {{\"x\": [...], \"w\": [...]}}; allowed: a name not ending in .bin, .gz or .zst",
+            "--out {}: a Bayesian shard is JSON lines of {{\"x\": [...], \"w\": [...]}}; allowed: a name ending in .jsonl (or anything but .bin), .gz or .zst",
             path.display()
         )));
     }
@@ -71,12 +73,35 @@ pub fn write(path: &Path, x: &Samples, w: &Samples, meta: &BayesianSidecar) -> R
     partial.push(".partial");
     let partial = PathBuf::from(partial);
     let file = std::fs::File::create(&partial).map_err(io)?;
-    let mut out = std::io::BufWriter::new(file);
-    for j in 0..w.n() {
-        let line = serde_json::json!({ "x": x.row(j).to_vec(), "w": w.row(j).to_vec() });
-        writeln!(out, "{line}").map_err(io)?;
-    }
-    out.into_inner()
+    let lines = |out: &mut dyn Write| -> std::io::Result<()> {
+        for j in 0..w.n() {
+            let line = serde_json::json!({ "x": x.row(j).to_vec(), "w": w.row(j).to_vec() });
+            writeln!(out, "{line}")?;
+        }
+        Ok(())
+    };
+    // Each compressed stream is finished explicitly (its errors reported), then the buffer
+    // flushed and the file synced before it is renamed into place.
+    let buffered = match format {
+        Format::Gzip => {
+            let mut e =
+                flate2::write::GzEncoder::new(BufWriter::new(file), flate2::Compression::default());
+            lines(&mut e).map_err(io)?;
+            e.finish().map_err(io)?
+        }
+        Format::Zstd => {
+            let mut e = zstd::stream::write::Encoder::new(BufWriter::new(file), 3).map_err(io)?;
+            lines(&mut e).map_err(io)?;
+            e.finish().map_err(io)?
+        }
+        _ => {
+            let mut b = BufWriter::new(file);
+            lines(&mut b).map_err(io)?;
+            b
+        }
+    };
+    buffered
+        .into_inner()
         .map_err(|e| io(e.into_error()))?
         .sync_all()
         .map_err(io)?;
@@ -121,9 +146,10 @@ pub fn read_side(paths: &[PathBuf], side: ShardSide, flag: &str) -> Result<SideP
     for p in paths {
         let name = p.display();
         let bad = |what: String| Error::InvalidConfig(format!("{flag} {name}: {what}"));
-        if Format::of(p) != Format::Lines {
+        let format = Format::of(p);
+        if format == Format::Binary {
             return Err(bad(
-                "a Bayesian DP test reads JSON lines of {\"x\": [...], \"w\": [...]} (as audit sample --bdp-data writes); allowed: an uncompressed JSON-lines file".into(),
+                "a Bayesian DP test reads JSON lines of {\"x\": [...], \"w\": [...]} (as audit sample --bdp-data writes); allowed: a JSON-lines file, plain, .gz or .zst".into(),
             ));
         }
         let meta = sidecar_path(p);
@@ -146,8 +172,8 @@ pub fn read_side(paths: &[PathBuf], side: ShardSide, flag: &str) -> Result<SideP
             }
             sidecars.push(m);
         }
-        let file = std::fs::File::open(p).map_err(|e| bad(e.to_string()))?;
-        for (i, line) in BufReader::new(file).lines().enumerate() {
+        let reader = crate::sources::shards::text_reader(p, p, format)?;
+        for (i, line) in reader.lines().enumerate() {
             let line = line.map_err(|e| bad(e.to_string()))?;
             let l = line.trim();
             if l.is_empty() {

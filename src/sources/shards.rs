@@ -275,7 +275,11 @@ fn open_file(path: &Path) -> Result<File> {
 
 /// The decompressed text of a text shard (`path` names it in errors, its bytes are read from
 /// `source`), as a buffered reader.
-fn text_reader(path: &Path, source: &Path, format: Format) -> Result<Box<dyn BufRead + Send>> {
+pub(crate) fn text_reader(
+    path: &Path,
+    source: &Path,
+    format: Format,
+) -> Result<Box<dyn BufRead + Send>> {
     let file = BufReader::with_capacity(1 << 20, open_file(source)?);
     Ok(match format {
         Format::Gzip => Box::new(BufReader::with_capacity(
