@@ -338,10 +338,7 @@ fn test_view_report(
     if let Some(e) = r.empirical_epsilon.as_mut() {
         e.accountant = claim_arg.accountant.clone().filter(|x| x.delta == e.delta);
     }
-    let code = match r.verdict {
-        Verdict::Violation => 1,
-        Verdict::NoViolation => 0,
-    };
+    let code = crate::report::output::exit_code(r.verdict);
     // The figures show the first releases of each side (the samples are the data here;
     // nothing is drawn; a streamed test holds its training rows, the first ones).
     let head = |s: &crate::mechanisms::Samples| -> Result<crate::mechanisms::Samples> {
@@ -425,6 +422,8 @@ fn test_bayesian(a: &TestArgs, claim: &ClaimArg) -> Result<Outcome> {
         crate::rng::Seed(a.seed),
     )?;
     let meta = sa.sidecars.first().or(sb.sidecars.first());
+    // Every distinct x' with its draws per side, counted once.
+    let drawn = crate::audit::bayesian::drawn_records(&sa.x, &sb.x);
     let info = crate::record::BayesianInfo {
         data_source: meta.map_or_else(
             || "not recorded (shards without a sidecar): the x' in the shard lines".to_string(),
@@ -436,11 +435,11 @@ fn test_bayesian(a: &TestArgs, claim: &ClaimArg) -> Result<Outcome> {
             m.base.clone()
         }),
         draws_per_side: sa.x.n().min(sb.x.n()),
-        distinct_drawn: crate::audit::bayesian::drawn_records(&sb.x, &sb.x).len(),
+        distinct_drawn: drawn.iter().filter(|d| d.second > 0).count(),
         features: crate::audit::bayesian::features_words(sa.w.dim(), sa.x.dim(), definition),
         definition: definition.label().to_string(),
         dataset_drawn: meta.is_some_and(|m| m.dataset_drawn),
-        drawn: crate::audit::bayesian::drawn_records(&sa.x, &sb.x),
+        drawn,
     };
     let mechanism = crate::record::MechanismInfo {
         id: format!("releases from {} and {}", sa.names, sb.names),
@@ -466,10 +465,7 @@ fn test_bayesian(a: &TestArgs, claim: &ClaimArg) -> Result<Outcome> {
         b: sb.names.clone(),
         samples_b: sb.x.n(),
     });
-    let code = match report.verdict {
-        Verdict::Violation => 1,
-        Verdict::NoViolation => 0,
-    };
+    let code = crate::report::output::exit_code(report.verdict);
     let written = if a.report.no_report {
         Ok(None)
     } else {
