@@ -162,6 +162,37 @@ pub fn sample_parallel(
     seed: Seed,
     stream: Stream,
 ) -> Result<Samples> {
+    sample_parallel_timed(mechanism, dataset, n, seed, stream, None)
+}
+
+/// Draws both sides of `pair` at once ([`sample_parallel_timed`] on each side, in one parallel
+/// pass, so that the calls of both sides share the pool): the same releases as two calls of
+/// [`sample_parallel`] with `stream(Side::First)` and `stream(Side::Second)`.
+pub fn sample_pair_parallel(
+    mechanism: &dyn Mechanism,
+    pair: &crate::mechanisms::DatasetPair,
+    n: usize,
+    seed: Seed,
+    stream: impl Fn(Side) -> Stream + Sync,
+    log: Option<&crate::finders::cost::CallLog>,
+) -> Result<(Samples, Samples)> {
+    let (p, q) = rayon::join(
+        || sample_parallel_timed(mechanism, pair.first(), n, seed, stream(Side::First), log),
+        || sample_parallel_timed(mechanism, pair.second(), n, seed, stream(Side::Second), log),
+    );
+    Ok((p?, q?))
+}
+
+/// [`sample_parallel`], recording every call's releases and seconds in `log` when given (for
+/// the cost model of [`crate::finders::cost`]).
+pub fn sample_parallel_timed(
+    mechanism: &dyn Mechanism,
+    dataset: &Dataset,
+    n: usize,
+    seed: Seed,
+    stream: Stream,
+    log: Option<&crate::finders::cost::CallLog>,
+) -> Result<Samples> {
     if n == 0 {
         return Err(Error::InvalidConfig("cannot draw 0 samples".into()));
     }
@@ -186,7 +217,11 @@ pub fn sample_parallel(
         .try_for_each(|(c, out)| -> Result<()> {
             let len = out.len() / dim;
             let mut rng = seed.rng(stream.with_chunk(c as u64));
+            let t0 = std::time::Instant::now();
             let s = mechanism.sample(dataset, len, &mut rng)?;
+            if let Some(log) = log {
+                log.push(len, t0.elapsed().as_secs_f64());
+            }
             if s.n() != len || s.dim() != dim {
                 return Err(Error::InvalidSamples(format!(
                     "mechanism {} returned {} × {} releases, expected {} × {}",

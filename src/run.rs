@@ -742,7 +742,9 @@ pub fn run_layered(
     skipped: &[String],
     config: &AuditConfig,
 ) -> Result<Outcome> {
-    use crate::finders::layered::{RunPlan, measure_speed, search_and_confirm_layered};
+    use crate::finders::cost::CostModel;
+    use crate::finders::layered::{Pacing, RunPlan, search_and_confirm_paced};
+    let started = std::time::Instant::now();
     let m = &*target.mechanism;
     let searching = opts.searching();
     let (mut finder, finder_name, mut search) = if searching {
@@ -761,8 +763,11 @@ pub fn run_layered(
     };
     let mut config = config.clone();
     let layers = check.layers();
-    // Plan the run to the budget at the speed measured on the probe dataset.
+    let jobs = rayon::current_num_threads();
+    let batch = crate::rng::chunk_len(m);
+    // Plan the run to the budget at the prices of the cost model measured on the probe dataset.
     let mut plan: Option<RunPlan> = None;
+    let mut cost = CostModel::new(0.0, 1e-6, jobs, batch);
     if let Some(budget) = search.budget_seconds {
         let domain = m.domain();
         let size = opts
@@ -777,19 +782,18 @@ pub fn run_layered(
             (size.min(domain.max_size), domain.dim),
             mid,
         ))?;
-        let (per_call, per_release) = measure_speed(m, &probe, opts.seed)?;
+        // The probe may take up to 5 % of the budget.
+        cost = CostModel::probe(m, &probe, opts.seed, jobs, batch, 0.05 * budget)?;
         let defaults = (
             config.samples_per_side,
             search.search_samples,
             search.confirm_top,
         );
         let p = RunPlan::fit(
-            per_call,
-            per_release,
+            &cost,
             budget,
+            started.elapsed().as_secs_f64(),
             layers.len(),
-            crate::rng::chunk_len(m),
-            rayon::current_num_threads(),
             opts.sizes_given.samples.then_some(config.samples_per_side),
             opts.sizes_given
                 .search_samples
@@ -821,7 +825,12 @@ pub fn run_layered(
         plan.as_ref().map(|p| (p.trials, p.total_seconds())),
     );
     let observe = |p: &crate::finders::SearchProgress| ticker.update(p);
-    let rep = search_and_confirm_layered(
+    let pacing = Pacing {
+        cost,
+        planned_trials: plan.as_ref().map(|p| p.trials),
+        spent_before: started.elapsed().as_secs_f64(),
+    };
+    let rep = search_and_confirm_paced(
         m,
         &target.claim,
         &mut *finder,
@@ -829,6 +838,7 @@ pub fn run_layered(
         &search,
         &config,
         &layers,
+        pacing,
         &observe,
     );
     drop(ticker);
@@ -865,6 +875,7 @@ pub fn run_layered(
     let stdout = if opts.output.json {
         let mut r = rep.clone();
         r.plan = None;
+        r.cost = None;
         for l in &mut r.layers {
             if let Some(s) = &mut l.search {
                 for c in &mut s.confirmations {

@@ -43,7 +43,7 @@ use crate::error::{Error, Result};
 use crate::mechanisms::math::readable;
 use crate::mechanisms::{DatasetPair, Mechanism, PrivacyClaim, Samples};
 use crate::record::layers::{LayerKind, LayerVerdict, in_words, integer_valued};
-use crate::rng::{Seed, Side, Stream, chunk_len, sample_parallel};
+use crate::rng::{Seed, chunk_len, sample_pair_parallel};
 use crate::testers::{PropertyTester, Transform};
 
 /// Most output coordinates the floating-point view keeps (5 features each).
@@ -88,6 +88,13 @@ pub struct LayeredReport {
     pub mechanism_calls: u64,
     /// Releases drawn in both phases, both sides.
     pub samples_drawn: u64,
+    /// How hard the search looked and why it stopped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effort: Option<SearchEffort>,
+    /// The cost model at the end of the run (measured speeds: left out of the deterministic
+    /// `--json` output, like the plan).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<super::cost::CostModel>,
 }
 
 impl LayeredReport {
@@ -115,18 +122,32 @@ impl LayeredReport {
     }
 }
 
-/// How long each part of a run is expected to take at the speed measured on the probe, and
-/// the sizes chosen to fit the budget.
+/// How long each part of a run is expected to take at the prices of the cost model
+/// ([`super::cost`]) measured on the probe, and the sizes chosen to fit the budget. The search
+/// is paced by the same model ([`search_and_confirm_paced`]), so it runs about the trials
+/// planned unless the program turns out slower than the probe measured.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunPlan {
     /// Seconds per program call (start-up), measured.
     pub seconds_per_call: f64,
     /// Seconds per release beyond the start-up, measured.
     pub seconds_per_release: f64,
+    /// Programs run at once (`--jobs`, by default the cores).
+    #[serde(default)]
+    pub jobs: usize,
+    /// Most releases per program call.
+    #[serde(default)]
+    pub batch: usize,
+    /// Seconds the speed probe took (part of the budget).
+    #[serde(default)]
+    pub probe_seconds: f64,
     /// Releases per side of each exploratory trial.
     pub search_samples: usize,
     /// Trials the search is expected to score (it stops by the clock).
     pub trials: usize,
+    /// Trials scored at once when the finder allows it.
+    #[serde(default)]
+    pub trials_at_once: usize,
     /// Confirm slots per layer.
     pub confirm_per_layer: usize,
     /// Releases per side of each confirmation.
@@ -135,7 +156,7 @@ pub struct RunPlan {
     pub layers: usize,
     /// Estimated seconds of the search.
     pub search_seconds: f64,
-    /// Estimated seconds of the confirmations (every slot used).
+    /// Estimated seconds of the confirmations (every slot used, each on a pair of its own).
     pub confirm_seconds: f64,
     /// The time budget.
     pub budget_seconds: f64,
@@ -149,39 +170,36 @@ pub struct RunPlan {
 pub const MIN_PLANNED_SAMPLES: usize = 10_000;
 /// Smallest exploratory trial the planner makes, releases per side.
 pub const MIN_PLANNED_SEARCH_SAMPLES: usize = 500;
-/// Share of the budget the planner gives the confirmations (the rest is the search).
+/// Share of the budget the planner gives the confirmations at most (the rest is the search).
 const CONFIRM_SHARE: f64 = 0.6;
+/// Trials the planner keeps room for in the search before it shrinks the exploratory sample.
+const MIN_PLANNED_TRIALS: usize = 30;
 
 impl RunPlan {
-    /// Seconds to draw `n` releases on one side: calls of at most `batch` releases, run `jobs`
-    /// at a time.
-    fn side_seconds(&self, n: usize, batch: usize, jobs: usize) -> f64 {
-        let calls = n.div_ceil(batch.max(1)).max(1);
-        let waves = calls.div_ceil(jobs.max(1));
-        waves as f64 * (self.seconds_per_call + n.min(batch) as f64 * self.seconds_per_release)
-    }
-
-    /// Sizes that fit `budget` seconds for `layers` layers at the measured speed.
-    /// `samples`, `search_samples`, `confirm`: the user's values when given (kept as they
-    /// are), else the planner's choice under the defaults `defaults`.
+    /// Sizes that fit `budget` seconds (the whole budget; `probe_seconds` of it already spent)
+    /// for `layers` layers at the prices of `cost`. `samples`, `search_samples`, `confirm`: the
+    /// user's values when given (kept as they are), else the planner's choice under the
+    /// defaults `defaults` (releases per side of a confirmation, of a trial, confirm slots).
     #[allow(clippy::too_many_arguments)]
     pub fn fit(
-        seconds_per_call: f64,
-        seconds_per_release: f64,
+        cost: &super::cost::CostModel,
         budget: f64,
+        probe_seconds: f64,
         layers: usize,
-        batch: usize,
-        jobs: usize,
         samples: Option<usize>,
         search_samples: Option<usize>,
         confirm: Option<usize>,
         defaults: (usize, usize, usize),
     ) -> RunPlan {
         let mut plan = RunPlan {
-            seconds_per_call: seconds_per_call.max(0.0),
-            seconds_per_release: seconds_per_release.max(0.0),
+            seconds_per_call: cost.seconds_per_call,
+            seconds_per_release: cost.seconds_per_release,
+            jobs: cost.jobs,
+            batch: cost.batch,
+            probe_seconds,
             search_samples: search_samples.unwrap_or(defaults.1),
             trials: 0,
+            trials_at_once: 1,
             confirm_per_layer: confirm.unwrap_or(defaults.2),
             samples_per_side: samples.unwrap_or(defaults.0),
             layers: layers.max(1),
@@ -190,16 +208,16 @@ impl RunPlan {
             budget_seconds: budget,
             over_budget: None,
         };
+        let left = (budget - probe_seconds).max(0.0);
         let l = plan.layers as f64;
-        let confirm_cost =
-            |p: &RunPlan, n: usize, k: usize| l * k as f64 * 2.0 * p.side_seconds(n, batch, jobs);
-        let room = CONFIRM_SHARE * budget;
+        let confirm_cost = |n: usize, k: usize| l * k as f64 * cost.confirm_seconds(n);
+        let room = CONFIRM_SHARE * left;
         // The largest n ≤ cap whose k slots fit the room (bisection on a monotone cost).
-        let largest_n = |p: &RunPlan, k: usize, cap: usize| -> usize {
+        let largest_n = |k: usize, cap: usize| -> usize {
             let (mut lo, mut hi) = (0usize, cap);
             while lo < hi {
                 let mid = lo + (hi - lo).div_ceil(2);
-                if confirm_cost(p, mid, k) <= room {
+                if confirm_cost(mid, k) <= room {
                     lo = mid;
                 } else {
                     hi = mid - 1;
@@ -213,48 +231,54 @@ impl RunPlan {
                 // Fewer slots when the user's sample size does not fit three.
                 plan.confirm_per_layer = (1..=defaults.2)
                     .rev()
-                    .find(|&k| confirm_cost(&plan, n, k) <= room)
+                    .find(|&k| confirm_cost(n, k) <= room)
                     .unwrap_or(1);
             }
             (None, Some(k)) => {
-                plan.samples_per_side = largest_n(&plan, k, defaults.0).max(MIN_PLANNED_SAMPLES);
+                plan.samples_per_side = largest_n(k, defaults.0).max(MIN_PLANNED_SAMPLES);
             }
             (None, None) => {
                 let full = defaults.0;
-                if confirm_cost(&plan, full, defaults.2) <= room {
+                if confirm_cost(full, defaults.2) <= room {
                     plan.samples_per_side = full;
-                } else if largest_n(&plan, 2, full) >= 50_000 {
+                } else if largest_n(2, full) >= 50_000 {
                     plan.confirm_per_layer = 2;
-                    plan.samples_per_side = largest_n(&plan, 2, full);
+                    plan.samples_per_side = largest_n(2, full);
                 } else {
                     plan.confirm_per_layer = 1;
-                    plan.samples_per_side = largest_n(&plan, 1, full).max(MIN_PLANNED_SAMPLES);
+                    plan.samples_per_side = largest_n(1, full).max(MIN_PLANNED_SAMPLES);
                 }
             }
         }
-        plan.confirm_seconds = confirm_cost(&plan, plan.samples_per_side, plan.confirm_per_layer);
-        let search_room = (budget - plan.confirm_seconds).max(0.0);
+        plan.confirm_seconds = confirm_cost(plan.samples_per_side, plan.confirm_per_layer);
+        let search_room = (left - plan.confirm_seconds).max(0.0);
+        let per_trial = |s: usize| {
+            let w = cost.wave_width(s);
+            cost.wave_seconds(s, w) / w as f64
+        };
         if search_samples.is_none() {
-            // At least 10 trials in the search's share when the program allows it.
+            // Room for MIN_PLANNED_TRIALS trials in the search's share when the program allows.
             let mut s = defaults.1;
             while s > MIN_PLANNED_SEARCH_SAMPLES
-                && 10.0 * 2.0 * plan.side_seconds(s, batch, jobs) > search_room
+                && MIN_PLANNED_TRIALS as f64 * per_trial(s) > search_room
             {
                 s = (s / 2).max(MIN_PLANNED_SEARCH_SAMPLES);
             }
             plan.search_samples = s;
         }
-        let trial = 2.0 * plan.side_seconds(plan.search_samples, batch, jobs);
+        let trial = per_trial(plan.search_samples);
+        plan.trials_at_once = cost.wave_width(plan.search_samples);
         plan.trials = ((search_room / trial.max(1e-9)).floor() as usize).clamp(1, 100_000);
         plan.search_seconds = plan.trials as f64 * trial;
         let total = plan.total_seconds();
         if total > 1.2 * budget {
             plan.over_budget = Some(format!(
-                "one confirmation of {} releases per side takes about {} s at the measured speed ({} per release, {} per program start), so {} confirmation(s) per layer need about {} s; a run with less would have little power. Raise --budget, or lower --samples to trade power for time",
+                "one confirmation of {} releases per side takes about {} s at the measured speed ({} per release, {} per program start, {} programs at once), so {} confirmation(s) per layer need about {} s; a run with less would have little power. Raise --budget, or lower --samples to trade power for time",
                 plan.samples_per_side,
-                readable((2.0 * plan.side_seconds(plan.samples_per_side, batch, jobs)).ceil()),
+                readable(cost.confirm_seconds(plan.samples_per_side).ceil()),
                 duration(plan.seconds_per_release),
                 duration(plan.seconds_per_call),
+                plan.jobs,
                 plan.confirm_per_layer,
                 readable(plan.confirm_seconds.ceil())
             ));
@@ -262,19 +286,22 @@ impl RunPlan {
         plan
     }
 
-    /// Estimated seconds of the whole run.
+    /// Estimated seconds of the whole run, the probe included.
     pub fn total_seconds(&self) -> f64 {
-        self.search_seconds + self.confirm_seconds
+        self.probe_seconds + self.search_seconds + self.confirm_seconds
     }
 
     /// The plan in one line.
     pub fn describe(&self) -> String {
         let mut s = format!(
-            "plan: measured {} per release and {} per program start; search about {} trials of {} releases per side (~{} s), then up to {} confirmation(s) per layer × {} layer(s) of {} releases per side (~{} s); estimated total ~{} s of the {} s budget",
+            "plan: measured {} per release and {} per program start ({} s probe), {} program(s) at once; search about {} trials of {} releases per side, up to {} at once (~{} s), then up to {} confirmation(s) per layer × {} layer(s) of {} releases per side (~{} s); estimated total ~{} s of the {} s budget",
             duration(self.seconds_per_release),
             duration(self.seconds_per_call),
+            readable((self.probe_seconds * 10.0).ceil() / 10.0),
+            self.jobs,
             self.trials,
             self.search_samples,
+            self.trials_at_once,
             readable(self.search_seconds.ceil()),
             self.confirm_per_layer,
             self.layers,
@@ -299,38 +326,11 @@ fn duration(seconds: f64) -> String {
         format!("{} s", readable((seconds * 100.0).round() / 100.0))
     } else if seconds >= 1e-3 {
         format!("{} ms", readable((seconds * 1e5).round() / 100.0))
-    } else {
+    } else if seconds >= 1e-6 {
         format!("{} µs", readable((seconds * 1e8).round() / 100.0))
+    } else {
+        format!("{} ns", readable((seconds * 1e11).round() / 100.0))
     }
-}
-
-/// Measures the program's speed on `dataset` from streams no audit reads: one call of 1 release
-/// (the start-up), then calls of 200, 2 000 and 20 000 releases until one takes 0.2 s more than
-/// the start-up (so that the start-up's jitter does not swamp the per-release time). Returns
-/// (seconds per call, seconds per release).
-pub fn measure_speed(
-    mechanism: &dyn Mechanism,
-    dataset: &crate::mechanisms::Dataset,
-    seed: u64,
-) -> Result<(f64, f64)> {
-    let seed = Seed(seed);
-    // Tag 0x5EED: the speed probe's streams (no audit reads them).
-    let timed = |index: u64, m: usize| -> Result<f64> {
-        let mut rng = seed.rng(Stream::Other { tag: 0x5EED, index });
-        let t = Instant::now();
-        mechanism.sample(dataset, m, &mut rng)?;
-        Ok(t.elapsed().as_secs_f64())
-    };
-    let one = timed(0, 1)?;
-    let mut per_release = 0.0;
-    for (index, m) in [(1u64, 200usize), (2, 2_000), (3, 20_000)] {
-        let extra = (timed(index, m)? - one).max(0.0);
-        per_release = extra / (m - 1) as f64;
-        if extra >= 0.2 {
-            break;
-        }
-    }
-    Ok((one, per_release))
 }
 
 /// Per-layer state of a run.
@@ -430,8 +430,10 @@ struct Confirmer<'a> {
     cache: Option<(usize, Samples, Samples)>,
     calls: u64,
     drawn: u64,
-    secs: f64,
-    confirm_drawn: u64,
+    /// Per-call times, for the cost model.
+    log: &'a super::cost::CallLog,
+    /// Every confirmation's layer and size, in the order run.
+    effort: Vec<ConfirmEffort>,
 }
 
 impl Confirmer<'_> {
@@ -456,11 +458,9 @@ impl Confirmer<'_> {
         let m = self.mechanism;
         if self.cache.as_ref().is_none_or(|c| c.0 != k) {
             let stream = |side| Phase::Confirm(k as u64).stream_of(side);
-            let p = sample_parallel(m, pair.first(), n, seed, stream(Side::First))?;
-            let q = sample_parallel(m, pair.second(), n, seed, stream(Side::Second))?;
+            let (p, q) = sample_pair_parallel(m, pair, n, seed, stream, Some(self.log))?;
             self.calls += 2 * n.div_ceil(chunk_len(m)) as u64;
             self.drawn += 2 * n as u64;
-            self.confirm_drawn += 2 * n as u64;
             self.cache = Some((k, p, q));
         }
         let Some((_, p, q)) = self.cache.as_ref() else {
@@ -487,7 +487,10 @@ impl Confirmer<'_> {
         r.release_dim = Some(p.dim());
         r.mechanism_calls = 2 * n.div_ceil(chunk_len(m)) as u64;
         r.wall_time_seconds = Some(t0.elapsed().as_secs_f64());
-        self.secs += t0.elapsed().as_secs_f64();
+        self.effort.push(ConfirmEffort {
+            layer: st.kind,
+            releases_per_side: n,
+        });
         st.found |= r.verdict == Verdict::Violation;
         st.confirmations.push(r);
         st.confirmed.push(pair.clone());
@@ -495,8 +498,125 @@ impl Confirmer<'_> {
     }
 }
 
-/// [`super::search_and_confirm_observed`] for several layers at once (see the module docs).
-/// `mechanism` returns raw releases (no transform).
+/// Why a search stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StopReason {
+    /// The trials asked for (`--trials`) were all run.
+    TrialLimit,
+    /// The finder had no more pairs to propose.
+    FinderExhausted,
+    /// Every layer found a violation or used its confirm slots.
+    SlotsUsed,
+    /// The time left in the budget held only the confirmations still owed.
+    Budget,
+    /// The search's own time limit (`--max-search-seconds`).
+    SearchTime,
+    /// The limit on releases drawn.
+    SampleLimit,
+    /// The program refused every one of the first proposals.
+    Refusals,
+}
+
+impl StopReason {
+    /// Whether this reason can leave a search short of what it planned.
+    fn can_cut_short(self) -> bool {
+        matches!(
+            self,
+            StopReason::Budget
+                | StopReason::SearchTime
+                | StopReason::SampleLimit
+                | StopReason::Refusals
+        )
+    }
+}
+
+/// One confirmation's size, for the record of how hard a run looked.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ConfirmEffort {
+    /// The layer it confirmed for.
+    pub layer: LayerKind,
+    /// Releases per side it drew.
+    pub releases_per_side: usize,
+}
+
+/// How hard a search looked: trials planned and run, pairs scored, the size of every
+/// confirmation, and why the search stopped. Part of the deterministic record (the trials
+/// planned are those of the plan, present only when a time budget planned the run).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SearchEffort {
+    /// Trials the plan announced (absent without a time budget).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trials_planned: Option<usize>,
+    /// Pairs proposed by the finder and run (scored or refused by the program).
+    pub trials_run: usize,
+    /// Pairs scored.
+    pub pairs_scored: usize,
+    /// Pairs the program refused (failure status, time-out, non-finite output).
+    pub pairs_refused: usize,
+    /// Releases per side of each exploratory trial.
+    pub search_releases_per_side: usize,
+    /// Every confirmation, in the order run.
+    pub confirmations: Vec<ConfirmEffort>,
+    /// Why the search stopped.
+    pub stopped: StopReason,
+    /// The reason in words.
+    pub stopped_words: String,
+    /// True when the search stopped well short of its plan (fewer than 80 % of the planned
+    /// trials) or on refusals: an answer of "no violation found" is then weaker than planned.
+    pub cut_short: bool,
+}
+
+impl SearchEffort {
+    /// One sentence: how hard the search looked.
+    pub fn describe(&self) -> String {
+        let planned = match self.trials_planned {
+            Some(p) => format!("{} of about {p} planned trials run", self.trials_run),
+            None => format!("{} trials run", self.trials_run),
+        };
+        let refused = if self.pairs_refused > 0 {
+            format!(" ({} refused by the program)", self.pairs_refused)
+        } else {
+            String::new()
+        };
+        let mut sizes: Vec<String> = Vec::new();
+        for c in &self.confirmations {
+            let s = format!("{} ({})", c.releases_per_side, c.layer.title());
+            if !sizes.contains(&s) {
+                sizes.push(s);
+            }
+        }
+        let confirms = if self.confirmations.is_empty() {
+            "no confirmation".to_string()
+        } else {
+            format!(
+                "{} confirmation(s) of {} releases per side",
+                self.confirmations.len(),
+                sizes.join(", ")
+            )
+        };
+        format!(
+            "{planned}, {} pairs scored{refused} on {} releases per side each; {confirms}; the search stopped because {}",
+            self.pairs_scored, self.search_releases_per_side, self.stopped_words
+        )
+    }
+}
+
+/// What paces a search: the cost model (refined as the run goes), the trials its plan
+/// announced, and the seconds spent before the search (the probe), which count in the budget.
+#[derive(Clone, Debug)]
+pub struct Pacing {
+    /// The cost model of [`super::cost`].
+    pub cost: super::cost::CostModel,
+    /// Trials the plan announced.
+    pub planned_trials: Option<usize>,
+    /// Seconds of the budget spent before the search started.
+    pub spent_before: f64,
+}
+
+/// [`super::search_and_confirm_observed`] for several layers at once (see the module docs),
+/// paced by a cost model of `jobs` = the pool's threads and the mechanism's batch size, with no
+/// plan.
 #[allow(clippy::too_many_arguments)]
 pub fn search_and_confirm_layered(
     mechanism: &dyn Mechanism,
@@ -508,6 +628,61 @@ pub fn search_and_confirm_layered(
     layers: &[LayerKind],
     observe: &dyn Fn(&SearchProgress),
 ) -> Result<LayeredReport> {
+    let pacing = Pacing {
+        cost: super::cost::CostModel::new(
+            0.0,
+            1e-6,
+            rayon::current_num_threads(),
+            chunk_len(mechanism),
+        ),
+        planned_trials: None,
+        spent_before: 0.0,
+    };
+    search_and_confirm_paced(
+        mechanism, claim, finder, testers, search, audit, layers, pacing, observe,
+    )
+}
+
+/// One exploratory trial's outcome, computed in parallel with the others of its wave.
+struct Scored {
+    pair: DatasetPair,
+    /// The releases of both sides, or the program's refusal.
+    outcome: std::result::Result<ScoredLayers, crate::mechanisms::MechanismError>,
+}
+
+/// A trial's scores per layer (None for a layer that cannot run on it).
+struct ScoredLayers {
+    integer: bool,
+    per_layer: Vec<Option<(f64, f64, Option<Vec<usize>>)>>,
+}
+
+/// [`search_and_confirm_layered`] paced by `pacing` (see the module docs and [`super::cost`]).
+///
+/// The trials run in waves: each wave asks the finder for up to the cost model's
+/// [`super::cost::CostModel::wave_width`] pairs whose proposals do not depend on scores not yet
+/// told ([`DatasetFinder::next_is_independent`]), draws and scores them at once, then takes
+/// them in trial order exactly as a one-at-a-time search would (tells, confirmations, the
+/// checkpoint, the stop when every slot is used): the record is the same for any number of
+/// threads. Trials of a wave after the search has ended are dropped unrecorded.
+///
+/// With a time budget, a wave is started only when the time spent, the wave and the
+/// confirmations still owed fit the budget at the cost model's prices; the confirmations owed
+/// are the distinct pairs the layers would confirm if the search stopped now, plus one per
+/// trial of the wave (a new pair can enter the rankings), at most one per open slot: a pair
+/// that both layers would confirm is priced once.
+#[allow(clippy::too_many_arguments)]
+pub fn search_and_confirm_paced(
+    mechanism: &dyn Mechanism,
+    claim: &PrivacyClaim,
+    finder: &mut dyn DatasetFinder,
+    testers: &[Box<dyn PropertyTester>],
+    search: &SearchConfig,
+    audit: &AuditConfig,
+    layers: &[LayerKind],
+    mut pacing: Pacing,
+    observe: &dyn Fn(&SearchProgress),
+) -> Result<LayeredReport> {
+    use rayon::prelude::*;
     if layers.is_empty() {
         return Err(Error::InvalidConfig("no layer to check".into()));
     }
@@ -528,6 +703,7 @@ pub fn search_and_confirm_layered(
         .validate(cols)?;
     }
     let start = Instant::now();
+    let elapsed = || pacing_elapsed(pacing.spent_before, start);
     let seed = Seed(audit.seed);
     let slots = search.confirm_top;
     let mut states: Vec<State> = layers
@@ -548,6 +724,7 @@ pub fn search_and_confirm_layered(
     } else {
         LayerKind::FloatingPoint
     };
+    let log = super::cost::CallLog::default();
     let mut skipped: Vec<SkippedTrial> = Vec::new();
     let n = audit.samples_per_side;
     let s = search.search_samples;
@@ -561,211 +738,292 @@ pub fn search_and_confirm_layered(
         cache: None,
         calls: 0,
         drawn: 0,
-        secs: 0.0,
-        confirm_drawn: 0,
+        log: &log,
+        effort: Vec::new(),
     };
-    let mut trial_secs: Vec<f64> = Vec::new();
     let mut best_score = f64::NEG_INFINITY;
     let mut scored = 0usize;
     let call_len = chunk_len(mechanism);
-
-    for index in 0..search.trials {
-        let open_slots: usize = states
-            .iter()
-            .filter(|st| st.open(slots))
-            .map(|st| slots - st.confirmations.len())
-            .sum();
-        if index > 0 && open_slots == 0 {
-            break;
-        }
-        if index > 0
-            && let Some(budget) = search.budget_seconds
-        {
-            // As in search_and_confirm: stop when the time left would not hold the next trial
-            // and every open slot's confirmation (each a distinct pair at worst).
-            let elapsed = start.elapsed().as_secs_f64();
-            let mut sorted = trial_secs.clone();
-            sorted.sort_by(f64::total_cmp);
-            let median_trial = sorted.get(sorted.len() / 2).copied().unwrap_or(0.0);
-            let rate = if conf.confirm_drawn > 0 {
-                conf.secs / conf.confirm_drawn as f64
-            } else {
-                median_trial / (2 * s) as f64
-            };
-            let needed = median_trial + rate * 2.0 * n as f64 * open_slots as f64;
-            if elapsed >= budget || (index >= 3 && elapsed + needed > budget) {
-                break;
-            }
-        }
-        if index > 0
-            && let Some(limit) = search.wall_clock_seconds
-            && (limit.is_nan() || start.elapsed().as_secs_f64() > limit)
-        {
-            break;
-        }
-        if search
-            .max_samples
-            .is_some_and(|m| conf.drawn + 2 * s as u64 + 2 * n as u64 * open_slots as u64 > m)
-        {
-            break;
-        }
-        let Some(pair) = finder.ask()? else { break };
-        let t0 = Instant::now();
-        let drawn_pair = (|| -> Result<(Samples, Samples)> {
-            let p = sample_parallel(
-                mechanism,
-                pair.first(),
-                s,
-                seed,
-                Phase::Search(index as u64).stream_of(Side::First),
-            )?;
-            let q = sample_parallel(
-                mechanism,
-                pair.second(),
-                s,
-                seed,
-                Phase::Search(index as u64).stream_of(Side::Second),
-            )?;
-            Ok((p, q))
-        })();
-        let (p, q) = match drawn_pair {
-            Ok(x) => x,
-            Err(Error::Mechanism(e @ crate::mechanisms::MechanismError::Refused { .. })) => {
-                let worst = states
-                    .iter()
-                    .find(|st| st.kind == steer)
-                    .map(|st| st.trials.iter().map(|t| t.score).fold(-1.0_f64, f64::min))
-                    .unwrap_or(-1.0);
-                finder.tell(worst);
-                skipped.push(SkippedTrial {
-                    index,
-                    pair,
-                    error: e.to_string(),
-                });
-                // A program that refuses every one of the first proposals (NaN on every dataset, a
-                // crash on start-up) ends the search now instead of spending the budget.
-                if scored == 0 && skipped.len() >= MAX_LEADING_REFUSALS {
-                    break;
-                }
-                continue;
-            }
-            Err(e) => return Err(e),
-        };
-        conf.calls += 2 * s.div_ceil(call_len) as u64;
-        conf.drawn += 2 * s as u64;
-        // The first scored trial decides whether the floating-point layer runs (see the
-        // module docs): before any confirmation, on search releases only.
-        if scored == 0 && integer_valued(&[&p, &q]) {
-            let running = states.iter().filter(|st| st.skipped.is_none()).count();
-            if let Some(st) = states
-                .iter_mut()
-                .find(|st| st.kind == LayerKind::FloatingPoint)
-            {
-                st.skipped = Some(
-                    "every output is an integer, whose floating-point representation is exact: there are no low-order bits to leak".into(),
-                );
-                st.beta = 0.0;
-                if running > 1 {
-                    for other in states.iter_mut().filter(|o| o.skipped.is_none()) {
-                        other.beta = audit.failure_probability / (running - 1) as f64;
-                    }
-                }
-            }
-        }
-        scored += 1;
-        let mut steer_score = None;
-        let mut margins: Vec<(usize, f64, Option<Vec<usize>>)> = Vec::new();
-        for (li, st) in states.iter_mut().enumerate() {
-            if st.skipped.is_some() {
-                continue;
-            }
-            let coords = if st.kind == LayerKind::FloatingPoint {
-                float_coords(&p, &q)
-            } else {
-                None
-            };
-            let (vp, _, _) = view(st.kind, &p, coords.as_deref())?;
-            let (vq, _, _) = view(st.kind, &q, coords.as_deref())?;
-            let config = AuditConfig {
-                seed: audit.seed,
-                samples_per_side: s,
-                failure_probability: SEARCH_BETA,
-            };
-            let r = audit_drawn(
-                mechanism,
-                claim,
-                &pair,
-                (&vp, &vq),
-                testers,
-                &config,
-                Phase::Search(index as u64).tester_base() + (st.kind.index() << 19),
-            )?;
-            let score = r
-                .bounds
-                .iter()
-                .map(|b| b.point_estimate - b.allowed)
-                .fold(f64::NEG_INFINITY, f64::max);
-            let margin = r
-                .bounds
-                .iter()
-                .map(|b| b.value - b.allowed)
-                .fold(f64::NEG_INFINITY, f64::max);
-            st.trials.push(Trial {
-                index,
-                pair: pair.clone(),
-                score,
-                exploratory_margin: margin,
-            });
-            st.coords.push(coords.clone());
-            if st.kind == steer {
-                steer_score = Some(score);
-            }
-            margins.push((li, margin, coords));
-        }
-        let told = steer_score.unwrap_or_else(|| {
-            states
-                .iter()
-                .filter_map(|st| st.trials.last().map(|t| t.score))
-                .fold(f64::NEG_INFINITY, f64::max)
-        });
-        finder.tell(told);
-        best_score = best_score.max(told);
-        trial_secs.push(t0.elapsed().as_secs_f64());
-        let progress = |states: &[State], drawn: u64| SearchProgress {
+    let mut proposed = 0usize;
+    let stopped: StopReason;
+    let progress =
+        |states: &[State], drawn: u64, scored: usize, best: f64, confirming: bool| SearchProgress {
             trials_done: scored,
             trials_max: search.trials,
+            trials_planned: pacing.planned_trials,
+            confirming,
             confirmations_done: states.iter().map(|st| st.confirmations.len()).sum(),
             confirm_top: slots * states.iter().filter(|st| st.skipped.is_none()).count(),
             samples_drawn: drawn,
             elapsed_seconds: start.elapsed().as_secs_f64(),
             budget_seconds: search.budget_seconds,
-            best_score,
+            best_score: best,
         };
-        observe(&progress(&states, conf.drawn));
-        // A promising pair is confirmed at once by each layer it is promising for.
-        for (li, margin, coords) in &margins {
-            if *margin > 0.0 && states[*li].open(slots) {
-                conf.confirm(&mut states, *li, &pair, coords.as_deref())?;
-                observe(&progress(&states, conf.drawn));
+
+    'search: loop {
+        if proposed >= search.trials {
+            stopped = StopReason::TrialLimit;
+            break;
+        }
+        let open_slots: usize = states
+            .iter()
+            .filter(|st| st.open(slots))
+            .map(|st| slots - st.confirmations.len())
+            .sum();
+        if proposed > 0 && open_slots == 0 {
+            stopped = StopReason::SlotsUsed;
+            break;
+        }
+        if proposed > 0
+            && let Some(limit) = search.wall_clock_seconds
+            && (limit.is_nan() || start.elapsed().as_secs_f64() > limit)
+        {
+            stopped = StopReason::SearchTime;
+            break;
+        }
+        // The wave's width: what keeps the pool busy, at most the trials left, and (with a
+        // budget) at most what fits beside the confirmations owed.
+        let mut width = pacing
+            .cost
+            .wave_width(s)
+            .min(search.trials - proposed)
+            .max(1);
+        if let Some(budget) = search.budget_seconds {
+            let owed = end_phase_pairs(&states, slots).len();
+            let fits = |w: usize| {
+                let pairs = (owed + w).min(open_slots);
+                elapsed()
+                    + pacing.cost.wave_seconds(s, w)
+                    + pairs as f64 * pacing.cost.confirm_seconds(n)
+                    <= budget
+            };
+            while width > 1 && !fits(width) {
+                width -= 1;
+            }
+            // The first trial always runs: a run scores at least one pair.
+            if proposed > 0 && !fits(width) {
+                stopped = StopReason::Budget;
+                break;
             }
         }
-        // The checkpoint, per layer (see search_and_confirm).
-        if index + 1 == CHECKPOINT_TRIALS && slots >= 2 && search.trials > CHECKPOINT_TRIALS {
-            for li in 0..states.len() {
-                if !(states[li].open(slots) && states[li].confirmations.is_empty()) {
+        if let Some(m) = search.max_samples {
+            let owed = 2 * n as u64 * open_slots as u64;
+            while width > 0 && conf.drawn + 2 * (s * width) as u64 + owed > m {
+                width -= 1;
+            }
+            if width == 0 {
+                stopped = StopReason::SampleLimit;
+                break;
+            }
+        }
+        let mut wave: Vec<DatasetPair> = Vec::new();
+        while wave.len() < width {
+            if !wave.is_empty() && !finder.next_is_independent() {
+                break;
+            }
+            match finder.ask()? {
+                Some(p) => wave.push(p),
+                None => break,
+            }
+        }
+        if wave.is_empty() {
+            stopped = StopReason::FinderExhausted;
+            break;
+        }
+        let first_index = proposed;
+        let decided_skip = states
+            .iter()
+            .any(|st| st.kind == LayerKind::FloatingPoint && st.skipped.is_some());
+        let outcomes: Vec<Result<Scored>> = wave
+            .into_par_iter()
+            .enumerate()
+            .map(|(w, pair)| -> Result<Scored> {
+                let index = first_index + w;
+                let drawn = sample_pair_parallel(
+                    mechanism,
+                    &pair,
+                    s,
+                    seed,
+                    |side| Phase::Search(index as u64).stream_of(side),
+                    Some(&log),
+                );
+                let (p, q) = match drawn {
+                    Ok(x) => x,
+                    Err(Error::Mechanism(
+                        e @ crate::mechanisms::MechanismError::Refused { .. },
+                    )) => {
+                        return Ok(Scored {
+                            pair,
+                            outcome: Err(e),
+                        });
+                    }
+                    Err(e) => return Err(e),
+                };
+                let integer = integer_valued(&[&p, &q]);
+                let mut per_layer = Vec::new();
+                for &kind in layers {
+                    if kind == LayerKind::FloatingPoint && (decided_skip || integer) {
+                        per_layer.push(None);
+                        continue;
+                    }
+                    let coords = if kind == LayerKind::FloatingPoint {
+                        float_coords(&p, &q)
+                    } else {
+                        None
+                    };
+                    let (vp, _, _) = view(kind, &p, coords.as_deref())?;
+                    let (vq, _, _) = view(kind, &q, coords.as_deref())?;
+                    let config = AuditConfig {
+                        seed: audit.seed,
+                        samples_per_side: s,
+                        failure_probability: SEARCH_BETA,
+                    };
+                    let r = audit_drawn(
+                        mechanism,
+                        claim,
+                        &pair,
+                        (&vp, &vq),
+                        testers,
+                        &config,
+                        Phase::Search(index as u64).tester_base() + (kind.index() << 19),
+                    )?;
+                    let score = r
+                        .bounds
+                        .iter()
+                        .map(|b| b.point_estimate - b.allowed)
+                        .fold(f64::NEG_INFINITY, f64::max);
+                    let margin = r
+                        .bounds
+                        .iter()
+                        .map(|b| b.value - b.allowed)
+                        .fold(f64::NEG_INFINITY, f64::max);
+                    per_layer.push(Some((score, margin, coords)));
+                }
+                Ok(Scored {
+                    pair,
+                    outcome: Ok(ScoredLayers { integer, per_layer }),
+                })
+            })
+            .collect();
+        pacing.cost.observe(&log);
+        // Take the wave in trial order, as a one-at-a-time search would.
+        for (w, outcome) in outcomes.into_iter().enumerate() {
+            let index = first_index + w;
+            if w > 0 {
+                let open = states.iter().any(|st| st.open(slots));
+                if !open {
+                    stopped = StopReason::SlotsUsed;
+                    break 'search;
+                }
+            }
+            let Scored { pair, outcome } = outcome?;
+            proposed += 1;
+            let sl = match outcome {
+                Ok(sl) => sl,
+                Err(e) => {
+                    let worst = states
+                        .iter()
+                        .find(|st| st.kind == steer)
+                        .map(|st| st.trials.iter().map(|t| t.score).fold(-1.0_f64, f64::min))
+                        .unwrap_or(-1.0);
+                    finder.tell(worst);
+                    skipped.push(SkippedTrial {
+                        index,
+                        pair,
+                        error: e.to_string(),
+                    });
+                    // A program that refuses every one of the first proposals (NaN on every
+                    // dataset, a crash on start-up) ends the search now instead of spending the
+                    // budget.
+                    if scored == 0 && skipped.len() >= MAX_LEADING_REFUSALS {
+                        stopped = StopReason::Refusals;
+                        break 'search;
+                    }
                     continue;
                 }
-                let best = states[li]
-                    .trials
+            };
+            conf.calls += 2 * s.div_ceil(call_len) as u64;
+            conf.drawn += 2 * s as u64;
+            // The first scored trial decides whether the floating-point layer runs (see the
+            // module docs): before any confirmation, on search releases only.
+            if scored == 0 && sl.integer {
+                let running = states.iter().filter(|st| st.skipped.is_none()).count();
+                if let Some(st) = states
+                    .iter_mut()
+                    .find(|st| st.kind == LayerKind::FloatingPoint)
+                {
+                    st.skipped = Some(
+                        "every output is an integer, whose floating-point representation is exact: there are no low-order bits to leak".into(),
+                    );
+                    st.beta = 0.0;
+                    if running > 1 {
+                        for other in states.iter_mut().filter(|o| o.skipped.is_none()) {
+                            other.beta = audit.failure_probability / (running - 1) as f64;
+                        }
+                    }
+                }
+            }
+            scored += 1;
+            let mut steer_score = None;
+            let mut margins: Vec<(usize, f64, Option<Vec<usize>>)> = Vec::new();
+            for (li, st) in states.iter_mut().enumerate() {
+                if st.skipped.is_some() {
+                    continue;
+                }
+                let Some((score, margin, coords)) = sl.per_layer[li].clone() else {
+                    // Scored before the skip was decided on an earlier trial of this wave.
+                    continue;
+                };
+                st.trials.push(Trial {
+                    index,
+                    pair: pair.clone(),
+                    score,
+                    exploratory_margin: margin,
+                });
+                st.coords.push(coords.clone());
+                if st.kind == steer {
+                    steer_score = Some(score);
+                }
+                margins.push((li, margin, coords));
+            }
+            let told = steer_score.unwrap_or_else(|| {
+                states
                     .iter()
-                    .enumerate()
-                    .max_by(|(_, a), (_, b)| {
-                        a.score.total_cmp(&b.score).then(b.index.cmp(&a.index))
-                    })
-                    .map(|(k, t)| (t.pair.clone(), states[li].coords[k].clone()));
-                if let Some((pair, coords)) = best {
-                    conf.confirm(&mut states, li, &pair, coords.as_deref())?;
-                    observe(&progress(&states, conf.drawn));
+                    .filter_map(|st| st.trials.last().map(|t| t.score))
+                    .fold(f64::NEG_INFINITY, f64::max)
+            });
+            finder.tell(told);
+            best_score = best_score.max(told);
+            observe(&progress(&states, conf.drawn, scored, best_score, false));
+            // A promising pair is confirmed at once by each layer it is promising for.
+            for (li, margin, coords) in &margins {
+                if *margin > 0.0 && states[*li].open(slots) {
+                    observe(&progress(&states, conf.drawn, scored, best_score, true));
+                    conf.confirm(&mut states, *li, &pair, coords.as_deref())?;
+                    pacing.cost.observe(&log);
+                    observe(&progress(&states, conf.drawn, scored, best_score, false));
+                }
+            }
+            // The checkpoint, per layer (see search_and_confirm).
+            if index + 1 == CHECKPOINT_TRIALS && slots >= 2 && search.trials > CHECKPOINT_TRIALS {
+                for li in 0..states.len() {
+                    if !(states[li].open(slots) && states[li].confirmations.is_empty()) {
+                        continue;
+                    }
+                    let best = states[li]
+                        .trials
+                        .iter()
+                        .enumerate()
+                        .max_by(|(_, a), (_, b)| {
+                            a.score.total_cmp(&b.score).then(b.index.cmp(&a.index))
+                        })
+                        .map(|(k, t)| (t.pair.clone(), states[li].coords[k].clone()));
+                    if let Some((pair, coords)) = best {
+                        observe(&progress(&states, conf.drawn, scored, best_score, true));
+                        conf.confirm(&mut states, li, &pair, coords.as_deref())?;
+                        pacing.cost.observe(&log);
+                        observe(&progress(&states, conf.drawn, scored, best_score, false));
+                    }
                 }
             }
         }
@@ -773,22 +1031,20 @@ pub fn search_and_confirm_layered(
     if scored == 0 {
         return Err(super::no_pair_scored(&skipped));
     }
-    // Remaining slots: each layer's best-ranked pairs it has not confirmed.
-    for li in 0..states.len() {
-        let mut ranked: Vec<(usize, Trial)> =
-            states[li].trials.iter().cloned().enumerate().collect();
-        ranked.sort_by(|(_, a), (_, b)| b.score.total_cmp(&a.score).then(a.index.cmp(&b.index)));
-        for (k, t) in ranked {
+    // Remaining slots: each layer's best-ranked pairs it has not confirmed, taken pair by pair
+    // (a pair wanted by both layers is drawn once and confirmed for both).
+    observe(&progress(&states, conf.drawn, scored, best_score, true));
+    for (pair, wanted) in end_phase_pairs(&states, slots) {
+        for (li, k) in wanted {
             if !states[li].open(slots) {
-                break;
-            }
-            if states[li].confirmed.contains(&t.pair) {
                 continue;
             }
             let coords = states[li].coords[k].clone();
-            conf.confirm(&mut states, li, &t.pair, coords.as_deref())?;
+            conf.confirm(&mut states, li, &pair, coords.as_deref())?;
+            observe(&progress(&states, conf.drawn, scored, best_score, true));
         }
     }
+    pacing.cost.observe(&log);
     let mechanism_violates = states
         .iter()
         .any(|st| st.kind == LayerKind::Mechanism && st.found);
@@ -844,6 +1100,23 @@ pub fn search_and_confirm_layered(
     } else {
         Verdict::NoViolation
     };
+    let stopped_words = stop_words(stopped, search, proposed, pacing.planned_trials, &pacing);
+    let cut_short = stopped.can_cut_short()
+        && (stopped == StopReason::Refusals
+            || pacing
+                .planned_trials
+                .is_none_or(|p| (proposed as f64) < 0.8 * p as f64));
+    let effort = SearchEffort {
+        trials_planned: pacing.planned_trials,
+        trials_run: proposed,
+        pairs_scored: scored,
+        pairs_refused: skipped.len(),
+        search_releases_per_side: s,
+        confirmations: conf.effort,
+        stopped,
+        stopped_words,
+        cut_short,
+    };
     Ok(LayeredReport {
         kind: "layered-search".into(),
         schema_version: 1,
@@ -859,49 +1132,132 @@ pub fn search_and_confirm_layered(
         skipped,
         mechanism_calls: conf.calls,
         samples_drawn: conf.drawn,
+        effort: Some(effort),
+        cost: Some(pacing.cost),
     })
+}
+
+/// Seconds of the budget spent: before the search, and since it started.
+fn pacing_elapsed(before: f64, start: Instant) -> f64 {
+    before + start.elapsed().as_secs_f64()
+}
+
+/// Why the search stopped, in words for the program's author.
+fn stop_words(
+    stopped: StopReason,
+    search: &SearchConfig,
+    run: usize,
+    planned: Option<usize>,
+    pacing: &Pacing,
+) -> String {
+    match stopped {
+        StopReason::TrialLimit => format!("the {} trial(s) asked for were all run", search.trials),
+        StopReason::FinderExhausted => "the finder had no more pairs to propose".into(),
+        StopReason::SlotsUsed => {
+            "every layer found a violation or used its confirmation slots".into()
+        }
+        StopReason::Budget => {
+            let budget = search.budget_seconds.unwrap_or(0.0);
+            let short = match planned {
+                Some(p) if (run as f64) < 0.8 * p as f64 => format!(
+                    " — well short of the {p} planned: the program ran slower than the probe measured ({} per start, {} per release now)",
+                    duration(pacing.cost.seconds_per_call),
+                    duration(pacing.cost.seconds_per_release)
+                ),
+                _ => String::new(),
+            };
+            format!(
+                "the time budget of {} s held only the confirmations still owed after {run} trials{short}; a longer --budget runs more trials",
+                readable(budget)
+            )
+        }
+        StopReason::SearchTime => format!(
+            "the search's time limit (--max-search-seconds {}) was reached after {run} trials",
+            readable(search.wall_clock_seconds.unwrap_or(0.0))
+        ),
+        StopReason::SampleLimit => {
+            format!("the limit on releases drawn was reached after {run} trials")
+        }
+        StopReason::Refusals => format!(
+            "the program refused each of the first {MAX_LEADING_REFUSALS} pairs proposed (see the refusals)"
+        ),
+    }
+}
+
+/// The pairs the layers would confirm if the search stopped now: each open layer's
+/// best-ranked pairs it has not confirmed, one per open slot; distinct pairs in order of first
+/// appearance (layers in order, each by rank), each with the (layer, trial position) that want
+/// it.
+fn end_phase_pairs(states: &[State], slots: usize) -> Vec<(DatasetPair, Vec<(usize, usize)>)> {
+    let mut out: Vec<(DatasetPair, Vec<(usize, usize)>)> = Vec::new();
+    for (li, st) in states.iter().enumerate() {
+        if !st.open(slots) {
+            continue;
+        }
+        let mut ranked: Vec<(usize, &Trial)> = st.trials.iter().enumerate().collect();
+        ranked.sort_by(|(_, a), (_, b)| b.score.total_cmp(&a.score).then(a.index.cmp(&b.index)));
+        let mut want = slots - st.confirmations.len();
+        let mut seen: Vec<&DatasetPair> = Vec::new();
+        for (k, t) in ranked {
+            if want == 0 {
+                break;
+            }
+            if st.confirmed.contains(&t.pair) || seen.contains(&&t.pair) {
+                continue;
+            }
+            seen.push(&t.pair);
+            want -= 1;
+            match out.iter_mut().find(|(p, _)| *p == t.pair) {
+                Some((_, w)) => w.push((li, k)),
+                None => out.push((t.pair.clone(), vec![(li, k)])),
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    use crate::finders::cost::CostModel;
+
     #[test]
     fn the_plan_fits_the_budget_or_says_why() {
         let defaults = (200_000, 5_000, 3);
+        let fit =
+            |call: f64, release: f64, sizes: (Option<usize>, Option<usize>, Option<usize>)| {
+                let cost = CostModel::new(call, release, 2, 50_000);
+                RunPlan::fit(&cost, 60.0, 1.0, 2, sizes.0, sizes.1, sizes.2, defaults)
+            };
         // A fast program: full sizes, three slots.
-        let p = RunPlan::fit(0.04, 1e-6, 60.0, 2, 50_000, 2, None, None, None, defaults);
+        let p = fit(0.04, 1e-6, (None, None, None));
         assert_eq!((p.samples_per_side, p.confirm_per_layer), (200_000, 3));
         assert!(
             p.total_seconds() <= 60.0 && p.over_budget.is_none(),
             "{p:?}"
         );
+        // A start-up of 0.4 s: the confirmations are cheap, the search gets the rest, and many
+        // more than three trials.
+        let p = fit(0.4, 2e-6, (None, None, None));
+        assert_eq!((p.samples_per_side, p.confirm_per_layer), (200_000, 3));
+        assert!(p.trials >= 50, "{p:?}");
+        assert!(p.total_seconds() <= 60.0, "{p:?}");
         // 150 µs per release: smaller confirmations, still within the budget.
-        let p = RunPlan::fit(0.05, 150e-6, 60.0, 2, 50_000, 2, None, None, None, defaults);
+        let p = fit(0.05, 150e-6, (None, None, None));
         assert!(p.samples_per_side >= MIN_PLANNED_SAMPLES, "{p:?}");
         assert!(
             p.total_seconds() <= 1.2 * 60.0 && p.over_budget.is_none(),
             "{p:?}"
         );
-        assert!(p.trials >= 3, "{p:?}");
+        assert!(p.trials >= 10, "{p:?}");
         // 10 ms per release: the smallest confirmation does not fit, and the plan says so.
-        let p = RunPlan::fit(0.05, 10e-3, 60.0, 2, 50_000, 2, None, None, None, defaults);
+        let p = fit(0.05, 10e-3, (None, None, None));
         assert_eq!(p.samples_per_side, MIN_PLANNED_SAMPLES);
         assert!(p.over_budget.is_some(), "{p:?}");
         assert!(p.describe().contains("OVER BUDGET"));
         // The user's sizes are kept.
-        let p = RunPlan::fit(
-            0.05,
-            150e-6,
-            60.0,
-            2,
-            50_000,
-            2,
-            Some(100_000),
-            Some(1000),
-            Some(3),
-            defaults,
-        );
+        let p = fit(0.05, 150e-6, (Some(100_000), Some(1000), Some(3)));
         assert_eq!(
             (p.samples_per_side, p.search_samples, p.confirm_per_layer),
             (100_000, 1000, 3)

@@ -28,6 +28,7 @@ use crate::rng::{AuditRng, Seed, Stream};
 use crate::testers::PropertyTester;
 
 mod bayes;
+pub mod cost;
 pub mod layered;
 mod optim;
 mod portfolio;
@@ -194,8 +195,16 @@ pub trait DatasetFinder: Send {
     fn name(&self) -> &'static str;
     /// The next pair to score.
     fn ask(&mut self) -> Result<Option<DatasetPair>>;
-    /// The score of the pair last asked.
+    /// The score of the earliest pair asked whose score was not told yet (scores are told in
+    /// the order the pairs were asked).
     fn tell(&mut self, score: f64);
+    /// True when the next proposal does not depend on the scores not yet told (a non-adaptive
+    /// finder, or a portfolio member that does not learn): the runner may then ask it before
+    /// those scores are told and score several pairs at once, and the pairs proposed are the
+    /// same as when every score is told before the next ask. False by default.
+    fn next_is_independent(&self) -> bool {
+        false
+    }
 }
 
 /// Every finder name accepted by [`finder_by_name`].
@@ -278,6 +287,10 @@ pub struct SearchProgress {
     pub trials_done: usize,
     /// Most trials the run may score.
     pub trials_max: usize,
+    /// Trials the run's plan announced, if it was planned.
+    pub trials_planned: Option<usize>,
+    /// True while a confirming audit runs.
+    pub confirming: bool,
     /// Confirming audits done.
     pub confirmations_done: usize,
     /// Confirm slots.
@@ -571,6 +584,8 @@ pub fn search_and_confirm_observed(
         observe(&SearchProgress {
             trials_done: trials.len(),
             trials_max: search.trials,
+            trials_planned: None,
+            confirming: false,
             confirmations_done: confirmations.len(),
             confirm_top: search.confirm_top,
             samples_drawn: drawn,

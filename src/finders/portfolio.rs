@@ -42,7 +42,7 @@ const RANDOM_MAX_SIZE: usize = 64;
 /// few dozen evaluations a budget allows).
 const BAYES_MAX_SIZE: usize = 16;
 
-/// Which member proposed the pair last asked (so `tell` reaches the member that learns).
+/// Which member proposed a pair.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Member {
     Structured,
@@ -65,7 +65,9 @@ pub struct PortfolioFinder {
     bayes: Option<BayesFinder>,
     rng: AuditRng,
     turn: usize,
-    last: Member,
+    /// The members that proposed the pairs whose scores are not told yet, oldest first (so
+    /// `tell` reaches the member that learns).
+    pending: std::collections::VecDeque<Member>,
 }
 
 impl PortfolioFinder {
@@ -113,7 +115,7 @@ impl PortfolioFinder {
             bayes,
             rng,
             turn: 0,
-            last: Member::Structured,
+            pending: std::collections::VecDeque::new(),
         };
         f.structured = f.fixed_proposals();
         if f.structured.is_empty() && f.random.is_none() {
@@ -384,7 +386,7 @@ impl DatasetFinder for PortfolioFinder {
     fn ask(&mut self) -> Result<Option<DatasetPair>> {
         if self.next_structured < self.structured.len() {
             self.next_structured += 1;
-            self.last = Member::Structured;
+            self.pending.push_back(Member::Structured);
             return Ok(Some(self.structured[self.next_structured - 1].clone()));
         }
         // Then in turn: structured at random, uniform random, Bayes (members that cannot run at
@@ -395,7 +397,7 @@ impl DatasetFinder for PortfolioFinder {
             match t {
                 0 => {
                     if let Some(p) = self.random_structured() {
-                        self.last = Member::Structured;
+                        self.pending.push_back(Member::Structured);
                         return Ok(Some(p));
                     }
                 }
@@ -403,7 +405,7 @@ impl DatasetFinder for PortfolioFinder {
                     if let Some(r) = &mut self.random
                         && let Some(p) = r.ask()?
                     {
-                        self.last = Member::Random;
+                        self.pending.push_back(Member::Random);
                         return Ok(Some(p));
                     }
                 }
@@ -411,7 +413,7 @@ impl DatasetFinder for PortfolioFinder {
                     if let Some(b) = &mut self.bayes
                         && let Some(p) = b.ask()?
                     {
-                        self.last = Member::Bayes;
+                        self.pending.push_back(Member::Bayes);
                         return Ok(Some(p));
                     }
                 }
@@ -420,8 +422,16 @@ impl DatasetFinder for PortfolioFinder {
         Ok(None)
     }
 
+    fn next_is_independent(&self) -> bool {
+        // The structured list and the random members never learn; the Bayesian member does,
+        // and proposes at turns ≡ 2 (mod 3), or when a random member cannot run.
+        self.next_structured < self.structured.len()
+            || self.bayes.is_none()
+            || (self.turn % 3 != 2 && self.random.is_some())
+    }
+
     fn tell(&mut self, score: f64) {
-        match self.last {
+        match self.pending.pop_front().unwrap_or(Member::Structured) {
             Member::Structured => {}
             Member::Random => {
                 if let Some(r) = &mut self.random {

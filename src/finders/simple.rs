@@ -38,6 +38,9 @@ impl DatasetFinder for FixedFinder {
         Ok(p)
     }
     fn tell(&mut self, _score: f64) {}
+    fn next_is_independent(&self) -> bool {
+        true
+    }
 }
 
 /// A regular grid over the pair space with `levels` values per coordinate, visited in an order
@@ -87,6 +90,9 @@ impl DatasetFinder for GridFinder {
         self.space.decode(&u).map(Some)
     }
     fn tell(&mut self, _score: f64) {}
+    fn next_is_independent(&self) -> bool {
+        true
+    }
 }
 
 /// Uniform random points of the pair space.
@@ -112,6 +118,9 @@ impl DatasetFinder for RandomFinder {
         self.space.decode(&u).map(Some)
     }
     fn tell(&mut self, _score: f64) {}
+    fn next_is_independent(&self) -> bool {
+        true
+    }
 }
 
 /// Random vertices of the record box: every coordinate of every record is the range's lower or
@@ -142,6 +151,9 @@ impl DatasetFinder for CornersFinder {
         self.space.decode(&u).map(Some)
     }
     fn tell(&mut self, _score: f64) {}
+    fn next_is_independent(&self) -> bool {
+        true
+    }
 }
 
 /// The Halton low-discrepancy sequence (radical inverses in the first m primes), starting at
@@ -202,6 +214,9 @@ impl DatasetFinder for HaltonFinder {
         self.space.decode(&u).map(Some)
     }
     fn tell(&mut self, _score: f64) {}
+    fn next_is_independent(&self) -> bool {
+        true
+    }
 }
 
 /// The `from-data` finder (formerly `typical`, still accepted as an alias): the base dataset and
@@ -277,6 +292,9 @@ impl DatasetFinder for TypicalFinder {
         ))
     }
     fn tell(&mut self, _score: f64) {}
+    fn next_is_independent(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]

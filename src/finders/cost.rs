@@ -1,0 +1,295 @@
+//! The one cost model of a program audit: what a draw of releases costs, used by the plan and by
+//! every decision the run makes against its time budget.
+//!
+//! A program is run once per call (a request of at most `batch` releases); a call of `m`
+//! releases takes `startup + m · per_release` seconds, and up to `jobs` calls run at once. A
+//! set of calls started together (the two sides of a trial, the trials of a wave, the calls of a
+//! confirmation) takes the time of a greedy schedule of those calls on `jobs` slots, in order:
+//! each call goes to the slot that frees first, which is how rayon's pool takes them.
+//!
+//! The two constants are first measured by [`CostModel::probe`] on calls of growing size (so
+//! that the start-up's jitter does not swamp the per-release time), then refitted from every
+//! call the run makes, search and confirmation alike ([`CostModel::observe`]): a weighted least
+//! squares fit of seconds on releases, each call weighted by the inverse square of its time, so
+//! that a thousand short calls and one long one both count by their relative error. Calls run
+//! concurrently are observed with the contention they had, which is the contention the rest of
+//! the run will have.
+//!
+//! Hand-written: a two-parameter weighted regression with sign constraints is a dozen lines;
+//! linfa's linear regression has no weights or bounds and would need an ndarray per refit.
+
+use std::sync::Mutex;
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::Result;
+use crate::mechanisms::{Dataset, Mechanism};
+use crate::rng::{Seed, Stream};
+
+/// The smallest per-release cost the model assumes (seconds): dp-audit's own parsing and
+/// bookkeeping of a release costs about this, so a program cannot be cheaper per release.
+pub const MIN_SECONDS_PER_RELEASE: f64 = 5e-8;
+
+/// Largest number of calls kept for the refit (the most recent ones).
+const MAX_OBSERVED: usize = 4_096;
+
+/// Seconds of one program call, observed.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CallTime {
+    /// Releases requested.
+    pub releases: usize,
+    /// Seconds from the start of the call to its last release read.
+    pub seconds: f64,
+}
+
+/// Per-call times of draws, collected from the threads that make them.
+#[derive(Debug, Default)]
+pub struct CallLog {
+    calls: Mutex<Vec<CallTime>>,
+}
+
+impl CallLog {
+    /// Records one call.
+    pub fn push(&self, releases: usize, seconds: f64) {
+        if let Ok(mut g) = self.calls.lock() {
+            g.push(CallTime { releases, seconds });
+        }
+    }
+
+    /// Takes the calls recorded so far.
+    pub fn take(&self) -> Vec<CallTime> {
+        self.calls
+            .lock()
+            .map(|mut g| std::mem::take(&mut *g))
+            .unwrap_or_default()
+    }
+}
+
+/// The cost of drawing releases from a program (see the module docs).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CostModel {
+    /// Seconds per program call beyond its releases (start-up, reading the request).
+    pub seconds_per_call: f64,
+    /// Seconds per release.
+    pub seconds_per_release: f64,
+    /// Programs run at once.
+    pub jobs: usize,
+    /// Most releases per call.
+    pub batch: usize,
+    /// Calls the constants were fitted on (the probe's and the run's).
+    pub calls_observed: usize,
+    #[serde(skip)]
+    observed: Vec<CallTime>,
+}
+
+impl CostModel {
+    /// A model with the given constants (e.g. from an earlier run), `jobs` calls at once and at
+    /// most `batch` releases per call.
+    pub fn new(seconds_per_call: f64, seconds_per_release: f64, jobs: usize, batch: usize) -> Self {
+        Self {
+            seconds_per_call: seconds_per_call.max(0.0),
+            seconds_per_release: seconds_per_release.max(MIN_SECONDS_PER_RELEASE),
+            jobs: jobs.max(1),
+            batch: batch.max(1),
+            calls_observed: 0,
+            observed: Vec::new(),
+        }
+    }
+
+    /// Measures the program's cost on `dataset` from streams no audit reads: two calls of 1
+    /// release (the start-up, and its jitter), then calls of 200, 2 000, 20 000 and 200 000
+    /// releases (at most `batch`) until one takes 0.25 s more than the start-up, or the probe
+    /// has spent `max_seconds`. The constants are the fit of [`CostModel::observe`] on those
+    /// calls, so the per-release cost rests on the longest call, never on a difference lost in
+    /// the start-up's noise.
+    pub fn probe(
+        mechanism: &dyn Mechanism,
+        dataset: &Dataset,
+        seed: u64,
+        jobs: usize,
+        batch: usize,
+        max_seconds: f64,
+    ) -> Result<Self> {
+        let seed = Seed(seed);
+        let started = Instant::now();
+        let mut calls = Vec::new();
+        // Tag 0x5EED: the speed probe's streams (no audit reads them).
+        let mut timed = |index: u64, m: usize| -> Result<f64> {
+            let mut rng = seed.rng(Stream::Other { tag: 0x5EED, index });
+            let t = Instant::now();
+            mechanism.sample(dataset, m, &mut rng)?;
+            let s = t.elapsed().as_secs_f64();
+            calls.push(CallTime {
+                releases: m,
+                seconds: s,
+            });
+            Ok(s)
+        };
+        let one = timed(0, 1)?.min(timed(1, 1)?);
+        for (index, m) in [(2u64, 200usize), (3, 2_000), (4, 20_000), (5, 200_000)] {
+            let m = m.min(batch.max(1));
+            let s = timed(index, m)?;
+            let spent = started.elapsed().as_secs_f64();
+            // The next call is about 10× this one's releases.
+            let next = one + 10.0 * (s - one).max(0.0);
+            if s - one >= 0.25 || m >= batch || spent + next > max_seconds {
+                break;
+            }
+        }
+        let mut model = Self::new(one, 0.0, jobs, batch);
+        model.fit_calls(&calls);
+        model.observed = calls;
+        Ok(model)
+    }
+
+    /// Seconds of one call of `m` releases.
+    pub fn call_seconds(&self, m: usize) -> f64 {
+        self.seconds_per_call + m as f64 * self.seconds_per_release
+    }
+
+    /// The calls of a draw of `n` releases: ⌈n / batch⌉ calls of at most `batch` releases.
+    pub fn calls_of(&self, n: usize) -> impl Iterator<Item = usize> + '_ {
+        let b = self.batch;
+        (0..n.div_ceil(b)).map(move |c| (n - c * b).min(b))
+    }
+
+    /// Seconds to make the draws `draws` (releases each) together: their calls, in order, on
+    /// `jobs` slots, each to the slot that frees first.
+    pub fn seconds(&self, draws: &[usize]) -> f64 {
+        let mut slots = vec![0.0_f64; self.jobs.max(1)];
+        for &n in draws {
+            for m in self.calls_of(n) {
+                // The slot that frees first (few slots: a linear scan is enough).
+                let (k, _) = slots
+                    .iter()
+                    .enumerate()
+                    .min_by(|a, b| a.1.total_cmp(b.1))
+                    .unwrap_or((0, &0.0));
+                slots[k] += self.call_seconds(m);
+            }
+        }
+        slots.into_iter().fold(0.0, f64::max)
+    }
+
+    /// Seconds of `w` exploratory trials of `s` releases per side, scored together.
+    pub fn wave_seconds(&self, s: usize, w: usize) -> f64 {
+        self.seconds(&vec![s; 2 * w.max(1)])
+    }
+
+    /// Seconds of one confirmation of `n` releases per side (both sides drawn together).
+    pub fn confirm_seconds(&self, n: usize) -> f64 {
+        self.seconds(&[n, n])
+    }
+
+    /// Trials scored together at most: enough to keep every slot busy with the two sides of
+    /// each (at least 1).
+    pub fn wave_width(&self, s: usize) -> usize {
+        let calls_per_trial = 2 * s.div_ceil(self.batch).max(1);
+        self.jobs.div_ceil(calls_per_trial).max(1)
+    }
+
+    /// Refits the constants with the calls in `log` (see the module docs).
+    pub fn observe(&mut self, log: &CallLog) {
+        let new = log.take();
+        if new.is_empty() {
+            return;
+        }
+        self.observed.extend(new);
+        if self.observed.len() > MAX_OBSERVED {
+            let cut = self.observed.len() - MAX_OBSERVED;
+            self.observed.drain(..cut);
+        }
+        let calls = std::mem::take(&mut self.observed);
+        self.fit_calls(&calls);
+        self.observed = calls;
+    }
+
+    /// Weighted least squares of seconds on releases (weights 1/seconds²), with both constants
+    /// at least 0 (per release at least [`MIN_SECONDS_PER_RELEASE`]).
+    fn fit_calls(&mut self, calls: &[CallTime]) {
+        let pts: Vec<(f64, f64, f64)> = calls
+            .iter()
+            .filter(|c| c.seconds.is_finite() && c.seconds >= 0.0)
+            .map(|c| {
+                let y = c.seconds.max(1e-4);
+                (c.releases as f64, c.seconds, 1.0 / (y * y))
+            })
+            .collect();
+        if pts.is_empty() {
+            return;
+        }
+        let sw: f64 = pts.iter().map(|p| p.2).sum();
+        let sx: f64 = pts.iter().map(|p| p.2 * p.0).sum();
+        let sy: f64 = pts.iter().map(|p| p.2 * p.1).sum();
+        let sxx: f64 = pts.iter().map(|p| p.2 * p.0 * p.0).sum();
+        let sxy: f64 = pts.iter().map(|p| p.2 * p.0 * p.1).sum();
+        let det = sw * sxx - sx * sx;
+        let (mut a, mut b) = if det > 1e-12 * sw * sxx {
+            ((sxx * sy - sx * sxy) / det, (sw * sxy - sx * sy) / det)
+        } else {
+            // Every call of one size: the start-up cannot be told from the releases; keep the
+            // current split and scale it to the calls' mean.
+            let mean_x = sx / sw;
+            let mean_y = sy / sw;
+            let pred = self.call_seconds(mean_x.round() as usize);
+            let k = if pred > 0.0 { mean_y / pred } else { 1.0 };
+            (self.seconds_per_call * k, self.seconds_per_release * k)
+        };
+        if b < MIN_SECONDS_PER_RELEASE {
+            b = MIN_SECONDS_PER_RELEASE;
+            a = pts.iter().map(|p| p.2 * (p.1 - b * p.0)).sum::<f64>() / sw;
+        }
+        if a < 0.0 {
+            a = 0.0;
+            b = (sxy / sxx.max(f64::MIN_POSITIVE)).max(MIN_SECONDS_PER_RELEASE);
+        }
+        self.seconds_per_call = a;
+        self.seconds_per_release = b;
+        self.calls_observed = pts.len();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fit_recovers_start_up_and_per_release_costs() {
+        let mut m = CostModel::new(0.1, 1e-6, 2, 50_000);
+        let log = CallLog::default();
+        for n in [1usize, 200, 2_000, 20_000, 5_000, 5_000, 50_000] {
+            log.push(n, 0.4 + n as f64 * 2e-6);
+        }
+        m.observe(&log);
+        assert!((m.seconds_per_call - 0.4).abs() < 1e-6, "{m:?}");
+        assert!((m.seconds_per_release - 2e-6).abs() < 1e-10, "{m:?}");
+        assert_eq!(m.calls_observed, 7);
+    }
+
+    #[test]
+    fn calls_of_one_size_rescale_the_split() {
+        let mut m = CostModel::new(0.2, 1e-5, 2, 50_000);
+        let log = CallLog::default();
+        for _ in 0..4 {
+            log.push(5_000, 0.5);
+        }
+        m.observe(&log);
+        assert!((m.call_seconds(5_000) - 0.5).abs() < 1e-9, "{m:?}");
+    }
+
+    #[test]
+    fn schedules_fill_the_slots() {
+        let m = CostModel::new(0.4, 1e-6, 2, 50_000);
+        // Two calls on two slots: one call's time.
+        assert!((m.wave_seconds(5_000, 1) - m.call_seconds(5_000)).abs() < 1e-12);
+        // Four calls on two slots: two calls' time.
+        assert!((m.wave_seconds(5_000, 2) - 2.0 * m.call_seconds(5_000)).abs() < 1e-12);
+        // 200 000 per side in batches of 50 000: 8 calls, 4 per slot.
+        assert!((m.confirm_seconds(200_000) - 4.0 * m.call_seconds(50_000)).abs() < 1e-9);
+        assert_eq!(m.wave_width(5_000), 1);
+        assert_eq!(CostModel::new(0.4, 1e-6, 16, 50_000).wave_width(5_000), 8);
+        // Never below the floor per release.
+        assert!(CostModel::new(0.1, 0.0, 1, 10).seconds_per_release >= MIN_SECONDS_PER_RELEASE);
+    }
+}
