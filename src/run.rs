@@ -91,6 +91,8 @@ pub struct RunOptions {
     pub output: OutputOptions,
     /// The sizes the user chose, which a planner fitting the run to a budget keeps.
     pub sizes_given: SizesGiven,
+    /// Seconds one program call may take (`--exec-timeout`).
+    pub exec_timeout_seconds: f64,
 }
 
 /// Which of the sizes a planner would otherwise choose were given by the user.
@@ -102,6 +104,8 @@ pub struct SizesGiven {
     pub search_samples: bool,
     /// Pairs confirmed (`--confirm`).
     pub confirm: bool,
+    /// Releases per program call (`--exec-batch`).
+    pub exec_batch: bool,
 }
 
 impl RunOptions {
@@ -778,12 +782,77 @@ pub fn run_layered(
             .max(1);
         let mid = 0.5 * (domain.lower + domain.upper);
         let mid = if domain.integer { mid.round() } else { mid };
-        let probe = crate::mechanisms::Dataset::from_array(ndarray::Array2::from_elem(
-            (size.min(domain.max_size), domain.dim),
-            mid,
-        ))?;
-        // The probe may take up to 5 % of the budget.
-        cost = CostModel::probe(m, &probe, opts.seed, jobs, batch, 0.05 * budget)?;
+        let constant = |k: usize| {
+            crate::mechanisms::Dataset::from_array(ndarray::Array2::from_elem(
+                (k.min(domain.max_size), domain.dim),
+                mid,
+            ))
+        };
+        let probe = constant(size)?;
+        // A second, small dataset: a program whose cost depends on the data (a model fit that
+        // is slow on large datasets) is planned at its cheaper speed, and the search shrinks
+        // its trials on the pairs it is slow on.
+        let small = constant(domain.min_size.max(1))?;
+        if !opts.output.quiet {
+            eprintln!(
+                "audit: measuring the program's speed on two datasets ({} and {} records; calls of 1 to 200 000 releases, at most {} s)",
+                probe.len(),
+                small.len(),
+                readable((0.05 * budget).ceil())
+            );
+        }
+        // The probe may take up to 5 % of the budget, and each of its calls as much (at least
+        // 1 s, at most a quarter of the time-out).
+        m.set_call_limit(Some(std::time::Duration::from_secs_f64(
+            (0.05 * budget)
+                .max(1.0)
+                .min(0.25 * opts.exec_timeout_seconds)
+                .max(0.001),
+        )));
+        let probed = CostModel::probe(m, &probe, opts.seed, jobs, batch, 0.05 * budget);
+        let probed_small = if small.len() != probe.len() {
+            CostModel::probe(m, &small, opts.seed, jobs, batch, 0.02 * budget).ok()
+        } else {
+            None
+        };
+        m.set_call_limit(None);
+        cost = probed?;
+        if let Some(c) = probed_small {
+            let (big, little) = (cost.call_seconds(5_000), c.call_seconds(5_000));
+            if big > 4.0 * little {
+                if !opts.output.quiet {
+                    eprintln!(
+                        "audit: the program is about {}× slower on {} records than on {}: the run is planned at the faster speed, and a trial on a pair the program is slow on is shrunk to what fits",
+                        readable((big / little).round()),
+                        probe.len(),
+                        small.len()
+                    );
+                }
+                cost = c;
+            }
+        }
+        // Calls sized from the cost model: none longer than a quarter of --exec-timeout at
+        // the probe's prices, unless the user chose --exec-batch.
+        if !opts.sizes_given.exec_batch {
+            let fits = ((0.25 * opts.exec_timeout_seconds - cost.seconds_per_call)
+                / cost.seconds_per_release)
+                .floor();
+            let b = if fits.is_finite() {
+                (fits.max(1.0) as usize).min(batch)
+            } else {
+                batch
+            };
+            if b < batch && m.set_batch_size(b) {
+                cost.batch = b;
+                if !opts.output.quiet {
+                    eprintln!(
+                        "audit: at the measured speed a call of {batch} releases would take about {} s, more than a quarter of the {} s time-out (--exec-timeout): calls of {b} releases instead (recorded as --exec-batch {b})",
+                        readable(cost.call_seconds(batch).ceil()),
+                        readable(opts.exec_timeout_seconds)
+                    );
+                }
+            }
+        }
         let defaults = (
             config.samples_per_side,
             search.search_samples,
@@ -829,6 +898,7 @@ pub fn run_layered(
         cost,
         planned_trials: plan.as_ref().map(|p| p.trials),
         spent_before: started.elapsed().as_secs_f64(),
+        call_timeout: Some(opts.exec_timeout_seconds),
     };
     let rep = search_and_confirm_paced(
         m,
@@ -854,7 +924,7 @@ pub fn run_layered(
         }
     }
     let code = exit_code(rep.verdict);
-    let planned: Vec<(&str, String)> = match &plan {
+    let mut planned: Vec<(&str, String)> = match &plan {
         Some(p) => vec![
             ("--samples", p.samples_per_side.to_string()),
             ("--search-samples", p.search_samples.to_string()),
@@ -862,6 +932,10 @@ pub fn run_layered(
         ],
         None => Vec::new(),
     };
+    let final_batch = crate::rng::chunk_len(m);
+    if final_batch != batch && !opts.sizes_given.exec_batch {
+        planned.push(("--exec-batch", final_batch.to_string()));
+    }
     let reproduce = reproduce_line_planned(
         searching.then_some(rep.trials_scored + rep.skipped.len()),
         &planned,

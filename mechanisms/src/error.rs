@@ -58,6 +58,20 @@ pub enum MechanismError {
         /// What went wrong, with the request and the program's stderr.
         message: String,
     },
+    /// A call ran past the time limit its caller set ([`crate::Mechanism::set_call_limit`]):
+    /// the mechanism is too slow on this dataset for the size asked, not broken.
+    #[error(
+        "mechanism {mechanism}: a call of {releases} releases ran past the {} s it was given and was stopped",
+        crate::math::readable(*.seconds)
+    )]
+    Slow {
+        /// Mechanism id.
+        mechanism: String,
+        /// Releases the call asked for.
+        releases: usize,
+        /// The limit the call ran past, seconds.
+        seconds: f64,
+    },
     /// A mechanism failed while sampling.
     #[error("mechanism {mechanism} failed to sample: {message}")]
     Sampling {

@@ -83,6 +83,21 @@ pub trait Mechanism: Send + Sync + fmt::Debug {
         None
     }
 
+    /// Sets the releases per call ([`Mechanism::batch_size`]) for a mechanism whose caller may
+    /// choose it (an external program, whose calls must each finish within a time-out);
+    /// returns false, changing nothing, for every other mechanism. Part of the reproducibility
+    /// contract like [`Mechanism::batch_size`]: a run that sets it records the value.
+    fn set_batch_size(&self, _batch: usize) -> bool {
+        false
+    }
+
+    /// Limits the time of each later call of [`Mechanism::sample`] (`None`: the mechanism's own
+    /// limit, if any). A call that runs past it is stopped and fails with
+    /// [`crate::MechanismError::Slow`]: the mechanism is too slow on that dataset for the size
+    /// asked, which a caller can answer with a smaller call. Only mechanisms that run external
+    /// programs honour it; the default does nothing.
+    fn set_call_limit(&self, _limit: Option<std::time::Duration>) {}
+
     /// The output transform (as `audit run --transform` spells it) this mechanism's releases
     /// are best audited through, when its configuration calls for one (e.g. `checkpoints:D` for
     /// a training run that releases its iterates); `None` for the releases as they are. A fixed

@@ -90,6 +90,28 @@ pub enum BenchKind {
         #[arg(long)]
         json: bool,
     },
+    /// Does the default program audit keep its plan? Runs `audit run --exec` with default flags
+    /// and `--budget` on the README's program and on a clamped mean at start-up costs of 0, 0.1
+    /// and 0.4 s and at 150 µs per release (correct programs, so the search is never ended by a
+    /// violation), and prints per run the trials planned and run, their ratio, the seconds
+    /// against the budget, and why the search stopped.
+    Pacing {
+        /// The time budget of each run, seconds.
+        #[arg(allow_hyphen_values = true, long, default_value_t = 60.0)]
+        budget: f64,
+        /// Seed of each run.
+        #[arg(allow_hyphen_values = true, long, default_value_t = 0)]
+        seed: u64,
+        /// Only these case ids (comma-separated).
+        #[arg(long)]
+        only: Option<String>,
+        /// Flags appended to every `audit run`, e.g. "--jobs 1".
+        #[arg(long, allow_hyphen_values = true)]
+        extra: Option<String>,
+        /// Print JSON rows instead.
+        #[arg(long)]
+        json: bool,
+    },
     /// The DP-Auditorium post's experiment over the whole catalogue: every entry × tester × ε
     /// on the entry's witness pair, `--repeats` audits per cell; prints the detection table and
     /// writes it as a report (a page and a heat map).
@@ -377,6 +399,47 @@ pub fn run_cli(a: &BenchArgs) -> Result<Outcome> {
                 to_json(&rows)?
             } else {
                 format!("{}\n", super::suite::summary(&rows))
+            }
+        }
+        BenchKind::Pacing {
+            budget,
+            seed,
+            only,
+            extra,
+            json,
+        } => {
+            if !(budget.is_finite() && *budget >= 1.0 && *budget <= 86_400.0) {
+                return Err(Error::InvalidConfig(format!(
+                    "--budget {budget}; allowed: 1 to 86400 seconds"
+                )));
+            }
+            let cases = super::pacing::select(only.as_deref())?;
+            let extra: Vec<String> = match extra {
+                Some(e) => shlex::split(e).ok_or_else(|| {
+                    Error::InvalidConfig(format!("--extra {e}: unbalanced quotes"))
+                })?,
+                None => Vec::new(),
+            };
+            let print_rows = !*json;
+            if print_rows {
+                println!("{}", super::pacing::header());
+            }
+            let rows = super::pacing::run_pacing(
+                &cases,
+                std::path::Path::new("."),
+                *budget,
+                *seed,
+                &extra,
+                &|r| {
+                    if print_rows {
+                        println!("{}", super::pacing::render_row(r));
+                    }
+                },
+            )?;
+            if *json {
+                to_json(&rows)?
+            } else {
+                super::pacing::summary(&rows)
             }
         }
         BenchKind::Table {

@@ -14,6 +14,7 @@ pub mod bench;
 pub mod claim_arg;
 pub mod list;
 pub mod one_run;
+pub mod pacing;
 pub mod report;
 pub mod run;
 pub mod sample;

@@ -371,7 +371,12 @@ impl From<&RunArgs> for RunOptions {
                 samples: given_on_command_line("--samples"),
                 search_samples: given_on_command_line("--search-samples"),
                 confirm: given_on_command_line("--confirm"),
+                exec_batch: a.limits.exec_batch.is_some(),
             },
+            exec_timeout_seconds: a
+                .limits
+                .exec_timeout
+                .unwrap_or(crate::sources::exec::DEFAULT_TIMEOUT.as_secs_f64()),
         }
     }
 }

@@ -9,14 +9,14 @@
 //!
 //! The two constants are first measured by [`CostModel::probe`] on calls of growing size (so
 //! that the start-up's jitter does not swamp the per-release time), then refitted from every
-//! call the run makes, search and confirmation alike ([`CostModel::observe`]): a weighted least
-//! squares fit of seconds on releases, each call weighted by the inverse square of its time, so
-//! that a thousand short calls and one long one both count by their relative error. Calls run
-//! concurrently are observed with the contention they had, which is the contention the rest of
-//! the run will have.
+//! call the run makes, search and confirmation alike ([`CostModel::observe`]), by medians of
+//! small and large calls (robust to a call slowed by something else on the machine; a least
+//! squares fit let two noisy short calls set the per-release price). The most recent calls
+//! count (the probe's large call is always kept), so calls run concurrently are priced with the
+//! contention the rest of the run will have.
 //!
-//! Hand-written: a two-parameter weighted regression with sign constraints is a dozen lines;
-//! linfa's linear regression has no weights or bounds and would need an ndarray per refit.
+//! Hand-written: a median-based two-point fit is a dozen lines; linfa's regressions are least
+//! squares, which one slow call can move arbitrarily.
 
 use std::sync::Mutex;
 use std::time::Instant;
@@ -31,8 +31,10 @@ use crate::rng::{Seed, Stream};
 /// bookkeeping of a release costs about this, so a program cannot be cheaper per release.
 pub const MIN_SECONDS_PER_RELEASE: f64 = 5e-8;
 
-/// Largest number of calls kept for the refit (the most recent ones).
+/// Largest number of calls kept (the most recent ones).
 const MAX_OBSERVED: usize = 4_096;
+/// Calls the refit reads: the most recent ones.
+const RECENT: usize = 64;
 
 /// Seconds of one program call, observed.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -115,19 +117,36 @@ impl CostModel {
         let started = Instant::now();
         let mut calls = Vec::new();
         // Tag 0x5EED: the speed probe's streams (no audit reads them).
+        // A call stopped by the caller's limit (the mechanism is slow on this dataset) counts
+        // as taking the limit, a lower bound on its time, and ends the probe.
+        let slow = std::cell::Cell::new(false);
         let mut timed = |index: u64, m: usize| -> Result<f64> {
             let mut rng = seed.rng(Stream::Other { tag: 0x5EED, index });
             let t = Instant::now();
-            mechanism.sample(dataset, m, &mut rng)?;
-            let s = t.elapsed().as_secs_f64();
+            let s = match mechanism.sample(dataset, m, &mut rng) {
+                Ok(_) => t.elapsed().as_secs_f64(),
+                Err(crate::mechanisms::MechanismError::Slow { seconds, .. }) => {
+                    slow.set(true);
+                    seconds
+                }
+                Err(e) => return Err(e.into()),
+            };
             calls.push(CallTime {
                 releases: m,
                 seconds: s,
             });
             Ok(s)
         };
-        let one = timed(0, 1)?.min(timed(1, 1)?);
+        let first = timed(0, 1)?;
+        let one = if slow.get() {
+            first
+        } else {
+            first.min(timed(1, 1)?)
+        };
         for (index, m) in [(2u64, 200usize), (3, 2_000), (4, 20_000), (5, 200_000)] {
+            if slow.get() {
+                break;
+            }
             let m = m.min(batch.max(1));
             let s = timed(index, m)?;
             let spent = started.elapsed().as_secs_f64();
@@ -200,52 +219,62 @@ impl CostModel {
             let cut = self.observed.len() - MAX_OBSERVED;
             self.observed.drain(..cut);
         }
-        let calls = std::mem::take(&mut self.observed);
+        // The recent calls, and the largest call ever made (often the probe's), so that the
+        // per-release price always rests on a long call.
+        let start = self.observed.len().saturating_sub(RECENT);
+        let mut calls: Vec<CallTime> = self.observed[start..].to_vec();
+        if let Some(big) = self.observed.iter().max_by_key(|c| c.releases)
+            && calls.iter().all(|c| c.releases < big.releases)
+        {
+            calls.push(*big);
+        }
         self.fit_calls(&calls);
-        self.observed = calls;
     }
 
-    /// Weighted least squares of seconds on releases (weights 1/seconds²), with both constants
-    /// at least 0 (per release at least [`MIN_SECONDS_PER_RELEASE`]).
+    /// A robust fit of seconds on releases (see the module docs): the per-release cost from the
+    /// difference between the median time of the large calls (at least half the largest size)
+    /// and that of the small ones (at most a quarter of it), the start-up from the small calls;
+    /// medians, because a call slowed by something else on the machine must not move the
+    /// prices. When every call has about one size, the start-up cannot be told from the
+    /// releases: the current split is kept and scaled to the calls' median time.
     fn fit_calls(&mut self, calls: &[CallTime]) {
-        let pts: Vec<(f64, f64, f64)> = calls
+        let pts: Vec<(usize, f64)> = calls
             .iter()
             .filter(|c| c.seconds.is_finite() && c.seconds >= 0.0)
-            .map(|c| {
-                let y = c.seconds.max(1e-4);
-                (c.releases as f64, c.seconds, 1.0 / (y * y))
-            })
+            .map(|c| (c.releases, c.seconds))
             .collect();
         if pts.is_empty() {
             return;
         }
-        let sw: f64 = pts.iter().map(|p| p.2).sum();
-        let sx: f64 = pts.iter().map(|p| p.2 * p.0).sum();
-        let sy: f64 = pts.iter().map(|p| p.2 * p.1).sum();
-        let sxx: f64 = pts.iter().map(|p| p.2 * p.0 * p.0).sum();
-        let sxy: f64 = pts.iter().map(|p| p.2 * p.0 * p.1).sum();
-        let det = sw * sxx - sx * sx;
-        let (mut a, mut b) = if det > 1e-12 * sw * sxx {
-            ((sxx * sy - sx * sxy) / det, (sw * sxy - sx * sy) / det)
+        let median = |mut v: Vec<f64>| -> f64 {
+            v.sort_by(f64::total_cmp);
+            let k = v.len();
+            if k % 2 == 1 {
+                v[k / 2]
+            } else {
+                0.5 * (v[k / 2 - 1] + v[k / 2])
+            }
+        };
+        let largest = pts.iter().map(|p| p.0).max().unwrap_or(1).max(1);
+        let large: Vec<&(usize, f64)> = pts.iter().filter(|p| 2 * p.0 >= largest).collect();
+        let small: Vec<&(usize, f64)> = pts.iter().filter(|p| 4 * p.0 <= largest).collect();
+        let (a, b) = if !small.is_empty() && !large.is_empty() {
+            let ml = median(large.iter().map(|p| p.0 as f64).collect());
+            let tl = median(large.iter().map(|p| p.1).collect());
+            let ms = median(small.iter().map(|p| p.0 as f64).collect());
+            let ts = median(small.iter().map(|p| p.1).collect());
+            let b = ((tl - ts) / (ml - ms)).max(MIN_SECONDS_PER_RELEASE);
+            let a = median(small.iter().map(|p| p.1 - b * p.0 as f64).collect()).max(0.0);
+            (a, b)
         } else {
-            // Every call of one size: the start-up cannot be told from the releases; keep the
-            // current split and scale it to the calls' mean.
-            let mean_x = sx / sw;
-            let mean_y = sy / sw;
-            let pred = self.call_seconds(mean_x.round() as usize);
-            let k = if pred > 0.0 { mean_y / pred } else { 1.0 };
+            let m = median(pts.iter().map(|p| p.0 as f64).collect());
+            let t = median(pts.iter().map(|p| p.1).collect());
+            let pred = self.call_seconds(m.round() as usize);
+            let k = if pred > 0.0 { t / pred } else { 1.0 };
             (self.seconds_per_call * k, self.seconds_per_release * k)
         };
-        if b < MIN_SECONDS_PER_RELEASE {
-            b = MIN_SECONDS_PER_RELEASE;
-            a = pts.iter().map(|p| p.2 * (p.1 - b * p.0)).sum::<f64>() / sw;
-        }
-        if a < 0.0 {
-            a = 0.0;
-            b = (sxy / sxx.max(f64::MIN_POSITIVE)).max(MIN_SECONDS_PER_RELEASE);
-        }
-        self.seconds_per_call = a;
-        self.seconds_per_release = b;
+        self.seconds_per_call = a.max(0.0);
+        self.seconds_per_release = b.max(MIN_SECONDS_PER_RELEASE);
         self.calls_observed = pts.len();
     }
 }

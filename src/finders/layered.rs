@@ -434,6 +434,12 @@ struct Confirmer<'a> {
     log: &'a super::cost::CallLog,
     /// Every confirmation's layer and size, in the order run.
     effort: Vec<ConfirmEffort>,
+    /// Pairs the program was slow on in the search, with its seconds per release there.
+    slow_pairs: Vec<(DatasetPair, f64)>,
+    /// Seconds a confirmation is priced at (a slow pair is confirmed on what fits them).
+    allowance: f64,
+    /// Seconds per program start.
+    startup: f64,
 }
 
 impl Confirmer<'_> {
@@ -454,11 +460,21 @@ impl Confirmer<'_> {
                 self.pairs.len() - 1
             }
         };
-        let (seed, n) = (Seed(self.audit.seed), self.audit.samples_per_side);
+        let seed = Seed(self.audit.seed);
+        // A pair the program was slow on gets the releases that fit a confirmation's price.
+        let n = match self.slow_pairs.iter().find(|(p, _)| p == pair) {
+            Some((_, rate)) => {
+                let fits = ((self.allowance - self.startup).max(0.0) / rate).floor() as usize;
+                fits.clamp(MIN_SLOW_CONFIRM_SAMPLES, self.audit.samples_per_side.max(1))
+            }
+            None => self.audit.samples_per_side,
+        };
         let m = self.mechanism;
         if self.cache.as_ref().is_none_or(|c| c.0 != k) {
             let stream = |side| Phase::Confirm(k as u64).stream_of(side);
-            let (p, q) = sample_pair_parallel(m, pair, n, seed, stream, Some(self.log))?;
+            // A pair the program is slow on is not priced with the rest.
+            let log = (n == self.audit.samples_per_side).then_some(self.log);
+            let (p, q) = sample_pair_parallel(m, pair, n, seed, stream, log)?;
             self.calls += 2 * n.div_ceil(chunk_len(m)) as u64;
             self.drawn += 2 * n as u64;
             self.cache = Some((k, p, q));
@@ -471,6 +487,7 @@ impl Confirmer<'_> {
         let (vq, _, _) = view(st.kind, q, coords)?;
         let config = AuditConfig {
             failure_probability: st.beta / self.slots as f64,
+            samples_per_side: n,
             ..self.audit.clone()
         };
         let mut r = audit_drawn(
@@ -552,8 +569,16 @@ pub struct SearchEffort {
     pub trials_run: usize,
     /// Pairs scored.
     pub pairs_scored: usize,
-    /// Pairs the program refused (failure status, time-out, non-finite output).
+    /// Pairs the program refused (failure status, time-out, non-finite output), those skipped
+    /// as too slow included.
     pub pairs_refused: usize,
+    /// Of the refused pairs, those skipped because the program was too slow on them.
+    #[serde(default)]
+    pub pairs_too_slow: usize,
+    /// Of the scored pairs, those scored on fewer releases because the program was slow on
+    /// them.
+    #[serde(default)]
+    pub pairs_shrunk: usize,
     /// Releases per side of each exploratory trial.
     pub search_releases_per_side: usize,
     /// Every confirmation, in the order run.
@@ -574,30 +599,61 @@ impl SearchEffort {
             Some(p) => format!("{} of about {p} planned trials run", self.trials_run),
             None => format!("{} trials run", self.trials_run),
         };
-        let refused = if self.pairs_refused > 0 {
-            format!(" ({} refused by the program)", self.pairs_refused)
-        } else {
-            String::new()
-        };
-        let mut sizes: Vec<String> = Vec::new();
+        let mut parts = vec![format!(
+            "{} pairs scored on {} releases per side each",
+            self.pairs_scored, self.search_releases_per_side
+        )];
+        if self.pairs_shrunk > 0 {
+            parts.push(format!(
+                "{} of them on fewer, because the program was slow on them",
+                self.pairs_shrunk
+            ));
+        }
+        let refused = self.pairs_refused - self.pairs_too_slow.min(self.pairs_refused);
+        if refused > 0 {
+            parts.push(format!("{refused} refused by the program"));
+        }
+        if self.pairs_too_slow > 0 {
+            parts.push(format!(
+                "{} skipped because the program was too slow on them",
+                self.pairs_too_slow
+            ));
+        }
+        let mut per_layer: Vec<(LayerKind, Vec<usize>)> = Vec::new();
         for c in &self.confirmations {
-            let s = format!("{} ({})", c.releases_per_side, c.layer.title());
-            if !sizes.contains(&s) {
-                sizes.push(s);
+            match per_layer.iter_mut().find(|(l, _)| *l == c.layer) {
+                Some((_, v)) => v.push(c.releases_per_side),
+                None => per_layer.push((c.layer, vec![c.releases_per_side])),
             }
         }
-        let confirms = if self.confirmations.is_empty() {
+        let confirms = if per_layer.is_empty() {
             "no confirmation".to_string()
         } else {
-            format!(
-                "{} confirmation(s) of {} releases per side",
-                self.confirmations.len(),
-                sizes.join(", ")
-            )
+            let layers: Vec<String> = per_layer
+                .iter()
+                .map(|(l, v)| {
+                    let all_same = v.iter().all(|n| *n == v[0]);
+                    let sizes = if all_same {
+                        format!("{} of {} releases per side", v.len(), v[0])
+                    } else {
+                        format!(
+                            "{} of {} releases per side",
+                            v.len(),
+                            v.iter()
+                                .map(|n| n.to_string())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )
+                    };
+                    format!("{} {sizes}", l.title())
+                })
+                .collect();
+            format!("confirmations: {}", layers.join("; "))
         };
         format!(
-            "{planned}, {} pairs scored{refused} on {} releases per side each; {confirms}; the search stopped because {}",
-            self.pairs_scored, self.search_releases_per_side, self.stopped_words
+            "{planned}: {}; {confirms}; the search stopped because {}",
+            parts.join(", "),
+            self.stopped_words
         )
     }
 }
@@ -612,6 +668,8 @@ pub struct Pacing {
     pub planned_trials: Option<usize>,
     /// Seconds of the budget spent before the search started.
     pub spent_before: f64,
+    /// Seconds one program call may take (`--exec-timeout`), when the mechanism is a program.
+    pub call_timeout: Option<f64>,
 }
 
 /// [`super::search_and_confirm_observed`] for several layers at once (see the module docs),
@@ -637,6 +695,7 @@ pub fn search_and_confirm_layered(
         ),
         planned_trials: None,
         spent_before: 0.0,
+        call_timeout: None,
     };
     search_and_confirm_paced(
         mechanism, claim, finder, testers, search, audit, layers, pacing, observe,
@@ -646,14 +705,114 @@ pub fn search_and_confirm_layered(
 /// One exploratory trial's outcome, computed in parallel with the others of its wave.
 struct Scored {
     pair: DatasetPair,
-    /// The releases of both sides, or the program's refusal.
-    outcome: std::result::Result<ScoredLayers, crate::mechanisms::MechanismError>,
+    /// The releases of both sides, or the program's refusal (with the seconds per release it
+    /// took at least, when it was too slow on the pair).
+    outcome: std::result::Result<ScoredLayers, (crate::mechanisms::MechanismError, Option<f64>)>,
 }
+
+/// A trial's draw: the releases, or the program's refusal or slowness.
+enum Draw {
+    /// Both sides, the releases per side drawn and the seconds the draw took.
+    Drawn(Samples, Samples, usize, f64),
+    /// Too slow on the pair for even [`MIN_SLOW_SEARCH_SAMPLES`] releases per side: the
+    /// skip's message and the seconds per release it took at least.
+    TooSlow(crate::mechanisms::MechanismError, f64),
+}
+
+/// One layer's score of a trial: the score, the exploratory margin, and the floating-point
+/// view's coordinates (wide outputs).
+type LayerScore = (f64, f64, Option<Vec<usize>>);
 
 /// A trial's scores per layer (None for a layer that cannot run on it).
 struct ScoredLayers {
     integer: bool,
-    per_layer: Vec<Option<(f64, f64, Option<Vec<usize>>)>>,
+    per_layer: Vec<Option<LayerScore>>,
+    /// When the program was too slow on the pair for the full size: the releases per side it
+    /// was scored on, and the seconds per release measured on them.
+    slow: Option<(usize, f64)>,
+}
+
+/// How a trial skipped because the program was too slow on its pair begins its message.
+const TOO_SLOW: &str = "too slow on this pair";
+
+/// Fewest releases per side a trial is shrunk to on a pair the program is slow on; below it
+/// the pair is skipped as too slow.
+pub const MIN_SLOW_SEARCH_SAMPLES: usize = 50;
+/// Fewest releases per side a confirmation of such a pair draws, whatever it costs.
+pub const MIN_SLOW_CONFIRM_SAMPLES: usize = 100;
+
+/// Draws `s` releases per side of `pair` for trial `index`; when a call runs past the limit
+/// the search set ([`Mechanism::set_call_limit`]), draws again at a size that fits it at the
+/// slowness observed (at most 3 times, each at most a quarter of the last size). Returns the
+/// releases, the size drawn and the seconds the draw took.
+#[allow(clippy::too_many_arguments)]
+fn draw_trial(
+    mechanism: &dyn Mechanism,
+    pair: &DatasetPair,
+    s: usize,
+    seed: Seed,
+    index: usize,
+    startup: f64,
+    hint: f64,
+    log: &super::cost::CallLog,
+) -> Result<Draw> {
+    use crate::mechanisms::MechanismError;
+    let mut size = s;
+    let mut last_rate = hint;
+    for _ in 0..4 {
+        let t0 = Instant::now();
+        match sample_pair_parallel(
+            mechanism,
+            pair,
+            size,
+            seed,
+            |side| Phase::Search(index as u64).stream_of(side),
+            Some(log),
+        ) {
+            Ok((p, q)) => return Ok(Draw::Drawn(p, q, size, t0.elapsed().as_secs_f64())),
+            Err(Error::Mechanism(MechanismError::Slow {
+                mechanism: id,
+                releases,
+                seconds,
+            })) => {
+                // At least this much per release: the call ran past `seconds`; and at least as
+                // slow as the slowest pair seen so far (`hint`), so that the next size is one
+                // that can fit.
+                let rate =
+                    ((seconds - startup).max(0.5 * seconds) / releases.max(1) as f64).max(hint);
+                let fits = ((0.5 * seconds - startup).max(0.25 * seconds) / rate).floor();
+                let next = (fits.max(0.0) as usize).min(size / 4);
+                if next < MIN_SLOW_SEARCH_SAMPLES {
+                    return Ok(Draw::TooSlow(
+                        MechanismError::Refused {
+                            mechanism: id,
+                            message: format!(
+                                "{TOO_SLOW}{}",
+                                format_args!(
+                                    ": a call of {releases} releases ran past the {} s a trial's call is given (at least {} per release here); {MIN_SLOW_SEARCH_SAMPLES} releases per side would not fit, so the pair was skipped",
+                                    readable((seconds * 100.0).round() / 100.0),
+                                    duration(rate)
+                                )
+                            ),
+                        },
+                        rate,
+                    ));
+                }
+                last_rate = rate;
+                size = next;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(Draw::TooSlow(
+        MechanismError::Refused {
+            mechanism: mechanism.id().to_string(),
+            message: format!(
+                "{TOO_SLOW}: still past the time a trial's call is given at {size} releases per side; the pair was skipped"
+            ),
+        },
+        last_rate,
+    ))
 }
 
 /// [`search_and_confirm_layered`] paced by `pacing` (see the module docs and [`super::cost`]).
@@ -740,11 +899,23 @@ pub fn search_and_confirm_paced(
         drawn: 0,
         log: &log,
         effort: Vec::new(),
+        slow_pairs: Vec::new(),
+        // At most half the time-out, so that one call holds the whole confirmation of a side.
+        allowance: pacing
+            .cost
+            .confirm_seconds(audit.samples_per_side)
+            .max(1.0)
+            .min(0.5 * pacing.call_timeout.unwrap_or(f64::INFINITY)),
+        startup: pacing.cost.seconds_per_call,
     };
     let mut best_score = f64::NEG_INFINITY;
     let mut scored = 0usize;
     let call_len = chunk_len(mechanism);
     let mut proposed = 0usize;
+    // The largest seconds per release seen on a pair the program was slow on.
+    let mut slow_hint = 0.0_f64;
+    // Proposals skipped because the program was too slow on them (not refusals of the data).
+    let mut too_slow = 0usize;
     let stopped: StopReason;
     let progress =
         |states: &[State], drawn: u64, scored: usize, best: f64, confirming: bool| SearchProgress {
@@ -834,27 +1005,40 @@ pub fn search_and_confirm_paced(
         let decided_skip = states
             .iter()
             .any(|st| st.kind == LayerKind::FloatingPoint && st.skipped.is_some());
+        // With a budget, a trial's call gets a limit: four times its price, and at least 2 %
+        // of the budget and 1 s; a program slower than that on a pair is asked for fewer
+        // releases there (see draw_trial).
+        if let Some(budget) = search.budget_seconds {
+            let price = pacing.cost.call_seconds(s.min(pacing.cost.batch));
+            mechanism.set_call_limit(Some(std::time::Duration::from_secs_f64(
+                (4.0 * price).max(0.02 * budget).max(1.0),
+            )));
+        }
+        let hint = slow_hint;
+        let startup = pacing.cost.seconds_per_call;
         let outcomes: Vec<Result<Scored>> = wave
             .into_par_iter()
             .enumerate()
             .map(|(w, pair)| -> Result<Scored> {
                 let index = first_index + w;
-                let drawn = sample_pair_parallel(
-                    mechanism,
-                    &pair,
-                    s,
-                    seed,
-                    |side| Phase::Search(index as u64).stream_of(side),
-                    Some(&log),
-                );
-                let (p, q) = match drawn {
-                    Ok(x) => x,
+                // Each trial's calls are logged apart: those of a pair the program was slow
+                // on do not price the rest of the run.
+                let own = super::cost::CallLog::default();
+                let drawn = draw_trial(mechanism, &pair, s, seed, index, startup, hint, &own);
+                let (p, q, size, secs) = match drawn {
+                    Ok(Draw::Drawn(p, q, size, secs)) => (p, q, size, secs),
+                    Ok(Draw::TooSlow(e, rate)) => {
+                        return Ok(Scored {
+                            pair,
+                            outcome: Err((e, Some(rate))),
+                        });
+                    }
                     Err(Error::Mechanism(
                         e @ crate::mechanisms::MechanismError::Refused { .. },
                     )) => {
                         return Ok(Scored {
                             pair,
-                            outcome: Err(e),
+                            outcome: Err((e, None)),
                         });
                     }
                     Err(e) => return Err(e),
@@ -875,7 +1059,7 @@ pub fn search_and_confirm_paced(
                     let (vq, _, _) = view(kind, &q, coords.as_deref())?;
                     let config = AuditConfig {
                         seed: audit.seed,
-                        samples_per_side: s,
+                        samples_per_side: size,
                         failure_probability: SEARCH_BETA,
                     };
                     let r = audit_drawn(
@@ -899,12 +1083,29 @@ pub fn search_and_confirm_paced(
                         .fold(f64::NEG_INFINITY, f64::max);
                     per_layer.push(Some((score, margin, coords)));
                 }
+                if size == s {
+                    for c in own.take() {
+                        log.push(c.releases, c.seconds);
+                    }
+                }
+                let slow = (size < s).then(|| {
+                    (
+                        size,
+                        ((secs - startup).max(0.5 * secs) / size as f64)
+                            .max(super::cost::MIN_SECONDS_PER_RELEASE),
+                    )
+                });
                 Ok(Scored {
                     pair,
-                    outcome: Ok(ScoredLayers { integer, per_layer }),
+                    outcome: Ok(ScoredLayers {
+                        integer,
+                        per_layer,
+                        slow,
+                    }),
                 })
             })
             .collect();
+        mechanism.set_call_limit(None);
         pacing.cost.observe(&log);
         // Take the wave in trial order, as a one-at-a-time search would.
         for (w, outcome) in outcomes.into_iter().enumerate() {
@@ -920,13 +1121,18 @@ pub fn search_and_confirm_paced(
             proposed += 1;
             let sl = match outcome {
                 Ok(sl) => sl,
-                Err(e) => {
+                Err((e, slow_rate)) => {
                     let worst = states
                         .iter()
                         .find(|st| st.kind == steer)
                         .map(|st| st.trials.iter().map(|t| t.score).fold(-1.0_f64, f64::min))
                         .unwrap_or(-1.0);
                     finder.tell(worst);
+                    if let Some(rate) = slow_rate {
+                        too_slow += 1;
+                        // The slowness measured, for the next slow pair.
+                        slow_hint = slow_hint.max(rate);
+                    }
                     skipped.push(SkippedTrial {
                         index,
                         pair,
@@ -934,16 +1140,23 @@ pub fn search_and_confirm_paced(
                     });
                     // A program that refuses every one of the first proposals (NaN on every
                     // dataset, a crash on start-up) ends the search now instead of spending the
-                    // budget.
-                    if scored == 0 && skipped.len() >= MAX_LEADING_REFUSALS {
+                    // budget; pairs skipped as too slow do not count (the budget bounds them).
+                    if scored == 0 && skipped.len() - too_slow >= MAX_LEADING_REFUSALS {
                         stopped = StopReason::Refusals;
                         break 'search;
                     }
                     continue;
                 }
             };
-            conf.calls += 2 * s.div_ceil(call_len) as u64;
-            conf.drawn += 2 * s as u64;
+            let size = sl.slow.map_or(s, |(size, _)| size);
+            conf.calls += 2 * size.div_ceil(call_len) as u64;
+            conf.drawn += 2 * size as u64;
+            if let Some((_, rate)) = sl.slow
+                && !conf.slow_pairs.iter().any(|(p, _)| *p == pair)
+            {
+                conf.slow_pairs.push((pair.clone(), rate));
+                slow_hint = slow_hint.max(rate);
+            }
             // The first scored trial decides whether the floating-point layer runs (see the
             // module docs): before any confirmation, on search releases only.
             if scored == 0 && sl.integer {
@@ -979,6 +1192,7 @@ pub fn search_and_confirm_paced(
                     pair: pair.clone(),
                     score,
                     exploratory_margin: margin,
+                    releases_per_side: sl.slow.map(|(size, _)| size),
                 });
                 st.coords.push(coords.clone());
                 if st.kind == steer {
@@ -1014,9 +1228,7 @@ pub fn search_and_confirm_paced(
                         .trials
                         .iter()
                         .enumerate()
-                        .max_by(|(_, a), (_, b)| {
-                            a.score.total_cmp(&b.score).then(b.index.cmp(&a.index))
-                        })
+                        .min_by(|(_, a), (_, b)| rank_order(a, b))
                         .map(|(k, t)| (t.pair.clone(), states[li].coords[k].clone()));
                     if let Some((pair, coords)) = best {
                         observe(&progress(&states, conf.drawn, scored, best_score, true));
@@ -1111,6 +1323,8 @@ pub fn search_and_confirm_paced(
         trials_run: proposed,
         pairs_scored: scored,
         pairs_refused: skipped.len(),
+        pairs_too_slow: too_slow,
+        pairs_shrunk: conf.slow_pairs.len(),
         search_releases_per_side: s,
         confirmations: conf.effort,
         stopped,
@@ -1135,6 +1349,18 @@ pub fn search_and_confirm_paced(
         effort: Some(effort),
         cost: Some(pacing.cost),
     })
+}
+
+/// The order in which a layer confirms its trials, best first: trials scored on the search's
+/// full size before trials shrunk because the program was slow on their pair (their point
+/// estimates, on a few dozen releases, are mostly noise), unless a shrunk trial's exploratory
+/// lower bound already exceeds the allowance; then by score, then by index.
+fn rank_order(a: &Trial, b: &Trial) -> std::cmp::Ordering {
+    let trusted = |t: &Trial| t.releases_per_side.is_none() || t.exploratory_margin > 0.0;
+    trusted(b)
+        .cmp(&trusted(a))
+        .then(b.score.total_cmp(&a.score))
+        .then(a.index.cmp(&b.index))
 }
 
 /// Seconds of the budget spent: before the search, and since it started.
@@ -1195,7 +1421,7 @@ fn end_phase_pairs(states: &[State], slots: usize) -> Vec<(DatasetPair, Vec<(usi
             continue;
         }
         let mut ranked: Vec<(usize, &Trial)> = st.trials.iter().enumerate().collect();
-        ranked.sort_by(|(_, a), (_, b)| b.score.total_cmp(&a.score).then(a.index.cmp(&b.index)));
+        ranked.sort_by(|(_, a), (_, b)| rank_order(a, b));
         let mut want = slots - st.confirmations.len();
         let mut seen: Vec<&DatasetPair> = Vec::new();
         for (k, t) in ranked {

@@ -352,6 +352,10 @@ pub struct Trial {
     pub score: f64,
     /// Largest exploratory lower bound minus allowed (at the search β; not a claim).
     pub exploratory_margin: f64,
+    /// Releases per side it was scored on, when fewer than the search's: the program was too
+    /// slow on this pair for the full size (see [`layered::search_and_confirm_paced`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub releases_per_side: Option<usize>,
 }
 
 /// A proposed pair the program refused (see [`crate::mechanisms::MechanismError::Refused`]):
@@ -579,6 +583,7 @@ pub fn search_and_confirm_observed(
             pair: pair.clone(),
             score,
             exploratory_margin,
+            releases_per_side: None,
         });
         best_score = best_score.max(score);
         observe(&SearchProgress {

@@ -282,6 +282,11 @@ pub struct ResultRecord {
     /// The command that re-runs exactly this run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reproduce: Option<String>,
+    /// How hard a search looked: trials planned and run, pairs scored, every confirmation's
+    /// size, and why it stopped (searches of programs; absent in records written before it
+    /// was added and for modes without a search).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effort: Option<crate::finders::layered::SearchEffort>,
     /// What only this mode has.
     pub section: Section,
 }
@@ -635,6 +640,7 @@ impl ResultRecord {
                 releases: Some(releases),
             },
             reproduce: r.reproduce.clone(),
+            effort: None,
             section: section("audit", r),
         }
     }
@@ -705,6 +711,7 @@ impl ResultRecord {
                 releases: Some(r.samples_drawn),
             },
             reproduce: decided.and_then(|c| c.reproduce.clone()),
+            effort: None,
             section: section("search", r),
         }
     }
@@ -743,11 +750,20 @@ impl ResultRecord {
                     .join(" and "),
                 readable(beta_total)
             ),
-            Verdict::NoViolation => verdict_sentence(
-                Verdict::NoViolation,
-                beta_total,
-                "the pairs confirmed in each layer",
-            ),
+            Verdict::NoViolation => {
+                let mut w = verdict_sentence(
+                    Verdict::NoViolation,
+                    beta_total,
+                    "the pairs confirmed in each layer",
+                );
+                if let Some(e) = r.effort.as_ref().filter(|e| e.cut_short) {
+                    w += &format!(
+                        ". The search was cut short, so it looked less hard than planned: {}",
+                        e.describe()
+                    );
+                }
+                w
+            }
         };
         Self {
             schema_version: RECORD_SCHEMA_VERSION,
@@ -772,6 +788,7 @@ impl ResultRecord {
                 releases: Some(r.samples_drawn),
             },
             reproduce: Some(reproduce.to_string()),
+            effort: r.effort.clone(),
             section: section("layered", r),
         }
     }
@@ -884,6 +901,7 @@ impl ResultRecord {
                 releases: Some(2 * r.samples_per_side as u64),
             },
             reproduce: r.reproduce.clone(),
+            effort: None,
             section,
         }
     }
@@ -1025,6 +1043,7 @@ impl ResultRecord {
             empirical_epsilon: Some(eps),
             timings: Timings::default(),
             reproduce: r.reproduce.clone(),
+            effort: None,
             section: section("one-run-page", r),
         }
     }
@@ -1064,6 +1083,7 @@ impl ResultRecord {
                 releases: Some(2 * r.samples_per_side as u64 * r.repeats * r.points.len() as u64),
             },
             reproduce: r.reproduce.clone(),
+            effort: None,
             section: section("sweep", r),
         }
     }
@@ -1100,6 +1120,7 @@ impl ResultRecord {
                 releases: Some(2 * r.samples_per_side as u64 * r.repeats * r.cells.len() as u64),
             },
             reproduce: r.reproduce.clone(),
+            effort: None,
             section: section("table", r),
         }
     }
@@ -1124,6 +1145,7 @@ impl ResultRecord {
             empirical_epsilon: None,
             timings: Timings::default(),
             reproduce: None,
+            effort: None,
             section,
         }
     }

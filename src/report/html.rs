@@ -241,6 +241,17 @@ pub(crate) fn record_html(rec: &crate::record::ResultRecord) -> String {
     if let Some(eps) = &rec.empirical_epsilon {
         row("ε and an attacker", e(&readable_numbers_in(&eps.words)));
     }
+    if let Some(effort) = &rec.effort {
+        let short = if effort.cut_short {
+            "<strong>The search was cut short:</strong> "
+        } else {
+            ""
+        };
+        row(
+            "how hard it looked",
+            format!("{short}{}", e(&readable_numbers_in(&effort.describe()))),
+        );
+    }
     let mut cost = Vec::new();
     if let Some(n) = rec.timings.releases {
         cost.push(format!("{} releases", num(n as f64)));

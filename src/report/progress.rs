@@ -153,12 +153,25 @@ impl Ticker {
                 let p = shared.lock().ok().and_then(|g| *g);
                 let elapsed = started.elapsed().as_secs_f64();
                 let drawn = crate::rng::releases_drawn().saturating_sub(base);
-                let trials = match (p, planned_trials) {
-                    (Some(p), Some(k)) => format!("trial {} of ~{k} planned", p.trials_done),
-                    (Some(p), None) => {
-                        format!("trial {} of at most {}", p.trials_done, p.trials_max)
+                let planned = p.and_then(|p| p.trials_planned).or(planned_trials);
+                let trials = match (p, planned) {
+                    (Some(p), _) if p.confirming => {
+                        format!("confirming (search: {} trial(s) scored)", p.trials_done)
                     }
-                    (None, _) => "first trial".to_string(),
+                    (Some(p), Some(k)) if p.trials_done <= k => {
+                        format!("searching: trial {} of ~{k} planned", p.trials_done)
+                    }
+                    (Some(p), Some(k)) => format!(
+                        "searching: trial {} (more than the ~{k} planned: the program runs faster than the probe measured)",
+                        p.trials_done
+                    ),
+                    (Some(p), None) => {
+                        format!(
+                            "searching: trial {} of at most {}",
+                            p.trials_done, p.trials_max
+                        )
+                    }
+                    (None, _) => "searching: first trial".to_string(),
                 };
                 let confirms = p.map_or(String::new(), |p| {
                     format!(

@@ -366,6 +366,18 @@ pub fn render_layered_text(r: &crate::finders::layered::LayeredReport, reproduce
     let _ = writeln!(s, "\n===== answers =====");
     s += &crate::record::layers::render_text(&r.verdicts());
     let _ = writeln!(s, "β            {}", r.beta_rule);
+    if let Some(e) = &r.effort {
+        let _ = writeln!(
+            s,
+            "search       {}{}",
+            if e.cut_short {
+                "CUT SHORT: the search looked less hard than planned: "
+            } else {
+                ""
+            },
+            e.describe()
+        );
+    }
     let deciding: Vec<&str> = r
         .layers
         .iter()

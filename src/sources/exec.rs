@@ -106,7 +106,12 @@ pub struct ExecMechanism {
     domain: RecordDomain,
     output_dim: usize,
     timeout: Duration,
-    batch: usize,
+    /// Releases per request (shared by clones; a planned run may lower it, see
+    /// [`Mechanism::set_batch_size`]).
+    batch: Arc<std::sync::atomic::AtomicUsize>,
+    /// The caller's limit on one request, nanoseconds (0: none; shared by clones; see
+    /// [`Mechanism::set_call_limit`]).
+    call_limit: Arc<std::sync::atomic::AtomicU64>,
     /// Fingerprints of the releases of earlier requests (shared by clones): a program that
     /// ignores its seed repeats them.
     seen: Arc<Mutex<HashMap<u128, Seen>>>,
@@ -200,7 +205,8 @@ impl ExecMechanism {
             domain,
             output_dim: 0,
             timeout,
-            batch: DEFAULT_BATCH,
+            batch: Arc::new(std::sync::atomic::AtomicUsize::new(DEFAULT_BATCH)),
+            call_limit: Arc::new(std::sync::atomic::AtomicU64::new(0)),
             seen: Arc::default(),
             accountant: None,
         };
@@ -255,7 +261,7 @@ impl ExecMechanism {
                 "the batch size is 0; allowed: at least 1 release per request".into(),
             ));
         }
-        self.batch = batch;
+        self.batch = Arc::new(std::sync::atomic::AtomicUsize::new(batch));
         Ok(self)
     }
 
@@ -302,7 +308,11 @@ impl ExecMechanism {
         // The program ran and refused this dataset (a failure status or no answer in time): a
         // search skips such a pair (see `MechanismError::Refused`).
         let refused = |what: String| exec_refused(&self.command, message(what));
-        let deadline = Instant::now() + self.timeout;
+        let limit = match self.call_limit.load(std::sync::atomic::Ordering::Relaxed) {
+            0 => None,
+            nanos => Some(Duration::from_nanos(nanos)).filter(|l| *l < self.timeout),
+        };
+        let deadline = Instant::now() + limit.unwrap_or(self.timeout);
         let mut child = Command::new(&self.words[0])
             .args(&self.words[1..])
             .stdin(Stdio::piped())
@@ -414,6 +424,13 @@ impl ExecMechanism {
         };
         if timed_out {
             kill_and_drain(err_closed);
+            if let Some(l) = limit {
+                return Err(MechanismError::Slow {
+                    mechanism: format!("exec `{}`", self.command),
+                    releases: n,
+                    seconds: l.as_secs_f64(),
+                });
+            }
             let secs = self.timeout.as_secs_f64();
             return Err(refused(match (&exited, &out) {
                 (Some(Ok(status)), None) => format!(
@@ -931,7 +948,19 @@ impl Mechanism for ExecMechanism {
         self.output_dim
     }
     fn batch_size(&self) -> Option<usize> {
-        Some(self.batch)
+        Some(self.batch.load(std::sync::atomic::Ordering::Relaxed))
+    }
+    fn set_batch_size(&self, batch: usize) -> bool {
+        self.batch
+            .store(batch.max(1), std::sync::atomic::Ordering::Relaxed);
+        true
+    }
+    fn set_call_limit(&self, limit: Option<Duration>) {
+        let nanos = limit.map_or(0, |l| {
+            u64::try_from(l.as_nanos()).unwrap_or(u64::MAX).max(1)
+        });
+        self.call_limit
+            .store(nanos, std::sync::atomic::Ordering::Relaxed);
     }
     fn accountant_range(&self) -> Option<crate::mechanisms::AccountantRange> {
         self.accountant.clone()
