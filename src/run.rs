@@ -818,12 +818,12 @@ pub fn run_layered(
         m.set_call_limit(None);
         cost = probed?;
         if let Some(c) = probed_small {
-            let (big, little) = (cost.call_seconds(5_000), c.call_seconds(5_000));
-            if big > 4.0 * little {
+            let ratio = cost.slower_than(&c);
+            if ratio > 4.0 {
                 if !opts.output.quiet {
                     eprintln!(
                         "audit: the program is about {}× slower on {} records than on {}: the run is planned at the faster speed, and a trial on a pair the program is slow on is shrunk to what fits",
-                        readable((big / little).round()),
+                        readable(ratio.round()),
                         probe.len(),
                         small.len()
                     );

@@ -162,6 +162,36 @@ impl CostModel {
         Ok(model)
     }
 
+    /// How many times slower the calls of `self`'s probe were than those of `other`'s, on the
+    /// largest call size both made (a call stopped by its limit counts its limit): the
+    /// comparison rests on measured calls, not on two fits of a few noisy short calls.
+    pub fn slower_than(&self, other: &CostModel) -> f64 {
+        let largest = |calls: &[CallTime], m: usize| {
+            calls
+                .iter()
+                .filter(|c| c.releases == m)
+                .map(|c| c.seconds)
+                .fold(f64::NAN, f64::min)
+        };
+        let common = self
+            .observed
+            .iter()
+            .map(|c| c.releases)
+            .filter(|m| other.observed.iter().any(|c| c.releases == *m))
+            .max();
+        match common {
+            Some(m) => {
+                let (a, b) = (largest(&self.observed, m), largest(&other.observed, m));
+                if a.is_finite() && b.is_finite() && b > 0.0 {
+                    a / b
+                } else {
+                    1.0
+                }
+            }
+            None => 1.0,
+        }
+    }
+
     /// Seconds of one call of `m` releases.
     pub fn call_seconds(&self, m: usize) -> f64 {
         self.seconds_per_call + m as f64 * self.seconds_per_release

@@ -1021,8 +1021,6 @@ pub fn search_and_confirm_paced(
             .enumerate()
             .map(|(w, pair)| -> Result<Scored> {
                 let index = first_index + w;
-                // Each trial's calls are logged apart: those of a pair the program was slow
-                // on do not price the rest of the run.
                 let own = super::cost::CallLog::default();
                 let drawn = draw_trial(mechanism, &pair, s, seed, index, startup, hint, &own);
                 let (p, q, size, secs) = match drawn {
@@ -1083,10 +1081,10 @@ pub fn search_and_confirm_paced(
                         .fold(f64::NEG_INFINITY, f64::max);
                     per_layer.push(Some((score, margin, coords)));
                 }
-                if size == s {
-                    for c in own.take() {
-                        log.push(c.releases, c.seconds);
-                    }
+                // Every call that finished prices the run, those of a shrunk trial too: a
+                // model that shrank every trial was wrong, and learns here.
+                for c in own.take() {
+                    log.push(c.releases, c.seconds);
                 }
                 let slow = (size < s).then(|| {
                     (
