@@ -2,7 +2,8 @@
 //! read off the process's own arguments.
 
 /// The `audit` command line that re-runs this process's run exactly: the arguments as given,
-/// less how the result is shown (`--report-dir`, `--no-report`, `--json`, `--quiet`), and except
+/// less how the result is shown (`--report-dir`, `--no-report`, `--json`, `--quiet`) and the
+/// threads (`--jobs`), and except
 /// that a time budget (`--budget`, `--max-search-seconds`) and `--trials` are replaced by
 /// `--trials K`, the trials this run scored (a time budget stops at a machine-dependent trial; the
 /// same trials from the same seed give the same pairs and samples).
@@ -13,12 +14,14 @@ pub(crate) fn reproduce_line(trials_scored: Option<usize>) -> String {
     while i < args.len() {
         let a = &args[i];
         let timed = ["--budget", "--max-search-seconds", "--trials"];
-        // Where the report goes and how quiet the run is do not change the result.
-        if a == "--report-dir" {
+        // Where the report goes, how quiet the run is and how many threads it uses do not
+        // change the result (every run is repeatable on any thread count).
+        if a == "--report-dir" || a == "--jobs" {
             i += 2;
             continue;
         }
         if a.starts_with("--report-dir=")
+            || a.starts_with("--jobs=")
             || ["--quiet", "-q", "--json", "--no-report"].contains(&a.as_str())
         {
             i += 1;
