@@ -769,6 +769,16 @@ pub fn run_layered(
     let layers = check.layers();
     let jobs = rayon::current_num_threads();
     let batch = crate::rng::chunk_len(m);
+    let what = format!(
+        "{} with {finder_name}, layers: {}",
+        m.id(),
+        layers
+            .iter()
+            .map(|l| l.title())
+            .collect::<Vec<_>>()
+            .join(" + ")
+    );
+    let ticker = crate::report::progress::Ticker::start(opts.output.quiet, &what, None);
     // Plan the run to the budget at the prices of the cost model measured on the probe dataset.
     let mut plan: Option<RunPlan> = None;
     let mut cost = CostModel::new(0.0, 1e-6, jobs, batch);
@@ -801,6 +811,7 @@ pub fn run_layered(
                 readable((0.05 * budget).ceil())
             );
         }
+        ticker.before_search("measuring the program's speed (the probe)");
         // The probe may take up to 5 % of the budget, and each of its calls as much (at least
         // 1 s, at most a quarter of the time-out).
         m.set_call_limit(Some(std::time::Duration::from_secs_f64(
@@ -816,6 +827,7 @@ pub fn run_layered(
             None
         };
         m.set_call_limit(None);
+        ticker.before_search("searching: first trial");
         cost = probed?;
         if let Some(c) = probed_small {
             let ratio = cost.slower_than(&c);
@@ -879,20 +891,6 @@ pub fn run_layered(
         plan = Some(p);
     }
     opts.output.prepare()?;
-    let what = format!(
-        "{} with {finder_name}, layers: {}",
-        m.id(),
-        layers
-            .iter()
-            .map(|l| l.title())
-            .collect::<Vec<_>>()
-            .join(" + ")
-    );
-    let ticker = crate::report::progress::Ticker::start(
-        opts.output.quiet,
-        &what,
-        plan.as_ref().map(|p| (p.trials, p.total_seconds())),
-    );
     let observe = |p: &crate::finders::SearchProgress| ticker.update(p);
     let pacing = Pacing {
         cost,

@@ -257,10 +257,13 @@ impl RunPlan {
             cost.wave_seconds(s, w) / w as f64
         };
         if search_samples.is_none() {
-            // Room for MIN_PLANNED_TRIALS trials in the search's share when the program allows.
+            // Room for MIN_PLANNED_TRIALS trials in the search's share when the program allows;
+            // smaller trials only while they are cheaper (a program whose start-up dominates
+            // costs the same at any trial size, and small trials only lose power).
             let mut s = defaults.1;
             while s > MIN_PLANNED_SEARCH_SAMPLES
                 && MIN_PLANNED_TRIALS as f64 * per_trial(s) > search_room
+                && per_trial((s / 2).max(MIN_PLANNED_SEARCH_SAMPLES)) < 0.75 * per_trial(s)
             {
                 s = (s / 2).max(MIN_PLANNED_SEARCH_SAMPLES);
             }
@@ -971,8 +974,16 @@ pub fn search_and_confirm_paced(
             while width > 1 && !fits(width) {
                 width -= 1;
             }
-            // The first trial always runs: a run scores at least one pair.
-            if proposed > 0 && !fits(width) {
+            // The first trials of the plan (up to CHECKPOINT_TRIALS) run unless the budget is
+            // spent outright: a machine that turned slower than the probe measured costs some
+            // overrun, not the search. A run scores at least one pair.
+            let floor = pacing
+                .planned_trials
+                .unwrap_or(1)
+                .min(CHECKPOINT_TRIALS)
+                .max(1);
+            let spent = elapsed() + pacing.cost.wave_seconds(s, width) > budget;
+            if proposed > 0 && !fits(width) && (proposed >= floor || spent) {
                 stopped = StopReason::Budget;
                 break;
             }

@@ -124,6 +124,8 @@ impl Drop for Spinner {
 /// confirmations, budget used and left, time to go). Nothing when quiet. Dropping it stops it.
 pub struct Ticker {
     state: std::sync::Arc<std::sync::Mutex<Option<crate::finders::SearchProgress>>>,
+    /// What the run does before its first trial (e.g. measuring the program's speed).
+    before: std::sync::Arc<std::sync::Mutex<String>>,
     done: Option<mpsc::Sender<()>>,
     handle: Option<JoinHandle<()>>,
 }
@@ -135,13 +137,16 @@ impl Ticker {
         let planned_trials = planned.map(|p| p.0);
         let planned_total = planned.map(|p| p.1);
         let state = std::sync::Arc::new(std::sync::Mutex::new(None));
+        let before = std::sync::Arc::new(std::sync::Mutex::new("searching: first trial".into()));
         if quiet {
             return Self {
                 state,
+                before,
                 done: None,
                 handle: None,
             };
         }
+        let before_shared = before.clone();
         let terminal = std::io::stderr().is_terminal();
         let (tx, rx) = mpsc::channel::<()>();
         let shared = state.clone();
@@ -171,7 +176,7 @@ impl Ticker {
                             p.trials_done, p.trials_max
                         )
                     }
-                    (None, _) => "searching: first trial".to_string(),
+                    (None, _) => before_shared.lock().map(|g| g.clone()).unwrap_or_default(),
                 };
                 let confirms = p.map_or(String::new(), |p| {
                     format!(
@@ -224,8 +229,16 @@ impl Ticker {
         });
         Self {
             state,
+            before,
             done: Some(tx),
             handle: Some(handle),
+        }
+    }
+
+    /// What the line says before the first trial is scored.
+    pub fn before_search(&self, what: &str) {
+        if let Ok(mut g) = self.before.lock() {
+            *g = what.to_string();
         }
     }
 
