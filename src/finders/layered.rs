@@ -980,8 +980,7 @@ pub fn search_and_confirm_paced(
             let floor = pacing
                 .planned_trials
                 .unwrap_or(1)
-                .min(CHECKPOINT_TRIALS)
-                .max(1);
+                .clamp(1, CHECKPOINT_TRIALS);
             let spent = elapsed() + pacing.cost.wave_seconds(s, width) > budget;
             if proposed > 0 && !fits(width) && (proposed >= floor || spent) {
                 stopped = StopReason::Budget;
