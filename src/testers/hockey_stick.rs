@@ -116,6 +116,8 @@ use std::collections::HashMap;
 use rand::Rng;
 
 use rand_distr::Distribution;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
 
 use super::common::HeldOutEvent;
 use super::common::{check_fraction, hockey_stick_epsilon, train_rows};
@@ -174,8 +176,11 @@ impl Default for HockeyStickTester {
     }
 }
 
-/// A candidate score s(x); the event is {s(x) ≥ t}.
-#[derive(Clone, Debug)]
+/// A candidate score s(x); the event is {s(x) ≥ t}. Serializable (exactly: floats in
+/// shortest round-trip form, the atom table as a sorted list) so that a chosen event can be
+/// counted on other machines ([`HeldOutEvents`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 enum Score {
     /// sign · x_j.
     Coordinate { j: usize, sign: f64 },
@@ -183,6 +188,7 @@ enum Score {
     /// their bit patterns); unseen values score 0.
     Atoms {
         coords: Vec<usize>,
+        #[serde(with = "sorted_table")]
         table: HashMap<Vec<u64>, f64>,
         /// Training rows per side the table was estimated on (0: all of them, and the
         /// threshold is chosen on the same rows; else the threshold and the selection read only
@@ -200,6 +206,67 @@ enum Score {
     Near { j: usize, centre: f64 },
     /// The logit of a logistic-regression discriminator fitted on the training rows.
     Learned(Box<LearnedScore>),
+}
+
+/// An atom table as a list of (key, value) sorted by key: JSON object keys must be strings, and
+/// a sorted list is the same bytes however the map was filled.
+mod sorted_table {
+    use std::collections::HashMap;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(
+        table: &HashMap<Vec<u64>, f64>,
+        s: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        let mut v: Vec<(&Vec<u64>, &f64)> = table.iter().collect();
+        v.sort_by(|a, b| a.0.cmp(b.0));
+        v.serialize(s)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> std::result::Result<HashMap<Vec<u64>, f64>, D::Error> {
+        let v: Vec<(Vec<u64>, f64)> = Vec::deserialize(d)?;
+        Ok(v.into_iter().collect())
+    }
+}
+
+/// The event(s) one held-out count asks about: S₁ = {s₁(x) ≥ t₁} and, for a pair of
+/// directions, S₂ = {s₂(x) ≥ t₂}; a release's flags are (in S₁, in S₂ \ S₁). Chosen on the
+/// training split only. Serializable, so that `audit test --plan-out` can write it and shards
+/// can be counted against it anywhere (see docs/test.md, "Counting shards as tasks").
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HeldOutEvents {
+    first: (Score, f64),
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    second: Option<(Score, f64)>,
+}
+
+impl HeldOutEvents {
+    /// (in S₁, in S₂ \ S₁) for one release.
+    pub fn flags(&self, row: &ndarray::ArrayView1<'_, f64>) -> (bool, bool) {
+        let in1 = self.first.0.eval(row) >= self.first.1;
+        let in2 = !in1 && self.second.as_ref().is_some_and(|(s, t)| s.eval(row) >= *t);
+        (in1, in2)
+    }
+
+    /// The largest coordinate index any score reads (so a count can refuse releases of too
+    /// small a dimension instead of indexing out of range).
+    pub fn max_coordinate(&self) -> usize {
+        let of = |s: &Score| match s {
+            Score::Coordinate { j, .. } | Score::Near { j, .. } => *j,
+            Score::Atoms { coords, .. } => coords.iter().copied().max().unwrap_or(0),
+            Score::Conditional { coords, j, .. } => {
+                coords.iter().copied().max().unwrap_or(0).max(*j)
+            }
+            Score::Learned(m) => m.coords.iter().copied().max().unwrap_or(0),
+        };
+        let first = of(&self.first.0);
+        self.second
+            .as_ref()
+            .map_or(first, |(s, _)| first.max(of(s)))
+    }
 }
 
 fn key(row: &ndarray::ArrayView1<'_, f64>, coords: &[usize]) -> Vec<u64> {
@@ -293,7 +360,7 @@ const FIT_MAX_ITERATIONS: u64 = 100;
 /// A logistic-regression discriminator's logit on standardized coordinates and their squares:
 /// s(x) = b + Σ_k w_k z_k + v_k (z_k² − a_k)/c_k with z_k = (x_{j_k} − μ_k)/σ_k; every constant
 /// is estimated on training rows only.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 struct LearnedScore {
     coords: Vec<usize>,
     mean: Vec<f64>,
@@ -997,13 +1064,15 @@ impl HockeyStickTester {
             Score::Learned(m) => Some((**m).clone()),
             _ => None,
         });
+        // Each candidate's curve is scored on its own (in parallel, collected in candidate
+        // order): the same curves on any number of threads.
         let fwd: Vec<Curve> = forward
-            .into_iter()
+            .into_par_iter()
             .map(|s| curve_of(s, p, np, q, nq, lambda))
             .collect();
         let rev: Vec<Curve> = if allowed.reverse {
             self.candidates(q, nq, p, np, learned.as_ref())
-                .into_iter()
+                .into_par_iter()
                 .map(|s| curve_of(s, q, nq, p, np, lambda))
                 .collect()
         } else {
@@ -1181,10 +1250,9 @@ impl HockeyStickTester {
             });
         }
         // (in S_1, in S_2 \ S_1) for one row.
-        let classify = |row: &ndarray::ArrayView1<'_, f64>| {
-            let in1 = first.1.eval(row) >= first.2;
-            let in2 = !in1 && second.is_some_and(|(s, t)| s.eval(row) >= t);
-            (in1, in2)
+        let classify = HeldOutEvents {
+            first: (first.1.clone(), first.2),
+            second: second.map(|(s, t)| (s.clone(), t)),
         };
         let reversed = first.0;
         // The first N_P held-out releases of P and the first N_Q of Q, in their order.
@@ -1566,8 +1634,13 @@ impl HockeyStickTester {
             } else {
                 (p, np, q, nq, m_p as f64, m_q as f64)
             };
-            for score in scores {
-                let c = curve_with_growth(score, a, na, b, nb, 0.0, 1.01);
+            // Curves in parallel, then judged one by one in candidate order (the first of equal
+            // predictions wins, as before).
+            let curves: Vec<Curve> = scores
+                .into_par_iter()
+                .map(|score| curve_with_growth(score, a, na, b, nb, 0.0, 1.01))
+                .collect();
+            for c in curves {
                 let (len_a, len_b) = (c.len_a as f64, c.len_b as f64);
                 if len_a < 1.0 || len_b < 1.0 {
                     continue;
@@ -1641,7 +1714,10 @@ fn bound_event(
     half: f64,
 ) -> Result<Measurement> {
     let (m_p, m_q) = (held.rows(reversed), held.rows(!reversed));
-    let in_event = |row: &ndarray::ArrayView1<'_, f64>| (score.eval(row) >= t, false);
+    let in_event = HeldOutEvents {
+        first: (score.clone(), t),
+        second: None,
+    };
     let k_p = held.count(reversed, m_p, &in_event)?.0;
     let k_q = held.count(!reversed, m_q, &in_event)?.0;
     let held_out = HeldOutEvent::bound(k_p, m_p, k_q, m_q, half);
