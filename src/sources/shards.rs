@@ -759,6 +759,30 @@ impl ShardSet {
             if got >= n {
                 break;
             }
+            if s.format == Format::Binary {
+                // Segments read from their own byte offsets in parallel, kept in row order.
+                let take = (n - got).min(s.rows);
+                let segments: Vec<std::ops::Range<usize>> = (0..take)
+                    .step_by(SEGMENT_ROWS)
+                    .map(|r| r..(r + SEGMENT_ROWS).min(take))
+                    .collect();
+                let read: Vec<Result<Vec<Samples>>> = segments
+                    .par_iter()
+                    .map(|rows| {
+                        let mut chunks = Vec::new();
+                        s.binary_chunks(rows.clone(), transform, |_, chunk| {
+                            chunks.push(chunk.clone());
+                            Ok(true)
+                        })?;
+                        Ok(chunks)
+                    })
+                    .collect();
+                for chunks in read {
+                    parts.extend(chunks?);
+                }
+                got += take;
+                continue;
+            }
             s.for_each_chunk(transform, |_, chunk| {
                 let take = chunk.n().min(n - got);
                 if take == chunk.n() {

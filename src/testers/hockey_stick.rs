@@ -540,9 +540,16 @@ impl Score {
     }
 }
 
+/// The scores of `rows`, in row order (computed in parallel blocks).
 fn scores_of(score: &Score, s: &Samples, rows: std::ops::Range<usize>) -> Vec<f64> {
-    rows.map(|i| score.eval(&s.row(i))).collect()
+    rows.into_par_iter()
+        .with_min_len(PAR_ROWS)
+        .map(|i| score.eval(&s.row(i)))
+        .collect()
 }
+
+/// Rows per parallel task on the training split.
+const PAR_ROWS: usize = 1 << 14;
 
 /// Distinct values (as bits) of coordinate j among rows, up to `cap + 1`.
 fn distinct_values(s: &Samples, rows: std::ops::Range<usize>, j: usize, cap: usize) -> usize {
@@ -729,9 +736,17 @@ impl HockeyStickTester {
         // Every coordinate that varies (not constant on both sides), in order, for the learned
         // score on a fine discrete table.
         let mut varying = Vec::new();
-        for j in 0..d {
-            let dp = distinct_values(p, 0..np, j, cap);
-            let dq = distinct_values(q, 0..nq, j, cap);
+        // Distinct values of every coordinate on both sides, coordinates in parallel.
+        let distinct: Vec<(usize, usize)> = (0..d)
+            .into_par_iter()
+            .map(|j| {
+                rayon::join(
+                    || distinct_values(p, 0..np, j, cap),
+                    || distinct_values(q, 0..nq, j, cap),
+                )
+            })
+            .collect();
+        for (j, &(dp, dq)) in distinct.iter().enumerate() {
             let few = dp.max(dq) <= cap && dp.max(dq) * 10 <= np.min(nq);
             if dp.max(dq) <= 1 {
                 // Constant on both sides: no information, unless the constants differ.
@@ -940,10 +955,15 @@ fn curve_with_growth(
     growth: f64,
 ) -> Curve {
     let start = score.selection_start();
-    let mut sa = scores_of(&score, a, start.min(na)..na);
-    let mut sb = scores_of(&score, b, start.min(nb)..nb);
-    sa.sort_by(|x, y| y.total_cmp(x));
-    sb.sort_by(|x, y| y.total_cmp(x));
+    let (mut sa, mut sb) = rayon::join(
+        || scores_of(&score, a, start.min(na)..na),
+        || scores_of(&score, b, start.min(nb)..nb),
+    );
+    // Both sides sorted at once (descending by total_cmp).
+    rayon::join(
+        || sa.sort_by(|x, y| y.total_cmp(x)),
+        || sb.sort_by(|x, y| y.total_cmp(x)),
+    );
     let count_ge = |v: &[f64], t: f64| v.partition_point(|&x| x >= t) as f64;
     let (mut ts, mut ka, mut kb) = (Vec::new(), Vec::new(), Vec::new());
     let mut rank = 1.0_f64;
@@ -1066,18 +1086,25 @@ impl HockeyStickTester {
         });
         // Each candidate's curve is scored on its own (in parallel, collected in candidate
         // order): the same curves on any number of threads.
-        let fwd: Vec<Curve> = forward
-            .into_par_iter()
-            .map(|s| curve_of(s, p, np, q, nq, lambda))
-            .collect();
-        let rev: Vec<Curve> = if allowed.reverse {
-            self.candidates(q, nq, p, np, learned.as_ref())
-                .into_par_iter()
-                .map(|s| curve_of(s, q, nq, p, np, lambda))
-                .collect()
-        } else {
-            Vec::new()
-        };
+        // (The reverse candidates are formed while the forward curves are scored.)
+        let (fwd, rev): (Vec<Curve>, Vec<Curve>) = rayon::join(
+            || {
+                forward
+                    .into_par_iter()
+                    .map(|s| curve_of(s, p, np, q, nq, lambda))
+                    .collect()
+            },
+            || {
+                if allowed.reverse {
+                    self.candidates(q, nq, p, np, learned.as_ref())
+                        .into_par_iter()
+                        .map(|s| curve_of(s, q, nq, p, np, lambda))
+                        .collect()
+                } else {
+                    Vec::new()
+                }
+            },
+        );
         let curves = [fwd, rev];
         let mut best: Option<(usize, Choice, f64)> = None;
         let mut offer = |index: usize, choice: Choice, z: f64| {
@@ -1624,22 +1651,33 @@ impl HockeyStickTester {
             Score::Learned(m) => Some((**m).clone()),
             _ => None,
         });
-        let reverse = search.candidates(q, nq, p, np, learned.as_ref());
+        // Every candidate's curve (threshold ranks growing by 1 %), in parallel: the forward
+        // curves while the reverse candidates are formed, collected in candidate order.
+        let (fwd, rev): (Vec<Curve>, Vec<Curve>) = rayon::join(
+            || {
+                forward
+                    .into_par_iter()
+                    .map(|score| curve_with_growth(score, p, np, q, nq, 0.0, 1.01))
+                    .collect()
+            },
+            || {
+                search
+                    .candidates(q, nq, p, np, learned.as_ref())
+                    .into_par_iter()
+                    .map(|score| curve_with_growth(score, q, nq, p, np, 0.0, 1.01))
+                    .collect()
+            },
+        );
         let z = normal_upper_quantile(beta / 2.0);
         // (predicted bound, reversed, score, threshold)
         let mut best: Option<(f64, bool, Score, f64)> = None;
-        for (reversed, scores) in [(false, forward), (true, reverse)] {
-            let (a, na, b, nb, m_a, m_b) = if reversed {
-                (q, nq, p, np, m_q as f64, m_p as f64)
+        // Judged one by one in candidate order (the first of equal predictions wins).
+        for (reversed, curves) in [(false, fwd), (true, rev)] {
+            let (m_a, m_b) = if reversed {
+                (m_q as f64, m_p as f64)
             } else {
-                (p, np, q, nq, m_p as f64, m_q as f64)
+                (m_p as f64, m_q as f64)
             };
-            // Curves in parallel, then judged one by one in candidate order (the first of equal
-            // predictions wins, as before).
-            let curves: Vec<Curve> = scores
-                .into_par_iter()
-                .map(|score| curve_with_growth(score, a, na, b, nb, 0.0, 1.01))
-                .collect();
             for c in curves {
                 let (len_a, len_b) = (c.len_a as f64, c.len_b as f64);
                 if len_a < 1.0 || len_b < 1.0 {
