@@ -64,6 +64,8 @@ def main():
     ap.add_argument("--workers", type=int, default=2, help="LocalCluster worker processes")
     ap.add_argument("--scheduler", default=None, help="address of an existing cluster")
     ap.add_argument("--dir", default=None, help="shard directory (default: a temporary one, removed)")
+    ap.add_argument("--check", default=None,
+                    help="audit test's --check: mechanism, float or both (its default)")
     ap.add_argument("--count-on-cluster", action="store_true",
                     help="count the test's held-out releases as Dask tasks, one per shard")
     a = ap.parse_args()
@@ -111,6 +113,8 @@ def main():
         for p in shards["b"]:
             test_args += ["--samples-b", p]
         test_args += ["--claim", claim]
+        if a.check:
+            test_args += ["--check", a.check]
         t2 = time.time()
         if a.count_on_cluster:
             code, stdout, stderr = test_shards.test_on_cluster(
