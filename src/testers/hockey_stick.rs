@@ -571,12 +571,20 @@ fn atom_table(
     nq: usize,
     coords: &[usize],
 ) -> HashMap<Vec<u64>, f64> {
-    let mut counts: HashMap<Vec<u64>, (f64, f64)> = HashMap::new();
-    for i in 0..np {
-        counts.entry(key(&p.row(i), coords)).or_default().0 += 1.0;
-    }
-    for i in 0..nq {
-        counts.entry(key(&q.row(i), coords)).or_default().1 += 1.0;
+    // The two sides counted at once, then merged: each count is a whole number of rows of one
+    // side, so the table is the same as counted in one pass.
+    let side = |s: &Samples, n: usize| {
+        let mut m: HashMap<Vec<u64>, f64> = HashMap::new();
+        for i in 0..n {
+            *m.entry(key(&s.row(i), coords)).or_default() += 1.0;
+        }
+        m
+    };
+    let (cp, cq) = rayon::join(|| side(p, np), || side(q, nq));
+    let mut counts: HashMap<Vec<u64>, (f64, f64)> =
+        cp.into_iter().map(|(k, c)| (k, (c, 0.0))).collect();
+    for (k, c) in cq {
+        counts.entry(k).or_default().1 += c;
     }
     let a = counts.len() as f64;
     counts
@@ -617,14 +625,15 @@ const NEAR_PER_COORD: usize = 4;
 /// candidate.
 fn near_centres(p: &Samples, np: usize, q: &Samples, nq: usize, j: usize) -> Vec<f64> {
     let values: Vec<f64> = (0..np)
+        .into_par_iter()
         .map(|i| p.values()[[i, j]])
-        .chain((0..nq).map(|i| q.values()[[i, j]]))
+        .chain((0..nq).into_par_iter().map(|i| q.values()[[i, j]]))
         .filter(|x| x.is_finite())
         .collect();
     if values.is_empty() {
         return Vec::new();
     }
-    let mut abs: Vec<f64> = values.iter().map(|x| x.abs()).collect();
+    let mut abs: Vec<f64> = values.par_iter().map(|x| x.abs()).collect();
     let k = abs.len() * 9 / 10;
     let scale = *abs.select_nth_unstable_by(k, f64::total_cmp).1;
     drop(abs);
@@ -643,9 +652,11 @@ fn near_centres(p: &Samples, np: usize, q: &Samples, nq: usize, j: usize) -> Vec
     };
     // Groups as runs of (key, value) pairs sorted by key then value: 24 bytes per value, where a
     // map of vectors took ~80 (most continuous values are alone in their group).
-    let mut keyed: Vec<((i32, i64), f64)> = values.iter().map(|&x| (group(x), x)).collect();
+    let mut keyed: Vec<((i32, i64), f64)> = values.par_iter().map(|&x| (group(x), x)).collect();
     drop(values);
-    keyed.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.total_cmp(&b.1)));
+    // Elements equal under this order are identical (key, then value by total_cmp), so the
+    // parallel unstable sort gives the sequential sort's sequence.
+    keyed.par_sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.total_cmp(&b.1)));
     let min_count = 10.max((np + nq) / 1000);
     // (key, first index, length) of every group holding at least `min_count` values.
     let mut big: Vec<((i32, i64), usize, usize)> = Vec::new();
@@ -823,32 +834,32 @@ impl HockeyStickTester {
             // is a pair).
             let half = np.min(nq) / 2;
             let split = fine && half > 0;
-            out.push(if split {
-                Score::Atoms {
-                    coords: discrete.clone(),
-                    table: atom_table(p, half, q, half, &discrete),
-                    fitted_rows: half,
+            if split {
+                // The joint table and each pair's, all re-estimated on the first half of the
+                // training rows: computed in parallel, kept in this order.
+                let mut sets = vec![discrete.clone()];
+                if discrete.len() >= 3 && (2..=MAX_PAIRED_DISCRETE).contains(&multi_valued.len()) {
+                    for (a, &ja) in multi_valued.iter().enumerate() {
+                        for &jb in &multi_valued[a + 1..] {
+                            sets.push(vec![ja, jb]);
+                        }
+                    }
                 }
+                let tables: Vec<Score> = sets
+                    .into_par_iter()
+                    .map(|coords| Score::Atoms {
+                        table: atom_table(p, half, q, half, &coords),
+                        coords,
+                        fitted_rows: half,
+                    })
+                    .collect();
+                out.extend(tables);
             } else {
-                Score::Atoms {
+                out.push(Score::Atoms {
                     coords: discrete.clone(),
                     table,
                     fitted_rows: 0,
-                }
-            });
-            if split
-                && discrete.len() >= 3
-                && (2..=MAX_PAIRED_DISCRETE).contains(&multi_valued.len())
-            {
-                for (a, &ja) in multi_valued.iter().enumerate() {
-                    for &jb in &multi_valued[a + 1..] {
-                        out.push(Score::Atoms {
-                            coords: vec![ja, jb],
-                            table: atom_table(p, half, q, half, &[ja, jb]),
-                            fitted_rows: half,
-                        });
-                    }
-                }
+                });
             }
             // Whole-output atoms when the discrete coordinates are not everything but full rows
             // still repeat a lot (e.g. integer-valued outputs with many values).
