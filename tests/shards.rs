@@ -353,7 +353,9 @@ fn bad_shards_are_refused() {
 
 /// The Dask example (examples/dask/run_audit.py) end to end: a LocalCluster of 2 worker
 /// processes on this machine runs `audit sample` for 8 shards per side, then `audit test` on
-/// the shards; a correct entry passes and a buggy one is caught. Ignored: it needs an external
+/// the shards; a correct entry passes and a buggy one is caught (the mechanism layer: the
+/// catalogue's Gaussian noise is computed in floating point on top of the exact answer, which
+/// the floating-point layer finds, by design; see tests/layers.rs). Ignored: it needs an external
 /// engine (`pip install "dask[distributed]"`, about 40 MB) and takes about 15 s; run with
 /// `cargo test --release --test shards -- --ignored dask --nocapture`. It fails (does not skip)
 /// when Dask is missing.
@@ -374,6 +376,7 @@ fn dask_example_runs_end_to_end() {
             .arg(&script)
             .args(["--audit", env!("CARGO_BIN_EXE_audit")])
             .args(["--mechanism", mechanism, "--samples", samples])
+            .args(["--check", "mechanism"])
             .args(["--shards", "8", "--workers", "2"])
             .output()
             .unwrap();

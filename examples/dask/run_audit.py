@@ -14,7 +14,10 @@ its training rows in memory and counts the rest shard by shard).
     python3 examples/dask/run_audit.py --scheduler tcp://HOST:8786 --dir /shared/shards
 
 With --scheduler the tasks go to an existing cluster (the shard directory must then be shared
-by the workers and the client). Prints one JSON object: the timings, the shards and the test's
+by the workers and the client). With --count-on-cluster the test's held-out releases are
+counted on the cluster too, one task per shard (examples/dask/test_shards.py: plan on the
+client, count each shard as a task, reduce on the client), which gives the same result, byte
+for byte, as `audit test` on the client. Prints one JSON object: the timings, the shards and the test's
 verdict and bound; exits with `audit test`'s code (0 no violation, 1 violation, 2 error).
 """
 
@@ -26,6 +29,9 @@ import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import test_shards  # noqa: E402  (the sibling example: a test counted shard by shard)
 
 
 def sample_shard(audit, mechanism, params, side, index, samples, seed, out, jobs):
@@ -58,6 +64,10 @@ def main():
     ap.add_argument("--workers", type=int, default=2, help="LocalCluster worker processes")
     ap.add_argument("--scheduler", default=None, help="address of an existing cluster")
     ap.add_argument("--dir", default=None, help="shard directory (default: a temporary one, removed)")
+    ap.add_argument("--check", default=None,
+                    help="audit test's --check: mechanism, float or both (its default)")
+    ap.add_argument("--count-on-cluster", action="store_true",
+                    help="count the test's held-out releases as Dask tasks, one per shard")
     a = ap.parse_args()
     if a.shards < 1 or a.samples < 1 or a.workers < 1:
         sys.exit("run_audit.py: --shards, --samples and --workers must be at least 1")
@@ -95,21 +105,28 @@ def main():
                    for side, i in tasks]
         results = client.gather(futures)
         t_sample = time.time() - t1
+        shards = {"a": [p for p, _ in results if os.path.basename(p).startswith("a.")],
+                  "b": [p for p, _ in results if os.path.basename(p).startswith("b.")]}
+        test_args = ["--json", "--no-report", "--seed", str(a.seed)]
+        for p in shards["a"]:
+            test_args += ["--samples-a", p]
+        for p in shards["b"]:
+            test_args += ["--samples-b", p]
+        test_args += ["--claim", claim]
+        if a.check:
+            test_args += ["--check", a.check]
+        t2 = time.time()
+        if a.count_on_cluster:
+            code, stdout, stderr = test_shards.test_on_cluster(
+                client, audit, test_args, workdir)
+        else:
+            done = subprocess.run([audit, "test", *test_args], capture_output=True, text=True)
+            code, stdout, stderr = done.returncode, done.stdout, done.stderr
+        t_test = time.time() - t2
     finally:
         client.close()
         if cluster is not None:
             cluster.close()
-    shards = {"a": [p for p, _ in results if os.path.basename(p).startswith("a.")],
-              "b": [p for p, _ in results if os.path.basename(p).startswith("b.")]}
-    cmd = [audit, "test", "--json", "--no-report", "--seed", str(a.seed)]
-    for p in shards["a"]:
-        cmd += ["--samples-a", p]
-    for p in shards["b"]:
-        cmd += ["--samples-b", p]
-    cmd += ["--claim", claim]
-    t2 = time.time()
-    done = subprocess.run(cmd, capture_output=True, text=True)
-    t_test = time.time() - t2
     out = {
         "workers": a.workers if not a.scheduler else a.scheduler,
         "shards_per_side": a.shards,
@@ -118,19 +135,32 @@ def main():
         "seconds": {"cluster_start": round(t_cluster, 2), "sample": round(t_sample, 2),
                     "sample_task_sum": round(sum(s for _, s in results), 2),
                     "test": round(t_test, 2)},
-        "test_exit_code": done.returncode,
+        "test": "counted on the cluster" if a.count_on_cluster else "on the client",
+        "test_exit_code": code,
     }
-    if done.returncode in (0, 1):
-        r = json.loads(done.stdout)
+    if code in (0, 1):
+        r = json.loads(stdout)
         out["verdict"] = r["verdict"]
         out["claim"] = r["claim"]
-        out["bounds"] = [{"value": b["value"], "allowed": b["allowed"]} for b in r["bounds"]]
+        # One test, or one per layer (mechanism and floating point) in a layered record.
+        bounds = r["bounds"] if "bounds" in r else [
+            b for layer in r.get("layers", []) for b in layer.get("bounds", [])]
+        out["bounds"] = [{"value": b["value"], "allowed": b["allowed"]} for b in bounds]
+        out["record_fnv1a"] = fnv1a(stdout.encode())
     else:
-        out["error"] = done.stderr.strip()
+        out["error"] = stderr.strip()
     print(json.dumps(out, indent=2))
     if a.dir is None:
         shutil.rmtree(workdir, ignore_errors=True)
-    sys.exit(done.returncode)
+    sys.exit(code)
+
+
+def fnv1a(data):
+    """64-bit FNV-1a of the test's output (hex): equal outputs, equal digests."""
+    h = 0xcbf29ce484222325
+    for byte in data:
+        h = ((h ^ byte) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return f"{h:016x}"
 
 
 if __name__ == "__main__":

@@ -10,6 +10,9 @@ use crate::audit::{AuditConfig, Verdict};
 use crate::error::{Error, Result};
 use crate::testers::{self, Transform};
 
+#[path = "test_plan.rs"]
+mod plan;
+
 /// Options of `audit test`: a claim tested on samples drawn elsewhere.
 #[derive(Debug, Args)]
 pub struct TestArgs {
@@ -35,8 +38,9 @@ pub struct TestArgs {
     pub max_train_rows: usize,
     /// The claim: pure:EPS, approx:EPS:DELTA, renyi:ALPHA:EPS, zcdp:RHO, gdp:MU, dpsgd:Q:Z:T,
     /// or ledger:FILE[:DELTA] (the PLD accountant's ε on a privacy ledger at δ, default 1e-5).
-    #[arg(long)]
-    pub claim: String,
+    /// Required, except with --plan (the plan holds it).
+    #[arg(long, required_unless_present = "plan")]
+    pub claim: Option<String>,
     /// Seed of the testers' own randomness: the Poisson number of held-out releases each bound
     /// counts, and randomized testers. It does not choose the training/held-out split, which is
     /// positional (the first rows of each side, in shard order, train; the rest are held out):
@@ -67,6 +71,36 @@ pub struct TestArgs {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+    /// Worker threads, 1 to 4 × the cores; default: all cores. The result is the same, byte for
+    /// byte, on any number of threads.
+    #[arg(allow_hyphen_values = true, long)]
+    pub jobs: Option<usize>,
+    /// Counting shards as tasks, step 1 of 3: choose the events on the training split and write
+    /// them, with the test's settings and every shard's size, to FILE (a plan) instead of
+    /// testing. Step 2 is --plan FILE --count-shard SHARD, step 3 --plan FILE --reduce COUNTS…
+    /// (docs/test.md, "Counting shards as tasks").
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["plan", "in_memory"])]
+    pub plan_out: Option<PathBuf>,
+    /// Steps 2 and 3: the plan written by --plan-out, which holds the shards, the claim and every
+    /// setting (so none of them is given again).
+    #[arg(long, value_name = "FILE", conflicts_with_all = [
+        "samples_a", "samples_b", "claim", "stream", "in_memory", "max_train_rows", "seed",
+        "failure_probability", "tester", "transform", "check", "bdp_definition",
+    ])]
+    pub plan: Option<PathBuf>,
+    /// Step 2 (with --plan): count one shard's held-out releases against the plan's events and
+    /// print the counts as one JSON object (save it to a file for --reduce).
+    #[arg(
+        long,
+        value_name = "SHARD",
+        requires = "plan",
+        conflicts_with = "reduce"
+    )]
+    pub count_shard: Option<PathBuf>,
+    /// Step 3 (with --plan): sum the count files of step 2 (every shard with held-out releases
+    /// exactly once) and print the test's result: the same bytes as `audit test` on one machine.
+    #[arg(long, value_name = "COUNTS", num_args = 1.., requires = "plan")]
+    pub reduce: Vec<PathBuf>,
     /// Where the report goes (as for `audit run`).
     #[command(flatten)]
     pub report: ReportArgs,
@@ -77,12 +111,119 @@ pub struct TestArgs {
 pub const DEFAULT_MAX_TRAIN_ROWS: usize = 2_000_000;
 
 pub(super) fn test_samples(a: &TestArgs) -> Result<Outcome> {
+    match a.jobs {
+        None => test_steps(a),
+        Some(j) => {
+            super::run::check_count("--jobs", j, 1, super::run::max_jobs())?;
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(j)
+                .build()
+                .map_err(|e| Error::InvalidConfig(format!("--jobs {j}: {e}")))?
+                .install(|| test_steps(a))
+        }
+    }
+}
+
+/// A plain test, or one of the three steps of a test counted shard by shard ([`plan`]).
+fn test_steps(a: &TestArgs) -> Result<Outcome> {
+    if let Some(plan_file) = &a.plan {
+        if let Some(shard) = &a.count_shard {
+            return plan::count_shard(plan_file, shard);
+        }
+        if !a.reduce.is_empty() {
+            return plan::reduce(a, plan_file);
+        }
+        return Err(Error::InvalidConfig(format!(
+            "--plan {} alone; allowed: --plan FILE --count-shard SHARD (count one shard) or --plan FILE --reduce COUNTS… (the result from every shard's counts)",
+            plan_file.display()
+        )));
+    }
+    if let Some(out) = &a.plan_out {
+        return plan::write_plan(a, out);
+    }
+    run_test(a, Held::Read)
+}
+
+/// How a streamed test reads its held-out releases.
+#[derive(Clone, Copy)]
+pub(super) enum Held<'a> {
+    /// From the shards: a plain `audit test`.
+    Read,
+    /// Not read: every count a tester asks for is recorded for a plan (and answered 0).
+    Record(&'a std::sync::Mutex<Vec<plan::View>>),
+    /// Not read: every count is the sum of the shards' counts, in the plan's order.
+    Replay(&'a plan::Reduced),
+}
+
+impl Held<'_> {
+    fn is_read(&self) -> bool {
+        matches!(self, Held::Read)
+    }
+
+    /// The shards of both sides: opened and checked, or as the plan recorded them.
+    fn sides(
+        &self,
+        a: &TestArgs,
+    ) -> Result<(
+        crate::sources::shards::ShardSet,
+        crate::sources::shards::ShardSet,
+    )> {
+        match self {
+            Held::Replay(r) => r.sides(),
+            _ => crate::sources::shards::open_sides(&a.samples_a, &a.samples_b),
+        }
+    }
+
+    /// The record's `reproduce` line: the plain `audit test` command that gives the same
+    /// record (without --jobs, which changes nothing, or --plan-out; a reduced test gives the
+    /// plain command its plan was made from).
+    fn reproduce(&self) -> String {
+        match self {
+            Held::Replay(r) => r.reproduce.clone(),
+            _ => plain_reproduce_line(),
+        }
+    }
+}
+
+/// [`super::run::reproduce_line`] without `--jobs N` and `--plan-out FILE`.
+pub(super) fn plain_reproduce_line() -> String {
+    let line = super::run::reproduce_line(None);
+    let words = shlex::split(&line).unwrap_or_default();
+    let mut kept: Vec<&str> = Vec::new();
+    let mut i = 0;
+    while i < words.len() {
+        let w = words[i].as_str();
+        if w == "--jobs" || w == "--plan-out" {
+            i += 2;
+            continue;
+        }
+        if w.starts_with("--jobs=") || w.starts_with("--plan-out=") {
+            i += 1;
+            continue;
+        }
+        kept.push(w);
+        i += 1;
+    }
+    shlex::try_join(kept.iter().copied()).unwrap_or_else(|_| kept.join(" "))
+}
+
+/// `audit test` itself, its held-out releases read as `held` says.
+fn run_test(a: &TestArgs, held: Held<'_>) -> Result<Outcome> {
+    let claim_text = a.claim.as_deref().ok_or_else(|| {
+        Error::InvalidConfig("audit test needs --claim (or --plan FILE, which holds it)".into())
+    })?;
     // No --neighbors here: a ledger claim is accounted under add/remove, the accountant's default.
     let claim =
-        super::claim_arg::parse_claim_arg(&a.claim, crate::mechanisms::Neighboring::AddRemove)?;
+        super::claim_arg::parse_claim_arg(claim_text, crate::mechanisms::Neighboring::AddRemove)?;
     testers::parse_list(&a.tester)?;
     super::run::check_beta(a.failure_probability)?;
     if claim.claim.is_bayesian() {
+        if !held.is_read() {
+            return Err(Error::InvalidConfig(format!(
+                "--plan-out with a Bayesian DP claim ({}): its rows are (x', w) pairs read in memory, not counted shard by shard; drop --plan-out and run audit test on the shards",
+                claim.claim
+            )));
+        }
         return test_bayesian(a, &claim);
     }
     if a.bdp_definition.is_some() {
@@ -91,50 +232,110 @@ pub(super) fn test_samples(a: &TestArgs) -> Result<Outcome> {
             claim.claim
         )));
     }
+    if a.max_train_rows < 4 {
+        return Err(Error::InvalidConfig(format!(
+            "--max-train-rows {}; allowed: at least 4",
+            a.max_train_rows
+        )));
+    }
     if let Some(t) = &a.transform {
         let transform: Transform = t.parse()?;
-        return test_view(a, &claim, transform, a.failure_probability, true);
+        // Every shard is opened and sized first (headers, line counts): a missing, truncated or
+        // mismatched shard stops here, before any release is used.
+        let sides = held.sides(a)?;
+        if !a.report.no_report && held.is_read_or_replay() {
+            crate::report::prepare_report_dir(&a.report.report_dir)?;
+        }
+        let (_, (stdout, _), code, late_error, _) = test_view_report(
+            a,
+            &claim,
+            transform,
+            a.failure_probability,
+            true,
+            held,
+            &sides,
+        )?;
+        return Ok(Outcome {
+            stdout,
+            code,
+            late_error,
+        });
     }
     let check: crate::record::layers::Check = a.check.as_deref().unwrap_or("both").parse()?;
-    test_layered(a, &claim, check)
+    test_layered(a, &claim, check, held)
 }
+
+impl Held<'_> {
+    /// Whether the test writes its page (not when it only records a plan).
+    fn is_read_or_replay(&self) -> bool {
+        !matches!(self, Held::Record(_))
+    }
+}
+
+/// What one view's test gives: the report, (text, release dimension), exit code, late error,
+/// the figures' releases.
+type ViewRun = (
+    crate::audit::SampleTestReport,
+    (String, usize),
+    u8,
+    Option<Error>,
+    crate::report::PlotData,
+);
 
 /// Both layers (see [`crate::record::layers`]) on the same files: each layer is the one-view test of
 /// its transform at its share of β (β split evenly over the layers asked for; the
 /// floating-point layer is skipped, its share unspent, when the first rows of both sides are
-/// all integers).
+/// all integers). The layers run at once (rayon), each on its own copy of the shard list;
+/// their results are combined in layer order, so the output does not depend on the threads.
 fn test_layered(
     a: &TestArgs,
     claim: &ClaimArg,
     check: crate::record::layers::Check,
+    held: Held<'_>,
 ) -> Result<Outcome> {
     use crate::record::layers::{LayerKind, LayerVerdict};
+    use rayon::prelude::*;
     let layers = check.layers();
     let share = a.failure_probability / layers.len() as f64;
+    // Every shard is opened and sized first (headers, line counts): a missing, truncated or
+    // mismatched shard stops here, before any release is used.
+    let sides = held.sides(a)?;
+    if !a.report.no_report && held.is_read_or_replay() {
+        crate::report::prepare_report_dir(&a.report.report_dir)?;
+    }
+    // Each layer's test (None: the floating-point layer skipped), computed in parallel and
+    // collected in layer order; the first error in layer order is the one reported.
+    let runs: Vec<Result<Option<ViewRun>>> = layers
+        .par_iter()
+        .map(|&kind| -> Result<Option<ViewRun>> {
+            if kind == LayerKind::FloatingPoint {
+                let head = |set: &crate::sources::shards::ShardSet| {
+                    set.head(set.rows.min(10_000), &Transform::None)
+                };
+                if crate::record::layers::integer_valued(&[&head(&sides.0)?, &head(&sides.1)?]) {
+                    return Ok(None);
+                }
+            }
+            test_view_report(a, claim, kind.transform(), share, false, held, &sides).map(Some)
+        })
+        .collect();
     let mut results: Vec<(LayerVerdict, Option<crate::audit::SampleTestReport>)> = Vec::new();
     let mut stdout = String::new();
     let mut code = 0u8;
     let mut late = None;
     let mut mechanism_violates = false;
     let mut pages: Vec<(crate::audit::AuditReport, crate::report::PlotData, u8)> = Vec::new();
-    for kind in layers {
-        if kind == LayerKind::FloatingPoint {
-            let (set_a, set_b) = crate::sources::shards::open_sides(&a.samples_a, &a.samples_b)?;
-            let head = |set: &crate::sources::shards::ShardSet| {
-                set.head(set.rows.min(10_000), &Transform::None)
-            };
-            if crate::record::layers::integer_valued(&[&head(&set_a)?, &head(&set_b)?]) {
-                results.push((
-                    LayerVerdict::skipped(
-                        kind,
-                        "every output is an integer (first 10 000 releases of each side), whose floating-point representation is exact; its share of β is unspent",
-                    ),
-                    None,
-                ));
-                continue;
-            }
-        }
-        let (r, text, c, l, plots) = test_view_report(a, claim, kind.transform(), share, false)?;
+    for (kind, run) in layers.into_iter().zip(runs) {
+        let Some((r, text, c, l, plots)) = run? else {
+            results.push((
+                LayerVerdict::skipped(
+                    kind,
+                    "every output is an integer (first 10 000 releases of each side), whose floating-point representation is exact; its share of β is unspent",
+                ),
+                None,
+            ));
+            continue;
+        };
         let names = kind.transform().feature_names(text.1);
         let mut r = r;
         for b in &mut r.bounds {
@@ -164,14 +365,14 @@ fn test_layered(
     let verdicts: Vec<LayerVerdict> = results.iter().map(|(v, _)| v.clone()).collect();
     // One page for both layers: the violating layer's test (the mechanism's first), else the
     // mechanism layer's, with both answers at its head.
-    let index = if a.report.no_report {
+    let index = if a.report.no_report || !held.is_read_or_replay() {
         None
     } else {
         let k = pages.iter().position(|p| p.2 == 1).unwrap_or(0);
         match pages.into_iter().nth(k) {
             Some((mut page, plots, _)) => {
                 page.layers = Some(verdicts.clone());
-                page.reproduce = Some(super::run::reproduce_line(None));
+                page.reproduce = Some(held.reproduce());
                 match crate::report::write_run_report(&a.report.report_dir, &page, &plots) {
                     Ok(i) => Some(i),
                     Err(e) => {
@@ -210,7 +411,7 @@ fn test_layered(
             },
         };
         let mut rec = crate::record::ResultRecord::from_layered_sample_test(&results, &out);
-        rec.reproduce = Some(super::run::reproduce_line(None));
+        rec.reproduce = Some(held.reproduce());
         stdout = to_json(&rec)?;
     } else {
         stdout += "\n===== answers =====\n";
@@ -236,25 +437,8 @@ fn test_layered(
     })
 }
 
-/// One view (an explicit `--transform`) at failure probability `beta`.
-fn test_view(
-    a: &TestArgs,
-    claim: &ClaimArg,
-    transform: Transform,
-    beta: f64,
-    announce: bool,
-) -> Result<Outcome> {
-    let (_, (stdout, _), code, late_error, _) =
-        test_view_report(a, claim, transform, beta, announce)?;
-    Ok(Outcome {
-        stdout,
-        code,
-        late_error,
-    })
-}
-
-#[allow(clippy::type_complexity)]
-/// [`test_view`], also returning the report (text, release dimension, code, late error, the
+/// One view (`transform`) at failure probability `beta`, on the shards `sides` (opened by the
+/// caller), also returning the report (text, release dimension, code, late error, the
 /// figures' releases). `announce`: a test of one view (prints JSON, writes its page).
 fn test_view_report(
     a: &TestArgs,
@@ -262,23 +446,14 @@ fn test_view_report(
     transform: Transform,
     beta: f64,
     announce: bool,
-) -> Result<(
-    crate::audit::SampleTestReport,
-    (String, usize),
-    u8,
-    Option<Error>,
-    crate::report::PlotData,
-)> {
+    held: Held<'_>,
+    sides: &(
+        crate::sources::shards::ShardSet,
+        crate::sources::shards::ShardSet,
+    ),
+) -> Result<ViewRun> {
     let claim = claim_arg.claim;
-    if a.max_train_rows < 4 {
-        return Err(Error::InvalidConfig(format!(
-            "--max-train-rows {}; allowed: at least 4",
-            a.max_train_rows
-        )));
-    }
-    // Every shard is opened and sized first (headers, line counts): a missing, truncated or
-    // mismatched shard stops here, before any release is used.
-    let (set_a, set_b) = crate::sources::shards::open_sides(&a.samples_a, &a.samples_b)?;
+    let (set_a, set_b) = (sides.0.clone(), sides.1.clone());
     let set_dim = set_a.shards.first().map_or(1, |s| s.dim);
     let (na, nb) = (set_a.names(), set_b.names());
     let config = AuditConfig {
@@ -297,35 +472,67 @@ fn test_view_report(
     };
     let streamed = match (split(set_a.rows), split(set_b.rows)) {
         (Some(ta), Some(tb)) if !a.in_memory => Some((ta, tb)),
-        _ if a.stream => {
+        _ if a.stream || !held.is_read() => {
             return Err(Error::InvalidConfig(format!(
-                "--stream: the tester(s) {} read their samples in memory; allowed with --stream: --tester hockey-stick or hockey-stick-variational (drop --stream to read the shards in memory)",
+                "{}: the tester(s) {} read their samples in memory; allowed: --tester hockey-stick or hockey-stick-variational (drop {} to read the shards in memory)",
+                if a.stream { "--stream" } else { "--plan-out" },
                 testers
                     .iter()
                     .filter(|t| t.split_train_rows(set_a.rows).is_none())
                     .map(|t| t.name())
                     .collect::<Vec<_>>()
-                    .join(", ")
+                    .join(", "),
+                if a.stream { "--stream" } else { "--plan-out" },
             )));
         }
         _ => None,
     };
-    if !a.report.no_report {
-        crate::report::prepare_report_dir(&a.report.report_dir)?;
-    }
     let (mut r, sa, sb) = if let Some(train) = streamed {
         let (ta, tb) = (
             set_a.head(train.0, &transform)?,
             set_b.head(train.1, &transform)?,
         );
-        let held = crate::sources::shards::Streamed {
-            a: set_a,
-            b: set_b,
-            train,
-            transform,
+        let held_out = (set_a.rows - train.0, set_b.rows - train.1);
+        let r = match held {
+            Held::Read => {
+                let held = crate::sources::shards::Streamed {
+                    a: set_a,
+                    b: set_b,
+                    train,
+                    transform,
+                };
+                crate::audit::audit_split((&ta, &tb), &held, (&na, &nb), &claim, &testers, &config)?
+            }
+            Held::Record(views) => {
+                let recorder = plan::Recorder::new(held_out);
+                let r = crate::audit::audit_split(
+                    (&ta, &tb),
+                    &recorder,
+                    (&na, &nb),
+                    &claim,
+                    &testers,
+                    &config,
+                )?;
+                views
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push(recorder.view(transform, train));
+                r
+            }
+            Held::Replay(reduced) => {
+                let replayer = reduced.replayer(transform, train, held_out)?;
+                let r = crate::audit::audit_split(
+                    (&ta, &tb),
+                    &replayer,
+                    (&na, &nb),
+                    &claim,
+                    &testers,
+                    &config,
+                )?;
+                replayer.finish()?;
+                r
+            }
         };
-        let r =
-            crate::audit::audit_split((&ta, &tb), &held, (&na, &nb), &claim, &testers, &config)?;
         (r, ta, tb)
     } else {
         let sa = set_a.head(set_a.rows, &transform)?;
@@ -352,18 +559,18 @@ fn test_view_report(
     };
     // As for `audit run`: the verdict is printed even when the report cannot be written. A
     // layered test (`announce` false) writes one page for both layers, in test_layered.
-    let written = if a.report.no_report || !announce {
+    let written = if a.report.no_report || !announce || !held.is_read_or_replay() {
         Ok(None)
     } else {
         let mut page = r.to_audit_report();
-        page.reproduce = Some(super::run::reproduce_line(None));
+        page.reproduce = Some(held.reproduce());
         crate::report::write_run_report(&a.report.report_dir, &page, &plots).map(Some)
     };
     let (index, late_error) = super::split_late(written);
     let dim = set_dim;
     let mut stdout = if a.json && announce {
         let mut rec = crate::record::ResultRecord::from_sample_test(&r);
-        rec.reproduce = Some(super::run::reproduce_line(None));
+        rec.reproduce = Some(held.reproduce());
         to_json(&rec)?
     } else {
         crate::report::text::render_samples_text(&r, sa.dim())
@@ -470,7 +677,7 @@ fn test_bayesian(a: &TestArgs, claim: &ClaimArg) -> Result<Outcome> {
         Ok(None)
     } else {
         let mut page = report.clone();
-        page.reproduce = Some(super::run::reproduce_line(None));
+        page.reproduce = Some(plain_reproduce_line());
         crate::report::write_run_report(
             &a.report.report_dir,
             &page,
@@ -482,7 +689,7 @@ fn test_bayesian(a: &TestArgs, claim: &ClaimArg) -> Result<Outcome> {
     let mut stdout = if a.json {
         report.wall_time_seconds = None;
         let mut rec = crate::record::ResultRecord::from_audit(&report);
-        rec.reproduce = Some(super::run::reproduce_line(None));
+        rec.reproduce = Some(plain_reproduce_line());
         to_json(&rec)?
     } else {
         crate::report::text::render_text(&report)

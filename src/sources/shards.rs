@@ -59,7 +59,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::mechanisms::Samples;
-use crate::testers::{HeldOut, RowFlags, Transform};
+use crate::testers::{HeldOut, HeldOutEvents, Transform};
 
 /// Magic bytes of a binary shard.
 pub const MAGIC: [u8; 8] = *b"DPAUDREL";
@@ -413,6 +413,30 @@ impl Shard {
         Self::open_at(path, path, Format::of(path))
     }
 
+    /// A shard as a plan recorded it when it was opened (`audit test --plan-out`): not opened
+    /// again; its releases are read from `path` when needed.
+    pub(crate) fn recorded(
+        path: &Path,
+        dim: usize,
+        rows: usize,
+        provenance: Option<Provenance>,
+    ) -> Shard {
+        Shard {
+            path: path.to_path_buf(),
+            format: Format::of(path),
+            dim,
+            rows,
+            provenance,
+            source: path.to_path_buf(),
+        }
+    }
+
+    /// Whether the releases are read from the file named (not from the stored copy of a pipe
+    /// or FIFO, which exists only while this process runs).
+    pub fn is_regular_file(&self) -> bool {
+        self.source == self.path
+    }
+
     /// [`Shard::open`] of a regular file `source` in `format`, named `path` in errors.
     fn open_at(path: &Path, source: &Path, format: Format) -> Result<Shard> {
         let (dim, rows, provenance) = if format == Format::Binary {
@@ -474,6 +498,9 @@ impl Shard {
         transform: &Transform,
         mut visit: impl FnMut(usize, &Samples) -> Result<bool>,
     ) -> Result<()> {
+        if self.format == Format::Binary {
+            return self.binary_chunks(0..self.rows, transform, visit);
+        }
         let path = &self.path;
         let mut row = 0usize;
         let mut emit = |chunk: Samples, row: &mut usize| -> Result<bool> {
@@ -488,45 +515,6 @@ impl Shard {
             };
             visit(first, &chunk)
         };
-        if self.format == Format::Binary {
-            let mut f = BufReader::with_capacity(1 << 20, open_file(&self.source)?);
-            let mut skip = [0u8; HEADER_LEN];
-            f.read_exact(&mut skip)
-                .map_err(|e| bad(path, format!("header cannot be read ({e})")))?;
-            let mut bytes = vec![0u8; CHUNK_ROWS * 8 * self.dim];
-            while row < self.rows {
-                let n = (self.rows - row).min(CHUNK_ROWS);
-                let buf = &mut bytes[..n * 8 * self.dim];
-                let offset = HEADER_LEN + row * 8 * self.dim;
-                f.read_exact(buf).map_err(|e| {
-                    bad(
-                        path,
-                        format!("truncated or unreadable at byte offset ≥ {offset} ({e})"),
-                    )
-                })?;
-                let flat: Vec<f64> = buf
-                    .chunks_exact(8)
-                    .map(|b| f64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
-                    .collect();
-                if let Some(k) = flat.iter().position(|v| !v.is_finite()) {
-                    return Err(bad(
-                        path,
-                        format!(
-                            "byte offset {}: release {}, coordinate {} is {}; releases must be finite",
-                            offset + 8 * k,
-                            row + k / self.dim,
-                            k % self.dim,
-                            flat[k]
-                        ),
-                    ));
-                }
-                let chunk = Samples::from_flat(self.dim, flat)?;
-                if !emit(chunk, &mut row)? {
-                    return Ok(());
-                }
-            }
-            return Ok(());
-        }
         // Text is read in blocks of about TEXT_BLOCK bytes ending at a line break, up to one
         // block per worker thread at a time; the blocks are checked (UTF-8) and parsed in
         // parallel (rayon) and handed on in order: parsing, not reading, is what text costs.
@@ -582,6 +570,74 @@ impl Shard {
                     self.rows
                 ),
             ));
+        }
+        Ok(())
+    }
+
+    /// The releases `rows` of a binary shard, read from their byte offset (so several threads
+    /// can read one shard in parallel), in chunks of at most [`CHUNK_ROWS`], as
+    /// [`Shard::for_each_chunk`] (`visit` gets the chunk's first row counted from the shard's
+    /// start).
+    fn binary_chunks(
+        &self,
+        rows: std::ops::Range<usize>,
+        transform: &Transform,
+        mut visit: impl FnMut(usize, &Samples) -> Result<bool>,
+    ) -> Result<()> {
+        let path = &self.path;
+        let mut emit = |chunk: Samples, row: &mut usize| -> Result<bool> {
+            let first = *row;
+            *row += chunk.n();
+            let chunk = if transform.is_identity() {
+                chunk
+            } else {
+                transform
+                    .apply(&chunk)
+                    .map_err(|e| bad(path, format!("releases {first}.. (counted from 0): {e}")))?
+            };
+            visit(first, &chunk)
+        };
+        let end = rows.end.min(self.rows);
+        let mut row = rows.start.min(end);
+        let mut f = BufReader::with_capacity(1 << 20, open_file(&self.source)?);
+        let start = (HEADER_LEN + row * 8 * self.dim) as u64;
+        std::io::Seek::seek(&mut f, std::io::SeekFrom::Start(start)).map_err(|e| {
+            bad(
+                path,
+                format!("cannot be read from byte offset {start} ({e})"),
+            )
+        })?;
+        let mut bytes = vec![0u8; CHUNK_ROWS.min(end - row) * 8 * self.dim];
+        while row < end {
+            let n = (end - row).min(CHUNK_ROWS);
+            let buf = &mut bytes[..n * 8 * self.dim];
+            let offset = HEADER_LEN + row * 8 * self.dim;
+            f.read_exact(buf).map_err(|e| {
+                bad(
+                    path,
+                    format!("truncated or unreadable at byte offset ≥ {offset} ({e})"),
+                )
+            })?;
+            let flat: Vec<f64> = buf
+                .chunks_exact(8)
+                .map(|b| f64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
+                .collect();
+            if let Some(k) = flat.iter().position(|v| !v.is_finite()) {
+                return Err(bad(
+                    path,
+                    format!(
+                        "byte offset {}: release {}, coordinate {} is {}; releases must be finite",
+                        offset + 8 * k,
+                        row + k / self.dim,
+                        k % self.dim,
+                        flat[k]
+                    ),
+                ));
+            }
+            let chunk = Samples::from_flat(self.dim, flat)?;
+            if !emit(chunk, &mut row)? {
+                return Ok(());
+            }
         }
         Ok(())
     }
@@ -671,7 +727,8 @@ pub struct ShardSet {
 }
 
 impl ShardSet {
-    fn new(shards: Vec<Shard>) -> Self {
+    /// The shards of one side in the order given.
+    pub(crate) fn new(shards: Vec<Shard>) -> Self {
         let mut offsets = Vec::with_capacity(shards.len());
         let mut rows = 0;
         for s in &shards {
@@ -701,6 +758,30 @@ impl ShardSet {
         for s in &self.shards {
             if got >= n {
                 break;
+            }
+            if s.format == Format::Binary {
+                // Segments read from their own byte offsets in parallel, kept in row order.
+                let take = (n - got).min(s.rows);
+                let segments: Vec<std::ops::Range<usize>> = (0..take)
+                    .step_by(SEGMENT_ROWS)
+                    .map(|r| r..(r + SEGMENT_ROWS).min(take))
+                    .collect();
+                let read: Vec<Result<Vec<Samples>>> = segments
+                    .par_iter()
+                    .map(|rows| {
+                        let mut chunks = Vec::new();
+                        s.binary_chunks(rows.clone(), transform, |_, chunk| {
+                            chunks.push(chunk.clone());
+                            Ok(true)
+                        })?;
+                        Ok(chunks)
+                    })
+                    .collect();
+                for chunks in read {
+                    parts.extend(chunks?);
+                }
+                got += take;
+                continue;
             }
             s.for_each_chunk(transform, |_, chunk| {
                 let take = chunk.n().min(n - got);
@@ -817,40 +898,176 @@ impl HeldOut for Streamed {
         }
     }
 
-    fn count(&self, second: bool, limit: usize, f: &RowFlags<'_>) -> Result<(u64, u64)> {
+    fn count(&self, second: bool, limit: usize, events: &HeldOutEvents) -> Result<(u64, u64)> {
         let (set, start) = if second {
             (&self.b, self.train.1)
         } else {
             (&self.a, self.train.0)
         };
-        // Rows start..end of the side (in its order) are counted; every shard holding a row at
-        // or after `start` is read to its end (and so checked), the others were read for the
-        // training split.
-        let end = start + limit;
-        let work: Vec<(usize, &Shard)> = set
-            .offsets
-            .iter()
-            .copied()
-            .zip(&set.shards)
-            .filter(|(off, s)| off + s.rows > start)
-            .collect();
-        work.par_iter()
-            .map(|&(off, shard)| -> Result<(u64, u64)> {
-                let (mut x, mut y) = (0u64, 0u64);
-                shard.for_each_chunk(&self.transform, |first, chunk| {
-                    let lo = start.saturating_sub(off + first);
-                    let hi = end.saturating_sub(off + first).min(chunk.n());
-                    for i in lo..hi.max(lo) {
-                        let (fx, fy) = f(&chunk.row(i));
-                        x += u64::from(fx);
-                        y += u64::from(fy);
-                    }
-                    Ok(true)
-                })?;
-                Ok((x, y))
-            })
-            .try_reduce(|| (0, 0), |a, b| Ok((a.0 + b.0, a.1 + b.1)))
+        count_rows(set, start, start + limit, &self.transform, events)
     }
+}
+
+/// Rows of a binary shard read by one parallel task when held-out rows are counted.
+pub const SEGMENT_ROWS: usize = 1 << 18;
+
+/// Among the rows `start..end` of a side (in its order: shards in the order given, rows in file
+/// order), how many are in the first event of `events` and how many in the second, after
+/// `transform`. Every shard holding a row at or after `start` is read to its end (and so
+/// checked); the others were read for the training split. The work is split into tasks run in
+/// parallel (rayon): a binary shard into segments of [`SEGMENT_ROWS`] rows read from their own
+/// byte offset, a text shard whole (its blocks are parsed in parallel, its rows counted in
+/// parallel). The counts are integers, summed exactly, so the result does not depend on the
+/// number of threads.
+pub(crate) fn count_rows(
+    set: &ShardSet,
+    start: usize,
+    end: usize,
+    transform: &Transform,
+    events: &HeldOutEvents,
+) -> Result<(u64, u64)> {
+    // (first row of the shard in the side's order, the shard, rows of the shard to read).
+    let mut work: Vec<(usize, &Shard, std::ops::Range<usize>)> = Vec::new();
+    for (&off, shard) in set.offsets.iter().zip(&set.shards) {
+        if off + shard.rows <= start {
+            continue;
+        }
+        let from = start.saturating_sub(off);
+        if shard.format == Format::Binary {
+            let mut r = from;
+            while r < shard.rows {
+                let to = (r + SEGMENT_ROWS).min(shard.rows);
+                work.push((off, shard, r..to));
+                r = to;
+            }
+        } else {
+            work.push((off, shard, 0..shard.rows));
+        }
+    }
+    work.par_iter()
+        .map(|(off, shard, rows)| -> Result<(u64, u64)> {
+            let (mut x, mut y) = (0u64, 0u64);
+            let mut visit = |first: usize, chunk: &Samples| -> Result<bool> {
+                let lo = start.saturating_sub(off + first).min(chunk.n());
+                let hi = end.saturating_sub(off + first).min(chunk.n());
+                let (cx, cy) = count_chunk(chunk, lo..hi.max(lo), events);
+                x += cx;
+                y += cy;
+                Ok(true)
+            };
+            if shard.format == Format::Binary {
+                shard.binary_chunks(rows.clone(), transform, &mut visit)?;
+            } else {
+                shard.for_each_chunk(transform, &mut visit)?;
+            }
+            Ok((x, y))
+        })
+        .try_reduce(|| (0, 0), |a, b| Ok((a.0 + b.0, a.1 + b.1)))
+}
+
+/// One view of a plan counted on one shard: the view's transform, the first held-out row of the
+/// shard's side (its training rows), and per query the end of its rows (training rows + the
+/// query's limit) and its events; the shard's rows in the side's order start at `offset`.
+pub(crate) struct ViewQueries<'a> {
+    /// The view's post-processing.
+    pub transform: Transform,
+    /// First held-out row of the side.
+    pub start: usize,
+    /// (end row, events) of each query on this side.
+    pub queries: Vec<(usize, &'a HeldOutEvents)>,
+}
+
+/// Every query of every view counted on one shard (`audit test --count-shard`), in one pass
+/// over its releases (all of them read and checked): for each view and query, the two event
+/// counts among the shard's rows in `start..end` (side order; the shard's first row is
+/// `offset`). Binary shards are read in segments of [`SEGMENT_ROWS`] in parallel, text shards
+/// in parallel blocks; integer counts, so the result does not depend on the threads.
+pub(crate) fn count_shard_views(
+    shard: &Shard,
+    offset: usize,
+    views: &[ViewQueries<'_>],
+) -> Result<Vec<Vec<(u64, u64)>>> {
+    let zero: Vec<Vec<(u64, u64)>> = views
+        .iter()
+        .map(|v| vec![(0, 0); v.queries.len()])
+        .collect();
+    let visit_into =
+        |counts: &mut Vec<Vec<(u64, u64)>>, first: usize, chunk: &Samples| -> Result<bool> {
+            for (v, out) in views.iter().zip(counts.iter_mut()) {
+                let lo = v.start.saturating_sub(offset + first).min(chunk.n());
+                if v.queries
+                    .iter()
+                    .all(|(end, _)| end.saturating_sub(offset + first) <= lo)
+                {
+                    continue;
+                }
+                let seen = if v.transform.is_identity() {
+                    chunk.clone()
+                } else {
+                    v.transform.apply(chunk).map_err(|e| {
+                        bad(
+                            &shard.path,
+                            format!("releases {first}.. (counted from 0): {e}"),
+                        )
+                    })?
+                };
+                for ((end, events), c) in v.queries.iter().zip(out.iter_mut()) {
+                    let hi = end.saturating_sub(offset + first).min(chunk.n());
+                    let (x, y) = count_chunk(&seen, lo..hi.max(lo), events);
+                    c.0 += x;
+                    c.1 += y;
+                }
+            }
+            Ok(true)
+        };
+    let add = |mut a: Vec<Vec<(u64, u64)>>, b: Vec<Vec<(u64, u64)>>| {
+        for (x, y) in a.iter_mut().zip(b) {
+            for (p, q) in x.iter_mut().zip(y) {
+                p.0 += q.0;
+                p.1 += q.1;
+            }
+        }
+        a
+    };
+    if shard.format != Format::Binary {
+        let mut counts = zero;
+        shard.for_each_chunk(&Transform::None, |first, chunk| {
+            visit_into(&mut counts, first, chunk)
+        })?;
+        return Ok(counts);
+    }
+    let segments: Vec<std::ops::Range<usize>> = (0..shard.rows)
+        .step_by(SEGMENT_ROWS)
+        .map(|r| r..(r + SEGMENT_ROWS).min(shard.rows))
+        .collect();
+    segments
+        .par_iter()
+        .map(|rows| -> Result<Vec<Vec<(u64, u64)>>> {
+            let mut counts = zero.clone();
+            shard.binary_chunks(rows.clone(), &Transform::None, |first, chunk| {
+                visit_into(&mut counts, first, chunk)
+            })?;
+            Ok(counts)
+        })
+        .try_reduce(|| zero.clone(), |a, b| Ok(add(a, b)))
+}
+
+/// The two event counts of `events` among the rows `rows` of `chunk`, in parallel blocks.
+pub(crate) fn count_chunk(
+    chunk: &Samples,
+    rows: std::ops::Range<usize>,
+    events: &HeldOutEvents,
+) -> (u64, u64) {
+    rows.into_par_iter()
+        .with_min_len(1 << 13)
+        .fold(
+            || (0u64, 0u64),
+            |(a, b), i| {
+                let (fx, fy) = events.flags(&chunk.row(i));
+                (a + u64::from(fx), b + u64::from(fy))
+            },
+        )
+        .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
 }
 
 /// Writes `samples` as a shard at `path` in the format its name asks for (a sidecar beside a

@@ -116,6 +116,8 @@ use std::collections::HashMap;
 use rand::Rng;
 
 use rand_distr::Distribution;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
 
 use super::common::HeldOutEvent;
 use super::common::{check_fraction, hockey_stick_epsilon, train_rows};
@@ -174,8 +176,11 @@ impl Default for HockeyStickTester {
     }
 }
 
-/// A candidate score s(x); the event is {s(x) ≥ t}.
-#[derive(Clone, Debug)]
+/// A candidate score s(x); the event is {s(x) ≥ t}. Serializable (exactly: floats in
+/// shortest round-trip form, the atom table as a sorted list) so that a chosen event can be
+/// counted on other machines ([`HeldOutEvents`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 enum Score {
     /// sign · x_j.
     Coordinate { j: usize, sign: f64 },
@@ -183,6 +188,7 @@ enum Score {
     /// their bit patterns); unseen values score 0.
     Atoms {
         coords: Vec<usize>,
+        #[serde(with = "sorted_table")]
         table: HashMap<Vec<u64>, f64>,
         /// Training rows per side the table was estimated on (0: all of them, and the
         /// threshold is chosen on the same rows; else the threshold and the selection read only
@@ -200,6 +206,67 @@ enum Score {
     Near { j: usize, centre: f64 },
     /// The logit of a logistic-regression discriminator fitted on the training rows.
     Learned(Box<LearnedScore>),
+}
+
+/// An atom table as a list of (key, value) sorted by key: JSON object keys must be strings, and
+/// a sorted list is the same bytes however the map was filled.
+mod sorted_table {
+    use std::collections::HashMap;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(
+        table: &HashMap<Vec<u64>, f64>,
+        s: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        let mut v: Vec<(&Vec<u64>, &f64)> = table.iter().collect();
+        v.sort_by(|a, b| a.0.cmp(b.0));
+        v.serialize(s)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> std::result::Result<HashMap<Vec<u64>, f64>, D::Error> {
+        let v: Vec<(Vec<u64>, f64)> = Vec::deserialize(d)?;
+        Ok(v.into_iter().collect())
+    }
+}
+
+/// The event(s) one held-out count asks about: S₁ = {s₁(x) ≥ t₁} and, for a pair of
+/// directions, S₂ = {s₂(x) ≥ t₂}; a release's flags are (in S₁, in S₂ \ S₁). Chosen on the
+/// training split only. Serializable, so that `audit test --plan-out` can write it and shards
+/// can be counted against it anywhere (see docs/test.md, "Counting shards as tasks").
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HeldOutEvents {
+    first: (Score, f64),
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    second: Option<(Score, f64)>,
+}
+
+impl HeldOutEvents {
+    /// (in S₁, in S₂ \ S₁) for one release.
+    pub fn flags(&self, row: &ndarray::ArrayView1<'_, f64>) -> (bool, bool) {
+        let in1 = self.first.0.eval(row) >= self.first.1;
+        let in2 = !in1 && self.second.as_ref().is_some_and(|(s, t)| s.eval(row) >= *t);
+        (in1, in2)
+    }
+
+    /// The largest coordinate index any score reads (so a count can refuse releases of too
+    /// small a dimension instead of indexing out of range).
+    pub fn max_coordinate(&self) -> usize {
+        let of = |s: &Score| match s {
+            Score::Coordinate { j, .. } | Score::Near { j, .. } => *j,
+            Score::Atoms { coords, .. } => coords.iter().copied().max().unwrap_or(0),
+            Score::Conditional { coords, j, .. } => {
+                coords.iter().copied().max().unwrap_or(0).max(*j)
+            }
+            Score::Learned(m) => m.coords.iter().copied().max().unwrap_or(0),
+        };
+        let first = of(&self.first.0);
+        self.second
+            .as_ref()
+            .map_or(first, |(s, _)| first.max(of(s)))
+    }
 }
 
 fn key(row: &ndarray::ArrayView1<'_, f64>, coords: &[usize]) -> Vec<u64> {
@@ -293,7 +360,7 @@ const FIT_MAX_ITERATIONS: u64 = 100;
 /// A logistic-regression discriminator's logit on standardized coordinates and their squares:
 /// s(x) = b + Σ_k w_k z_k + v_k (z_k² − a_k)/c_k with z_k = (x_{j_k} − μ_k)/σ_k; every constant
 /// is estimated on training rows only.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 struct LearnedScore {
     coords: Vec<usize>,
     mean: Vec<f64>,
@@ -473,9 +540,16 @@ impl Score {
     }
 }
 
+/// The scores of `rows`, in row order (computed in parallel blocks).
 fn scores_of(score: &Score, s: &Samples, rows: std::ops::Range<usize>) -> Vec<f64> {
-    rows.map(|i| score.eval(&s.row(i))).collect()
+    rows.into_par_iter()
+        .with_min_len(PAR_ROWS)
+        .map(|i| score.eval(&s.row(i)))
+        .collect()
 }
+
+/// Rows per parallel task on the training split.
+const PAR_ROWS: usize = 1 << 14;
 
 /// Distinct values (as bits) of coordinate j among rows, up to `cap + 1`.
 fn distinct_values(s: &Samples, rows: std::ops::Range<usize>, j: usize, cap: usize) -> usize {
@@ -497,12 +571,20 @@ fn atom_table(
     nq: usize,
     coords: &[usize],
 ) -> HashMap<Vec<u64>, f64> {
-    let mut counts: HashMap<Vec<u64>, (f64, f64)> = HashMap::new();
-    for i in 0..np {
-        counts.entry(key(&p.row(i), coords)).or_default().0 += 1.0;
-    }
-    for i in 0..nq {
-        counts.entry(key(&q.row(i), coords)).or_default().1 += 1.0;
+    // The two sides counted at once, then merged: each count is a whole number of rows of one
+    // side, so the table is the same as counted in one pass.
+    let side = |s: &Samples, n: usize| {
+        let mut m: HashMap<Vec<u64>, f64> = HashMap::new();
+        for i in 0..n {
+            *m.entry(key(&s.row(i), coords)).or_default() += 1.0;
+        }
+        m
+    };
+    let (cp, cq) = rayon::join(|| side(p, np), || side(q, nq));
+    let mut counts: HashMap<Vec<u64>, (f64, f64)> =
+        cp.into_iter().map(|(k, c)| (k, (c, 0.0))).collect();
+    for (k, c) in cq {
+        counts.entry(k).or_default().1 += c;
     }
     let a = counts.len() as f64;
     counts
@@ -543,14 +625,15 @@ const NEAR_PER_COORD: usize = 4;
 /// candidate.
 fn near_centres(p: &Samples, np: usize, q: &Samples, nq: usize, j: usize) -> Vec<f64> {
     let values: Vec<f64> = (0..np)
+        .into_par_iter()
         .map(|i| p.values()[[i, j]])
-        .chain((0..nq).map(|i| q.values()[[i, j]]))
+        .chain((0..nq).into_par_iter().map(|i| q.values()[[i, j]]))
         .filter(|x| x.is_finite())
         .collect();
     if values.is_empty() {
         return Vec::new();
     }
-    let mut abs: Vec<f64> = values.iter().map(|x| x.abs()).collect();
+    let mut abs: Vec<f64> = values.par_iter().map(|x| x.abs()).collect();
     let k = abs.len() * 9 / 10;
     let scale = *abs.select_nth_unstable_by(k, f64::total_cmp).1;
     drop(abs);
@@ -569,9 +652,11 @@ fn near_centres(p: &Samples, np: usize, q: &Samples, nq: usize, j: usize) -> Vec
     };
     // Groups as runs of (key, value) pairs sorted by key then value: 24 bytes per value, where a
     // map of vectors took ~80 (most continuous values are alone in their group).
-    let mut keyed: Vec<((i32, i64), f64)> = values.iter().map(|&x| (group(x), x)).collect();
+    let mut keyed: Vec<((i32, i64), f64)> = values.par_iter().map(|&x| (group(x), x)).collect();
     drop(values);
-    keyed.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.total_cmp(&b.1)));
+    // Elements equal under this order are identical (key, then value by total_cmp), so the
+    // parallel unstable sort gives the sequential sort's sequence.
+    keyed.par_sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.total_cmp(&b.1)));
     let min_count = 10.max((np + nq) / 1000);
     // (key, first index, length) of every group holding at least `min_count` values.
     let mut big: Vec<((i32, i64), usize, usize)> = Vec::new();
@@ -662,9 +747,17 @@ impl HockeyStickTester {
         // Every coordinate that varies (not constant on both sides), in order, for the learned
         // score on a fine discrete table.
         let mut varying = Vec::new();
-        for j in 0..d {
-            let dp = distinct_values(p, 0..np, j, cap);
-            let dq = distinct_values(q, 0..nq, j, cap);
+        // Distinct values of every coordinate on both sides, coordinates in parallel.
+        let distinct: Vec<(usize, usize)> = (0..d)
+            .into_par_iter()
+            .map(|j| {
+                rayon::join(
+                    || distinct_values(p, 0..np, j, cap),
+                    || distinct_values(q, 0..nq, j, cap),
+                )
+            })
+            .collect();
+        for (j, &(dp, dq)) in distinct.iter().enumerate() {
             let few = dp.max(dq) <= cap && dp.max(dq) * 10 <= np.min(nq);
             if dp.max(dq) <= 1 {
                 // Constant on both sides: no information, unless the constants differ.
@@ -741,32 +834,32 @@ impl HockeyStickTester {
             // is a pair).
             let half = np.min(nq) / 2;
             let split = fine && half > 0;
-            out.push(if split {
-                Score::Atoms {
-                    coords: discrete.clone(),
-                    table: atom_table(p, half, q, half, &discrete),
-                    fitted_rows: half,
+            if split {
+                // The joint table and each pair's, all re-estimated on the first half of the
+                // training rows: computed in parallel, kept in this order.
+                let mut sets = vec![discrete.clone()];
+                if discrete.len() >= 3 && (2..=MAX_PAIRED_DISCRETE).contains(&multi_valued.len()) {
+                    for (a, &ja) in multi_valued.iter().enumerate() {
+                        for &jb in &multi_valued[a + 1..] {
+                            sets.push(vec![ja, jb]);
+                        }
+                    }
                 }
+                let tables: Vec<Score> = sets
+                    .into_par_iter()
+                    .map(|coords| Score::Atoms {
+                        table: atom_table(p, half, q, half, &coords),
+                        coords,
+                        fitted_rows: half,
+                    })
+                    .collect();
+                out.extend(tables);
             } else {
-                Score::Atoms {
+                out.push(Score::Atoms {
                     coords: discrete.clone(),
                     table,
                     fitted_rows: 0,
-                }
-            });
-            if split
-                && discrete.len() >= 3
-                && (2..=MAX_PAIRED_DISCRETE).contains(&multi_valued.len())
-            {
-                for (a, &ja) in multi_valued.iter().enumerate() {
-                    for &jb in &multi_valued[a + 1..] {
-                        out.push(Score::Atoms {
-                            coords: vec![ja, jb],
-                            table: atom_table(p, half, q, half, &[ja, jb]),
-                            fitted_rows: half,
-                        });
-                    }
-                }
+                });
             }
             // Whole-output atoms when the discrete coordinates are not everything but full rows
             // still repeat a lot (e.g. integer-valued outputs with many values).
@@ -873,10 +966,15 @@ fn curve_with_growth(
     growth: f64,
 ) -> Curve {
     let start = score.selection_start();
-    let mut sa = scores_of(&score, a, start.min(na)..na);
-    let mut sb = scores_of(&score, b, start.min(nb)..nb);
-    sa.sort_by(|x, y| y.total_cmp(x));
-    sb.sort_by(|x, y| y.total_cmp(x));
+    let (mut sa, mut sb) = rayon::join(
+        || scores_of(&score, a, start.min(na)..na),
+        || scores_of(&score, b, start.min(nb)..nb),
+    );
+    // Both sides sorted at once (descending by total_cmp).
+    rayon::join(
+        || sa.sort_by(|x, y| y.total_cmp(x)),
+        || sb.sort_by(|x, y| y.total_cmp(x)),
+    );
     let count_ge = |v: &[f64], t: f64| v.partition_point(|&x| x >= t) as f64;
     let (mut ts, mut ka, mut kb) = (Vec::new(), Vec::new(), Vec::new());
     let mut rank = 1.0_f64;
@@ -997,18 +1095,27 @@ impl HockeyStickTester {
             Score::Learned(m) => Some((**m).clone()),
             _ => None,
         });
-        let fwd: Vec<Curve> = forward
-            .into_iter()
-            .map(|s| curve_of(s, p, np, q, nq, lambda))
-            .collect();
-        let rev: Vec<Curve> = if allowed.reverse {
-            self.candidates(q, nq, p, np, learned.as_ref())
-                .into_iter()
-                .map(|s| curve_of(s, q, nq, p, np, lambda))
-                .collect()
-        } else {
-            Vec::new()
-        };
+        // Each candidate's curve is scored on its own (in parallel, collected in candidate
+        // order): the same curves on any number of threads.
+        // (The reverse candidates are formed while the forward curves are scored.)
+        let (fwd, rev): (Vec<Curve>, Vec<Curve>) = rayon::join(
+            || {
+                forward
+                    .into_par_iter()
+                    .map(|s| curve_of(s, p, np, q, nq, lambda))
+                    .collect()
+            },
+            || {
+                if allowed.reverse {
+                    self.candidates(q, nq, p, np, learned.as_ref())
+                        .into_par_iter()
+                        .map(|s| curve_of(s, q, nq, p, np, lambda))
+                        .collect()
+                } else {
+                    Vec::new()
+                }
+            },
+        );
         let curves = [fwd, rev];
         let mut best: Option<(usize, Choice, f64)> = None;
         let mut offer = |index: usize, choice: Choice, z: f64| {
@@ -1181,10 +1288,9 @@ impl HockeyStickTester {
             });
         }
         // (in S_1, in S_2 \ S_1) for one row.
-        let classify = |row: &ndarray::ArrayView1<'_, f64>| {
-            let in1 = first.1.eval(row) >= first.2;
-            let in2 = !in1 && second.is_some_and(|(s, t)| s.eval(row) >= t);
-            (in1, in2)
+        let classify = HeldOutEvents {
+            first: (first.1.clone(), first.2),
+            second: second.map(|(s, t)| (s.clone(), t)),
         };
         let reversed = first.0;
         // The first N_P held-out releases of P and the first N_Q of Q, in their order.
@@ -1556,18 +1662,34 @@ impl HockeyStickTester {
             Score::Learned(m) => Some((**m).clone()),
             _ => None,
         });
-        let reverse = search.candidates(q, nq, p, np, learned.as_ref());
+        // Every candidate's curve (threshold ranks growing by 1 %), in parallel: the forward
+        // curves while the reverse candidates are formed, collected in candidate order.
+        let (fwd, rev): (Vec<Curve>, Vec<Curve>) = rayon::join(
+            || {
+                forward
+                    .into_par_iter()
+                    .map(|score| curve_with_growth(score, p, np, q, nq, 0.0, 1.01))
+                    .collect()
+            },
+            || {
+                search
+                    .candidates(q, nq, p, np, learned.as_ref())
+                    .into_par_iter()
+                    .map(|score| curve_with_growth(score, q, nq, p, np, 0.0, 1.01))
+                    .collect()
+            },
+        );
         let z = normal_upper_quantile(beta / 2.0);
         // (predicted bound, reversed, score, threshold)
         let mut best: Option<(f64, bool, Score, f64)> = None;
-        for (reversed, scores) in [(false, forward), (true, reverse)] {
-            let (a, na, b, nb, m_a, m_b) = if reversed {
-                (q, nq, p, np, m_q as f64, m_p as f64)
+        // Judged one by one in candidate order (the first of equal predictions wins).
+        for (reversed, curves) in [(false, fwd), (true, rev)] {
+            let (m_a, m_b) = if reversed {
+                (m_q as f64, m_p as f64)
             } else {
-                (p, np, q, nq, m_p as f64, m_q as f64)
+                (m_p as f64, m_q as f64)
             };
-            for score in scores {
-                let c = curve_with_growth(score, a, na, b, nb, 0.0, 1.01);
+            for c in curves {
                 let (len_a, len_b) = (c.len_a as f64, c.len_b as f64);
                 if len_a < 1.0 || len_b < 1.0 {
                     continue;
@@ -1641,7 +1763,10 @@ fn bound_event(
     half: f64,
 ) -> Result<Measurement> {
     let (m_p, m_q) = (held.rows(reversed), held.rows(!reversed));
-    let in_event = |row: &ndarray::ArrayView1<'_, f64>| (score.eval(row) >= t, false);
+    let in_event = HeldOutEvents {
+        first: (score.clone(), t),
+        second: None,
+    };
     let k_p = held.count(reversed, m_p, &in_event)?.0;
     let k_q = held.count(!reversed, m_q, &in_event)?.0;
     let held_out = HeldOutEvent::bound(k_p, m_p, k_q, m_q, half);

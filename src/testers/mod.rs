@@ -23,7 +23,7 @@ pub mod transforms;
 pub(crate) use common::PLANNING_NOISE_REDUCTION;
 pub use common::{empirical_bernstein_lower, empirical_bernstein_upper};
 pub use histogram::HistogramTester;
-pub use hockey_stick::HockeyStickTester;
+pub use hockey_stick::{HeldOutEvents, HockeyStickTester};
 pub use mmd::MmdTester;
 pub use renyi::RenyiTester;
 pub use transforms::{Transform, TransformedMechanism};
@@ -262,16 +262,18 @@ pub trait HeldOut: Sync {
     /// Held-out rows of the first side (`second == false`) or of the second.
     fn rows(&self, second: bool) -> usize;
 
-    /// Among the first `limit` held-out rows of a side (`limit ≤ rows`), how many rows `f`
-    /// marks in its first flag and how many in its second.
+    /// Among the first `limit` held-out rows of a side (`limit ≤ rows`), how many rows are in
+    /// the first event of `events` and how many in the second ([`HeldOutEvents::flags`]).
+    /// Counts are integers, so they may be summed in any order (over threads, shards or
+    /// machines) and give the same result.
     ///
     /// # Errors
     /// The rows cannot be read (a shard missing, truncated or corrupt).
-    fn count(&self, second: bool, limit: usize, f: &RowFlags<'_>) -> Result<(u64, u64)>;
+    fn count(&self, second: bool, limit: usize, events: &HeldOutEvents) -> Result<(u64, u64)>;
 }
 
-/// Two flags of a release, for [`HeldOut::count`].
-pub type RowFlags<'a> = dyn Fn(&ndarray::ArrayView1<'_, f64>) -> (bool, bool) + Sync + 'a;
+/// Rows per parallel task when held-out rows in memory are counted.
+const COUNT_BLOCK: usize = 1 << 14;
 
 /// In-memory held-out rows: the rows `np..` of `p` and `nq..` of `q`.
 pub struct Tail<'a> {
@@ -287,15 +289,21 @@ impl HeldOut for Tail<'_> {
         s.n() - start
     }
 
-    fn count(&self, second: bool, limit: usize, f: &RowFlags<'_>) -> Result<(u64, u64)> {
+    fn count(&self, second: bool, limit: usize, events: &HeldOutEvents) -> Result<(u64, u64)> {
+        use rayon::prelude::*;
         let (s, start) = if second { self.q } else { self.p };
-        let (mut a, mut b) = (0u64, 0u64);
-        for i in start..start + limit {
-            let (x, y) = f(&s.row(i));
-            a += u64::from(x);
-            b += u64::from(y);
-        }
-        Ok((a, b))
+        // Blocks of rows counted in parallel; integer sums, so any thread count gives the same.
+        Ok((start..start + limit)
+            .into_par_iter()
+            .with_min_len(COUNT_BLOCK)
+            .fold(
+                || (0u64, 0u64),
+                |(a, b), i| {
+                    let (x, y) = events.flags(&s.row(i));
+                    (a + u64::from(x), b + u64::from(y))
+                },
+            )
+            .reduce(|| (0, 0), |x, y| (x.0 + y.0, x.1 + y.1)))
     }
 }
 
