@@ -150,7 +150,7 @@ pub(super) enum Held<'a> {
     /// From the shards: a plain `audit test`.
     Read,
     /// Not read: every count a tester asks for is recorded for a plan (and answered 0).
-    Record(&'a std::sync::Mutex<Vec<plan::View>>),
+    Record(&'a plan::Recording),
     /// Not read: every count is the sum of the shards' counts, in the plan's order.
     Replay(&'a plan::Reduced),
 }
@@ -170,7 +170,8 @@ impl Held<'_> {
     )> {
         match self {
             Held::Replay(r) => r.sides(),
-            _ => crate::sources::shards::open_sides(&a.samples_a, &a.samples_b),
+            Held::Record(r) => Ok(r.sides.clone()),
+            Held::Read => crate::sources::shards::open_sides(&a.samples_a, &a.samples_b),
         }
     }
 
@@ -503,7 +504,7 @@ fn test_view_report(
                 };
                 crate::audit::audit_split((&ta, &tb), &held, (&na, &nb), &claim, &testers, &config)?
             }
-            Held::Record(views) => {
+            Held::Record(recording) => {
                 let recorder = plan::Recorder::new(held_out);
                 let r = crate::audit::audit_split(
                     (&ta, &tb),
@@ -513,7 +514,8 @@ fn test_view_report(
                     &testers,
                     &config,
                 )?;
-                views
+                recording
+                    .views
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
                     .push(recorder.view(transform, train));

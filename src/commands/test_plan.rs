@@ -162,6 +162,12 @@ impl HeldOut for Recorder {
     }
 }
 
+/// What a test records for a plan: the views, and the shards it runs on (opened once).
+pub(crate) struct Recording {
+    pub(crate) views: Mutex<Vec<View>>,
+    pub(crate) sides: (ShardSet, ShardSet),
+}
+
 /// A plan with its counts summed over the shards (`--reduce`).
 pub(crate) struct Reduced {
     plan: Plan,
@@ -269,79 +275,34 @@ impl HeldOut for Replayer<'_> {
     }
 }
 
-fn io_error(path: &Path, what: &str, e: impl std::fmt::Display) -> Error {
-    Error::InvalidConfig(format!("{}: {what} ({e})", path.display()))
-}
-
 fn digest(bytes: &[u8]) -> String {
     format!("{:016x}", crate::report::fnv1a64(bytes))
 }
 
 /// Step 1: the plan of the test `a`, written to `out`.
 pub(super) fn write_plan(a: &TestArgs, out: &Path) -> Result<Outcome> {
-    let views = Mutex::new(Vec::new());
-    run_test(a, Held::Record(&views))?;
-    let mut views = views.into_inner().unwrap_or_else(|p| p.into_inner());
-    // The layers ran in parallel: their views in a fixed order.
-    views.sort_by_key(|v: &View| v.transform.to_string());
-    let (set_a, set_b) = crate::sources::shards::open_sides(&a.samples_a, &a.samples_b)?;
-    let shards = |set: &ShardSet| -> Result<Vec<PlanShard>> {
-        set.shards
-            .iter()
-            .map(|s| {
-                if !s.is_regular_file() {
-                    return Err(Error::InvalidConfig(format!(
-                        "--plan-out: shard {} is a pipe or FIFO, which the tasks that count it cannot read again; allowed: regular files (write the stream to a file first)",
-                        s.path.display()
-                    )));
-                }
-                Ok(PlanShard {
-                    path: s.path.clone(),
-                    dim: s.dim,
-                    rows: s.rows,
-                    provenance: s.provenance,
-                })
-            })
-            .collect()
-    };
-    let plan = Plan {
-        kind: PLAN_KIND.into(),
-        version: FORMAT_VERSION,
-        tool_version: env!("CARGO_PKG_VERSION").into(),
-        reproduce: super::plain_reproduce_line(),
-        settings: Settings {
-            claim: a.claim.clone().unwrap_or_default(),
-            seed: a.seed,
-            failure_probability: a.failure_probability,
-            tester: a.tester.clone(),
-            transform: a.transform.clone(),
-            check: a.check.clone(),
-            max_train_rows: a.max_train_rows,
-            stream: a.stream,
-        },
-        a: shards(&set_a)?,
-        b: shards(&set_b)?,
-        views,
-    };
-    let text = serde_json::to_string(&plan).map_err(|e| {
-        Error::InvalidConfig(format!(
-            "--plan-out: the plan cannot be written as JSON ({e})"
-        ))
-    })?;
-    // The plan must read back as written (every number finite and exact).
-    let back: Plan = serde_json::from_str(&text).map_err(|e| {
-        Error::InvalidConfig(format!("--plan-out: the plan does not read back ({e})"))
-    })?;
-    if serde_json::to_string(&back).ok().as_deref() != Some(text.as_str()) {
-        return Err(Error::InvalidConfig(
-            "--plan-out: the plan does not read back exactly as written".into(),
-        ));
-    }
     let mut partial = out.as_os_str().to_owned();
     partial.push(".partial");
-    let text = text + "\n";
-    std::fs::write(&partial, text.as_bytes()).map_err(|e| io_error(out, "cannot be written", e))?;
-    std::fs::rename(&partial, out).map_err(|e| io_error(out, "cannot be written", e))?;
+    let partial = PathBuf::from(partial);
+    let written = |e: std::io::Error| {
+        Error::InvalidConfig(format!(
+            "--plan-out {}: cannot be written ({e}); allowed: a file in a writable directory",
+            out.display()
+        ))
+    };
+    // Refused before any work when it cannot be written; renamed into place when complete.
+    std::fs::write(&partial, b"").map_err(written)?;
+    let made = plan_text(a);
+    let text = match made {
+        Ok(t) => t,
+        Err(e) => {
+            let _ = std::fs::remove_file(&partial);
+            return Err(e);
+        }
+    };
+    std::fs::write(&partial, text.0.as_bytes()).map_err(written)?;
+    std::fs::rename(&partial, out).map_err(written)?;
+    let (text, plan) = text;
     let queries: usize = plan.views.iter().map(|v| v.queries.len()).sum();
     let held: Vec<String> = plan
         .views
@@ -377,9 +338,86 @@ pub(super) fn write_plan(a: &TestArgs, out: &Path) -> Result<Outcome> {
     })
 }
 
+/// The plan of the test `a` (the test run with its counts recorded) as JSON text (with its
+/// final line break), and the plan.
+fn plan_text(a: &TestArgs) -> Result<(String, Plan)> {
+    // The shards are opened and checked once, here, and the test runs on them.
+    let (set_a, set_b) = crate::sources::shards::open_sides(&a.samples_a, &a.samples_b)?;
+    let shards = |set: &ShardSet| -> Result<Vec<PlanShard>> {
+        set.shards
+            .iter()
+            .map(|s| {
+                if !s.is_regular_file() {
+                    return Err(Error::InvalidConfig(format!(
+                        "--plan-out: shard {} is a pipe or FIFO, which the tasks that count it cannot read again; allowed: regular files (write the stream to a file first)",
+                        s.path.display()
+                    )));
+                }
+                Ok(PlanShard {
+                    path: s.path.clone(),
+                    dim: s.dim,
+                    rows: s.rows,
+                    provenance: s.provenance,
+                })
+            })
+            .collect()
+    };
+    let (shards_a, shards_b) = (shards(&set_a)?, shards(&set_b)?);
+    let recording = Recording {
+        views: Mutex::new(Vec::new()),
+        sides: (set_a, set_b),
+    };
+    run_test(a, Held::Record(&recording))?;
+    let mut views = recording
+        .views
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner());
+    // The layers ran in parallel: their views in a fixed order.
+    views.sort_by_key(|v: &View| v.transform.to_string());
+    let plan = Plan {
+        kind: PLAN_KIND.into(),
+        version: FORMAT_VERSION,
+        tool_version: env!("CARGO_PKG_VERSION").into(),
+        reproduce: super::plain_reproduce_line(),
+        settings: Settings {
+            claim: a.claim.clone().unwrap_or_default(),
+            seed: a.seed,
+            failure_probability: a.failure_probability,
+            tester: a.tester.clone(),
+            transform: a.transform.clone(),
+            check: a.check.clone(),
+            max_train_rows: a.max_train_rows,
+            stream: a.stream,
+        },
+        a: shards_a,
+        b: shards_b,
+        views,
+    };
+    let text = serde_json::to_string(&plan).map_err(|e| {
+        Error::InvalidConfig(format!(
+            "--plan-out: the plan cannot be written as JSON ({e})"
+        ))
+    })?;
+    // The plan must read back as written (every number finite and exact).
+    let back: Plan = serde_json::from_str(&text).map_err(|e| {
+        Error::InvalidConfig(format!("--plan-out: the plan does not read back ({e})"))
+    })?;
+    if serde_json::to_string(&back).ok().as_deref() != Some(text.as_str()) {
+        return Err(Error::InvalidConfig(
+            "--plan-out: the plan does not read back exactly as written".into(),
+        ));
+    }
+    Ok((text + "\n", plan))
+}
+
 /// Reads and checks a plan: (plan, its digest).
 fn read_plan(path: &Path) -> Result<(Plan, String)> {
-    let bytes = std::fs::read(path).map_err(|e| io_error(path, "cannot be read", e))?;
+    let bytes = std::fs::read(path).map_err(|e| {
+        Error::InvalidConfig(format!(
+            "--plan {}: cannot be read ({e}); allowed: a plan written by audit test --plan-out",
+            path.display()
+        ))
+    })?;
     let plan: Plan = serde_json::from_slice(&bytes).map_err(|e| {
         Error::InvalidConfig(format!(
             "--plan {}: not a plan written by audit test --plan-out ({e})",
@@ -541,7 +579,12 @@ pub(super) fn reduce(a: &TestArgs, plan_path: &Path) -> Result<Outcome> {
     // (side, index) → the count file that counted it.
     let mut seen: std::collections::HashMap<(u64, usize), &Path> = std::collections::HashMap::new();
     for file in &a.reduce {
-        let bytes = std::fs::read(file).map_err(|e| io_error(file, "cannot be read", e))?;
+        let bytes = std::fs::read(file).map_err(|e| {
+            Error::InvalidConfig(format!(
+                "--reduce {}: cannot be read ({e}); allowed: files printed by audit test --count-shard",
+                file.display()
+            ))
+        })?;
         let c: Counts = serde_json::from_slice(&bytes).map_err(|e| {
             Error::InvalidConfig(format!(
                 "--reduce {}: not the output of audit test --count-shard ({e})",

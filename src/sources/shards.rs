@@ -45,9 +45,12 @@
 //!
 //! # Streaming
 //! [`Streamed`] holds, per side, the first `train` rows in memory (the training split of the
-//! hockey-stick tester) and reads the rows after them shard by shard, shards in parallel
-//! (rayon), in chunks of [`CHUNK_ROWS`] releases: memory is O(train rows + threads × chunk),
-//! independent of the number of releases. Rows keep their order (shards in the order given,
+//! hockey-stick tester) and reads the rows after them in parallel (rayon): a binary shard in
+//! segments of [`SEGMENT_ROWS`] read from their own byte offsets, a text shard whole (its blocks
+//! parsed in parallel), in chunks of [`CHUNK_ROWS`] releases whose rows are counted in parallel
+//! blocks: memory is O(train rows + threads × chunk), independent of the number of releases.
+//! The counts are integers, so their sum does not depend on the threads. `count_shard_views`
+//! counts one shard for every query of a plan (`audit test --count-shard`). Rows keep their order (shards in the order given,
 //! rows in file order), so "the first N held-out rows" means the same rows as in memory.
 
 use std::fs::File;
