@@ -154,14 +154,7 @@ pub fn run_pacing(
         let record: Option<serde_json::Value> = serde_json::from_slice(&out.stdout).ok();
         let effort = record.as_ref().and_then(|r| r.get("effort"));
         let get = |k: &str| effort.and_then(|e| e.get(k)).and_then(|v| v.as_u64());
-        let error = (exit != 0 && exit != 1).then(|| {
-            let err = String::from_utf8_lossy(&out.stderr);
-            err.lines()
-                .find(|l| l.contains("error"))
-                .or(err.lines().last())
-                .unwrap_or("")
-                .to_string()
-        });
+        let error = (exit != 0 && exit != 1).then(|| super::suite::error_line(&out.stderr));
         let row = PacingRow {
             id: c.id.to_string(),
             command,

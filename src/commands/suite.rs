@@ -97,14 +97,7 @@ pub fn run_suite(
             .output()
             .map_err(|e| Error::InvalidConfig(format!("cannot run {}: {e}", exe.display())))?;
         let exit = out.status.code().unwrap_or(-1);
-        let error = (exit != 0 && exit != 1).then(|| {
-            let err = String::from_utf8_lossy(&out.stderr);
-            err.lines()
-                .find(|l| l.contains("error"))
-                .or(err.lines().last())
-                .unwrap_or("")
-                .to_string()
-        });
+        let error = (exit != 0 && exit != 1).then(|| error_line(&out.stderr));
         let row = SuiteRow {
             id: c.id.clone(),
             status: c.status.clone(),
@@ -117,6 +110,17 @@ pub fn run_suite(
         rows.push(row);
     }
     Ok(rows)
+}
+
+/// The line of a failed run's stderr that says what went wrong (the first naming an error, else
+/// the last).
+pub fn error_line(stderr: &[u8]) -> String {
+    let err = String::from_utf8_lossy(stderr);
+    err.lines()
+        .find(|l| l.contains("error"))
+        .or(err.lines().last())
+        .unwrap_or("")
+        .to_string()
 }
 
 /// `suite: caught B/NB buggy, flagged F/NC correct`.

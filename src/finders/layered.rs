@@ -1079,16 +1079,7 @@ pub fn search_and_confirm_paced(
                         &config,
                         Phase::Search(index as u64).tester_base() + (kind.index() << 19),
                     )?;
-                    let score = r
-                        .bounds
-                        .iter()
-                        .map(|b| b.point_estimate - b.allowed)
-                        .fold(f64::NEG_INFINITY, f64::max);
-                    let margin = r
-                        .bounds
-                        .iter()
-                        .map(|b| b.value - b.allowed)
-                        .fold(f64::NEG_INFINITY, f64::max);
+                    let (score, margin) = super::score_and_margin(&r);
                     per_layer.push(Some((score, margin, coords)));
                 }
                 // Every call that finished prices the run, those of a shrunk trial too: a

@@ -398,6 +398,18 @@ pub struct SearchReport {
     pub samples_drawn: u64,
 }
 
+/// An exploratory audit's score (the largest point estimate of divergence − allowed) and its
+/// margin (the largest exploratory lower bound − allowed).
+pub(crate) fn score_and_margin(r: &AuditReport) -> (f64, f64) {
+    let most = |f: &dyn Fn(&crate::record::BoundRecord) -> f64| {
+        r.bounds.iter().map(f).fold(f64::NEG_INFINITY, f64::max)
+    };
+    (
+        most(&|b| b.point_estimate - b.allowed),
+        most(&|b| b.value - b.allowed),
+    )
+}
+
 /// The search β: exploratory bounds are computed at this level, only to decide which pair to
 /// confirm at once (pairs are ranked by point estimates). A pair is confirmed at once when its
 /// exploratory bound exceeds the allowance; at 0.5 that happened to about half of the pairs on
@@ -567,16 +579,7 @@ pub fn search_and_confirm_observed(
         search_drawn += cost;
         calls += r.mechanism_calls;
         drawn += cost;
-        let score = r
-            .bounds
-            .iter()
-            .map(|b| b.point_estimate - b.allowed)
-            .fold(f64::NEG_INFINITY, f64::max);
-        let exploratory_margin = r
-            .bounds
-            .iter()
-            .map(|b| b.value - b.allowed)
-            .fold(f64::NEG_INFINITY, f64::max);
+        let (score, exploratory_margin) = score_and_margin(&r);
         finder.tell(score);
         trials.push(Trial {
             index,
