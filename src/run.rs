@@ -610,14 +610,28 @@ pub fn run_search(
         &format!("{} with {finder_name}", m.id()),
         None,
     );
+    // A program searched through one view (`--transform`) with a time budget is priced by the
+    // cost model too: its confirmations owed are not start-ups counted per release.
+    let cost = match search.budget_seconds {
+        Some(budget) if opts.exec => Some(probe_cost(
+            opts,
+            m,
+            budget,
+            rayon::current_num_threads(),
+            crate::rng::chunk_len(m),
+            Some(&ticker),
+        )?),
+        _ => None,
+    };
     let observe = |p: &crate::finders::SearchProgress| ticker.update(p);
-    let rep = crate::finders::search_and_confirm_observed(
+    let rep = crate::finders::search_and_confirm_priced(
         m,
         &target.claim,
         &mut *finder,
         testers,
         &search,
         config,
+        cost.as_ref(),
         &observe,
     );
     drop(ticker);
@@ -670,7 +684,20 @@ pub fn run_search(
         samples_drawn: rep.samples_drawn,
     };
     // Refused proposals count as trials: `--trials` bounds the proposals.
-    let reproduce = reproduce_line(Some(rep.trials.len() + rep.skipped.len()));
+    // Calls sized by the probe change which releases a seed gives: the batch is recorded.
+    let batch_now = crate::rng::chunk_len(m);
+    let reproduce = if cost.as_ref().is_some_and(|c| c.batch != batch_now)
+        || (cost.is_some()
+            && !opts.sizes_given.exec_batch
+            && batch_now != crate::sources::exec::DEFAULT_BATCH)
+    {
+        reproduce_line_planned(
+            Some(rep.trials.len() + rep.skipped.len()),
+            &[("--exec-batch", batch_now.to_string())],
+        )
+    } else {
+        reproduce_line(Some(rep.trials.len() + rep.skipped.len()))
+    };
     // The page shows the confirmation that decided: the violating one, else the last.
     let deciding = rep
         .confirmations
@@ -735,6 +762,108 @@ fn write_deciding_page(
     )?))
 }
 
+/// Measures a program's cost model on two datasets (see [`crate::finders::cost`]) within 5 % of
+/// `budget`, and sizes its calls: at most a quarter of `--exec-timeout` at the measured speed
+/// (`--exec-batch` chosen, unless the user gave one). Prints what it found unless quiet.
+fn probe_cost(
+    opts: &RunOptions,
+    m: &dyn Mechanism,
+    budget: f64,
+    jobs: usize,
+    batch: usize,
+    ticker: Option<&crate::report::progress::Ticker>,
+) -> Result<crate::finders::cost::CostModel> {
+    use crate::finders::cost::CostModel;
+    let mut cost;
+    let domain = m.domain();
+    let size = opts
+        .search
+        .dataset_size
+        .unwrap_or(3)
+        .max(domain.min_size)
+        .max(1);
+    let mid = 0.5 * (domain.lower + domain.upper);
+    let mid = if domain.integer { mid.round() } else { mid };
+    let constant = |k: usize| {
+        crate::mechanisms::Dataset::from_array(ndarray::Array2::from_elem(
+            (k.min(domain.max_size), domain.dim),
+            mid,
+        ))
+    };
+    let probe = constant(size)?;
+    // A second, small dataset: a program whose cost depends on the data (a model fit that
+    // is slow on large datasets) is planned at its cheaper speed, and the search shrinks
+    // its trials on the pairs it is slow on.
+    let small = constant(domain.min_size.max(1))?;
+    if !opts.output.quiet {
+        eprintln!(
+            "audit: measuring the program's speed on two datasets ({} and {} records; calls of 1 to 200 000 releases, at most {} s)",
+            probe.len(),
+            small.len(),
+            readable((0.05 * budget).ceil())
+        );
+    }
+    if let Some(t) = ticker {
+        t.before_search("measuring the program's speed (the probe)");
+    }
+    // The probe may take up to 5 % of the budget, and each of its calls as much (at least
+    // 1 s, at most a quarter of the time-out).
+    m.set_call_limit(Some(std::time::Duration::from_secs_f64(
+        (0.05 * budget)
+            .max(1.0)
+            .min(0.25 * opts.exec_timeout_seconds)
+            .max(0.001),
+    )));
+    let probed = CostModel::probe(m, &probe, opts.seed, jobs, batch, 0.05 * budget);
+    let probed_small = if small.len() != probe.len() {
+        CostModel::probe(m, &small, opts.seed, jobs, batch, 0.02 * budget).ok()
+    } else {
+        None
+    };
+    m.set_call_limit(None);
+    if let Some(t) = ticker {
+        t.before_search("searching: first trial");
+    }
+    cost = probed?;
+    if let Some(c) = probed_small {
+        let ratio = cost.slower_than(&c);
+        if ratio > 4.0 {
+            if !opts.output.quiet {
+                eprintln!(
+                    "audit: the program is about {}× slower on {} records than on {}: the run is planned at the faster speed, and a trial on a pair the program is slow on is shrunk to what fits",
+                    readable(ratio.round()),
+                    probe.len(),
+                    small.len()
+                );
+            }
+            cost = c;
+        }
+    }
+    // Calls sized from the cost model: none longer than a quarter of --exec-timeout at
+    // the probe's prices, unless the user chose --exec-batch.
+    if !opts.sizes_given.exec_batch {
+        let fits = ((0.25 * opts.exec_timeout_seconds - cost.seconds_per_call)
+            / cost.seconds_per_release)
+            .floor();
+        let b = if fits.is_finite() {
+            (fits.max(1.0) as usize).min(batch)
+        } else {
+            batch
+        };
+        if b < batch && m.set_batch_size(b) {
+            cost.batch = b;
+            if !opts.output.quiet {
+                eprintln!(
+                    "audit: at the measured speed a call of {batch} releases would take about {} s, more than a quarter of the {} s time-out (--exec-timeout): calls of {b} releases instead (recorded as --exec-batch {b})",
+                    readable(cost.call_seconds(batch).ceil()),
+                    readable(opts.exec_timeout_seconds)
+                );
+            }
+        }
+    }
+    Ok(cost)
+}
+
 /// Two layers (see [`crate::record::layers`]): a dataset search that scores and confirms each layer
 /// separately from the same releases. Without `--finder` on a catalogue entry the search is
 /// its witness pair alone.
@@ -783,88 +912,7 @@ pub fn run_layered(
     let mut plan: Option<RunPlan> = None;
     let mut cost = CostModel::new(0.0, 1e-6, jobs, batch);
     if let Some(budget) = search.budget_seconds {
-        let domain = m.domain();
-        let size = opts
-            .search
-            .dataset_size
-            .unwrap_or(3)
-            .max(domain.min_size)
-            .max(1);
-        let mid = 0.5 * (domain.lower + domain.upper);
-        let mid = if domain.integer { mid.round() } else { mid };
-        let constant = |k: usize| {
-            crate::mechanisms::Dataset::from_array(ndarray::Array2::from_elem(
-                (k.min(domain.max_size), domain.dim),
-                mid,
-            ))
-        };
-        let probe = constant(size)?;
-        // A second, small dataset: a program whose cost depends on the data (a model fit that
-        // is slow on large datasets) is planned at its cheaper speed, and the search shrinks
-        // its trials on the pairs it is slow on.
-        let small = constant(domain.min_size.max(1))?;
-        if !opts.output.quiet {
-            eprintln!(
-                "audit: measuring the program's speed on two datasets ({} and {} records; calls of 1 to 200 000 releases, at most {} s)",
-                probe.len(),
-                small.len(),
-                readable((0.05 * budget).ceil())
-            );
-        }
-        ticker.before_search("measuring the program's speed (the probe)");
-        // The probe may take up to 5 % of the budget, and each of its calls as much (at least
-        // 1 s, at most a quarter of the time-out).
-        m.set_call_limit(Some(std::time::Duration::from_secs_f64(
-            (0.05 * budget)
-                .max(1.0)
-                .min(0.25 * opts.exec_timeout_seconds)
-                .max(0.001),
-        )));
-        let probed = CostModel::probe(m, &probe, opts.seed, jobs, batch, 0.05 * budget);
-        let probed_small = if small.len() != probe.len() {
-            CostModel::probe(m, &small, opts.seed, jobs, batch, 0.02 * budget).ok()
-        } else {
-            None
-        };
-        m.set_call_limit(None);
-        ticker.before_search("searching: first trial");
-        cost = probed?;
-        if let Some(c) = probed_small {
-            let ratio = cost.slower_than(&c);
-            if ratio > 4.0 {
-                if !opts.output.quiet {
-                    eprintln!(
-                        "audit: the program is about {}× slower on {} records than on {}: the run is planned at the faster speed, and a trial on a pair the program is slow on is shrunk to what fits",
-                        readable(ratio.round()),
-                        probe.len(),
-                        small.len()
-                    );
-                }
-                cost = c;
-            }
-        }
-        // Calls sized from the cost model: none longer than a quarter of --exec-timeout at
-        // the probe's prices, unless the user chose --exec-batch.
-        if !opts.sizes_given.exec_batch {
-            let fits = ((0.25 * opts.exec_timeout_seconds - cost.seconds_per_call)
-                / cost.seconds_per_release)
-                .floor();
-            let b = if fits.is_finite() {
-                (fits.max(1.0) as usize).min(batch)
-            } else {
-                batch
-            };
-            if b < batch && m.set_batch_size(b) {
-                cost.batch = b;
-                if !opts.output.quiet {
-                    eprintln!(
-                        "audit: at the measured speed a call of {batch} releases would take about {} s, more than a quarter of the {} s time-out (--exec-timeout): calls of {b} releases instead (recorded as --exec-batch {b})",
-                        readable(cost.call_seconds(batch).ceil()),
-                        readable(opts.exec_timeout_seconds)
-                    );
-                }
-            }
-        }
+        cost = probe_cost(opts, m, budget, jobs, batch, Some(&ticker))?;
         let defaults = (
             config.samples_per_side,
             search.search_samples,

@@ -465,6 +465,25 @@ pub fn search_and_confirm_observed(
     audit: &AuditConfig,
     observe: &dyn Fn(&SearchProgress),
 ) -> Result<SearchReport> {
+    search_and_confirm_priced(
+        mechanism, claim, finder, testers, search, audit, None, observe,
+    )
+}
+
+/// [`search_and_confirm_observed`] with a time budget priced by `cost` (see [`cost`]): the
+/// confirmations still owed cost `cost.confirm_seconds(n)` each, instead of the median trial's
+/// time per release (which counts a program's start-up as if every release paid it).
+#[allow(clippy::too_many_arguments)]
+pub fn search_and_confirm_priced(
+    mechanism: &dyn Mechanism,
+    claim: &PrivacyClaim,
+    finder: &mut dyn DatasetFinder,
+    testers: &[Box<dyn PropertyTester>],
+    search: &SearchConfig,
+    audit: &AuditConfig,
+    cost_model: Option<&cost::CostModel>,
+    observe: &dyn Fn(&SearchProgress),
+) -> Result<SearchReport> {
     search.validate()?;
     let search_config = AuditConfig {
         seed: audit.seed,
@@ -527,7 +546,13 @@ pub fn search_and_confirm_observed(
                 median_trial / (2 * search.search_samples) as f64
             };
             let slots = search.confirm_top - confirmations.len();
-            let needed = median_trial + rate * confirm_releases(slots);
+            let owed = match cost_model {
+                Some(c) if confirm_drawn == 0 => {
+                    slots as f64 * c.confirm_seconds(audit.samples_per_side)
+                }
+                _ => rate * confirm_releases(slots),
+            };
+            let needed = median_trial + owed;
             if elapsed >= budget || (index >= 3 && elapsed + needed > budget) {
                 break;
             }
@@ -606,7 +631,10 @@ pub fn search_and_confirm_observed(
         if trials.len() == 1
             && let Some(budget) = search.budget_seconds
         {
-            let optimistic = 0.5 * search_secs / cost.max(1) as f64 * confirm_releases(1);
+            let optimistic = match cost_model {
+                Some(c) => 0.5 * c.confirm_seconds(audit.samples_per_side),
+                None => 0.5 * search_secs / cost.max(1) as f64 * confirm_releases(1),
+            };
             if start.elapsed().as_secs_f64() + optimistic > budget {
                 return Err(Error::InvalidConfig(format!(
                     "--budget {}s is too short: one confirming audit of {} releases per side needs about {:.1} s more at the speed measured on the first trial; allowed: a longer --budget or fewer --samples",

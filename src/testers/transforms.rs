@@ -655,6 +655,12 @@ impl Mechanism for TransformedMechanism {
         // Same calls of the inner mechanism, so the same seed gives the same raw releases.
         self.inner.batch_size()
     }
+    fn set_batch_size(&self, batch: usize) -> bool {
+        self.inner.set_batch_size(batch)
+    }
+    fn set_call_limit(&self, limit: Option<std::time::Duration>) {
+        self.inner.set_call_limit(limit)
+    }
     fn accountant_range(&self) -> Option<crate::mechanisms::AccountantRange> {
         self.inner.accountant_range()
     }
