@@ -9,9 +9,12 @@
 //! rayon; chunks are concatenated in chunk order. The result therefore depends only on the seed,
 //! never on the number of threads or on scheduling.
 
+use std::sync::Mutex;
+
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::mechanisms::{Dataset, Mechanism, Samples};
@@ -174,7 +177,7 @@ pub fn sample_pair_parallel(
     n: usize,
     seed: Seed,
     stream: impl Fn(Side) -> Stream + Sync,
-    log: Option<&crate::finders::cost::CallLog>,
+    log: Option<&CallLog>,
 ) -> Result<(Samples, Samples)> {
     let (p, q) = rayon::join(
         || sample_parallel_timed(mechanism, pair.first(), n, seed, stream(Side::First), log),
@@ -191,7 +194,7 @@ pub fn sample_parallel_timed(
     n: usize,
     seed: Seed,
     stream: Stream,
-    log: Option<&crate::finders::cost::CallLog>,
+    log: Option<&CallLog>,
 ) -> Result<Samples> {
     if n == 0 {
         return Err(Error::InvalidConfig("cannot draw 0 samples".into()));
@@ -246,6 +249,38 @@ pub fn sample_parallel_timed(
             Ok(())
         })?;
     Ok(Samples::from_flat(dim, flat)?)
+}
+
+/// Seconds of one program call, observed.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CallTime {
+    /// Releases requested.
+    pub releases: usize,
+    /// Seconds from the start of the call to its last release read.
+    pub seconds: f64,
+}
+
+/// Per-call times of draws, collected from the threads that make them.
+#[derive(Debug, Default)]
+pub struct CallLog {
+    calls: Mutex<Vec<CallTime>>,
+}
+
+impl CallLog {
+    /// Records one call.
+    pub fn push(&self, releases: usize, seconds: f64) {
+        if let Ok(mut g) = self.calls.lock() {
+            g.push(CallTime { releases, seconds });
+        }
+    }
+
+    /// Takes the calls recorded so far.
+    pub fn take(&self) -> Vec<CallTime> {
+        self.calls
+            .lock()
+            .map(|mut g| std::mem::take(&mut *g))
+            .unwrap_or_default()
+    }
 }
 
 #[cfg(test)]

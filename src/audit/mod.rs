@@ -31,6 +31,7 @@ pub mod bayesian;
 pub mod one_run;
 pub mod one_run_exec;
 pub mod sequential;
+mod sequential_record;
 
 use std::time::Instant;
 

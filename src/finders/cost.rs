@@ -18,13 +18,13 @@
 //! Hand-written: a median-based two-point fit is a dozen lines; linfa's regressions are least
 //! squares, which one slow call can move arbitrarily.
 
-use std::sync::Mutex;
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
 use crate::mechanisms::{Dataset, Mechanism};
+pub use crate::rng::{CallLog, CallTime};
 use crate::rng::{Seed, Stream};
 
 /// The smallest per-release cost the model assumes (seconds): dp-audit's own parsing and
@@ -35,38 +35,6 @@ pub const MIN_SECONDS_PER_RELEASE: f64 = 5e-8;
 const MAX_OBSERVED: usize = 4_096;
 /// Calls the refit reads: the most recent ones.
 const RECENT: usize = 64;
-
-/// Seconds of one program call, observed.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct CallTime {
-    /// Releases requested.
-    pub releases: usize,
-    /// Seconds from the start of the call to its last release read.
-    pub seconds: f64,
-}
-
-/// Per-call times of draws, collected from the threads that make them.
-#[derive(Debug, Default)]
-pub struct CallLog {
-    calls: Mutex<Vec<CallTime>>,
-}
-
-impl CallLog {
-    /// Records one call.
-    pub fn push(&self, releases: usize, seconds: f64) {
-        if let Ok(mut g) = self.calls.lock() {
-            g.push(CallTime { releases, seconds });
-        }
-    }
-
-    /// Takes the calls recorded so far.
-    pub fn take(&self) -> Vec<CallTime> {
-        self.calls
-            .lock()
-            .map(|mut g| std::mem::take(&mut *g))
-            .unwrap_or_default()
-    }
-}
 
 /// The cost of drawing releases from a program (see the module docs).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -32,6 +32,7 @@ pub mod cost;
 pub mod layered;
 mod optim;
 mod portfolio;
+mod record;
 mod simple;
 
 pub use bayes::BayesFinder;

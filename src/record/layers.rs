@@ -29,10 +29,10 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use super::bound::{BoundRecord, Direction, EmpiricalEpsilon, Verdict, attack_sentence};
 use crate::error::{Error, Result};
 use crate::mechanisms::Samples;
 use crate::mechanisms::math::readable;
-use crate::record::{AuditReport, BoundRecord, Direction, EmpiricalEpsilon, Verdict};
 use crate::testers::Transform;
 
 /// One of the two layers.
@@ -185,62 +185,6 @@ impl LayerVerdict {
         }
     }
 
-    /// The answer of a layer that ran, from its confirming audits (`names`: the features its
-    /// testers saw, [`Transform::feature_names`]); `other_violates`: the mechanism layer also
-    /// found a violation (changes what a floating-point violation means).
-    pub fn from_confirmations(
-        layer: LayerKind,
-        beta: f64,
-        confirmations: &[AuditReport],
-        other_violates: bool,
-    ) -> Self {
-        let verdict = if confirmations
-            .iter()
-            .any(|c| c.verdict == Verdict::Violation)
-        {
-            Verdict::Violation
-        } else {
-            Verdict::NoViolation
-        };
-        let empirical_epsilon = confirmations
-            .iter()
-            .filter_map(|c| c.empirical_epsilon.clone())
-            .max_by(|a, b| a.lower_bound.total_cmp(&b.lower_bound));
-        // The bound that decided: the violating one with the largest margin, else the bound
-        // closest to its allowance.
-        let strongest = confirmations
-            .iter()
-            .flat_map(|c| c.bounds.iter().map(move |b| (c, b)))
-            .max_by(|(_, a), (_, b)| {
-                (a.violation, a.value - a.allowed)
-                    .partial_cmp(&(b.violation, b.value - b.allowed))
-                    .unwrap_or(std::cmp::Ordering::Equal)
-            });
-        let (evidence, separation) = match strongest {
-            Some((c, b)) => (
-                b.event.as_ref().map(|e| {
-                    let names = c
-                        .output_transform
-                        .unwrap_or(layer.transform())
-                        .feature_names(c.output_dim_before_transform());
-                    in_words(&e.description, &names)
-                }),
-                separation_sentence(b),
-            ),
-            None => (None, None),
-        };
-        Self::from_verdict(
-            layer,
-            beta,
-            verdict,
-            empirical_epsilon,
-            evidence,
-            separation,
-            other_violates,
-            confirmations.len(),
-        )
-    }
-
     /// The answer of a layer that ran, from its verdict and what backs it (see
     /// [`LayerVerdict::from_confirmations`]).
     #[allow(clippy::too_many_arguments)]
@@ -289,14 +233,6 @@ impl LayerVerdict {
             meaning,
             confirmations,
         }
-    }
-}
-
-impl AuditReport {
-    /// The release dimension before the output transform (recorded by the layered runs in
-    /// `release_dim`; 1 when absent), to name the features the testers saw.
-    pub fn output_dim_before_transform(&self) -> usize {
-        self.release_dim.unwrap_or(1)
     }
 }
 
@@ -410,7 +346,7 @@ pub fn render_text(layers: &[LayerVerdict]) -> String {
                 s,
                 "{:<31}{}",
                 "",
-                crate::record::result::attack_sentence(e.lower_bound, e.delta, e.claimed_epsilon)
+                attack_sentence(e.lower_bound, e.delta, e.claimed_epsilon)
             );
         }
         if l.skipped.is_none() {

@@ -23,10 +23,13 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::audit_report::AuditReport;
+pub(crate) use super::bound::percent;
+use super::bound::{BoundRecord, Direction, EmpiricalEpsilon, Verdict};
+pub use super::bound::{attack_sentence, attack_success_bound};
+use super::layers::{LayerKind, LayerVerdict, in_words};
 use crate::mechanisms::DatasetPair;
 use crate::mechanisms::math::readable;
-use crate::record::layers::{LayerKind, LayerVerdict, in_words};
-use crate::record::{AuditReport, BoundRecord, Direction, EmpiricalEpsilon, Verdict};
 
 /// Version of the record's layout. 3: the first version of the one record (versions 1 and 2
 /// were the run report alone, [`AuditReport`], which [`crate::report::read_report`] still reads).
@@ -286,50 +289,9 @@ pub struct ResultRecord {
     /// size, and why it stopped (searches of programs; absent in records written before it
     /// was added and for modes without a search).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub effort: Option<crate::finders::layered::SearchEffort>,
+    pub effort: Option<super::effort::SearchEffort>,
     /// What only this mode has.
     pub section: Section,
-}
-
-/// The most a membership attacker can succeed under an (ε, δ) guarantee: telling M(D) from
-/// M(D') with prior 1/2, the Bayes-optimal success is at most (e^ε + δ)/(1 + e^ε), which is
-/// Triastcyn & Faltings' 1/(1 + e^−ε) (2020, eq. 1) at δ = 0.
-///
-/// *Derivation.* An (ε, δ) guarantee makes every test's errors satisfy
-/// α + e^ε β ≥ 1 − δ and β + e^ε α ≥ 1 − δ (Kairouz, Oh & Viswanath 2015); their sum gives
-/// α + β ≥ 2(1 − δ)/(1 + e^ε), and success = 1 − (α + β)/2 ≤ (e^ε + δ)/(1 + e^ε). Capped at 1.
-pub fn attack_success_bound(epsilon: f64, delta: f64) -> f64 {
-    if !epsilon.is_finite() {
-        return 1.0;
-    }
-    // 1 − (1 − δ)/(1 + e^ε), computed without overflow for large ε.
-    (1.0 - (1.0 - delta.clamp(0.0, 1.0)) / (1.0 + epsilon.exp())).min(1.0)
-}
-
-/// A probability as a percentage with one decimal, rounded toward `up` (the safe side of the
-/// statement it is in).
-pub(crate) fn percent(p: f64, up: bool) -> String {
-    let x = p * 1000.0;
-    let r = if up { x.ceil() } else { x.floor() } / 10.0;
-    format!("{r:.1} %")
-}
-
-/// What a lower bound `lower` on ε at `delta` (beside the `claimed` ε, if any) means for a
-/// membership attacker, in one sentence (see [`attack_success_bound`]).
-pub fn attack_sentence(lower: f64, delta: f64, claimed: Option<f64>) -> String {
-    let mut s = format!(
-        "a membership attacker (prior 1/2, telling D from D'): no (ε, δ = {}) guarantee this mechanism has can promise that it succeeds less than {} of the time",
-        readable(delta),
-        percent(attack_success_bound(lower.max(0.0), delta), false)
-    );
-    if let Some(c) = claimed.filter(|c| c.is_finite() && *c >= 0.0) {
-        s += &format!(
-            "; the claimed ε = {} promises at most {} (1/(1 + e^−ε) at δ = 0)",
-            readable(c),
-            percent(attack_success_bound(c, delta), true)
-        );
-    }
-    s
 }
 
 impl EpsilonRecord {
@@ -401,16 +363,16 @@ fn bound_words(r: &AuditReport, b: &BoundRecord) -> BoundWords {
     }
 }
 
-fn short_pair(p: &DatasetPair) -> (String, String) {
+pub(crate) fn short_pair(p: &DatasetPair) -> (String, String) {
     let [a, b] = p.short_sides();
     (a, b)
 }
 
-fn tool_version() -> String {
+pub(crate) fn tool_version() -> String {
     env!("CARGO_PKG_VERSION").to_string()
 }
 
-fn target_of(r: &AuditReport) -> TargetRecord {
+pub(crate) fn target_of(r: &AuditReport) -> TargetRecord {
     let kind = if r.sample_files.is_some() {
         "files"
     } else if r.mechanism.catalogue_status.is_some() {
@@ -425,14 +387,14 @@ fn target_of(r: &AuditReport) -> TargetRecord {
     }
 }
 
-fn claim_of(r: &AuditReport) -> ClaimRecord {
+pub(crate) fn claim_of(r: &AuditReport) -> ClaimRecord {
     ClaimRecord {
         stated: r.mechanism.claim.to_string(),
         source: r.mechanism.claim_source.clone(),
     }
 }
 
-fn section<T: Serialize>(kind: &str, data: &T) -> Section {
+pub(crate) fn section<T: Serialize>(kind: &str, data: &T) -> Section {
     Section {
         kind: kind.into(),
         // Every payload is plain data (numbers, strings, vectors): serializing it cannot fail;
@@ -441,7 +403,7 @@ fn section<T: Serialize>(kind: &str, data: &T) -> Section {
     }
 }
 
-fn verdict_of(violation: bool) -> Verdict {
+pub(crate) fn verdict_of(violation: bool) -> Verdict {
     if violation {
         Verdict::Violation
     } else {
@@ -450,7 +412,7 @@ fn verdict_of(violation: bool) -> Verdict {
 }
 
 /// The verdict in words, with what it does and does not show.
-fn verdict_sentence(v: Verdict, beta: f64, what: &str) -> String {
+pub(crate) fn verdict_sentence(v: Verdict, beta: f64, what: &str) -> String {
     match v {
         Verdict::Violation if what.contains("releases drawn") => format!(
             "violation found: the sequential test's wealth reached 1/β, which a target keeping its claim does with probability at most β = {} (Ville's inequality)",
@@ -467,7 +429,12 @@ fn verdict_sentence(v: Verdict, beta: f64, what: &str) -> String {
 }
 
 /// The one layer of a run without layers (or the layer a confirmation was made in).
-fn audit_layer(r: &AuditReport, name: &str, title: &str, meaning: String) -> LayerRecord {
+pub(crate) fn audit_layer(
+    r: &AuditReport,
+    name: &str,
+    title: &str,
+    meaning: String,
+) -> LayerRecord {
     LayerRecord {
         layer: name.into(),
         title: title.into(),
@@ -485,7 +452,7 @@ fn audit_layer(r: &AuditReport, name: &str, title: &str, meaning: String) -> Lay
 
 /// A layer of a layered run: its verdict from `v`, its bounds from the confirmation that decided
 /// it (`decided`).
-fn verdict_layer(v: &LayerVerdict, decided: Option<&AuditReport>) -> LayerRecord {
+pub(crate) fn verdict_layer(v: &LayerVerdict, decided: Option<&AuditReport>) -> LayerRecord {
     LayerRecord {
         layer: match v.layer {
             LayerKind::Mechanism => "mechanism",
@@ -508,7 +475,7 @@ fn verdict_layer(v: &LayerVerdict, decided: Option<&AuditReport>) -> LayerRecord
 }
 
 /// The strongest ε estimate among layers.
-fn strongest_epsilon(layers: &[LayerRecord]) -> Option<EpsilonRecord> {
+pub(crate) fn strongest_epsilon(layers: &[LayerRecord]) -> Option<EpsilonRecord> {
     layers
         .iter()
         .filter_map(|l| l.empirical_epsilon.clone())
@@ -516,7 +483,7 @@ fn strongest_epsilon(layers: &[LayerRecord]) -> Option<EpsilonRecord> {
 }
 
 /// The confirmation that decided a search: the violating one, else the last.
-fn deciding(confirmations: &[AuditReport]) -> Option<&AuditReport> {
+pub(crate) fn deciding(confirmations: &[AuditReport]) -> Option<&AuditReport> {
     confirmations
         .iter()
         .find(|c| c.verdict == Verdict::Violation)
@@ -645,267 +612,6 @@ impl ResultRecord {
         }
     }
 
-    /// The record of a dataset search and its confirmations.
-    /// `seed` and `beta_total`: the run's seed and β (split over the confirm slots).
-    pub fn from_search(r: &crate::finders::SearchReport, seed: u64, beta_total: f64) -> Self {
-        let decided = deciding(&r.confirmations);
-        let mut pairs: Vec<PairRecord> = r
-            .trials
-            .iter()
-            .map(|t| {
-                let (d, d_prime) = short_pair(&t.pair);
-                PairRecord {
-                    role: "trial".into(),
-                    layer: None,
-                    d,
-                    d_prime,
-                    score: Some(t.score),
-                    verdict: None,
-                    margin: None,
-                }
-            })
-            .collect();
-        pairs.extend(r.skipped.iter().map(|s| {
-            let (d, d_prime) = short_pair(&s.pair);
-            PairRecord {
-                role: "skipped".into(),
-                layer: None,
-                d,
-                d_prime,
-                score: None,
-                verdict: None,
-                margin: None,
-            }
-        }));
-        pairs.extend(r.confirmations.iter().filter_map(confirmed_pair(None)));
-        let meaning = verdict_sentence(r.verdict, beta_total, "the pairs confirmed");
-        let layers: Vec<LayerRecord> = decided
-            .map(|c| {
-                vec![LayerRecord {
-                    beta: beta_total,
-                    verdict: Some(r.verdict),
-                    ..audit_layer(c, "releases", "the releases as they are", meaning.clone())
-                }]
-            })
-            .unwrap_or_default();
-        Self {
-            schema_version: RECORD_SCHEMA_VERSION,
-            tool_version: tool_version(),
-            mode: Mode::Search,
-            target: decided.map(target_of).unwrap_or_else(unknown_target),
-            claim: decided.map(claim_of),
-            neighbors: decided.map(|c| c.mechanism.neighboring.to_string()),
-            seed,
-            pairs,
-            empirical_epsilon: strongest_epsilon(&layers),
-            layers,
-            verdict: Some(r.verdict),
-            verdict_words: meaning,
-            beta: BetaRecord {
-                total: beta_total,
-                rule: r.beta_rule.clone(),
-            },
-            timings: Timings {
-                wall_time_seconds: sum_wall(&r.confirmations),
-                mechanism_calls: Some(r.mechanism_calls),
-                releases: Some(r.samples_drawn),
-            },
-            reproduce: decided.and_then(|c| c.reproduce.clone()),
-            effort: None,
-            section: section("search", r),
-        }
-    }
-
-    /// The record of a two-layer run (`reproduce`: its Reproduce line).
-    pub fn from_layered(
-        r: &crate::finders::layered::LayeredReport,
-        reproduce: &str,
-        seed: u64,
-    ) -> Self {
-        let mut pairs = Vec::new();
-        let mut layers = Vec::new();
-        let mut first: Option<&AuditReport> = None;
-        let mut beta_total = 0.0;
-        for l in &r.layers {
-            beta_total += l.verdict.beta;
-            let decided = l.search.as_ref().and_then(|s| deciding(&s.confirmations));
-            if let Some(s) = &l.search {
-                first = first.or(s.confirmations.first());
-                pairs.extend(
-                    s.confirmations
-                        .iter()
-                        .filter_map(confirmed_pair(Some(l.verdict.layer))),
-                );
-            }
-            layers.push(verdict_layer(&l.verdict, decided));
-        }
-        let meaning = match r.verdict {
-            Verdict::Violation => format!(
-                "violation found in {}: see each layer's answer; a program keeping its claim is flagged with probability at most β = {}",
-                layers
-                    .iter()
-                    .filter(|l| l.verdict == Some(Verdict::Violation))
-                    .map(|l| l.title.as_str())
-                    .collect::<Vec<_>>()
-                    .join(" and "),
-                readable(beta_total)
-            ),
-            Verdict::NoViolation => {
-                let mut w = verdict_sentence(
-                    Verdict::NoViolation,
-                    beta_total,
-                    "the pairs confirmed in each layer",
-                );
-                if let Some(e) = r.effort.as_ref().filter(|e| e.cut_short) {
-                    w += &format!(
-                        ". The search was cut short, so it looked less hard than planned: {}",
-                        e.describe()
-                    );
-                }
-                w
-            }
-        };
-        Self {
-            schema_version: RECORD_SCHEMA_VERSION,
-            tool_version: tool_version(),
-            mode: Mode::Layered,
-            target: first.map(target_of).unwrap_or_else(unknown_target),
-            claim: first.map(claim_of),
-            neighbors: first.map(|c| c.mechanism.neighboring.to_string()),
-            seed,
-            pairs,
-            empirical_epsilon: strongest_epsilon(&layers),
-            layers,
-            verdict: Some(r.verdict),
-            verdict_words: meaning,
-            beta: BetaRecord {
-                total: beta_total,
-                rule: r.beta_rule.clone(),
-            },
-            timings: Timings {
-                wall_time_seconds: None,
-                mechanism_calls: Some(r.mechanism_calls),
-                releases: Some(r.samples_drawn),
-            },
-            reproduce: Some(reproduce.to_string()),
-            effort: r.effort.clone(),
-            section: section("layered", r),
-        }
-    }
-
-    /// The record of a sequential audit.
-    pub fn from_sequential(r: &crate::audit::sequential::SequentialReport) -> Self {
-        let layer = sequential_layer(r, None);
-        Self::sequential_record(
-            Mode::Sequential,
-            r,
-            vec![layer],
-            r.verdict,
-            r.failure_probability,
-            format!(
-                "all of β = {} on one test martingale (Ville's inequality)",
-                readable(r.failure_probability)
-            ),
-            section("sequential", r),
-        )
-    }
-
-    /// The record of the sequential audit run once per layer.
-    pub fn from_layered_sequential(
-        runs: &[(LayerVerdict, crate::audit::sequential::SequentialReport)],
-        section_data: &impl Serialize,
-    ) -> Self {
-        let beta: f64 = runs.iter().map(|(v, _)| v.beta).sum();
-        let layers: Vec<LayerRecord> = runs
-            .iter()
-            .map(|(v, r)| sequential_layer(r, Some(v)))
-            .collect();
-        let violation = runs
-            .iter()
-            .any(|(v, _)| v.verdict == Some(Verdict::Violation));
-        let Some((_, first)) = runs.first() else {
-            return Self::empty(
-                Mode::LayeredSequential,
-                section("layered-sequential", section_data),
-            );
-        };
-        let mut rec = Self::sequential_record(
-            Mode::LayeredSequential,
-            first,
-            layers,
-            verdict_of(violation),
-            beta,
-            format!(
-                "β = {} split evenly over the {} layer(s) (union bound)",
-                readable(beta),
-                runs.len()
-            ),
-            section("layered-sequential", section_data),
-        );
-        rec.timings.mechanism_calls = Some(runs.iter().map(|(_, r)| r.mechanism_calls).sum());
-        rec.timings.releases = Some(
-            runs.iter()
-                .map(|(_, r)| 2 * r.samples_per_side as u64)
-                .sum(),
-        );
-        rec
-    }
-
-    fn sequential_record(
-        mode: Mode,
-        r: &crate::audit::sequential::SequentialReport,
-        layers: Vec<LayerRecord>,
-        verdict: Verdict,
-        beta: f64,
-        rule: String,
-        section: Section,
-    ) -> Self {
-        let (d, d_prime) = short_pair(&r.pair);
-        Self {
-            schema_version: RECORD_SCHEMA_VERSION,
-            tool_version: tool_version(),
-            mode,
-            target: TargetRecord {
-                id: r.mechanism.id.clone(),
-                kind: if r.mechanism.catalogue_status.is_some() {
-                    "catalogue"
-                } else {
-                    "program"
-                }
-                .into(),
-                catalogue_status: r.mechanism.catalogue_status.clone(),
-            },
-            claim: Some(ClaimRecord {
-                stated: r.mechanism.claim.to_string(),
-                source: r.mechanism.claim_source.clone(),
-            }),
-            neighbors: Some(r.mechanism.neighboring.to_string()),
-            seed: r.seed,
-            pairs: vec![PairRecord {
-                role: "fixed".into(),
-                layer: None,
-                d,
-                d_prime,
-                score: None,
-                verdict: Some(verdict),
-                margin: None,
-            }],
-            layers,
-            verdict: Some(verdict),
-            verdict_words: verdict_sentence(verdict, beta, "this pair, up to the releases drawn"),
-            beta: BetaRecord { total: beta, rule },
-            empirical_epsilon: None,
-            timings: Timings {
-                wall_time_seconds: r.wall_time_seconds,
-                mechanism_calls: Some(r.mechanism_calls),
-                releases: Some(2 * r.samples_per_side as u64),
-            },
-            reproduce: r.reproduce.clone(),
-            effort: None,
-            section,
-        }
-    }
-
     /// The record of releases read from files, tested without layers.
     pub fn from_sample_test(r: &crate::record::SampleTestReport) -> Self {
         let mut rec = Self::from_audit(&r.to_audit_report());
@@ -958,174 +664,7 @@ impl ResultRecord {
         rec
     }
 
-    /// The record of a one-run audit: `page` is what its report page shows, `data` the audit
-    /// itself (the trainer's or the program's).
-    pub fn from_one_run(
-        page: &crate::report::one_run::OneRunReport,
-        data: &impl Serialize,
-    ) -> Self {
-        let mut rec = Self::one_run_record(page);
-        rec.section = section("one-run", data);
-        rec
-    }
-
-    /// The record of a one-run report page (its section is the page's report).
-    pub fn from_one_run_page(page: &crate::report::one_run::OneRunReport) -> Self {
-        let mut rec = Self::one_run_record(page);
-        rec.section = section("one-run-page", page);
-        rec
-    }
-
-    fn one_run_record(r: &crate::report::one_run::OneRunReport) -> Self {
-        let b = &r.bound;
-        let verdict = verdict_of(r.violation);
-        let (divergence, value, allowed, inequality) = match r.claim_mu {
-            Some(mu) => ("μ (Gaussian DP)", b.mu_lower, mu, b.gdp_inequality.clone()),
-            None => ("ε", b.epsilon_lower, r.claim_epsilon, b.inequality.clone()),
-        };
-        let claim = match r.claim_mu {
-            Some(mu) => format!("gdp:{mu}"),
-            None if r.claim_delta > 0.0 => {
-                format!("approx:{}:{}", r.claim_epsilon, r.claim_delta)
-            }
-            None => format!("pure:{}", r.claim_epsilon),
-        };
-        let eps = EpsilonRecord::new(
-            b.delta,
-            b.epsilon_lower,
-            1.0 - b.failure_probability,
-            Some(r.claim_epsilon),
-        );
-        let meaning = verdict_sentence(verdict, b.failure_probability, "this training run");
-        Self {
-            schema_version: RECORD_SCHEMA_VERSION,
-            tool_version: tool_version(),
-            mode: Mode::OneRun,
-            target: TargetRecord {
-                id: r.target.clone(),
-                kind: "trainer".into(),
-                catalogue_status: None,
-            },
-            claim: Some(ClaimRecord {
-                stated: claim,
-                source: r.claim_source.clone(),
-            }),
-            neighbors: Some("add-remove of one canary".into()),
-            seed: r.seed,
-            pairs: Vec::new(),
-            layers: vec![LayerRecord {
-                layer: "releases".into(),
-                title: r.threat_model.clone(),
-                skipped: None,
-                beta: b.failure_probability,
-                verdict: Some(verdict),
-                meaning: meaning.clone(),
-                bounds: vec![BoundWords {
-                    tester: "one-run guessing game".into(),
-                    divergence: divergence.into(),
-                    direction: format!("{} canaries, {} included", b.canaries, b.included),
-                    value,
-                    allowed,
-                    violation: r.violation,
-                    failure_probability: b.failure_probability,
-                    inequality,
-                    event: None,
-                    separation: None,
-                }],
-                empirical_epsilon: Some(eps.clone()),
-            }],
-            verdict: Some(verdict),
-            verdict_words: meaning,
-            beta: BetaRecord {
-                total: b.failure_probability,
-                rule: b.beta_split.clone(),
-            },
-            empirical_epsilon: Some(eps),
-            timings: Timings::default(),
-            reproduce: r.reproduce.clone(),
-            effort: None,
-            section: section("one-run-page", r),
-        }
-    }
-
-    /// The record of a sweep: many audits, no single verdict.
-    pub fn from_sweep(r: &crate::report::SweepReport) -> Self {
-        let above = r.points_above_beta().count();
-        Self {
-            schema_version: RECORD_SCHEMA_VERSION,
-            tool_version: tool_version(),
-            mode: Mode::Sweep,
-            target: TargetRecord {
-                id: r.mechanism.clone(),
-                kind: "catalogue".into(),
-                catalogue_status: None,
-            },
-            claim: None,
-            neighbors: None,
-            seed: r.seed,
-            pairs: Vec::new(),
-            layers: Vec::new(),
-            verdict: None,
-            verdict_words: format!(
-                "no single verdict: {} point(s) of {}, {above} with a detection rate above β = {} per audit (95 % Clopper–Pearson interval)",
-                r.points.len(),
-                r.parameter,
-                readable(r.failure_probability_per_audit)
-            ),
-            beta: BetaRecord {
-                total: r.failure_probability_per_audit,
-                rule: "β per audit; every audit of the sweep is a separate test at this β".into(),
-            },
-            empirical_epsilon: None,
-            timings: Timings {
-                wall_time_seconds: r.wall_time_seconds,
-                mechanism_calls: None,
-                releases: Some(2 * r.samples_per_side as u64 * r.repeats * r.points.len() as u64),
-            },
-            reproduce: r.reproduce.clone(),
-            effort: None,
-            section: section("sweep", r),
-        }
-    }
-
-    /// The record of a detection table: many audits, no single verdict.
-    pub fn from_table(r: &crate::report::table::TableReport) -> Self {
-        Self {
-            schema_version: RECORD_SCHEMA_VERSION,
-            tool_version: tool_version(),
-            mode: Mode::Table,
-            target: TargetRecord {
-                id: "the catalogue".into(),
-                kind: "catalogue-entries".into(),
-                catalogue_status: None,
-            },
-            claim: None,
-            neighbors: None,
-            seed: r.seed,
-            pairs: Vec::new(),
-            layers: Vec::new(),
-            verdict: None,
-            verdict_words: crate::report::table::table_summary(
-                &r.cells,
-                r.failure_probability_per_audit,
-            ),
-            beta: BetaRecord {
-                total: r.failure_probability_per_audit,
-                rule: "β per audit; every audit of the table is a separate test at this β".into(),
-            },
-            empirical_epsilon: None,
-            timings: Timings {
-                wall_time_seconds: r.wall_time_seconds,
-                mechanism_calls: None,
-                releases: Some(2 * r.samples_per_side as u64 * r.repeats * r.cells.len() as u64),
-            },
-            reproduce: r.reproduce.clone(),
-            effort: None,
-            section: section("table", r),
-        }
-    }
-
-    fn empty(mode: Mode, section: Section) -> Self {
+    pub(crate) fn empty(mode: Mode, section: Section) -> Self {
         Self {
             schema_version: RECORD_SCHEMA_VERSION,
             tool_version: tool_version(),
@@ -1157,7 +696,7 @@ impl ResultRecord {
     }
 }
 
-fn unknown_target() -> TargetRecord {
+pub(crate) fn unknown_target() -> TargetRecord {
     TargetRecord {
         id: "(no pair was confirmed)".into(),
         kind: "program".into(),
@@ -1165,11 +704,13 @@ fn unknown_target() -> TargetRecord {
     }
 }
 
-fn sum_wall(rs: &[AuditReport]) -> Option<f64> {
+pub(crate) fn sum_wall(rs: &[AuditReport]) -> Option<f64> {
     rs.iter().map(|r| r.wall_time_seconds).sum()
 }
 
-fn confirmed_pair(layer: Option<LayerKind>) -> impl Fn(&AuditReport) -> Option<PairRecord> {
+pub(crate) fn confirmed_pair(
+    layer: Option<LayerKind>,
+) -> impl Fn(&AuditReport) -> Option<PairRecord> {
     move |c| {
         let (d, d_prime) = short_pair(c.pair.as_ref()?);
         Some(PairRecord {
@@ -1185,56 +726,6 @@ fn confirmed_pair(layer: Option<LayerKind>) -> impl Fn(&AuditReport) -> Option<P
                 .map(|b| b.value - b.allowed)
                 .reduce(f64::max),
         })
-    }
-}
-
-/// A sequential run's one bound: the mixture's log wealth against ln(1/β).
-fn sequential_layer(
-    r: &crate::audit::sequential::SequentialReport,
-    v: Option<&LayerVerdict>,
-) -> LayerRecord {
-    let violation = r.verdict == Verdict::Violation;
-    let stop = match r.stopping_time {
-        Some(t) => format!("reached at release pair {t}"),
-        None => format!("not reached in {} release pairs", r.samples_per_side),
-    };
-    LayerRecord {
-        layer: match v.map(|v| v.layer) {
-            Some(LayerKind::Mechanism) => "mechanism",
-            Some(LayerKind::FloatingPoint) => "floating-point",
-            None => "releases",
-        }
-        .into(),
-        title: v
-            .map(|v| v.title.clone())
-            .unwrap_or_else(|| "the releases as they are".into()),
-        skipped: v.and_then(|v| v.skipped.clone()),
-        beta: r.failure_probability,
-        verdict: Some(r.verdict),
-        meaning: v.map(|v| v.meaning.clone()).unwrap_or_else(|| {
-            verdict_sentence(
-                r.verdict,
-                r.failure_probability,
-                "this pair, up to the releases drawn",
-            )
-        }),
-        bounds: vec![BoundWords {
-            tester: "sequential hockey-stick test".into(),
-            divergence: "ln wealth of the mixture test martingale".into(),
-            direction: "both orders (one process per divergence and order)".into(),
-            value: r.log_wealth,
-            allowed: r.log_threshold,
-            violation,
-            failure_probability: r.failure_probability,
-            inequality: r.inequality.clone(),
-            event: r
-                .components
-                .iter()
-                .max_by(|a, b| a.log_wealth.total_cmp(&b.log_wealth))
-                .and_then(|c| c.last_event.clone()),
-            separation: Some(format!("the threshold ln(1/β) was {stop}")),
-        }],
-        empirical_epsilon: None,
     }
 }
 

@@ -1,6 +1,6 @@
 //! The Bayesian DP parts of a report ([`crate::audit::bayesian`]) that the general renderers
 //! call with one line each: the definition tested, whether the rest of the dataset was drawn,
-//! and the records drawn.
+//! and the records drawn (the page's rows are drawn in [`super::html`], from [`definition`]).
 
 use crate::record::AuditReport;
 
@@ -34,24 +34,6 @@ pub fn text_lines(r: &AuditReport) -> String {
     s
 }
 
-/// The definition and drawn-dataset rows of the HTML report (empty for other audits).
-pub fn html_rows(r: &AuditReport) -> String {
-    let Some(b) = &r.bayesian else {
-        return String::new();
-    };
-    let mut s = format!(
-        "<dt>Bayesian DP definition tested</dt><dd id=\"bayesian-definition\">{}</dd>",
-        super::html::escape_html(definition(&b.definition))
-    );
-    if b.dataset_drawn {
-        s += &format!(
-            "<dt>rest of the dataset</dt><dd id=\"bayesian-drawn-dataset\">drawn from μ too, fresh for every release ({} records): the claim tested holds on average over the dataset, not for one fixed D</dd>",
-            b.base.len()
-        );
-    }
-    s
-}
-
 /// True when the report's bounds compare joint laws of (x', release): a Bayesian DP audit under
 /// Definition 1. Under Definition 2 the rows are the releases alone, whose directions read as for
 /// a pair, M(D) against M(D') (with x' drawn).
@@ -62,7 +44,7 @@ pub fn joint_rows(r: &AuditReport) -> bool {
 }
 
 /// The recorded label, or Definition 1's for reports from before the choice existed.
-fn definition(label: &str) -> &str {
+pub fn definition(label: &str) -> &str {
     if label.is_empty() {
         crate::audit::bayesian::Definition::Strong.label()
     } else {

@@ -726,7 +726,7 @@ pub fn render_run(r: &AuditReport, run_id: &str, figures: &[Figure]) -> String {
             None => String::new(),
         },
     };
-    let pair_rows = pair_rows + &super::bayesian::html_rows(r);
+    let pair_rows = pair_rows + &bayesian_rows(r);
     let samples_row = if r.sample_files.is_some() {
         format!(
             "{} releases per side used (the smaller file set's count)",
@@ -1056,6 +1056,24 @@ pub fn render_index(entries: &[IndexEntry], unreadable: &[String]) -> String {
         );
     }
     page("dp-audit reports", &b)
+}
+
+/// The definition and drawn-dataset rows of the HTML report (empty for other audits).
+fn bayesian_rows(r: &AuditReport) -> String {
+    let Some(b) = &r.bayesian else {
+        return String::new();
+    };
+    let mut s = format!(
+        "<dt>Bayesian DP definition tested</dt><dd id=\"bayesian-definition\">{}</dd>",
+        escape_html(super::bayesian::definition(&b.definition))
+    );
+    if b.dataset_drawn {
+        s += &format!(
+            "<dt>rest of the dataset</dt><dd id=\"bayesian-drawn-dataset\">drawn from μ too, fresh for every release ({} records): the claim tested holds on average over the dataset, not for one fixed D</dd>",
+            b.base.len()
+        );
+    }
+    s
 }
 
 #[cfg(test)]

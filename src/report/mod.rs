@@ -46,6 +46,7 @@ pub mod one_run;
 pub mod output;
 pub mod plot;
 pub mod progress;
+mod record;
 pub mod reproduce;
 pub mod sequential;
 pub mod table;

@@ -1,0 +1,178 @@
+//! The records of the sequential test, on one pair and once per layer: the mode builds its
+//! own [`ResultRecord`] (the record types are a leaf of the crate, [`crate::record`]).
+
+use serde::Serialize;
+
+use crate::mechanisms::math::readable;
+use crate::record::Verdict;
+use crate::record::layers::{LayerKind, LayerVerdict};
+use crate::record::result::{
+    BetaRecord, BoundWords, ClaimRecord, LayerRecord, Mode, PairRecord, RECORD_SCHEMA_VERSION,
+    ResultRecord, Section, TargetRecord, Timings, section, short_pair, tool_version, verdict_of,
+    verdict_sentence,
+};
+
+impl ResultRecord {
+    /// The record of a sequential audit.
+    pub fn from_sequential(r: &crate::audit::sequential::SequentialReport) -> Self {
+        let layer = sequential_layer(r, None);
+        Self::sequential_record(
+            Mode::Sequential,
+            r,
+            vec![layer],
+            r.verdict,
+            r.failure_probability,
+            format!(
+                "all of β = {} on one test martingale (Ville's inequality)",
+                readable(r.failure_probability)
+            ),
+            section("sequential", r),
+        )
+    }
+
+    /// The record of the sequential audit run once per layer.
+    pub fn from_layered_sequential(
+        runs: &[(LayerVerdict, crate::audit::sequential::SequentialReport)],
+        section_data: &impl Serialize,
+    ) -> Self {
+        let beta: f64 = runs.iter().map(|(v, _)| v.beta).sum();
+        let layers: Vec<LayerRecord> = runs
+            .iter()
+            .map(|(v, r)| sequential_layer(r, Some(v)))
+            .collect();
+        let violation = runs
+            .iter()
+            .any(|(v, _)| v.verdict == Some(Verdict::Violation));
+        let Some((_, first)) = runs.first() else {
+            return Self::empty(
+                Mode::LayeredSequential,
+                section("layered-sequential", section_data),
+            );
+        };
+        let mut rec = Self::sequential_record(
+            Mode::LayeredSequential,
+            first,
+            layers,
+            verdict_of(violation),
+            beta,
+            format!(
+                "β = {} split evenly over the {} layer(s) (union bound)",
+                readable(beta),
+                runs.len()
+            ),
+            section("layered-sequential", section_data),
+        );
+        rec.timings.mechanism_calls = Some(runs.iter().map(|(_, r)| r.mechanism_calls).sum());
+        rec.timings.releases = Some(
+            runs.iter()
+                .map(|(_, r)| 2 * r.samples_per_side as u64)
+                .sum(),
+        );
+        rec
+    }
+
+    fn sequential_record(
+        mode: Mode,
+        r: &crate::audit::sequential::SequentialReport,
+        layers: Vec<LayerRecord>,
+        verdict: Verdict,
+        beta: f64,
+        rule: String,
+        section: Section,
+    ) -> Self {
+        let (d, d_prime) = short_pair(&r.pair);
+        Self {
+            schema_version: RECORD_SCHEMA_VERSION,
+            tool_version: tool_version(),
+            mode,
+            target: TargetRecord {
+                id: r.mechanism.id.clone(),
+                kind: if r.mechanism.catalogue_status.is_some() {
+                    "catalogue"
+                } else {
+                    "program"
+                }
+                .into(),
+                catalogue_status: r.mechanism.catalogue_status.clone(),
+            },
+            claim: Some(ClaimRecord {
+                stated: r.mechanism.claim.to_string(),
+                source: r.mechanism.claim_source.clone(),
+            }),
+            neighbors: Some(r.mechanism.neighboring.to_string()),
+            seed: r.seed,
+            pairs: vec![PairRecord {
+                role: "fixed".into(),
+                layer: None,
+                d,
+                d_prime,
+                score: None,
+                verdict: Some(verdict),
+                margin: None,
+            }],
+            layers,
+            verdict: Some(verdict),
+            verdict_words: verdict_sentence(verdict, beta, "this pair, up to the releases drawn"),
+            beta: BetaRecord { total: beta, rule },
+            empirical_epsilon: None,
+            timings: Timings {
+                wall_time_seconds: r.wall_time_seconds,
+                mechanism_calls: Some(r.mechanism_calls),
+                releases: Some(2 * r.samples_per_side as u64),
+            },
+            reproduce: r.reproduce.clone(),
+            effort: None,
+            section,
+        }
+    }
+}
+
+/// A sequential run's one bound: the mixture's log wealth against ln(1/β).
+fn sequential_layer(
+    r: &crate::audit::sequential::SequentialReport,
+    v: Option<&LayerVerdict>,
+) -> LayerRecord {
+    let violation = r.verdict == Verdict::Violation;
+    let stop = match r.stopping_time {
+        Some(t) => format!("reached at release pair {t}"),
+        None => format!("not reached in {} release pairs", r.samples_per_side),
+    };
+    LayerRecord {
+        layer: match v.map(|v| v.layer) {
+            Some(LayerKind::Mechanism) => "mechanism",
+            Some(LayerKind::FloatingPoint) => "floating-point",
+            None => "releases",
+        }
+        .into(),
+        title: v
+            .map(|v| v.title.clone())
+            .unwrap_or_else(|| "the releases as they are".into()),
+        skipped: v.and_then(|v| v.skipped.clone()),
+        beta: r.failure_probability,
+        verdict: Some(r.verdict),
+        meaning: v.map(|v| v.meaning.clone()).unwrap_or_else(|| {
+            verdict_sentence(
+                r.verdict,
+                r.failure_probability,
+                "this pair, up to the releases drawn",
+            )
+        }),
+        bounds: vec![BoundWords {
+            tester: "sequential hockey-stick test".into(),
+            divergence: "ln wealth of the mixture test martingale".into(),
+            direction: "both orders (one process per divergence and order)".into(),
+            value: r.log_wealth,
+            allowed: r.log_threshold,
+            violation,
+            failure_probability: r.failure_probability,
+            inequality: r.inequality.clone(),
+            event: r
+                .components
+                .iter()
+                .max_by(|a, b| a.log_wealth.total_cmp(&b.log_wealth))
+                .and_then(|c| c.last_event.clone()),
+            separation: Some(format!("the threshold ln(1/β) was {stop}")),
+        }],
+        empirical_epsilon: None,
+    }
+}
