@@ -642,47 +642,7 @@ pub fn run_search(
         target.stamp(&mut c.mechanism);
     }
     let code = exit_code(rep.verdict);
-    let summary = crate::audit::SearchSummary {
-        finder: rep.finder.clone(),
-        trials: rep
-            .trials
-            .iter()
-            .map(|t| crate::audit::TrialSummary {
-                index: t.index,
-                sizes: [t.pair.first().len(), t.pair.second().len()],
-                score: t.score,
-            })
-            .collect(),
-        skipped: rep
-            .skipped
-            .iter()
-            .map(|t| crate::audit::SkippedSummary {
-                index: t.index,
-                pair: t.pair.short_sides(),
-                error: t.error.clone(),
-            })
-            .collect(),
-        confirmations: rep
-            .confirmations
-            .iter()
-            // A confirmation is an audit of a pair, so it always has one.
-            .filter_map(|c| {
-                Some(crate::audit::ConfirmationSummary {
-                    pair: c.pair.clone()?,
-                    verdict: c.verdict,
-                    margin: c
-                        .bounds
-                        .iter()
-                        .map(|b| b.value - b.allowed)
-                        .fold(f64::NEG_INFINITY, f64::max),
-                })
-            })
-            .collect(),
-        beta_rule: rep.beta_rule.clone(),
-        failure_probability: Some(opts.failure_probability),
-        verdict: rep.verdict,
-        samples_drawn: rep.samples_drawn,
-    };
+    let summary = rep.summary(Some(opts.failure_probability));
     // Refused proposals count as trials: `--trials` bounds the proposals.
     // Calls sized by the probe change which releases a seed gives: the batch is recorded.
     let batch_now = crate::rng::chunk_len(m);

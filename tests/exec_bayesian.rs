@@ -169,6 +169,54 @@ fn draw_dataset_over_exec() {
     assert_eq!(v["mechanism_calls"].as_u64(), Some(400));
 }
 
+/// `--draw-dataset` with `--exec-datasets`: the program reads requests of many datasets, so 200
+/// draws per side take one process per side (2 calls), not 400; the same seed gives the same
+/// record. The verdict on the correct program is a no-violation with probability ≥ 1 − 1e-3.
+#[test]
+fn draw_dataset_over_exec_with_many_datasets_per_request() {
+    let extra = [
+        "--samples",
+        "200",
+        "--draw-dataset",
+        "--exec-datasets",
+        "1000",
+    ];
+    let (code, v, err) = run("bdp_gaussian_sum.py", "1", &extra);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(
+        v["bayesian"]["dataset_drawn"],
+        serde_json::Value::Bool(true)
+    );
+    assert_eq!(v["mechanism_calls"].as_u64(), Some(2));
+    let (_, again, _) = run("bdp_gaussian_sum.py", "1", &extra);
+    assert_eq!(v, again);
+    // A program that reads one dataset per request is told so, before any audit.
+    let exec = format!("python3 {}", path("examples/exec/stdlib_laplace_count.py"));
+    let data = path("examples/bdp-data-small.txt");
+    let o = audit(&[
+        "run",
+        "--exec",
+        &exec,
+        "--claim",
+        "bdp:1:0.0141",
+        "--data",
+        &data,
+        "--record-range",
+        "0:1",
+        "--draw-dataset",
+        "--exec-datasets",
+        "100",
+        "--no-report",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(
+        e.contains("--exec-datasets 100: the program did not answer a request of two datasets")
+            && e.contains("leave --exec-datasets out"),
+        "{e}"
+    );
+}
+
 /// Soundness sweep over exec: the correct program at the boundary of Definition 1's tested
 /// null, δ = E_{x'} H_e(N(x', 1) ‖ N(0, 1)) = 5.4842e-3 for examples/bdp-data-small.txt (exact,
 /// scipy; rounded up to 5.485e-3), n = 2000 draws per side, β = 0.05, seeds 0..AUDIT_SEED_SWEEP

@@ -13,6 +13,10 @@ Phi(x'/(2 sigma) - epsilon sigma / x'), rounded up), so
 should not flag it. The dataset's last record is the differing record x' (add-remove: D' = D
 with x' appended). examples/exec/bdp_gaussian_sum_ignores_outliers.py is the buggy twin.
 
+A request with "datasets" (a list of datasets) instead of "dataset" asks for one release per
+dataset, in order: with --exec-datasets N, `audit run --draw-dataset` sends N datasets per
+process instead of starting one process per release.
+
 --bound B: the largest record the noise is calibrated for (default 1); records are clamped to
 [0, 1] whatever B is, so B < 1 is the bug "noise calibrated for the in-distribution records,
 ignoring outliers".
@@ -30,12 +34,18 @@ def main(default_bound=1.0):
     a = ap.parse_args()
     req = json.load(sys.stdin)
     rng = random.Random(req["seed"])
-    total = 0.0
-    for r in req["dataset"]:
-        x = float(r[0] if isinstance(r, list) else r)
-        total += min(max(x, 0.0), 1.0)
     scale = a.sigma * a.bound
-    out = [repr(total + rng.gauss(0.0, scale)) for _ in range(int(req["samples"]))]
+
+    def clamped_sum(dataset):
+        return sum(min(max(float(r[0] if isinstance(r, list) else r), 0.0), 1.0) for r in dataset)
+
+    if "datasets" in req:
+        # Many datasets, one release each, in order (audit run --exec-datasets N, used with
+        # --draw-dataset: every release has a dataset of its own).
+        out = [repr(clamped_sum(d) + rng.gauss(0.0, scale)) for d in req["datasets"]]
+    else:
+        total = clamped_sum(req["dataset"])
+        out = [repr(total + rng.gauss(0.0, scale)) for _ in range(int(req["samples"]))]
     sys.stdout.write("\n".join(out) + "\n")
 
 

@@ -91,6 +91,27 @@ pub trait Mechanism: Send + Sync + fmt::Debug {
         false
     }
 
+    /// How many datasets one call of [`Mechanism::sample_each`] takes, for a mechanism that
+    /// draws on several datasets at once (an external program that reads a request of many
+    /// datasets); `None` (the default): the caller draws on one dataset per call. Used where
+    /// every release has a dataset of its own (a Bayesian DP audit drawing the whole dataset).
+    /// Part of the reproducibility contract like [`Mechanism::batch_size`].
+    fn datasets_per_call(&self) -> Option<usize> {
+        None
+    }
+
+    /// One release on each of `datasets`, in order, independent given the datasets. The
+    /// default draws them one call of [`Mechanism::sample`] at a time from `rng`; a mechanism
+    /// with a large cost per call answers [`Mechanism::datasets_per_call`] and draws them in one.
+    fn sample_each(&self, datasets: &[Dataset], rng: &mut dyn Rng) -> Result<Samples> {
+        let mut flat = Vec::new();
+        for d in datasets {
+            let s = self.sample(d, 1, rng)?;
+            flat.extend(s.values().iter().copied());
+        }
+        Samples::from_flat(self.output_dim(), flat)
+    }
+
     /// Limits the time of each later call of [`Mechanism::sample`] (`None`: the mechanism's own
     /// limit, if any). A call that runs past it is stopped and fails with
     /// [`crate::MechanismError::Slow`]: the mechanism is too slow on that dataset for the size

@@ -402,41 +402,76 @@ pub fn draw_side(
         // the release from its own stream, so the pairs are i.i.d. and independent of the order
         // the threads run in.
         let size = base.len();
-        let rows: Vec<Vec<f64>> = (0..n)
-            .into_par_iter()
-            .map(|j| -> Result<Vec<f64>> {
-                let mut r = seed.rng(Stream::Other {
-                    tag: DATASET_TAG,
-                    index: 2 * j as u64 + side.draw_index(),
-                });
-                let recs: Vec<Vec<f64>> = (0..size)
-                    .map(|_| data.record(r.random_range(0..m)).to_vec())
-                    .collect();
-                let d = if recs.is_empty() {
-                    Dataset::empty(data.dim())?
-                } else {
-                    Dataset::vectors(data.dim(), &recs)?
-                };
-                let ds = match side {
-                    JointSide::P => neighbor(&d, &data.record(idx[j]).to_vec(), relation)?,
-                    JointSide::Q => d,
-                };
-                let s = sample_parallel(
-                    mechanism,
-                    &ds,
-                    1,
-                    seed,
-                    Stream::Confirm {
-                        trial: DRAWN_DATASET_TRIAL_BASE + j as u64,
+        let dataset_j = |j: usize| -> Result<Dataset> {
+            let mut r = seed.rng(Stream::Other {
+                tag: DATASET_TAG,
+                index: 2 * j as u64 + side.draw_index(),
+            });
+            let recs: Vec<Vec<f64>> = (0..size)
+                .map(|_| data.record(r.random_range(0..m)).to_vec())
+                .collect();
+            let d = if recs.is_empty() {
+                Dataset::empty(data.dim())?
+            } else {
+                Dataset::vectors(data.dim(), &recs)?
+            };
+            Ok(match side {
+                JointSide::P => neighbor(&d, &data.record(idx[j]).to_vec(), relation)?,
+                JointSide::Q => d,
+            })
+        };
+        if let Some(k) = mechanism.datasets_per_call().filter(|&k| k > 1) {
+            // A program that reads many datasets per request: the releases j in chunk c (of k
+            // datasets, a fixed split) come from one call on the confirm stream of trial
+            // DRAWN_DATASET_TRIAL_BASE + c, the datasets each from their own stream as above.
+            let chunks: Vec<Vec<f64>> = (0..n.div_ceil(k))
+                .into_par_iter()
+                .map(|c| -> Result<Vec<f64>> {
+                    let ds: Vec<Dataset> = (c * k..((c + 1) * k).min(n))
+                        .map(&dataset_j)
+                        .collect::<Result<_>>()?;
+                    let mut rng = seed.rng(Stream::Confirm {
+                        trial: DRAWN_DATASET_TRIAL_BASE + c as u64,
                         side: rng_side,
                         chunk: 0,
-                    },
-                )?;
-                Ok(s.row(0).to_vec())
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let flat: Vec<f64> = rows.into_iter().flatten().collect();
-        (Samples::from_flat(d_out, flat)?, n as u64)
+                    });
+                    let s = mechanism.sample_each(&ds, &mut rng)?;
+                    if s.n() != ds.len() || s.dim() != d_out {
+                        return Err(crate::error::Error::InvalidConfig(format!(
+                            "{}: {} releases of dimension {} for {} datasets; allowed: one release of dimension {d_out} per dataset",
+                            mechanism.id(),
+                            s.n(),
+                            s.dim(),
+                            ds.len()
+                        )));
+                    }
+                    Ok(s.values().iter().copied().collect())
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let flat: Vec<f64> = chunks.into_iter().flatten().collect();
+            (Samples::from_flat(d_out, flat)?, n.div_ceil(k) as u64)
+        } else {
+            let rows: Vec<Vec<f64>> = (0..n)
+                .into_par_iter()
+                .map(|j| -> Result<Vec<f64>> {
+                    let ds = dataset_j(j)?;
+                    let s = sample_parallel(
+                        mechanism,
+                        &ds,
+                        1,
+                        seed,
+                        Stream::Confirm {
+                            trial: DRAWN_DATASET_TRIAL_BASE + j as u64,
+                            side: rng_side,
+                            chunk: 0,
+                        },
+                    )?;
+                    Ok(s.row(0).to_vec())
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let flat: Vec<f64> = rows.into_iter().flatten().collect();
+            (Samples::from_flat(d_out, flat)?, n as u64)
+        }
     } else {
         match side {
             JointSide::Q => {

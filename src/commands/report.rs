@@ -18,11 +18,12 @@ pub struct ReportCommandArgs {
     pub report_dir: PathBuf,
 }
 
-/// `audit report FILE`.
+/// `audit report FILE`: prints the report's text (the verdict as the audit printed it) and the
+/// page written; exit 0 whatever the verdict (re-rendering is not an audit).
 pub(super) fn rerender_report(a: &ReportCommandArgs) -> Result<Outcome> {
-    let index = crate::report::rerender(&a.file, &a.report_dir)?;
+    let (index, text) = crate::report::rerender_with_text(&a.file, &a.report_dir)?;
     Ok(Outcome::new(
-        format!("report       {}\n", index.display()),
+        format!("{text}report       {}\n", index.display()),
         0,
     ))
 }

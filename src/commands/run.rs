@@ -56,7 +56,7 @@ pub struct RunArgs {
     /// With a bdp: claim: draw the rest of the dataset from the data distribution too, fresh for
     /// every release (as many records as the fixed rest would have), so that the claim tested
     /// holds on average over the whole dataset, not for one fixed rest. One mechanism call
-    /// (exec request) per release.
+    /// (exec request) per release, or per --exec-datasets releases.
     #[arg(long)]
     pub draw_dataset: bool,
     /// Mechanism parameter NAME=VALUE (repeatable), e.g. --param epsilon=0.5.
@@ -117,6 +117,12 @@ pub struct ExecLimits {
     /// gives the same samples only with the same batch size [default: 50000; with --exec only].
     #[arg(allow_hyphen_values = true, value_parser = super::parse_count, long, value_name = "N")]
     pub exec_batch: Option<usize>,
+    /// The program reads requests of up to N datasets at once (`"datasets": [[…], …]`, one
+    /// release each, in order; see docs/exec-protocol.md), so that where every release has its
+    /// own dataset (`--draw-dataset`) one process serves N releases instead of one. Checked at
+    /// start with a request of two datasets [with --exec only].
+    #[arg(allow_hyphen_values = true, value_parser = super::parse_count, long, value_name = "N")]
+    pub exec_datasets: Option<usize>,
 }
 
 impl ExecLimits {
@@ -126,6 +132,7 @@ impl ExecLimits {
             for (flag, on) in [
                 ("--exec-timeout", self.exec_timeout.is_some()),
                 ("--exec-batch", self.exec_batch.is_some()),
+                ("--exec-datasets", self.exec_datasets.is_some()),
             ] {
                 if on {
                     return Err(Error::InvalidConfig(format!(
@@ -139,6 +146,9 @@ impl ExecLimits {
         }
         if let Some(b) = self.exec_batch {
             check_count("--exec-batch", b, 1, crate::audit::MAX_SAMPLES_PER_SIDE)?;
+        }
+        if let Some(k) = self.exec_datasets {
+            check_count("--exec-datasets", k, 1, crate::audit::MAX_SAMPLES_PER_SIDE)?;
         }
         Ok(())
     }
@@ -445,6 +455,7 @@ fn build_target(args: &RunArgs) -> Result<Target> {
             batch: args.limits.batch(),
             probe_size: size,
             accountant: parsed.accountant,
+            datasets_per_request: args.limits.exec_datasets,
         })?;
         return Target::exec(
             m,

@@ -158,3 +158,51 @@ impl ResultRecord {
         }
     }
 }
+
+impl crate::finders::SearchReport {
+    /// What a confirmation's page shows of the search that chose its pair (`failure_probability`:
+    /// the run's β).
+    pub fn summary(&self, failure_probability: Option<f64>) -> crate::audit::SearchSummary {
+        crate::audit::SearchSummary {
+            finder: self.finder.clone(),
+            trials: self
+                .trials
+                .iter()
+                .map(|t| crate::audit::TrialSummary {
+                    index: t.index,
+                    sizes: [t.pair.first().len(), t.pair.second().len()],
+                    score: t.score,
+                })
+                .collect(),
+            skipped: self
+                .skipped
+                .iter()
+                .map(|t| crate::audit::SkippedSummary {
+                    index: t.index,
+                    pair: t.pair.short_sides(),
+                    error: t.error.clone(),
+                })
+                .collect(),
+            confirmations: self
+                .confirmations
+                .iter()
+                // A confirmation is an audit of a pair, so it always has one.
+                .filter_map(|c| {
+                    Some(crate::audit::ConfirmationSummary {
+                        pair: c.pair.clone()?,
+                        verdict: c.verdict,
+                        margin: c
+                            .bounds
+                            .iter()
+                            .map(|b| b.value - b.allowed)
+                            .fold(f64::NEG_INFINITY, f64::max),
+                    })
+                })
+                .collect(),
+            beta_rule: self.beta_rule.clone(),
+            failure_probability,
+            verdict: self.verdict,
+            samples_drawn: self.samples_drawn,
+        }
+    }
+}

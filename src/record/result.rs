@@ -16,10 +16,11 @@
 //! every mode's JSON against it. The section's payload keeps its own `schema_version` field
 //! where its type has one (the layout of the payload alone, unchanged from version 2).
 //!
-//! One path renders a record: [`crate::report::render_record_text`] for the terminal,
-//! [`crate::report::write_record`] for the run directory (JSON, HTML with the record's summary
-//! at the top of every page, PNG figures), both dispatching on the section only for the part
-//! that differs between modes.
+//! [`crate::report`] renders records: each mode's text ([`crate::report::text`]), the run
+//! directory's page ([`crate::report::write_run_report`] and the modes' writers), and
+//! `audit report`, which re-renders any mode's saved record ([`crate::report::rerender`]) after
+//! checking it against itself (its summary against its section, flags against values, values
+//! against their stored counts).
 
 use serde::{Deserialize, Serialize};
 

@@ -716,7 +716,14 @@ pub fn render_run(r: &AuditReport, run_id: &str, figures: &[Figure]) -> String {
                 "<dt>neighboring relation</dt><dd>{}</dd><dt>D</dt><dd>{}</dd><dt>data distribution μ</dt><dd id=\"bayesian-data\">the {} record(s) of <span class=\"mono\">{}</span> ({} distinct), drawn uniformly: {} draws of the differing record x' per side ({} distinct drawn), one release each. \
                  A Bayesian DP claim is about the typical x' ~ μ and is weaker than differential privacy: a record μ rarely draws may be exposed, and this audit says nothing about any fixed pair.</dd>",
                 e(neighboring_words(m.neighboring)),
-                dataset_html(&b.base),
+                if b.dataset_drawn {
+                    format!(
+                        "drawn from μ, {} records, fresh for every release",
+                        b.base.len()
+                    )
+                } else {
+                    dataset_html(&b.base)
+                },
                 b.records,
                 e(&b.data_source),
                 b.distinct_records,

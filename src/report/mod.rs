@@ -35,7 +35,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::audit::{AuditReport, READABLE_SCHEMA_VERSIONS, SCHEMA_VERSION, Verdict};
+use crate::audit::{AuditReport, READABLE_SCHEMA_VERSIONS, Verdict};
 use crate::error::{Error, Result};
 use crate::mechanisms::{DatasetPair, Mechanism, Samples};
 use crate::rng::{Seed, Stream, chunk_len};
@@ -44,6 +44,7 @@ pub mod bayesian;
 pub mod html;
 pub mod one_run;
 pub mod output;
+mod payload;
 pub mod plot;
 pub mod progress;
 mod record;
@@ -854,9 +855,18 @@ fn validate_bounds(bounds: &[crate::audit::BoundRecord]) -> std::result::Result<
         check_finite(&name("point_estimate"), b.point_estimate)?;
         check_probability(&name("failure_probability"), b.failure_probability)?;
         if let Some(ev) = &b.event {
-            if ev.count_p > ev.n_p || ev.count_q > ev.n_q {
+            // The conditional test's U and W count releases of both sides (an event of each
+            // direction), so each is at most the two sides' releases together.
+            let too_many = match &ev.contrast {
+                Some(_) => {
+                    let both = ev.n_p.saturating_add(ev.n_q);
+                    ev.count_p > both || ev.count_q > both
+                }
+                None => ev.count_p > ev.n_p || ev.count_q > ev.n_q,
+            };
+            if too_many {
                 return Err(format!(
-                    "{} = {} of {} and {} of {}; allowed: counts at most their sample sizes",
+                    "{} = {} of {} and {} of {}; allowed: counts at most their sample sizes (U and W of the conditional test: at most both sides' releases together)",
                     name("event counts"),
                     ev.count_p,
                     ev.n_p,
@@ -920,6 +930,13 @@ pub fn validate_run(r: &AuditReport) -> std::result::Result<(), String> {
                 },
                 b.allowed
             ));
+        }
+    }
+    // Each bound's value from the counts stored with it (a bound edited without its counts).
+    for (i, b) in r.bounds.iter().enumerate() {
+        if let Some(e) = &b.event {
+            e.check_counts(b.divergence, b.failure_probability, b.value)
+                .map_err(|w| format!("bounds[{i}].{w}"))?;
         }
     }
     let any = r.bounds.iter().any(|b| b.violation);
@@ -990,6 +1007,33 @@ pub fn validate_sequential(
     for (i, b) in r.batches.iter().enumerate() {
         check_finite(&format!("batches[{i}].log_wealth"), b.log_wealth)?;
     }
+    // The threshold is ln(1/β), the verdict and the stopping time follow from the wealth: a
+    // file edited by hand (or corrupt) is refused rather than rendered.
+    let threshold = -r.failure_probability.ln();
+    if (r.log_threshold - threshold).abs() > 1e-9 * threshold.max(1.0) {
+        return Err(format!(
+            "log_threshold = {} but failure_probability = {} gives ln(1/β) = {threshold}; allowed: a report whose threshold is its β's (re-run the audit)",
+            r.log_threshold, r.failure_probability
+        ));
+    }
+    // The stored wealth is rounded down after the comparison: a slack of 1e-9 relative.
+    let slack = 1e-9 * r.log_threshold.abs().max(1.0);
+    let violation = r.verdict == Verdict::Violation;
+    let reached = r.log_wealth >= r.log_threshold;
+    let contradicts = (violation && r.log_wealth < r.log_threshold - slack)
+        || (!violation && r.log_wealth > r.log_threshold + slack)
+        || violation != r.stopping_time.is_some();
+    if contradicts {
+        return Err(format!(
+            "verdict = {:?} (stopping time {}) but log_wealth = {} {} log_threshold = {}; allowed: a report whose verdict follows from its wealth (re-run the audit)",
+            r.verdict.words(),
+            r.stopping_time
+                .map_or("none".to_string(), |t| t.to_string()),
+            r.log_wealth,
+            if reached { "reaches" } else { "is below" },
+            r.log_threshold
+        ));
+    }
     check_wall_time(r.wall_time_seconds)
 }
 
@@ -1009,19 +1053,16 @@ pub fn read_report(path: &Path) -> Result<ReportFile> {
     let version = value.get("schema_version").and_then(|v| v.as_u64());
     if !version.is_some_and(|v| READABLE_SCHEMA_VERSIONS.iter().any(|&r| u64::from(r) == v)) {
         return Err(bad(format!(
-            "schema_version = {}; allowed: {} (this is dp-audit {}, writing version {SCHEMA_VERSION})",
+            "schema_version = {}; allowed: {} (this is dp-audit {}, writing records of version {})",
             version.map_or("missing".to_string(), |v| v.to_string()),
-            READABLE_SCHEMA_VERSIONS
-                .iter()
-                .map(|v| v.to_string())
-                .collect::<Vec<_>>()
-                .join(" or "),
-            env!("CARGO_PKG_VERSION")
+            readable_versions(),
+            env!("CARGO_PKG_VERSION"),
+            crate::record::RECORD_SCHEMA_VERSION
         )));
     }
     if value.get("kind").and_then(|k| k.as_str()) == Some("layered-search") {
         return Err(bad(
-            "this is the --json output of a layered run (both layers' searches); allowed: the audit.json of its run directory (reports/<run-id>/audit.json), which holds the deciding confirmation and both answers".into(),
+            "this is the bare report of a layered search, not a result record; allowed: the --json output of `audit run` (a result record) or the audit.json of its run directory".into(),
         ));
     }
     if value.get("kind").and_then(|k| k.as_str()) == Some("sweep") {
@@ -1060,11 +1101,24 @@ pub fn read_report(path: &Path) -> Result<ReportFile> {
     }
 }
 
-/// The payload a report page is drawn from: a result record's section (version
-/// [`crate::record::RECORD_SCHEMA_VERSION`]), or `value` itself when it is a report of
-/// version 1 or 2 (written before the one record). Sections without a page of their own (the
-/// `--json` form of a search, a layered run, a one-run audit) are refused with where the page
-/// is; a test of release files becomes its page.
+/// The layouts `audit report` reads, in words: the result record's version, and the run
+/// reports' versions from before it.
+pub fn readable_versions() -> String {
+    format!(
+        "{} (a result record: `--json` output or a run directory's audit.json), or {} (the reports written before it)",
+        crate::record::RECORD_SCHEMA_VERSION,
+        READABLE_SCHEMA_VERSIONS
+            .iter()
+            .map(|v| v.to_string())
+            .collect::<Vec<_>>()
+            .join(" or ")
+    )
+}
+
+/// The payload a report page is drawn from: a result record's page (version
+/// [`crate::record::RECORD_SCHEMA_VERSION`]), checked against its own section
+/// ([`payload::page_of`]), or `value` itself when it is a report of version 1 or 2 (written
+/// before the one record).
 fn record_payload(value: serde_json::Value) -> std::result::Result<serde_json::Value, String> {
     use crate::record::{RECORD_SCHEMA_VERSION, ResultRecord};
     let version = value.get("schema_version").and_then(|v| v.as_u64());
@@ -1074,17 +1128,7 @@ fn record_payload(value: serde_json::Value) -> std::result::Result<serde_json::V
     let rec: ResultRecord = serde_json::from_value(value).map_err(|e| {
         format!("not a result record (schema version {RECORD_SCHEMA_VERSION}): {e}")
     })?;
-    match rec.section.kind.as_str() {
-        "audit" | "sweep" | "sequential" | "one-run-page" | "table" => Ok(rec.section.data),
-        "sample-test" => {
-            let t: crate::record::SampleTestReport = serde_json::from_value(rec.section.data)
-                .map_err(|e| format!("not a test of release files: {e}"))?;
-            serde_json::to_value(t.to_audit_report()).map_err(|e| e.to_string())
-        }
-        other => Err(format!(
-            "this is the --json output of a {other} run, which has no page of its own; allowed: the audit.json of its run directory (reports/<run-id>/audit.json), or the --json output of a fixed-pair, Bayesian, sequential, sweep or `audit test` run"
-        )),
-    }
+    payload::page_of(&rec)
 }
 
 /// `audit report FILE`: re-renders a report without re-running anything.
@@ -1094,7 +1138,42 @@ fn record_payload(value: serde_json::Value) -> std::result::Result<serde_json::V
 /// Any other file (e.g. saved `audit run --json` output) becomes a new run directory in
 /// `report_dir`. Returns the path of the rendered `index.html`.
 pub fn rerender(file: &Path, report_dir: &Path) -> Result<PathBuf> {
+    rerender_with_text(file, report_dir).map(|(index, _)| index)
+}
+
+/// What the terminal shows of a report read back: a run's or a sequential audit's text as the
+/// audit printed it, and the verdict in words for the others.
+pub fn report_text(parsed: &ReportFile) -> String {
+    match parsed {
+        ReportFile::Run(r) => text::render_text(r),
+        ReportFile::Sequential(r) => crate::audit::sequential::render_text(r),
+        ReportFile::Sweep(s) => format!(
+            "sweep        {}
+",
+            crate::record::ResultRecord::from_sweep(s).verdict_words
+        ),
+        ReportFile::OneRun(r) => format!(
+            "verdict      {}
+",
+            crate::record::ResultRecord::from_one_run_page(r).verdict_words
+        ),
+        ReportFile::Table(r) => format!(
+            "table        {}
+",
+            crate::record::ResultRecord::from_table(r).verdict_words
+        ),
+    }
+}
+
+/// [`rerender`], also returning the report's text ([`report_text`]).
+pub fn rerender_with_text(file: &Path, report_dir: &Path) -> Result<(PathBuf, String)> {
     let parsed = read_report(file)?;
+    let words = report_text(&parsed);
+    let index = rerender_parsed(file, report_dir, parsed)?;
+    Ok((index, words))
+}
+
+fn rerender_parsed(file: &Path, report_dir: &Path, parsed: ReportFile) -> Result<PathBuf> {
     let in_place = file.file_name().and_then(|n| n.to_str()) == Some(REPORT_FILE);
     if !in_place {
         prepare_report_dir(report_dir)?;

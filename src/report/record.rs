@@ -12,13 +12,19 @@ use crate::record::result::{
 
 impl ResultRecord {
     /// The record of a one-run audit: `page` is what its report page shows, `data` the audit
-    /// itself (the trainer's or the program's).
+    /// itself (the trainer's or the program's). The section is the audit with the page beside
+    /// its fields (`"page"`), so that `audit report` re-renders the `--json` output.
     pub fn from_one_run(
         page: &crate::report::one_run::OneRunReport,
         data: &impl Serialize,
     ) -> Self {
         let mut rec = Self::one_run_record(page);
         rec.section = section("one-run", data);
+        if let (serde_json::Value::Object(fields), Ok(p)) =
+            (&mut rec.section.data, serde_json::to_value(page))
+        {
+            fields.insert("page".into(), p);
+        }
         rec
     }
 

@@ -4,6 +4,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::*;
+use crate::audit::SCHEMA_VERSION;
 use crate::audit::{AuditConfig, audit_pair};
 use crate::mechanisms::{PrivacyClaim, catalogue};
 use crate::testers::{HockeyStickTester, PropertyTester};
@@ -362,8 +363,34 @@ fn reading_rejects_other_schema_versions() {
     v["schema_version"] = 99.into();
     fs::write(&f, v.to_string()).unwrap();
     let msg = read_report(&f).unwrap_err().to_string();
+    // The versions the message lists are the ones read: the record's, then the old reports'.
+    let listed = format!(
+        "allowed: {} (a result record",
+        crate::record::RECORD_SCHEMA_VERSION
+    );
+    let old: Vec<String> = READABLE_SCHEMA_VERSIONS
+        .iter()
+        .map(|v| v.to_string())
+        .collect();
     assert!(
-        msg.contains("schema_version = 99") && msg.contains("allowed: 1 or 2"),
+        msg.contains("schema_version = 99")
+            && msg.contains(&listed)
+            && msg.contains(&format!(
+                "or {} (the reports written before it)",
+                old.join(" or ")
+            )),
+        "{msg}"
+    );
+    let rec = crate::record::ResultRecord::from_audit(&r);
+    let mut v = serde_json::to_value(&rec).unwrap();
+    assert_eq!(v["schema_version"], crate::record::RECORD_SCHEMA_VERSION);
+    fs::write(&f, v.to_string()).unwrap();
+    assert!(read_report(&f).is_ok());
+    v["schema_version"] = 4.into();
+    fs::write(&f, v.to_string()).unwrap();
+    let msg = read_report(&f).unwrap_err().to_string();
+    assert!(
+        msg.contains("schema_version = 4") && msg.contains(&listed),
         "{msg}"
     );
     fs::write(&f, "not json").unwrap();

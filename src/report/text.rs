@@ -31,11 +31,18 @@ pub fn render_text(r: &AuditReport) -> String {
     if let Some(b) = &r.bayesian {
         let _ = writeln!(
             s,
-            "bayesian     typical case, weaker than DP: x' ~ μ = the {} record(s) of {} ({} distinct), D = {}",
+            "bayesian     typical case, weaker than DP: x' ~ μ = the {} record(s) of {} ({} distinct), {}",
             b.records,
             b.data_source,
             b.distinct_records,
-            short_dataset(&b.base)
+            if b.dataset_drawn {
+                format!(
+                    "D drawn from μ, {} records, fresh for every release",
+                    b.base.len()
+                )
+            } else {
+                format!("D = {}", short_dataset(&b.base))
+            }
         );
         let _ = writeln!(
             s,

@@ -117,6 +117,8 @@ pub struct ExecMechanism {
     seen: Arc<Mutex<HashMap<u128, Seen>>>,
     /// The accountant's range when the claim was read off a privacy ledger (`ledger:FILE`).
     accountant: Option<crate::mechanisms::AccountantRange>,
+    /// Most datasets per request when the program reads many (`--exec-datasets`).
+    datasets_per_request: Option<usize>,
 }
 
 fn exec_error(command: &str, message: String) -> MechanismError {
@@ -158,6 +160,9 @@ pub struct ExecOptions {
     pub probe_size: usize,
     /// The accountant's range of the claim, when it was read off a privacy ledger.
     pub accountant: Option<crate::mechanisms::AccountantRange>,
+    /// The program reads requests of many datasets (`"datasets"`, one release each), at most
+    /// this many per request (`--exec-datasets N`); `None`: one dataset per request.
+    pub datasets_per_request: Option<usize>,
 }
 
 impl ExecMechanism {
@@ -209,10 +214,11 @@ impl ExecMechanism {
             call_limit: Arc::new(std::sync::atomic::AtomicU64::new(0)),
             seen: Arc::default(),
             accountant: None,
+            datasets_per_request: None,
         };
         domain.validate()?;
         domain.check(probe)?;
-        let s = m.request(probe, 2, 0, None, false)?;
+        let s = m.request(Request::One(probe, 2), 0, None, false)?;
         m.output_dim = s.dim();
         Ok(m)
     }
@@ -236,7 +242,50 @@ impl ExecMechanism {
             &probe,
         )?
         .with_batch_size(o.batch)?
-        .with_accountant(o.accountant.clone()))
+        .with_accountant(o.accountant.clone())
+        .with_datasets_per_request(o.datasets_per_request)?)
+    }
+
+    /// Lets the program be sent up to `k` datasets per request (`{"datasets": [...],
+    /// "samples": k, "seed": s}`, one release per dataset, in order); `None`: one dataset per
+    /// request. Checked with a request of two different datasets, whose answer must be two
+    /// lines of the program's output dimension.
+    pub fn with_datasets_per_request(mut self, k: Option<usize>) -> Result<Self, MechanismError> {
+        let Some(k) = k else {
+            self.datasets_per_request = None;
+            return Ok(self);
+        };
+        if k == 0 {
+            return Err(exec_error(
+                &self.command,
+                "--exec-datasets 0; allowed: at least 1 dataset per request".into(),
+            ));
+        }
+        let lo = Dataset::from_array(ndarray::Array2::from_elem(
+            (self.domain.min_size.max(1), self.domain.dim),
+            self.domain.lower,
+        ))?;
+        let hi = Dataset::from_array(ndarray::Array2::from_elem(
+            (self.domain.min_size.max(1), self.domain.dim),
+            self.domain.upper,
+        ))?;
+        let pair = [lo, hi];
+        let s = self
+            .request(Request::Many(&pair), 0, Some(self.output_dim), false)
+            .map_err(|e| {
+                let inner = e.to_string();
+                let prefix = exec_error(&self.command, String::new()).to_string();
+                let inner = inner.strip_prefix(&prefix).unwrap_or(&inner);
+                exec_error(
+                    &self.command,
+                    format!(
+                        "--exec-datasets {k}: the program did not answer a request of two datasets (\"datasets\": [[…], […]], one release each, in order; docs/exec-protocol.md); make it read such requests, or leave --exec-datasets out (one process per release): {inner}"
+                    ),
+                )
+            })?;
+        debug_assert_eq!(s.n(), 2);
+        self.datasets_per_request = Some(k);
+        Ok(self)
     }
 
     /// The record domain for a program: records of dimension `dim` in `[lower, upper]`,
@@ -278,13 +327,13 @@ impl ExecMechanism {
     /// process group is killed.
     fn request(
         &self,
-        dataset: &Dataset,
-        n: usize,
+        what: Request<'_>,
         seed: u64,
         expected_dim: Option<usize>,
         check_seed: bool,
     ) -> Result<Samples, MechanismError> {
-        let preview = request_preview(dataset, n, seed);
+        let n = what.releases();
+        let preview = what.preview(seed);
         let tail = Arc::new(Mutex::new(Vec::new()));
         // Set once the stdout reader stopped at a bad line and closed the pipe: a broken-pipe
         // error the program then reports is our doing, not its, and is left out of the tail.
@@ -361,9 +410,9 @@ impl ExecMechanism {
         started.map_err(&fail)?;
 
         let mut chunks = RequestChunks {
-            dataset,
-            n,
+            what,
             seed,
+            dataset: 0,
             next: 0,
             started: false,
         };
@@ -741,12 +790,55 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// The request, serialized piece by piece: `{"dataset":[…],"samples":n,"seed":s}`, the same
-/// bytes `serde_json` prints for the whole object (the writer adds a newline).
+/// What one request asks for: `n` releases on one dataset, or one release on each of many.
+#[derive(Clone, Copy)]
+enum Request<'a> {
+    One(&'a Dataset, usize),
+    Many(&'a [Dataset]),
+}
+
+impl Request<'_> {
+    /// Releases the answer holds.
+    fn releases(&self) -> usize {
+        match self {
+            Request::One(_, n) => *n,
+            Request::Many(ds) => ds.len(),
+        }
+    }
+
+    /// The request as error messages show it.
+    fn preview(&self, seed: u64) -> String {
+        match self {
+            Request::One(d, n) => request_preview(d, *n, seed),
+            Request::Many(ds) => format!(
+                "{{\"datasets\":[… {} datasets of {} records …],\"samples\":{},\"seed\":{seed}}}",
+                ds.len(),
+                ds.iter()
+                    .map(|d| d.len())
+                    .min()
+                    .map_or("0".to_string(), |lo| {
+                        let hi = ds.iter().map(|d| d.len()).max().unwrap_or(lo);
+                        if lo == hi {
+                            lo.to_string()
+                        } else {
+                            format!("{lo} to {hi}")
+                        }
+                    }),
+                ds.len()
+            ),
+        }
+    }
+}
+
+/// The request, serialized piece by piece: `{"dataset":[…],"samples":n,"seed":s}` (or
+/// `{"datasets":[[…],[…]],"samples":k,"seed":s}`), the same bytes `serde_json` prints for the
+/// whole object (the writer adds a newline).
 struct RequestChunks<'a> {
-    dataset: &'a Dataset,
-    n: usize,
+    what: Request<'a>,
     seed: u64,
+    /// The dataset being written (of a many-dataset request).
+    dataset: usize,
+    /// The next record of it.
     next: usize,
     started: bool,
 }
@@ -755,23 +847,50 @@ impl RequestChunks<'_> {
     /// Appends the next part of the request to `buf` (at least [`WRITE_CHUNK`] bytes unless it
     /// is the end); false once the request is complete.
     fn fill(&mut self, buf: &mut Vec<u8>) -> bool {
+        let (datasets, many): (&[Dataset], bool) = match self.what {
+            Request::One(d, _) => (std::slice::from_ref(d), false),
+            Request::Many(ds) => (ds, true),
+        };
         if !self.started {
-            buf.extend_from_slice(b"{\"dataset\":[");
+            buf.extend_from_slice(if many {
+                b"{\"datasets\":["
+            } else {
+                b"{\"dataset\":["
+            });
             self.started = true;
-        }
-        let rows = self.dataset.len();
-        while self.next < rows && buf.len() < WRITE_CHUNK {
-            if self.next > 0 {
-                buf.push(b',');
+            if many && !datasets.is_empty() {
+                buf.push(b'[');
             }
-            write_record(buf, self.dataset.record(self.next));
-            self.next += 1;
         }
-        if self.next < rows {
-            return true;
+        while self.dataset < datasets.len() {
+            let d = &datasets[self.dataset];
+            let rows = d.len();
+            while self.next < rows && buf.len() < WRITE_CHUNK {
+                if self.next > 0 {
+                    buf.push(b',');
+                }
+                write_record(buf, d.record(self.next));
+                self.next += 1;
+            }
+            if self.next < rows {
+                return true;
+            }
+            self.dataset += 1;
+            self.next = 0;
+            if many {
+                buf.push(b']');
+                if self.dataset < datasets.len() {
+                    buf.extend_from_slice(b",[");
+                }
+            }
         }
         // The closing newline is written by the writer on its own (see `write_request`).
-        let _ = write!(buf, "],\"samples\":{},\"seed\":{}}}", self.n, self.seed);
+        let _ = write!(
+            buf,
+            "],\"samples\":{},\"seed\":{}}}",
+            self.what.releases(),
+            self.seed
+        );
         false
     }
 }
@@ -974,7 +1093,28 @@ impl Mechanism for ExecMechanism {
         // One request per call: the runner splits large draws into calls of `batch_size()`
         // releases (one process each, run in parallel by rayon), which amortizes start-up cost.
         let seed = rng.next_u64();
-        self.request(dataset, n, seed, Some(self.output_dim), true)
+        self.request(Request::One(dataset, n), seed, Some(self.output_dim), true)
+    }
+    fn datasets_per_call(&self) -> Option<usize> {
+        self.datasets_per_request
+    }
+    fn sample_each(
+        &self,
+        datasets: &[Dataset],
+        rng: &mut dyn Rng,
+    ) -> Result<Samples, MechanismError> {
+        if self.datasets_per_request.is_none() {
+            // One request per dataset, as the protocol's plain form asks.
+            let mut flat = Vec::new();
+            for d in datasets {
+                flat.extend(self.sample(d, 1, rng)?.values().iter().copied());
+            }
+            return Samples::from_flat(self.output_dim, flat);
+        }
+        // Each dataset differs, so the same releases in two requests are no sign of a constant
+        // seed: the seed check applies to one-dataset requests only.
+        let seed = rng.next_u64();
+        self.request(Request::Many(datasets), seed, Some(self.output_dim), false)
     }
 }
 

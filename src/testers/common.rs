@@ -385,6 +385,8 @@ pub(crate) struct HeldOutEvent {
     pub(crate) m_q: usize,
     pub(crate) p_lower: f64,
     pub(crate) q_upper: f64,
+    /// The failure probability of each bound.
+    pub(crate) half: f64,
 }
 
 impl HeldOutEvent {
@@ -397,6 +399,7 @@ impl HeldOutEvent {
             m_q,
             p_lower: clopper_pearson_lower(k_p, m_p as u64, half),
             q_upper: clopper_pearson_upper(k_q, m_q as u64, half),
+            half,
         }
     }
 
@@ -421,6 +424,7 @@ impl HeldOutEvent {
             p_lower: Some(self.p_lower),
             q_upper: Some(self.q_upper),
             contrast: None,
+            count_beta: Some(self.half),
         }
     }
 }

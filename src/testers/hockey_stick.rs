@@ -1336,6 +1336,7 @@ impl HockeyStickTester {
                     delta: allow,
                     epsilon_lower,
                 }),
+                count_beta: None,
             }),
         })
     }

@@ -124,6 +124,11 @@ pub struct EventBound {
     /// releases used per side).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub contrast: Option<ContrastCounts>,
+    /// The failure probability each of `p_lower` and `q_upper` was computed at (absent in
+    /// records written before it was kept): with it, both are recomputed from the counts when a
+    /// record is read back ([`EventBound::check_counts`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count_beta: Option<f64>,
 }
 
 /// What the hockey-stick tester's conditional test saw (see [`crate::bounds::poisson_contrast_lower`]).
@@ -148,6 +153,123 @@ pub struct ContrastCounts {
 }
 
 impl EventBound {
+    /// Checks a bound read back from a record against the counts stored with it: `value` (the
+    /// bound on `divergence` at failure probability `beta`) must be what the counts give. The
+    /// conditional test's bound is recomputed from U, W, λ, the number of events and γ
+    /// ([`crate::bounds::poisson_contrast_lower`]); separate bounds are recomputed from the
+    /// counts at `count_beta` (Clopper–Pearson), or, in records without it, must not exceed what
+    /// the counts give at the whole `beta`. `Err` names the field that contradicts the counts.
+    ///
+    /// This catches a record edited by hand (a verdict, a flag or a bound changed without its
+    /// counts); it cannot catch one rewritten consistently, counts included.
+    pub fn check_counts(
+        &self,
+        divergence: Divergence,
+        beta: f64,
+        value: f64,
+    ) -> std::result::Result<(), String> {
+        use crate::bounds::{clopper_pearson_lower, clopper_pearson_upper, poisson_contrast_lower};
+        // The same functions on the same numbers give the same bits; the slack absorbs a record
+        // written by another build (a different libm), never a changed verdict.
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 + 1e-6 * a.abs().max(b.abs());
+        let beta_ok = beta > 0.0 && beta < 1.0;
+        if let Some(c) = &self.contrast {
+            if (c.u, c.w) != (self.count_p, self.count_q) {
+                return Err(format!(
+                    "event.contrast.u, w = {}, {} but event.count_p, count_q = {}, {}; allowed: the same counts (U and W are stored twice)",
+                    c.u, c.w, self.count_p, self.count_q
+                ));
+            }
+            let Divergence::HockeyStick { epsilon } = divergence else {
+                return Err(format!(
+                    "a conditional-test event on a bound of {divergence}; allowed: hockey-stick bounds only"
+                ));
+            };
+            let scale = f64::from(c.events) * c.lambda;
+            let sane = beta_ok
+                && c.nuisance_beta > 0.0
+                && c.nuisance_beta < beta
+                && scale > 0.0
+                && scale.is_finite()
+                && (1..=2).contains(&c.events)
+                && epsilon.is_finite();
+            if !sane {
+                return Err(format!(
+                    "event.contrast: events = {}, λ = {}, γ = {} with β = {beta}; allowed: 1 or 2 events, λ > 0 and 0 < γ < β < 1",
+                    c.events, c.lambda, c.nuisance_beta
+                ));
+            }
+            let expect =
+                poisson_contrast_lower(c.u, c.w, epsilon.exp(), scale, beta, c.nuisance_beta);
+            if !close(value, expect) {
+                return Err(format!(
+                    "value = {value} but its counts (U = {}, W = {}, λ = {}, {} event(s)) give the lower bound {expect} at β = {beta}; allowed: the bound its counts give",
+                    c.u, c.w, c.lambda, c.events
+                ));
+            }
+            return Ok(());
+        }
+        let (Some(p), Some(q)) = (self.p_lower, self.q_upper) else {
+            return Ok(());
+        };
+        if self.count_p > self.n_p || self.count_q > self.n_q || self.n_p == 0 || self.n_q == 0 {
+            return Err(format!(
+                "event counts {} of {} and {} of {}; allowed: counts at most their sample sizes",
+                self.count_p, self.n_p, self.count_q, self.n_q
+            ));
+        }
+        let (p_expect, q_expect, exact) = match self.count_beta {
+            Some(a) if a > 0.0 && a < 1.0 && a <= beta => (
+                clopper_pearson_lower(self.count_p, self.n_p, a),
+                clopper_pearson_upper(self.count_q, self.n_q, a),
+                true,
+            ),
+            Some(a) => {
+                return Err(format!(
+                    "event.count_beta = {a}; allowed: a number in (0, β = {beta}]"
+                ));
+            }
+            // The least the counts can back: both bounds at the whole β.
+            None if beta_ok => (
+                clopper_pearson_lower(self.count_p, self.n_p, beta),
+                clopper_pearson_upper(self.count_q, self.n_q, beta),
+                false,
+            ),
+            None => return Ok(()),
+        };
+        let p_bad = if exact {
+            !close(p, p_expect)
+        } else {
+            p > p_expect && !close(p, p_expect)
+        };
+        if p_bad {
+            return Err(format!(
+                "event.p_lower = {p} but {} of {} releases in the event give {p_expect}; allowed: the Clopper–Pearson bound of its counts",
+                self.count_p, self.n_p
+            ));
+        }
+        let q_bad = if exact {
+            !close(q, q_expect)
+        } else {
+            q < q_expect && !close(q, q_expect)
+        };
+        if q_bad {
+            return Err(format!(
+                "event.q_upper = {q} but {} of {} releases in the event give {q_expect}; allowed: the Clopper–Pearson bound of its counts",
+                self.count_q, self.n_q
+            ));
+        }
+        if let Divergence::HockeyStick { epsilon } = divergence {
+            let expect = common::hockey_stick_value(p, q, epsilon.exp());
+            if !close(value, expect) {
+                return Err(format!(
+                    "value = {value} but its event's bounds (P(S) ≥ {p}, Q(S) ≤ {q}) give {expect}; allowed: the bound its counts give"
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// The largest ε' such that the bounds refute (ε', δ)-DP. For separate bounds on both sides:
     /// on the event where both bounds hold, P(S) − e^{ε'} Q(S) ≥ p_lower − e^{ε'} q_upper > δ for
     /// every ε' below ln((p_lower − δ)/q_upper). For the conditional test: its own inversion in
