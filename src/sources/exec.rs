@@ -233,7 +233,7 @@ impl ExecMechanism {
             0.5 * (o.lower + o.upper),
         ))?;
         let domain = Self::domain(o.lower, o.upper, o.dim);
-        Ok(Self::new(
+        Self::new(
             &o.command,
             o.claim,
             o.neighboring,
@@ -243,7 +243,7 @@ impl ExecMechanism {
         )?
         .with_batch_size(o.batch)?
         .with_accountant(o.accountant.clone())
-        .with_datasets_per_request(o.datasets_per_request)?)
+        .with_datasets_per_request(o.datasets_per_request)
     }
 
     /// Lets the program be sent up to `k` datasets per request (`{"datasets": [...],
@@ -1546,16 +1546,46 @@ mod tests {
         let rows: Vec<Vec<f64>> = (0..9_000)
             .map(|i| vec![-(i as f64), 1e300 / (1.0 + i as f64), 5e-324])
             .collect();
-        for d in [
+        let all_of = |mut chunks: RequestChunks<'_>| {
+            let mut all = Vec::new();
+            loop {
+                let mut buf = Vec::new();
+                let more = chunks.fill(&mut buf);
+                all.extend_from_slice(&buf);
+                if !more {
+                    return String::from_utf8(all).unwrap();
+                }
+                assert!(buf.len() >= WRITE_CHUNK);
+            }
+        };
+        let datasets = [
             Dataset::scalars(scalars).unwrap(),
             Dataset::vectors(3, &rows).unwrap(),
             Dataset::scalars(vec![-0.0]).unwrap(),
             Dataset::empty(1).unwrap(),
-        ] {
+        ];
+        // Many datasets in one request (`--exec-datasets`): the empty one included.
+        for many in [&datasets[..], &datasets[2..], &datasets[3..], &[]] {
+            let got = all_of(RequestChunks {
+                what: Request::Many(many),
+                seed: 7,
+                dataset: 0,
+                next: 0,
+                started: false,
+            });
+            let want = serde_json::json!({
+                "datasets": many.iter().map(|d| d.to_json_records()).collect::<Vec<_>>(),
+                "samples": many.len(),
+                "seed": 7,
+            })
+            .to_string();
+            assert_eq!(got, want);
+        }
+        for d in datasets {
             let mut chunks = RequestChunks {
-                dataset: &d,
-                n: 50_000,
+                what: Request::One(&d, 50_000),
                 seed: u64::MAX,
+                dataset: 0,
                 next: 0,
                 started: false,
             };
