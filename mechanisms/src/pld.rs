@@ -1616,7 +1616,7 @@ impl Pld {
                     let e = pmf.epsilon_upper(d, target).ok_or_else(|| {
                         let near = pmf.epsilon(d, target);
                         let bound = pmf.error_at(near);
-                        if !(bound < 1.0) {
+                        if bound.is_nan() || bound >= 1.0 {
                             // δ is a probability: a bound of 1 or more (∞ when it overflows)
                             // certifies nothing, however large δ.
                             return invalid(format!(

@@ -748,7 +748,7 @@ mod dataset_size_tests {
             Neighboring::ZeroOut,
         ] {
             let (lo, hi) = exec_dataset_sizes(&domain, relation);
-            let space = |n| crate::finders::PairSpace::new(domain.clone(), n, relation);
+            let space = |n| crate::finders::PairSpace::new(domain, n, relation);
             assert!(space(lo).is_ok(), "{relation} {lo}");
             assert!(space(hi).is_ok(), "{relation} {hi}");
             assert!(space(hi + 1).is_err(), "{relation} {}", hi + 1);
