@@ -555,8 +555,19 @@ pub fn parse_ledger_with_policies(text: &str) -> Result<Vec<(usize, LedgerEvent,
             message: format!("line {line_no}: {message}"),
         };
         let parsed: LedgerLine = serde_json::from_str(t).map_err(|e| {
+            // serde_json's own "at line 1 column C" counts within this one line: keep the
+            // column, so that the message names one line (the file's).
+            let what = e.to_string();
+            let suffix = format!(" at line {} column {}", e.line(), e.column());
+            let what = match what.strip_suffix(&suffix) {
+                Some(w) => format!(
+                    "{w} (column {})",
+                    e.column() + line.len() - line.trim_start().len()
+                ),
+                None => what,
+            };
             bad(format!(
-                "{e}; allowed: {{\"event\": \"sampling\", \"probability\": Q, \"repetitions\": T}} (optionally \"policy\": \"poisson\", \"fixed-size\" or \"shuffled\"; absent: poisson) or {{\"event\": \"gaussian-sum\", \"noise_multiplier\": Z}}"
+                "{what}; allowed: {{\"event\": \"sampling\", \"probability\": Q, \"repetitions\": T}} (optionally \"policy\": \"poisson\", \"fixed-size\" or \"shuffled\"; absent: poisson) or {{\"event\": \"gaussian-sum\", \"noise_multiplier\": Z}}"
             ))
         })?;
         let (event, policy) = match parsed {

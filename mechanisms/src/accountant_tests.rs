@@ -355,3 +355,14 @@ fn bad_inputs_name_the_value() {
     let m = message(gaussian_exact_epsilon(1.0, 1, 0.0).unwrap_err());
     assert!(m.contains("delta = 0"), "{m}");
 }
+
+#[test]
+fn a_malformed_ledger_line_is_named_by_one_line_number() {
+    let text = "{\"event\": \"sampling\", \"probability\": 0.5, \"repetitions\": 3}\n\n  {\"event\": \"gaussian-sum\", \"noise_multiplier\": }\n";
+    let e = message(parse_ledger(text).unwrap_err());
+    assert!(e.contains("line 3:"), "{e}");
+    // One line number: the file's, not serde_json's count inside the line as well.
+    assert_eq!(e.matches("line ").count(), 1, "{e}");
+    // The column counts the line's indentation: `}` is the 49th character.
+    assert!(e.contains("(column 49)"), "{e}");
+}

@@ -537,6 +537,37 @@ impl fmt::Display for PrivacyClaim {
     }
 }
 
+/// The claim forms [`PrivacyClaim::from_str`] reads, as its errors list them (a front end that
+/// reads more forms, like the CLI's `ledger:FILE`, adds its own).
+pub const CLAIM_FORMS: &[&str] = &[
+    "pure:EPS",
+    "approx:EPS:DELTA",
+    "renyi:ALPHA:EPS",
+    "zcdp:RHO",
+    "gdp:MU",
+    "dpsgd:Q:Z:T[:NEIGHBORS]",
+    "bdp:EPS:DELTA",
+];
+
+/// Whether `kind` (a claim's text before its first `:`) is a kind [`PrivacyClaim::from_str`]
+/// reads: those of [`CLAIM_FORMS`] and their longer spellings (`approximate`, `rdp`,
+/// `bayesian`).
+pub fn is_claim_kind(kind: &str) -> bool {
+    matches!(
+        kind.trim(),
+        "pure"
+            | "approx"
+            | "approximate"
+            | "renyi"
+            | "rdp"
+            | "zcdp"
+            | "gdp"
+            | "dpsgd"
+            | "bdp"
+            | "bayesian"
+    )
+}
+
 impl FromStr for PrivacyClaim {
     type Err = MechanismError;
 
@@ -619,7 +650,8 @@ impl FromStr for PrivacyClaim {
                 )
             }
             other => Err(bad(format!(
-                "unknown claim kind {other:?}; allowed: pure:EPS, approx:EPS:DELTA, renyi:ALPHA:EPS, zcdp:RHO, gdp:MU, dpsgd:Q:Z:T, bdp:EPS:DELTA"
+                "unknown claim kind {other:?}; allowed: {}",
+                CLAIM_FORMS.join(", ")
             ))),
         }
     }
@@ -628,6 +660,32 @@ impl FromStr for PrivacyClaim {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_listed_forms_are_the_kinds_parsed() {
+        // Every listed form parses once its placeholders are filled, to a claim of its kind.
+        for form in CLAIM_FORMS {
+            let text = form
+                .replace("[:NEIGHBORS]", "")
+                .replace("EPS", "0.5")
+                .replace("DELTA", "1e-5")
+                .replace("ALPHA", "2")
+                .replace("RHO", "0.1")
+                .replace("MU", "1")
+                .replace(":Q:Z:T", ":0.01:1.1:100");
+            let kind = form.split(':').next().unwrap();
+            assert!(is_claim_kind(kind), "{form}");
+            let c: PrivacyClaim = text.parse().unwrap_or_else(|e| panic!("{form}: {e}"));
+            assert_eq!(c.to_string().split(':').next(), Some(kind), "{form}");
+        }
+        // A kind outside the list is refused, and the refusal lists exactly the forms.
+        let e = "foo:1".parse::<PrivacyClaim>().unwrap_err().to_string();
+        assert!(!is_claim_kind("foo"));
+        assert!(
+            e.ends_with(&format!("allowed: {}", CLAIM_FORMS.join(", "))),
+            "{e}"
+        );
+    }
 
     #[test]
     fn constructors_validate() {

@@ -141,7 +141,7 @@ pub const MAX_STEPS: u64 = 1 << 53;
 /// Ends the error of a composition that does not fit this grid (its window exceeds
 /// [`MAX_COMPOSED_POINTS`], or its loss indices 2^63): the accountant retries on a coarser grid
 /// when it sees it.
-const WINDOW_TOO_LARGE: &str = "(use a larger discretization)";
+pub const WINDOW_TOO_LARGE: &str = "(use a larger discretization)";
 
 /// Relative margin taken off δ before the pessimistic ε is computed, to cover floating-point
 /// error in the composed δ. Measured: the δ of one FFT and of repeated pairwise squaring differ
@@ -176,15 +176,29 @@ fn check_sampling_rate(q: f64) -> Result<()> {
 use crate::accountant::{check_delta, check_steps};
 
 fn check_noise_multiplier(z: f64) -> Result<()> {
-    if z.is_finite() && z > 0.0 {
+    if z.is_finite() && z > 0.0 && z.powi(-2).is_finite() {
         Ok(())
+    } else if z.is_finite() && z > 0.0 {
+        // Positive, but z⁻² (the precision the accountant composes) overflows a double.
+        Err(invalid(format!(
+            "noise multiplier z = {} is too small to account: z⁻² overflows a double (about z < {}), and with so little noise ε is unbounded at any useful δ; allowed: z ≥ {} (finite)",
+            crate::math::readable(z),
+            crate::math::readable(SMALLEST_ACCOUNTED_Z),
+            crate::math::readable(SMALLEST_ACCOUNTED_Z)
+        )))
     } else {
         Err(invalid(format!(
-            "noise multiplier z = {} (the effective one when several queries share a sample); allowed: 0 < z < ∞ (finite, with z⁻² finite)",
-            crate::math::readable(z)
+            "noise multiplier z = {}; allowed: 0 < z < ∞ (finite, z ≥ {})",
+            crate::math::readable(z),
+            crate::math::readable(SMALLEST_ACCOUNTED_Z)
         )))
     }
 }
+
+/// The smallest noise multiplier the PLD accountant takes (not to be confused with
+/// [`MIN_NOISE_MULTIPLIER`], where `--target-epsilon`'s search stops): the least z with z⁻² finite
+/// (√(1/f64::MAX) ≈ 7.46e-155, rounded up).
+pub const SMALLEST_ACCOUNTED_Z: f64 = 7.5e-155;
 
 fn check_discretization(d: f64) -> Result<()> {
     if d.is_finite() && d > 0.0 && d <= 1.0 {
@@ -1602,6 +1616,16 @@ impl Pld {
                     let e = pmf.epsilon_upper(d, target).ok_or_else(|| {
                         let near = pmf.epsilon(d, target);
                         let bound = pmf.error_at(near);
+                        if bound.is_nan() || bound >= 1.0 {
+                            // δ is a probability: a bound of 1 or more (∞ when it overflows)
+                            // certifies nothing, however large δ.
+                            return invalid(format!(
+                                "at δ = {} the composition's floating-point error bound on δ is {} (near ε = {}): no δ < 1 can be certified at any ε; allowed: fewer compositions (fewer steps or ledger events: the bound adds up the rounding error of each)",
+                                crate::math::readable(delta),
+                                crate::math::readable(bound),
+                                crate::math::readable(near)
+                            ));
+                        }
                         invalid(format!(
                             "at δ = {delta} the composition's floating-point error bound ({bound:.1e} in δ near ε = {near:.4}) is too large to certify any ε; allowed: δ well above {bound:.1e} (a ledger of one (q, z) event is composed tilted and resolves far smaller δ)"
                         ))
@@ -1952,6 +1976,13 @@ impl PldAccountant {
                 return Err(invalid(format!(
                     "ledger sampling event {} (probability {q}, {steps} repetitions) has no Gaussian sum query after it (is the ledger cut off?); allowed: every sampling event followed by the gaussian_sum queries its steps release",
                     k + 1
+                )));
+            }
+            if !inv.is_finite() {
+                return Err(invalid(format!(
+                    "ledger sampling event {} (probability {q}, {steps} repetitions): its Gaussian sum queries together add so little noise that Σ z⁻² overflows a double (an effective noise multiplier below {}); allowed: noise multipliers whose Σ z⁻² per sample is finite",
+                    k + 1,
+                    crate::math::readable(SMALLEST_ACCOUNTED_Z)
                 )));
             }
             let z = inv.powf(-0.5);

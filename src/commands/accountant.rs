@@ -12,8 +12,7 @@ use super::{Outcome, to_json};
 use crate::error::{Error, Result};
 use crate::mechanisms::Neighboring;
 use crate::mechanisms::accountant::{
-    LedgerEvent, RdpAccountant, gaussian_exact_epsilon, gaussian_zcdp_rho, parse_ledger,
-    zcdp_to_epsilon,
+    LedgerEvent, RdpAccountant, gaussian_exact_epsilon, gaussian_zcdp_rho, zcdp_to_epsilon,
 };
 use crate::mechanisms::math::readable;
 use crate::mechanisms::pld::{PldAccountant, noise_multiplier_for};
@@ -45,7 +44,13 @@ pub struct AccountantArgs {
     pub target_epsilon: Option<f64>,
     /// A privacy ledger to re-account instead of q, z, T: one JSON event per line,
     /// `{"event": "sampling", "probability": Q, "repetitions": T}` followed by one
-    /// `{"event": "gaussian-sum", "noise_multiplier": Z}` per noise group of that sample.
+    /// `{"event": "gaussian-sum", "noise_multiplier": Z}` per noise group of that sample; blank
+    /// and `#` lines are skipped, a UTF-8 byte-order mark and CRLF line ends are accepted. A
+    /// sampling event may say how its sample is drawn: `"policy": "poisson"` (the default when
+    /// absent), `"fixed-size"` or `"shuffled"`; only Poisson is accounted (the others are refused,
+    /// named: account them as "probability": 1 under --neighbors replace-one). Example:
+    /// examples/ledger/dpsgd.jsonl; format: docs/accountant.md. `--claim ledger:FILE` reads the
+    /// same files.
     #[arg(
         long,
         value_name = "FILE",
@@ -120,7 +125,7 @@ fn bayesian(a: &AccountantArgs) -> Result<Outcome> {
         .data
         .as_ref()
         .ok_or_else(|| Error::InvalidConfig("--bayesian needs --data FILE".into()))?;
-    let text = std::fs::read_to_string(path)
+    let text = crate::sources::text::read_text(path)
         .map_err(|e| Error::InvalidConfig(format!("--data {}: {e}", path.display())))?;
     let mut d = Vec::new();
     for (i, line) in text.lines().enumerate() {
@@ -251,6 +256,28 @@ fn bayesian(a: &AccountantArgs) -> Result<Outcome> {
     })
 }
 
+/// The accountant's error `e` without its hint to the library caller ("use a larger
+/// discretization", which no flag of this command sets), when it is the error of a composition
+/// too large for the loss grid; `None` for any other error.
+fn grid_too_small(e: &str) -> Option<String> {
+    use crate::mechanisms::pld::WINDOW_TOO_LARGE;
+    e.contains(WINDOW_TOO_LARGE).then(|| {
+        e.replace(&format!(" {WINDOW_TOO_LARGE}"), "")
+            .replace(WINDOW_TOO_LARGE, "")
+            .replace("; allowed: at most", ", more than the limit of")
+    })
+}
+
+/// A noise multiplier as printed: six decimals, or six significant digits when small (a
+/// z of 10⁻⁹ is not "0.000000").
+fn z_text(z: f64) -> String {
+    if z >= 0.01 {
+        format!("{z:.6}")
+    } else {
+        format!("{z:.5e}")
+    }
+}
+
 fn bad(flag: &str, v: impl std::fmt::Display, allowed: &str) -> Error {
     Error::InvalidConfig(format!("{flag} {v}; allowed: {allowed}"))
 }
@@ -275,12 +302,8 @@ pub(super) fn accountant(a: &AccountantArgs) -> Result<Outcome> {
     // The ledger: from the file, or one block of T steps at (q, z).
     let (events, single) = match &a.ledger {
         Some(path) => {
-            let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
-                context: format!("--ledger {}", path.display()),
-                source: e,
-            })?;
-            let events = parse_ledger(&text)
-                .map_err(|e| Error::InvalidConfig(format!("--ledger {}: {e}", path.display())))?;
+            let events =
+                crate::sources::text::read_ledger(path, &format!("--ledger {}", path.display()))?;
             (events, None)
         }
         None => {
@@ -320,13 +343,12 @@ pub(super) fn accountant(a: &AccountantArgs) -> Result<Outcome> {
     };
     let named = |e: crate::mechanisms::MechanismError| {
         let e = e.to_string();
-        if e.contains("(use a larger discretization)") {
+        match grid_too_small(&e) {
             // The coarsest grid was tried already: say what the user can change.
-            Error::InvalidConfig(format!(
+            Some(e) => Error::InvalidConfig(format!(
                 "{flags}: too many steps for the PLD accountant even on its coarsest loss grid ({e}); allowed: fewer steps (10^9 steps of q = 0.01 take about 4 s)"
-            ))
-        } else {
-            Error::InvalidConfig(format!("{flags}: {e}"))
+            )),
+            None => Error::InvalidConfig(format!("{flags}: {e}")),
         }
     };
     let mut pld = PldAccountant::new(neighbors);
@@ -384,6 +406,7 @@ pub(super) fn accountant(a: &AccountantArgs) -> Result<Outcome> {
             "delta": a.delta,
             "neighbors": neighbors.to_string(),
             "pld": {"epsilon_upper": pld_upper, "epsilon_lower": pld_lower, "discretization": grid, "method": PLD_METHOD},
+            "attack_success_bound": crate::record::result::attack_success_bound(pld_upper, a.delta),
             "rdp": rdp.map(|(eps, order)| json!({"epsilon": eps, "order": order, "method": RDP_METHOD})),
             "exact_gaussian": exact.map(|e| json!({"epsilon": e, "method": "exact Gaussian privacy profile, mu = sqrt(T)/z (Balle & Wang 2018; Dong, Roth & Su 2019)"})),
             "zcdp": zcdp.map(|(rho, e)| json!({"rho": rho, "epsilon": e, "method": "rho = T/(2 z^2) (Bun & Steinke 2016), converted through RDP at the best order"})),
@@ -391,7 +414,7 @@ pub(super) fn accountant(a: &AccountantArgs) -> Result<Outcome> {
     } else {
         let mut s = match (single, &a.ledger) {
             (Some((q, z, steps)), _) => format!(
-                "Poisson-subsampled Gaussian: q = {q}, z = {z}, T = {steps}, δ = {}, {neighbors} neighbors\n",
+                "Poisson-subsampled Gaussian: q = {q:?}, z = {z:?}, T = {steps}, δ = {}, {neighbors} neighbors\n",
                 readable(a.delta)
             ),
             (None, Some(path)) => format!(
@@ -482,14 +505,27 @@ fn inverse(
     if !(target.is_finite() && target > 0.0) {
         return Err(bad("--target-epsilon", target, "a finite number > 0"));
     }
-    let z = noise_multiplier_for(q, steps, target, a.delta, neighbors)
-        .map_err(|e| Error::InvalidConfig(format!("--target-epsilon {target}: {e}")))?;
+    let z = noise_multiplier_for(q, steps, target, a.delta, neighbors).map_err(|e| {
+        let e = e.to_string();
+        match grid_too_small(&e) {
+            // The search lowers z while the target is met; a small z spreads the privacy loss
+            // over more grid points than the accountant holds.
+            Some(e) => Error::InvalidConfig(format!(
+                "--target-epsilon {}: the noise multipliers that meet so large a target are too small for the accountant's loss grid at q = {q:?}, T = {steps} ({e}); allowed: a smaller --target-epsilon or fewer --steps, or --noise-multiplier Z for the ε of one small z (composed on a coarser grid when needed; the search stops at z = {})",
+                readable(target),
+                readable(crate::mechanisms::pld::MIN_NOISE_MULTIPLIER)
+            )),
+            None => Error::InvalidConfig(format!("--target-epsilon {}: {e}", readable(target))),
+        }
+    })?;
     let mut acct = PldAccountant::new(neighbors);
     let named = |e: crate::mechanisms::MechanismError| {
-        Error::InvalidConfig(format!("--target-epsilon {target}: {e}"))
+        Error::InvalidConfig(format!("--target-epsilon {}: {e}", readable(target)))
     };
     acct.compose_poisson_gaussian(q, z, steps).map_err(named)?;
     let (upper, lower) = acct.epsilon_bounds(a.delta).map_err(named)?;
+    // What the z found means for an attacker, as beside every ε (docs/json.md).
+    let attack_bound = crate::record::result::attack_success_bound(upper, a.delta);
     let stdout = if a.json {
         to_json(&json!({
             "sampling_rate": q,
@@ -499,12 +535,17 @@ fn inverse(
             "target_epsilon": target,
             "noise_multiplier": z,
             "pld": {"epsilon_upper": upper, "epsilon_lower": lower, "method": PLD_METHOD},
+            "attack_success_bound": attack_bound,
         }))?
     } else {
         format!(
-            "Poisson-subsampled Gaussian: q = {q}, T = {steps}, δ = {}, {neighbors} neighbors, target ε = {target}\n\
-             noise multiplier z = {z:.6}  (smallest z found by binary search whose PLD ε upper bound is ≤ the target: {upper:.7}; optimistic {lower:.7})\n",
-            readable(a.delta)
+            "Poisson-subsampled Gaussian: q = {q:?}, T = {steps}, δ = {}, {neighbors} neighbors, target ε = {}\n\
+             noise multiplier z = {}  (smallest z found by binary search whose PLD ε upper bound is ≤ the target: {upper:.7}; optimistic {lower:.7})\n\
+             attack           a membership attacker (prior 1/2, telling D from D') succeeds at most {} of the time at this z, under the PLD bound's (ε, δ): (e^ε + δ)/(1 + e^ε)\n",
+            readable(a.delta),
+            readable(target),
+            z_text(z),
+            crate::record::result::percent(attack_bound, true)
         )
     };
     Ok(Outcome::new(stdout, 0))

@@ -4,12 +4,23 @@
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::mechanisms::accountant::parse_ledger;
+use crate::mechanisms::claim::{CLAIM_FORMS, is_claim_kind};
 use crate::mechanisms::math::readable;
 use crate::mechanisms::{AccountantRange, Neighboring, PrivacyClaim};
 
 /// δ of a `ledger:FILE` claim when none is given: the customary 10⁻⁵.
 pub const DEFAULT_LEDGER_DELTA: f64 = 1e-5;
+
+/// The `--claim` forms, as its errors list them: the claim kinds of
+/// [`crate::mechanisms::claim::CLAIM_FORMS`], then `ledger:FILE[:DELTA]`.
+pub(crate) fn claim_forms() -> String {
+    let mut forms = CLAIM_FORMS.to_vec();
+    forms.push(LEDGER_FORM);
+    forms.join(", ")
+}
+
+/// The form of a ledger claim.
+const LEDGER_FORM: &str = "ledger:FILE[:DELTA]";
 
 /// A parsed `--claim`.
 #[derive(Clone, Debug)]
@@ -34,6 +45,13 @@ pub(crate) struct ClaimArg {
 /// (each naming the file and the value), or a malformed claim.
 pub(crate) fn parse_claim_arg(text: &str, neighbors: Neighboring) -> Result<ClaimArg> {
     let Some(rest) = text.strip_prefix("ledger:") else {
+        let kind = text.split(':').next().unwrap_or_default();
+        if !is_claim_kind(kind) {
+            return Err(Error::InvalidConfig(format!(
+                "--claim {text}: unknown claim kind {kind:?}; allowed: {}",
+                claim_forms()
+            )));
+        }
         let claim: PrivacyClaim = text
             .parse()
             .map_err(|e| Error::InvalidConfig(format!("--claim {text}: {e}")))?;
@@ -61,14 +79,10 @@ pub(crate) fn parse_claim_arg(text: &str, neighbors: Neighboring) -> Result<Clai
             "--claim {text}: δ = {delta}; allowed: 0 < δ < 1"
         )));
     }
-    let bytes = std::fs::read(path).map_err(|e| Error::Io {
-        context: format!("--claim {text}: the ledger {path}"),
-        source: e,
-    })?;
-    let content = String::from_utf8_lossy(&bytes);
-    let content = content.strip_prefix('\u{feff}').unwrap_or(&content);
-    let events = parse_ledger(content)
-        .map_err(|e| Error::InvalidConfig(format!("--claim {text}: the ledger {path}: {e}")))?;
+    let events = crate::sources::text::read_ledger(
+        Path::new(path),
+        &format!("--claim {text}: the ledger {path}"),
+    )?;
     let range = AccountantRange::pld_of_ledger(&events, neighbors, delta)
         .map_err(|e| Error::InvalidConfig(format!("--claim {text}: the ledger {path}: {e}")))?;
     if !(range.pessimistic.is_finite() && range.pessimistic >= 0.0) {
@@ -135,6 +149,37 @@ mod tests {
             "{}",
             c6.claim
         );
+    }
+
+    #[test]
+    fn the_listed_claim_forms_are_the_forms_read() {
+        let e = parse_claim_arg("foo:1", Neighboring::AddRemove)
+            .unwrap_err()
+            .to_string();
+        let listed: Vec<&str> = e
+            .rsplit_once("allowed: ")
+            .map(|(_, l)| l.split(", ").collect())
+            .unwrap_or_default();
+        let mut expected = CLAIM_FORMS.to_vec();
+        expected.push(LEDGER_FORM);
+        assert_eq!(listed, expected, "{e}");
+        // Every listed form is read (the catalogue's forms are checked in claim.rs).
+        let example = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/ledger/dpsgd.jsonl");
+        for text in [
+            format!("ledger:{example}"),
+            format!("ledger:{example}:1e-6"),
+            "pure:1".into(),
+            "dpsgd:0.01:1.1:100:replace-one".into(),
+        ] {
+            assert!(
+                listed
+                    .iter()
+                    .any(|f| f.split(':').next() == text.split(':').next()),
+                "{text}"
+            );
+            parse_claim_arg(&text, Neighboring::AddRemove)
+                .unwrap_or_else(|e| panic!("{text}: {e}"));
+        }
     }
 
     #[test]

@@ -39,8 +39,11 @@ pub struct RunArgs {
     #[command(flatten)]
     pub search: SearchArgs,
     /// Override the claim: pure:EPS, approx:EPS:DELTA, renyi:ALPHA:EPS, zcdp:RHO, gdp:MU,
-    /// dpsgd:Q:Z:T, or ledger:FILE[:DELTA] (the PLD accountant's ε on a privacy ledger at δ,
-    /// default 1e-5).
+    /// dpsgd:Q:Z:T, bdp:EPS:DELTA (with --data), or ledger:FILE[:DELTA] (the PLD accountant's ε
+    /// on a privacy ledger at δ, default 1e-5: one JSON event per line,
+    /// {"event": "sampling", "probability": Q, "repetitions": T} then
+    /// {"event": "gaussian-sum", "noise_multiplier": Z}; format in docs/accountant.md, example in
+    /// examples/ledger/dpsgd.jsonl).
     #[arg(long)]
     pub claim: Option<String>,
     /// The data distribution μ of a Bayesian DP claim (bdp:EPS:DELTA): one record per line, a
@@ -435,14 +438,18 @@ fn build_target(args: &RunArgs) -> Result<Target> {
         };
         let domain = ExecMechanism::domain(lo, hi, dim);
         let timeout = args.limits.timeout()?;
-        let size = args.search.dataset_size.unwrap_or(3).max(1);
-        if size > domain.max_size {
+        let size = args.search.dataset_size.unwrap_or(3);
+        let (min_n, max_n) = exec_dataset_sizes(&domain, relation);
+        if !(min_n..=max_n).contains(&size) {
             return Err(Error::InvalidConfig(format!(
-                "--dataset-size {size}; allowed for --exec: 1 to {} ({} values / --record-dim {dim})",
+                "--dataset-size {size}; allowed for --exec with {relation} neighbors: {min_n} to {max_n} (D and its neighbor, of up to {} records: {} values / --record-dim {dim})",
                 domain.max_size,
                 crate::sources::exec::MAX_DATASET_VALUES
             )));
         }
+        // The probe that learns the output dimension runs on at least one record (a program
+        // may refuse the empty dataset; an audit of D = ∅ still uses 0).
+        let size = size.max(1);
         let parsed = parse_claim_arg(claim_text, relation)?;
         let m = ExecMechanism::from_options(&ExecOptions {
             command: command.clone(),
@@ -714,4 +721,53 @@ fn check_bayesian_flags(args: &RunArgs, target: &Target) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// The `--dataset-size` values an exec audit under `relation` can use: D and its neighbor must
+/// both have a size the program's domain allows (add-remove: n and n + 1; replace-one: n and n,
+/// n ≥ 1, a record to replace; zero-out: n + 1 and n + 1), as
+/// [`crate::finders::PairSpace::new`] and the Bayesian exec audit require.
+fn exec_dataset_sizes(
+    domain: &crate::mechanisms::RecordDomain,
+    relation: Neighboring,
+) -> (usize, usize) {
+    match relation {
+        Neighboring::AddRemove => (domain.min_size, domain.max_size.saturating_sub(1)),
+        Neighboring::ReplaceOne => (domain.min_size.max(1), domain.max_size),
+        Neighboring::ZeroOut => (
+            domain.min_size.saturating_sub(1),
+            domain.max_size.saturating_sub(1),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod dataset_size_tests {
+    use super::*;
+
+    /// The sizes the --exec message states are those the dataset search accepts: its minimum
+    /// and maximum pass, one past either is refused.
+    #[test]
+    fn the_stated_exec_sizes_are_the_real_ones() {
+        // A record dimension that leaves 10 records per dataset, so the search's own limit of 64
+        // does not hide the domain's.
+        let dim = crate::sources::exec::MAX_DATASET_VALUES / 10;
+        let domain = ExecMechanism::domain(0.0, 1.0, dim);
+        for relation in [
+            Neighboring::AddRemove,
+            Neighboring::ReplaceOne,
+            Neighboring::ZeroOut,
+        ] {
+            let (lo, hi) = exec_dataset_sizes(&domain, relation);
+            let space = |n| crate::finders::PairSpace::new(domain, n, relation);
+            assert!(space(lo).is_ok(), "{relation} {lo}");
+            assert!(space(hi).is_ok(), "{relation} {hi}");
+            assert!(space(hi + 1).is_err(), "{relation} {}", hi + 1);
+            if lo > 0 {
+                assert!(space(lo - 1).is_err(), "{relation} {}", lo - 1);
+            }
+        }
+        // D = ∅ is allowed under add-remove (∅ against one record).
+        assert_eq!(exec_dataset_sizes(&domain, Neighboring::AddRemove).0, 0);
+    }
 }

@@ -412,17 +412,16 @@ fn plan_text(a: &TestArgs) -> Result<(String, Plan)> {
 
 /// Reads and checks a plan: (plan, its digest).
 fn read_plan(path: &Path) -> Result<(Plan, String)> {
-    let bytes = std::fs::read(path).map_err(|e| {
-        Error::InvalidConfig(format!(
+    use crate::sources::text::{JsonReadError, read_json_and_bytes};
+    let (plan, bytes): (Plan, _) = read_json_and_bytes(path).map_err(|e| match e {
+        JsonReadError::Io(e) => Error::InvalidConfig(format!(
             "--plan {}: cannot be read ({e}); allowed: a plan written by audit test --plan-out",
             path.display()
-        ))
-    })?;
-    let plan: Plan = serde_json::from_slice(&bytes).map_err(|e| {
-        Error::InvalidConfig(format!(
+        )),
+        JsonReadError::Parse(e) => Error::InvalidConfig(format!(
             "--plan {}: not a plan written by audit test --plan-out ({e})",
             path.display()
-        ))
+        )),
     })?;
     if plan.kind != PLAN_KIND || plan.version != FORMAT_VERSION {
         return Err(Error::InvalidConfig(format!(
@@ -579,17 +578,16 @@ pub(super) fn reduce(a: &TestArgs, plan_path: &Path) -> Result<Outcome> {
     // (side, index) → the count file that counted it.
     let mut seen: std::collections::HashMap<(u64, usize), &Path> = std::collections::HashMap::new();
     for file in &a.reduce {
-        let bytes = std::fs::read(file).map_err(|e| {
-            Error::InvalidConfig(format!(
+        use crate::sources::text::{JsonReadError, read_json};
+        let c: Counts = read_json(file).map_err(|e| match e {
+            JsonReadError::Io(e) => Error::InvalidConfig(format!(
                 "--reduce {}: cannot be read ({e}); allowed: files printed by audit test --count-shard",
                 file.display()
-            ))
-        })?;
-        let c: Counts = serde_json::from_slice(&bytes).map_err(|e| {
-            Error::InvalidConfig(format!(
+            )),
+            JsonReadError::Parse(e) => Error::InvalidConfig(format!(
                 "--reduce {}: not the output of audit test --count-shard ({e})",
                 file.display()
-            ))
+            )),
         })?;
         if c.kind != COUNTS_KIND || c.version != FORMAT_VERSION {
             return Err(Error::InvalidConfig(format!(

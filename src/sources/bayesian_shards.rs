@@ -154,9 +154,10 @@ pub fn read_side(paths: &[PathBuf], side: ShardSide, flag: &str) -> Result<SideP
         }
         let meta = sidecar_path(p);
         if meta.exists() {
-            let text = std::fs::read_to_string(&meta).map_err(|e| bad(e.to_string()))?;
-            let m: BayesianSidecar = serde_json::from_str(&text).map_err(|_| {
-                bad(format!(
+            use crate::sources::text::{JsonReadError, read_json};
+            let m: BayesianSidecar = read_json(&meta).map_err(|e| match e {
+                JsonReadError::Io(e) => bad(format!("its sidecar {}: {e}", meta.display())),
+                JsonReadError::Parse(_) => bad(format!(
                     "its sidecar {} is not a Bayesian shard's (no x' recorded); allowed: shards written by audit sample --bdp-data",
                     meta.display()
                 ))
@@ -175,7 +176,12 @@ pub fn read_side(paths: &[PathBuf], side: ShardSide, flag: &str) -> Result<SideP
         let reader = crate::sources::shards::text_reader(p, p, format)?;
         for (i, line) in reader.lines().enumerate() {
             let line = line.map_err(|e| bad(e.to_string()))?;
-            let l = line.trim();
+            // A byte-order mark may open the file (crate::sources::text), nowhere else.
+            let l = if i == 0 {
+                crate::sources::text::strip_bom(&line).trim()
+            } else {
+                line.trim()
+            };
             if l.is_empty() {
                 continue;
             }

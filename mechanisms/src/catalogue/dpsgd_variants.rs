@@ -200,6 +200,8 @@ pub struct DpSgdVariant {
     epsilon: f64,
     /// The ledger's noise multiplier (several queries on one sample composed).
     accounted_z: f64,
+    /// The ledger's accountant range, once computed (see [`Mechanism::accountant_range`]).
+    accountant: std::sync::OnceLock<Option<crate::mechanism::AccountantRange>>,
 }
 
 fn invalid(id: &str, message: String) -> MechanismError {
@@ -511,6 +513,7 @@ impl DpSgdVariant {
             delta,
             epsilon,
             accounted_z,
+            accountant: std::sync::OnceLock::new(),
         })
     }
 
@@ -716,6 +719,35 @@ impl Mechanism for DpSgdVariant {
              epsilon = {:.6} at delta = {:e}",
             self.steps, self.q, self.accounted_z, self.epsilon, self.delta
         )
+    }
+    /// The ledger's PLD accountant at the claim's δ: its optimistic ε beside the claim (the
+    /// pessimistic ε, rounded up), as for plain `dpsgd`; computed once.
+    fn accountant_range(&self) -> Option<crate::mechanism::AccountantRange> {
+        self.accountant
+            .get_or_init(|| {
+                let ledger = [
+                    crate::accountant::LedgerEvent::Sampling {
+                        probability: self.q,
+                        repetitions: self.steps,
+                    },
+                    crate::accountant::LedgerEvent::GaussianSum {
+                        noise_multiplier: self.accounted_z,
+                    },
+                ];
+                crate::mechanism::AccountantRange::pld_of_ledger(
+                    &ledger,
+                    Neighboring::AddRemove,
+                    self.delta,
+                )
+                .ok()
+                .map(|r| crate::mechanism::AccountantRange {
+                    // The claim is this accountant's pessimistic ε rounded up: the upper end.
+                    optimistic: r.optimistic.min(self.epsilon),
+                    pessimistic: self.epsilon,
+                    ..r
+                })
+            })
+            .clone()
     }
     fn neighboring(&self) -> Neighboring {
         Neighboring::AddRemove

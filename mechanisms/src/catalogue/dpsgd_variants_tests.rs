@@ -191,6 +191,24 @@ fn claims_are_the_pld_upper_epsilon() {
         );
         assert!(lower <= upper);
         assert!(e.mechanism.claim_source().contains("PLD accountant"));
+        // The accountant bracket shown beside the empirical ε: the optimistic ε of the same
+        // ledger below, the claim above.
+        let r = e
+            .mechanism
+            .accountant_range()
+            .unwrap_or_else(|| panic!("{id}: no accountant range"));
+        assert_eq!((r.pessimistic, r.delta), (eps, 1e-5), "{id}");
+        assert!(
+            r.optimistic <= eps && (r.optimistic - lower).abs() <= 1e-6 * upper,
+            "{id}: {r:?} vs lower {lower}"
+        );
+    }
+    // Every variant (their claims all come from the ledger) carries the bracket.
+    for id in BUGGY.iter().chain(CORRECT.iter()) {
+        assert!(
+            build(id, &[]).mechanism.accountant_range().is_some(),
+            "{id}"
+        );
     }
     // The correct per-group claim is tight on its witness: the exact Gaussian ε of μ = 2/σ.
     let e = build("dpsgd-per-group-clipping", &[]);

@@ -47,7 +47,7 @@ pub(crate) fn specs() -> Vec<Spec> {
     vec![
         Spec {
             id: "erm-output-perturbation",
-            summary: "regularized logistic regression with output perturbation (Chaudhuri et al. 2011)",
+            summary: "regularized ERM with the linear loss −y⟨θ, x⟩ (closed-form minimizer) and output perturbation (Chaudhuri et al. 2011)",
             build: erm_output_perturbation,
         },
         Spec {
