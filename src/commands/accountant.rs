@@ -207,6 +207,7 @@ fn bayesian(a: &AccountantArgs) -> Result<Outcome> {
             "moments_accountant_epsilon": ma, "moments_accountant_order": ma_order,
             "rdp_epsilon": rdp, "rdp_order": rdp_order,
             "estimator": estimator,
+            "attack_success_bound": crate::record::attack_success_bound(b.epsilon, a.delta),
             "distance_quantiles": rows,
             "markov_percentiles": curve,
         }))?
@@ -236,7 +237,7 @@ fn bayesian(a: &AccountantArgs) -> Result<Outcome> {
             ));
         }
         format!(
-            "Bayesian DP   ε_μ = {} at δ_μ = {} (γ = {} folded in), order λ = {}, from {} distance samples of {} (typical case over the data; weaker than DP: Triastcyn & Faltings 2020, Theorem 3 with {estimator})\nmoments acc.  ε = {} (order λ = {}; the Bayesian accountant at distances = the clipping bound)\nRDP acc.      ε = {} (order {}; DP, worst case)\n",
+            "Bayesian DP   ε_μ = {} at δ_μ = {} (γ = {} folded in), order λ = {}, from {} distance samples of {} (typical case over the data; weaker than DP: Triastcyn & Faltings 2020, Theorem 3 with {estimator})\nmoments acc.  ε = {} (order λ = {}; the Bayesian accountant at distances = the clipping bound)\nRDP acc.      ε = {} (order {}; DP, worst case)\nattack        a membership attacker guessing whether a typical record x' ~ μ was in the training data (prior 1/2) succeeds at most {} of the time, averaged over x' ((e^ε_μ + δ_μ)/(1 + e^ε_μ), Triastcyn & Faltings 2020, eq. 1); the worst-case RDP ε promises at most {}\n",
             readable(b.epsilon),
             readable(a.delta),
             readable(gamma),
@@ -246,7 +247,12 @@ fn bayesian(a: &AccountantArgs) -> Result<Outcome> {
             readable(ma),
             ma_order,
             readable(rdp),
-            readable(rdp_order)
+            readable(rdp_order),
+            crate::record::result::percent(
+                crate::record::attack_success_bound(b.epsilon, a.delta),
+                true
+            ),
+            crate::record::result::percent(crate::record::attack_success_bound(rdp, a.delta), true)
         ) + &per
     };
     Ok(Outcome {

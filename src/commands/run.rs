@@ -413,9 +413,10 @@ fn build_target(args: &RunArgs) -> Result<Target> {
     use super::claim_arg::parse_claim_arg;
     if let Some(command) = &args.exec {
         let claim_text = args.claim.as_deref().ok_or_else(|| {
-            Error::InvalidConfig(
-                "--exec needs --claim (pure:EPS, approx:EPS:DELTA, renyi:ALPHA:EPS, zcdp:RHO, gdp:MU, dpsgd:Q:Z:T, ledger:FILE[:DELTA], or bdp:EPS:DELTA with --data FILE)".into(),
-            )
+            Error::InvalidConfig(format!(
+                "--exec needs --claim; allowed: {} (bdp:EPS:DELTA with --data FILE)",
+                super::claim_arg::claim_forms()
+            ))
         })?;
         if !args.params.is_empty() {
             return Err(Error::InvalidConfig(

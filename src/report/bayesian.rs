@@ -14,6 +14,9 @@ pub fn text_lines(r: &AuditReport) -> String {
     };
     let mut s = String::new();
     s += &format!("definition   {}\n", definition(&b.definition));
+    if let Some(a) = attack_line(r) {
+        s += &format!("attack       {a}\n");
+    }
     if b.dataset_drawn {
         s += &format!(
             "             the rest of the dataset drawn from μ too, fresh for every release ({} records, as D): the claim tested holds on average over D\n",
@@ -41,6 +44,22 @@ pub fn joint_rows(r: &AuditReport) -> bool {
     r.bayesian
         .as_ref()
         .is_some_and(|b| !b.definition.starts_with("Definition 2"))
+}
+
+/// What the Bayesian claim of `r` promises a membership attacker, in one sentence (`None` for
+/// other claims): success at most (e^ε_μ + δ_μ)/(1 + e^ε_μ), averaged over the differing record
+/// x' ~ μ (Triastcyn & Faltings 2020, eq. 1: the bound is linear in δ, so the conditional δ(x')
+/// of each record averages to δ_μ). A Bayesian audit bounds no ε, so this is its attack line.
+pub fn attack_line(r: &AuditReport) -> Option<String> {
+    let crate::mechanisms::PrivacyClaim::Bayesian { epsilon, delta } = r.mechanism.claim else {
+        return None;
+    };
+    Some(format!(
+        "the claim (ε_μ = {}, δ_μ = {}) promises that a membership attacker guessing whether a typical record x' ~ μ was in the data (prior 1/2) succeeds at most {} of the time, averaged over x'; a record μ rarely draws may be exposed more",
+        crate::mechanisms::math::readable(epsilon),
+        crate::mechanisms::math::readable(delta),
+        crate::record::result::percent(crate::record::attack_success_bound(epsilon, delta), true)
+    ))
 }
 
 /// The recorded label, or Definition 1's for reports from before the choice existed.

@@ -1074,6 +1074,12 @@ fn bayesian_rows(r: &AuditReport) -> String {
         "<dt>Bayesian DP definition tested</dt><dd id=\"bayesian-definition\">{}</dd>",
         escape_html(super::bayesian::definition(&b.definition))
     );
+    if let Some(a) = super::bayesian::attack_line(r) {
+        s += &format!(
+            "<dt>attack</dt><dd id=\"bayesian-attack\">{}</dd>",
+            escape_html(&a)
+        );
+    }
     if b.dataset_drawn {
         s += &format!(
             "<dt>rest of the dataset</dt><dd id=\"bayesian-drawn-dataset\">drawn from μ too, fresh for every release ({} records): the claim tested holds on average over the dataset, not for one fixed D</dd>",
