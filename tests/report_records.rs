@@ -126,6 +126,37 @@ fn fixed_pair_search_and_sequential_records_rerender() {
     let (saved, rec) = saved_and_rerendered(&d, "fixed", &base);
     assert_eq!(rec["mode"], "fixed-pair");
     lying_copy_refused(&d, "fixed", &saved, &rec);
+    // The run directory's audit.json, edited in place, is refused too (and its page is not
+    // redrawn).
+    let runs = d.join("runs");
+    let with_report: Vec<&str> = base
+        .iter()
+        .copied()
+        .filter(|a| *a != "--no-report")
+        .chain(["--report-dir", runs.to_str().unwrap()])
+        .collect();
+    let o = audit(&with_report);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let run_dir = std::fs::read_dir(&runs)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.join("audit.json").is_file())
+        .expect("a run directory");
+    let file = run_dir.join("audit.json");
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(v["verdict"], "violation");
+    lie(&mut v);
+    std::fs::write(&file, serde_json::to_vec_pretty(&v).unwrap()).unwrap();
+    let page_before = std::fs::read(run_dir.join("index.html")).unwrap();
+    let r = audit(&["report", file.to_str().unwrap()]);
+    assert_eq!(r.status.code(), Some(2), "{}", stderr(&r));
+    assert!(
+        stderr(&r).contains("bounds[0].value = 0 but its"),
+        "{}",
+        stderr(&r)
+    );
+    assert_eq!(std::fs::read(run_dir.join("index.html")).unwrap(), page_before);
     let search: Vec<&str> = base
         .iter()
         .copied()

@@ -313,15 +313,15 @@ fn validation_errors_name_value_and_range() {
         ),
         (
             epsilon_bounds(0.1, 0.0, 10, 1e-5, AR).unwrap_err(),
-            "z = 0 ",
+            "z = 0;",
         ),
         (
             epsilon_bounds(0.1, -1.0, 10, 1e-5, AR).unwrap_err(),
-            "z = -1 ",
+            "z = -1;",
         ),
         (
             epsilon_bounds(0.1, f64::INFINITY, 10, 1e-5, AR).unwrap_err(),
-            "z = inf ",
+            "z = inf;",
         ),
         (epsilon_bounds(0.1, 1.0, 0, 1e-5, AR).unwrap_err(), "T = 0;"),
         (
