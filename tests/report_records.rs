@@ -156,7 +156,10 @@ fn fixed_pair_search_and_sequential_records_rerender() {
         "{}",
         stderr(&r)
     );
-    assert_eq!(std::fs::read(run_dir.join("index.html")).unwrap(), page_before);
+    assert_eq!(
+        std::fs::read(run_dir.join("index.html")).unwrap(),
+        page_before
+    );
     let search: Vec<&str> = base
         .iter()
         .copied()
