@@ -131,6 +131,8 @@ pub struct Target {
     pub transform: Option<Transform>,
     /// The layers to check (then `mechanism` returns raw releases), `None` for a single view.
     pub layers: Option<crate::record::layers::Check>,
+    /// The program, when the target is one (each layer of a sequential audit wraps a copy).
+    pub program: Option<crate::sources::exec::ExecMechanism>,
 }
 
 impl Target {
@@ -150,6 +152,7 @@ impl Target {
             (None, None) => Some(crate::record::layers::Check::Both),
         };
         // Without layers an explicit --transform names the one view.
+        let program = m.clone();
         let (mechanism, transform) = match (&layers, transform) {
             (None, Some(t)) => with_transform(Box::new(m), t)?,
             _ => (Box::new(m) as Box<dyn Mechanism>, None),
@@ -162,6 +165,7 @@ impl Target {
             claim_source,
             transform,
             layers,
+            program: Some(program),
         })
     }
 
@@ -204,6 +208,7 @@ impl Target {
             claim_source,
             transform,
             layers,
+            program: None,
         })
     }
 
@@ -362,14 +367,13 @@ fn sequential_config(opts: &RunOptions, beta: f64) -> crate::audit::sequential::
     }
 }
 
-/// The anytime-valid betting audit ([`crate::audit::sequential`]) on the catalogue witness,
+/// The anytime-valid betting audit ([`crate::audit::sequential`]) on one pair (`--pairs`, else
+/// the catalogue witness),
 /// once per layer when `target` has layers.
 pub fn run_sequential(opts: &RunOptions, target: &Target) -> Result<Outcome> {
     use crate::audit::sequential::audit_sequential;
-    let witness = target
-        .witness
-        .as_ref()
-        .ok_or_else(|| Error::InvalidConfig("--sequential needs a catalogue --mechanism".into()))?;
+    let witness = sequential_pair(opts, target)?;
+    let witness = &witness;
     if let Some(check) = target.layers {
         return run_sequential_layered(opts, target, check, witness);
     }
@@ -401,6 +405,29 @@ pub fn run_sequential(opts: &RunOptions, target: &Target) -> Result<Outcome> {
         crate::audit::sequential::render_text(&report)
     };
     Ok(opts.output.finish(stdout, code, written))
+}
+
+/// The pair a sequential audit tests: the one pair of `--pairs FILE`, else the catalogue
+/// witness. A sequential test has no search: a program's pair must be given.
+fn sequential_pair(opts: &RunOptions, target: &Target) -> Result<DatasetPair> {
+    let m = &target.mechanism;
+    match (&opts.search.pairs, &target.witness) {
+        (Some(path), _) => {
+            let mut pairs = read_pairs(path, &m.domain(), m.neighboring())?;
+            if pairs.len() != 1 {
+                return Err(Error::InvalidConfig(format!(
+                    "--pairs {} holds {} pairs; allowed with --sequential: one pair (the sequential test spends all of β on it; test several pairs with --finder fixed, which splits β over them)",
+                    path.display(),
+                    pairs.len()
+                )));
+            }
+            Ok(pairs.remove(0))
+        }
+        (None, Some(w)) => Ok(w.clone()),
+        (None, None) => Err(Error::InvalidConfig(
+            "--sequential tests one pair, and a program has no witness pair; allowed: --pairs FILE with one line {\"first\": [...], \"second\": [...]} (e.g. the pair a search reported), or a catalogue --mechanism".into(),
+        )),
+    }
 }
 
 /// Peak memory of a run per byte of releases (both sides as f64), measured (max RSS, release
@@ -992,13 +1019,20 @@ fn run_sequential_layered(
     let mut verdicts: Vec<LayerVerdict> = Vec::new();
     let mut mechanism_violates = false;
     for kind in layers {
-        let m =
-            TransformedMechanism::new(catalogue::build(id, &params)?.mechanism, kind.transform())?;
+        let inner: Box<dyn Mechanism> = match &target.program {
+            Some(p) => Box::new(p.clone()),
+            None => catalogue::build(id, &params)?.mechanism,
+        };
+        let m = TransformedMechanism::new(inner, kind.transform())?;
         config.validate(m.output_dim())?;
         check_memory("--max-samples", config.max_samples_per_side, m.output_dim())?;
         let spinner = crate::report::progress::Spinner::start(
             opts.output.quiet,
-            &format!("auditing {id} sequentially, layer {}", kind.title()),
+            &format!(
+                "auditing {} sequentially, layer {}",
+                target.mechanism.id(),
+                kind.title()
+            ),
         );
         let mut report = audit_sequential(&m, &target.claim, witness, &config)?;
         drop(spinner);

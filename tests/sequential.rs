@@ -289,3 +289,55 @@ fn stopping_time_benchmark() {
         );
     }
 }
+
+/// `--sequential` over an `--exec` program: the pair comes from `--pairs` (a program has no
+/// witness), both layers run, each batch is a program call. The program's Laplace scale is
+/// (10 − 0)/(10 · 1) = 1 and its mean moves from 0 (the empty dataset) to 1 on this pair, so its
+/// true ε here is 1 and a claim of ε = 0.05 is broken twentyfold: the wealth grows fast. A run
+/// without `--pairs` is refused, naming it; the same seed gives the same record.
+#[test]
+fn cli_sequential_over_an_exec_program() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("sequential-exec-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let pairs = dir.join("pair.jsonl");
+    std::fs::write(&pairs, "{\"first\": [], \"second\": [1.0]}\n").unwrap();
+    let program = concat!(
+        "python3 ",
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/exec/clamped_mean_min_rows.py --startup 0"
+    );
+    let args = |with_pairs: bool| {
+        let mut a = vec![
+            "run",
+            "--exec",
+            program,
+            "--claim",
+            "pure:0.05",
+            "--sequential",
+            "--json",
+            "--no-report",
+            "-q",
+        ];
+        if with_pairs {
+            a.extend(["--pairs", pairs.to_str().unwrap()]);
+        }
+        a
+    };
+    let o = util::audit(&args(true));
+    assert_eq!(o.status.code(), Some(1), "{}", util::stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["mode"], "layered-sequential");
+    assert_eq!(v["verdict"], "violation");
+    assert_eq!(v["target"]["kind"], "program");
+    let again = util::audit(&args(true));
+    assert_eq!(o.stdout, again.stdout, "same seed, same record");
+    let o = util::audit(&args(false));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        util::stderr(&o).contains("--pairs FILE"),
+        "{}",
+        util::stderr(&o)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -92,8 +92,10 @@ pub struct RunArgs {
     /// Anytime-valid sequential audit (see dp_audit::audit::sequential): draw releases in batches that
     /// double from --first-batch and stop as soon as a betting e-process reaches 1/β. Uses its
     /// own event search (not --tester); its report (DIR/sequential-<mechanism>-seed<seed>-<hash>/)
-    /// plots the betting wealth against the 1/β threshold.
-    #[arg(long, conflicts_with_all = ["samples", "finder", "exec"])]
+    /// plots the betting wealth against the 1/β threshold. It tests one pair: the pair of
+    /// --pairs FILE (one line), else the catalogue witness; an --exec program needs --pairs
+    /// (one batch per program call, in both layers unless --check or --transform says otherwise).
+    #[arg(long, conflicts_with_all = ["samples", "finder"])]
     pub sequential: bool,
     /// Most releases per side of a sequential audit (default: the fixed-n default).
     #[arg(allow_hyphen_values = true, value_parser = super::parse_count, long, requires = "sequential", value_name = "N")]
