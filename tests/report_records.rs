@@ -319,6 +319,14 @@ fn release_file_records_rerender_and_lies_are_refused() {
         let (saved, rec) = saved_and_rerendered(&d, check, &a);
         lying_copy_refused(&d, check, &saved, &rec);
     }
+    // Through one view (--transform): a test without layers, section kind sample-test.
+    let mut a = args("both");
+    let at = a.iter().position(|x| x == "--check").unwrap();
+    a.splice(at..at + 2, ["--transform".to_string(), "none".to_string()]);
+    let a: Vec<&str> = a.iter().map(String::as_str).collect();
+    let (saved, rec) = saved_and_rerendered(&d, "one-view", &a);
+    assert_eq!(rec["section"]["kind"], "sample-test");
+    lying_copy_refused(&d, "one-view", &saved, &rec);
 }
 
 #[test]
