@@ -1058,39 +1058,16 @@ fn run_sequential_layered(
         .any(|v| v.verdict == Some(Verdict::Violation));
     let code = u8::from(violation);
     let stdout = if opts.output.json {
-        #[derive(serde::Serialize)]
-        struct Layer<'a> {
-            verdict: &'a LayerVerdict,
-            sequential: &'a crate::audit::sequential::SequentialReport,
-        }
-        #[derive(serde::Serialize)]
-        struct Layered<'a> {
-            layers: Vec<Layer<'a>>,
-            verdict: Verdict,
-        }
-        let mut clean = reports.clone();
-        for r in &mut clean {
-            r.wall_time_seconds = None;
-        }
-        let data = Layered {
-            layers: verdicts
-                .iter()
-                .zip(&clean)
-                .map(|(verdict, sequential)| Layer {
-                    verdict,
-                    sequential,
-                })
-                .collect(),
-            verdict: if violation {
-                Verdict::Violation
-            } else {
-                Verdict::NoViolation
-            },
-        };
         let runs: Vec<_> = verdicts
             .iter()
             .cloned()
-            .zip(clean.iter().cloned())
+            .zip(reports.iter().cloned())
+            .collect();
+        let data = crate::audit::LayeredSequential::new(&runs);
+        let runs: Vec<_> = runs
+            .into_iter()
+            .zip(&data.layers)
+            .map(|((v, _), l)| (v, l.sequential.clone()))
             .collect();
         to_json(&crate::record::ResultRecord::from_layered_sequential(
             &runs, &data,

@@ -32,6 +32,7 @@ pub mod one_run;
 pub mod one_run_exec;
 pub mod sequential;
 mod sequential_record;
+pub use sequential_record::{LayeredSequential, LayeredSequentialLayer};
 
 use std::time::Instant;
 

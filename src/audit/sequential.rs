@@ -79,7 +79,7 @@ use crate::audit::{
     SCHEMA_VERSION, Verdict,
 };
 use crate::error::{Error, Result};
-use crate::mechanisms::{Dataset, DatasetPair, Mechanism, PrivacyClaim, Samples};
+use crate::mechanisms::{DatasetPair, Mechanism, PrivacyClaim, Samples};
 use crate::rng::{Seed, Side, Stream, chunk_len, sample_parallel};
 use crate::testers::{Divergence, HockeyStickTester, PropertyTester, allowed};
 
@@ -211,8 +211,13 @@ pub struct SequentialReport {
     pub mode: String,
     /// What was audited.
     pub mechanism: MechanismInfo,
-    /// The pair.
-    pub pair: DatasetPair,
+    /// The pair (absent when the releases were read from files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pair: Option<DatasetPair>,
+    /// Where the releases came from when they were read from files (`audit test --sequential`),
+    /// in the order they were read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample_files: Option<crate::record::SampleFiles>,
     /// The seed.
     pub seed: u64,
     /// β.
@@ -593,7 +598,97 @@ pub fn audit_sequential(
     let domain = mechanism.domain();
     domain.check(pair.first())?;
     domain.check(pair.second())?;
+    let seed = Seed(config.seed);
+    let chunk = chunk_len(mechanism);
+    let draw = |batch: usize, len: usize, side: Side| -> Result<(Samples, u64)> {
+        let d = match side {
+            Side::First => pair.first(),
+            Side::Second => pair.second(),
+        };
+        let s = sample_parallel(
+            mechanism,
+            d,
+            len,
+            seed,
+            Stream::Confirm {
+                trial: TRIAL_BASE + batch as u64,
+                side,
+                chunk: 0,
+            },
+        )?;
+        Ok((s, len.div_ceil(chunk) as u64))
+    };
+    let info = MechanismInfo {
+        id: mechanism.id().to_string(),
+        claim,
+        claim_source: mechanism.claim_source(),
+        neighboring: mechanism.neighboring(),
+        catalogue_status: None,
+    };
+    let mut r = betting_test(&draw, info, config, start)?;
+    r.pair = Some(pair.clone());
+    Ok(r)
+}
 
+/// The sequential test on releases read elsewhere (`audit test --sequential`): side a's and
+/// side b's releases are taken in their order, batch after batch, so the test stops after the
+/// fewest releases that establish a violation; at most the smaller side's count per side. The
+/// releases of each side must be i.i.d. and the sides independent (as for every bound on
+/// release files); the guarantee is the same as [`audit_sequential`]'s.
+pub fn audit_sequential_samples(
+    a: &Samples,
+    b: &Samples,
+    info: MechanismInfo,
+    files: crate::record::SampleFiles,
+    config: &SequentialConfig,
+) -> Result<SequentialReport> {
+    let start = Instant::now();
+    if a.dim() != b.dim() {
+        return Err(Error::InvalidConfig(format!(
+            "the sides' releases have dimensions {} and {}; allowed: the same dimension",
+            a.dim(),
+            b.dim()
+        )));
+    }
+    let available = a.n().min(b.n());
+    let config = SequentialConfig {
+        max_samples_per_side: config.max_samples_per_side.min(available),
+        ..config.clone()
+    };
+    if config.first_batch >= config.max_samples_per_side {
+        return Err(Error::InvalidConfig(format!(
+            "{available} releases on the smaller side, not more than the first (training-only) batch of {}; allowed: more releases per side than --first-batch",
+            config.first_batch
+        )));
+    }
+    let draw = |batch: usize, len: usize, side: Side| -> Result<(Samples, u64)> {
+        let from = config.schedule()[batch];
+        let from = if batch == 0 { 0 } else { from - len };
+        let s = match side {
+            Side::First => a,
+            Side::Second => b,
+        };
+        let rows = s
+            .values()
+            .slice(ndarray::s![from..from + len, ..])
+            .to_owned();
+        Ok((Samples::new(rows)?, 0))
+    };
+    let mut r = betting_test(&draw, info, &config, start)?;
+    r.sample_files = Some(files);
+    Ok(r)
+}
+
+/// The betting test itself (see the module docs) on batches from `draw(batch, len, side)`:
+/// batch 0 holds the first `schedule[0]` releases of a side, batch b + 1 the releases
+/// `schedule[b]..schedule[b + 1]`; `draw` also returns the mechanism calls it made.
+fn betting_test(
+    draw: &dyn Fn(usize, usize, Side) -> Result<(Samples, u64)>,
+    info: MechanismInfo,
+    config: &SequentialConfig,
+    start: Instant,
+) -> Result<SequentialReport> {
+    let claim = info.claim;
     let plan = HockeyStickTester::default().plan(&claim, config.max_samples_per_side)?;
     let mut comps = Vec::new();
     for d in &plan {
@@ -628,25 +723,10 @@ pub fn audit_sequential(
     // ln(1/β), rounded up; the mixture is compared with it.
     let log_threshold = (-beta.ln() * (1.0 + 1e-12)).next_up();
 
-    let seed = Seed(config.seed);
-    let draw = |batch: usize, len: usize, side: Side, d: &Dataset| {
-        sample_parallel(
-            mechanism,
-            d,
-            len,
-            seed,
-            Stream::Confirm {
-                trial: TRIAL_BASE + batch as u64,
-                side,
-                chunk: 0,
-            },
-        )
-    };
     let schedule = config.schedule();
-    let mut p = draw(0, schedule[0], Side::First, pair.first())?;
-    let mut q = draw(0, schedule[0], Side::Second, pair.second())?;
-    let chunk = chunk_len(mechanism);
-    let mut mechanism_calls = 2 * schedule[0].div_ceil(chunk) as u64;
+    let (mut p, calls_p) = draw(0, schedule[0], Side::First)?;
+    let (mut q, calls_q) = draw(0, schedule[0], Side::Second)?;
+    let mut mechanism_calls = calls_p + calls_q;
     let mut batches = vec![BatchRecord {
         samples_per_side: schedule[0],
         log_wealth: 0.0,
@@ -697,9 +777,9 @@ pub fn audit_sequential(
 
         // 2. Draw the next batch (never seen by step 1) and bet on it, pair by pair.
         let len = end - done;
-        let xb = draw(b + 1, len, Side::First, pair.first())?;
-        let yb = draw(b + 1, len, Side::Second, pair.second())?;
-        mechanism_calls += 2 * len.div_ceil(chunk) as u64;
+        let (xb, calls_x) = draw(b + 1, len, Side::First)?;
+        let (yb, calls_y) = draw(b + 1, len, Side::Second)?;
+        mechanism_calls += calls_x + calls_y;
         // Score vectors of the new batch, per (direction, score) in use.
         let mut cache: HashMap<(usize, usize), (Vec<f64>, Vec<f64>)> = HashMap::new();
         for comp in &comps {
@@ -773,14 +853,9 @@ pub fn audit_sequential(
         schema_version: SCHEMA_VERSION,
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
         mode: "sequential".into(),
-        mechanism: MechanismInfo {
-            id: mechanism.id().to_string(),
-            claim,
-            claim_source: mechanism.claim_source(),
-            neighboring: mechanism.neighboring(),
-            catalogue_status: None,
-        },
-        pair: pair.clone(),
+        mechanism: info,
+        pair: None,
+        sample_files: None,
         seed: config.seed,
         failure_probability: beta,
         max_samples_per_side: config.max_samples_per_side,
@@ -818,9 +893,18 @@ pub fn render_text(r: &SequentialReport) -> String {
         "claim        {} ({})",
         r.mechanism.claim, r.mechanism.claim_source
     );
-    let [d, d2] = r.pair.short_sides();
-    let _ = writeln!(s, "pair         D  = {d}");
-    let _ = writeln!(s, "             D' = {d2}");
+    if let Some(pair) = &r.pair {
+        let [d, d2] = pair.short_sides();
+        let _ = writeln!(s, "pair         D  = {d}");
+        let _ = writeln!(s, "             D' = {d2}");
+    }
+    if let Some(f) = &r.sample_files {
+        let _ = writeln!(
+            s,
+            "releases     read from files, in their order: A = {} ({} releases), B = {} ({} releases)",
+            f.a, f.samples_a, f.b, f.samples_b
+        );
+    }
     if let Some(t) = &r.output_transform {
         let _ = writeln!(
             s,

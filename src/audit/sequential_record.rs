@@ -80,7 +80,28 @@ impl ResultRecord {
         rule: String,
         section: Section,
     ) -> Self {
-        let (d, d_prime) = short_pair(&r.pair);
+        let pairs = r
+            .pair
+            .as_ref()
+            .map(|p| {
+                let (d, d_prime) = short_pair(p);
+                PairRecord {
+                    role: "fixed".into(),
+                    layer: None,
+                    d,
+                    d_prime,
+                    score: None,
+                    verdict: Some(verdict),
+                    margin: None,
+                }
+            })
+            .into_iter()
+            .collect();
+        let what = if r.pair.is_some() {
+            "this pair, up to the releases drawn"
+        } else {
+            "these releases, up to the ones read"
+        };
         Self {
             schema_version: RECORD_SCHEMA_VERSION,
             tool_version: tool_version(),
@@ -89,6 +110,8 @@ impl ResultRecord {
                 id: r.mechanism.id.clone(),
                 kind: if r.mechanism.catalogue_status.is_some() {
                     "catalogue"
+                } else if r.sample_files.is_some() {
+                    "files"
                 } else {
                     "program"
                 }
@@ -101,18 +124,10 @@ impl ResultRecord {
             }),
             neighbors: Some(r.mechanism.neighboring.to_string()),
             seed: r.seed,
-            pairs: vec![PairRecord {
-                role: "fixed".into(),
-                layer: None,
-                d,
-                d_prime,
-                score: None,
-                verdict: Some(verdict),
-                margin: None,
-            }],
+            pairs,
             layers,
             verdict: Some(verdict),
-            verdict_words: verdict_sentence(verdict, beta, "this pair, up to the releases drawn"),
+            verdict_words: verdict_sentence(verdict, beta, what),
             beta: BetaRecord { total: beta, rule },
             empirical_epsilon: None,
             timings: Timings {
@@ -174,5 +189,50 @@ fn sequential_layer(
             separation: Some(format!("the threshold ln(1/β) was {stop}")),
         }],
         empirical_epsilon: None,
+    }
+}
+
+/// The section of a sequential test run once per layer (`--sequential --check …`, `audit test
+/// --sequential`): each layer's answer and its sequential report.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct LayeredSequential {
+    /// The layers, in the order run.
+    pub layers: Vec<LayeredSequentialLayer>,
+    /// Violation if any layer found one.
+    pub verdict: Verdict,
+}
+
+/// One layer of [`LayeredSequential`].
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct LayeredSequentialLayer {
+    /// The layer's answer.
+    pub verdict: LayerVerdict,
+    /// Its sequential test.
+    pub sequential: crate::audit::sequential::SequentialReport,
+}
+
+impl LayeredSequential {
+    /// The section of `runs` (wall times left out, so that a seed gives the same bytes).
+    pub fn new(runs: &[(LayerVerdict, crate::audit::sequential::SequentialReport)]) -> Self {
+        let layers: Vec<LayeredSequentialLayer> = runs
+            .iter()
+            .map(|(v, r)| {
+                let mut sequential = r.clone();
+                sequential.wall_time_seconds = None;
+                LayeredSequentialLayer {
+                    verdict: v.clone(),
+                    sequential,
+                }
+            })
+            .collect();
+        let verdict = if layers
+            .iter()
+            .any(|l| l.verdict.verdict == Some(Verdict::Violation))
+        {
+            Verdict::Violation
+        } else {
+            Verdict::NoViolation
+        };
+        Self { layers, verdict }
     }
 }

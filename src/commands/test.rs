@@ -63,6 +63,18 @@ pub struct TestArgs {
     /// Which layers run and decide the exit code: mechanism, float or both [default: both].
     #[arg(long, value_name = "LAYERS")]
     pub check: Option<String>,
+    /// Anytime-valid sequential test (as `audit run --sequential`): the releases are read in the
+    /// files' order, in batches that double from --first-batch, and the test stops at the first
+    /// batch whose betting wealth reaches 1/β; at most the smaller side's releases (or
+    /// --max-samples). Uses its own betting test (not --tester), in memory.
+    #[arg(long, conflicts_with_all = ["stream", "plan_out", "plan", "count_shard", "reduce"])]
+    pub sequential: bool,
+    /// Most releases per side a sequential test reads [default: all of the smaller side].
+    #[arg(allow_hyphen_values = true, value_parser = super::parse_count, long, requires = "sequential", value_name = "N")]
+    pub max_samples: Option<usize>,
+    /// Releases per side of a sequential test's first (training-only) batch [default: 100].
+    #[arg(allow_hyphen_values = true, value_parser = super::parse_count, long, requires = "sequential", value_name = "N")]
+    pub first_batch: Option<usize>,
     /// With a bdp: claim: the definition tested, 1 (strong BDP; events on (x', output)) or 2
     /// (weak BDP; events on the output only) [default: 1]. The shards are then pairs
     /// {"x": [...], "w": [...]} (see `audit sample --bdp-data`).
@@ -232,6 +244,9 @@ fn run_test(a: &TestArgs, held: Held<'_>) -> Result<Outcome> {
             "--bdp-definition applies to a Bayesian DP claim (bdp:EPS:DELTA); the claim is {}, leave it out",
             claim.claim
         )));
+    }
+    if a.sequential {
+        return test_sequential(a, &claim);
     }
     if a.max_train_rows < 4 {
         return Err(Error::InvalidConfig(format!(
@@ -581,6 +596,143 @@ fn test_view_report(
         announce_report(index, a.json && announce, a.report.quiet, &mut stdout);
     }
     Ok((r, (stdout, dim), code, late_error, plots))
+}
+
+/// `audit test --sequential`: the betting test ([`crate::audit::sequential`]) on the files'
+/// releases in their order, once per layer (β split evenly) or through the one view
+/// `--transform` names. Every side is read in memory (up to --max-samples releases).
+fn test_sequential(a: &TestArgs, claim: &ClaimArg) -> Result<Outcome> {
+    use crate::audit::sequential::{SequentialConfig, audit_sequential_samples};
+    use crate::record::layers::{Check, LayerKind, LayerVerdict};
+    if a.tester != "hockey-stick" {
+        return Err(Error::InvalidConfig(format!(
+            "--tester {} with --sequential; the sequential test uses its own betting test, leave --tester out",
+            a.tester
+        )));
+    }
+    let (set_a, set_b) = crate::sources::shards::open_sides(&a.samples_a, &a.samples_b)?;
+    let defaults = SequentialConfig::default();
+    let available = set_a.rows.min(set_b.rows);
+    let n = a.max_samples.unwrap_or(available).min(available);
+    let views: Vec<(Option<LayerKind>, Transform)> = match &a.transform {
+        Some(t) => vec![(None, t.parse()?)],
+        None => a
+            .check
+            .as_deref()
+            .unwrap_or("both")
+            .parse::<Check>()?
+            .layers()
+            .into_iter()
+            .map(|k| (Some(k), k.transform()))
+            .collect(),
+    };
+    let share = a.failure_probability / views.len() as f64;
+    let config = SequentialConfig {
+        seed: a.seed,
+        max_samples_per_side: n,
+        first_batch: a.first_batch.unwrap_or(defaults.first_batch),
+        failure_probability: share,
+    };
+    if !a.report.no_report {
+        crate::report::prepare_report_dir(&a.report.report_dir)?;
+    }
+    let files = crate::record::SampleFiles {
+        a: set_a.names(),
+        samples_a: set_a.rows,
+        b: set_b.names(),
+        samples_b: set_b.rows,
+    };
+    let info = crate::record::MechanismInfo {
+        id: format!("releases from {} and {}", files.a, files.b),
+        claim: claim.claim,
+        claim_source: "given on the command line (--claim)".into(),
+        neighboring: crate::mechanisms::Neighboring::AddRemove,
+        catalogue_status: None,
+    };
+    let mut runs: Vec<(LayerVerdict, crate::audit::sequential::SequentialReport)> = Vec::new();
+    let mut reports = Vec::new();
+    let mut mechanism_violates = false;
+    for (kind, transform) in views {
+        let sa = set_a.head(n, &transform)?;
+        let sb = set_b.head(n, &transform)?;
+        config.validate(sa.dim())?;
+        let mut r = audit_sequential_samples(&sa, &sb, info.clone(), files.clone(), &config)?;
+        r.reproduce = Some(plain_reproduce_line());
+        r.output_transform = (!transform.is_identity()).then_some(transform);
+        if let Some(kind) = kind {
+            let v = LayerVerdict::from_verdict(
+                kind,
+                share,
+                r.verdict,
+                None,
+                None,
+                None,
+                kind == LayerKind::FloatingPoint && mechanism_violates,
+                1,
+            );
+            mechanism_violates |= kind == LayerKind::Mechanism && r.verdict == Verdict::Violation;
+            runs.push((v, r.clone()));
+        }
+        reports.push(r);
+    }
+    let violation = reports.iter().any(|r| r.verdict == Verdict::Violation);
+    let code = u8::from(violation);
+    let mut stdout = if a.json {
+        let rec = if runs.is_empty() {
+            let mut r = reports[0].clone();
+            r.wall_time_seconds = None;
+            crate::record::ResultRecord::from_sequential(&r)
+        } else {
+            let data = crate::audit::LayeredSequential::new(&runs);
+            let clean: Vec<_> = runs
+                .iter()
+                .zip(&data.layers)
+                .map(|((v, _), l)| (v.clone(), l.sequential.clone()))
+                .collect();
+            crate::record::ResultRecord::from_layered_sequential(&clean, &data)
+        };
+        to_json(&rec.without_wall_time())?
+    } else {
+        let mut s = String::new();
+        for (i, r) in reports.iter().enumerate() {
+            if let Some((v, _)) = runs.get(i) {
+                s += &format!("\n===== layer: {} =====\n", v.title);
+            }
+            s += &crate::audit::sequential::render_text(r);
+        }
+        if !runs.is_empty() {
+            let verdicts: Vec<LayerVerdict> = runs.iter().map(|(v, _)| v.clone()).collect();
+            s += "\n===== answers =====\n";
+            s += &crate::record::layers::render_text(&verdicts);
+            s += &format!(
+                "β            {} split evenly over the {} layer(s) (union bound)\nverdict      {}\n",
+                crate::mechanisms::math::readable(a.failure_probability),
+                verdicts.len(),
+                if violation {
+                    "violation found"
+                } else {
+                    "no violation found"
+                }
+            );
+        }
+        s
+    };
+    let mut late_error = None;
+    if !a.report.no_report {
+        for r in &reports {
+            match crate::report::sequential::write_sequential_report(&a.report.report_dir, r) {
+                Ok(index) => announce_report(&index, a.json, a.report.quiet, &mut stdout),
+                Err(e) => {
+                    late_error.get_or_insert(e);
+                }
+            }
+        }
+    }
+    Ok(Outcome {
+        stdout,
+        code,
+        late_error,
+    })
 }
 
 /// `audit test --claim bdp:EPS:DELTA`: the Bayesian DP test ([`crate::audit::bayesian`]) on

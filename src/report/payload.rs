@@ -33,18 +33,6 @@ struct LayeredTest {
     test: Option<SampleTestReport>,
 }
 
-/// The `--json` section of the sequential test once per layer.
-#[derive(Deserialize)]
-struct LayeredSequential {
-    layers: Vec<LayeredSequentialLayer>,
-}
-
-#[derive(Deserialize)]
-struct LayeredSequentialLayer {
-    verdict: LayerVerdict,
-    sequential: crate::audit::sequential::SequentialReport,
-}
-
 fn typed<T: serde::de::DeserializeOwned>(
     data: &serde_json::Value,
     what: &str,
@@ -140,7 +128,7 @@ pub(super) fn page_of(rec: &ResultRecord) -> Result<serde_json::Value, String> {
             (ResultRecord::from_sequential(&s), data.clone())
         }
         "layered-sequential" => {
-            let l: LayeredSequential = typed(data, "a per-layer sequential run")?;
+            let l: crate::audit::LayeredSequential = typed(data, "a per-layer sequential run")?;
             for (i, x) in l.layers.iter().enumerate() {
                 super::validate_sequential(&x.sequential)
                     .map_err(|e| format!("section.data.layers[{i}].sequential: {e}"))?;

@@ -312,7 +312,7 @@ pub fn render_sequential(r: &SequentialReport, run_id: &str, figures: &[Figure])
          <dt>claim</dt><dd><span class=\"mono\">{}</span> — {}</dd>\
          <dt>where the claim comes from</dt><dd>{}</dd>\
          <dt>neighboring relation</dt><dd>{}</dd>\
-         <dt>D</dt><dd>{}</dd><dt>D'</dt><dd>{}</dd>\
+         {}\
          <dt>mode</dt><dd>sequential (anytime-valid betting e-process): a first batch of {} releases per side that only trains, then batches doubling the total, at most {} per side</dd>\
          <dt>samples used</dt><dd id=\"samples-used\">{} releases per side drawn ({} calls of the mechanism)</dd>\
          <dt>stopping time</dt><dd id=\"stopping-time\">{}</dd>\
@@ -325,8 +325,20 @@ pub fn render_sequential(r: &SequentialReport, run_id: &str, figures: &[Figure])
         e(&claim_words(&m.claim)),
         e(&readable_numbers_in(&m.claim_source)),
         e(neighboring_words(m.neighboring)),
-        pair_html(&r.pair)[0],
-        pair_html(&r.pair)[1],
+        match (&r.pair, &r.sample_files) {
+            (Some(p), _) => {
+                let [d, d2] = pair_html(p);
+                format!("<dt>D</dt><dd>{d}</dd><dt>D'</dt><dd>{d2}</dd>")
+            }
+            (None, Some(f)) => format!(
+                "<dt>releases</dt><dd id=\"sample-files\">read from files in their order, not drawn by dp-audit: A = <span class=\"mono\">{}</span> ({} releases), B = <span class=\"mono\">{}</span> ({} releases); the guarantee assumes the releases are i.i.d. within each side and independent across sides</dd>",
+                e(&f.a),
+                f.samples_a,
+                e(&f.b),
+                f.samples_b
+            ),
+            (None, None) => String::new(),
+        },
         r.first_batch,
         r.max_samples_per_side,
         r.samples_per_side,
