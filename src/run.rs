@@ -1008,15 +1008,15 @@ fn run_sequential_layered(
     check: crate::record::layers::Check,
     witness: &DatasetPair,
 ) -> Result<Outcome> {
+    use crate::audit::LayeredSequential;
     use crate::audit::sequential::audit_sequential;
-    use crate::record::layers::{LayerKind, LayerVerdict};
+    use crate::record::layers::LayerKind;
     let id = opts.mechanism.as_deref().unwrap_or_default();
     let params = Params::parse(&opts.params)?;
     let layers = check.layers();
     let share = opts.failure_probability / layers.len() as f64;
     let config = sequential_config(opts, share);
-    let mut reports = Vec::new();
-    let mut verdicts: Vec<LayerVerdict> = Vec::new();
+    let mut runs = Vec::new();
     let mut mechanism_violates = false;
     for kind in layers {
         let inner: Box<dyn Mechanism> = match &target.program {
@@ -1039,65 +1039,23 @@ fn run_sequential_layered(
         report.reproduce = Some(reproduce_line(None));
         report.output_transform = Some(kind.transform());
         target.stamp(&mut report.mechanism);
-        let v = LayerVerdict::from_verdict(
-            kind,
-            share,
-            report.verdict,
-            None,
-            None,
-            None,
-            kind == LayerKind::FloatingPoint && mechanism_violates,
-            1,
-        );
+        let v = LayeredSequential::layer_verdict(kind, share, report.verdict, mechanism_violates);
         mechanism_violates |= kind == LayerKind::Mechanism && report.verdict == Verdict::Violation;
-        verdicts.push(v);
-        reports.push(report);
+        runs.push((v, report));
     }
-    let violation = verdicts
-        .iter()
-        .any(|v| v.verdict == Some(Verdict::Violation));
+    let violation = runs.iter().any(|(_, r)| r.verdict == Verdict::Violation);
     let code = u8::from(violation);
     let stdout = if opts.output.json {
-        let runs: Vec<_> = verdicts
-            .iter()
-            .cloned()
-            .zip(reports.iter().cloned())
-            .collect();
-        let data = crate::audit::LayeredSequential::new(&runs);
-        let runs: Vec<_> = runs
-            .into_iter()
-            .zip(&data.layers)
-            .map(|((v, _), l)| (v, l.sequential.clone()))
-            .collect();
-        to_json(&crate::record::ResultRecord::from_layered_sequential(
-            &runs, &data,
-        ))?
+        to_json(&LayeredSequential::new(&runs).record())?
     } else {
-        let mut s = String::new();
-        for (v, r) in verdicts.iter().zip(&reports) {
-            s += &format!("\n===== layer: {} =====\n", v.title);
-            s += &crate::audit::sequential::render_text(r);
-        }
-        s += "\n===== answers =====\n";
-        s += &crate::record::layers::render_text(&verdicts);
-        s += &format!(
-            "β            {} split evenly over the {} layer(s) (union bound)\nverdict      {}\n",
-            readable(opts.failure_probability),
-            verdicts.len(),
-            if violation {
-                "violation found"
-            } else {
-                "no violation found"
-            }
-        );
-        s
+        LayeredSequential::render_text(&runs, opts.failure_probability)
     };
     // One page per layer (each is a complete sequential report).
     let mut stdout = stdout;
     let mut late_error = None;
     if !opts.output.no_report {
         crate::report::prepare_report_dir(&opts.output.report_dir)?;
-        for r in &reports {
+        for (_, r) in &runs {
             match crate::report::sequential::write_sequential_report(&opts.output.report_dir, r) {
                 Ok(index) => {
                     announce_report(&index, opts.output.json, opts.output.quiet, &mut stdout)

@@ -661,9 +661,10 @@ pub fn audit_sequential_samples(
             config.first_batch
         )));
     }
+    // Batch b holds the releases schedule[b − 1]..schedule[b] of each side (batch 0 from 0).
+    let schedule = config.schedule();
     let draw = |batch: usize, len: usize, side: Side| -> Result<(Samples, u64)> {
-        let from = config.schedule()[batch];
-        let from = if batch == 0 { 0 } else { from - len };
+        let from = if batch == 0 { 0 } else { schedule[batch - 1] };
         let s = match side {
             Side::First => a,
             Side::Second => b,

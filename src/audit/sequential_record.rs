@@ -212,6 +212,63 @@ pub struct LayeredSequentialLayer {
 }
 
 impl LayeredSequential {
+    /// The one record of these layers (their reports as the section holds them).
+    pub fn record(&self) -> ResultRecord {
+        let runs: Vec<(LayerVerdict, crate::audit::sequential::SequentialReport)> = self
+            .layers
+            .iter()
+            .map(|l| (l.verdict.clone(), l.sequential.clone()))
+            .collect();
+        ResultRecord::from_layered_sequential(&runs, self)
+    }
+
+    /// The answer of layer `kind` from its sequential test's `verdict`, at its `share` of β
+    /// (`mechanism_violates`: the mechanism layer, run first, found a violation, which changes
+    /// what a floating-point violation means).
+    pub fn layer_verdict(
+        kind: LayerKind,
+        share: f64,
+        verdict: Verdict,
+        mechanism_violates: bool,
+    ) -> LayerVerdict {
+        LayerVerdict::from_verdict(
+            kind,
+            share,
+            verdict,
+            None,
+            None,
+            None,
+            kind == LayerKind::FloatingPoint && mechanism_violates,
+            1,
+        )
+    }
+
+    /// The text of `runs`: each layer's sequential report, then the answers side by side, the
+    /// β split (`beta` in all) and the verdict.
+    pub fn render_text(
+        runs: &[(LayerVerdict, crate::audit::sequential::SequentialReport)],
+        beta: f64,
+    ) -> String {
+        let mut s = String::new();
+        for (v, r) in runs {
+            s += &format!("\n===== layer: {} =====\n", v.title);
+            s += &crate::audit::sequential::render_text(r);
+        }
+        let verdicts: Vec<LayerVerdict> = runs.iter().map(|(v, _)| v.clone()).collect();
+        let violation = verdicts
+            .iter()
+            .any(|v| v.verdict == Some(Verdict::Violation));
+        s += "\n===== answers =====\n";
+        s += &crate::record::layers::render_text(&verdicts);
+        s += &format!(
+            "β            {} split evenly over the {} layer(s) (union bound)\nverdict      {}\n",
+            readable(beta),
+            verdicts.len(),
+            verdict_of(violation).words()
+        );
+        s
+    }
+
     /// The section of `runs` (wall times left out, so that a seed gives the same bytes).
     pub fn new(runs: &[(LayerVerdict, crate::audit::sequential::SequentialReport)]) -> Self {
         let layers: Vec<LayeredSequentialLayer> = runs

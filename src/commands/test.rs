@@ -602,6 +602,7 @@ fn test_view_report(
 /// releases in their order, once per layer (β split evenly) or through the one view
 /// `--transform` names. Every side is read in memory (up to --max-samples releases).
 fn test_sequential(a: &TestArgs, claim: &ClaimArg) -> Result<Outcome> {
+    use crate::audit::LayeredSequential;
     use crate::audit::sequential::{SequentialConfig, audit_sequential_samples};
     use crate::record::layers::{Check, LayerKind, LayerVerdict};
     if a.tester != "hockey-stick" {
@@ -652,24 +653,21 @@ fn test_sequential(a: &TestArgs, claim: &ClaimArg) -> Result<Outcome> {
     let mut runs: Vec<(LayerVerdict, crate::audit::sequential::SequentialReport)> = Vec::new();
     let mut reports = Vec::new();
     let mut mechanism_violates = false;
+    // Each side is read once; every view is a function of the releases.
+    let identity = Transform::default();
+    let (raw_a, raw_b) = (set_a.head(n, &identity)?, set_b.head(n, &identity)?);
     for (kind, transform) in views {
-        let sa = set_a.head(n, &transform)?;
-        let sb = set_b.head(n, &transform)?;
+        let (sa, sb) = if transform.is_identity() {
+            (raw_a.clone(), raw_b.clone())
+        } else {
+            (transform.apply(&raw_a)?, transform.apply(&raw_b)?)
+        };
         config.validate(sa.dim())?;
         let mut r = audit_sequential_samples(&sa, &sb, info.clone(), files.clone(), &config)?;
         r.reproduce = Some(plain_reproduce_line());
         r.output_transform = (!transform.is_identity()).then_some(transform);
         if let Some(kind) = kind {
-            let v = LayerVerdict::from_verdict(
-                kind,
-                share,
-                r.verdict,
-                None,
-                None,
-                None,
-                kind == LayerKind::FloatingPoint && mechanism_violates,
-                1,
-            );
+            let v = LayeredSequential::layer_verdict(kind, share, r.verdict, mechanism_violates);
             mechanism_violates |= kind == LayerKind::Mechanism && r.verdict == Verdict::Violation;
             runs.push((v, r.clone()));
         }
@@ -683,39 +681,13 @@ fn test_sequential(a: &TestArgs, claim: &ClaimArg) -> Result<Outcome> {
             r.wall_time_seconds = None;
             crate::record::ResultRecord::from_sequential(&r)
         } else {
-            let data = crate::audit::LayeredSequential::new(&runs);
-            let clean: Vec<_> = runs
-                .iter()
-                .zip(&data.layers)
-                .map(|((v, _), l)| (v.clone(), l.sequential.clone()))
-                .collect();
-            crate::record::ResultRecord::from_layered_sequential(&clean, &data)
+            LayeredSequential::new(&runs).record()
         };
         to_json(&rec.without_wall_time())?
+    } else if runs.is_empty() {
+        crate::audit::sequential::render_text(&reports[0])
     } else {
-        let mut s = String::new();
-        for (i, r) in reports.iter().enumerate() {
-            if let Some((v, _)) = runs.get(i) {
-                s += &format!("\n===== layer: {} =====\n", v.title);
-            }
-            s += &crate::audit::sequential::render_text(r);
-        }
-        if !runs.is_empty() {
-            let verdicts: Vec<LayerVerdict> = runs.iter().map(|(v, _)| v.clone()).collect();
-            s += "\n===== answers =====\n";
-            s += &crate::record::layers::render_text(&verdicts);
-            s += &format!(
-                "β            {} split evenly over the {} layer(s) (union bound)\nverdict      {}\n",
-                crate::mechanisms::math::readable(a.failure_probability),
-                verdicts.len(),
-                if violation {
-                    "violation found"
-                } else {
-                    "no violation found"
-                }
-            );
-        }
-        s
+        LayeredSequential::render_text(&runs, a.failure_probability)
     };
     let mut late_error = None;
     if !a.report.no_report {

@@ -91,8 +91,9 @@ impl SearchEffort {
             None => format!("{} trials run", self.trials_run),
         };
         let mut parts = vec![format!(
-            "{} pairs scored on {} releases per side each",
-            self.pairs_scored, self.search_releases_per_side
+            "{} scored on {} releases per side each",
+            pairs(self.pairs_scored),
+            self.search_releases_per_side
         )];
         if self.pairs_shrunk > 0 {
             parts.push(format!(
@@ -146,5 +147,14 @@ impl SearchEffort {
             parts.join(", "),
             self.stopped_words
         )
+    }
+}
+
+/// "1 pair", "2 pairs".
+pub fn pairs(n: usize) -> String {
+    if n == 1 {
+        "1 pair".into()
+    } else {
+        format!("{n} pairs")
     }
 }

@@ -135,15 +135,7 @@ pub(super) fn page_of(rec: &ResultRecord) -> Result<serde_json::Value, String> {
             }
             let k = deciding_layer(l.layers.iter().map(|x| (&x.verdict, true)))
                 .ok_or("this per-layer sequential run has no layer, so it has no page")?;
-            let runs: Vec<(LayerVerdict, crate::audit::sequential::SequentialReport)> = l
-                .layers
-                .iter()
-                .map(|x| (x.verdict.clone(), x.sequential.clone()))
-                .collect();
-            (
-                ResultRecord::from_layered_sequential(&runs, data),
-                to_value(&l.layers[k].sequential)?,
-            )
+            (l.record(), to_value(&l.layers[k].sequential)?)
         }
         "sample-test" => {
             let t: SampleTestReport = typed(data, "a test of release files")?;

@@ -393,14 +393,14 @@ pub fn render_layered_text(r: &crate::finders::layered::LayeredReport, reproduce
         .collect();
     let _ = writeln!(
         s,
-        "verdict      {}{} ({} pairs scored, {} mechanism calls, {} releases drawn)",
+        "verdict      {}{} ({} scored, {} mechanism calls, {} releases drawn)",
         r.verdict.words(),
         if deciding.is_empty() {
             String::new()
         } else {
             format!(" in: {}", deciding.join(" and "))
         },
-        r.trials_scored,
+        crate::record::effort::pairs(r.trials_scored),
         r.mechanism_calls,
         r.samples_drawn
     );
