@@ -657,10 +657,14 @@ fn test_sequential(a: &TestArgs, claim: &ClaimArg) -> Result<Outcome> {
     let identity = Transform::default();
     let (raw_a, raw_b) = (set_a.head(n, &identity)?, set_b.head(n, &identity)?);
     for (kind, transform) in views {
+        use std::borrow::Cow;
         let (sa, sb) = if transform.is_identity() {
-            (raw_a.clone(), raw_b.clone())
+            (Cow::Borrowed(&raw_a), Cow::Borrowed(&raw_b))
         } else {
-            (transform.apply(&raw_a)?, transform.apply(&raw_b)?)
+            (
+                Cow::Owned(transform.apply(&raw_a)?),
+                Cow::Owned(transform.apply(&raw_b)?),
+            )
         };
         config.validate(sa.dim())?;
         let mut r = audit_sequential_samples(&sa, &sb, info.clone(), files.clone(), &config)?;

@@ -33,11 +33,12 @@ struct LayeredTest {
     test: Option<SampleTestReport>,
 }
 
+/// `data` read as a `T` (without copying it: a `&Value` is a deserializer).
 fn typed<T: serde::de::DeserializeOwned>(
     data: &serde_json::Value,
     what: &str,
 ) -> Result<T, String> {
-    serde_json::from_value(data.clone()).map_err(|e| format!("section.data is not {what}: {e}"))
+    T::deserialize(data).map_err(|e| format!("section.data is not {what}: {e}"))
 }
 
 fn to_value<T: serde::Serialize>(v: &T) -> Result<serde_json::Value, String> {
