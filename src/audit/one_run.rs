@@ -67,6 +67,8 @@
 //! accurate to about 1e-11 relative; a unit test checks that perturbing ḡ⁻¹ by a relative 1e-8
 //! moves ρ₀ + h₀ by less than 1e-6 relative).
 
+pub mod order;
+
 use serde::{Deserialize, Serialize};
 use statrs::function::factorial::ln_binomial;
 
@@ -431,6 +433,47 @@ pub struct Candidate {
     /// β (Mahloujifar et al.; rounded down).
     #[serde(default)]
     pub mu_lower: f64,
+    /// The order-statistics bound on ε at δ (the (ε, δ) null family; valid for independent
+    /// canaries only, see [`order`]) from the same guesses at the same share of β; rounded down.
+    #[serde(default)]
+    pub order_epsilon_lower: f64,
+    /// The order-statistics bound on μ (the μ-GDP null family; independent canaries only).
+    #[serde(default)]
+    pub order_mu_lower: f64,
+}
+
+/// The order-statistics bounds of a one-run audit (see [`order`]): the best over the guess
+/// sizes, and whether they decide the verdict.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OrderBound {
+    /// max over candidates of the bound on ε at δ (the (ε, δ) null family). Rounded down.
+    pub epsilon_lower: f64,
+    /// Index of the candidate that gave it.
+    pub best: usize,
+    /// max over candidates of the bound on μ (the μ-GDP null family). Rounded down.
+    pub mu_lower: f64,
+    /// Index of the candidate that gave it.
+    pub mu_best: usize,
+    /// ε at δ of the μ-GDP profile at `mu_lower` (rounded down; a Gaussian-DP claim's ε).
+    pub gdp_epsilon_lower: f64,
+    /// True when these bounds decide the verdict: the canaries are independent channels by
+    /// the mechanism's construction or by its author's declaration (`canary_model` says which).
+    pub decides: bool,
+    /// Why the canaries are, or are not known to be, independent.
+    pub canary_model: String,
+    /// The inequality and its assumption.
+    pub inequality: String,
+}
+
+/// What the auditor knows of the canaries' dependence, fixed before any score is seen.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CanaryModel {
+    /// The release is a product of per-canary channels (the reason is reported): the
+    /// order-statistics bound decides the verdict.
+    Independent(String),
+    /// Nothing is known: the bounds of Steinke et al. and Mahloujifar et al. (valid for any
+    /// mechanism) decide; the order-statistics bound is printed for reading only.
+    Unknown(String),
 }
 
 /// The result of a one-run audit of scores: every candidate, and the best bound.
@@ -469,6 +512,9 @@ pub struct OneRunBound {
     /// The f-DP inequality.
     #[serde(default)]
     pub gdp_inequality: String,
+    /// The order-statistics bounds (absent in reports written before them).
+    #[serde(default)]
+    pub order: Option<OrderBound>,
 }
 
 impl OneRunBound {
@@ -476,9 +522,46 @@ impl OneRunBound {
     /// ε̂ > ε. Which bound decides is fixed by the claim's kind, before any score is seen, so
     /// each verdict is a level-β test on its own.
     pub fn violates(&self, epsilon: f64, mu: Option<f64>) -> bool {
-        match mu {
-            Some(mu) => self.mu_lower > mu,
-            None => self.epsilon_lower > epsilon,
+        let (_, lower, claimed) = self.deciding(epsilon, mu);
+        lower > claimed
+    }
+
+    /// The bound that decides the verdict against a claim, fixed by the claim's kind and the
+    /// canary model before any score is seen: (its name, its value, the claimed value).
+    pub fn deciding(&self, epsilon: f64, mu: Option<f64>) -> (&'static str, f64, f64) {
+        match (self.order.as_ref().filter(|o| o.decides), mu) {
+            (Some(o), Some(mu)) => (
+                "mu (order-statistics bound, independent canaries)",
+                o.mu_lower,
+                mu,
+            ),
+            (Some(o), None) => (
+                "epsilon (order-statistics bound, independent canaries)",
+                o.epsilon_lower,
+                epsilon,
+            ),
+            (None, Some(mu)) => ("mu (Gaussian-DP bound)", self.mu_lower, mu),
+            (None, None) => ("epsilon", self.epsilon_lower, epsilon),
+        }
+    }
+
+    /// The ε at δ reported as the audit's estimate: the order-statistics bound's where it
+    /// decides (read through the μ-GDP profile for a Gaussian-DP claim), else the (ε, δ) bound
+    /// of Steinke et al., which holds for every mechanism.
+    pub fn epsilon_estimate(&self, mu: Option<f64>) -> f64 {
+        match (self.order.as_ref().filter(|o| o.decides), mu) {
+            (Some(o), Some(_)) => o.gdp_epsilon_lower,
+            (Some(o), None) => o.epsilon_lower,
+            (None, _) => self.epsilon_lower,
+        }
+    }
+
+    /// The inequality of the deciding bound (see [`Self::deciding`]).
+    pub fn deciding_inequality(&self, mu: Option<f64>) -> String {
+        match (self.order.as_ref().filter(|o| o.decides), mu) {
+            (Some(o), _) => o.inequality.clone(),
+            (None, Some(_)) => self.gdp_inequality.clone(),
+            (None, None) => self.inequality.clone(),
         }
     }
 }
@@ -507,6 +590,31 @@ pub fn audit_scores(
     beta: f64,
     sizes: &[(usize, usize)],
 ) -> Result<OneRunBound> {
+    audit_scores_with(
+        scores,
+        included,
+        delta,
+        beta,
+        sizes,
+        &CanaryModel::Unknown("the canaries' independence was not declared".into()),
+    )
+}
+
+/// [`audit_scores`] under a canary model: the order-statistics bounds ([`order`]) are computed
+/// for every guess size beside the others, and decide the verdict when the model is
+/// [`CanaryModel::Independent`].
+///
+/// # Errors
+/// As [`audit_scores`].
+pub fn audit_scores_with(
+    scores: &[f64],
+    included: &[bool],
+    delta: f64,
+    beta: f64,
+    sizes: &[(usize, usize)],
+    model: &CanaryModel,
+) -> Result<OneRunBound> {
+    use rayon::prelude::*;
     check_scores(scores, included)?;
     check_delta(delta)?;
     if sizes.is_empty() {
@@ -516,28 +624,69 @@ pub fn audit_scores(
     }
     let m = scores.len();
     let share = beta / sizes.len() as f64;
-    let mut candidates = Vec::with_capacity(sizes.len());
-    for &(kp, km) in sizes {
-        let g = count_guesses(scores, included, kp, km)?;
-        let eps = epsilon_lower_bound(m, g.guesses, g.correct, delta, share)?;
-        let mu = mu_lower_bound(m, g.guesses, g.correct, share)?;
-        candidates.push(Candidate {
-            guesses: g,
-            epsilon_lower: eps,
-            failure_probability: share,
-            mu_lower: mu,
-        });
-    }
-    let (mut best, mut mu_best) = (0, 0);
-    for (i, c) in candidates.iter().enumerate() {
-        if c.epsilon_lower > candidates[best].epsilon_lower {
-            best = i;
-        }
-        if c.mu_lower > candidates[mu_best].mu_lower {
-            mu_best = i;
-        }
-    }
+    let guesses = sizes
+        .iter()
+        .map(|&(kp, km)| count_guesses(scores, included, kp, km))
+        .collect::<Result<Vec<_>>>()?;
+    // Each candidate's bounds are pure functions of its counts: computed in parallel, in order.
+    let candidates = guesses
+        .into_par_iter()
+        .map(|g| {
+            let (r, v) = (g.guesses, g.correct);
+            Ok(Candidate {
+                guesses: g,
+                epsilon_lower: epsilon_lower_bound(m, r, v, delta, share)?,
+                failure_probability: share,
+                mu_lower: mu_lower_bound(m, r, v, share)?,
+                order_epsilon_lower: order::order_lower_bound(
+                    order::NullFamily::Approximate { delta },
+                    m,
+                    r,
+                    v,
+                    share,
+                )?,
+                order_mu_lower: order::order_lower_bound(
+                    order::NullFamily::Gaussian,
+                    m,
+                    r,
+                    v,
+                    share,
+                )?,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let argmax = |key: fn(&Candidate) -> f64| {
+        (0..candidates.len()).fold(0, |b, i| {
+            if key(&candidates[i]) > key(&candidates[b]) {
+                i
+            } else {
+                b
+            }
+        })
+    };
+    let best = argmax(|c| c.epsilon_lower);
+    let mu_best = argmax(|c| c.mu_lower);
+    let order_best = argmax(|c| c.order_epsilon_lower);
+    let order_mu_best = argmax(|c| c.order_mu_lower);
     let mu_lower = candidates[mu_best].mu_lower;
+    let order_mu_lower = candidates[order_mu_best].order_mu_lower;
+    let (decides, canary_model) = match model {
+        CanaryModel::Independent(why) => (true, format!("independent canaries: {why}")),
+        CanaryModel::Unknown(why) => (
+            false,
+            format!("independence not known ({why}): for reading only, not the verdict"),
+        ),
+    };
+    let order = OrderBound {
+        epsilon_lower: candidates[order_best].order_epsilon_lower,
+        best: order_best,
+        mu_lower: order_mu_lower,
+        mu_best: order_mu_best,
+        gdp_epsilon_lower: gdp_epsilon_lower(order_mu_lower, delta),
+        decides,
+        canary_model,
+        inequality: order::ORDER_INEQUALITY.to_string(),
+    };
     Ok(OneRunBound {
         canaries: m,
         included: included.iter().filter(|&&b| b).count(),
@@ -558,6 +707,7 @@ pub fn audit_scores(
         mu_best,
         gdp_epsilon_lower: gdp_epsilon_lower(mu_lower, delta),
         gdp_inequality: GDP_INEQUALITY.to_string(),
+        order: Some(order),
     })
 }
 
@@ -610,6 +760,30 @@ pub struct TrainerAudit {
     pub bound: OneRunBound,
     /// True iff the lower bound exceeds the claimed ε.
     pub violation: bool,
+}
+
+/// What is known of the built-in trainer's canaries (fixed by its configuration, before any
+/// score is seen). White-box with per-example clipping, the release is a product of per-canary
+/// channels: each gradient canary owns one coordinate that no record's gradient touches, the
+/// noise is independent per coordinate, Poisson sampling is independent per canary and the
+/// batch is divided by its expected size, so the iterates are a bijection (given the data) of
+/// the per-coordinate noisy sums. Black-box, or with the whole batch clipped or the noise
+/// clipped, the canaries share parameters or a norm: nothing is known.
+pub fn canary_model(trainer: &TrainerConfig, threat: ThreatModel) -> CanaryModel {
+    if threat == ThreatModel::BlackBox {
+        CanaryModel::Unknown("black-box input canaries share the model's parameters".into())
+    } else if trainer.batch_clip || trainer.clip_after_noise {
+        CanaryModel::Unknown(
+            "the batch or the noisy gradient is clipped as a whole, which couples the canaries"
+                .into(),
+        )
+    } else {
+        CanaryModel::Independent(
+            "white-box gradient canaries, each on its own coordinate, with independent noise \
+             and sampling per coordinate"
+                .into(),
+        )
+    }
 }
 
 /// Trains the canary trainer once with m canaries each included with probability 1/2, scores
@@ -676,7 +850,14 @@ pub fn audit_trainer(config: &TrainerAuditConfig) -> Result<TrainerAudit> {
     )?;
     // The scorer sees the release and the canary definitions, never `included`.
     let s = scores(&release, &canaries, t, config.threat)?;
-    let bound = audit_scores(&s, &included, claim.delta, beta, &sizes)?;
+    let bound = audit_scores_with(
+        &s,
+        &included,
+        claim.delta,
+        beta,
+        &sizes,
+        &canary_model(t, config.threat),
+    )?;
     let violation = bound.violates(claim.epsilon, claim.mu);
     Ok(TrainerAudit {
         target: crate::mechanisms::canary_trainer::ID,

@@ -18,8 +18,11 @@
 //! canaries, never from the bits: a program that reads the bits into its scores is reported as
 //! leaking them, which is what it does.
 //!
-//! The scores are audited by [`crate::audit::one_run::audit_scores`] (Steinke, Nasr & Jagielski 2023,
-//! Theorem 3.1) against the claim given with `--claim`.
+//! The scores are audited by [`crate::audit::one_run::audit_scores_with`] (Steinke, Nasr &
+//! Jagielski 2023, Theorem 3.1, and the Gaussian-DP bound of Mahloujifar et al.) against the claim
+//! given with `--claim`. With `--independent-canaries` the program's author declares that the
+//! canaries are independent channels, and the tighter order-statistics bound
+//! ([`crate::audit::one_run::order`]) decides instead.
 //!
 //! # Robustness
 //! The program runs in its own process group, which is killed when the time-out passes (it
@@ -36,7 +39,7 @@ use rand::RngExt;
 use serde::Serialize;
 use serde_json::json;
 
-use crate::audit::one_run::{OneRunBound, audit_scores, default_guess_sizes};
+use crate::audit::one_run::{CanaryModel, OneRunBound, audit_scores_with, default_guess_sizes};
 use crate::error::{Error, Result};
 use crate::rng::{Seed, Stream};
 
@@ -76,6 +79,9 @@ pub struct ExecOneRunConfig {
     pub failure_probability: f64,
     /// Guess sizes (`None`: the default ones).
     pub guess_sizes: Option<Vec<(usize, usize)>>,
+    /// The author declares the release a product of per-canary channels: the
+    /// order-statistics bound then decides the verdict (see [`crate::audit::one_run::order`]).
+    pub independent_canaries: bool,
     /// Time-out of the whole training run.
     pub timeout: Duration,
 }
@@ -138,12 +144,26 @@ pub fn audit_exec(config: &ExecOneRunConfig) -> Result<ExecOneRunAudit> {
         .guess_sizes
         .clone()
         .unwrap_or_else(|| default_guess_sizes(m));
-    let bound = audit_scores(
+    let model = if config.independent_canaries {
+        CanaryModel::Independent(
+            "declared by the program's author (--independent-canaries): given the inclusion \
+             bits, each canary's score depends on its own bit and independent noise only"
+                .into(),
+        )
+    } else {
+        CanaryModel::Unknown(
+            "not declared; pass --independent-canaries if your release is a product of \
+             per-canary channels"
+                .into(),
+        )
+    };
+    let bound = audit_scores_with(
         &scores,
         &included,
         config.delta,
         config.failure_probability,
         &sizes,
+        &model,
     )?;
     Ok(ExecOneRunAudit {
         command: config.command.clone(),

@@ -53,6 +53,13 @@ pub struct OneRunArgs {
     /// With --exec: coordinates per record [default: 1].
     #[arg(long, value_name = "D", requires = "exec")]
     pub record_dim: Option<usize>,
+    /// With --exec: declare that your release is a product of per-canary channels (given the
+    /// inclusion bits, each canary's score depends only on its own bit and on noise independent
+    /// of the other canaries', e.g. one private coordinate per canary). The tighter
+    /// order-statistics bound then decides the verdict; it is not valid for programs that
+    /// couple their canaries (shared parameters, a clipped batch).
+    #[arg(long, requires = "exec")]
+    pub independent_canaries: bool,
     /// With --exec: seconds the training run may take [default: 600].
     #[arg(
         long,
@@ -308,11 +315,9 @@ pub(super) fn one_run(args: &OneRunArgs) -> Result<Outcome> {
         "verdict      {}",
         verdict_text(b, audit.claim.epsilon, audit.claim.mu, audit.violation)
     );
-    if let Some(t) = report
-        .accountant
-        .as_ref()
-        .and_then(|a| crate::record::tightness_line(b.epsilon_lower, None, Some(a)))
-    {
+    if let Some(t) = report.accountant.as_ref().and_then(|a| {
+        crate::record::tightness_line(b.epsilon_estimate(audit.claim.mu), None, Some(a))
+    }) {
         let _ = writeln!(out, "tightness    {t}");
     }
     let _ = writeln!(out, "seed         {}", audit.seed);
@@ -327,7 +332,7 @@ fn write_guesses(out: &mut String, b: &crate::audit::one_run::OneRunBound) {
         let _ = writeln!(
             out,
             "guesses      k+ = {:<6} k- = {:<6} r = {:<6} v = {:<6} precision {:.3}  \
-             epsilon >= {:.4}  mu >= {:.4} (beta {:e}){}{}",
+             epsilon >= {:.4}  mu >= {:.4}  order: epsilon >= {:.4} mu >= {:.4} (beta {:e}){}{}",
             g.k_plus,
             g.k_minus,
             g.guesses,
@@ -335,6 +340,8 @@ fn write_guesses(out: &mut String, b: &crate::audit::one_run::OneRunBound) {
             g.precision(),
             c.epsilon_lower,
             c.mu_lower,
+            c.order_epsilon_lower,
+            c.order_mu_lower,
             c.failure_probability,
             if i == b.best { "  <- best epsilon" } else { "" },
             if i == b.mu_best { "  <- best mu" } else { "" }
@@ -361,6 +368,16 @@ fn write_guesses(out: &mut String, b: &crate::audit::one_run::OneRunBound) {
         b.mu_lower, b.gdp_epsilon_lower, b.delta
     );
     let _ = writeln!(out, "inequality   {}", b.gdp_inequality);
+    if let Some(o) = &b.order {
+        let _ = writeln!(
+            out,
+            "order bound  epsilon >= {:.4} at delta = {:e} ((epsilon, delta) null); mu >= {:.4} \
+             (Gaussian-DP null, epsilon {:.4} at delta = {:e}); same split of beta",
+            o.epsilon_lower, b.delta, o.mu_lower, o.gdp_epsilon_lower, b.delta
+        );
+        let _ = writeln!(out, "canaries     {}", o.canary_model);
+        let _ = writeln!(out, "inequality   {}", o.inequality);
+    }
 }
 
 /// The verdict line: against μ for a Gaussian-DP claim, else against ε.
@@ -370,10 +387,7 @@ fn verdict_text(
     mu: Option<f64>,
     violation: bool,
 ) -> String {
-    let (what, lower, claimed) = match mu {
-        Some(mu) => ("mu (Gaussian-DP bound)", b.mu_lower, mu),
-        None => ("epsilon", b.epsilon_lower, epsilon),
-    };
+    let (what, lower, claimed) = b.deciding(epsilon, mu);
     if violation {
         format!(
             "VIOLATION: the lower bound on {what} {lower:.4} exceeds the claimed {}; a target \
@@ -485,6 +499,7 @@ fn one_run_exec(args: &OneRunArgs) -> Result<Outcome> {
         seed: args.seed,
         failure_probability: args.failure_probability,
         guess_sizes,
+        independent_canaries: args.independent_canaries,
         timeout,
     };
     let started = std::time::Instant::now();
@@ -521,7 +536,7 @@ fn one_run_exec(args: &OneRunArgs) -> Result<Outcome> {
     if let Some(t) = report
         .accountant
         .as_ref()
-        .and_then(|a| crate::record::tightness_line(b.epsilon_lower, None, Some(a)))
+        .and_then(|a| crate::record::tightness_line(b.epsilon_estimate(mu), None, Some(a)))
     {
         let _ = writeln!(out, "tightness    {t}");
     }

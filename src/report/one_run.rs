@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use plotters::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use crate::audit::one_run::order::{NullFamily, order_rejects};
 use crate::audit::one_run::{OneRunBound, epsilon_lower_bound, gdp_rejects};
 use crate::error::Result;
 
@@ -130,7 +131,24 @@ pub fn thresholds(r: &OneRunReport) -> Vec<(usize, usize, Option<usize>)> {
         .iter()
         .map(|c| {
             let g = &c.guesses;
+            let order = b.order.as_ref().is_some_and(|o| o.decides);
             let exceeds = |v: usize| match r.claim_mu {
+                Some(mu) if order => order_rejects(
+                    NullFamily::Gaussian,
+                    b.canaries,
+                    g.guesses,
+                    v,
+                    mu,
+                    c.failure_probability,
+                ),
+                None if order => order_rejects(
+                    NullFamily::Approximate { delta: b.delta },
+                    b.canaries,
+                    g.guesses,
+                    v,
+                    r.claim_epsilon,
+                    c.failure_probability,
+                ),
                 Some(mu) => gdp_rejects(b.canaries, g.guesses, v, mu, c.failure_probability)
                     .unwrap_or(false),
                 None => {
@@ -244,6 +262,30 @@ fn guesses_plot(path: &Path, r: &OneRunReport) -> Result<()> {
     })
 }
 
+/// Every bound of the audit in one sentence, naming which one decides.
+pub fn all_bounds(b: &OneRunBound) -> String {
+    let mut out = format!(
+        "Bounds on the same guesses: (ε, δ) bound of Steinke et al. (any mechanism) ε ≥ {} at δ = {}; Gaussian-DP bound \
+         of Mahloujifar et al. (any mechanism) μ ≥ {} (ε = {} on the μ-GDP profile)",
+        num(b.epsilon_lower),
+        num(b.delta),
+        num(b.mu_lower),
+        num(b.gdp_epsilon_lower)
+    );
+    if let Some(o) = &b.order {
+        out.push_str(&format!(
+            "; order-statistics bound ε ≥ {} ((ε, δ) null), μ ≥ {} (ε = {} on the μ-GDP profile), {}.",
+            num(o.epsilon_lower),
+            num(o.mu_lower),
+            num(o.gdp_epsilon_lower),
+            o.canary_model
+        ));
+    } else {
+        out.push('.');
+    }
+    out
+}
+
 fn render(r: &OneRunReport, run_id: &str) -> String {
     let b = &r.bound;
     let mut s = String::new();
@@ -253,64 +295,43 @@ fn render(r: &OneRunReport, run_id: &str) -> String {
         e(&r.target),
         e(run_id)
     );
-    if let Some(mu) = r.claim_mu {
-        let _ = writeln!(
-            s,
-            "<div class=\"verdict {}\" id=\"verdict\"><h2>{}</h2><p>The claim is Gaussian DP (μ = {}), judged by the \
-             Gaussian-DP bound (Mahloujifar, Melis &amp; Chaudhuri 2024): from one training run with {} canaries, μ ≥ <b>{}</b> \
-             with confidence 1 − β = {} (the μ-GDP profile there has ε = {} at δ = {}), {} the claimed μ. A target that keeps its \
-             claim is reported so with probability at most β = {}. The (ε, δ) bound on the same guesses: ε ≥ {}.</p></div>",
-            if r.violation {
-                "violation"
-            } else {
-                "noviolation"
-            },
-            if r.violation {
-                "Violation found"
-            } else {
-                "No violation found"
-            },
-            e(&num(mu)),
-            b.canaries,
-            e(&num(b.mu_lower)),
-            e(&num(1.0 - b.failure_probability)),
-            e(&num(b.gdp_epsilon_lower)),
-            e(&num(b.delta)),
-            if r.violation { "above" } else { "not above" },
-            e(&num(b.failure_probability)),
-            e(&num(b.epsilon_lower))
-        );
-    } else if r.violation {
-        let _ = writeln!(
-            s,
-            "<div class=\"verdict violation\" id=\"verdict\"><h2>Violation found</h2><p>From one training run with {} canaries, \
-             ε ≥ <b>{}</b> at δ = {} with confidence 1 − β = {}, above the claimed ε = <b>{}</b>. A trainer that keeps its claim \
-             is reported so with probability at most β = {}.</p></div>",
-            b.canaries,
-            e(&num(b.epsilon_lower)),
-            e(&num(b.delta)),
-            e(&num(1.0 - b.failure_probability)),
-            e(&num(r.claim_epsilon)),
-            e(&num(b.failure_probability))
-        );
-    } else {
-        let _ = writeln!(
-            s,
-            "<div class=\"verdict noviolation\" id=\"verdict\"><h2>No violation found</h2><p>From one training run with {} canaries, \
-             ε ≥ {} at δ = {} with confidence 1 − β = {}, not above the claimed ε = {}.</p>\
-             <p class=\"caveat\">This does not show the claim holds. One run sees at most about ln(p/(1 − p)) with p = β^(1/m), \
-             and for Gaussian noise the bound stays well below the true ε at a thousand canaries (see docs/one-run.md).</p></div>",
-            b.canaries,
-            e(&num(b.epsilon_lower)),
-            e(&num(b.delta)),
-            e(&num(1.0 - b.failure_probability)),
-            e(&num(r.claim_epsilon))
-        );
-    }
+    let (what, lower, claimed) = b.deciding(r.claim_epsilon, r.claim_mu);
+    let _ = writeln!(
+        s,
+        "<div class=\"verdict {}\" id=\"verdict\"><h2>{}</h2><p>From one training run with {} canaries, the lower \
+         bound on {} is <b>{}</b> with confidence 1 − β = {}, {} the claimed <b>{}</b>. A target that keeps its claim is \
+         reported so with probability at most β = {}.</p>{}<p class=\"small\">{}</p></div>",
+        if r.violation {
+            "violation"
+        } else {
+            "noviolation"
+        },
+        if r.violation {
+            "Violation found"
+        } else {
+            "No violation found"
+        },
+        b.canaries,
+        e(what),
+        e(&num(lower)),
+        e(&num(1.0 - b.failure_probability)),
+        if r.violation { "above" } else { "not above" },
+        e(&num(claimed)),
+        e(&num(b.failure_probability)),
+        if r.violation {
+            String::new()
+        } else {
+            "<p class=\"caveat\">This does not show the claim holds. One run sees at most about ln(p/(1 − p)) with \
+             p = β^(1/m), and a Gaussian mechanism's ε at small δ lives in tails that a few thousand canaries rarely \
+             sample (see docs/one-run.md).</p>"
+                .to_string()
+        },
+        e(&all_bounds(b))
+    );
     if let Some(t) = r
         .accountant
         .as_ref()
-        .and_then(|a| crate::record::tightness_line(b.epsilon_lower, None, Some(a)))
+        .and_then(|a| crate::record::tightness_line(b.epsilon_estimate(r.claim_mu), None, Some(a)))
     {
         let _ = writeln!(
             s,
@@ -333,7 +354,7 @@ fn render(r: &OneRunReport, run_id: &str) -> String {
         b.canaries,
         b.included,
         e(&b.beta_split),
-        e(&b.inequality),
+        e(&b.deciding_inequality(r.claim_mu)),
         r.seed,
         e(&r.tool_version),
         r.schema_version
@@ -341,13 +362,13 @@ fn render(r: &OneRunReport, run_id: &str) -> String {
     let _ = writeln!(
         s,
         "<h2>The guesses</h2><div class=\"scroll\"><table id=\"guesses\"><thead><tr><th>k+ (guessed in)</th><th>k- (guessed out)</th>\
-         <th>guesses r</th><th>correct v</th><th>precision</th><th>needed for ε above the claim</th><th>ε lower bound</th><th>μ lower bound (GDP)</th><th>β share</th></tr></thead><tbody>"
+         <th>guesses r</th><th>correct v</th><th>precision</th><th>needed for ε above the claim</th><th>ε lower bound</th><th>μ lower bound (GDP)</th><th>order-statistics ε</th><th>order-statistics μ</th><th>β share</th></tr></thead><tbody>"
     );
     for (i, (c, (_, _, t))) in b.candidates.iter().zip(thresholds(r)).enumerate() {
         let g = &c.guesses;
         let _ = writeln!(
             s,
-            "<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             if i == b.best { " class=\"best\"" } else { "" },
             g.k_plus,
             g.k_minus,
@@ -357,6 +378,8 @@ fn render(r: &OneRunReport, run_id: &str) -> String {
             t.map_or_else(|| "more than r".to_string(), |t| format!("v ≥ {t}")),
             e(&num(c.epsilon_lower)),
             e(&num(c.mu_lower)),
+            e(&num(c.order_epsilon_lower)),
+            e(&num(c.order_mu_lower)),
             e(&num(c.failure_probability))
         );
     }

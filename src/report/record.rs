@@ -38,9 +38,11 @@ impl ResultRecord {
     fn one_run_record(r: &crate::report::one_run::OneRunReport) -> Self {
         let b = &r.bound;
         let verdict = verdict_of(r.violation);
-        let (divergence, value, allowed, inequality) = match r.claim_mu {
-            Some(mu) => ("μ (Gaussian DP)", b.mu_lower, mu, b.gdp_inequality.clone()),
-            None => ("ε", b.epsilon_lower, r.claim_epsilon, b.inequality.clone()),
+        let (_, value, allowed) = b.deciding(r.claim_epsilon, r.claim_mu);
+        let inequality = b.deciding_inequality(r.claim_mu);
+        let divergence = match r.claim_mu {
+            Some(_) => "μ (Gaussian DP)",
+            None => "ε",
         };
         let claim = match r.claim_mu {
             Some(mu) => format!("gdp:{mu}"),
@@ -51,7 +53,7 @@ impl ResultRecord {
         };
         let eps = EpsilonRecord::new(
             b.delta,
-            b.epsilon_lower,
+            b.epsilon_estimate(r.claim_mu),
             1.0 - b.failure_probability,
             Some(r.claim_epsilon),
         );
