@@ -27,6 +27,10 @@
 //! full-batch claim by μ and is tighter on the same guesses: its ε at δ = 1e-5 averages
 //! 0.85 against the (ε, δ) bound's 0.62 on the correct trainer and 2.19 against 1.56 on the
 //! halved-noise twin, which it catches in 139 of 200 seeds at m = 1000 (16/200 before).
+//!
+//! White-box canaries of this trainer are independent channels, so the order-statistics bound
+//! (Xiang et al. 2025; `src/audit/one_run/order.rs`) decides their verdicts: 200 of 200 on the
+//! halved-noise twin at m = 1000, mean ε̂ 3.94 at m = 10⁴ (see the tests below).
 
 mod util;
 
@@ -234,9 +238,10 @@ fn measure_rates() {
 /// The correct trainer (white-box: every iterate, the strongest auditor here) over 200 seeds at
 /// β = 0.05: a valid bound rejects on at most Bin(200, 0.05) seeds; the test fails above 22,
 /// which a valid bound does with probability ≤ P[Bin(200, 0.05) ≥ 23] = 1.9e-4 (the stated
-/// false-failure rate). The verdict is the Gaussian-DP bound (the claim is μ = 0.5 exactly).
-/// Measured: 0/200 (mean ε̂ 0.62 by the (ε, δ) bound, 0.85 as the Gaussian-DP bound's ε at
-/// δ = 1e-5, against the claimed 1.993). About 1.5 s.
+/// false-failure rate). The verdict is the order-statistics bound against μ = 0.5 (white-box
+/// canaries are independent). Measured: 1/200 (mean ε̂ 0.62 by the (ε, δ) bound, 0.85 as the
+/// Gaussian-DP bound's ε at δ = 1e-5, 1.32 by the order-statistics bound, against the claimed
+/// 1.993; the other two bounds alone: 0/200).
 #[test]
 fn soundness_correct_trainer_white_box_200_seeds() {
     let (hits, _, _) = sweep(1000, ThreatModel::WhiteBox, &[], 0..200, 0.05);
@@ -289,11 +294,12 @@ fn power_noise_scale_0_3_m1000() {
     );
 }
 
-/// The halved-noise twin at m = 1000 with the Gaussian-DP bound (the verdict of the full-batch
-/// claim μ = 0.5; true μ = 1): measured 139/200 detections, where the (ε, δ) bound on the
-/// same guesses caught 16/200. With the per-seed power ≥ 0.637 (Clopper–Pearson 95 % lower
-/// bound from 139/200) the test fails (fewer than 7 of 20) with probability
-/// P[Bin(20, 0.637) < 7] = 2.3e-3: the stated false-failure rate.
+/// The halved-noise twin at m = 1000 (claim μ = 0.5; true μ = 1), white-box: the verdict is
+/// the order-statistics bound, measured 200/200 detections (the Gaussian-DP bound alone
+/// 139/200, the (ε, δ) bound 16/200). Fails below 7 of 20 — the threshold set for the
+/// Gaussian-DP bound's power ≥ 0.637 (Clopper–Pearson 95 % lower bound from 139/200),
+/// false-failure rate P[Bin(20, 0.637) < 7] = 2.3e-3 — for each of the two (the verdict's
+/// power is higher still).
 #[test]
 fn power_halved_noise_gdp_m1000() {
     let s = sweep_on(
@@ -305,9 +311,10 @@ fn power_halved_noise_gdp_m1000() {
         0.05,
     );
     assert!(
-        s.hits >= 7,
-        "{}/20 detections; mean gdp eps {}",
+        s.gdp_hits >= 7 && s.hits >= 7,
+        "{}/20 detections ({} by the Gaussian-DP bound); mean gdp eps {}",
         s.hits,
+        s.gdp_hits,
         s.mean_gdp_eps
     );
 }
@@ -378,7 +385,10 @@ fn order_statistics_bound_m10000_halved_noise_and_correct() {
         flagged.len()
     );
     assert!(mean >= 3.5, "mean epsilon estimate {mean} over 50 seeds");
-    assert!(flagged.len() <= 2, "{flagged:?} of 200 correct trainers flagged");
+    assert!(
+        flagged.len() <= 2,
+        "{flagged:?} of 200 correct trainers flagged"
+    );
 }
 
 /// Neither bound rejects on more than 22 of 200 seeds (see the tests using it).
@@ -665,7 +675,7 @@ fn exec_training_program_correct_and_buggy() {
 /// independent noise: a product of per-canary channels) declares it, and the order-statistics
 /// bound decides. At m = 10⁴ and the default β = 0.001, σ = 1 (μ = 1, ε = 4.38 at δ = 1e-5)
 /// against the claim gdp:0.5 is caught with the order-statistics ε read at δ = 1e-5 above 3.5
-/// (measured 3.9 on seed 0; Mahloujifar et al.'s bound alone gives about 2.0); σ = 2, which keeps
+/// (measured 3.92 on seed 0; Mahloujifar et al.'s bound alone gives 2.45); σ = 2, which keeps
 /// the claim exactly, passes (each run flags it with probability at most β = 0.001: the
 /// false-failure rate). Without the flag the text says the bound is for reading only.
 #[test]
@@ -680,23 +690,45 @@ fn exec_independent_canaries_declared() {
     }
     let run = |sigma: &str, extra: &[&str]| {
         let program = format!("python3 examples/exec/one_run_dirac.py {sigma}");
-        let mut args = vec!["--exec", &program, "--claim", "gdp:0.5", "--canaries", "10000"];
+        let mut args = vec![
+            "--exec",
+            &program,
+            "--claim",
+            "gdp:0.5",
+            "--canaries",
+            "10000",
+        ];
         args.extend_from_slice(extra);
         cli(&args)
     };
     let o = run("1", &["--independent-canaries", "--json"]);
-    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let rec: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON record");
     let est = rec["empirical_epsilon"]["lower_bound"]
         .as_f64()
         .expect("an epsilon estimate");
     assert!(est > 3.5, "estimate {est}: {rec}");
-    let inequality = rec["layers"][0]["bounds"][0]["inequality"].as_str().unwrap_or("");
+    let inequality = rec["layers"][0]["bounds"][0]["inequality"]
+        .as_str()
+        .unwrap_or("");
     assert!(inequality.contains("Xiang"), "{inequality}");
     let o = run("2", &["--independent-canaries"]);
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
     let text = String::from_utf8_lossy(&o.stdout);
-    assert!(text.contains("order-statistics bound, independent canaries"), "{text}");
+    assert!(
+        text.contains("order-statistics bound, independent canaries"),
+        "{text}"
+    );
     let o = run("1", &[]);
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(

@@ -190,9 +190,9 @@ fn cell(m: usize, null: Null, rule: &str, runs: u64, beta: f64, seed: u64) -> Co
         .par_iter()
         .map(|&(r, v)| {
             let steinke = epsilon_lower_bound(m, r, v, delta, share).expect("bound") > eps_true;
-            let order_eps =
-                order_lower_bound(NullFamily::Approximate { delta }, m, r, v, share).expect("bound")
-                    > eps_true;
+            let order_eps = order_lower_bound(NullFamily::Approximate { delta }, m, r, v, share)
+                .expect("bound")
+                > eps_true;
             let (mahl, order_mu) = match mu_true {
                 Some(mu) => (
                     mu_lower_bound(m, r, v, share).expect("bound") > mu,
@@ -237,9 +237,7 @@ fn type_one_tables() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(1000);
     let beta = 0.05;
-    println!(
-        "| m | null | rule | Steinke ε̂ > ε | Mahloujifar μ̂ > μ | order μ̂ > μ | order ε̂ > ε |"
-    );
+    println!("| m | null | rule | Steinke ε̂ > ε | Mahloujifar μ̂ > μ | order μ̂ > μ | order ε̂ > ε |");
     println!("|---|---|---|---|---|---|---|");
     for m in [100usize, 1000, 10_000] {
         let nulls = [
@@ -295,7 +293,11 @@ fn every_estimator_keeps_beta_on_product_nulls() {
             ("order eps", Some(c.order_eps)),
         ] {
             if let Some(x) = x {
-                assert!(x <= 22, "{}: {what} exceeded the truth in {x}/200", null.name());
+                assert!(
+                    x <= 22,
+                    "{}: {what} exceeded the truth in {x}/200",
+                    null.name()
+                );
             }
         }
     }
