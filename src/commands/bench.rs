@@ -165,6 +165,29 @@ pub enum BenchKind {
         #[arg(long)]
         json: bool,
     },
+    /// Certified Gaussian-DP curves: a lower confidence bound on μ (its own event search on 20 %
+    /// of each side, Clopper–Pearson bounds on the rest, at β) for N(0, 1) against N(μ, 1),
+    /// beside μ. Prints text or JSON only; writes no report.
+    Gdp {
+        /// The pairs' μ, comma-separated.
+        #[arg(long, default_value = "0.5,1,2", value_name = "MU,...")]
+        mu: String,
+        /// Releases per side, comma-separated.
+        #[arg(long, default_value = "100000")]
+        samples: String,
+        /// Estimates per μ and size (different seeds).
+        #[arg(allow_hyphen_values = true, long, default_value_t = 20)]
+        repeats: u64,
+        /// β of each estimate.
+        #[arg(allow_hyphen_values = true, long, default_value_t = 0.05)]
+        failure_probability: f64,
+        /// Root seed.
+        #[arg(allow_hyphen_values = true, long, default_value_t = 0)]
+        seed: u64,
+        /// Print the rows as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Every tester on every correct catalogue entry over many seeds: rejection rate beside β.
     /// Prints text or JSON only; writes no report.
     Seeds {
@@ -332,6 +355,35 @@ pub fn run_cli(a: &BenchArgs) -> Result<Outcome> {
                 to_json(&rows)?
             } else {
                 crate::bench::render_epsilon(&rows, *failure_probability)
+            }
+        }
+        BenchKind::Gdp {
+            mu,
+            samples,
+            repeats,
+            failure_probability,
+            seed,
+            json,
+        } => {
+            let mus = mu
+                .split(',')
+                .map(|m| {
+                    m.trim().parse::<f64>().map_err(|_| {
+                        Error::InvalidConfig(format!(
+                            "--mu {mu:?}: {m:?} is not a number; allowed: comma-separated positive numbers, e.g. 0.5,1,2"
+                        ))
+                    })
+                })
+                .collect::<Result<Vec<f64>>>()?;
+            let sizes = parse_sizes(samples)?;
+            super::run::check_beta(*failure_probability)?;
+            check_repeats("--repeats", *repeats)?;
+            let rows =
+                crate::bench::mu_estimates(&mus, &sizes, *repeats, *failure_probability, *seed)?;
+            if *json {
+                to_json(&rows)?
+            } else {
+                crate::bench::render_mu(&rows)
             }
         }
         BenchKind::Speed {

@@ -1568,6 +1568,19 @@ impl HockeyStickTester {
     }
 }
 
+/// What the μ estimate found (see [`HockeyStickTester::estimate_mu_in_memory`]).
+#[derive(Clone, Debug)]
+pub struct MuEvent {
+    /// The event S, its held-out counts and the Clopper–Pearson bounds on A(S) and B(S).
+    pub event: EventBound,
+    /// `true` when S favours the second side.
+    pub reversed: bool,
+    /// The lower confidence bound on μ, when positive.
+    pub lower_bound: Option<f64>,
+    /// The inequality, in words.
+    pub inequality: String,
+}
+
 /// What the ε-estimate stage found (see [`HockeyStickTester::estimate_epsilon`]).
 #[derive(Clone, Debug)]
 pub struct EpsilonEvent {
@@ -1654,6 +1667,119 @@ impl HockeyStickTester {
         if np < 2 || nq < 2 || m_p == 0 || m_q == 0 || !(beta > 0.0 && beta < 1.0) {
             return Ok(None);
         }
+        let objective =
+            |pl: f64, qh: f64| (pl > delta && qh > 0.0).then(|| ((pl - delta) / qh).ln());
+        let Some((reversed, score, t)) =
+            self.search_estimate_event(p, np, q, nq, (m_p, m_q), beta, objective)
+        else {
+            return Ok(None);
+        };
+        let m = bound_event(held, reversed, &score, t, 1.0, beta / 2.0)?;
+        let Some(event) = m.event else {
+            return Ok(None);
+        };
+        let lower_bound = event.epsilon_lower(delta);
+        let (a, b) = if reversed {
+            ("M(D')", "M(D)")
+        } else {
+            ("M(D)", "M(D')")
+        };
+        Ok(Some(EpsilonEvent {
+            inequality: format!(
+                "(ε', δ)-DP implies A(S) ≤ e^ε'·B(S) + δ (A = {a}, B = {b}), so ε' ≥ ln((A(S) − δ)/B(S)); S chosen on the training split to maximize the predicted bound (DP-Sniper style), then one-sided Clopper–Pearson bounds on A(S) and B(S) on the {m_p} + {m_q} held-out releases at β/2 = {:.3e} each (exact binomial; i.i.d. releases)",
+                beta / 2.0
+            ),
+            event,
+            reversed,
+            lower_bound,
+        }))
+    }
+
+    /// A lower confidence bound on μ of any μ-Gaussian-DP guarantee the mechanism has on this
+    /// pair ("certifying the Gaussian curve"), with its event chosen to make the bound large.
+    ///
+    /// # Guarantee
+    /// If the mechanism is μ*-GDP, every event S has A(S) ≤ Φ(Φ⁻¹(B(S)) + μ*), i.e.
+    /// Φ⁻¹(A(S)) − Φ⁻¹(B(S)) ≤ μ* (the trade-off function G_μ* bounds the power of the test
+    /// "reject on S"; Dong, Roth & Su 2022, Def. 2.1 and Eq. (2); in both directions, as G_μ is
+    /// symmetric). S is chosen on the training split (the search of
+    /// [`Self::estimate_epsilon`], ranking thresholds by the predicted Φ⁻¹(A̲) − Φ⁻¹(B̄)); on the
+    /// held-out rows one-sided Clopper–Pearson bounds A̲ ≤ A(S) and B̄ ≥ B(S) at β/2 each hold
+    /// together with probability ≥ 1 − β, and then μ* ≥ Φ⁻¹(A̲) − Φ⁻¹(B̄). Rounded down by
+    /// 1e-9 absolute (Φ⁻¹ is accurate to about 1e-15 relative at these arguments, statrs).
+    /// `lower_bound` is `None` when the bound is not positive.
+    ///
+    /// # Errors
+    /// As [`Self::estimate_epsilon`].
+    pub fn estimate_mu_in_memory(
+        &self,
+        p: &Samples,
+        q: &Samples,
+        beta: f64,
+    ) -> Result<Option<MuEvent>> {
+        use statrs::distribution::{ContinuousCDF, Normal};
+        if p.n() < 4 || q.n() < 4 || p.dim() != q.dim() || !(beta > 0.0 && beta < 1.0) {
+            return Ok(None);
+        }
+        let np = train_rows(p.n(), self.train_fraction);
+        let nq = train_rows(q.n(), self.train_fraction);
+        let held = Tail {
+            p: (p, np),
+            q: (q, nq),
+        };
+        let (m_p, m_q) = (held.rows(false), held.rows(true));
+        if np < 2 || nq < 2 || m_p == 0 || m_q == 0 {
+            return Ok(None);
+        }
+        let inv = |x: f64| Normal::standard().inverse_cdf(x);
+        let gap =
+            |a: f64, b: f64| (a > 0.0 && a < 1.0 && b > 0.0 && b < 1.0).then(|| inv(a) - inv(b));
+        let Some((reversed, score, t)) =
+            self.search_estimate_event(p, np, q, nq, (m_p, m_q), beta, gap)
+        else {
+            return Ok(None);
+        };
+        let m = bound_event(&held, reversed, &score, t, 1.0, beta / 2.0)?;
+        let Some(event) = m.event else {
+            return Ok(None);
+        };
+        let lower_bound = match (event.p_lower, event.q_upper) {
+            (Some(a), Some(b)) => gap(a, b).map(|g| g - 1e-9).filter(|g| *g > 0.0),
+            _ => None,
+        };
+        let (a, b) = if reversed {
+            ("M(D')", "M(D)")
+        } else {
+            ("M(D)", "M(D')")
+        };
+        Ok(Some(MuEvent {
+            inequality: format!(
+                "μ-GDP implies Φ⁻¹(A(S)) − Φ⁻¹(B(S)) ≤ μ for every event S (A = {a}, B = {b}; Dong, Roth & Su 2022); S chosen on the training split to maximize the predicted bound, then one-sided Clopper–Pearson bounds on A(S) and B(S) on the {m_p} + {m_q} held-out releases at β/2 = {:.3e} each (exact binomial; i.i.d. releases)",
+                beta / 2.0
+            ),
+            event,
+            reversed,
+            lower_bound,
+        }))
+    }
+
+    /// The event search of the estimate stages (see [`Self::estimate_epsilon`]): on the
+    /// training rows, every candidate score thresholded at a-ranks growing by 1 %, in both
+    /// directions; each threshold's held-out Clopper–Pearson bounds (A̲, B̄) on `held` =
+    /// (m_p, m_q) rows are predicted from shrunk training frequencies, and the event with the
+    /// largest `objective(A̲, B̄)` is returned as (reversed, score, threshold).
+    #[allow(clippy::too_many_arguments)]
+    fn search_estimate_event(
+        &self,
+        p: &Samples,
+        np: usize,
+        q: &Samples,
+        nq: usize,
+        held: (usize, usize),
+        beta: f64,
+        objective: impl Fn(f64, f64) -> Option<f64>,
+    ) -> Option<(bool, Score, f64)> {
+        let (m_p, m_q) = held;
         let search = Self {
             form: HockeyStickForm::EventSearch,
             ..self.clone()
@@ -1702,10 +1828,9 @@ impl HockeyStickTester {
                     let fb = wilson_upper(c.kb[i], len_b, ESTIMATE_TRAINING_Z);
                     let pl = wilson_lower(fa * m_a, m_a, z);
                     let qh = wilson_upper(fb * m_b, m_b, z);
-                    if pl <= delta || qh <= 0.0 {
+                    let Some(predicted) = objective(pl, qh) else {
                         continue;
-                    }
-                    let predicted = ((pl - delta) / qh).ln();
+                    };
                     if predicted.is_finite() && top.is_none_or(|t| predicted > t.0) {
                         top = Some((predicted, c.ts[i]));
                     }
@@ -1717,28 +1842,7 @@ impl HockeyStickTester {
                 }
             }
         }
-        let Some((_, reversed, score, t)) = best else {
-            return Ok(None);
-        };
-        let m = bound_event(held, reversed, &score, t, 1.0, beta / 2.0)?;
-        let Some(event) = m.event else {
-            return Ok(None);
-        };
-        let lower_bound = event.epsilon_lower(delta);
-        let (a, b) = if reversed {
-            ("M(D')", "M(D)")
-        } else {
-            ("M(D)", "M(D')")
-        };
-        Ok(Some(EpsilonEvent {
-            inequality: format!(
-                "(ε', δ)-DP implies A(S) ≤ e^ε'·B(S) + δ (A = {a}, B = {b}), so ε' ≥ ln((A(S) − δ)/B(S)); S chosen on the training split to maximize the predicted bound (DP-Sniper style), then one-sided Clopper–Pearson bounds on A(S) and B(S) on the {m_p} + {m_q} held-out releases at β/2 = {:.3e} each (exact binomial; i.i.d. releases)",
-                beta / 2.0
-            ),
-            event,
-            reversed,
-            lower_bound,
-        }))
+        best.map(|(_, reversed, score, t)| (reversed, score, t))
     }
 }
 
