@@ -545,6 +545,37 @@ impl OneRunBound {
         }
     }
 
+    /// Whether v correct of r guesses would make the deciding bound ([`Self::deciding`]) exceed
+    /// the claim at the failure probability `share` (for drawing what the claim allows; false
+    /// for an invalid game).
+    pub fn exceeds_claim(
+        &self,
+        r: usize,
+        v: usize,
+        share: f64,
+        epsilon: f64,
+        mu: Option<f64>,
+    ) -> bool {
+        let m = self.canaries;
+        match (self.order.as_ref().filter(|o| o.decides), mu) {
+            (Some(_), Some(mu)) => {
+                order::order_rejects(order::NullFamily::Gaussian, m, r, v, mu, share)
+            }
+            (Some(_), None) => order::order_rejects(
+                order::NullFamily::Approximate { delta: self.delta },
+                m,
+                r,
+                v,
+                epsilon,
+                share,
+            ),
+            (None, Some(mu)) => gdp_rejects(m, r, v, mu, share).unwrap_or(false),
+            (None, None) => {
+                epsilon_lower_bound(m, r, v, self.delta, share).is_ok_and(|e| e > epsilon)
+            }
+        }
+    }
+
     /// The ε at δ reported as the audit's estimate: the order-statistics bound's where it
     /// decides (read through the μ-GDP profile for a Gaussian-DP claim), else the (ε, δ) bound
     /// of Steinke et al., which holds for every mechanism.

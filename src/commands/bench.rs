@@ -170,7 +170,12 @@ pub enum BenchKind {
     /// beside μ. Prints text or JSON only; writes no report.
     Gdp {
         /// The pairs' μ, comma-separated.
-        #[arg(long, default_value = "0.5,1,2", value_name = "MU,...", allow_hyphen_values = true)]
+        #[arg(
+            long,
+            default_value = "0.5,1,2",
+            value_name = "MU,...",
+            allow_hyphen_values = true
+        )]
         mu: String,
         /// Releases per side, comma-separated.
         #[arg(long, default_value = "100000")]

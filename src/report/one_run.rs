@@ -11,8 +11,7 @@ use std::path::{Path, PathBuf};
 use plotters::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::audit::one_run::order::{NullFamily, order_rejects};
-use crate::audit::one_run::{OneRunBound, epsilon_lower_bound, gdp_rejects};
+use crate::audit::one_run::OneRunBound;
 use crate::error::Result;
 
 use super::html::{Figure, e, figures_html, num, page};
@@ -122,39 +121,22 @@ pub(super) fn render_one_run_into(dir: &Path, r: &OneRunReport, id: &str) -> Res
 
 /// For each guess size tried: (guesses r, correct v, the fewest correct guesses at r that would
 /// have been a violation of the claim at that size's share of β, if any ≤ r). The threshold is
-/// found by bisection on v with the bound that judges the claim ([`epsilon_lower_bound`] for an
-/// (ε, δ) claim, the Gaussian-DP test [`gdp_rejects`] at the claimed μ for a Gaussian-DP claim),
-/// each of which grows with v; it is drawn, never used by the verdict.
+/// found by bisection on v with the bound that judges the claim
+/// ([`OneRunBound::exceeds_claim`]), which grows with v; it is drawn, never used by the verdict.
 pub fn thresholds(r: &OneRunReport) -> Vec<(usize, usize, Option<usize>)> {
     let b = &r.bound;
     b.candidates
         .iter()
         .map(|c| {
             let g = &c.guesses;
-            let order = b.order.as_ref().is_some_and(|o| o.decides);
-            let exceeds = |v: usize| match r.claim_mu {
-                Some(mu) if order => order_rejects(
-                    NullFamily::Gaussian,
-                    b.canaries,
+            let exceeds = |v: usize| {
+                b.exceeds_claim(
                     g.guesses,
                     v,
-                    mu,
                     c.failure_probability,
-                ),
-                None if order => order_rejects(
-                    NullFamily::Approximate { delta: b.delta },
-                    b.canaries,
-                    g.guesses,
-                    v,
                     r.claim_epsilon,
-                    c.failure_probability,
-                ),
-                Some(mu) => gdp_rejects(b.canaries, g.guesses, v, mu, c.failure_probability)
-                    .unwrap_or(false),
-                None => {
-                    epsilon_lower_bound(b.canaries, g.guesses, v, b.delta, c.failure_probability)
-                        .is_ok_and(|eps| eps > r.claim_epsilon)
-                }
+                    r.claim_mu,
+                )
             };
             let threshold = if exceeds(g.guesses) {
                 let (mut lo, mut hi) = (0usize, g.guesses);
