@@ -559,6 +559,7 @@ fn measure(
                 estimate_beta,
                 claimed_epsilon: claimed_epsilon_at(claim, delta),
                 accountant: None,
+                mu_lower: None,
             })
     });
     let estimated = match (estimate_at, estimate_beta) {
@@ -577,9 +578,14 @@ fn measure(
             per_bound,
             rule: match estimate_beta {
                 Some(eb) => format!(
-                    "union bound: β = {} = {} for the ε estimate + {} split evenly over {k} bound(s) [{}], {} each",
+                    "union bound: β = {} = {} for the ε estimate{} + {} split evenly over {k} bound(s) [{}], {} each",
                     readable(config.failure_probability),
                     readable(eb),
+                    if matches!(claim, PrivacyClaim::GaussianDp { .. }) {
+                        " (half of it for the μ estimate of the Gaussian-DP claim)"
+                    } else {
+                        ""
+                    },
                     readable(verdict_beta),
                     rule_parts.join("; "),
                     readable(per_bound)
@@ -608,6 +614,23 @@ fn estimate_stage(
     config: &AuditConfig,
 ) -> Result<Option<EmpiricalEpsilon>> {
     let tester = HockeyStickTester::default();
+    // A Gaussian-DP claim on releases in memory also gets its μ certified: half of the
+    // estimate's share of β each (union bound).
+    let (beta, mu_lower) = match (claim, data) {
+        (PrivacyClaim::GaussianDp { .. }, Data::Memory(p, q)) => (
+            beta / 2.0,
+            tester
+                .estimate_mu_in_memory(p, q, beta / 2.0)?
+                .and_then(|m| m.lower_bound),
+        ),
+        (PrivacyClaim::GaussianDp { .. }, Data::Split { train, held }) => (
+            beta / 2.0,
+            tester
+                .estimate_mu(train.0, train.0.n(), train.1, train.1.n(), held, beta / 2.0)?
+                .and_then(|m| m.lower_bound),
+        ),
+        _ => (beta, None),
+    };
     let found = match data {
         Data::Memory(p, q) => tester.estimate_epsilon_in_memory(p, q, delta, beta)?,
         Data::Split { train, held } => tester.estimate_epsilon(
@@ -649,6 +672,7 @@ fn estimate_stage(
         estimate_beta: Some(beta),
         claimed_epsilon: claimed_epsilon_at(claim, delta),
         accountant: None,
+        mu_lower,
     }))
 }
 

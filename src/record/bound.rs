@@ -105,6 +105,10 @@ pub struct EmpiricalEpsilon {
     /// When the claim comes from an accountant: its optimistic and pessimistic ε at `delta`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub accountant: Option<crate::mechanisms::AccountantRange>,
+    /// For a Gaussian-DP claim on releases in memory: the certified lower bound on μ (the μ
+    /// estimate, `HockeyStickTester::estimate_mu_in_memory`, at half the estimate's share of β).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mu_lower: Option<f64>,
 }
 
 impl EmpiricalEpsilon {

@@ -653,6 +653,15 @@ pub fn render_run(r: &AuditReport, run_id: &str, figures: &[Figure]) -> String {
                     emp.claimed_epsilon,
                 )),
             ),
+            (
+                "Gaussian DP, certified",
+                emp.mu_lower.map(|mu| {
+                    format!(
+                        "μ ≥ {} with the same confidence (one event: μ-GDP implies Φ⁻¹(P(S)) − Φ⁻¹(Q(S)) ≤ μ)",
+                        num(mu)
+                    )
+                }),
+            ),
             ("from", emp.source.clone()),
             ("event", emp.event.clone()),
             ("held-out counts", emp.evidence.clone()),

@@ -961,6 +961,14 @@ pub fn validate_run(r: &AuditReport) -> std::result::Result<(), String> {
             (0.0..1.0).contains(&emp.delta),
         )?;
         check_probability("empirical_epsilon.confidence", emp.confidence)?;
+        if let Some(mu) = emp.mu_lower {
+            check(
+                "empirical_epsilon.mu_lower",
+                mu,
+                "a finite number > 0",
+                mu.is_finite() && mu > 0.0,
+            )?;
+        }
     }
     check_wall_time(r.wall_time_seconds)
 }

@@ -271,6 +271,12 @@ pub fn empirical_epsilon_text(e: &crate::audit::EmpiricalEpsilon, conf: &str) ->
     if let Some(t) = e.tightness() {
         let _ = writeln!(s, "             {t}");
     }
+    if let Some(mu) = e.mu_lower {
+        let _ = writeln!(
+            s,
+            "gaussian dp  μ ≥ {mu:.4} (certified from one event: Φ⁻¹(P(S)) − Φ⁻¹(Q(S)) ≤ μ under μ-GDP; same confidence)"
+        );
+    }
     let _ = writeln!(
         s,
         "attack       {}",

@@ -1717,8 +1717,7 @@ impl HockeyStickTester {
         q: &Samples,
         beta: f64,
     ) -> Result<Option<MuEvent>> {
-        use statrs::distribution::{ContinuousCDF, Normal};
-        if p.n() < 4 || q.n() < 4 || p.dim() != q.dim() || !(beta > 0.0 && beta < 1.0) {
+        if p.n() < 4 || q.n() < 4 || p.dim() != q.dim() {
             return Ok(None);
         }
         let np = train_rows(p.n(), self.train_fraction);
@@ -1727,8 +1726,27 @@ impl HockeyStickTester {
             p: (p, np),
             q: (q, nq),
         };
+        self.estimate_mu(p, np, q, nq, &held, beta)
+    }
+
+    /// See [`HockeyStickTester::estimate_mu_in_memory`]; here the training rows are `0..np` of
+    /// `p` and `0..nq` of `q`, and `held` the held-out rows (shards streamed, or the rest in
+    /// memory).
+    ///
+    /// # Errors
+    /// The held-out rows cannot be read (shards).
+    pub fn estimate_mu(
+        &self,
+        p: &Samples,
+        np: usize,
+        q: &Samples,
+        nq: usize,
+        held: &dyn HeldOut,
+        beta: f64,
+    ) -> Result<Option<MuEvent>> {
+        use statrs::distribution::{ContinuousCDF, Normal};
         let (m_p, m_q) = (held.rows(false), held.rows(true));
-        if np < 2 || nq < 2 || m_p == 0 || m_q == 0 {
+        if np < 2 || nq < 2 || m_p == 0 || m_q == 0 || !(beta > 0.0 && beta < 1.0) {
             return Ok(None);
         }
         let inv = |x: f64| Normal::standard().inverse_cdf(x);
@@ -1739,7 +1757,7 @@ impl HockeyStickTester {
         else {
             return Ok(None);
         };
-        let m = bound_event(&held, reversed, &score, t, 1.0, beta / 2.0)?;
+        let m = bound_event(held, reversed, &score, t, 1.0, beta / 2.0)?;
         let Some(event) = m.event else {
             return Ok(None);
         };
