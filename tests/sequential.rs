@@ -46,7 +46,7 @@ fn soundness_sweep(seeds: u64, max_samples: usize) {
             let config = SequentialConfig {
                 seed,
                 max_samples_per_side: max_samples,
-                first_batch: 100,
+                first_batch: dp_audit::audit::sequential::DEFAULT_FIRST_BATCH,
                 failure_probability: beta,
             };
             let r = run(id, claim, &config);
@@ -216,7 +216,7 @@ fn cli_sequential_json_and_exit_codes() {
     assert!(text.contains("2000 per side drawn"), "{text}");
 
     for bad in [
-        vec!["--max-samples", "150"],
+        vec!["--max-samples", "20"],
         vec!["--first-batch", "3"],
         vec!["--samples", "1000"],
         vec!["--tester", "renyi"],

@@ -84,7 +84,7 @@ use crate::rng::{Seed, Side, Stream, chunk_len, sample_parallel};
 use crate::testers::{Divergence, HockeyStickTester, PropertyTester, allowed};
 
 /// Default size of the first (training-only) batch per side.
-pub const DEFAULT_FIRST_BATCH: usize = 100;
+pub const DEFAULT_FIRST_BATCH: usize = 20;
 
 /// Smallest allowed first batch.
 pub const MIN_FIRST_BATCH: usize = 10;

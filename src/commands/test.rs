@@ -72,7 +72,7 @@ pub struct TestArgs {
     /// Most releases per side a sequential test reads [default: all of the smaller side].
     #[arg(allow_hyphen_values = true, value_parser = super::parse_count, long, requires = "sequential", value_name = "N")]
     pub max_samples: Option<usize>,
-    /// Releases per side of a sequential test's first (training-only) batch [default: 100].
+    /// Releases per side of a sequential test's first (training-only) batch [default: 20].
     #[arg(allow_hyphen_values = true, value_parser = super::parse_count, long, requires = "sequential", value_name = "N")]
     pub first_batch: Option<usize>,
     /// With a bdp: claim: the definition tested, 1 (strong BDP; events on (x', output)) or 2
