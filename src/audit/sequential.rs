@@ -999,7 +999,7 @@ mod tests {
                 ..ok.clone()
             },
             SequentialConfig {
-                max_samples_per_side: 150,
+                max_samples_per_side: 2 * DEFAULT_FIRST_BATCH - 1,
                 ..ok.clone()
             },
             SequentialConfig {
