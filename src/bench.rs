@@ -807,6 +807,17 @@ fn true_epsilon(id: &str, delta: f64) -> Result<f64> {
     }
 }
 
+/// (median, smallest) of a non-empty list: the upper median `sorted[len / 2]`, as every bench
+/// table quotes it. (0, 0) for an empty list.
+fn median_min(xs: &[f64]) -> (f64, f64) {
+    let mut sorted = xs.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    match sorted.first() {
+        Some(&min) => (sorted[sorted.len() / 2], min),
+        None => (0.0, 0.0),
+    }
+}
+
 /// `audit bench epsilon`: the ε-estimate stage against the true ε, `repeats` times per case and
 /// size, at the audit's β (`beta`, of which the estimate spends its share).
 pub fn epsilon_estimates(
@@ -843,19 +854,17 @@ pub fn epsilon_estimates(
                 seconds.push(start.elapsed().as_secs_f64());
                 estimates.push(found.and_then(|f| f.lower_bound).unwrap_or(0.0));
             }
-            let mut sorted = estimates.clone();
-            sorted.sort_by(f64::total_cmp);
-            seconds.sort_by(f64::total_cmp);
+            let (median, min) = median_min(&estimates);
             rows.push(EpsilonRow {
                 id: id.to_string(),
                 delta,
                 samples_per_side: n,
                 true_epsilon: truth,
-                median: sorted[sorted.len() / 2],
-                min: sorted[0],
+                median,
+                min,
                 estimates,
                 estimate_beta,
-                median_seconds: seconds[seconds.len() / 2],
+                median_seconds: median_min(&seconds).0,
             });
         }
     }
@@ -965,10 +974,7 @@ pub fn mu_estimates(
                 seconds.push(start.elapsed().as_secs_f64());
                 estimates.push(found.and_then(|f| f.lower_bound).unwrap_or(0.0));
             }
-            let mut sorted = estimates.clone();
-            sorted.sort_by(f64::total_cmp);
-            seconds.sort_by(f64::total_cmp);
-            let (median, min) = (sorted[sorted.len() / 2], sorted[0]);
+            let (median, min) = median_min(&estimates);
             rows.push(MuRow {
                 mu,
                 samples_per_side: n,
@@ -978,7 +984,7 @@ pub fn mu_estimates(
                 median_share: median / mu,
                 min_share: min / mu,
                 beta,
-                median_seconds: seconds[seconds.len() / 2],
+                median_seconds: median_min(&seconds).0,
             });
         }
     }

@@ -488,6 +488,18 @@ fn batch_clip_twin_is_out_of_reach_of_many_canaries() {
 }
 
 /// `audit one-run ARGS`, writing no report unless the arguments name a report directory.
+/// True (with a note on stderr) when python3 cannot be started: the exec tests are skipped.
+fn python3_missing() -> bool {
+    let missing = std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_err();
+    if missing {
+        eprintln!("skipped: python3 is not installed");
+    }
+    missing
+}
+
 fn cli(args: &[&str]) -> std::process::Output {
     let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_audit"));
     c.arg("one-run").args(args);
@@ -628,12 +640,7 @@ fn cli_exit_codes_and_json() {
 /// miss of 2 in 5 at p = 0.99 has probability 1e-3).
 #[test]
 fn exec_training_program_correct_and_buggy() {
-    if std::process::Command::new("python3")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        eprintln!("skipped: python3 is not installed");
+    if python3_missing() {
         return;
     }
     let run = |sigma: &str, seed: u64, claim: &str| {
@@ -680,12 +687,7 @@ fn exec_training_program_correct_and_buggy() {
 /// false-failure rate). Without the flag the text says the bound is for reading only.
 #[test]
 fn exec_independent_canaries_declared() {
-    if std::process::Command::new("python3")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        eprintln!("skipped: python3 is not installed");
+    if python3_missing() {
         return;
     }
     let run = |sigma: &str, extra: &[&str]| {

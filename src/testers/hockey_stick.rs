@@ -1638,16 +1638,10 @@ impl HockeyStickTester {
         delta: f64,
         beta: f64,
     ) -> Result<Option<EpsilonEvent>> {
-        if p.n() < 4 || q.n() < 4 || p.dim() != q.dim() {
+        let Some(held) = self.estimate_split(p, q) else {
             return Ok(None);
-        }
-        let np = train_rows(p.n(), self.train_fraction);
-        let nq = train_rows(q.n(), self.train_fraction);
-        let held = Tail {
-            p: (p, np),
-            q: (q, nq),
         };
-        self.estimate_epsilon(p, np, q, nq, &held, delta, beta)
+        self.estimate_epsilon(p, held.p.1, q, held.q.1, &held, delta, beta)
     }
 
     /// See [`HockeyStickTester::estimate_epsilon_in_memory`]; here the training rows are
@@ -1679,11 +1673,7 @@ impl HockeyStickTester {
             return Ok(None);
         };
         let lower_bound = event.epsilon_lower(delta);
-        let (a, b) = if reversed {
-            ("M(D')", "M(D)")
-        } else {
-            ("M(D)", "M(D')")
-        };
+        let (a, b) = favoured_sides(reversed);
         Ok(Some(EpsilonEvent {
             inequality: format!(
                 "(ε', δ)-DP implies A(S) ≤ e^ε'·B(S) + δ (A = {a}, B = {b}), so ε' ≥ ln((A(S) − δ)/B(S)); S chosen on the training split to maximize the predicted bound (DP-Sniper style), then one-sided Clopper–Pearson bounds on A(S) and B(S) on the {m_p} + {m_q} held-out releases at β/2 = {:.3e} each (exact binomial; i.i.d. releases)",
@@ -1717,16 +1707,10 @@ impl HockeyStickTester {
         q: &Samples,
         beta: f64,
     ) -> Result<Option<MuEvent>> {
-        if p.n() < 4 || q.n() < 4 || p.dim() != q.dim() {
+        let Some(held) = self.estimate_split(p, q) else {
             return Ok(None);
-        }
-        let np = train_rows(p.n(), self.train_fraction);
-        let nq = train_rows(q.n(), self.train_fraction);
-        let held = Tail {
-            p: (p, np),
-            q: (q, nq),
         };
-        self.estimate_mu(p, np, q, nq, &held, beta)
+        self.estimate_mu(p, held.p.1, q, held.q.1, &held, beta)
     }
 
     /// See [`HockeyStickTester::estimate_mu_in_memory`]; here the training rows are `0..np` of
@@ -1765,11 +1749,7 @@ impl HockeyStickTester {
             (Some(a), Some(b)) => gap(a, b).map(|g| g - 1e-9).filter(|g| *g > 0.0),
             _ => None,
         };
-        let (a, b) = if reversed {
-            ("M(D')", "M(D)")
-        } else {
-            ("M(D)", "M(D')")
-        };
+        let (a, b) = favoured_sides(reversed);
         Ok(Some(MuEvent {
             inequality: format!(
                 "μ-GDP implies Φ⁻¹(A(S)) − Φ⁻¹(B(S)) ≤ μ for every event S (A = {a}, B = {b}; Dong, Roth & Su 2022); S chosen on the training split to maximize the predicted bound, then one-sided Clopper–Pearson bounds on A(S) and B(S) on the {m_p} + {m_q} held-out releases at β/2 = {:.3e} each (exact binomial; i.i.d. releases)",
@@ -1779,6 +1759,19 @@ impl HockeyStickTester {
             reversed,
             lower_bound,
         }))
+    }
+
+    /// The estimate stages' split of releases in memory: the first `train_fraction` of each side
+    /// trains, the rest is held out; `None` with fewer than 4 releases on a side or dimensions
+    /// that differ.
+    fn estimate_split<'a>(&self, p: &'a Samples, q: &'a Samples) -> Option<Tail<'a>> {
+        if p.n() < 4 || q.n() < 4 || p.dim() != q.dim() {
+            return None;
+        }
+        Some(Tail {
+            p: (p, train_rows(p.n(), self.train_fraction)),
+            q: (q, train_rows(q.n(), self.train_fraction)),
+        })
     }
 
     /// The event search of the estimate stages (see [`Self::estimate_epsilon`]): on the
@@ -1861,6 +1854,15 @@ impl HockeyStickTester {
             }
         }
         best.map(|(_, reversed, score, t)| (reversed, score, t))
+    }
+}
+
+/// (A, B) of an estimate's event in words: A is the side it favours.
+fn favoured_sides(reversed: bool) -> (&'static str, &'static str) {
+    if reversed {
+        ("M(D')", "M(D)")
+    } else {
+        ("M(D)", "M(D')")
     }
 }
 
