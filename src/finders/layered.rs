@@ -298,7 +298,7 @@ impl RunPlan {
     /// The plan in one line.
     pub fn describe(&self) -> String {
         let mut s = format!(
-            "plan: measured {} per release and {} per program start ({} s probe), {} program(s) at once; search about {} trials of {} releases per side, up to {} at once (~{} s; more when the layers confirm the same pairs), then up to {} confirmation(s) per layer × {} layer(s) of {} releases per side (~{} s, each slot priced on a pair of its own); estimated total ~{} s of the {} s budget",
+            "plan: measured {} per release and {} per program start ({} s probe, the start-up priced with {} program(s) running at once); search about {} trials of {} releases per side, up to {} at once (~{} s; more when the layers confirm the same pairs), then up to {} confirmation(s) per layer × {} layer(s) of {} releases per side (~{} s, each slot priced on a pair of its own); estimated total ~{} s of the {} s budget",
             duration(self.seconds_per_release),
             duration(self.seconds_per_call),
             readable((self.probe_seconds * 10.0).ceil() / 10.0),
