@@ -87,7 +87,8 @@ impl GumbelNoise {
 /// passes). It stays the catalogue's sampler because the seeded figures in `docs/` and `reports/`
 /// were measured with its random stream, and because it takes any finite scale > 0. For exact
 /// noise use [`crate::exact::ExactDiscreteLaplace`]: the same distribution from integer
-/// arithmetic only, about as fast (0.12 s against 0.18 s per 10^6 draws, release build).
+/// arithmetic only, about as fast (release build, per 10^6 draws: 0.10 s at scales 0.5, 3.3 and
+/// 100, against 0.03, 0.12 and 0.24 s here).
 #[derive(Clone, Copy, Debug)]
 pub struct DiscreteLaplaceNoise(Geometric);
 
