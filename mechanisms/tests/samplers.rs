@@ -17,7 +17,7 @@
 //!
 //! # False-failure rate
 //! 11 configurations × 2 tests × α = 2.2e-5 for the whole file (union bound). The rejection
-//! tests below fail only if a biased sampler escapes (probability ≈ 1e-12 each, see Power);
+//! tests below fail only if a biased sampler escapes (probability below 1e-12 each, see Power);
 //! [`oracles_are_right`] is deterministic.
 //!
 //! # Power
