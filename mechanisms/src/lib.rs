@@ -13,6 +13,8 @@
 //! The samplers are textbook floating-point samplers. Mironov (2012) showed that such samplers
 //! can leak through the low bits of their outputs; testers that look at float representations may
 //! legitimately find that. Correct entries are "correct" in the idealized real-number model.
+//! [`exact`] holds samplers that are exact instead: discrete Laplace and discrete Gaussian noise
+//! drawn with integer arithmetic only (Canonne, Kamath & Steinke 2020).
 
 #![warn(missing_docs)]
 
@@ -23,6 +25,7 @@ pub mod catalogue;
 pub mod claim;
 pub mod dataset;
 pub mod error;
+pub mod exact;
 pub mod math;
 pub mod mechanism;
 pub mod noise;

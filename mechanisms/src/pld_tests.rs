@@ -384,6 +384,33 @@ fn helpers() {
     let (a, b) = (log_ndtr(-30.0), ndtr(-30.0).ln());
     assert!((a - b).abs() < 1e-10 * b.abs());
     assert!(log_ndtr(-1e3).is_finite());
+    // Φ and ln Φ against reference values (mpmath 1.3 at 50 digits, ncdf(x) and log(ncdf(x)),
+    // rounded to f64). Φ is good to crate::math::NORMAL_CDF_REL_ERROR relative (statrs' erfc),
+    // so ln Φ to that much absolute where it is ln Φ (x ≥ −30); the asymptotic series below −30
+    // is good to 1e-13 relative.
+    let rel = crate::math::NORMAL_CDF_REL_ERROR;
+    for (x, want) in [(-5.0, 2.866515718791939e-7), (1.5, 0.9331927987311419)] {
+        let got = ndtr(x);
+        assert!(
+            (got / want - 1.0).abs() < rel,
+            "Φ({x}) = {got}, want {want}"
+        );
+    }
+    for (x, want) in [
+        (-10.0, -53.23128515051247f64),
+        (-30.0, -454.3212439563432),
+        (-31.0, -484.85396362717927),
+        (-40.0, -804.6084420137538),
+        (-100.0, -5005.524208694205),
+        (-1000.0, -500007.82669481216),
+    ] {
+        let got = log_ndtr(x);
+        let tolerance = if x >= -30.0 { rel } else { 1e-13 * want.abs() };
+        assert!(
+            (got - want).abs() < tolerance,
+            "ln Φ({x}) = {got}, want {want}"
+        );
+    }
     // Inverse loss round-trips.
     for direction in [Direction::Remove, Direction::Add, Direction::Replace] {
         for q in [0.01, 0.5, 1.0] {

@@ -303,7 +303,7 @@ pub fn gaussian_pair_hockey_stick(m1: f64, s1: f64, m2: f64, s2: f64, epsilon: f
     (p - scaled).clamp(0.0, 1.0)
 }
 
-/// ln of the Bin(n, q) probabilities, k = 0..=n.
+/// The Bin(n, q) probabilities (not their logarithms), k = 0..=n.
 fn binomial_pmf(n: usize, q: f64) -> Vec<f64> {
     let mut pmf = vec![0.0; n + 1];
     pmf[0] = 1.0;

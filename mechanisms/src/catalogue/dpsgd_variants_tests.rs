@@ -443,3 +443,24 @@ fn subsampled_sensitivity_twin_uses_the_optimistic_pld() {
     assert!(lower <= upper && lower > 1e-3, "{lower} {upper}");
     assert_eq!(e.mechanism.output_dim(), 2);
 }
+
+#[test]
+fn binomial_pmf_matches_statrs() {
+    // The exact Bin(n, q) pmf behind `batch_size_deltas`, against statrs' Binomial.
+    use statrs::distribution::{Binomial, Discrete};
+    for (n, q) in [(1usize, 0.5), (3, 0.5), (10, 0.01), (40, 0.3), (200, 0.05)] {
+        let pmf = binomial_pmf(n, q);
+        let reference = Binomial::new(q, n as u64).unwrap();
+        assert!(
+            (pmf.iter().sum::<f64>() - 1.0).abs() < 1e-13,
+            "Bin({n}, {q}) sum"
+        );
+        for (k, &p) in pmf.iter().enumerate() {
+            let want = reference.pmf(k as u64);
+            assert!(
+                (p - want).abs() <= 1e-12 * want + 1e-300,
+                "Bin({n}, {q}) pmf({k}) = {p}, statrs {want}"
+            );
+        }
+    }
+}
