@@ -6,45 +6,69 @@
 //!
 //! ```
 //! use dp_audit::gate::{Gate, assert_claim_holds};
-//! use dp_audit::mechanisms::noise::LaplaceNoise;
+//! use dp_audit::mechanisms::snapping::SnappingLaplace;
 //! use dp_audit::{Dataset, DatasetPair, Mechanism, Neighboring, PrivacyClaim, RecordDomain, Samples};
 //! use dp_audit::mechanisms::{Result, rand::Rng};
 //!
-//! /// My noisy count: |D| + Lap(scale).
+//! /// My noisy count: |D| + Laplace noise of scale 1/ε, by the snapping mechanism (float-safe).
 //! #[derive(Debug)]
-//! struct NoisyCount { epsilon: f64, scale: f64 }
+//! struct NoisyCount { epsilon: f64, noise_epsilon: f64 }
 //!
 //! impl Mechanism for NoisyCount {
 //!     fn id(&self) -> &str { "my-noisy-count" }
-//!     fn claim(&self) -> PrivacyClaim { PrivacyClaim::Pure { epsilon: self.epsilon } }
+//!     fn claim(&self) -> PrivacyClaim {
+//!         // The snapping mechanism's guarantee at ε: ε·(1 + 2^-49·B), rounded up.
+//!         let epsilon = SnappingLaplace::new(self.epsilon, 1024.0).map_or(f64::NAN, |s| s.epsilon());
+//!         PrivacyClaim::Pure { epsilon }
+//!     }
 //!     fn neighboring(&self) -> Neighboring { Neighboring::AddRemove }
 //!     fn domain(&self) -> RecordDomain { RecordDomain::real(0.0, 1.0, 1) }
 //!     fn output_dim(&self) -> usize { 1 }
 //!     fn sample(&self, data: &Dataset, n: usize, rng: &mut dyn Rng) -> Result<Samples> {
-//!         let noise = LaplaceNoise::new(self.scale)?;
+//!         let noise = SnappingLaplace::new(self.noise_epsilon, 1024.0)?;
 //!         let count = data.len() as f64;
-//!         Ok(Samples::from_column((0..n).map(|_| count + noise.sample(rng)).collect()))
+//!         Ok(Samples::from_column((0..n).map(|_| noise.release(count, rng)).collect()))
 //!     }
 //! }
 //!
 //! let d = Dataset::scalars(vec![0.5; 3])?;
 //! let pair = DatasetPair::new(d.clone(), d.with_record(&[1.0])?, Neighboring::AddRemove)?;
 //!
-//! // Correct: scale 1/ε. Passes (false-failure rate ≤ 1e-6).
-//! assert_claim_holds(&NoisyCount { epsilon: 1.0, scale: 1.0 }, &[pair.clone()]);
+//! // Correct: noise for ε. Passes both layers (false-failure rate ≤ 1e-6).
+//! assert_claim_holds(&NoisyCount { epsilon: 1.0, noise_epsilon: 1.0 }, &[pair.clone()]);
 //!
-//! // Someone halves the noise: the non-panicking form reports the violation.
-//! let outcome = Gate::default().check(&NoisyCount { epsilon: 1.0, scale: 0.5 }, &[pair])?;
-//! assert!(outcome.violation_found());
+//! // Someone halves the noise: the non-panicking form reports the violation, and its layer.
+//! let outcome = Gate::default().check(&NoisyCount { epsilon: 1.0, noise_epsilon: 2.0 }, &[pair])?;
+//! assert!(outcome.mechanism_violation());
 //! println!("{}", outcome.explain());
 //! # Ok::<(), dp_audit::Error>(())
 //! ```
 //!
+//! # Two layers: the algorithm and its floating-point code
+//! A mechanism is an algorithm on real numbers run in binary64, and either can break its claim
+//! (see [`crate::record::layers`]). The gate checks both on the same releases, and
+//! [`GateOutcome`] answers each separately:
+//! - the **mechanism layer** sees the output values only (a wrong noise scale, sensitivity or
+//!   budget shows here);
+//! - the **floating-point layer** sees only the representation of the outputs (low mantissa
+//!   bits, f32 exactness, dyadic grid, binade). Noise drawn in floating point and added to the
+//!   exact answer (`statrs`' Laplace, `rand_distr`'s Normal) leaks the answer through which
+//!   doubles can occur (Mironov 2012), and fails here although the algorithm is right. Draw the
+//!   noise on a grid independent of the data instead: [`crate::mechanisms::snapping`] for
+//!   Laplace, or integer noise (discrete Laplace, discrete Gaussian) on an integer-valued query.
+//!   Integer outputs have an exact representation; the layer is skipped for them, and says so.
+//!
+//! [`assert_claim_holds`] fails on either layer. To gate the algorithm alone (a mechanism kept
+//! in the real-valued model on purpose, a prototype whose noise will be replaced), use
+//! `Gate::default().check_layers(Check::Mechanism)` and [`assert_gate_passes`].
+//!
 //! # What a failure means, and how often a correct mechanism fails
-//! The gate runs the confirming audit of [`crate::audit::audit_pair`] on each pair with fresh
-//! samples. With the defaults, the total failure probability β = 1e-6 is split evenly over the
-//! pairs (and inside each audit over its bounds), so **a mechanism that keeps its claim fails
-//! the gate with probability at most 1e-6** over the randomness of the seed. The seed is fixed
+//! The gate runs a confirming audit (as [`crate::audit::audit_pair`] does) on each pair with
+//! fresh samples, in each layer. With the defaults, the total failure probability β = 1e-6 is
+//! split evenly over the pairs and the layers (and inside each audit over its bounds; a layer
+//! skipped for integer outputs leaves its share unused), so **a mechanism that keeps its claim
+//! fails the gate with probability at most 1e-6** over the randomness of the seed, whichever
+//! layer fails. The seed is fixed
 //! ([`Gate::DEFAULT_SEED`]) so a run is deterministic: the same mechanism code gives the same
 //! verdict on every machine and thread count, and a red gate is reproducible.
 //! The guarantee needs the mechanism to honor the contract: all randomness from the generator
@@ -62,10 +86,14 @@
 //! halve the detectable excess (`Gate::default().samples_per_side(800_000)`). The gate never
 //! proves a claim: it only looks on the pairs it is given.
 
-use crate::audit::{AuditConfig, AuditReport, Verdict, audit_pair};
+use crate::audit::{AuditConfig, AuditReport, Phase, Verdict, audit_drawn};
 use crate::error::{Error, Result};
-use crate::mechanisms::{DatasetPair, Mechanism, PrivacyClaim};
+use crate::finders::layered::{FLOAT_COORDS, float_coords, name_events, view};
+use crate::mechanisms::{DatasetPair, Mechanism, PrivacyClaim, Samples};
+use crate::record::layers::integer_valued;
+pub use crate::record::layers::{Check, LayerKind};
 use crate::report::text::render_text;
+use crate::rng::{Seed, Side, chunk_len, sample_parallel};
 use crate::testers::{HockeyStickTester, PropertyTester};
 
 /// A configured gate. See the module docs.
@@ -76,6 +104,7 @@ pub struct Gate {
     failure_probability: f64,
     testers: Vec<Box<dyn PropertyTester>>,
     claim: Option<PrivacyClaim>,
+    check: Check,
 }
 
 impl Default for Gate {
@@ -86,6 +115,7 @@ impl Default for Gate {
             failure_probability: Self::DEFAULT_FAILURE_PROBABILITY,
             testers: vec![Box::new(HockeyStickTester::default())],
             claim: None,
+            check: Check::Both,
         }
     }
 }
@@ -128,6 +158,13 @@ impl Gate {
         self
     }
 
+    /// Which layers are checked (default [`Check::Both`], β split evenly over them):
+    /// `Check::Mechanism` gates the algorithm alone, on its output values, with all of β.
+    pub fn check_layers(mut self, check: Check) -> Self {
+        self.check = check;
+        self
+    }
+
     /// Audits `mechanism` on each pair and returns the outcome; never panics on a violation.
     ///
     /// Errors: no pairs, a pair outside the mechanism's domain or relation, invalid settings, or
@@ -145,8 +182,9 @@ impl Gate {
             )));
         }
         let claim = self.claim.unwrap_or_else(|| mechanism.claim());
-        let per_pair = self.failure_probability / pairs.len() as f64;
-        let mut reports = Vec::with_capacity(pairs.len());
+        let layers = self.check.layers();
+        let per_audit = self.failure_probability / (pairs.len() * layers.len()) as f64;
+        let mut checked = Vec::with_capacity(pairs.len());
         for (i, pair) in pairs.iter().enumerate() {
             let domain = mechanism.domain();
             domain.check(pair.first())?;
@@ -164,73 +202,263 @@ impl Gate {
                 // independent streams.
                 seed: self.seed.wrapping_add(i as u64),
                 samples_per_side: self.samples_per_side,
-                failure_probability: per_pair,
+                failure_probability: per_audit,
             };
-            reports.push(audit_pair(mechanism, &claim, pair, &self.testers, &config)?);
+            config.validate(mechanism.output_dim())?;
+            let claim = claim.validated()?;
+            let seed = Seed(config.seed);
+            let n = config.samples_per_side;
+            // One draw per pair from the confirm streams; every layer views the same releases.
+            let phase = Phase::Confirm(0);
+            let p = sample_parallel(
+                mechanism,
+                pair.first(),
+                n,
+                seed,
+                phase.stream_of(Side::First),
+            )?;
+            let q = sample_parallel(
+                mechanism,
+                pair.second(),
+                n,
+                seed,
+                phase.stream_of(Side::Second),
+            )?;
+            let mut result = GatePair::default();
+            for &kind in &layers {
+                if kind == LayerKind::FloatingPoint && integer_valued(&[&p, &q]) {
+                    result.float_skipped = Some(
+                        "every release is an integer below 2^53 in magnitude, exactly represented: no representation to leak".into(),
+                    );
+                    continue;
+                }
+                // Wide outputs: the floating-point layer keeps the FLOAT_COORDS coordinates
+                // whose representation differs most, chosen on a separate draw (the search
+                // streams of this pair), never on the releases it then tests.
+                let coords = if kind == LayerKind::FloatingPoint && p.dim() > FLOAT_COORDS {
+                    let m = n.clamp(1, 20_000);
+                    let search = Phase::Search(0);
+                    let sp = sample_parallel(
+                        mechanism,
+                        pair.first(),
+                        m,
+                        seed,
+                        search.stream_of(Side::First),
+                    )?;
+                    let sq = sample_parallel(
+                        mechanism,
+                        pair.second(),
+                        m,
+                        seed,
+                        search.stream_of(Side::Second),
+                    )?;
+                    float_coords(&sp, &sq)
+                } else {
+                    None
+                };
+                let report = audit_layer(
+                    mechanism,
+                    &claim,
+                    pair,
+                    (&p, &q),
+                    kind,
+                    coords.as_deref(),
+                    &self.testers,
+                    &config,
+                    phase,
+                )?;
+                match kind {
+                    LayerKind::Mechanism => result.mechanism = Some(report),
+                    LayerKind::FloatingPoint => result.floating_point = Some(report),
+                }
+            }
+            checked.push(result);
         }
         Ok(GateOutcome {
             failure_probability: self.failure_probability,
-            reports,
+            check: self.check,
+            pairs: checked,
         })
     }
 }
 
-/// What a gate found: one audit report per pair.
+/// One layer's confirming audit of releases already drawn.
+#[allow(clippy::too_many_arguments)]
+fn audit_layer(
+    mechanism: &dyn Mechanism,
+    claim: &PrivacyClaim,
+    pair: &DatasetPair,
+    (p, q): (&Samples, &Samples),
+    kind: LayerKind,
+    coords: Option<&[usize]>,
+    testers: &[Box<dyn PropertyTester>],
+    config: &AuditConfig,
+    phase: Phase,
+) -> Result<AuditReport> {
+    let (vp, names, transform) = view(kind, p, coords)?;
+    let (vq, _, _) = view(kind, q, coords)?;
+    let mut r = audit_drawn(
+        mechanism,
+        claim,
+        pair,
+        (&vp, &vq),
+        testers,
+        config,
+        // Layers never share tester randomness (as in a layered run).
+        phase.tester_base() + (kind.index() << 19),
+    )?;
+    name_events(&mut r, &names);
+    r.output_transform = Some(transform);
+    r.release_dim = Some(p.dim());
+    r.mechanism_calls = 2 * config.samples_per_side.div_ceil(chunk_len(mechanism)) as u64;
+    Ok(r)
+}
+
+/// What the gate found on one pair: each layer's audit.
+#[derive(Debug, Default)]
+pub struct GatePair {
+    /// The mechanism layer's audit (the output values); `None` when not checked.
+    pub mechanism: Option<AuditReport>,
+    /// The floating-point layer's audit (the outputs' representation); `None` when not checked
+    /// or skipped.
+    pub floating_point: Option<AuditReport>,
+    /// Why the floating-point layer was skipped (integer outputs), if it was.
+    pub float_skipped: Option<String>,
+}
+
+impl GatePair {
+    /// The audits run, mechanism layer first, each with its layer.
+    pub fn layers(&self) -> Vec<(LayerKind, &AuditReport)> {
+        let mut v = Vec::new();
+        if let Some(r) = &self.mechanism {
+            v.push((LayerKind::Mechanism, r));
+        }
+        if let Some(r) = &self.floating_point {
+            v.push((LayerKind::FloatingPoint, r));
+        }
+        v
+    }
+}
+
+/// What a gate found: per pair, each layer's audit.
 #[derive(Debug)]
 pub struct GateOutcome {
     /// Total β of the gate.
     pub failure_probability: f64,
-    /// One report per pair, in order.
-    pub reports: Vec<AuditReport>,
+    /// The layers checked.
+    pub check: Check,
+    /// One entry per pair, in order.
+    pub pairs: Vec<GatePair>,
 }
 
 impl GateOutcome {
-    /// True when any pair's audit found a violation.
+    /// True when any pair's audit, in any layer, found a violation.
     pub fn violation_found(&self) -> bool {
-        self.reports.iter().any(|r| r.verdict == Verdict::Violation)
+        self.mechanism_violation() || self.float_violation()
     }
 
-    /// A readable account: per pair the verdict, the bounds against what the claim allows, and
-    /// how to reproduce.
+    /// True when the mechanism layer (the algorithm, on the output values) found a violation.
+    pub fn mechanism_violation(&self) -> bool {
+        self.pairs
+            .iter()
+            .filter_map(|p| p.mechanism.as_ref())
+            .any(|r| r.verdict == Verdict::Violation)
+    }
+
+    /// True when the floating-point layer (the outputs' representation) found a violation.
+    pub fn float_violation(&self) -> bool {
+        self.pairs
+            .iter()
+            .filter_map(|p| p.floating_point.as_ref())
+            .any(|r| r.verdict == Verdict::Violation)
+    }
+
+    /// Every audit run, with its pair index and layer.
+    pub fn reports(&self) -> impl Iterator<Item = (usize, LayerKind, &AuditReport)> {
+        self.pairs
+            .iter()
+            .enumerate()
+            .flat_map(|(i, p)| p.layers().into_iter().map(move |(k, r)| (i, k, r)))
+    }
+
+    /// The verdict in one sentence, naming the layer and what to do.
+    pub fn summary(&self) -> String {
+        match (self.mechanism_violation(), self.float_violation()) {
+            (true, _) => "VIOLATION FOUND in the mechanism layer: the output values differ between the datasets more than the claim allows, so the algorithm itself (its noise scale, sensitivity or budget) breaks the claim. Fix the algorithm first".into(),
+            (false, true) => "VIOLATION FOUND in the floating-point layer: the values keep the claim, but the low-order bits or binade of the outputs reveal which dataset was used (noise computed in floating point on top of the exact answer, Mironov 2012). Fix: draw the noise on a grid independent of the data (dp_audit::mechanisms::snapping, or discrete Laplace / Gaussian noise on an integer query); to gate the algorithm alone, use Gate::default().check_layers(Check::Mechanism)".into(),
+            (false, false) => format!(
+                "no violation found ({}): no bound exceeded what the claim allows on the pairs given",
+                match self.check {
+                    Check::Both => "mechanism and floating-point layers",
+                    Check::Mechanism => "mechanism layer only",
+                    Check::Float => "floating-point layer only",
+                }
+            ),
+        }
+    }
+
+    /// A readable account: the verdict naming the layer, then per pair and layer the bounds
+    /// against what the claim allows, and how to reproduce.
     pub fn explain(&self) -> String {
+        let layers = self.check.layers().len();
         let mut s = format!(
-            "dp-audit gate: {} on {} pair(s), β = {} split evenly over the pairs\n",
-            if self.violation_found() {
-                "VIOLATION FOUND"
-            } else {
-                "no violation found"
-            },
-            self.reports.len(),
-            self.failure_probability
+            "dp-audit gate: {}\n{} pair(s) × {} layer(s), β = {} split evenly over them ({} per audit)\n",
+            self.summary(),
+            self.pairs.len(),
+            layers,
+            self.failure_probability,
+            crate::mechanisms::math::readable(
+                self.failure_probability / (self.pairs.len() * layers).max(1) as f64
+            )
         );
-        for (i, r) in self.reports.iter().enumerate() {
-            s += &format!("\n--- pair {i} ---\n{}", render_text(r));
-            s += &format!(
-                "reproduce    the gate is deterministic: seed {} (pair {i}), {} samples per side, β = {} for this pair; rerun the same test",
-                r.seed, r.samples_per_side, r.beta.total
-            );
-            if crate::mechanisms::catalogue::ids().contains(&r.mechanism.id.as_str()) {
+        for (i, p) in self.pairs.iter().enumerate() {
+            for (kind, r) in p.layers() {
                 s += &format!(
-                    ", or (with the same --param values, if any): audit run --mechanism {} --claim {} --seed {} --samples {} --failure-probability {}",
-                    r.mechanism.id, r.mechanism.claim, r.seed, r.samples_per_side, r.beta.total
+                    "\n--- pair {i}, {} layer ---\n{}",
+                    match kind {
+                        LayerKind::Mechanism => "mechanism (the output values)",
+                        LayerKind::FloatingPoint => "floating-point (the outputs' representation)",
+                    },
+                    render_text(r)
                 );
+                s += &format!(
+                    "reproduce    the gate is deterministic: seed {} (pair {i}), {} samples per side, β = {} for this audit; rerun the same test",
+                    r.seed, r.samples_per_side, r.beta.total
+                );
+                if crate::mechanisms::catalogue::ids().contains(&r.mechanism.id.as_str()) {
+                    s += &format!(
+                        ", or (with the same --param values, if any): audit run --mechanism {} --claim {} --seed {} --samples {} --check {}",
+                        r.mechanism.id, r.mechanism.claim, r.seed, r.samples_per_side, self.check
+                    );
+                }
+                s.push('\n');
             }
-            s.push('\n');
+            if let Some(why) = &p.float_skipped {
+                s += &format!("\n--- pair {i}, floating-point layer: skipped: {why}\n");
+            }
         }
         s
     }
 }
 
-/// Panics with [`GateOutcome::explain`] when a violation is found (or the audit cannot run),
-/// using the default [`Gate`]: false-failure rate ≤ 1e-6 for a mechanism keeping its claim.
+/// Panics with [`GateOutcome::explain`] when a violation is found in either layer (or the
+/// audit cannot run), using the default [`Gate`]: false-failure rate ≤ 1e-6 for a mechanism
+/// keeping its claim, over both layers. To gate the algorithm alone, see
+/// [`assert_gate_passes`] with `Gate::default().check_layers(Check::Mechanism)`.
 #[track_caller]
 pub fn assert_claim_holds(mechanism: &dyn Mechanism, pairs: &[DatasetPair]) {
-    match Gate::default().check(mechanism, pairs) {
+    assert_gate_passes(&Gate::default(), mechanism, pairs);
+}
+
+/// [`assert_claim_holds`] with a configured gate (other layers, samples, β or seed).
+#[track_caller]
+pub fn assert_gate_passes(gate: &Gate, mechanism: &dyn Mechanism, pairs: &[DatasetPair]) {
+    match gate.check(mechanism, pairs) {
         Ok(o) if !o.violation_found() => {}
         Ok(o) => panic!(
             "{} does not keep its claim {}:\n{}",
             mechanism.id(),
-            mechanism.claim(),
+            gate.claim.unwrap_or_else(|| mechanism.claim()),
             o.explain()
         ),
         Err(e) => panic!("dp-audit gate could not audit {}: {e}", mechanism.id()),

@@ -31,6 +31,7 @@ pub mod mechanism;
 pub mod noise;
 pub mod pld;
 pub mod samples;
+pub mod snapping;
 
 pub use catalogue::{Entry, Spec, Status};
 pub use claim::PrivacyClaim;

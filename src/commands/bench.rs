@@ -193,6 +193,30 @@ pub enum BenchKind {
         #[arg(long)]
         json: bool,
     },
+    /// The layer census: every correct catalogue entry on its witness, the mechanism and the
+    /// floating-point layer (the gate's two-layer audit, hockey-stick tester), beside what the
+    /// catalogue declares about its floating-point code. Prints the markdown table of
+    /// docs/catalogue.md, or JSON; writes no report.
+    Layers {
+        /// Releases per side per entry.
+        #[arg(allow_hyphen_values = true, long, default_value_t = 1_000_000)]
+        samples: usize,
+        /// β of each entry's audit, split over its two layers.
+        #[arg(allow_hyphen_values = true, long, default_value_t = 0.001)]
+        failure_probability: f64,
+        /// Only these correct catalogue ids (comma-separated); every correct entry otherwise.
+        #[arg(long)]
+        only: Option<String>,
+        /// Seed.
+        #[arg(allow_hyphen_values = true, long, default_value_t = 0)]
+        seed: u64,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        /// No progress bar.
+        #[arg(long, short)]
+        quiet: bool,
+    },
     /// Every tester on every correct catalogue entry over many seeds: rejection rate beside β.
     /// Prints text or JSON only; writes no report.
     Seeds {
@@ -584,6 +608,45 @@ pub fn run_cli(a: &BenchArgs) -> Result<Outcome> {
                 }
             }
             out
+        }
+        BenchKind::Layers {
+            samples,
+            failure_probability,
+            only,
+            seed,
+            json,
+            quiet,
+        } => {
+            super::run::check_beta(*failure_probability)?;
+            let only = only_ids(only)?;
+            if !(20..=100_000_000).contains(samples) {
+                return Err(Error::InvalidConfig(format!(
+                    "--samples {samples}; allowed: 20 to 1e8"
+                )));
+            }
+            let count = catalogue::ids()
+                .into_iter()
+                .filter(|id| only.as_ref().is_none_or(|o| o.iter().any(|x| x == id)))
+                .filter(|id| {
+                    catalogue::build(id, &Params::default())
+                        .map(|e| !e.status.is_buggy())
+                        .unwrap_or(false)
+                })
+                .count();
+            let bar = crate::report::progress::bar(count as u64, *quiet || *json, "bench layers");
+            let rows = crate::bench::layer_census(
+                *samples,
+                *failure_probability,
+                only.as_deref(),
+                *seed,
+                &|| bar.inc(1),
+            )?;
+            bar.finish_and_clear();
+            if *json {
+                to_json(&rows)?
+            } else {
+                crate::bench::render_census(&rows, *samples, *failure_probability, *seed)
+            }
         }
         BenchKind::Seeds {
             seeds: n_seeds,

@@ -29,6 +29,13 @@ pub(super) fn list(as_json: bool) -> Result<Outcome> {
                 "{:w$}  {:7}  {:wc$}  {}",
                 d.id, d.status, d.claim, d.summary
             );
+            if let Some(why) = d.real_valued_only {
+                let _ = writeln!(
+                    s,
+                    "{:w$}  correct in the real-valued model only (its floating-point outputs can leak): {why}",
+                    ""
+                );
+            }
             if !d.params.is_empty() {
                 let p: Vec<String> = d.params.iter().map(ToString::to_string).collect();
                 let _ = writeln!(s, "{:w$}  params: {}", "", p.join(", "));
@@ -58,6 +65,12 @@ pub(super) fn describe(id: &str, as_json: bool) -> Result<Outcome> {
             "status       {} (holds for the {})",
             d.status, d.status_holds_for
         );
+        if let Some(why) = d.real_valued_only {
+            let _ = writeln!(
+                s,
+                "float        correct in the real-valued model only: its floating-point outputs can reveal the data (the floating-point layer of `audit sample` + `audit test` fails it). {why}"
+            );
+        }
         if let Some(bug) = &d.bug {
             let _ = writeln!(s, "bug          {bug}");
         }

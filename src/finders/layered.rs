@@ -357,7 +357,7 @@ impl State {
 }
 
 /// The view of raw releases a layer's testers see, with the names of its features.
-fn view(
+pub(crate) fn view(
     kind: LayerKind,
     raw: &Samples,
     coords: Option<&[usize]>,
@@ -381,7 +381,7 @@ fn view(
 
 /// For wide outputs: the [`FLOAT_COORDS`] coordinates whose float features differ most between
 /// `p` and `q` (largest total variation distance of any one feature; ties to the lower index).
-fn float_coords(p: &Samples, q: &Samples) -> Option<Vec<usize>> {
+pub(crate) fn float_coords(p: &Samples, q: &Samples) -> Option<Vec<usize>> {
     let d = p.dim();
     if d <= FLOAT_COORDS {
         return None;
@@ -411,7 +411,7 @@ fn float_coords(p: &Samples, q: &Samples) -> Option<Vec<usize>> {
 
 /// Rewrites every bound's event description, and the ε estimate's, in words (the features'
 /// names).
-fn name_events(r: &mut AuditReport, names: &[String]) {
+pub(crate) fn name_events(r: &mut AuditReport, names: &[String]) {
     for b in &mut r.bounds {
         if let Some(e) = &mut b.event {
             e.description = in_words(&e.description, names);
