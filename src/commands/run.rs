@@ -10,7 +10,7 @@ use super::{Outcome, ReportArgs};
 use crate::audit::AuditConfig;
 use crate::error::{Error, Result};
 use crate::mechanisms::math::readable;
-use crate::mechanisms::{Neighboring, Params, catalogue};
+use crate::mechanisms::{Neighboring, Params, PrivacyClaim, catalogue};
 use crate::report::output::OutputOptions;
 use crate::run::{RunOptions, SearchOptions, SizesGiven, Target, check_memory};
 use crate::sources::exec::{ExecMechanism, ExecOptions};
@@ -498,6 +498,11 @@ fn run_audit_inner(args: &RunArgs) -> Result<Outcome> {
     let target = build_target(args)?;
     let mut opts = RunOptions::from(args);
     let claim = target.claim;
+    if !opts.output.quiet
+        && let Some(w) = delta_warning(&claim, audited_records(args, &target))
+    {
+        eprintln!("audit: warning: {w}");
+    }
     if args.sequential {
         if args.tester != "hockey-stick" {
             return Err(Error::InvalidConfig(format!(
@@ -550,6 +555,38 @@ fn run_audit_inner(args: &RunArgs) -> Result<Outcome> {
         return crate::run::run_search(&opts, &target, &testers, &skipped, &config);
     }
     crate::run::run_pair(&opts, &target, &testers, skipped, &config)
+}
+
+/// The largest dataset the run audits: the catalogue witness's larger side, or the searched size
+/// plus the differing record.
+fn audited_records(args: &RunArgs, target: &Target) -> usize {
+    match (&target.witness, args.search.dataset_size) {
+        (_, Some(n)) => n + 1,
+        (Some(w), None) => w.first().len().max(w.second().len()),
+        (None, None) => 4,
+    }
+}
+
+/// A warning when the claim's δ is not small against 1/n for the n records audited: a mechanism
+/// that publishes one of its n records at random, in the clear, is (0, 1/n)-DP, so a claim with
+/// δ ≥ 1/(10·n) allows a release that no one would call private, and an audit passing it says
+/// little (seed 002's DP-Auditorium post; Dwork & Roth 2014, §2.3: δ should be much smaller
+/// than 1/n).
+pub(crate) fn delta_warning(claim: &PrivacyClaim, records: usize) -> Option<String> {
+    let delta = match claim {
+        PrivacyClaim::Approximate { delta, .. } => *delta,
+        _ => return None,
+    };
+    let n = records.max(1) as f64;
+    (delta * n >= 0.1).then(|| {
+        format!(
+            "the claim's δ = {} is not small against 1/n = {} for the {} records audited: a mechanism that publishes one of the n records at random, unprotected, is (0, 1/n)-DP and would keep a claim with δ ≥ 1/n; choose δ much smaller than 1/n (e.g. δ ≤ {}) for the datasets the mechanism is used on",
+            readable(delta),
+            readable(1.0 / n),
+            records,
+            readable(0.01 / n)
+        )
+    })
 }
 
 /// The search flags checked against the target (the record range inside the mechanism's, the
@@ -772,5 +809,26 @@ mod dataset_size_tests {
         }
         // D = ∅ is allowed under add-remove (∅ against one record).
         assert_eq!(exec_dataset_sizes(&domain, Neighboring::AddRemove).0, 0);
+    }
+}
+
+#[cfg(test)]
+mod delta_warning_tests {
+    use super::*;
+
+    #[test]
+    fn a_delta_near_one_over_n_is_warned_about_and_a_small_one_is_not() {
+        let approx = |delta| PrivacyClaim::Approximate {
+            epsilon: 1.0,
+            delta,
+        };
+        let w = delta_warning(&approx(0.1), 6).expect("δ = 0.1 with 6 records");
+        assert!(
+            w.contains("δ = 0.1") && w.contains("6 records") && w.contains("(0, 1/n)"),
+            "{w}"
+        );
+        assert!(delta_warning(&approx(1e-5), 6).is_none());
+        assert!(delta_warning(&approx(1e-3), 1000).is_some());
+        assert!(delta_warning(&PrivacyClaim::Pure { epsilon: 1.0 }, 6).is_none());
     }
 }

@@ -84,7 +84,7 @@ fn stream(data: &Dataset, steps: usize) -> Vec<f64> {
 
 /// The nodes (level, index) of the dyadic decomposition of the first `t` steps, one per set bit
 /// of t, high to low.
-fn decomposition(t: usize, depth: u32) -> Vec<(u32, usize)> {
+pub(crate) fn decomposition(t: usize, depth: u32) -> Vec<(u32, usize)> {
     let mut out = Vec::new();
     let mut start = 0;
     for level in (0..=depth).rev() {

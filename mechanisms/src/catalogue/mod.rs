@@ -34,6 +34,7 @@ mod attribution;
 /// Targets of the Bayesian DP audit (`bdp:` claims), outside [`specs`]: see the module docs.
 pub mod bayesian;
 mod buggy;
+mod continual;
 mod correct;
 mod declare;
 mod dpsgd;
@@ -213,6 +214,7 @@ pub fn specs() -> Vec<Spec> {
     all.extend(heatmap::specs());
     all.extend(units::specs());
     all.extend(ftrl::specs());
+    all.extend(continual::specs());
     all.extend(gaps::specs());
     all.extend(median::specs());
     all.extend(rsc_steps::specs());
