@@ -167,7 +167,7 @@ impl Mechanism for PyMechanism {
         self.neighboring
     }
     fn domain(&self) -> RecordDomain {
-        self.domain.clone()
+        self.domain
     }
     fn output_dim(&self) -> usize {
         self.output_dim
@@ -250,6 +250,10 @@ fn dataset(a: &PyReadonlyArray2<'_, f64>, which: &str) -> PyResult<Dataset> {
         .map_err(|e| PyValueError::new_err(format!("{which}: {e}")))
 }
 
+/// Per pair and layer (pair, layer, JSON record); the gate's account; mechanism-layer and
+/// float-layer violations.
+type GateAnswer = (Vec<(usize, String, String)>, String, bool, bool);
+
 /// The gate on a Python callable: per pair and layer, (layer, JSON record, verdict word); the
 /// gate's readable account; whether the mechanism layer and the float layer found a violation.
 #[pyfunction]
@@ -267,7 +271,7 @@ fn gate(
     seed: u64,
     failure_probability: f64,
     check: String,
-) -> PyResult<(Vec<(usize, String, String)>, String, bool, bool)> {
+) -> PyResult<GateAnswer> {
     let claim_v: PrivacyClaim = claim.parse().map_err(|e| {
         PyValueError::new_err(format!(
             "claim {claim:?}: {e}; allowed: pure:EPS, approx:EPS:DELTA, renyi:ALPHA:EPS, zcdp:RHO or gdp:MU"
