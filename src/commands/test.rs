@@ -165,11 +165,73 @@ pub(super) enum Held<'a> {
     Record(&'a plan::Recording),
     /// Not read: every count is the sum of the shards' counts, in the plan's order.
     Replay(&'a plan::Reduced),
+    /// From sides opened by the caller (releases in memory: [`test_given`]).
+    Given(&'a GivenSides),
+}
+
+/// Both sides of a test opened by the caller (e.g. arrays in memory, see
+/// [`crate::sources::shards::memory_sides`]) and the record's reproduce line.
+pub struct GivenSides {
+    /// The shards of side a and side b.
+    pub sides: (
+        crate::sources::shards::ShardSet,
+        crate::sources::shards::ShardSet,
+    ),
+    /// The `audit test` command that gives the same record on the same releases in files.
+    pub reproduce: String,
+}
+
+/// Both renderings of one layered test ([`test_given`]).
+#[derive(Clone, Debug)]
+pub struct TestOutputs {
+    /// What `audit test` prints without `--json`.
+    pub text: String,
+    /// What `audit test --json` prints: the result record.
+    pub json: String,
+    /// The exit code `audit test` would give: 0 no violation found, 1 violation found.
+    pub code: u8,
+}
+
+/// `audit test` on sides opened by the caller: the claim, testers, seed, β and `--check` of
+/// `a` (its files, `--transform`, `--sequential`, the plan steps and the report are not used),
+/// both renderings. The record is the one `audit test … --json` prints on the same releases in
+/// `.bin` files named as the sides' shards, with `given.reproduce` as its reproduce line.
+pub fn test_given(a: &TestArgs, given: &GivenSides) -> Result<TestOutputs> {
+    let claim_text = a
+        .claim
+        .as_deref()
+        .ok_or_else(|| Error::InvalidConfig("a test needs a claim".into()))?;
+    let claim =
+        super::claim_arg::parse_claim_arg(claim_text, crate::mechanisms::Neighboring::AddRemove)?;
+    testers::parse_list(&a.tester)?;
+    super::run::check_beta(a.failure_probability)?;
+    if claim.claim.is_bayesian() {
+        return Err(Error::InvalidConfig(format!(
+            "claim {}: a Bayesian DP claim is tested on (x', w) pairs, not on two sides of releases; allowed here: pure, approx, renyi, zcdp, gdp, dpsgd or ledger claims (use audit test on pair shards)",
+            claim.claim
+        )));
+    }
+    if a.max_train_rows < 4 {
+        return Err(Error::InvalidConfig(format!(
+            "max_train_rows {}; allowed: at least 4",
+            a.max_train_rows
+        )));
+    }
+    let check: crate::record::layers::Check = a.check.as_deref().unwrap_or("both").parse()?;
+    let out = layered_outputs(a, &claim, check, Held::Given(given), true)?;
+    if let Some(e) = out.late {
+        return Err(e);
+    }
+    Ok(TestOutputs {
+        text: out.text,
+        json: out.json.unwrap_or_default(),
+        code: out.code,
+    })
 }
 
 impl Held<'_> {
     fn is_read(&self) -> bool {
-        matches!(self, Held::Read)
+        matches!(self, Held::Read | Held::Given(_))
     }
 
     /// The shards of both sides: opened and checked, or as the plan recorded them.
@@ -183,6 +245,7 @@ impl Held<'_> {
         match self {
             Held::Replay(r) => r.sides(),
             Held::Record(r) => Ok(r.sides.clone()),
+            Held::Given(g) => Ok(g.sides.clone()),
             Held::Read => crate::sources::shards::open_sides(&a.samples_a, &a.samples_b),
         }
     }
@@ -193,6 +256,7 @@ impl Held<'_> {
     fn reproduce(&self) -> String {
         match self {
             Held::Replay(r) => r.reproduce.clone(),
+            Held::Given(g) => g.reproduce.clone(),
             _ => plain_reproduce_line(),
         }
     }
@@ -309,6 +373,36 @@ fn test_layered(
     check: crate::record::layers::Check,
     held: Held<'_>,
 ) -> Result<Outcome> {
+    let out = layered_outputs(a, claim, check, held, a.json)?;
+    let mut stdout = out.json.unwrap_or(out.text);
+    if let Some(index) = &out.index {
+        announce_report(index, a.json, a.report.quiet, &mut stdout);
+    }
+    Ok(Outcome {
+        stdout,
+        code: out.code,
+        late_error: out.late,
+    })
+}
+
+/// What a layered test gives: its text, its JSON record (when asked for), the exit code, a
+/// late error and the page written.
+struct LayeredOutputs {
+    text: String,
+    json: Option<String>,
+    code: u8,
+    late: Option<Error>,
+    index: Option<PathBuf>,
+}
+
+/// [`test_layered`]'s work: both renderings (the record only when `json`).
+fn layered_outputs(
+    a: &TestArgs,
+    claim: &ClaimArg,
+    check: crate::record::layers::Check,
+    held: Held<'_>,
+    json: bool,
+) -> Result<LayeredOutputs> {
     use crate::record::layers::{LayerKind, LayerVerdict};
     use rayon::prelude::*;
     let layers = check.layers();
@@ -400,7 +494,8 @@ fn test_layered(
             None => None,
         }
     };
-    if a.json {
+    let mut record = None;
+    if json {
         #[derive(serde::Serialize)]
         struct Layer<'a> {
             verdict: &'a LayerVerdict,
@@ -428,28 +523,26 @@ fn test_layered(
         };
         let mut rec = crate::record::ResultRecord::from_layered_sample_test(&results, &out);
         rec.reproduce = Some(held.reproduce());
-        stdout = to_json(&rec)?;
-    } else {
-        stdout += "\n===== answers =====\n";
-        stdout += &crate::record::layers::render_text(&verdicts);
-        stdout += &format!(
-            "β            {} split evenly over the {} layer(s) asked for (union bound)\nverdict      {}\n",
-            crate::mechanisms::math::readable(a.failure_probability),
-            verdicts.len(),
-            if code == 1 {
-                "violation found"
-            } else {
-                "no violation found"
-            }
-        );
+        record = Some(to_json(&rec)?);
     }
-    if let Some(index) = &index {
-        announce_report(index, a.json, a.report.quiet, &mut stdout);
-    }
-    Ok(Outcome {
-        stdout,
+    stdout += "\n===== answers =====\n";
+    stdout += &crate::record::layers::render_text(&verdicts);
+    stdout += &format!(
+        "β            {} split evenly over the {} layer(s) asked for (union bound)\nverdict      {}\n",
+        crate::mechanisms::math::readable(a.failure_probability),
+        verdicts.len(),
+        if code == 1 {
+            "violation found"
+        } else {
+            "no violation found"
+        }
+    );
+    Ok(LayeredOutputs {
+        text: stdout,
+        json: record,
         code,
-        late_error: late,
+        late,
+        index,
     })
 }
 
@@ -510,7 +603,7 @@ fn test_view_report(
         );
         let held_out = (set_a.rows - train.0, set_b.rows - train.1);
         let r = match held {
-            Held::Read => {
+            Held::Read | Held::Given(_) => {
                 let held = crate::sources::shards::Streamed {
                     a: set_a,
                     b: set_b,

@@ -169,6 +169,8 @@ pub struct Shard {
     pub provenance: Option<Provenance>,
     /// Where its bytes are read: the file itself, or the copy of a stream ([`Stored`]).
     source: PathBuf,
+    /// Releases held in memory ([`Shard::in_memory`]): read from here, not from `source`.
+    memory: Option<std::sync::Arc<Samples>>,
 }
 
 /// A pipe, FIFO or `<(…)` process substitution given as a shard, read once (streaming, in
@@ -431,13 +433,40 @@ impl Shard {
             rows,
             provenance,
             source: path.to_path_buf(),
+            memory: None,
         }
+    }
+
+    /// Releases already in memory (the Python package's arrays) as a shard named `name`: read
+    /// exactly as a `.bin` shard of the same releases would be (the same chunks, in the same
+    /// order), so a test on them gives the record `audit test` gives on that file. Every value
+    /// must be finite; an error names the first that is not.
+    pub fn in_memory(name: &str, samples: std::sync::Arc<Samples>) -> Result<Shard> {
+        let path = Path::new(name);
+        if samples.n() == 0 {
+            return Err(bad(path, "holds no releases"));
+        }
+        if let Some((row, col, v)) = samples.first_non_finite() {
+            return Err(bad(
+                path,
+                format!("release {row}, coordinate {col} is {v}; releases must be finite"),
+            ));
+        }
+        Ok(Shard {
+            path: path.to_path_buf(),
+            format: Format::Binary,
+            dim: samples.dim(),
+            rows: samples.n(),
+            provenance: None,
+            source: path.to_path_buf(),
+            memory: Some(samples),
+        })
     }
 
     /// Whether the releases are read from the file named (not from the stored copy of a pipe
     /// or FIFO, which exists only while this process runs).
     pub fn is_regular_file(&self) -> bool {
-        self.source == self.path
+        self.memory.is_none() && self.source == self.path
     }
 
     /// [`Shard::open`] of a regular file `source` in `format`, named `path` in errors.
@@ -490,6 +519,7 @@ impl Shard {
             rows,
             provenance,
             source: source.to_path_buf(),
+            memory: None,
         })
     }
 
@@ -602,6 +632,21 @@ impl Shard {
         };
         let end = rows.end.min(self.rows);
         let mut row = rows.start.min(end);
+        if let Some(memory) = &self.memory {
+            while row < end {
+                let n = (end - row).min(CHUNK_ROWS);
+                let chunk = Samples::new(
+                    memory
+                        .values()
+                        .slice(ndarray::s![row..row + n, ..])
+                        .to_owned(),
+                )?;
+                if !emit(chunk, &mut row)? {
+                    return Ok(());
+                }
+            }
+            return Ok(());
+        }
         let mut f = BufReader::with_capacity(1 << 20, open_file(&self.source)?);
         let start = (HEADER_LEN + row * 8 * self.dim) as u64;
         std::io::Seek::seek(&mut f, std::io::SeekFrom::Start(start)).map_err(|e| {
@@ -877,6 +922,25 @@ pub fn open_sides(a: &[PathBuf], b: &[PathBuf]) -> Result<(ShardSet, ShardSet)> 
         }
     }
     Ok((ShardSet::new(sa), ShardSet::new(sb)))
+}
+
+/// Both sides of a test from releases in memory, each one shard named as given (see
+/// [`Shard::in_memory`]): the same dimension on both sides.
+pub fn memory_sides(
+    a: (&str, std::sync::Arc<Samples>),
+    b: (&str, std::sync::Arc<Samples>),
+) -> Result<(ShardSet, ShardSet)> {
+    let (sa, sb) = (Shard::in_memory(a.0, a.1)?, Shard::in_memory(b.0, b.1)?);
+    if sa.dim != sb.dim {
+        return Err(Error::InvalidSamples(format!(
+            "sides of different dimensions: {} has releases of dimension {}, {} of dimension {}; allowed: the same dimension on both sides",
+            sa.path.display(),
+            sa.dim,
+            sb.path.display(),
+            sb.dim
+        )));
+    }
+    Ok((ShardSet::new(vec![sa]), ShardSet::new(vec![sb])))
 }
 
 /// Both sides split for a streamed test: the first `train` rows of each side in memory, the

@@ -1,0 +1,269 @@
+"""dp_audit: black-box auditing of differential-privacy claims, the dp-audit engine in Python.
+
+The same engine and the same records as the ``audit`` CLI (see docs/python.md):
+
+- ``test_samples(a, b, claim)``: ``audit test`` on two arrays of releases; its JSON record is the
+  CLI's, byte for byte, on the same releases written as files (``write_samples``).
+- ``audit_callable(mechanism, claim, d, d_prime)``: a Python ``mechanism(dataset, n, seed)``
+  audited in-process on one neighboring pair, both layers (mechanism and floating point).
+- ``assert_dp(mechanism, claim, pairs)``: the gate for pytest; raises ``AssertionError``.
+"""
+
+from __future__ import annotations
+
+import json as _json
+import math as _math
+from dataclasses import dataclass as _dataclass
+from typing import Any, Callable, Optional, Sequence, Tuple
+
+import numpy as _np
+
+from . import _native
+
+__version__ = _native.__version__
+
+__all__ = [
+    "Record",
+    "GateRecord",
+    "test_samples",
+    "audit_callable",
+    "assert_dp",
+    "write_samples",
+    "DEFAULT_GATE_SEED",
+]
+
+#: The gate's fixed seed (the Rust gate's ``Gate::DEFAULT_SEED``).
+DEFAULT_GATE_SEED = 0x5EED_DA7A
+
+_CHECKS = ("both", "mechanism", "float")
+
+
+def _releases(x: Any, name: str) -> _np.ndarray:
+    """A 2-D C-contiguous float64 array (releases × dimension), without a copy when ``x`` is
+    one already; a 1-D array is a view of shape (n, 1)."""
+    try:
+        a = _np.asarray(x, dtype=_np.float64)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"{name}: cannot be read as a float64 array ({e}); allowed: a numpy array "
+                        "or sequence of numbers, shape (n,) or (n, dim)") from e
+    if a.ndim == 1:
+        a = a.reshape(-1, 1)
+    elif a.ndim != 2:
+        raise ValueError(f"{name}: array of shape {a.shape}; allowed: shape (n,) or (n, dim) "
+                         "(releases × dimension)")
+    if a.shape[0] == 0 or a.shape[1] == 0:
+        raise ValueError(f"{name}: array of shape {a.shape} holds no releases; allowed: n ≥ 1, dim ≥ 1")
+    bad = ~_np.isfinite(a)
+    if bad.any():
+        i, j = _np.argwhere(bad)[0]
+        raise ValueError(f"{name}[{i}, {j}] is {a[i, j]}; releases must be finite")
+    return _np.ascontiguousarray(a)
+
+
+def _check(check: str) -> str:
+    if check not in _CHECKS:
+        raise ValueError(f"check={check!r}; allowed: 'both', 'mechanism' or 'float'")
+    return check
+
+
+def _beta(b: float) -> float:
+    if not isinstance(b, (int, float)) or not (0.0 < float(b) < 1.0):
+        raise ValueError(f"failure_probability={b!r}; allowed: a number with 0 < β < 1")
+    return float(b)
+
+
+def _seed(s: int) -> int:
+    if isinstance(s, bool) or not isinstance(s, (int, _np.integer)) or not (0 <= int(s) < 2**64):
+        raise ValueError(f"seed={s!r}; allowed: an integer in [0, 2^64)")
+    return int(s)
+
+
+@_dataclass(frozen=True)
+class Record:
+    """The result record of a test: the CLI's JSON record and text."""
+
+    _json: str
+    _text: str
+    code: int
+
+    def json(self) -> str:
+        """The record as ``audit test … --json`` prints it (same bytes)."""
+        return self._json
+
+    def text(self) -> str:
+        """The record as ``audit test`` prints it without ``--json``."""
+        return self._text
+
+    def to_dict(self) -> dict:
+        return _json.loads(self._json)
+
+    @property
+    def verdict(self) -> str:
+        """``"violation"`` or ``"no-violation"``."""
+        return self.to_dict()["verdict"]
+
+    @property
+    def violation_found(self) -> bool:
+        return self.code == 1
+
+    @property
+    def reproduce(self) -> Optional[str]:
+        """The ``audit test`` command that gives this record on the releases written as files
+        (``write_samples(a, "a.bin")``, ``write_samples(b, "b.bin")``)."""
+        return self.to_dict().get("reproduce")
+
+    def __str__(self) -> str:
+        return self._text
+
+
+def test_samples(a, b, claim: str, *, seed: int = 0, failure_probability: float = 0.001,
+                 testers: str = "hockey-stick", check: str = "both",
+                 names: Tuple[str, str] = ("a.bin", "b.bin")) -> Record:
+    """``audit test`` on two arrays of releases (shape (n,) or (n, dim)), side a drawn on D and
+    side b on D′: the claim tested in the layers ``check`` names, β = ``failure_probability``.
+
+    The record is the one ``audit test --samples-a A --samples-b B --claim CLAIM --json`` prints
+    on the same releases in files named ``names`` (``write_samples``); its reproduce line is that
+    command."""
+    if not isinstance(claim, str):
+        raise TypeError(f"claim={claim!r}; allowed: a string such as 'pure:1' or 'approx:1:1e-5'")
+    if not isinstance(testers, str):
+        raise TypeError(f"testers={testers!r}; allowed: a comma-separated string or 'all'")
+    if len(names) != 2 or not all(isinstance(n, str) and n for n in names):
+        raise ValueError(f"names={names!r}; allowed: two non-empty file names")
+    aa, bb = _releases(a, "a"), _releases(b, "b")
+    if aa.shape[1] != bb.shape[1]:
+        raise ValueError(f"a has releases of dimension {aa.shape[1]}, b of dimension {bb.shape[1]}; "
+                         "allowed: the same dimension on both sides")
+    js, text, code = _native.test_samples(aa, bb, claim, _seed(seed), _beta(failure_probability),
+                                          testers, _check(check), names[0], names[1])
+    return Record(js, text, code)
+
+
+def write_samples(a, path: str) -> None:
+    """Writes releases (shape (n,) or (n, dim)) as an ``audit test`` shard: ``.bin``, JSON lines
+    (``.jsonl``), ``.gz`` or ``.zst``, by the file name."""
+    _native.write_samples(_releases(a, "a"), str(path))
+
+
+@_dataclass(frozen=True)
+class GateRecord:
+    """What the gate found on a Python mechanism: per pair and layer, the audit's record."""
+
+    records: Tuple[Tuple[int, str, str], ...]
+    explanation: str
+    mechanism_violation: bool
+    float_violation: bool
+    reproduce: str
+    name: str = "mechanism"
+
+    @property
+    def violation_found(self) -> bool:
+        return self.mechanism_violation or self.float_violation
+
+    @property
+    def verdict(self) -> str:
+        return "violation" if self.violation_found else "no-violation"
+
+    def text(self) -> str:
+        """The gate's account: the verdict naming the layer, each audit's bounds, how to
+        reproduce."""
+        return self.explanation + f"reproduce    {self.reproduce}\n"
+
+    def json(self) -> str:
+        """A JSON array, one object per audit: {"pair": i, "layer": …, "record": the audit's
+        result record (as ``audit run --json`` writes a fixed-pair audit)}."""
+        parts = [_json.dumps({"pair": i, "layer": layer, "record": _json.loads(rec)},
+                             ensure_ascii=False, indent=2) for i, layer, rec in self.records]
+        return "[\n" + ",\n".join(parts) + "\n]"
+
+    def __str__(self) -> str:
+        return self.text()
+
+
+def _dataset(x, name: str) -> _np.ndarray:
+    try:
+        a = _np.asarray(x, dtype=_np.float64)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"{name}: cannot be read as a float64 array ({e}); allowed: a list or "
+                        "array of numbers (scalar records) or of equal-length rows") from e
+    if a.ndim == 1:
+        a = a.reshape(-1, 1)
+    if a.ndim != 2:
+        raise ValueError(f"{name}: shape {a.shape}; allowed: (records,) or (records, dim)")
+    if not _np.isfinite(a).all():
+        raise ValueError(f"{name}: holds a non-finite value; records must be finite")
+    return _np.ascontiguousarray(a)
+
+
+def _probe(mechanism: Callable, d: _np.ndarray, name: str) -> int:
+    """The release dimension, from one call with n = 2 (seed 0)."""
+    data = d.reshape(-1) if d.shape[1] == 1 else d
+    try:
+        out = _np.asarray(mechanism(data, 2, 0), dtype=_np.float64)
+    except Exception as e:
+        raise RuntimeError(f"the mechanism {name} raised {type(e).__name__}: {e} when called as "
+                           "mechanism(dataset, 2, 0)") from e
+    if out.ndim == 1 and out.shape[0] == 2:
+        return 1
+    if out.ndim == 2 and out.shape[0] == 2 and out.shape[1] >= 1:
+        return int(out.shape[1])
+    raise ValueError(f"the mechanism {name} returned shape {out.shape} for n = 2; allowed: (n,) "
+                     "or (n, dim), one row per release")
+
+
+def _gate(mechanism, claim, pairs, *, check, seed, samples, failure_probability, neighboring,
+          name) -> GateRecord:
+    if not callable(mechanism):
+        raise TypeError(f"mechanism={mechanism!r}; allowed: a callable mechanism(dataset, n, seed)")
+    if not isinstance(claim, str):
+        raise TypeError(f"claim={claim!r}; allowed: a string such as 'pure:1' or 'approx:1:1e-5'")
+    if isinstance(samples, bool) or not isinstance(samples, (int, _np.integer)) or samples < 100:
+        raise ValueError(f"samples={samples!r}; allowed: an integer ≥ 100 (releases per side)")
+    name = name or getattr(mechanism, "__qualname__", None) or type(mechanism).__name__
+    built = []
+    for i, p in enumerate(pairs):
+        try:
+            d, d2 = p
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"pairs[{i}]={p!r}; allowed: a (d, d_prime) tuple of datasets") from e
+        built.append((_dataset(d, f"pairs[{i}][0]"), _dataset(d2, f"pairs[{i}][1]")))
+    if not built:
+        raise ValueError("pairs is empty; allowed: at least one (d, d_prime) neighboring pair")
+    dim = _probe(mechanism, built[0][0], name)
+    records, explanation, mech, flt = _native.gate(
+        mechanism, name, claim, neighboring, built, dim, int(samples), _seed(seed),
+        _beta(failure_probability), _check(check))
+    reproduce = (f"dp_audit.assert_dp({name}, {claim!r}, pairs, check={check!r}, seed={seed}, "
+                 f"samples={samples}, failure_probability={failure_probability!r}) — deterministic: "
+                 "the same call on the same code gives the same verdict")
+    return GateRecord(tuple(records), explanation, mech, flt, reproduce, name)
+
+
+def audit_callable(mechanism: Callable, claim: str, d, d_prime, *, samples: int = 200_000,
+                   seed: int = 0, failure_probability: float = 0.001, check: str = "both",
+                   neighboring: str = "add-remove", name: Optional[str] = None) -> GateRecord:
+    """Audits ``mechanism(dataset, n, seed) -> array of n releases`` in-process on the pair
+    (d, d_prime): ``samples`` releases per side and layer, both layers by default. Each chunk of
+    releases is one call, with a seed drawn from the engine's seeded generator: the mechanism
+    must take all its randomness from that seed (e.g. ``np.random.default_rng(seed)``)."""
+    return _gate(mechanism, claim, [(d, d_prime)], check=check, seed=seed, samples=samples,
+                 failure_probability=failure_probability, neighboring=neighboring, name=name)
+
+
+def assert_dp(mechanism: Callable, claim: str, pairs: Sequence, *, check: str = "both",
+              seed: int = DEFAULT_GATE_SEED, samples: int = 200_000,
+              failure_probability: float = 1e-6, neighboring: str = "add-remove",
+              name: Optional[str] = None) -> GateRecord:
+    """The gate: raises ``AssertionError`` when a violation of ``claim`` is found on any pair in
+    any layer ``check`` names. A mechanism that keeps its claim fails with probability at most
+    ``failure_probability`` (β split over pairs, layers and bounds); the seed is fixed, so a run
+    is deterministic. ``check="mechanism"`` gates the algorithm alone (the output values),
+    ``check="float"`` the floating-point layer alone."""
+    rec = _gate(mechanism, claim, pairs, check=check, seed=seed, samples=samples,
+                failure_probability=failure_probability, neighboring=neighboring, name=name)
+    if rec.violation_found:
+        layer = ("mechanism layer" if rec.mechanism_violation else "floating-point layer")
+        raise AssertionError(f"{rec.name} does not keep its claim {claim} (violation in the {layer}):\n"
+                             + rec.text())
+    return rec

@@ -1,0 +1,383 @@
+//! `dp_audit._native`: the dp-audit engine for the `dp_audit` Python package.
+//!
+//! The Python layer (`python/dp_audit/__init__.py`) checks and shapes the arguments (numpy
+//! float64 arrays, C-contiguous, 2-D) and builds the `Record` objects; this module calls the same
+//! Rust functions as the `audit` CLI, with the GIL released while the engine works. Every error
+//! comes back as a Python exception (`ValueError` for a bad input, `RuntimeError` otherwise),
+//! never as a panic.
+
+use std::sync::{Arc, Mutex};
+
+use dp_audit::commands::test::{DEFAULT_MAX_TRAIN_ROWS, GivenSides, TestArgs, test_given};
+use dp_audit::gate::Gate;
+use dp_audit::mechanisms::rand::Rng;
+use dp_audit::record::layers::Check;
+use dp_audit::{Dataset, DatasetPair, Mechanism, Neighboring, PrivacyClaim, RecordDomain, Samples};
+use numpy::{PyArray2, PyReadonlyArray2};
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+
+/// A dp-audit error as a Python exception: bad inputs are `ValueError`s.
+fn to_py(e: dp_audit::Error) -> PyErr {
+    use dp_audit::Error as E;
+    match e {
+        E::InvalidConfig(_)
+        | E::InvalidSamples(_)
+        | E::ClaimNotTestable { .. }
+        | E::Mechanism(_) => PyValueError::new_err(e.to_string()),
+        other => PyRuntimeError::new_err(other.to_string()),
+    }
+}
+
+/// `audit test`'s reproduce line for these settings (flags at their defaults left out, as a
+/// user would type it).
+fn test_reproduce(
+    names: (&str, &str),
+    claim: &str,
+    seed: u64,
+    beta: f64,
+    testers: &str,
+    check: &str,
+) -> String {
+    let mut words: Vec<String> = vec![
+        "audit".into(),
+        "test".into(),
+        "--samples-a".into(),
+        names.0.into(),
+        "--samples-b".into(),
+        names.1.into(),
+        "--claim".into(),
+        claim.into(),
+    ];
+    if seed != 0 {
+        words.extend(["--seed".into(), seed.to_string()]);
+    }
+    if beta != dp_audit::AuditConfig::default().failure_probability {
+        words.extend(["--failure-probability".into(), format!("{beta}")]);
+    }
+    if testers != "hockey-stick" {
+        words.extend(["--tester".into(), testers.into()]);
+    }
+    if check != "both" {
+        words.extend(["--check".into(), check.into()]);
+    }
+    shlex::try_join(words.iter().map(String::as_str)).unwrap_or_else(|_| words.join(" "))
+}
+
+/// `audit test` on two arrays (releases × dimension): (JSON record, text, exit code).
+#[pyfunction]
+#[pyo3(signature = (a, b, claim, seed, failure_probability, testers, check, name_a, name_b))]
+#[allow(clippy::too_many_arguments)]
+fn test_samples(
+    py: Python<'_>,
+    a: PyReadonlyArray2<'_, f64>,
+    b: PyReadonlyArray2<'_, f64>,
+    claim: String,
+    seed: u64,
+    failure_probability: f64,
+    testers: String,
+    check: String,
+    name_a: String,
+    name_b: String,
+) -> PyResult<(String, String, u8)> {
+    let (va, vb) = (a.as_array(), b.as_array());
+    let reproduce = test_reproduce(
+        (&name_a, &name_b),
+        &claim,
+        seed,
+        failure_probability,
+        &testers,
+        &check,
+    );
+    let args = TestArgs {
+        samples_a: vec![name_a.clone().into()],
+        samples_b: vec![name_b.clone().into()],
+        stream: false,
+        in_memory: false,
+        max_train_rows: DEFAULT_MAX_TRAIN_ROWS,
+        claim: Some(claim),
+        seed,
+        failure_probability,
+        tester: testers,
+        transform: None,
+        check: Some(check),
+        sequential: false,
+        max_samples: None,
+        first_batch: None,
+        bdp_definition: None,
+        json: true,
+        jobs: None,
+        plan_out: None,
+        plan: None,
+        count_shard: None,
+        reduce: Vec::new(),
+        report: dp_audit::commands::ReportArgs {
+            report_dir: "reports".into(),
+            no_report: true,
+            quiet: true,
+        },
+    };
+    py.detach(|| -> dp_audit::Result<(String, String, u8)> {
+        // One copy per side into the engine's own matrix (the GIL released meanwhile).
+        let sa = Arc::new(Samples::new(va.to_owned())?);
+        let sb = Arc::new(Samples::new(vb.to_owned())?);
+        let sides = dp_audit::sources::shards::memory_sides((&name_a, sa), (&name_b, sb))?;
+        let out = test_given(&args, &GivenSides { sides, reproduce })?;
+        Ok((out.json, out.text, out.code))
+    })
+    .map_err(to_py)
+}
+
+/// A Python callable `mechanism(dataset, n, seed) -> array` as a [`Mechanism`]: each chunk of
+/// releases is one call, with a seed drawn from the engine's generator for that chunk (so an
+/// audit is as deterministic as the callable is in its seed).
+struct PyMechanism {
+    id: String,
+    function: Py<PyAny>,
+    claim: PrivacyClaim,
+    neighboring: Neighboring,
+    domain: RecordDomain,
+    output_dim: usize,
+    /// The first exception the callable raised (re-raised to the caller).
+    raised: Mutex<Option<PyErr>>,
+}
+
+impl std::fmt::Debug for PyMechanism {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "PyMechanism({})", self.id)
+    }
+}
+
+impl PyMechanism {
+    fn fail(&self, e: PyErr, what: String) -> dp_audit::mechanisms::MechanismError {
+        let mut slot = self.raised.lock().unwrap_or_else(|p| p.into_inner());
+        slot.get_or_insert(e);
+        dp_audit::mechanisms::MechanismError::InvalidDataset(what)
+    }
+}
+
+impl Mechanism for PyMechanism {
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn claim(&self) -> PrivacyClaim {
+        self.claim
+    }
+    fn neighboring(&self) -> Neighboring {
+        self.neighboring
+    }
+    fn domain(&self) -> RecordDomain {
+        self.domain
+    }
+    fn output_dim(&self) -> usize {
+        self.output_dim
+    }
+    fn sample(
+        &self,
+        dataset: &Dataset,
+        n: usize,
+        rng: &mut dyn Rng,
+    ) -> dp_audit::mechanisms::Result<Samples> {
+        let seed = rng.next_u64();
+        let values = Python::attach(|py| -> Result<ndarray::Array2<f64>, String> {
+            let data = PyArray2::from_array(py, dataset.records());
+            // Scalar records go in as a 1-D array (what numpy code expects), vectors as n × dim.
+            let data: Bound<'_, PyAny> = if dataset.dim() == 1 {
+                data.call_method1("reshape", (dataset.len(),))
+                    .map_err(|e| self.fail(e, "reshape failed".into()).to_string())?
+            } else {
+                data.into_any()
+            };
+            let out = self
+                .function
+                .call1(py, (data, n, seed))
+                .map_err(|e| {
+                    let msg = format!(
+                        "the mechanism {} raised {} when called with (dataset of {} records, n = {n}, seed = {seed})",
+                        self.id,
+                        e,
+                        dataset.len()
+                    );
+                    self.fail(e, msg.clone());
+                    msg
+                })?;
+            let np = py.import("numpy").map_err(|e| e.to_string())?;
+            let arr = np
+                .call_method1("asarray", (out.bind(py), "float64"))
+                .map_err(|e| {
+                    format!(
+                        "the mechanism {} returned a value numpy cannot read as float64 ({e}); allowed: an array of n = {n} releases, shape ({n},) or ({n}, {})",
+                        self.id, self.output_dim
+                    )
+                })?;
+            let shape: Vec<usize> = arr.getattr("shape").and_then(|s| s.extract()).map_err(|e| e.to_string())?;
+            let dim = self.output_dim;
+            let ok = match shape.as_slice() {
+                [m] => *m == n && dim == 1,
+                [m, d] => *m == n && *d == dim,
+                _ => false,
+            };
+            if !ok {
+                return Err(format!(
+                    "the mechanism {} returned an array of shape {shape:?} for n = {n}; allowed: ({n},){} or ({n}, {dim})",
+                    self.id,
+                    if dim == 1 { "" } else { " [only for 1-D releases]" }
+                ));
+            }
+            let arr = arr
+                .call_method1("reshape", (n, dim))
+                .map_err(|e| e.to_string())?;
+            let view: PyReadonlyArray2<'_, f64> = arr.extract().map_err(|e: PyErr| e.to_string())?;
+            Ok(view.as_array().to_owned())
+        })
+        .map_err(dp_audit::mechanisms::MechanismError::InvalidDataset)?;
+        let samples = Samples::new(values)?;
+        if let Some((i, j, v)) = samples.first_non_finite() {
+            return Err(dp_audit::mechanisms::MechanismError::InvalidDataset(
+                format!(
+                    "the mechanism {} returned {v} at release {i}, coordinate {j} (seed {seed}); releases must be finite",
+                    self.id
+                ),
+            ));
+        }
+        Ok(samples)
+    }
+}
+
+/// A dataset from a 2-D array (records × dimension).
+fn dataset(a: &PyReadonlyArray2<'_, f64>, which: &str) -> PyResult<Dataset> {
+    Dataset::from_array(a.as_array().to_owned())
+        .map_err(|e| PyValueError::new_err(format!("{which}: {e}")))
+}
+
+/// Per pair and layer (pair, layer, JSON record); the gate's account; mechanism-layer and
+/// float-layer violations.
+type GateAnswer = (Vec<(usize, String, String)>, String, bool, bool);
+
+/// The gate on a Python callable: per pair and layer, (layer, JSON record, verdict word); the
+/// gate's readable account; whether the mechanism layer and the float layer found a violation.
+#[pyfunction]
+#[pyo3(signature = (mechanism, name, claim, neighboring, pairs, output_dim, samples, seed, failure_probability, check))]
+#[allow(clippy::too_many_arguments)]
+fn gate(
+    py: Python<'_>,
+    mechanism: Py<PyAny>,
+    name: String,
+    claim: String,
+    neighboring: String,
+    pairs: Vec<(PyReadonlyArray2<'_, f64>, PyReadonlyArray2<'_, f64>)>,
+    output_dim: usize,
+    samples: usize,
+    seed: u64,
+    failure_probability: f64,
+    check: String,
+) -> PyResult<GateAnswer> {
+    let claim_v: PrivacyClaim = claim.parse().map_err(|e| {
+        PyValueError::new_err(format!(
+            "claim {claim:?}: {e}; allowed: pure:EPS, approx:EPS:DELTA, renyi:ALPHA:EPS, zcdp:RHO or gdp:MU"
+        ))
+    })?;
+    let relation: Neighboring = neighboring.parse().map_err(|e| {
+        PyValueError::new_err(format!(
+            "neighboring {neighboring:?}: {e}; allowed: add-remove, replace-one, zero-out"
+        ))
+    })?;
+    let check_v: Check = check.parse().map_err(to_py)?;
+    if samples < 100 {
+        return Err(PyValueError::new_err(format!(
+            "samples = {samples}; allowed: at least 100 releases per side"
+        )));
+    }
+    let mut built = Vec::with_capacity(pairs.len());
+    let (mut lo, mut hi, mut dim, mut most) = (f64::INFINITY, f64::NEG_INFINITY, 0usize, 0usize);
+    for (i, (d, d2)) in pairs.iter().enumerate() {
+        let (d, d2) = (
+            dataset(d, &format!("pair {i}, d"))?,
+            dataset(d2, &format!("pair {i}, d_prime"))?,
+        );
+        for x in [&d, &d2] {
+            for v in x.records() {
+                lo = lo.min(*v);
+                hi = hi.max(*v);
+            }
+            dim = x.dim();
+            most = most.max(x.len());
+        }
+        built.push(
+            DatasetPair::new(d, d2, relation)
+                .map_err(|e| PyValueError::new_err(format!("pair {i}: {e}")))?,
+        );
+    }
+    if !lo.is_finite() {
+        (lo, hi) = (0.0, 1.0);
+    }
+    let mut domain = RecordDomain::real(lo, hi.max(lo), dim.max(1));
+    domain.max_size = domain.max_size.max(most);
+    let m = PyMechanism {
+        id: name,
+        function: mechanism,
+        claim: claim_v,
+        neighboring: relation,
+        domain,
+        output_dim,
+        raised: Mutex::new(None),
+    };
+    let g = Gate::default()
+        .seed(seed)
+        .samples_per_side(samples)
+        .failure_probability(failure_probability)
+        .check_layers(check_v);
+    let result = py.detach(|| -> dp_audit::Result<_> {
+        let outcome = g.check(&m, &built)?;
+        let mut records = Vec::new();
+        for (i, kind, r) in outcome.reports() {
+            let mut r = r.clone();
+            r.wall_time_seconds = None;
+            let rec = dp_audit::record::ResultRecord::from_audit(&r);
+            let json = serde_json::to_string_pretty(&rec)
+                .map_err(|e| dp_audit::Error::InvalidConfig(e.to_string()))?;
+            let layer = match kind {
+                dp_audit::record::layers::LayerKind::Mechanism => "mechanism",
+                dp_audit::record::layers::LayerKind::FloatingPoint => "floating-point",
+            };
+            records.push((i, layer.to_string(), json));
+        }
+        Ok((
+            records,
+            outcome.explain(),
+            outcome.mechanism_violation(),
+            outcome.float_violation(),
+        ))
+    });
+    let raised = m.raised.lock().unwrap_or_else(|p| p.into_inner()).take();
+    match (result, raised) {
+        (Ok(r), _) => Ok(r),
+        (Err(e), Some(original)) => {
+            let err = PyRuntimeError::new_err(format!("dp-audit could not audit {}: {e}", m.id));
+            err.set_cause(py, Some(original));
+            Err(err)
+        }
+        (Err(e), None) => Err(to_py(e)),
+    }
+}
+
+/// Writes a 2-D array as an `audit test` shard (`.bin`, JSON lines, `.gz`, `.zst` by name).
+#[pyfunction]
+fn write_samples(py: Python<'_>, a: PyReadonlyArray2<'_, f64>, path: String) -> PyResult<()> {
+    let v = a.as_array();
+    py.detach(|| -> dp_audit::Result<()> {
+        let s = Samples::new(v.to_owned())?;
+        dp_audit::sources::shards::write(std::path::Path::new(&path), &s, None)
+    })
+    .map_err(to_py)
+}
+
+/// The module.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(test_samples, m)?)?;
+    m.add_function(wrap_pyfunction!(gate, m)?)?;
+    m.add_function(wrap_pyfunction!(write_samples, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}
