@@ -87,9 +87,11 @@ fn bench_seeds_covers_every_correct_entry() {
     // The Bayesian DP entries (bdp-*, listed last) are audited against a data file, not by the
     // worst-case seed sweep.
     let list = audit(&["list"]);
+    // Entry lines start in column 0 (ID STATUS CLAIM SUMMARY); notes under them are indented.
     let correct = stdout(&list)
         .lines()
-        .filter(|l| l.contains(" correct ") && !l.starts_with("bdp-"))
+        .filter(|l| !l.starts_with(' ') && !l.starts_with("bdp-"))
+        .filter(|l| l.split_whitespace().nth(1) == Some("correct"))
         .count();
     assert_eq!(rows.len(), correct);
     for r in rows {

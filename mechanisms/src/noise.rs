@@ -5,7 +5,7 @@
 //! means for floating-point attacks (Mironov 2012). [`crate::exact`] has exact integer-valued
 //! ones. `tests/samplers.rs` checks every sampler here against its exact distribution.
 
-use rand::Rng;
+use rand::{Rng, RngExt};
 use rand_distr::{Distribution, Geometric, Gumbel, Normal};
 use statrs::distribution::Laplace;
 
@@ -108,6 +108,46 @@ impl DiscreteLaplaceNoise {
         let a = self.0.sample(rng) as f64;
         let b = self.0.sample(rng) as f64;
         a - b
+    }
+}
+
+/// The number of failures before the first success of independent Bernoulli(q) trials,
+/// P(K = k) = (1 − q)^k·q for k ≥ 0: how many records Poisson subsampling at rate q skips before
+/// the next one it puts in the batch (DP-SGD's batches, `catalogue/dpsgd.rs`). Drawn by inversion,
+/// K = ⌊ln U / ln(1 − q)⌋ with U uniform on (0, 1], one uniform per record kept rather than one
+/// per record. Tested against its pmf in `tests/samplers.rs`.
+///
+/// Hand-written: `rand_distr::Geometric` draws the same law, but the batch sampler's seeded
+/// stream (and every figure measured with it) is this inversion's.
+#[derive(Clone, Copy, Debug)]
+pub struct GeometricSkips {
+    q: f64,
+    ln_keep: f64,
+}
+
+impl GeometricSkips {
+    /// Errors unless 0 < q ≤ 1.
+    pub fn new(q: f64) -> Result<Self> {
+        if !(q > 0.0 && q <= 1.0) {
+            return Err(MechanismError::Sampling {
+                mechanism: "noise".into(),
+                message: format!("sampling rate q = {q}; allowed: 0 < q ≤ 1"),
+            });
+        }
+        Ok(Self {
+            q,
+            ln_keep: (-q).ln_1p(),
+        })
+    }
+
+    /// One draw, capped at `cap` (a skip past the end of the data is reported as `cap`).
+    pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R, cap: usize) -> usize {
+        if self.q >= 1.0 {
+            return 0;
+        }
+        let u = 1.0 - rng.random::<f64>();
+        let s = (u.ln() / self.ln_keep).floor();
+        if s >= cap as f64 { cap } else { s as usize }
     }
 }
 

@@ -29,7 +29,7 @@
 
 use std::ops::Range;
 
-use rand::{Rng, RngExt};
+use rand::Rng;
 use statrs::function::gamma::ln_gamma;
 
 use super::{Entry, Spec, Status};
@@ -884,22 +884,10 @@ impl Mechanism for DpSgd {
             Some(s) if c.fault != Fault::RescaleBeforeNoise => s.to_vec(),
             _ => vec![1.0; self.groups.len()],
         };
-        let q = c.sampling_rate;
-        let ln_keep = (-q).ln_1p();
         // Records skipped before the next one in the batch: Geometric(q) failures,
-        // P(skip ≥ k) = (1 − q)^k, drawn by inversion from u ∈ (0, 1].
-        let skip = |rng: &mut dyn Rng| -> usize {
-            if q >= 1.0 {
-                return 0;
-            }
-            let u = 1.0 - rng.random::<f64>();
-            let s = (u.ln() / ln_keep).floor();
-            if s >= n_records as f64 {
-                n_records
-            } else {
-                s as usize
-            }
-        };
+        // P(skip ≥ k) = (1 − q)^k, drawn by inversion (noise::GeometricSkips).
+        let skips = crate::noise::GeometricSkips::new(c.sampling_rate)?;
+        let skip = |rng: &mut dyn Rng| -> usize { skips.sample(rng, n_records) };
         let mut theta = vec![0.0; d];
         let mut sum = vec![0.0; d];
         let mut grad = vec![0.0; d];
