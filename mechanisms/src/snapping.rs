@@ -55,8 +55,8 @@ use rand::{Rng, RngExt};
 use crate::error::{MechanismError, Result};
 
 fn bad(message: String) -> MechanismError {
-    MechanismError::Sampling {
-        mechanism: "snapping".into(),
+    MechanismError::InvalidParameter {
+        mechanism: "the snapping mechanism".into(),
         message,
     }
 }

@@ -98,7 +98,7 @@ fn laplace_sum_snapping(params: &mut Params) -> Result<Entry> {
     let snapping = SnappingLaplace::with_sensitivity(epsilon, range, bound).map_err(|e| {
         MechanismError::InvalidParameter {
             mechanism: id.into(),
-            message: e.to_string(),
+            message: parameter_message(e),
         }
     })?;
     let m = scalar(
@@ -151,7 +151,7 @@ fn gaussian_sum_discrete(params: &mut Params) -> Result<Entry> {
     let noise =
         ExactDiscreteGaussian::new(sigma_z).map_err(|e| MechanismError::InvalidParameter {
             mechanism: id.into(),
-            message: e.to_string(),
+            message: parameter_message(e),
         })?;
     // ρ = Δ²/(2σ_ℤ²) for the σ_ℤ used; two roundings, two steps up.
     let claimed = (scale * scale / (2.0 * sigma_z * sigma_z))
@@ -171,4 +171,13 @@ fn gaussian_sum_discrete(params: &mut Params) -> Result<Entry> {
         status: Status::Correct,
         witness,
     })
+}
+
+/// The message of a sampler's parameter error, without the sampler's own prefix (the entry's id
+/// names the parameter's owner).
+fn parameter_message(e: MechanismError) -> String {
+    match e {
+        MechanismError::InvalidParameter { message, .. } => message,
+        other => other.to_string(),
+    }
 }
