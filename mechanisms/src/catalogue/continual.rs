@@ -30,7 +30,7 @@
 use rand::Rng;
 
 use super::declare::vector;
-use super::ftrl::decomposition;
+use super::ftrl::{tree_nodes, tree_prefixes};
 use super::{Entry, Spec, Status};
 use crate::claim::PrivacyClaim;
 use crate::dataset::{Dataset, DatasetPair, Neighboring, RecordDomain};
@@ -96,16 +96,7 @@ fn tree(params: &mut Params) -> Result<Entry> {
         Neighboring::AddRemove,
         RecordDomain::real(0.0, 1.0, 1),
         steps,
-        move |d| {
-            let x = stream(d, steps);
-            (0..=depth)
-                .map(|level| {
-                    x.chunks(1 << level)
-                        .map(|c| c.iter().sum::<i64>())
-                        .collect::<Vec<i64>>()
-                })
-                .collect::<Vec<_>>()
-        },
+        move |d| tree_nodes(&stream(d, steps), depth),
         move |nodes, rng: &mut dyn Rng, out| {
             let noisy: Vec<Vec<i64>> = nodes
                 .iter()
@@ -116,13 +107,7 @@ fn tree(params: &mut Params) -> Result<Entry> {
                         .collect()
                 })
                 .collect();
-            for t in 1..=steps {
-                let c: i64 = decomposition(t, depth)
-                    .iter()
-                    .map(|&(l, j)| noisy[l as usize][j])
-                    .sum();
-                out.push(c as f64);
-            }
+            out.extend(tree_prefixes(&noisy, depth).map(|c| c as f64));
         },
     )
     .with_claim_source(format!(

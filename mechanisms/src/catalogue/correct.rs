@@ -98,14 +98,18 @@ fn laplace_sum(params: &mut Params) -> Result<Entry> {
         |d| d.column(0).iter().sum(),
         move |rng| noise.sample(rng),
     );
-    // Tightest pair: adding a record at the top of the range.
-    let d = Dataset::scalars(vec![0.5 * range; 5])?;
-    let witness = DatasetPair::new(d.clone(), d.with_record(&[range])?, Neighboring::AddRemove)?;
     Ok(Entry {
         mechanism: Box::new(m),
         status: Status::Correct,
-        witness,
+        witness: top_of_range_witness(range)?,
     })
+}
+
+/// The tightest pair of a clamped sum over [0, range]: adding a record at the top of the range
+/// to five records at its middle (`laplace-sum` and its float-safe twin).
+pub(crate) fn top_of_range_witness(range: f64) -> Result<DatasetPair> {
+    let d = Dataset::scalars(vec![0.5 * range; 5])?;
+    DatasetPair::new(d.clone(), d.with_record(&[range])?, Neighboring::AddRemove)
 }
 
 /// Reads the number of categories `k` (default `default`, 2 to 64).
@@ -548,6 +552,16 @@ pub(crate) fn noisy_histogram_mechanism(
     scale: f64,
 ) -> Result<Declared> {
     let noise = LaplaceNoise::new(scale)?;
+    histogram_with_noise(id, epsilon, k, move |rng| noise.sample(rng))
+}
+
+/// Counts of k bins, each plus an independent draw of `noise`, claimed pure ε under add/remove.
+pub(crate) fn histogram_with_noise(
+    id: &'static str,
+    epsilon: f64,
+    k: usize,
+    noise: impl Fn(&mut dyn Rng) -> f64 + Send + Sync + 'static,
+) -> Result<Declared> {
     Ok(vector(
         id,
         PrivacyClaim::pure(epsilon)?,
@@ -555,7 +569,7 @@ pub(crate) fn noisy_histogram_mechanism(
         RecordDomain::integer(0, k as i64 - 1, 1),
         k,
         move |data: &Dataset| category_counts(data, k),
-        move |counts, rng, out| out.extend(counts.iter().map(|c| c + noise.sample(rng))),
+        move |counts, rng, out| out.extend(counts.iter().map(|c| c + noise(&mut *rng))),
     ))
 }
 

@@ -3,8 +3,10 @@
 //! claim only in the real-valued model, see [`super::float_model`]) each is a lesson in itself:
 //! both pass dp-audit's mechanism layer, only this one passes the floating-point layer.
 
-use super::correct::{categories_param, category_counts, epsilon_param, histogram_witness};
-use super::declare::{scalar, vector};
+use super::correct::{
+    categories_param, epsilon_param, histogram_with_noise, histogram_witness, top_of_range_witness,
+};
+use super::declare::scalar;
 use super::{Entry, Spec, Status};
 use crate::claim::PrivacyClaim;
 use crate::dataset::{Dataset, DatasetPair, Neighboring, RecordDomain};
@@ -57,15 +59,7 @@ fn noisy_histogram_geometric(params: &mut Params) -> Result<Entry> {
     let epsilon = epsilon_param(params, id)?;
     let k = categories_param(params, id, 4.0)?;
     let noise = DiscreteLaplaceNoise::new(1.0 / epsilon)?;
-    let m = vector(
-        id,
-        PrivacyClaim::pure(epsilon)?,
-        Neighboring::AddRemove,
-        RecordDomain::integer(0, k as i64 - 1, 1),
-        k,
-        move |data: &Dataset| category_counts(data, k),
-        move |counts, rng, out| out.extend(counts.iter().map(|c| c + noise.sample(rng))),
-    );
+    let m = histogram_with_noise(id, epsilon, k, move |rng| noise.sample(rng))?;
     Ok(Entry {
         mechanism: Box::new(m),
         status: Status::Correct,
@@ -108,13 +102,10 @@ fn laplace_sum_snapping(params: &mut Params) -> Result<Entry> {
         |d| d.column(0).iter().sum::<f64>(),
         move |s, rng| snapping.release(*s, rng),
     );
-    // Tightest pair, as for laplace-sum: adding a record at the top of the range.
-    let d = Dataset::scalars(vec![0.5 * range; 5])?;
-    let witness = DatasetPair::new(d.clone(), d.with_record(&[range])?, Neighboring::AddRemove)?;
     Ok(Entry {
         mechanism: Box::new(m),
         status: Status::Correct,
-        witness,
+        witness: top_of_range_witness(range)?,
     })
 }
 
@@ -139,13 +130,7 @@ fn laplace_sum_snapping(params: &mut Params) -> Result<Entry> {
 fn gaussian_sum_discrete(params: &mut Params) -> Result<Entry> {
     let id = "gaussian-sum-discrete";
     let rho = params.take_in(id, "rho", 0.5, 1e-4, 100.0)?;
-    let k = params.take_in(id, "grid_bits", 6.0, 0.0, 20.0)?;
-    if k.fract() != 0.0 {
-        return Err(MechanismError::InvalidParameter {
-            mechanism: id.into(),
-            message: format!("grid_bits = {k}; allowed: an integer from 0 to 20"),
-        });
-    }
+    let k = params.take_integer_in(id, "grid_bits", 6.0, 0.0, 20.0)?;
     let scale = 2f64.powi(k as i32);
     let sigma_z = scale / (2.0 * rho).sqrt();
     let noise =

@@ -97,6 +97,32 @@ pub(crate) fn decomposition(t: usize, depth: u32) -> Vec<(u32, usize)> {
     out
 }
 
+/// The node sums of the dyadic tree over the stream `x` (T = 2^depth steps): level ℓ = 0…depth,
+/// node j = Σ x over [j·2^ℓ, (j + 1)·2^ℓ). Shared with continual counting (`continual.rs`).
+pub(crate) fn tree_nodes<T: Copy + std::iter::Sum<T>>(x: &[T], depth: u32) -> Vec<Vec<T>> {
+    (0..=depth)
+        .map(|level| {
+            x.chunks(1 << level)
+                .map(|c| c.iter().copied().sum())
+                .collect()
+        })
+        .collect()
+}
+
+/// The T prefix sums read off noisy tree nodes: s_t is the sum of the nodes of the dyadic
+/// decomposition of [1, t] (a post-processing of the node vector).
+pub(crate) fn tree_prefixes<T: Copy + std::iter::Sum<T>>(
+    nodes: &[Vec<T>],
+    depth: u32,
+) -> impl Iterator<Item = T> + '_ {
+    (1..=1usize << depth).map(move |t| {
+        decomposition(t, depth)
+            .iter()
+            .map(|&(l, j)| nodes[l as usize][j])
+            .sum()
+    })
+}
+
 /// One entry of the family: its layout decides the noise and, from the parameters, the status.
 fn build(params: &mut Params, id: &'static str, layout: Layout) -> Result<Entry> {
     let depth = depth_param(params, id)?;
@@ -112,17 +138,7 @@ fn build(params: &mut Params, id: &'static str, layout: Layout) -> Result<Entry>
         Neighboring::AddRemove,
         RecordDomain::real(0.0, 1.0, 2),
         steps,
-        move |d| {
-            let x = stream(d, steps);
-            // Node sums per level: level ℓ, node j = Σ x over [j·2^ℓ, (j + 1)·2^ℓ).
-            (0..=depth)
-                .map(|level| {
-                    x.chunks(1 << level)
-                        .map(|c| c.iter().sum::<f64>())
-                        .collect::<Vec<f64>>()
-                })
-                .collect::<Vec<_>>()
-        },
+        move |d| tree_nodes(&stream(d, steps), depth),
         move |nodes, rng: &mut dyn Rng, out| match layout {
             Layout::Tree | Layout::PerLevel => {
                 let noisy: Vec<Vec<f64>> = if layout == Layout::Tree {
@@ -139,14 +155,7 @@ fn build(params: &mut Params, id: &'static str, layout: Layout) -> Result<Entry>
                         })
                         .collect()
                 };
-                for t in 1..=steps {
-                    out.push(
-                        decomposition(t, depth)
-                            .iter()
-                            .map(|&(l, j)| noisy[l as usize][j])
-                            .sum(),
-                    );
-                }
+                out.extend(tree_prefixes(&noisy, depth));
             }
             Layout::PerRelease => {
                 let mut prefix = 0.0;
