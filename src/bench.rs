@@ -845,11 +845,16 @@ pub fn epsilon_estimates(
                 let q =
                     sample_parallel(m, e.witness.second(), n, Seed(seed), stream(Side::Second))?;
                 let start = Instant::now();
+                let mut rng = Seed(seed).rng(Stream::Other {
+                    tag: crate::audit::ESTIMATE_TAG,
+                    index: r,
+                });
                 let found = testers::HockeyStickTester::default().estimate_epsilon_in_memory(
                     &p,
                     &q,
                     delta,
                     estimate_beta,
+                    &mut rng,
                 )?;
                 seconds.push(start.elapsed().as_secs_f64());
                 estimates.push(found.and_then(|f| f.lower_bound).unwrap_or(0.0));

@@ -16,6 +16,9 @@
 
 use statrs::function::beta::checked_beta_reg;
 
+pub mod unconditional;
+pub use unconditional::{binomial_contrast_epsilon, binomial_contrast_lower};
+
 /// Relative error tolerated in the regularized incomplete beta function.
 const BETA_REG_REL_ERROR: f64 = 1e-6;
 

@@ -73,10 +73,19 @@ fn stage_bound(id: &str, seed: u64, n: usize, beta: f64) -> f64 {
     let q = draw(e.witness.second(), Side::Second);
     let delta = dp_audit::audit::estimate_delta(&m.claim()).unwrap();
     HockeyStickTester::default()
-        .estimate_epsilon_in_memory(&p, &q, delta, beta)
+        .estimate_epsilon_in_memory(&p, &q, delta, beta, &mut estimate_rng(seed))
         .unwrap()
         .and_then(|f| f.lower_bound)
         .unwrap_or(0.0)
+}
+
+/// The stage's own stream for the Poisson numbers of held-out releases, as the audit derives it.
+fn estimate_rng(seed: u64) -> impl rand::Rng {
+    use dp_audit::rng::{Seed, Stream};
+    Seed(seed).rng(Stream::Other {
+        tag: dp_audit::audit::ESTIMATE_TAG,
+        index: 0,
+    })
 }
 
 /// Soundness: the stage at β = 0.05 (large enough for exceedances to show if it were

@@ -108,6 +108,10 @@ impl AuditConfig {
 /// Share of β spent by the ε-estimate stage of a confirming measurement (see the module docs).
 pub const ESTIMATE_SHARE: f64 = 0.1;
 
+/// Seed tag of the ε-estimate stage's own stream (`Stream::Other { tag, index: 0 }` of the run's
+/// seed): the Poisson numbers of held-out releases its conditional test uses (ASCII "EST").
+pub const ESTIMATE_TAG: u64 = 0x45_5354;
+
 /// δ of the ε estimate for claims that state no single δ (Rényi, zCDP, Gaussian DP, DP-SGD
 /// profiles): the customary 10⁻⁵.
 pub const PROFILE_ESTIMATE_DELTA: f64 = 1e-5;
@@ -631,8 +635,12 @@ fn estimate_stage(
         ),
         _ => (beta, None),
     };
+    let mut rng = Seed(config.seed).rng(Stream::Other {
+        tag: ESTIMATE_TAG,
+        index: 0,
+    });
     let found = match data {
-        Data::Memory(p, q) => tester.estimate_epsilon_in_memory(p, q, delta, beta)?,
+        Data::Memory(p, q) => tester.estimate_epsilon_in_memory(p, q, delta, beta, &mut rng)?,
         Data::Split { train, held } => tester.estimate_epsilon(
             train.0,
             train.0.n(),
@@ -641,6 +649,7 @@ fn estimate_stage(
             held,
             delta,
             beta,
+            &mut rng,
         )?,
     };
     let Some(found) = found else {
@@ -655,6 +664,22 @@ fn estimate_stage(
     } else {
         ("D", "D′")
     };
+    let evidence = match &e.contrast {
+        Some(c) if c.events == 2 => format!(
+            "of {} + {} held-out releases (a Poisson number per side), {} fell in the event favouring the dataset they were drawn on and {} in the other",
+            e.n_p, e.n_q, c.u, c.w
+        ),
+        // One pooled event: U and W count the favoured side A and the other B, while n_p and
+        // n_q are the Poisson numbers of M(D) and M(D') releases.
+        Some(_) if found.reversed => format!(
+            "{} of {} held-out releases on {a} fell in the event and {} of {} on {b}",
+            e.count_p, e.n_q, e.count_q, e.n_p
+        ),
+        _ => format!(
+            "{} of {} held-out releases on {a} fell in the event and {} of {} on {b}",
+            e.count_p, e.n_p, e.count_q, e.n_q
+        ),
+    };
     Ok(Some(EmpiricalEpsilon {
         delta,
         lower_bound,
@@ -665,10 +690,7 @@ fn estimate_stage(
             found.inequality
         )),
         event: Some(e.description.clone()),
-        evidence: Some(format!(
-            "{} of {} held-out releases on {a} fell in the event and {} of {} on {b}",
-            e.count_p, e.n_p, e.count_q, e.n_q
-        )),
+        evidence: Some(evidence),
         estimate_beta: Some(beta),
         claimed_epsilon: claimed_epsilon_at(claim, delta),
         accountant: None,

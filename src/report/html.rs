@@ -558,6 +558,14 @@ fn bound_row(b: &BoundRecord, bayesian: bool) -> String {
                 format!("{} of {}<br>P(S) ≥ {}", ev.count_p, ev.n_p, e(&num(pl))),
                 format!("{} of {}<br>Q(S) ≤ {}", ev.count_q, ev.n_q, e(&num(qu))),
             ),
+            (None, _, _) if ev.binomial.is_some() => (
+                e(&readable_numbers_in(&ev.description)),
+                format!(
+                    "{} of {} (the side S favours)<br>exact binomial test",
+                    ev.count_p, ev.n_p
+                ),
+                format!("{} of {} (the other side)", ev.count_q, ev.n_q),
+            ),
             _ => (
                 e(&readable_numbers_in(&ev.description)),
                 "—".into(),

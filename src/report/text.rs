@@ -113,6 +113,11 @@ pub fn render_text(r: &AuditReport) -> String {
                     "      event S: {}; P(S) ≥ {:.4e} ({} of {}), Q(S) ≤ {:.4e} ({} of {})",
                     e.description, pl, e.count_p, e.n_p, qu, e.count_q, e.n_q
                 ),
+                (None, _, _) if e.binomial.is_some() => writeln!(
+                    s,
+                    "      event S: {}; {} of {} held-out releases in S on the side it favours, {} of {} on the other (exact binomial test)",
+                    e.description, e.count_p, e.n_p, e.count_q, e.n_q
+                ),
                 _ => writeln!(s, "      event S: {}", e.description),
             };
         }

@@ -424,6 +424,7 @@ impl HeldOutEvent {
             p_lower: Some(self.p_lower),
             q_upper: Some(self.q_upper),
             contrast: None,
+            binomial: None,
             count_beta: Some(self.half),
         }
     }

@@ -124,6 +124,11 @@ pub struct EventBound {
     /// releases used per side).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub contrast: Option<ContrastCounts>,
+    /// The hockey-stick tester's exact unconditional test on the binomial counts, when it made
+    /// the bound (then `count_p`/`count_q` are the releases in the event on the side it favours
+    /// and on the other, `n_p`/`n_q` all the held-out releases of each).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub binomial: Option<BinomialTest>,
     /// The failure probability each of `p_lower` and `q_upper` was computed at (absent in
     /// records written before it was kept): with it, both are recomputed from the counts when a
     /// record is read back ([`EventBound::check_counts`]).
@@ -146,6 +151,16 @@ pub struct ContrastCounts {
     pub mu_w_lower: f64,
     /// β spent on that bound.
     pub nuisance_beta: f64,
+    /// The δ at which `epsilon_lower` is computed (what the claim allows at the tested ε).
+    pub delta: f64,
+    /// The largest ε' at which the same test refutes (ε', delta), if any.
+    pub epsilon_lower: Option<f64>,
+}
+
+/// What the hockey-stick tester's exact unconditional test saw (see
+/// [`crate::bounds::binomial_contrast_lower`]): the counts are the event's own.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BinomialTest {
     /// The δ at which `epsilon_lower` is computed (what the claim allows at the tested ε).
     pub delta: f64,
     /// The largest ε' at which the same test refutes (ε', delta), if any.
@@ -205,6 +220,40 @@ impl EventBound {
                 return Err(format!(
                     "value = {value} but its counts (U = {}, W = {}, λ = {}, {} event(s)) give the lower bound {expect} at β = {beta}; allowed: the bound its counts give",
                     c.u, c.w, c.lambda, c.events
+                ));
+            }
+            return Ok(());
+        }
+        if self.binomial.is_some() {
+            let Divergence::HockeyStick { epsilon } = divergence else {
+                return Err(format!(
+                    "an exact-binomial-test event on a bound of {divergence}; allowed: hockey-stick bounds only"
+                ));
+            };
+            if self.count_p > self.n_p || self.count_q > self.n_q || self.n_p == 0 || self.n_q == 0
+            {
+                return Err(format!(
+                    "event counts {} of {} and {} of {}; allowed: counts at most their sample sizes",
+                    self.count_p, self.n_p, self.count_q, self.n_q
+                ));
+            }
+            if !beta_ok || !epsilon.is_finite() {
+                return Err(format!(
+                    "an exact-binomial-test event with β = {beta} at ε = {epsilon}; allowed: 0 < β < 1 and a finite ε"
+                ));
+            }
+            let expect = crate::bounds::binomial_contrast_lower(
+                self.count_p,
+                self.n_p,
+                self.count_q,
+                self.n_q,
+                epsilon.exp(),
+                beta,
+            );
+            if !close(value, expect) {
+                return Err(format!(
+                    "value = {value} but its counts ({} of {} and {} of {}) give the lower bound {expect} at β = {beta}; allowed: the bound its counts give",
+                    self.count_p, self.n_p, self.count_q, self.n_q
                 ));
             }
             return Ok(());
@@ -272,10 +321,18 @@ impl EventBound {
 
     /// The largest ε' such that the bounds refute (ε', δ)-DP. For separate bounds on both sides:
     /// on the event where both bounds hold, P(S) − e^{ε'} Q(S) ≥ p_lower − e^{ε'} q_upper > δ for
-    /// every ε' below ln((p_lower − δ)/q_upper). For the conditional test: its own inversion in
+    /// every ε' below ln((p_lower − δ)/q_upper). For the conditional test and the exact binomial
+    /// test: its own inversion in
     /// ε' at the δ it was given (`None` at any other δ). Rounded down. `None` when nothing is
     /// refuted.
     pub fn epsilon_lower(&self, delta: f64) -> Option<f64> {
+        if let Some(b) = &self.binomial {
+            return if b.delta == delta {
+                b.epsilon_lower
+            } else {
+                None
+            };
+        }
         if let Some(c) = &self.contrast {
             return if c.delta == delta {
                 c.epsilon_lower
