@@ -21,7 +21,10 @@
 //! `units.rs` (user-level records, zero-out neighbors), `ftrl.rs` (DP-FTRL tree aggregation),
 //! `gaps.rs` (the gaps the DP-Auditorium post names: Gaussian mean, vector sensitivity, top-k),
 //! `median.rs` (reorder-slice-compute median), `rsc_steps.rs` (k adaptive reorder-slice-compute
-//! steps) and `tuning.rs` (best-of-k hyperparameter tuning, Papernot & Steinke 2022). New entries are declarations (`declare.rs`).
+//! steps) and `tuning.rs` (best-of-k hyperparameter tuning, Papernot & Steinke 2022), `dpsgd_normalisation.rs`
+//! (the noisy sum divided by a public batch size, and by one read off the dataset: Opacus #571),
+//! `dpsgd_adam.rs` (DP-Adam, and a second moment read before noise) and `shuffle.rs` (local and
+//! shuffled randomized response, Feldman, McMillan & Talwar 2021). New entries are declarations (`declare.rs`).
 
 use serde::Serialize;
 
@@ -38,9 +41,11 @@ mod continual;
 mod correct;
 mod declare;
 mod dpsgd;
+mod dpsgd_adam;
 mod dpsgd_batch_coupling;
 mod dpsgd_fixed_batches;
 mod dpsgd_microbatch;
+mod dpsgd_normalisation;
 mod dpsgd_shuffled;
 mod dpsgd_variants;
 mod float_leak;
@@ -51,6 +56,7 @@ mod heatmap;
 mod learning;
 mod median;
 mod rsc_steps;
+mod shuffle;
 mod svt;
 mod tuning;
 mod units;
@@ -163,6 +169,14 @@ const REAL_VALUED_ONLY: &[(&str, &str)] = &[
         "f64 Gaussian noise on the exact clipped sums, as dpsgd",
     ),
     (
+        "dpsgd-normalise-public-batch",
+        "f64 Gaussian noise on the exact clipped sums, as dpsgd",
+    ),
+    (
+        "dpsgd-adam",
+        "f64 Gaussian noise on the exact clipped sums, as dpsgd; Adam's moments are f64 post-processing of the noisy gradients",
+    ),
+    (
         "ftrl-tree",
         "f64 Gaussian noise on the exact tree-node sums; the node noise would be discrete Gaussian on a grid to be float-safe (gaussian-sum-discrete shows how)",
     ),
@@ -209,6 +223,8 @@ pub fn specs() -> Vec<Spec> {
     all.extend(dpsgd_shuffled::specs());
     all.extend(dpsgd_fixed_batches::specs());
     all.extend(dpsgd_batch_coupling::specs());
+    all.extend(dpsgd_normalisation::specs());
+    all.extend(dpsgd_adam::specs());
     all.extend(learning::specs());
     all.extend(attribution::specs());
     all.extend(heatmap::specs());
@@ -219,6 +235,7 @@ pub fn specs() -> Vec<Spec> {
     all.extend(median::specs());
     all.extend(rsc_steps::specs());
     all.extend(tuning::specs());
+    all.extend(shuffle::specs());
     all
 }
 
