@@ -9,6 +9,8 @@ The same engine and the same records as the ``audit`` CLI (see docs/python.md):
 - ``assert_dp(mechanism, claim, pairs)``: the gate for pytest; raises ``AssertionError``.
 - ``account(ledger, delta=…)``: ``audit accountant`` (PLD and RDP ε at δ) on a ledger file or a
   list of ledger events, or on T steps at (q, z); its JSON is the CLI's.
+- ``audit_run(mechanism, claim)``: ``audit run --exec`` on a Python callable: the dataset search
+  and plan of an exec program, in-process.
 - ``one_run(train, claim)``: ``audit one-run --exec`` with the training done by a Python
   function (white- or black-box scores of the canaries); its JSON is the CLI's.
 """
@@ -37,6 +39,7 @@ __all__ = [
     "AccountRecord",
     "one_run",
     "OneRunRecord",
+    "audit_run",
     "DEFAULT_GATE_SEED",
 ]
 
@@ -520,3 +523,48 @@ def _positive_or_zero(v) -> int:
     if isinstance(v, bool) or not isinstance(v, (int, _np.integer)) or int(v) < 0:
         raise ValueError(f"{v!r} is not a whole number ≥ 0")
     return int(v)
+
+
+# --- audit run on a callable ------------------------------------------------------------------
+
+
+def audit_run(mechanism: Callable, claim: str, *, record_range: Tuple[float, float] = (0.0, 1.0),
+              record_dim: int = 1, dataset_size: int = 3, neighboring: str = "add-remove",
+              samples: Optional[int] = None, seed: int = 0, failure_probability: float = 0.001,
+              check: str = "both", flags: Sequence[str] = (), name: Optional[str] = None,
+              text: bool = False) -> Record:
+    """``audit run --exec NAME --claim CLAIM …`` with the mechanism a Python callable
+    ``mechanism(dataset, n, seed) -> n releases``: the default dataset search (random search over
+    datasets of ``dataset_size`` records in ``record_range``^``record_dim``), the ε-estimate and
+    confirming audits, both layers, as for an exec program, with one call per chunk of releases
+    instead of one process. ``flags``: any other ``audit run`` flags, as words (e.g.
+    ``["--trials", "10"]``, ``["--finder", "fixed", "--pairs", "pairs.jsonl"]``).
+
+    The record is ``audit run … --json``'s (``.json()``); ``.text()`` is its text only with
+    ``text=True`` (the search runs again, deterministically: twice the time). Seed all the
+    mechanism's randomness from the seed it is given."""
+    if not callable(mechanism):
+        raise TypeError(f"mechanism={mechanism!r}; allowed: a callable mechanism(dataset, n, seed)")
+    if not isinstance(claim, str):
+        raise TypeError(f"claim={claim!r}; allowed: a string such as 'pure:1' or 'approx:1:1e-5'")
+    if isinstance(flags, str) or not all(isinstance(f, str) for f in flags):
+        raise TypeError(f"flags={flags!r}; allowed: a list of strings (command-line words)")
+    name = name or getattr(mechanism, "__qualname__", None) or type(mechanism).__name__
+    record_dim = _positive_int(record_dim, "record_dim")
+    dataset_size = _positive_int(dataset_size, "dataset_size")
+    try:
+        lo, hi = (float(x) for x in record_range)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"record_range={record_range!r}; allowed: a pair (lo, hi) of numbers") from e
+    words = ["run", "--exec", name, "--claim", claim, "--record-range", f"{lo!r}:{hi!r}",
+             "--record-dim", str(record_dim), "--dataset-size", str(dataset_size),
+             "--neighbors", str(neighboring), "--seed", str(_seed(seed)),
+             "--failure-probability", repr(_beta(failure_probability)), "--check", _check(check)]
+    if samples is not None:
+        words += ["--samples", str(_positive_int(samples, "samples"))]
+    words += list(flags)
+    probe = _np.full((dataset_size, record_dim), lo)
+    dim = _probe(mechanism, probe, name)
+    js, code = _native.run(mechanism, words + ["--json", "--no-report", "--quiet"], dim)
+    txt = _native.run(mechanism, words + ["--no-report", "--quiet"], dim)[0] if text else ""
+    return Record(js, txt, code)

@@ -141,7 +141,7 @@ struct PyMechanism {
     domain: RecordDomain,
     output_dim: usize,
     /// The first exception the callable raised (re-raised to the caller).
-    raised: Mutex<Option<PyErr>>,
+    raised: Arc<Mutex<Option<PyErr>>>,
 }
 
 impl std::fmt::Debug for PyMechanism {
@@ -322,7 +322,7 @@ fn gate(
         neighboring: relation,
         domain,
         output_dim,
-        raised: Mutex::new(None),
+        raised: Arc::new(Mutex::new(None)),
     };
     let g = Gate::default()
         .seed(seed)
@@ -583,6 +583,57 @@ fn one_run(
     }
 }
 
+/// `audit run --exec NAME …` (`words`: the command line after `audit`, read by the CLI's own
+/// parser) with the mechanism a Python callable `mechanism(dataset, n, seed)` of release
+/// dimension `output_dim`: the default search and plan of an exec program, one call per chunk
+/// of releases instead of one process. Returns (what the CLI prints, exit code).
+#[pyfunction]
+fn run(
+    py: Python<'_>,
+    mechanism: Py<PyAny>,
+    words: Vec<String>,
+    output_dim: usize,
+) -> PyResult<(String, u8)> {
+    use clap::Parser;
+    use dp_audit::commands::run::{GivenSpec, run_given};
+    use dp_audit::commands::{Cli, Command};
+    let cli = Cli::try_parse_from(std::iter::once("audit".to_string()).chain(words.clone()))
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let Command::Run(args) = cli.command else {
+        return Err(PyValueError::new_err(format!(
+            "{:?}; allowed: the flags of `audit run`",
+            words.first()
+        )));
+    };
+    let name = args.exec.clone().unwrap_or_default();
+    let raised: Arc<Mutex<Option<PyErr>>> = Arc::new(Mutex::new(None));
+    let build = |spec: &GivenSpec| -> dp_audit::Result<Box<dyn Mechanism>> {
+        let function = Python::attach(|py| mechanism.clone_ref(py));
+        Ok(Box::new(PyMechanism {
+            id: name.clone(),
+            function,
+            claim: spec.claim,
+            neighboring: spec.neighboring,
+            domain: spec.domain.clone(),
+            output_dim,
+            raised: raised.clone(),
+        }))
+    };
+    let result = py.detach(|| {
+        dp_audit::report::reproduce::with_args(words.clone(), || run_given(&args, &build))
+    });
+    let raised = raised.lock().unwrap_or_else(|p| p.into_inner()).take();
+    match (result, raised) {
+        (Ok(out), _) => Ok((out.stdout, out.code)),
+        (Err(e), Some(original)) => {
+            let err = PyRuntimeError::new_err(format!("dp-audit could not audit {name}: {e}"));
+            err.set_cause(py, Some(original));
+            Err(err)
+        }
+        (Err(e), None) => Err(to_py(e)),
+    }
+}
+
 /// The module.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -591,6 +642,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(write_samples, m)?)?;
     m.add_function(wrap_pyfunction!(account, m)?)?;
     m.add_function(wrap_pyfunction!(one_run, m)?)?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
