@@ -145,6 +145,21 @@ impl Target {
         check: Option<&str>,
         transform: Option<&str>,
     ) -> Result<Self> {
+        let program = m.clone();
+        let mut t = Self::given(Box::new(m), claim, claim_source, check, transform)?;
+        t.program = Some(program);
+        Ok(t)
+    }
+
+    /// A mechanism given in this process (the Python package's callables), audited as an exec
+    /// program is: in layers by default (`check`), or through the one view `transform` names.
+    pub fn given(
+        m: Box<dyn Mechanism>,
+        claim: PrivacyClaim,
+        claim_source: Option<String>,
+        check: Option<&str>,
+        transform: Option<&str>,
+    ) -> Result<Self> {
         // Layers by default; an explicit --transform audits through that one view.
         let layers = match (check, transform) {
             (_, Some(_)) => None,
@@ -152,10 +167,9 @@ impl Target {
             (None, None) => Some(crate::record::layers::Check::Both),
         };
         // Without layers an explicit --transform names the one view.
-        let program = m.clone();
         let (mechanism, transform) = match (&layers, transform) {
-            (None, Some(t)) => with_transform(Box::new(m), t)?,
-            _ => (Box::new(m) as Box<dyn Mechanism>, None),
+            (None, Some(t)) => with_transform(m, t)?,
+            _ => (m, None),
         };
         Ok(Self {
             mechanism,
@@ -165,7 +179,7 @@ impl Target {
             claim_source,
             transform,
             layers,
-            program: Some(program),
+            program: None,
         })
     }
 

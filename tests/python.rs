@@ -3,8 +3,10 @@
 //! builds the package and runs the Python tests with the Rust ones.
 //!
 //! What it does: a virtual environment under the target directory's scratch folder
-//! (`CARGO_TARGET_TMPDIR`), `pip install numpy pytest` and `pip install ./python` (maturin builds
-//! the extension in its own target folder, so it never waits on the lock `cargo test` holds),
+//! (`CARGO_TARGET_TMPDIR`), `pip install numpy pytest`, the DP libraries the library tests
+//! audit (OpenDP, diffprivlib; best effort: those tests skip without them) and
+//! `pip install ./python` (maturin builds the extension in its own target folder, so it never
+//! waits on the lock `cargo test` holds),
 //! then `python -m pytest python/tests` with `DP_AUDIT_BIN` set to the `audit` binary of this
 //! build (the byte-identity test runs it). The first build compiles dp-audit for the extension
 //! (about 6.5 minutes on 2 cores); later runs rebuild incrementally (about 20 s).
@@ -56,6 +58,29 @@ fn the_python_package_builds_and_its_tests_pass() {
             "pytest",
         ]),
     );
+    // The libraries python/tests/test_libraries.py audits, pinned: a new release may change
+    // what the audits find (diffprivlib 0.6.6 needs scikit-learn < 1.8, whose tree module it
+    // imports). Best effort: where they cannot be installed (no index, no wheel cache), those
+    // tests are skipped and pytest says why.
+    let libraries = [
+        "opendp==0.16.0",
+        "diffprivlib==0.6.6",
+        "scikit-learn>=1.4,<1.8",
+    ];
+    let got = Command::new(&python)
+        .args(["-m", "pip", "install", "-q", "--disable-pip-version-check"])
+        .args(libraries)
+        .output();
+    match got {
+        Ok(out) if out.status.success() => {}
+        Ok(out) => eprintln!(
+            "note: pip install {} failed ({}); python/tests/test_libraries.py will skip:\n{}",
+            libraries.join(" "),
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        ),
+        Err(e) => eprintln!("note: pip could not start ({e}); the library tests will skip"),
+    }
     run(
         "pip install ./python",
         Command::new(&python)

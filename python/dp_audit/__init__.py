@@ -7,6 +7,12 @@ The same engine and the same records as the ``audit`` CLI (see docs/python.md):
 - ``audit_callable(mechanism, claim, d, d_prime)``: a Python ``mechanism(dataset, n, seed)``
   audited in-process on one neighboring pair, both layers (mechanism and floating point).
 - ``assert_dp(mechanism, claim, pairs)``: the gate for pytest; raises ``AssertionError``.
+- ``account(ledger, delta=…)``: ``audit accountant`` (PLD and RDP ε at δ) on a ledger file or a
+  list of ledger events, or on T steps at (q, z); its JSON is the CLI's.
+- ``audit_run(mechanism, claim)``: ``audit run --exec`` on a Python callable: the dataset search
+  and plan of an exec program, in-process.
+- ``one_run(train, claim)``: ``audit one-run --exec`` with the training done by a Python
+  function (white- or black-box scores of the canaries); its JSON is the CLI's.
 """
 
 from __future__ import annotations
@@ -29,6 +35,11 @@ __all__ = [
     "audit_callable",
     "assert_dp",
     "write_samples",
+    "account",
+    "AccountRecord",
+    "one_run",
+    "OneRunRecord",
+    "audit_run",
     "DEFAULT_GATE_SEED",
 ]
 
@@ -267,3 +278,293 @@ def assert_dp(mechanism: Callable, claim: str, pairs: Sequence, *, check: str = 
         raise AssertionError(f"{rec.name} does not keep its claim {claim} (violation in the {layer}):\n"
                              + rec.text())
     return rec
+
+
+# --- the accountants ------------------------------------------------------------------------
+
+
+@_dataclass(frozen=True)
+class AccountRecord:
+    """What ``audit accountant`` prints: ``.json()`` is its ``--json`` output (same bytes),
+    ``.text()`` its text; the ε bounds as properties."""
+
+    _json: str
+    _args: tuple
+
+    def json(self) -> str:
+        return self._json
+
+    def text(self) -> str:
+        """The CLI's text (computed on first use: the accountants run again)."""
+        return _native.account(*self._args[:-1], False)
+
+    def to_dict(self) -> dict:
+        return _json.loads(self._json)
+
+    @property
+    def delta(self) -> float:
+        return self.to_dict()["delta"]
+
+    @property
+    def epsilon(self) -> float:
+        """The PLD accountant's ε at δ, an upper bound (rounded up): the ε to report."""
+        return self.to_dict()["pld"]["epsilon_upper"]
+
+    @property
+    def epsilon_lower(self) -> float:
+        """The optimistic PLD's ε: the true ε of the composition lies in [epsilon_lower, epsilon]."""
+        return self.to_dict()["pld"]["epsilon_lower"]
+
+    @property
+    def rdp_epsilon(self) -> Optional[float]:
+        """The RDP accountant's ε (add-remove only; ``None`` for replace-one)."""
+        r = self.to_dict().get("rdp")
+        return None if r is None else r["epsilon"]
+
+    @property
+    def noise_multiplier(self) -> Optional[float]:
+        """With ``target_epsilon``: the z found; with one block of steps: the z given."""
+        return self.to_dict().get("noise_multiplier")
+
+    def __str__(self) -> str:
+        return self.text()
+
+
+def _ledger_text(events, name: str) -> str:
+    """A list of ledger events (dicts) as the JSON lines ``--ledger FILE`` reads."""
+    if isinstance(events, dict):
+        events = [events]
+    if not isinstance(events, (list, tuple)):
+        raise TypeError(f"ledger={events!r}; allowed: a file path, or a list of ledger events "
+                        "(dicts such as {'event': 'sampling', 'probability': 0.01, "
+                        "'repetitions': 1000})")
+    lines = []
+    for i, e in enumerate(events):
+        if not isinstance(e, dict):
+            raise TypeError(f"ledger[{i}]={e!r}; allowed: a dict, one ledger event "
+                            "(docs/accountant.md)")
+        try:
+            lines.append(_json.dumps(e, allow_nan=False))
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"ledger[{i}]={e!r} is not JSON ({err}); allowed: numbers and "
+                             "strings as in docs/accountant.md") from err
+    return "\n".join(lines) + "\n"
+
+
+def _positive_int(v, name: str) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, _np.integer)) or not (1 <= int(v) < 2**64):
+        raise ValueError(f"{name}={v!r}; allowed: a whole number ≥ 1")
+    return int(v)
+
+
+def _number(v, name: str) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float, _np.integer, _np.floating)):
+        raise TypeError(f"{name}={v!r}; allowed: a number")
+    return float(v)
+
+
+def account(ledger=None, *, delta: float, sampling_rate: Optional[float] = None,
+            noise_multiplier: Optional[float] = None, steps: Optional[int] = None,
+            target_epsilon: Optional[float] = None, neighbors: str = "add-remove",
+            name: str = "ledger.jsonl") -> AccountRecord:
+    """``audit accountant``: DP-SGD's ε at ``delta`` by the PLD accountant (an upper bound and
+    the optimistic estimate) and the RDP accountant.
+
+    ``ledger``: a path to a ledger file (what ``--ledger FILE`` reads), or a list of ledger
+    events (dicts, the JSON of one ledger line each), named ``name`` in the record; or ``None``
+    with ``sampling_rate``, ``steps`` and ``noise_multiplier`` (one block of T steps), or with
+    ``target_epsilon`` instead of ``noise_multiplier`` (the smallest z that reaches it).
+    ``.json()`` is the CLI's ``--json`` output on the same ledger (a list is the file whose
+    lines are its events' ``json.dumps``, named ``name``)."""
+    if not isinstance(neighbors, str):
+        raise TypeError(f"neighbors={neighbors!r}; allowed: 'add-remove', 'replace-one' or "
+                        "'zero-out'")
+    delta = _number(delta, "delta")
+    path = text = None
+    if ledger is not None:
+        given = [k for k, v in [("sampling_rate", sampling_rate), ("steps", steps),
+                                ("noise_multiplier", noise_multiplier),
+                                ("target_epsilon", target_epsilon)] if v is not None]
+        if given:
+            raise ValueError(f"a ledger with {', '.join(given)}; allowed: a ledger alone, or "
+                             "sampling_rate, steps and noise_multiplier (or target_epsilon) "
+                             "without one")
+        if isinstance(ledger, (str, bytes)) or hasattr(ledger, "__fspath__"):
+            import os
+            path = os.fsdecode(ledger)
+        else:
+            if not isinstance(name, str) or not name:
+                raise ValueError(f"name={name!r}; allowed: a non-empty file name")
+            path, text = name, _ledger_text(ledger, name)
+    else:
+        missing = [k for k, v in [("sampling_rate", sampling_rate), ("steps", steps)] if v is None]
+        if noise_multiplier is None and target_epsilon is None:
+            missing.append("noise_multiplier (or target_epsilon)")
+        if missing:
+            raise ValueError(f"no ledger and no {', '.join(missing)}; allowed: a ledger, or "
+                             "sampling_rate, steps and noise_multiplier (or target_epsilon)")
+        if noise_multiplier is not None and target_epsilon is not None:
+            raise ValueError("noise_multiplier and target_epsilon both given; allowed: one of "
+                             "them (target_epsilon finds the noise multiplier)")
+        sampling_rate = _number(sampling_rate, "sampling_rate")
+        steps = _positive_int(steps, "steps")
+        if noise_multiplier is not None:
+            noise_multiplier = _number(noise_multiplier, "noise_multiplier")
+        if target_epsilon is not None:
+            target_epsilon = _number(target_epsilon, "target_epsilon")
+    args = (delta, neighbors, path, text, sampling_rate, noise_multiplier, steps, target_epsilon,
+            True)
+    return AccountRecord(_native.account(*args), args)
+
+
+# --- one-run audits -------------------------------------------------------------------------
+
+
+@_dataclass(frozen=True)
+class OneRunRecord(Record):
+    """The record of a one-run audit: ``.json()`` and ``.text()`` are what
+    ``audit one-run --exec NAME …`` prints (with and without ``--json``) when ``sh -c NAME``
+    prints the scores ``train`` returned; ``.reproduce`` is that command."""
+
+    _reproduce: str = ""
+
+    @property
+    def reproduce(self) -> Optional[str]:
+        return self._reproduce
+
+
+def one_run(train: Callable, claim: str, *, canaries: int = 1000, data: Optional[str] = None,
+            record_range: Tuple[float, float] = (0.0, 1.0), record_dim: int = 1,
+            guesses: Optional[Sequence[Tuple[int, int]]] = None,
+            independent_canaries: bool = False, seed: int = 0,
+            failure_probability: float = 0.001, name: Optional[str] = None) -> OneRunRecord:
+    """``audit one-run --exec`` with the training in this process: one training run, audited
+    from its canaries (Steinke, Nasr & Jagielski 2023).
+
+    ``train(request) -> m scores``: ``request`` is the protocol's dict (``seed``, ``dataset``,
+    ``canaries``: m records drawn uniformly from ``record_range``^``record_dim``, ``included``:
+    their inclusion bits, each true with probability 1/2). Train once on the dataset plus the
+    included canaries, seeding all randomness from ``request["seed"]``, and score each canary
+    from what the training releases, never from the bits: white-box (e.g. each iterate's
+    alignment with a gradient canary) or black-box (e.g. minus the final model's loss on an
+    input canary). ``claim``: ``pure:EPS``, ``approx:EPS:DELTA``, ``gdp:MU`` or
+    ``ledger:FILE[:DELTA]``. ``data``: a file of records (``--data``). ``guesses``: (K+, K-)
+    pairs. The record is the CLI's, byte for byte (``audit one-run --exec NAME`` with a program
+    printing the same scores)."""
+    if not callable(train):
+        raise TypeError(f"train={train!r}; allowed: a callable train(request) -> scores")
+    if not isinstance(claim, str):
+        raise TypeError(f"claim={claim!r}; allowed: a string such as 'gdp:1' or 'approx:2:1e-5'")
+    name = name or getattr(train, "__qualname__", None) or type(train).__name__
+    canaries = _positive_int(canaries, "canaries")
+    record_dim = _positive_int(record_dim, "record_dim")
+    try:
+        lo, hi = (float(x) for x in record_range)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"record_range={record_range!r}; allowed: a pair (lo, hi) of numbers") from e
+    rng_text = None if (lo, hi) == (0.0, 1.0) else f"{lo!r}:{hi!r}"
+    dim_arg = None if record_dim == 1 else record_dim
+    guess_text = None
+    if guesses is not None:
+        try:
+            guess_text = ",".join(f"{_positive_or_zero(kp)}:{_positive_or_zero(km)}"
+                                  for kp, km in guesses)
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"guesses={guesses!r}; allowed: a list of (K+, K-) pairs of whole "
+                             "numbers ≥ 0") from e
+    if data is not None:
+        import os
+        data = os.fsdecode(data)
+    cache = {}
+
+    def scores_text(request: str) -> str:
+        # The request is the same for both renderings (text and JSON): train once.
+        if request not in cache:
+            out = train(_json.loads(request))
+            try:
+                a = _np.asarray(out, dtype=_np.float64)
+            except (TypeError, ValueError) as e:
+                raise _BadScoresType(f"train returned {type(out).__name__}, not numbers ({e}); "
+                                f"allowed: {canaries} scores, one per canary in order") from e
+            if a.ndim != 1:
+                raise _BadScores(f"train returned an array of shape {a.shape}; allowed: shape "
+                                 f"({canaries},), one score per canary in order")
+            bad = ~_np.isfinite(a)
+            if bad.any():
+                i = int(_np.argmax(bad))
+                raise _BadScores(f"train's score {i + 1} is {a[i]}; allowed: finite numbers")
+            # repr of a float is its shortest round-trip form: the engine reads the same bits.
+            cache[request] = "[" + ", ".join(repr(float(x)) for x in a) + "]"
+        return cache[request]
+
+    common = (scores_text, name, claim, canaries, data, rng_text, dim_arg, guess_text,
+              bool(independent_canaries), _seed(seed), _beta(failure_probability))
+    try:
+        js, code, reproduce = _native.one_run(*common, True)
+        text, _, _ = _native.one_run(*common, False)
+    except RuntimeError as e:
+        # Scores of the wrong kind are the caller's error, raised as such (not as the
+        # RuntimeError that wraps an exception of the training itself).
+        if isinstance(e.__cause__, (_BadScores, _BadScoresType)):
+            raise e.__cause__ from None
+        raise
+    return OneRunRecord(js, text, code, reproduce)
+
+
+class _BadScores(ValueError):
+    """Scores ``train`` returned that are not m finite numbers."""
+
+
+class _BadScoresType(TypeError):
+    """A value ``train`` returned that is not numbers."""
+
+
+def _positive_or_zero(v) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, _np.integer)) or int(v) < 0:
+        raise ValueError(f"{v!r} is not a whole number ≥ 0")
+    return int(v)
+
+
+# --- audit run on a callable ------------------------------------------------------------------
+
+
+def audit_run(mechanism: Callable, claim: str, *, record_range: Tuple[float, float] = (0.0, 1.0),
+              record_dim: int = 1, dataset_size: int = 3, neighboring: str = "add-remove",
+              samples: Optional[int] = None, seed: int = 0, failure_probability: float = 0.001,
+              check: str = "both", flags: Sequence[str] = (), name: Optional[str] = None,
+              text: bool = False) -> Record:
+    """``audit run --exec NAME --claim CLAIM …`` with the mechanism a Python callable
+    ``mechanism(dataset, n, seed) -> n releases``: the default dataset search (random search over
+    datasets of ``dataset_size`` records in ``record_range``^``record_dim``), the ε-estimate and
+    confirming audits, both layers, as for an exec program, with one call per chunk of releases
+    instead of one process. ``flags``: any other ``audit run`` flags, as words (e.g.
+    ``["--trials", "10"]``, ``["--finder", "fixed", "--pairs", "pairs.jsonl"]``).
+
+    The record is ``audit run … --json``'s (``.json()``); ``.text()`` is its text only with
+    ``text=True`` (the search runs again, deterministically: twice the time). Seed all the
+    mechanism's randomness from the seed it is given."""
+    if not callable(mechanism):
+        raise TypeError(f"mechanism={mechanism!r}; allowed: a callable mechanism(dataset, n, seed)")
+    if not isinstance(claim, str):
+        raise TypeError(f"claim={claim!r}; allowed: a string such as 'pure:1' or 'approx:1:1e-5'")
+    if isinstance(flags, str) or not all(isinstance(f, str) for f in flags):
+        raise TypeError(f"flags={flags!r}; allowed: a list of strings (command-line words)")
+    name = name or getattr(mechanism, "__qualname__", None) or type(mechanism).__name__
+    record_dim = _positive_int(record_dim, "record_dim")
+    dataset_size = _positive_int(dataset_size, "dataset_size")
+    try:
+        lo, hi = (float(x) for x in record_range)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"record_range={record_range!r}; allowed: a pair (lo, hi) of numbers") from e
+    words = ["run", "--exec", name, "--claim", claim, "--record-range", f"{lo!r}:{hi!r}",
+             "--record-dim", str(record_dim), "--dataset-size", str(dataset_size),
+             "--neighbors", str(neighboring), "--seed", str(_seed(seed)),
+             "--failure-probability", repr(_beta(failure_probability)), "--check", _check(check)]
+    if samples is not None:
+        words += ["--samples", str(_positive_int(samples, "samples"))]
+    words += list(flags)
+    probe = _np.full((dataset_size, record_dim), lo)
+    dim = _probe(mechanism, probe, name)
+    js, code = _native.run(mechanism, words + ["--json", "--no-report", "--quiet"], dim)
+    txt = _native.run(mechanism, words + ["--no-report", "--quiet"], dim)[0] if text else ""
+    return Record(js, txt, code)

@@ -3,8 +3,8 @@
 //! The Python layer (`python/dp_audit/__init__.py`) checks and shapes the arguments (numpy
 //! float64 arrays, C-contiguous, 2-D) and builds the `Record` objects; this module calls the same
 //! Rust functions as the `audit` CLI, with the GIL released while the engine works. Every error
-//! comes back as a Python exception (`ValueError` for a bad input, `RuntimeError` otherwise),
-//! never as a panic.
+//! comes back as a Python exception (`ValueError` for a bad input, `OSError` for a file,
+//! `RuntimeError` otherwise), never as a panic.
 
 use std::sync::{Arc, Mutex};
 
@@ -14,7 +14,7 @@ use dp_audit::mechanisms::rand::Rng;
 use dp_audit::record::layers::Check;
 use dp_audit::{Dataset, DatasetPair, Mechanism, Neighboring, PrivacyClaim, RecordDomain, Samples};
 use numpy::{PyArray2, PyReadonlyArray2};
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
 /// A dp-audit error as a Python exception: bad inputs are `ValueError`s.
@@ -25,6 +25,8 @@ fn to_py(e: dp_audit::Error) -> PyErr {
         | E::InvalidSamples(_)
         | E::ClaimNotTestable { .. }
         | E::Mechanism(_) => PyValueError::new_err(e.to_string()),
+        // A file that cannot be read or written: what Python raises for one (OSError).
+        E::Io { .. } => PyOSError::new_err(e.to_string()),
         other => PyRuntimeError::new_err(other.to_string()),
     }
 }
@@ -139,7 +141,7 @@ struct PyMechanism {
     domain: RecordDomain,
     output_dim: usize,
     /// The first exception the callable raised (re-raised to the caller).
-    raised: Mutex<Option<PyErr>>,
+    raised: Arc<Mutex<Option<PyErr>>>,
 }
 
 impl std::fmt::Debug for PyMechanism {
@@ -320,7 +322,7 @@ fn gate(
         neighboring: relation,
         domain,
         output_dim,
-        raised: Mutex::new(None),
+        raised: Arc::new(Mutex::new(None)),
     };
     let g = Gate::default()
         .seed(seed)
@@ -372,12 +374,275 @@ fn write_samples(py: Python<'_>, a: PyReadonlyArray2<'_, f64>, path: String) -> 
     .map_err(to_py)
 }
 
+/// The CLI's flag names in an error message, as the Python arguments are named.
+fn python_names(msg: &str) -> String {
+    [
+        (
+            "--sampling-rate/--noise-multiplier/--steps",
+            "sampling_rate/noise_multiplier/steps",
+        ),
+        ("--sampling-rate", "sampling_rate"),
+        ("--noise-multiplier", "noise_multiplier"),
+        ("--steps", "steps"),
+        ("--delta", "delta"),
+        ("--target-epsilon", "target_epsilon"),
+        ("--neighbors", "neighbors"),
+        ("--ledger", "ledger"),
+        ("--canaries", "canaries"),
+        ("--record-range", "record_range"),
+        ("--record-dim", "record_dim"),
+        ("--guesses", "guesses"),
+        ("--failure-probability", "failure_probability"),
+        ("--claim", "claim"),
+        ("--data", "data"),
+    ]
+    .iter()
+    .fold(msg.to_string(), |m, (flag, name)| m.replace(flag, name))
+}
+
+/// `audit accountant … [--json]` (docs/accountant.md): the PLD and RDP accountants on a ledger
+/// (a file at `ledger_path`, or the JSON-lines `ledger_text` named `ledger_path`) or on one
+/// block of T steps at (q, z), or the z that reaches `target_epsilon`. Returns what the CLI
+/// prints.
+#[pyfunction]
+#[pyo3(signature = (delta, neighbors, ledger_path, ledger_text, sampling_rate, noise_multiplier, steps, target_epsilon, json))]
+#[allow(clippy::too_many_arguments)]
+fn account(
+    py: Python<'_>,
+    delta: f64,
+    neighbors: String,
+    ledger_path: Option<String>,
+    ledger_text: Option<String>,
+    sampling_rate: Option<f64>,
+    noise_multiplier: Option<f64>,
+    steps: Option<u64>,
+    target_epsilon: Option<f64>,
+    json: bool,
+) -> PyResult<String> {
+    use dp_audit::commands::accountant::{AccountantArgs, accountant, accountant_given};
+    let args = AccountantArgs {
+        sampling_rate,
+        noise_multiplier,
+        steps,
+        delta,
+        target_epsilon,
+        ledger: ledger_path.clone().map(Into::into),
+        neighbors,
+        bayesian: false,
+        data: None,
+        gamma: None,
+        distance_quantiles: "50,90,99,100".into(),
+        markov_percentiles: "50,90,99".into(),
+        json,
+    };
+    py.detach(|| -> dp_audit::Result<String> {
+        let out = match (&ledger_path, &ledger_text) {
+            // Events given as JSON lines, parsed by the parser `--ledger FILE` uses.
+            (Some(p), Some(t)) => {
+                let events = dp_audit::mechanisms::accountant::parse_ledger(t).map_err(|e| {
+                    dp_audit::Error::InvalidConfig(format!(
+                        "--ledger {p} (event i of the list is line i + 1): {e}"
+                    ))
+                })?;
+                accountant_given(&args, events)?
+            }
+            // A file (read as `--ledger FILE` reads it), or one block of steps.
+            _ => accountant(&args)?,
+        };
+        Ok(out.stdout)
+    })
+    .map_err(|e| match to_py(e) {
+        err if err.is_instance_of::<PyValueError>(py) => {
+            PyValueError::new_err(python_names(&err.value(py).to_string()))
+        }
+        err => err,
+    })
+}
+
+/// `audit one-run --exec NAME --claim CLAIM … [--json]` with the training done by `train`, a
+/// Python callable from the protocol's request (JSON text) to the program's output (scores as
+/// text): (what the CLI prints, exit code).
+#[pyfunction]
+#[pyo3(signature = (train, name, claim, canaries, data, record_range, record_dim, guesses, independent_canaries, seed, failure_probability, json))]
+#[allow(clippy::too_many_arguments)]
+fn one_run(
+    py: Python<'_>,
+    train: Py<PyAny>,
+    name: String,
+    claim: String,
+    canaries: usize,
+    data: Option<String>,
+    record_range: Option<String>,
+    record_dim: Option<usize>,
+    guesses: Option<String>,
+    independent_canaries: bool,
+    seed: u64,
+    failure_probability: f64,
+    json: bool,
+) -> PyResult<(String, u8, String)> {
+    use dp_audit::commands::one_run::{GivenTraining, OneRunArgs, one_run_given};
+    // The reproduce line: the CLI command with these settings (defaults left out).
+    let mut words: Vec<String> = vec![
+        "audit".into(),
+        "one-run".into(),
+        "--exec".into(),
+        name.clone(),
+        "--claim".into(),
+        claim.clone(),
+    ];
+    let mut flag = |f: &str, v: String| {
+        words.push(f.into());
+        words.push(v);
+    };
+    if canaries != 1000 {
+        flag("--canaries", canaries.to_string());
+    }
+    if let Some(d) = &data {
+        flag("--data", d.clone());
+    }
+    if let Some(r) = &record_range {
+        flag("--record-range", r.clone());
+    }
+    if let Some(d) = record_dim {
+        flag("--record-dim", d.to_string());
+    }
+    if let Some(g) = &guesses {
+        flag("--guesses", g.clone());
+    }
+    if seed != 0 {
+        flag("--seed", seed.to_string());
+    }
+    if failure_probability != dp_audit::AuditConfig::default().failure_probability {
+        flag("--failure-probability", format!("{failure_probability}"));
+    }
+    if independent_canaries {
+        words.push("--independent-canaries".into());
+    }
+    let reproduce =
+        shlex::try_join(words.iter().map(String::as_str)).unwrap_or_else(|_| words.join(" "));
+    let args = OneRunArgs {
+        canaries,
+        threat_model: None,
+        exec: Some(name.clone()),
+        claim: Some(claim),
+        data: data.map(Into::into),
+        record_range,
+        record_dim,
+        independent_canaries,
+        exec_timeout: None,
+        params: Vec::new(),
+        dataset: None,
+        inclusion_probability: 0.5,
+        guesses,
+        seed,
+        failure_probability,
+        json,
+        report: dp_audit::commands::ReportArgs {
+            report_dir: "reports".into(),
+            no_report: true,
+            quiet: true,
+        },
+    };
+    let raised: Mutex<Option<PyErr>> = Mutex::new(None);
+    let mut call = |request: String| -> dp_audit::Result<String> {
+        Python::attach(|py| {
+            train
+                .call1(py, (request,))
+                .and_then(|out| out.bind(py).extract::<String>())
+                .map_err(|e| {
+                    let msg = format!("the training function {name} raised {e}");
+                    let mut slot = raised.lock().unwrap_or_else(|p| p.into_inner());
+                    slot.get_or_insert(e);
+                    dp_audit::Error::InvalidConfig(msg)
+                })
+        })
+    };
+    let result = py.detach(|| {
+        one_run_given(
+            &args,
+            GivenTraining {
+                train: &mut call,
+                reproduce: reproduce.clone(),
+            },
+        )
+    });
+    let raised = raised.lock().unwrap_or_else(|p| p.into_inner()).take();
+    match (result, raised) {
+        (Ok(out), _) => Ok((out.stdout, out.code, reproduce)),
+        (Err(e), Some(original)) => {
+            let err = PyRuntimeError::new_err(format!("dp-audit could not audit {name}: {e}"));
+            err.set_cause(py, Some(original));
+            Err(err)
+        }
+        (Err(e), None) => Err(match to_py(e) {
+            err if err.is_instance_of::<PyValueError>(py) => {
+                PyValueError::new_err(python_names(&err.value(py).to_string()))
+            }
+            err => err,
+        }),
+    }
+}
+
+/// `audit run --exec NAME …` (`words`: the command line after `audit`, read by the CLI's own
+/// parser) with the mechanism a Python callable `mechanism(dataset, n, seed)` of release
+/// dimension `output_dim`: the default search and plan of an exec program, one call per chunk
+/// of releases instead of one process. Returns (what the CLI prints, exit code).
+#[pyfunction]
+fn run(
+    py: Python<'_>,
+    mechanism: Py<PyAny>,
+    words: Vec<String>,
+    output_dim: usize,
+) -> PyResult<(String, u8)> {
+    use clap::Parser;
+    use dp_audit::commands::run::{GivenSpec, run_given};
+    use dp_audit::commands::{Cli, Command};
+    let cli = Cli::try_parse_from(std::iter::once("audit".to_string()).chain(words.clone()))
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let Command::Run(args) = cli.command else {
+        return Err(PyValueError::new_err(format!(
+            "{:?}; allowed: the flags of `audit run`",
+            words.first()
+        )));
+    };
+    let name = args.exec.clone().unwrap_or_default();
+    let raised: Arc<Mutex<Option<PyErr>>> = Arc::new(Mutex::new(None));
+    let build = |spec: &GivenSpec| -> dp_audit::Result<Box<dyn Mechanism>> {
+        let function = Python::attach(|py| mechanism.clone_ref(py));
+        Ok(Box::new(PyMechanism {
+            id: name.clone(),
+            function,
+            claim: spec.claim,
+            neighboring: spec.neighboring,
+            domain: spec.domain.clone(),
+            output_dim,
+            raised: raised.clone(),
+        }))
+    };
+    let result = py.detach(|| {
+        dp_audit::report::reproduce::with_args(words.clone(), || run_given(&args, &build))
+    });
+    let raised = raised.lock().unwrap_or_else(|p| p.into_inner()).take();
+    match (result, raised) {
+        (Ok(out), _) => Ok((out.stdout, out.code)),
+        (Err(e), Some(original)) => {
+            let err = PyRuntimeError::new_err(format!("dp-audit could not audit {name}: {e}"));
+            err.set_cause(py, Some(original));
+            Err(err)
+        }
+        (Err(e), None) => Err(to_py(e)),
+    }
+}
+
 /// The module.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(test_samples, m)?)?;
     m.add_function(wrap_pyfunction!(gate, m)?)?;
     m.add_function(wrap_pyfunction!(write_samples, m)?)?;
+    m.add_function(wrap_pyfunction!(account, m)?)?;
+    m.add_function(wrap_pyfunction!(one_run, m)?)?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -111,6 +111,22 @@ pub struct ExecOneRunAudit {
 /// Bad settings; the program fails, times out, or prints the wrong number of scores or a
 /// non-number (the position named).
 pub fn audit_exec(config: &ExecOneRunConfig) -> Result<ExecOneRunAudit> {
+    audit_with(config, &mut |request| {
+        run(&config.command, request.into_bytes(), config.timeout)
+    })
+}
+
+/// As [`audit_exec`], with the training done by `train` in this process instead of by
+/// `sh -c COMMAND` (the Python package's `one_run`): it gets the protocol's request (the JSON
+/// text the program would read on stdin) and answers what the program would print. The same
+/// canaries, bits, score checks and bound; `config.command` only names the target.
+///
+/// # Errors
+/// As [`audit_exec`]; and whatever `train` returns.
+pub fn audit_with(
+    config: &ExecOneRunConfig,
+    train: &mut dyn FnMut(String) -> Result<String>,
+) -> Result<ExecOneRunAudit> {
     let m = config.canaries;
     let (lo, hi) = config.record_range;
     let seed = Seed(config.seed);
@@ -138,7 +154,7 @@ pub fn audit_exec(config: &ExecOneRunConfig) -> Result<ExecOneRunAudit> {
         "included": included,
     })
     .to_string();
-    let output = run(&config.command, request.into_bytes(), config.timeout)?;
+    let output = train(request)?;
     let scores = parse_scores(&output, m)?;
     let sizes = config
         .guess_sizes

@@ -291,7 +291,37 @@ fn bad(flag: &str, v: impl std::fmt::Display, allowed: &str) -> Error {
 const PLD_METHOD: &str = "privacy loss distribution of the Poisson-subsampled Gaussian (both add and remove directions), Connect-the-Dots discretization at interval 1e-4 (Doroshenko et al. 2022), composed by FFT (Koskela et al. 2020); the pessimistic PLD gives an upper bound on ε (rounded up), the optimistic one a lower bound";
 const RDP_METHOD: &str = "RDP of the Poisson-subsampled Gaussian (Mironov, Talwar & Zhang 2019), composed over steps, converted with Balle et al. 2020 / Canonne, Kamath & Steinke 2020";
 
-pub(super) fn accountant(a: &AccountantArgs) -> Result<Outcome> {
+/// `audit accountant`: what it prints (text or `--json`) for these options.
+pub fn accountant(a: &AccountantArgs) -> Result<Outcome> {
+    account(a, None)
+}
+
+/// `audit accountant --ledger NAME` on ledger events the caller read already (the Python
+/// package's `account` on a list of events): the same accountants, checks and output as when the
+/// file `a.ledger` holds these events, which names them in the output (it must be set; the file
+/// is not read).
+pub fn accountant_given(a: &AccountantArgs, events: Vec<LedgerEvent>) -> Result<Outcome> {
+    if a.ledger.is_none() {
+        return Err(Error::InvalidConfig(
+            "accountant_given: events given without a ledger name; allowed: a name in `ledger`"
+                .into(),
+        ));
+    }
+    // What clap refuses beside --ledger (conflicts_with_all) is refused here too.
+    if a.bayesian
+        || a.target_epsilon.is_some()
+        || a.sampling_rate.is_some()
+        || a.noise_multiplier.is_some()
+        || a.steps.is_some()
+    {
+        return Err(Error::InvalidConfig(
+            "a ledger with sampling_rate, noise_multiplier, steps, target_epsilon or bayesian; allowed: a ledger alone, or those settings without one".into(),
+        ));
+    }
+    account(a, Some(events))
+}
+
+fn account(a: &AccountantArgs, given: Option<Vec<LedgerEvent>>) -> Result<Outcome> {
     if !(a.delta > 0.0 && a.delta < 1.0) {
         return Err(bad("--delta", a.delta, "0 < δ < 1"));
     }
@@ -308,8 +338,13 @@ pub(super) fn accountant(a: &AccountantArgs) -> Result<Outcome> {
     // The ledger: from the file, or one block of T steps at (q, z).
     let (events, single) = match &a.ledger {
         Some(path) => {
-            let events =
-                crate::sources::text::read_ledger(path, &format!("--ledger {}", path.display()))?;
+            let events = match given {
+                Some(events) => events,
+                None => crate::sources::text::read_ledger(
+                    path,
+                    &format!("--ledger {}", path.display()),
+                )?,
+            };
             (events, None)
         }
         None => {

@@ -138,6 +138,7 @@ fn report_of(
     bound: crate::audit::one_run::OneRunBound,
     violation: bool,
     accountant: Option<crate::mechanisms::AccountantRange>,
+    reproduce: Option<String>,
 ) -> crate::report::one_run::OneRunReport {
     crate::report::one_run::OneRunReport {
         schema_version: crate::audit::SCHEMA_VERSION,
@@ -153,7 +154,7 @@ fn report_of(
         claim_mu,
         violation,
         accountant,
-        reproduce: Some(super::run::reproduce_line(None)),
+        reproduce: Some(reproduce.unwrap_or_else(|| super::run::reproduce_line(None))),
     }
 }
 
@@ -246,6 +247,7 @@ pub(super) fn one_run(args: &OneRunArgs) -> Result<Outcome> {
         audit.bound.clone(),
         audit.violation,
         config.trainer.accountant_range().ok(),
+        None,
     );
     if args.json {
         let rec = crate::record::ResultRecord::from_one_run(&report, &audit);
@@ -408,6 +410,33 @@ fn verdict_text(
 
 /// `audit one-run --exec COMMAND --claim CLAIM`: a training program in any language.
 fn one_run_exec(args: &OneRunArgs) -> Result<Outcome> {
+    one_run_exec_with(args, None)
+}
+
+/// Training done in this process, for [`one_run_given`]: `train` answers the protocol's request
+/// (the JSON text `--exec`'s program reads) with what the program would print; `reproduce` is
+/// the record's reproduce line.
+pub struct GivenTraining<'a> {
+    /// From the request (JSON text) to what the program would print (the scores).
+    pub train: &'a mut dyn FnMut(String) -> Result<String>,
+    /// The record's reproduce line.
+    pub reproduce: String,
+}
+
+/// `audit one-run --exec NAME --claim CLAIM …` with the program's work done by `given.train` in
+/// this process (the Python package's `one_run`): the same checks, canaries, bits, bound and
+/// record as the CLI gives when `sh -c NAME` prints the same scores. `args.exec` must be set:
+/// it names the target.
+pub fn one_run_given(args: &OneRunArgs, given: GivenTraining<'_>) -> Result<Outcome> {
+    if args.exec.is_none() {
+        return Err(Error::InvalidConfig(
+            "one_run_given: no name for the training (exec); allowed: a non-empty name".into(),
+        ));
+    }
+    one_run_exec_with(args, Some(given))
+}
+
+fn one_run_exec_with(args: &OneRunArgs, given: Option<GivenTraining<'_>>) -> Result<Outcome> {
     use crate::mechanisms::PrivacyClaim;
     if !args.params.is_empty() || args.threat_model.is_some() || args.dataset.is_some() {
         return Err(Error::InvalidConfig(
@@ -503,7 +532,13 @@ fn one_run_exec(args: &OneRunArgs) -> Result<Outcome> {
         timeout,
     };
     let started = std::time::Instant::now();
-    let audit = crate::audit::one_run_exec::audit_exec(&config)?;
+    let (audit, reproduce) = match given {
+        Some(g) => (
+            crate::audit::one_run_exec::audit_with(&config, g.train)?,
+            Some(g.reproduce),
+        ),
+        None => (crate::audit::one_run_exec::audit_exec(&config)?, None),
+    };
     let code = u8::from(audit.violation);
     let report = report_of(
         audit.command.clone(),
@@ -514,6 +549,7 @@ fn one_run_exec(args: &OneRunArgs) -> Result<Outcome> {
         audit.bound.clone(),
         audit.violation,
         ledger_accountant.clone(),
+        reproduce,
     );
     if args.json {
         let rec = crate::record::ResultRecord::from_one_run(&report, &audit);

@@ -397,21 +397,59 @@ impl From<&RunArgs> for RunOptions {
 }
 
 pub(super) fn run_audit(args: &RunArgs) -> Result<Outcome> {
+    run_audit_with(args, None)
+}
+
+/// What a mechanism given in process is built from ([`run_given`]): the claim, relation and
+/// record domain the flags give, as `--exec` builds its program from them.
+#[derive(Clone, Debug)]
+pub struct GivenSpec {
+    /// The claim (`--claim`).
+    pub claim: PrivacyClaim,
+    /// The relation (`--neighbors`, add-remove by default).
+    pub neighboring: Neighboring,
+    /// The records' domain (`--record-range`, `--record-dim`; sizes as for `--exec`).
+    pub domain: crate::mechanisms::RecordDomain,
+}
+
+/// Builds the mechanism of [`run_given`] from the flags' [`GivenSpec`].
+pub type GivenMechanism<'a> =
+    &'a (dyn Fn(&GivenSpec) -> Result<Box<dyn crate::mechanisms::Mechanism>> + Sync);
+
+/// `audit run --exec NAME …` with the mechanism built by `build` in this process instead of a
+/// program (the Python package's `audit_run`): the same flags, checks, search, layers, audits
+/// and record (`args.exec` names the target). Not with `--sequential` (whose layers each wrap
+/// a copy of the program).
+pub fn run_given(args: &RunArgs, build: GivenMechanism<'_>) -> Result<Outcome> {
+    if args.exec.is_none() {
+        return Err(Error::InvalidConfig(
+            "run_given: no name for the mechanism (--exec NAME); allowed: a non-empty name".into(),
+        ));
+    }
+    if args.sequential {
+        return Err(Error::InvalidConfig(
+            "--sequential with a mechanism given in process; allowed: the fixed-n audit (leave --sequential out)".into(),
+        ));
+    }
+    run_audit_with(args, Some(build))
+}
+
+fn run_audit_with(args: &RunArgs, given: Option<GivenMechanism<'_>>) -> Result<Outcome> {
     check_flags(args)?;
     match args.jobs {
-        None => run_audit_inner(args),
+        None => run_audit_inner(args, given),
         Some(0) => Err(Error::InvalidConfig("--jobs 0; allowed: at least 1".into())),
         Some(j) => rayon::ThreadPoolBuilder::new()
             .num_threads(j)
             .build()
             .map_err(|e| Error::InvalidConfig(format!("--jobs {j}: {e}")))?
-            .install(|| run_audit_inner(args)),
+            .install(|| run_audit_inner(args, given)),
     }
 }
 
 /// The target of the flags: an exec program (its flags checked, its claim parsed, then probed)
 /// or a catalogue entry.
-fn build_target(args: &RunArgs) -> Result<Target> {
+fn build_target(args: &RunArgs, given: Option<GivenMechanism<'_>>) -> Result<Target> {
     use super::claim_arg::parse_claim_arg;
     if let Some(command) = &args.exec {
         let claim_text = args.claim.as_deref().ok_or_else(|| {
@@ -454,6 +492,20 @@ fn build_target(args: &RunArgs) -> Result<Target> {
         // may refuse the empty dataset; an audit of D = ∅ still uses 0).
         let size = size.max(1);
         let parsed = parse_claim_arg(claim_text, relation)?;
+        if let Some(build) = given {
+            let m = build(&GivenSpec {
+                claim: parsed.claim,
+                neighboring: relation,
+                domain,
+            })?;
+            return Target::given(
+                m,
+                parsed.claim,
+                parsed.source,
+                args.check.as_deref(),
+                args.transform.as_deref(),
+            );
+        }
         let m = ExecMechanism::from_options(&ExecOptions {
             command: command.clone(),
             claim: parsed.claim,
@@ -492,10 +544,10 @@ fn build_target(args: &RunArgs) -> Result<Target> {
 }
 
 /// Checks the flags against the target and the claim, then runs the kind of audit they ask for.
-fn run_audit_inner(args: &RunArgs) -> Result<Outcome> {
+fn run_audit_inner(args: &RunArgs, given: Option<GivenMechanism<'_>>) -> Result<Outcome> {
     // Validate everything cheap before any sampling.
     testers::parse_list(&args.tester)?;
-    let target = build_target(args)?;
+    let target = build_target(args, given)?;
     let mut opts = RunOptions::from(args);
     let claim = target.claim;
     if !opts.output.quiet

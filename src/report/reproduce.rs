@@ -1,6 +1,23 @@
 //! The Reproduce line of a report: the `audit` command line that re-runs this process's run,
 //! read off the process's own arguments.
 
+thread_local! {
+    /// The command line (after `audit`) that stands for this process's in reproduce lines
+    /// made on this thread, while [`with_args`] runs.
+    static GIVEN_ARGS: std::cell::RefCell<Option<Vec<String>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f` with `args` (the words after `audit`) standing for the process's arguments in the
+/// reproduce lines it makes on this thread: for in-process callers (the Python package), whose
+/// own arguments are not an `audit` command line.
+pub fn with_args<T>(args: Vec<String>, f: impl FnOnce() -> T) -> T {
+    let before = GIVEN_ARGS.with(|a| a.replace(Some(args)));
+    let out = f();
+    GIVEN_ARGS.with(|a| a.replace(before));
+    out
+}
+
 /// The `audit` command line that re-runs this process's run exactly: the arguments as given,
 /// less how the result is shown (`--report-dir`, `--no-report`, `--json`, `--quiet`) and the
 /// threads (`--jobs`), and except
@@ -8,7 +25,9 @@
 /// `--trials K`, the trials this run scored (a time budget stops at a machine-dependent trial; the
 /// same trials from the same seed give the same pairs and samples).
 pub(crate) fn reproduce_line(trials_scored: Option<usize>) -> String {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args: Vec<String> = GIVEN_ARGS
+        .with(|a| a.borrow().clone())
+        .unwrap_or_else(|| std::env::args().skip(1).collect());
     let mut kept: Vec<String> = vec!["audit".into()];
     let mut i = 0;
     while i < args.len() {
