@@ -262,7 +262,7 @@ fn check_counts(u: u64, m_a: u64, w: u64, m_b: u64) -> bool {
 /// assert!(l > 0.3 && l < 150.0 / 180.0 - 1f64.exp() * 20.0 / 180.0);
 /// ```
 pub fn binomial_contrast_lower(u: u64, m_a: u64, w: u64, m_b: u64, e_eps: f64, beta: f64) -> f64 {
-    if !check_counts(u, m_a, w, m_b) || !(beta > 0.0 && beta < 1.0) || !(e_eps >= 1.0) {
+    if !(check_counts(u, m_a, w, m_b) && beta > 0.0 && beta < 1.0 && e_eps >= 1.0) {
         return 0.0;
     }
     let obs = Observed {
@@ -303,7 +303,7 @@ pub fn binomial_contrast_epsilon(
     delta: f64,
     beta: f64,
 ) -> Option<f64> {
-    if !check_counts(u, m_a, w, m_b) || !(beta > 0.0 && beta < 1.0) || !(delta >= 0.0) {
+    if !(check_counts(u, m_a, w, m_b) && beta > 0.0 && beta < 1.0 && delta >= 0.0) {
         return None;
     }
     let obs = Observed {
@@ -342,13 +342,19 @@ pub fn binomial_contrast_epsilon(
 mod tests {
     use super::*;
     use rand::SeedableRng;
-    use rand_distr::{Distribution, Binomial as RBinomial};
+    use rand_distr::{Binomial as RBinomial, Distribution};
 
     /// The window's probabilities against statrs' pmf (itself accurate to about 1e-11 relative
     /// at m = 10⁴ and 1e-9 at 10⁶: a log-gamma difference), and its outside mass bounds.
     #[test]
     fn windows_match_the_pmf() {
-        for (m, p) in [(180u64, 0.15), (180, 0.8), (10_000, 0.3), (5, 0.5), (1_000_000, 1e-5)] {
+        for (m, p) in [
+            (180u64, 0.15),
+            (180, 0.8),
+            (10_000, 0.3),
+            (5, 0.5),
+            (1_000_000, 1e-5),
+        ] {
             let w = window(m, p);
             let d = Binomial::new(p, m).unwrap();
             for (i, v) in w.pmf.iter().enumerate() {
@@ -387,7 +393,10 @@ mod tests {
                 }
             }
             let bound = obs.tail(a, b);
-            assert!(bound >= exact && bound <= exact * 1.001 + 1e-12, "{a} {b}: {bound} vs {exact}");
+            assert!(
+                bound >= exact && bound <= exact * 1.001 + 1e-12,
+                "{a} {b}: {bound} vs {exact}"
+            );
         }
     }
 

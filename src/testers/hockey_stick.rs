@@ -122,13 +122,13 @@ use serde::{Deserialize, Serialize};
 use super::common::HeldOutEvent;
 use super::common::{check_fraction, hockey_stick_epsilon, train_rows};
 use super::{
-    BinomialTest, ContrastCounts, Divergence, EventBound, HeldOut, Measurement, PropertyTester, Selected, Tail,
-    check_inputs,
+    BinomialTest, ContrastCounts, Divergence, EventBound, HeldOut, Measurement, PropertyTester,
+    Selected, Tail, check_inputs,
 };
 use crate::bounds::{
-    binomial_contrast_epsilon, binomial_contrast_lower, contrast_null_share,
-    normal_upper_quantile, poisson_contrast_epsilon, poisson_contrast_lower,
-    poisson_mean_lower, wilson_lower, wilson_upper,
+    binomial_contrast_epsilon, binomial_contrast_lower, contrast_null_share, normal_upper_quantile,
+    poisson_contrast_epsilon, poisson_contrast_lower, poisson_mean_lower, wilson_lower,
+    wilson_upper,
 };
 use crate::error::{Error, Result};
 use crate::mechanisms::{PrivacyClaim, Samples};
@@ -1718,16 +1718,9 @@ impl HockeyStickTester {
         }
         let objective =
             |pl: f64, qh: f64| (pl > delta && qh > 0.0).then(|| ((pl - delta) / qh).ln());
-        let Some((choice, curves)) = self.search_estimate_event(
-            p,
-            np,
-            q,
-            nq,
-            (m_p, m_q),
-            beta,
-            objective,
-            Some(delta),
-        ) else {
+        let Some((choice, curves)) =
+            self.search_estimate_event(p, np, q, nq, (m_p, m_q), beta, objective, Some(delta))
+        else {
             return Ok(None);
         };
         if let Choice::Separate { reversed, curve, t } = choice {
