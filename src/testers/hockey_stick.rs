@@ -2136,13 +2136,7 @@ fn binomial_event(
     allow: f64,
     beta: f64,
 ) -> Result<Measurement> {
-    let (m_a, m_b) = (held.rows(reversed), held.rows(!reversed));
-    let in_event = HeldOutEvents {
-        first: (score.clone(), t),
-        second: None,
-    };
-    let u = held.count(reversed, m_a, &in_event)?.0;
-    let w = held.count(!reversed, m_b, &in_event)?.0;
+    let (u, m_a, w, m_b) = count_event(held, reversed, score, t)?;
     let (m_a, m_b) = (m_a as u64, m_b as u64);
     let value = binomial_contrast_lower(u, m_a, w, m_b, e_eps, beta);
     let epsilon_lower = binomial_contrast_epsilon(u, m_a, w, m_b, e_eps, allow, beta);
@@ -2171,6 +2165,24 @@ fn binomial_event(
     })
 }
 
+/// (releases of A in S = {score ≥ t}, held-out rows of A, the same for B) on all the held-out
+/// rows; A is the second side of `held` when `reversed`.
+fn count_event(
+    held: &dyn HeldOut,
+    reversed: bool,
+    score: &Score,
+    t: f64,
+) -> Result<(u64, usize, u64, usize)> {
+    let (m_a, m_b) = (held.rows(reversed), held.rows(!reversed));
+    let in_event = HeldOutEvents {
+        first: (score.clone(), t),
+        second: None,
+    };
+    let u = held.count(reversed, m_a, &in_event)?.0;
+    let w = held.count(!reversed, m_b, &in_event)?.0;
+    Ok((u, m_a, w, m_b))
+}
+
 /// Clopper–Pearson bound of A(S) − e^ε·B(S) for S = {score ≥ t} on all the held-out rows, at
 /// `half` for each of the two binomial bounds; A is the second side of `held` when `reversed`.
 fn bound_event(
@@ -2181,13 +2193,7 @@ fn bound_event(
     e_eps: f64,
     half: f64,
 ) -> Result<Measurement> {
-    let (m_p, m_q) = (held.rows(reversed), held.rows(!reversed));
-    let in_event = HeldOutEvents {
-        first: (score.clone(), t),
-        second: None,
-    };
-    let k_p = held.count(reversed, m_p, &in_event)?.0;
-    let k_q = held.count(!reversed, m_q, &in_event)?.0;
+    let (k_p, m_p, k_q, m_q) = count_event(held, reversed, score, t)?;
     let held_out = HeldOutEvent::bound(k_p, m_p, k_q, m_q, half);
     // e^ε·q_upper rounded up before subtracting, then the difference rounded down.
     let value = held_out.hockey_stick(e_eps);
