@@ -1,11 +1,11 @@
 //! Fixed-size batches drawn without replacement (`mechanisms/src/catalogue/dpsgd_fixed_batches.rs`):
 //! the twin accounted as Poisson sampling is caught by `audit run --mechanism ID` as listed, the
 //! correct entry is not, and a ledger whose sampling event says `"policy": "fixed-size"` is
-//! refused by the Poisson accountant.
+//! accounted under replace-one (by the fixed-size rule) and refused under add-remove.
 //!
-//! Error rates. The correct entry keeps its claim (2√T/z-GDP, a proved upper bound), so the run
-//! reports a violation with probability at most its β = 0.001 (the hockey-stick tester's
-//! guarantee): the false-failure rate of `correct_entry_passes`. The twin's check is a power
+//! Error rates. The correct entry's claim (the fixed-size accountant's pessimistic profile) is a
+//! proved upper bound, so the run reports a violation with probability at most its β = 0.001
+//! (the hockey-stick tester's guarantee): the false-failure rate of `correct_entry_passes`. The twin's check is a power
 //! check at the CLI's fixed seed: at the default 2·10^5 releases per side (1.6·10^5 held out
 //! for the bound) the event the tester selects has P(S) ≈ 0.24 and Q(S) ≈ 0.017 at ε ≈ 1.3,
 //! a true H_{e^ε} ≈ 0.18 against 0.06 allowed; the Clopper–Pearson bounds at β = 0.001 move the
@@ -42,7 +42,7 @@ fn correct_entry_passes() {
 }
 
 #[test]
-fn poisson_accountant_refuses_a_fixed_size_ledger() {
+fn a_fixed_size_ledger_is_accounted_under_replace_one_only() {
     let dir = std::env::temp_dir().join(format!("dp-audit-fixed-ledger-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let write = |name: &str, policy: &str| {
@@ -62,9 +62,36 @@ fn poisson_accountant_refuses_a_fixed_size_ledger() {
     let err = util::stderr(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(
-        err.contains("\"fixed-size\"") && err.contains("line 1") && err.contains("allowed"),
+        err.contains("\"fixed-size\"")
+            && err.contains("event 1")
+            && err.contains("add-remove")
+            && err.contains("allowed: replace-one"),
         "{err}"
     );
+    // Under replace-one: the fixed-size rule's bounds (the catalogue entry's claim at δ = 1e-5:
+    // 14.1925, with the witness's 14.1252 as the optimistic estimate).
+    let o = util::audit(&[
+        "accountant",
+        "--ledger",
+        &fixed,
+        "--delta",
+        "1e-5",
+        "--neighbors",
+        "replace-one",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", util::stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&util::stdout(&o)).unwrap();
+    let (upper, lower) = (
+        v["pld"]["epsilon_upper"].as_f64().unwrap(),
+        v["pld"]["epsilon_lower"].as_f64().unwrap(),
+    );
+    assert!(
+        (upper - 14.1925).abs() < 1e-3 && (lower - 14.1252).abs() < 1e-3,
+        "{v}"
+    );
+    assert_eq!(v["ledger_events"][0]["policy"], "fixed-size");
+    assert!(v["pld"]["method"].as_str().unwrap().contains("Theorem 4.2"));
     // A ledger written before the policy field existed reads as Poisson, as it did.
     let old = write("old.jsonl", "");
     let o = util::audit(&["accountant", "--ledger", &old, "--delta", "1e-5"]);

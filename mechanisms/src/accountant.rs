@@ -423,9 +423,10 @@ pub enum LedgerEvent {
 /// ledger line (seed 000's ledger). A line without it reads as [`SamplingPolicy::Poisson`], so
 /// ledgers written before the field existed mean what they meant.
 ///
-/// Only Poisson sampling is what the accountants of this crate ([`RdpAccountant`],
-/// [`crate::pld::PldAccountant`]) amplify: [`parse_ledger`] refuses the other policies, naming
-/// them. Fixed-size batches under replace-one can lose more privacy than the Poisson accountant
+/// Poisson sampling is what [`RdpAccountant`] amplifies, and [`parse_ledger`] (its reader)
+/// refuses the other policies, naming them. [`crate::pld::PldAccountant`] also accounts
+/// fixed-size batches under replace-one ([`crate::pld::Pld::fixed_size_gaussian`], read with
+/// [`parse_ledger_with_policies`]); shuffled batches are amplified by no accountant here. Fixed-size batches under replace-one can lose more privacy than the Poisson accountant
 /// at q = B/n says (Lebeda, Regehr, Kamath & Steinke 2024, "Avoiding Pitfalls for Privacy
 /// Accounting of Subsampled Mechanisms under Composition"; the catalogue's
 /// `dpsgd-fixed-batches-accounted-as-poisson` shows it), and so can shuffled batches (Chua et
@@ -517,16 +518,20 @@ pub fn parse_ledger(text: &str) -> Result<Vec<LedgerEvent>> {
     let lines = parse_ledger_with_policies(text)?;
     for (line, event, policy) in &lines {
         if matches!(event, LedgerEvent::Sampling { .. }) && !policy.is_poisson() {
-            let how = match policy {
-                SamplingPolicy::FixedSize => {
-                    "batches of exactly B records drawn without replacement"
-                }
-                _ => "each epoch a permutation cut into batches",
+            let (how, instead) = match policy {
+                SamplingPolicy::FixedSize => (
+                    "batches of exactly B records drawn without replacement",
+                    "the PLD accountant accounts fixed-size batches under replace-one neighbors (`audit accountant --ledger FILE --neighbors replace-one`, `--claim ledger:FILE` with `--neighbors replace-one`)",
+                ),
+                _ => (
+                    "each epoch a permutation cut into batches",
+                    "a shuffled run can be accounted without amplification as \"probability\": 1 under --neighbors replace-one",
+                ),
             };
             return Err(MechanismError::InvalidParameter {
                 mechanism: "ledger".into(),
                 message: format!(
-                    "line {line}: a sampling event with \"policy\": \"{policy}\" ({how}); the Poisson-subsampling accountant does not account it (its amplification at q = B/n can under-count {policy} batches: Lebeda et al. 2024, Chua et al. 2024); allowed: \"policy\": \"poisson\" or no policy (read as Poisson); a {policy} run can be accounted without amplification as \"probability\": 1 under --neighbors replace-one"
+                    "line {line}: a sampling event with \"policy\": \"{policy}\" ({how}); the Poisson-subsampling accountant does not account it (its amplification at q = B/n can under-count {policy} batches: Lebeda et al. 2024, Chua et al. 2024); allowed: \"policy\": \"poisson\" or no policy (read as Poisson); {instead}"
                 ),
             });
         }

@@ -9,6 +9,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use crate::accountant::SamplingPolicy;
 use crate::error::{MechanismError, Result};
 use crate::math::gaussian_dp_delta_upper;
 
@@ -72,10 +73,12 @@ pub enum PrivacyClaim {
         /// μ > 0.
         mu: f64,
     },
-    /// The whole privacy profile δ(ε) of `steps` steps of the Poisson-subsampled Gaussian
-    /// mechanism (DP-SGD's transcript: sampling rate q, noise multiplier z, sensitivity 1), as
-    /// the PLD accountant bounds it from above ([`crate::pld`]). Command-line form
-    /// `dpsgd:Q:Z:T` (add-remove) or `dpsgd:Q:Z:T:replace-one`.
+    /// The whole privacy profile δ(ε) of `steps` steps of the subsampled Gaussian mechanism
+    /// (DP-SGD's transcript: sampling rate q, noise multiplier z, sensitivity 1), as the PLD
+    /// accountant bounds it from above ([`crate::pld`]): Poisson sampling, or batches of fixed
+    /// size drawn without replacement ([`crate::pld::Pld::fixed_size_gaussian`], replace-one
+    /// only). Command-line form `dpsgd:Q:Z:T` (add-remove), `dpsgd:Q:Z:T:replace-one` or
+    /// `dpsgd:Q:Z:T:replace-one:fixed-size`.
     SubsampledGaussian {
         /// q ∈ (0, 1].
         sampling_rate: f64,
@@ -85,6 +88,10 @@ pub enum PrivacyClaim {
         steps: u64,
         /// The neighboring relation the profile is for.
         neighbors: crate::dataset::Neighboring,
+        /// How each step's batch is drawn: Poisson (the default, left out of the JSON) or
+        /// fixed-size (replace-one only).
+        #[serde(default, skip_serializing_if = "SamplingPolicy::is_poisson")]
+        policy: SamplingPolicy,
     },
     /// (ε_μ, δ_μ)-strong Bayesian DP (Triastcyn & Faltings 2020, Definition 1): for the fixed rest of
     /// the dataset and a differing record x' **drawn from a data distribution μ**,
@@ -113,10 +120,11 @@ fn cached_pld(
     z: f64,
     steps: u64,
     neighbors: crate::dataset::Neighboring,
+    policy: SamplingPolicy,
 ) -> Option<std::sync::Arc<crate::pld::Pld>> {
     use std::collections::HashMap;
     use std::sync::{Arc, Mutex, OnceLock};
-    type Key = (u64, u64, u64, bool);
+    type Key = (u64, u64, u64, bool, SamplingPolicy);
     static CACHE: OnceLock<Mutex<HashMap<Key, Arc<crate::pld::Pld>>>> = OnceLock::new();
     let key = (
         q.to_bits(),
@@ -124,22 +132,22 @@ fn cached_pld(
         steps,
         // Zero-out accounts as add/remove (`Pld::poisson_gaussian`): the same PLD.
         neighbors != crate::dataset::Neighboring::ReplaceOne,
+        policy,
     );
     let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
     if let Some(p) = cache.lock().ok()?.get(&key) {
         return Some(Arc::clone(p));
     }
-    let pld = Arc::new(
-        crate::pld::poisson_gaussian_pld(
-            q,
-            z,
-            steps,
-            neighbors,
-            crate::pld::Estimate::Pessimistic,
-            crate::pld::DEFAULT_DISCRETIZATION,
-        )
-        .ok()?,
+    let (estimate, d) = (
+        crate::pld::Estimate::Pessimistic,
+        crate::pld::DEFAULT_DISCRETIZATION,
     );
+    let pld = Arc::new(match policy {
+        SamplingPolicy::FixedSize => crate::pld::Pld::fixed_size_gaussian(q, z, estimate, d)
+            .and_then(|step| step.self_compose(steps))
+            .ok()?,
+        _ => crate::pld::poisson_gaussian_pld(q, z, steps, neighbors, estimate, d).ok()?,
+    });
     cache.lock().ok()?.insert(key, Arc::clone(&pld));
     Some(pld)
 }
@@ -234,6 +242,44 @@ impl PrivacyClaim {
         steps: u64,
         neighbors: crate::dataset::Neighboring,
     ) -> Result<Self> {
+        Self::subsampled_gaussian_with_policy(
+            sampling_rate,
+            noise_multiplier,
+            steps,
+            neighbors,
+            SamplingPolicy::Poisson,
+        )
+    }
+
+    /// The DP-SGD profile with batches drawn as `policy` says: Poisson, or fixed-size (B of n
+    /// without replacement each step; replace-one only). Errors as
+    /// [`PrivacyClaim::subsampled_gaussian`], and for a shuffled policy (no accountant here
+    /// amplifies it) or fixed-size batches under another relation.
+    pub fn subsampled_gaussian_with_policy(
+        sampling_rate: f64,
+        noise_multiplier: f64,
+        steps: u64,
+        neighbors: crate::dataset::Neighboring,
+        policy: SamplingPolicy,
+    ) -> Result<Self> {
+        match policy {
+            SamplingPolicy::Poisson => {}
+            SamplingPolicy::FixedSize if neighbors == crate::dataset::Neighboring::ReplaceOne => {}
+            SamplingPolicy::FixedSize => {
+                return Err(MechanismError::InvalidParameter {
+                    mechanism: "claim".into(),
+                    message: format!(
+                        "a DP-SGD claim with fixed-size batches under {neighbors} neighbors; allowed: replace-one (dpsgd:Q:Z:T:replace-one:fixed-size; a batch of exactly B of n records has rate B/n only for a fixed n)"
+                    ),
+                });
+            }
+            SamplingPolicy::Shuffled => {
+                return Err(MechanismError::InvalidParameter {
+                    mechanism: "claim".into(),
+                    message: "a DP-SGD claim with shuffled batches; allowed: poisson or fixed-size (no accountant here amplifies shuffled batches)".into(),
+                });
+            }
+        }
         if !(sampling_rate > 0.0 && sampling_rate <= 1.0) {
             return Err(MechanismError::InvalidClaim {
                 name: "sampling_rate",
@@ -253,6 +299,7 @@ impl PrivacyClaim {
             noise_multiplier: check_positive("noise_multiplier", noise_multiplier)?,
             steps,
             neighbors,
+            policy,
         })
     }
 
@@ -282,7 +329,14 @@ impl PrivacyClaim {
                 noise_multiplier,
                 steps,
                 neighbors,
-            } => Self::subsampled_gaussian(sampling_rate, noise_multiplier, steps, neighbors),
+                policy,
+            } => Self::subsampled_gaussian_with_policy(
+                sampling_rate,
+                noise_multiplier,
+                steps,
+                neighbors,
+                policy,
+            ),
             Self::Pure { epsilon } => Self::pure(epsilon),
             Self::Approximate { epsilon, delta } => Self::approximate(epsilon, delta),
             Self::Renyi { alpha, epsilon } => Self::renyi(alpha, epsilon),
@@ -339,11 +393,13 @@ impl PrivacyClaim {
                 noise_multiplier,
                 steps,
                 neighbors,
-            } => Self::subsampled_gaussian(
+                policy,
+            } => Self::subsampled_gaussian_with_policy(
                 sampling_rate,
                 noise_multiplier * factor,
                 steps,
                 neighbors,
+                policy,
             ),
             Self::Pure { .. } | Self::Approximate { .. } | Self::Bayesian { .. } => return None,
         };
@@ -408,8 +464,9 @@ impl PrivacyClaim {
                 noise_multiplier,
                 steps,
                 neighbors,
+                policy,
             } => {
-                let pld = cached_pld(sampling_rate, noise_multiplier, steps, neighbors)?;
+                let pld = cached_pld(sampling_rate, noise_multiplier, steps, neighbors, policy)?;
                 round_up(pld.delta(epsilon) * (1.0 + 1e-5) + 1e-12)
             }
         };
@@ -447,6 +504,7 @@ impl PrivacyClaim {
                 noise_multiplier,
                 steps,
                 neighbors: crate::dataset::Neighboring::AddRemove,
+                policy: SamplingPolicy::Poisson,
             } => crate::accountant::subsampled_gaussian_rdp(sampling_rate, noise_multiplier, alpha)
                 .ok()
                 .filter(|r| r.is_finite())
@@ -520,6 +578,7 @@ impl fmt::Display for PrivacyClaim {
                 noise_multiplier,
                 steps,
                 neighbors,
+                policy,
             } => {
                 write!(
                     f,
@@ -527,8 +586,11 @@ impl fmt::Display for PrivacyClaim {
                     x(sampling_rate),
                     x(noise_multiplier)
                 )?;
-                if *neighbors != crate::dataset::Neighboring::AddRemove {
+                if *neighbors != crate::dataset::Neighboring::AddRemove || !policy.is_poisson() {
                     write!(f, ":{neighbors}")?;
+                }
+                if !policy.is_poisson() {
+                    write!(f, ":{policy}")?;
                 }
                 Ok(())
             }
@@ -545,7 +607,7 @@ pub const CLAIM_FORMS: &[&str] = &[
     "renyi:ALPHA:EPS",
     "zcdp:RHO",
     "gdp:MU",
-    "dpsgd:Q:Z:T[:NEIGHBORS]",
+    "dpsgd:Q:Z:T[:NEIGHBORS[:POLICY]]",
     "bdp:EPS:DELTA",
 ];
 
@@ -628,8 +690,11 @@ impl FromStr for PrivacyClaim {
                 Self::bayesian(num("epsilon", parts[1])?, num("delta", parts[2])?)
             }
             "dpsgd" => {
-                if parts.len() != 4 && parts.len() != 5 {
-                    want(4, "dpsgd:Q:Z:T or dpsgd:Q:Z:T:replace-one")?;
+                if !(4..=6).contains(&parts.len()) {
+                    want(
+                        4,
+                        "dpsgd:Q:Z:T, dpsgd:Q:Z:T:replace-one or dpsgd:Q:Z:T:replace-one:fixed-size",
+                    )?;
                 }
                 let steps = num("steps", parts[3])?;
                 if !(steps >= 1.0 && steps.fract() == 0.0 && steps <= MAX_CLAIM_STEPS as f64) {
@@ -642,11 +707,21 @@ impl FromStr for PrivacyClaim {
                     None => crate::dataset::Neighboring::AddRemove,
                     Some(n) => n.trim().parse()?,
                 };
-                Self::subsampled_gaussian(
+                let policy = match parts.get(5).map(|p| p.trim()) {
+                    None | Some("poisson") => SamplingPolicy::Poisson,
+                    Some("fixed-size") => SamplingPolicy::FixedSize,
+                    Some(other) => {
+                        return Err(bad(format!(
+                            "batch policy {other:?} in claim {s:?}; allowed: poisson or fixed-size (B of n drawn without replacement each step, with replace-one)"
+                        )));
+                    }
+                };
+                Self::subsampled_gaussian_with_policy(
                     num("sampling rate", parts[1])?,
                     num("noise multiplier", parts[2])?,
                     steps as u64,
                     neighbors,
+                    policy,
                 )
             }
             other => Err(bad(format!(
@@ -666,7 +741,7 @@ mod tests {
         // Every listed form parses once its placeholders are filled, to a claim of its kind.
         for form in CLAIM_FORMS {
             let text = form
-                .replace("[:NEIGHBORS]", "")
+                .replace("[:NEIGHBORS[:POLICY]]", "")
                 .replace("EPS", "0.5")
                 .replace("DELTA", "1e-5")
                 .replace("ALPHA", "2")
@@ -718,6 +793,7 @@ mod tests {
             "gdp:0.5",
             "dpsgd:0.01:1.1:100",
             "dpsgd:0.01:1.1:100:replace-one",
+            "dpsgd:0.25:1:4:replace-one:fixed-size",
             "bdp:1:1e-5",
             "bdp:0.5:0.01",
         ] {
@@ -736,9 +812,40 @@ mod tests {
             "dpsgd:0.1:1:1e7",
             "dpsgd:0.1:1",
             "dpsgd:0.1:1:1:swap",
+            "dpsgd:0.1:1:1:add-remove:fixed-size",
+            "dpsgd:0.1:1:1:replace-one:shuffled",
+            "dpsgd:0.1:1:1:replace-one:fixed-size:x",
         ] {
             assert!(bad.parse::<PrivacyClaim>().is_err(), "{bad}");
         }
+        // The policy is written only when not Poisson; an explicit "poisson" reads as the
+        // default, and a fixed-size claim's JSON names its policy.
+        let poisson: PrivacyClaim = "dpsgd:0.25:1:4:replace-one:poisson".parse().unwrap();
+        assert_eq!(poisson.to_string(), "dpsgd:0.25:1:4:replace-one");
+        assert!(!serde_json::to_string(&poisson).unwrap().contains("policy"));
+        let fixed: PrivacyClaim = "dpsgd:0.25:1:4:replace-one:fixed-size".parse().unwrap();
+        assert!(
+            serde_json::to_string(&fixed)
+                .unwrap()
+                .contains("\"policy\":\"fixed-size\"")
+        );
+        let e = "dpsgd:0.1:1:1:add-remove:fixed-size"
+            .parse::<PrivacyClaim>()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("allowed: replace-one"), "{e}");
+        // Fixed-size batches cost more than Poisson sampling at the same rate (the displaced
+        // record), and less than no amplification (μ = 2√T/z = 4).
+        let unamplified = PrivacyClaim::gaussian_dp(4.0).unwrap();
+        for eps in [1.0, 3.0, 8.0] {
+            let (f, p, u) = (
+                fixed.delta_at(eps).unwrap(),
+                poisson.delta_at(eps).unwrap(),
+                unamplified.delta_at(eps).unwrap(),
+            );
+            assert!(p < f && f < u, "eps {eps}: {p} {f} {u}");
+        }
+        assert_eq!(fixed.renyi_at(2.0), None);
         assert!("approx:1".parse::<PrivacyClaim>().is_err());
         assert!("laplace:1".parse::<PrivacyClaim>().is_err());
         assert!("pure:abc".parse::<PrivacyClaim>().is_err());

@@ -165,15 +165,44 @@ impl AccountantRange {
         neighbors: Neighboring,
         delta: f64,
     ) -> Result<Self> {
+        let with: Vec<_> = ledger
+            .iter()
+            .map(|e| (*e, crate::accountant::SamplingPolicy::Poisson))
+            .collect();
+        Self::pld_of_ledger_with_policies(&with, neighbors, delta)
+    }
+
+    /// [`AccountantRange::pld_of_ledger`] for a ledger whose samples say how they are drawn
+    /// ([`crate::pld::PldAccountant::compose_ledger_with_policies`]: Poisson, or fixed-size under
+    /// replace-one).
+    ///
+    /// # Errors
+    /// As [`AccountantRange::pld_of_ledger`].
+    pub fn pld_of_ledger_with_policies(
+        ledger: &[(
+            crate::accountant::LedgerEvent,
+            crate::accountant::SamplingPolicy,
+        )],
+        neighbors: Neighboring,
+        delta: f64,
+    ) -> Result<Self> {
         let mut pld = crate::pld::PldAccountant::new(neighbors);
-        pld.compose_ledger(ledger)?;
+        pld.compose_ledger_with_policies(ledger)?;
         let (upper, lower, grid) = pld.epsilon_bounds_adaptive(delta)?;
+        let fixed = if ledger
+            .iter()
+            .any(|(_, p)| *p == crate::accountant::SamplingPolicy::FixedSize)
+        {
+            "; fixed-size batches drawn without replacement: Dong, Roth & Su 2022, Theorem 4.2"
+        } else {
+            ""
+        };
         Ok(Self {
             delta,
             optimistic: lower,
             pessimistic: upper,
             accountant: format!(
-                "PLD accountant (Connect-the-Dots, loss grid {grid}; {neighbors} neighbors)"
+                "PLD accountant (Connect-the-Dots, loss grid {grid}; {neighbors} neighbors{fixed})"
             ),
         })
     }

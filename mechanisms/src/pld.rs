@@ -104,6 +104,7 @@ use rustfft::num_complex::Complex;
 use rustfft::{Fft, FftPlanner};
 use statrs::function::erf::{erfc, erfc_inv};
 
+use crate::accountant::SamplingPolicy;
 use crate::dataset::Neighboring;
 use crate::error::{MechanismError, Result};
 
@@ -711,12 +712,51 @@ fn pow_error(times: u64) -> f64 {
 fn pessimistic_pmf(pair: &Pair, d: f64) -> Result<Pmf> {
     let (x_lo, x_hi) = pair.x_range();
     let (l_hi, l_lo) = (pair.loss(x_lo), pair.loss(x_hi));
+    connect_dots(l_lo, l_hi, |e| pair.delta(e), d, (pair.q, pair.sigma))
+}
+
+/// Pessimistic connect-the-dots PLD of one step of the Gaussian mechanism on a batch of fixed
+/// size drawn without replacement, under replace-one (see [`Pld::fixed_size_gaussian`]): the
+/// privacy profile δ(ε) = max(δ_remove(ε), δ_add(ε)) of the two add/remove pairs of rate `q` at
+/// noise z/2 (contribution 1; i.e. contribution 2 against noise z), on the grid covering the
+/// losses of both. The profile of a
+/// pair is a convex, non-increasing function of e^ε; so is the larger of two, and the
+/// construction needs nothing else (Doroshenko et al. 2022, Algorithm 1, reads the pair only
+/// through δ on the grid).
+fn pessimistic_pmf_fixed_size(q: f64, z: f64, d: f64) -> Result<Pmf> {
+    let sigma = 0.5 * z;
+    let remove = Pair::new(q, sigma, Direction::Remove);
+    let add = Pair::new(q, sigma, Direction::Add);
+    let range = |pair: &Pair| {
+        let (x_lo, x_hi) = pair.x_range();
+        (pair.loss(x_hi), pair.loss(x_lo))
+    };
+    let ((r_lo, r_hi), (a_lo, a_hi)) = (range(&remove), range(&add));
+    connect_dots(
+        r_lo.min(a_lo),
+        r_hi.max(a_hi),
+        |e| remove.delta(e).max(add.delta(e)),
+        d,
+        (q, z),
+    )
+}
+
+/// The connect-the-dots PLD of the privacy profile `delta` on the grid kΔ from ⌊l_lo/Δ⌋ to
+/// ⌈l_hi/Δ⌉ (Doroshenko et al. 2022, Algorithm 1, fixed gap); `what` = (q, σ) names the step in
+/// an error.
+fn connect_dots(
+    l_lo: f64,
+    l_hi: f64,
+    delta: impl Fn(f64) -> f64,
+    d: f64,
+    what: (f64, f64),
+) -> Result<Pmf> {
     let k_lo = (l_lo / d).floor();
     let k_hi = (l_hi / d).ceil();
-    let n = check_grid(k_hi - k_lo + 1.0, pair, d)?;
+    let n = check_grid(k_hi - k_lo + 1.0, what, d)?;
     let k_lo = k_lo as i64;
     let mut deltas: Vec<f64> = (0..n)
-        .map(|i| pair.delta((k_lo + i as i64) as f64 * d))
+        .map(|i| delta((k_lo + i as i64) as f64 * d))
         .collect();
     // δ is non-increasing in ε; enforce it against rounding (as dp_accounting's
     // `np.minimum.accumulate`).
@@ -755,7 +795,7 @@ fn optimistic_pmf_on(pair: &Pair, d: f64, g: f64) -> Result<(Pmf, Leftover)> {
     let (t_top, l_bot) = (pair.loss(x_lo), pair.loss(x_hi));
     let k_top = ((t_top - g) / d).floor();
     let k_bot = ((l_bot - g) / d).floor();
-    let n = check_grid(k_top - k_bot + 1.0, pair, d)?;
+    let n = check_grid(k_top - k_bot + 1.0, (pair.q, pair.sigma), d)?;
     let (k_top, k_bot) = (k_top as i64, k_bot as i64);
     let level = |k: i64| g + k as f64 * d;
     let mut probs = vec![0.0; n];
@@ -913,14 +953,13 @@ fn bucket_bottom(pair: &Pair, eps: f64, target: f64, t: f64, l_bot: f64, d: f64)
     hi
 }
 
-fn check_grid(points: f64, pair: &Pair, d: f64) -> Result<usize> {
+fn check_grid(points: f64, (q, sigma): (f64, f64), d: f64) -> Result<usize> {
     if points.is_finite() && points >= 1.0 && points <= MAX_GRID_POINTS as f64 {
         Ok(points as usize)
     } else {
         Err(invalid(format!(
-            "one step's PLD would need {points} grid points (q = {}, z = {}, discretization \
-             {d}); allowed: at most {MAX_GRID_POINTS} (use a larger z or discretization)",
-            pair.q, pair.sigma
+            "one step's PLD would need {points} grid points (q = {q}, z = {sigma}, discretization \
+             {d}); allowed: at most {MAX_GRID_POINTS} (use a larger z or discretization)"
         )))
     }
 }
@@ -1461,6 +1500,65 @@ impl Pld {
         })
     }
 
+    /// The discrete PLD of **one** step of the Gaussian mechanism on a batch of **fixed size**
+    /// B drawn uniformly without replacement from n records (rate `q` = B/n, noise multiplier
+    /// `z`, contributions of norm ≤ 1), under **replace-one** neighbors (seed 000's "equally
+    /// sized and independent" batches; the only relation under which a fixed B/n is defined).
+    ///
+    /// - **Upper bound (pessimistic).** Replacing one record changes the batch's sum by at most
+    ///   2, so the un-subsampled step is G_{2/z} (Gaussian DP with μ = 2/z). Sampling B of n
+    ///   without replacement under substitution makes it C_q(G_{2/z})-DP with C_q(f) =
+    ///   min{f_q, f_q⁻¹}** and f_q = q·f + (1 − q)·Id (Dong, Roth & Su 2022, "Gaussian
+    ///   differential privacy", Theorem 4.2; the pair form of Zhu, Dong & Wang 2022 and Lebeda,
+    ///   Regehr, Kamath & Steinke 2024, §5). f_q is the trade-off function of the "remove" pair
+    ///   ((1−q)·φ + q·φ(· + 2), φ) at noise z (φ = N(0, z²)) and f_q⁻¹ that of its mirror, the
+    ///   "add" pair; the privacy profile of C_q(f) is therefore the larger of the two pairs'
+    ///   profiles at every ε (the convex conjugate of the convex hull of a minimum is the maximum
+    ///   of the conjugates). That profile is symmetric, so the connect-the-dots pair built from it
+    ///   dominates the step in both orders of every neighbouring pair (at every ε, negative ones
+    ///   included), which is what composition needs (Zhu, Dong & Wang 2022, Theorem 10; f-DP
+    ///   composition, Dong, Roth & Su 2022, Theorem 3.2). Composing the two directions each on
+    ///   its own, as [`Pld::poisson_gaussian`] does for Poisson add/remove, would need every
+    ///   neighbouring pair's step to be dominated by one of the two pairs at every ε, which is
+    ///   not shown (Lebeda et al. 2024 show that a single step's worst case need not survive
+    ///   composition); that is the lower bound below, not the upper one.
+    /// - **Lower bound (optimistic).** The two add/remove pairs at noise z/2 (contribution 1),
+    ///   each composed on its own, δ the larger. Each is realized: on D = {−1, …, −1, +1} against
+    ///   D′ = {−1, …, −1} a batch's sum is −B + 2 on D when it holds the replaced record
+    ///   (probability q, independently across steps) and −B otherwise, against −B always on D′:
+    ///   exactly the "remove" pair, step by step; swapping D and D′ gives the "add" pair
+    ///   (`dpsgd-fixed-batches` in the catalogue derives it).
+    ///
+    /// For q = 1 (B = n) both are the Gaussian mechanism with sensitivity 2, the same as
+    /// [`Pld::poisson_gaussian`] under replace-one.
+    ///
+    /// # Errors
+    /// q outside (0, 1]; z ≤ 0 or non-finite; discretization outside (0, 1]; a grid of more
+    /// than [`MAX_GRID_POINTS`] points.
+    pub fn fixed_size_gaussian(
+        q: f64,
+        z: f64,
+        estimate: Estimate,
+        discretization: f64,
+    ) -> Result<Self> {
+        check_sampling_rate(q)?;
+        check_noise_multiplier(z)?;
+        check_discretization(discretization)?;
+        match estimate {
+            Estimate::Pessimistic => Ok(Self {
+                discretization,
+                estimate,
+                remove: pessimistic_pmf_fixed_size(q, z, discretization)?,
+                add: None,
+            }),
+            // z/2 is exact in binary floating point (unless it underflows, which
+            // `check_noise_multiplier` then refuses).
+            Estimate::Optimistic => {
+                Self::poisson_gaussian(q, 0.5 * z, Neighboring::AddRemove, estimate, discretization)
+            }
+        }
+    }
+
     /// The grid step Δ of the privacy loss.
     pub fn discretization(&self) -> f64 {
         self.discretization
@@ -1713,6 +1811,39 @@ pub fn noise_multiplier_for(
     delta: f64,
     neighbors: Neighboring,
 ) -> Result<f64> {
+    noise_multiplier_for_policy(
+        q,
+        steps,
+        target_epsilon,
+        delta,
+        neighbors,
+        SamplingPolicy::Poisson,
+    )
+}
+
+/// [`noise_multiplier_for`] with batches drawn as `policy` says: Poisson, or fixed-size
+/// ([`Pld::fixed_size_gaussian`], replace-one only).
+///
+/// # Errors
+/// As [`noise_multiplier_for`]; a shuffled policy; fixed-size under neighbors other than
+/// replace-one.
+pub fn noise_multiplier_for_policy(
+    q: f64,
+    steps: u64,
+    target_epsilon: f64,
+    delta: f64,
+    neighbors: Neighboring,
+    policy: SamplingPolicy,
+) -> Result<f64> {
+    if policy == SamplingPolicy::FixedSize {
+        PldAccountant::new(neighbors)
+            .check_fixed_size(|| format!("fixed-size batches (q = {q}, T = {steps})"))?;
+    }
+    if policy == SamplingPolicy::Shuffled {
+        return Err(invalid(
+            "shuffled batches; allowed: Poisson or fixed-size (no accountant here amplifies shuffled batches)".to_string(),
+        ));
+    }
     check_sampling_rate(q)?;
     check_steps(steps)?;
     check_delta(delta)?;
@@ -1722,15 +1853,16 @@ pub fn noise_multiplier_for(
         )));
     }
     let eps_at = |z: f64| -> Result<f64> {
-        poisson_gaussian_pld(
+        let event = PoissonGaussianEvent {
             q,
             z,
             steps,
-            neighbors,
-            Estimate::Pessimistic,
-            DEFAULT_DISCRETIZATION,
-        )?
-        .epsilon(delta)
+            policy,
+        };
+        event
+            .step(neighbors, Estimate::Pessimistic, DEFAULT_DISCRETIZATION)?
+            .self_compose(steps)?
+            .epsilon(delta)
     };
     let ok = |z: f64| -> Result<bool> { Ok(eps_at(z)? <= target_epsilon) };
 
@@ -1855,8 +1987,9 @@ fn choose_tilt(pmf: &Pmf, d: f64, times: u64, target: TiltTarget) -> f64 {
     }
 }
 
-/// One entry of a [`PldAccountant`] ledger: `steps` steps of the Poisson-subsampled Gaussian
-/// mechanism with rate `q` and noise multiplier `z`.
+/// One entry of a [`PldAccountant`] ledger: `steps` steps of the subsampled Gaussian mechanism
+/// with rate `q` and noise multiplier `z`, the batch drawn as `policy` says (Poisson, the
+/// type's name, or fixed-size; [`Pld::poisson_gaussian`], [`Pld::fixed_size_gaussian`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PoissonGaussianEvent {
     /// Sampling rate q ∈ (0, 1].
@@ -1865,6 +1998,19 @@ pub struct PoissonGaussianEvent {
     pub z: f64,
     /// Number of steps T ≥ 1.
     pub steps: u64,
+    /// How each step's batch is drawn: [`SamplingPolicy::Poisson`] or
+    /// [`SamplingPolicy::FixedSize`] (replace-one only).
+    pub policy: SamplingPolicy,
+}
+
+impl PoissonGaussianEvent {
+    /// One step's discrete PLD under `neighbors`.
+    fn step(&self, neighbors: Neighboring, estimate: Estimate, d: f64) -> Result<Pld> {
+        match self.policy {
+            SamplingPolicy::FixedSize => Pld::fixed_size_gaussian(self.q, self.z, estimate, d),
+            _ => Pld::poisson_gaussian(self.q, self.z, neighbors, estimate, d),
+        }
+    }
 }
 
 /// A PLD accountant: a ledger of Poisson-subsampled Gaussian events (each with its own q, z and
@@ -1929,8 +2075,46 @@ impl PldAccountant {
         check_sampling_rate(q)?;
         check_noise_multiplier(z)?;
         check_steps(steps)?;
-        self.events.push(PoissonGaussianEvent { q, z, steps });
+        self.events.push(PoissonGaussianEvent {
+            q,
+            z,
+            steps,
+            policy: SamplingPolicy::Poisson,
+        });
         Ok(())
+    }
+
+    /// Records `steps` steps of the Gaussian mechanism on batches of fixed size B = q·n drawn
+    /// without replacement, independently per step ([`Pld::fixed_size_gaussian`]).
+    ///
+    /// # Errors
+    /// Neighbors other than replace-one (a fixed B/n needs a fixed n: under add/remove the two
+    /// datasets would have different sampling rates); q outside (0, 1], z ≤ 0 or non-finite,
+    /// steps = 0. Nothing is recorded on error.
+    pub fn compose_fixed_size_gaussian(&mut self, q: f64, z: f64, steps: u64) -> Result<()> {
+        self.check_fixed_size(|| format!("fixed-size batches (q = {q}, z = {z}, T = {steps})"))?;
+        check_sampling_rate(q)?;
+        check_noise_multiplier(z)?;
+        check_steps(steps)?;
+        self.events.push(PoissonGaussianEvent {
+            q,
+            z,
+            steps,
+            policy: SamplingPolicy::FixedSize,
+        });
+        Ok(())
+    }
+
+    fn check_fixed_size(&self, what: impl FnOnce() -> String) -> Result<()> {
+        if self.neighbors == Neighboring::ReplaceOne {
+            Ok(())
+        } else {
+            Err(invalid(format!(
+                "{} accounted under {} neighbors; allowed: replace-one neighbors (`--neighbors replace-one`; a batch of exactly B of the n records has rate B/n only for a fixed n, so its privacy unit is replacing one record: Balle, Barthe & Gaboardi 2018; Lebeda et al. 2024)",
+                what(),
+                self.neighbors
+            )))
+        }
     }
 
     /// Records a privacy ledger ([`crate::accountant::LedgerEvent`]s, as the RDP accountant and
@@ -1944,9 +2128,30 @@ impl PldAccountant {
     /// A query before any sampling event; an event with a value out of range. Nothing is
     /// recorded on error.
     pub fn compose_ledger(&mut self, ledger: &[crate::accountant::LedgerEvent]) -> Result<()> {
+        let with: Vec<_> = ledger
+            .iter()
+            .map(|e| (*e, SamplingPolicy::Poisson))
+            .collect();
+        self.compose_ledger_with_policies(&with)
+    }
+
+    /// [`PldAccountant::compose_ledger`] for a ledger whose sampling events say how their batches
+    /// are drawn ([`crate::accountant::parse_ledger_with_policies`]; a Gaussian sum has its
+    /// sample's policy, which is what is read from a sampling event): Poisson blocks as there,
+    /// fixed-size blocks as [`PldAccountant::compose_fixed_size_gaussian`].
+    ///
+    /// # Errors
+    /// As [`PldAccountant::compose_ledger`]; a shuffled block (no accountant here amplifies
+    /// shuffled batches: the message says how to account it); a fixed-size block under
+    /// neighbors other than replace-one. Nothing is recorded on error.
+    pub fn compose_ledger_with_policies(
+        &mut self,
+        ledger: &[(crate::accountant::LedgerEvent, SamplingPolicy)],
+    ) -> Result<()> {
         use crate::accountant::LedgerEvent;
-        let mut blocks: Vec<(f64, u64, f64)> = Vec::new(); // (q, repetitions, Σ z⁻²)
-        for (i, event) in ledger.iter().enumerate() {
+        // (q, repetitions, Σ z⁻², policy)
+        let mut blocks: Vec<(f64, u64, f64, SamplingPolicy)> = Vec::new();
+        for (i, (event, policy)) in ledger.iter().enumerate() {
             match *event {
                 LedgerEvent::Sampling {
                     probability,
@@ -1954,7 +2159,22 @@ impl PldAccountant {
                 } => {
                     check_sampling_rate(probability)?;
                     check_steps(repetitions)?;
-                    blocks.push((probability, repetitions, 0.0));
+                    match policy {
+                        SamplingPolicy::Poisson => {}
+                        SamplingPolicy::FixedSize => self.check_fixed_size(|| {
+                            format!(
+                                "ledger event {}: a sampling event with \"policy\": \"fixed-size\"",
+                                i + 1
+                            )
+                        })?,
+                        SamplingPolicy::Shuffled => {
+                            return Err(invalid(format!(
+                                "ledger event {}: a sampling event with \"policy\": \"shuffled\" (each epoch a permutation cut into batches); no accountant here amplifies shuffled batches (the Poisson accountant at q = B/n can under-count them: Chua et al. 2024); allowed: \"poisson\" or \"fixed-size\" (under replace-one), or a shuffled run accounted without amplification as \"probability\": 1 under replace-one",
+                                i + 1
+                            )));
+                        }
+                    }
+                    blocks.push((probability, repetitions, 0.0, *policy));
                 }
                 LedgerEvent::GaussianSum { noise_multiplier } => {
                     check_noise_multiplier(noise_multiplier)?;
@@ -1969,7 +2189,7 @@ impl PldAccountant {
             }
         }
         let mut added = Vec::new();
-        for (k, (q, steps, inv)) in blocks.into_iter().enumerate() {
+        for (k, (q, steps, inv, policy)) in blocks.into_iter().enumerate() {
             if inv <= 0.0 {
                 // A sample with no query is a ledger cut off (or a step that released
                 // nothing): charging it nothing silently could under-count, so it is refused.
@@ -1987,7 +2207,12 @@ impl PldAccountant {
             }
             let z = inv.powf(-0.5);
             check_noise_multiplier(z)?;
-            added.push(PoissonGaussianEvent { q, z, steps });
+            added.push(PoissonGaussianEvent {
+                q,
+                z,
+                steps,
+                policy,
+            });
         }
         self.events.extend(added);
         Ok(())
@@ -2017,16 +2242,18 @@ impl PldAccountant {
     /// Whether the ledger is one event (after merging repeats), composed tilted by
     /// [`PldAccountant::pld_at`].
     fn is_one_event(&self) -> bool {
-        self.events
-            .iter()
-            .all(|e| e.q == self.events[0].q && e.z == self.events[0].z)
-            && !self.events.is_empty()
+        self.events.iter().all(|e| {
+            e.q == self.events[0].q && e.z == self.events[0].z && e.policy == self.events[0].policy
+        }) && !self.events.is_empty()
     }
 
     fn pld_tilted(&self, estimate: Estimate, tilt_for: Option<TiltTarget>) -> Result<Pld> {
         let mut merged: Vec<PoissonGaussianEvent> = Vec::new();
         for e in &self.events {
-            match merged.iter_mut().find(|m| m.q == e.q && m.z == e.z) {
+            match merged
+                .iter_mut()
+                .find(|m| m.q == e.q && m.z == e.z && m.policy == e.policy)
+            {
                 // Checked: a saturated count would under-charge the ledger.
                 Some(m) => {
                     m.steps = m
@@ -2046,8 +2273,7 @@ impl PldAccountant {
         let mut pld = Pld::identity(self.discretization, estimate)?;
         if let (Some(target), [e]) = (tilt_for, merged.as_slice()) {
             // One event: its composition tilted toward the ε of δ (see `Pmf`).
-            let step =
-                Pld::poisson_gaussian(e.q, e.z, self.neighbors, estimate, self.discretization)?;
+            let step = e.step(self.neighbors, estimate, self.discretization)?;
             let d = self.discretization;
             let tilts = [
                 choose_tilt(&step.remove, d, e.steps, target),
@@ -2058,8 +2284,7 @@ impl PldAccountant {
             return step.self_compose_tilted(e.steps, tilts);
         }
         for e in merged {
-            let step =
-                Pld::poisson_gaussian(e.q, e.z, self.neighbors, estimate, self.discretization)?;
+            let step = e.step(self.neighbors, estimate, self.discretization)?;
             pld = pld.compose(&step.self_compose(e.steps)?)?;
         }
         Ok(pld)

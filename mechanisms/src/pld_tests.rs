@@ -547,3 +547,144 @@ fn tilted_pld_is_not_composed_further() {
     let (a, b) = (tilted.epsilon(1e-8).unwrap(), plain.epsilon(1e-8).unwrap());
     assert!(a <= b && a >= b * (1.0 - 1e-3), "{a} vs {b}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Fixed-size batches (sampling without replacement, replace-one)
+// ---------------------------------------------------------------------------------------------
+
+fn fixed_size_bounds(q: f64, z: f64, steps: u64, delta: f64) -> (f64, f64) {
+    let mut acct = PldAccountant::new(Neighboring::ReplaceOne);
+    acct.compose_fixed_size_gaussian(q, z, steps).unwrap();
+    acct.epsilon_bounds(delta).unwrap()
+}
+
+/// Independent references, `dp_accounting` 0.6.0 (pip `dp-accounting`), δ = 1e-5:
+/// - the optimistic bound is the witness's profile, the add/remove pair at noise z/2 composed
+///   per direction: `PLDAccountant(ADD_OR_REMOVE_ONE)` on `PoissonSampledDpEvent(q,
+///   GaussianDpEvent(z/2))` × T gives 14.125181 (q = 0.25, z = 1, T = 4), 7.953870 (T = 1),
+///   9.997256 (q = 1, z = 2, T = 4), 13.360826 (q = 0.01, z = 1, T = 1000);
+/// - the RDP accountant for sampling without replacement under replace-one (Wang, Balle &
+///   Kasiviswanathan 2019; `RdpAccountant(REPLACE_ONE)` on `SampledWithoutReplacementDpEvent(n,
+///   B, GaussianDpEvent(z/2))` × T, orders 1.1–256) is an upper bound: 18.355808 (n = 8, B = 2,
+///   z = 1, T = 4), 9.070930 (T = 1), 10.725510 (n = B = 8, z = 2, T = 4). The PLD upper bound
+///   must lie between the optimistic one and it.
+///
+/// (The script: docs/design/fixed-size-accountant/reference.py.)
+#[test]
+fn fixed_size_matches_independent_references() {
+    for (q, z, t, witness, rdp) in [
+        (0.25, 1.0, 4, 14.125181, 18.355808),
+        (0.25, 1.0, 1, 7.953870, 9.070930),
+        (1.0, 2.0, 4, 9.997256, 10.725510),
+    ] {
+        let (upper, lower) = fixed_size_bounds(q, z, t, 1e-5);
+        println!("q {q} z {z} T {t}: [{lower}, {upper}] (witness {witness}, RDP {rdp})");
+        assert!(
+            (lower - witness).abs() < 1e-4 * witness,
+            "{q} {z} {t}: optimistic {lower} against dp_accounting's {witness}"
+        );
+        assert!(
+            lower <= upper && upper < rdp,
+            "{q} {z} {t}: {upper} ≥ RDP {rdp}"
+        );
+    }
+    // One step: the symmetrized profile is the larger direction's, so the two bounds agree up
+    // to the discretization.
+    let (upper, lower) = fixed_size_bounds(0.25, 1.0, 1, 1e-5);
+    assert!(upper - lower < 1e-4, "{lower} {upper}");
+}
+
+/// q = 1 (B = n): the Gaussian mechanism with sensitivity 2 at every step, the same as Poisson
+/// replace-one at q = 1 and as √T·2/z-GDP.
+#[test]
+fn fixed_size_full_batch_is_the_gaussian_mechanism() {
+    let (upper, lower) = fixed_size_bounds(1.0, 2.0, 4, 1e-5);
+    let exact = gaussian_exact_epsilon(1.0, 4, 1e-5).unwrap();
+    assert!(
+        lower <= exact + 1e-6 && exact <= upper + 1e-6,
+        "{lower} {exact} {upper}"
+    );
+    let mut p = PldAccountant::new(Neighboring::ReplaceOne);
+    p.compose_poisson_gaussian(1.0, 2.0, 4).unwrap();
+    let (pu, pl) = p.epsilon_bounds(1e-5).unwrap();
+    assert!((pu - upper).abs() < 1e-6 && (pl - lower).abs() < 1e-6);
+}
+
+/// The pessimistic PLD dominates both directions composed on their own at every ε (negative
+/// included), and its δ curve is symmetric: δ(−ε) = 1 − e^{−ε} + e^{−ε}·δ(ε).
+#[test]
+fn fixed_size_pessimistic_dominates_both_directions() {
+    let d = DEFAULT_DISCRETIZATION;
+    let (q, z, t) = (0.25, 1.0, 3);
+    let sym = Pld::fixed_size_gaussian(q, z, Estimate::Pessimistic, d)
+        .unwrap()
+        .self_compose(t)
+        .unwrap();
+    let per_direction = poisson_gaussian_pld(
+        q,
+        z / 2.0,
+        t,
+        Neighboring::AddRemove,
+        Estimate::Pessimistic,
+        d,
+    )
+    .unwrap();
+    for i in -40..=80 {
+        let eps = 0.1 * f64::from(i);
+        let (s, p) = (sym.delta(eps), per_direction.delta(eps));
+        assert!(
+            s >= p - 1e-9,
+            "eps {eps}: symmetrized {s} < per-direction {p}"
+        );
+        if i > 0 {
+            let mirror = sym.delta(-eps);
+            let want = -(-eps).exp_m1() + (-eps).exp() * s;
+            // The discrete pair is symmetric up to the grid and the round-off of the chord.
+            assert!(
+                (mirror - want).abs() < 1e-3 * want.max(1e-6),
+                "eps {eps}: {mirror} {want}"
+            );
+        }
+    }
+}
+
+#[test]
+fn fixed_size_needs_replace_one_and_refuses_shuffled() {
+    use crate::accountant::{LedgerEvent, SamplingPolicy};
+    let mut acct = PldAccountant::new(Neighboring::AddRemove);
+    let e = message(acct.compose_fixed_size_gaussian(0.25, 1.0, 4).unwrap_err());
+    assert!(
+        e.contains("add-remove") && e.contains("allowed: replace-one"),
+        "{e}"
+    );
+    let ledger = [
+        (
+            LedgerEvent::Sampling {
+                probability: 0.25,
+                repetitions: 4,
+            },
+            SamplingPolicy::FixedSize,
+        ),
+        (
+            LedgerEvent::GaussianSum {
+                noise_multiplier: 1.0,
+            },
+            SamplingPolicy::FixedSize,
+        ),
+    ];
+    let e = message(acct.compose_ledger_with_policies(&ledger).unwrap_err());
+    assert!(
+        e.contains("ledger event 1") && e.contains("fixed-size"),
+        "{e}"
+    );
+    assert!(acct.events().is_empty());
+    let mut shuffled = ledger;
+    shuffled[0].1 = SamplingPolicy::Shuffled;
+    let mut replace = PldAccountant::new(Neighboring::ReplaceOne);
+    let e = message(replace.compose_ledger_with_policies(&shuffled).unwrap_err());
+    assert!(e.contains("\"shuffled\"") && e.contains("allowed"), "{e}");
+    // The same ledger under replace-one is the fixed-size event.
+    replace.compose_ledger_with_policies(&ledger).unwrap();
+    assert_eq!(replace.events()[0].policy, SamplingPolicy::FixedSize);
+    assert_eq!((replace.events()[0].q, replace.events()[0].z), (0.25, 1.0));
+}

@@ -12,7 +12,8 @@ use super::{Outcome, to_json};
 use crate::error::{Error, Result};
 use crate::mechanisms::Neighboring;
 use crate::mechanisms::accountant::{
-    LedgerEvent, RdpAccountant, gaussian_exact_epsilon, gaussian_zcdp_rho, zcdp_to_epsilon,
+    LedgerEvent, RdpAccountant, SamplingPolicy, gaussian_exact_epsilon, gaussian_zcdp_rho,
+    ledger_line, zcdp_to_epsilon,
 };
 use crate::mechanisms::math::readable;
 use crate::mechanisms::pld::{PldAccountant, noise_multiplier_for};
@@ -47,8 +48,9 @@ pub struct AccountantArgs {
     /// `{"event": "gaussian-sum", "noise_multiplier": Z}` per noise group of that sample; blank
     /// and `#` lines are skipped, a UTF-8 byte-order mark and CRLF line ends are accepted. A
     /// sampling event may say how its sample is drawn: `"policy": "poisson"` (the default when
-    /// absent), `"fixed-size"` or `"shuffled"`; only Poisson is accounted (the others are refused,
-    /// named: account them as "probability": 1 under --neighbors replace-one). Example:
+    /// absent), `"fixed-size"` (B of n without replacement each step; accounted under
+    /// --neighbors replace-one only) or `"shuffled"` (refused, named: account it as
+    /// "probability": 1 under --neighbors replace-one). Example:
     /// examples/ledger/dpsgd.jsonl; format: docs/accountant.md. `--claim ledger:FILE` reads the
     /// same files.
     #[arg(
@@ -289,6 +291,7 @@ fn bad(flag: &str, v: impl std::fmt::Display, allowed: &str) -> Error {
 }
 
 const PLD_METHOD: &str = "privacy loss distribution of the Poisson-subsampled Gaussian (both add and remove directions), Connect-the-Dots discretization at interval 1e-4 (Doroshenko et al. 2022), composed by FFT (Koskela et al. 2020); the pessimistic PLD gives an upper bound on ε (rounded up), the optimistic one a lower bound";
+const PLD_METHOD_FIXED_SIZE: &str = "privacy loss distribution; Poisson samples: the subsampled Gaussian (both add and remove directions); fixed-size samples (B of n without replacement, replace-one): per step the larger of the add and remove profiles at sensitivity 2 (Dong, Roth & Su 2022, Theorem 4.2, C_q(G_{2/z})), each direction composed on its own for the optimistic PLD (a realized pair); Connect-the-Dots discretization at interval 1e-4 (Doroshenko et al. 2022), composed by FFT (Koskela et al. 2020); the pessimistic PLD gives an upper bound on ε (rounded up), the optimistic one a lower bound";
 const RDP_METHOD: &str = "RDP of the Poisson-subsampled Gaussian (Mironov, Talwar & Zhang 2019), composed over steps, converted with Balle et al. 2020 / Canonne, Kamath & Steinke 2020";
 
 /// `audit accountant`: what it prints (text or `--json`) for these options.
@@ -339,7 +342,10 @@ fn account(a: &AccountantArgs, given: Option<Vec<LedgerEvent>>) -> Result<Outcom
     let (events, single) = match &a.ledger {
         Some(path) => {
             let events = match given {
-                Some(events) => events,
+                Some(events) => events
+                    .into_iter()
+                    .map(|e| (e, SamplingPolicy::Poisson))
+                    .collect(),
                 None => crate::sources::text::read_ledger(
                     path,
                     &format!("--ledger {}", path.display()),
@@ -365,13 +371,19 @@ fn account(a: &AccountantArgs, given: Option<Vec<LedgerEvent>>) -> Result<Outcom
             }
             (
                 vec![
-                    LedgerEvent::Sampling {
-                        probability: q,
-                        repetitions: steps,
-                    },
-                    LedgerEvent::GaussianSum {
-                        noise_multiplier: z,
-                    },
+                    (
+                        LedgerEvent::Sampling {
+                            probability: q,
+                            repetitions: steps,
+                        },
+                        SamplingPolicy::Poisson,
+                    ),
+                    (
+                        LedgerEvent::GaussianSum {
+                            noise_multiplier: z,
+                        },
+                        SamplingPolicy::Poisson,
+                    ),
                 ],
                 Some((q, z, steps)),
             )
@@ -393,7 +405,8 @@ fn account(a: &AccountantArgs, given: Option<Vec<LedgerEvent>>) -> Result<Outcom
         }
     };
     let mut pld = PldAccountant::new(neighbors);
-    pld.compose_ledger(&events).map_err(named)?;
+    pld.compose_ledger_with_policies(&events).map_err(named)?;
+    let fixed_size = events.iter().any(|(_, p)| *p == SamplingPolicy::FixedSize);
     let spinner =
         crate::report::progress::Spinner::start(false, "composing the privacy loss distribution");
     let (pld_upper, pld_lower, grid) = pld.epsilon_bounds_adaptive(a.delta).map_err(named)?;
@@ -402,7 +415,7 @@ fn account(a: &AccountantArgs, given: Option<Vec<LedgerEvent>>) -> Result<Outcom
     let add_remove = neighbors != Neighboring::ReplaceOne;
     let rdp = if add_remove {
         let mut acc = RdpAccountant::new();
-        for e in &events {
+        for (e, _) in &events {
             match *e {
                 LedgerEvent::Sampling {
                     probability,
@@ -443,10 +456,15 @@ fn account(a: &AccountantArgs, given: Option<Vec<LedgerEvent>>) -> Result<Outcom
             "noise_multiplier": z,
             "steps": steps,
             "ledger": a.ledger.as_ref().map(|p| p.display().to_string()),
-            "ledger_events": events,
+            // Each line as the ledger writes it: a Poisson sample without its (default) policy.
+            "ledger_events": events
+                .iter()
+                .map(|(e, p)| serde_json::from_str(&ledger_line(e, *p)))
+                .collect::<std::result::Result<Vec<serde_json::Value>, _>>()
+                .map_err(|e| Error::InvalidConfig(format!("ledger events as JSON: {e}")))?,
             "delta": a.delta,
             "neighbors": neighbors.to_string(),
-            "pld": {"epsilon_upper": pld_upper, "epsilon_lower": pld_lower, "discretization": grid, "method": PLD_METHOD},
+            "pld": {"epsilon_upper": pld_upper, "epsilon_lower": pld_lower, "discretization": grid, "method": if fixed_size { PLD_METHOD_FIXED_SIZE } else { PLD_METHOD }},
             "attack_success_bound": crate::record::result::attack_success_bound(pld_upper, a.delta),
             "rdp": rdp.map(|(eps, order)| json!({"epsilon": eps, "order": order, "method": RDP_METHOD})),
             "exact_gaussian": exact.map(|e| json!({"epsilon": e, "method": "exact Gaussian privacy profile, mu = sqrt(T)/z (Balle & Wang 2018; Dong, Roth & Su 2019)"})),
@@ -491,6 +509,12 @@ fn account(a: &AccountantArgs, given: Option<Vec<LedgerEvent>>) -> Result<Outcom
             s,
             "PLD accountant   ε ≤ {up}  (upper bound; optimistic estimate {down:.7}; Connect-the-Dots, Doroshenko et al. 2022{coarse})"
         );
+        if fixed_size {
+            let _ = writeln!(
+                s,
+                "                 fixed-size batches (B of n drawn without replacement each step): each such step is bounded by the larger of the two add/remove profiles at sensitivity 2 (Dong, Roth & Su 2022, Theorem 4.2), which is the upper bound; the optimistic estimate is each direction composed on its own, a pair the mechanism realizes (n − 1 records at −C, the replaced one +C against −C)"
+            );
+        }
         match rdp {
             Some((eps, order)) => {
                 let _ = writeln!(

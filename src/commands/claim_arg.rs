@@ -83,7 +83,7 @@ pub(crate) fn parse_claim_arg(text: &str, neighbors: Neighboring) -> Result<Clai
         Path::new(path),
         &format!("--claim {text}: the ledger {path}"),
     )?;
-    let range = AccountantRange::pld_of_ledger(&events, neighbors, delta)
+    let range = AccountantRange::pld_of_ledger_with_policies(&events, neighbors, delta)
         .map_err(|e| Error::InvalidConfig(format!("--claim {text}: the ledger {path}: {e}")))?;
     if !(range.pessimistic.is_finite() && range.pessimistic >= 0.0) {
         return Err(Error::InvalidConfig(format!(

@@ -305,8 +305,14 @@ pub(crate) fn claim_words(c: &PrivacyClaim) -> String {
             noise_multiplier,
             steps,
             neighbors,
+            policy,
         } => format!(
-            "the privacy profile of DP-SGD's transcript: {steps} step(s) of the Poisson-subsampled Gaussian mechanism with sampling rate q = {} and noise multiplier z = {} ({neighbors} neighbors), as the PLD accountant bounds δ(ε) from above; tested at a grid of ε.",
+            "the privacy profile of DP-SGD's transcript: {steps} step(s) of the {} Gaussian mechanism with sampling rate q = {} and noise multiplier z = {} ({neighbors} neighbors), as the PLD accountant bounds δ(ε) from above; tested at a grid of ε.",
+            if policy.is_poisson() {
+                "Poisson-subsampled"
+            } else {
+                "fixed-size-batch (B of n drawn without replacement each step)"
+            },
             num(sampling_rate),
             num(noise_multiplier)
         ),

@@ -15,7 +15,7 @@
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::mechanisms::accountant::{LedgerEvent, parse_ledger};
+use crate::mechanisms::accountant::{LedgerEvent, SamplingPolicy, parse_ledger_with_policies};
 
 /// The byte-order mark as a char.
 pub const BOM: char = '\u{feff}';
@@ -72,20 +72,24 @@ pub fn read_json_and_bytes<T: serde::de::DeserializeOwned>(
     Ok((value, bytes))
 }
 
-/// Reads the privacy ledger at `path` for the Poisson accountants: the one reader of
-/// `--claim ledger:FILE` and `audit accountant --ledger FILE`, so both accept the same files
-/// (a leading byte-order mark, CRLF line ends; the format is
-/// [`crate::mechanisms::accountant::parse_ledger`]'s, shown in docs/accountant.md). `context`
-/// opens every error (e.g. `--ledger FILE`).
+/// Reads the privacy ledger at `path`, each event with the [`SamplingPolicy`] of its sample:
+/// the one reader of `--claim ledger:FILE` and `audit accountant --ledger FILE`, so both accept
+/// the same files (a leading byte-order mark, CRLF line ends; the format is
+/// [`crate::mechanisms::accountant::parse_ledger_with_policies`]'s, shown in
+/// docs/accountant.md). Which policies can be accounted is the accountant's to say
+/// ([`crate::mechanisms::pld::PldAccountant::compose_ledger_with_policies`]). `context` opens
+/// every error (e.g. `--ledger FILE`).
 ///
 /// # Errors
 /// An unreadable file (not UTF-8 included) or a malformed ledger, each after `context`.
-pub fn read_ledger(path: &Path, context: &str) -> Result<Vec<LedgerEvent>> {
+pub fn read_ledger(path: &Path, context: &str) -> Result<Vec<(LedgerEvent, SamplingPolicy)>> {
     let text = read_text(path).map_err(|e| Error::Io {
         context: context.to_string(),
         source: e,
     })?;
-    parse_ledger(&text).map_err(|e| Error::InvalidConfig(format!("{context}: {e}")))
+    parse_ledger_with_policies(&text)
+        .map(|lines| lines.into_iter().map(|(_, e, p)| (e, p)).collect())
+        .map_err(|e| Error::InvalidConfig(format!("{context}: {e}")))
 }
 
 /// An explanation to add to an error about `line` when it starts with a byte-order mark (one

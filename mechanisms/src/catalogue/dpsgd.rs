@@ -818,6 +818,7 @@ impl Mechanism for DpSgd {
                 noise_multiplier: self.config.noise_multiplier,
                 steps: self.config.steps,
                 neighbors: Neighboring::AddRemove,
+                policy: crate::accountant::SamplingPolicy::Poisson,
             };
         }
         PrivacyClaim::Approximate {

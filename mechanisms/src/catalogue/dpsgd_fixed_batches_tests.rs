@@ -16,6 +16,23 @@ use crate::pld::{DEFAULT_DISCRETIZATION, Estimate, poisson_gaussian_pld};
 const N: usize = 200_000;
 const Z: f64 = 5.3;
 
+/// μ of the no-amplification claim the correct entry made before the fixed-size accountant: T
+/// Gaussian queries of sensitivity 2C against noise zC (still a valid, looser bound).
+fn no_amplification_mu(run: &Run) -> f64 {
+    2.0 * (run.steps as f64).sqrt() / run.noise_multiplier
+}
+
+fn fixed_size(q: f64, z: f64, t: u64) -> PrivacyClaim {
+    PrivacyClaim::subsampled_gaussian_with_policy(
+        q,
+        z,
+        t,
+        Neighboring::ReplaceOne,
+        SamplingPolicy::FixedSize,
+    )
+    .unwrap()
+}
+
 const TWIN: &str = "dpsgd-fixed-batches-accounted-as-poisson";
 const CORRECT: &str = "dpsgd-fixed-batches";
 
@@ -62,10 +79,10 @@ fn defaults_refute_the_poisson_profile() {
 #[test]
 fn claims_at_the_defaults() {
     let ok = super::super::build(CORRECT, &Params::default()).unwrap();
+    assert_eq!(ok.mechanism.claim(), fixed_size(0.25, 1.0, 4));
     assert_eq!(
-        ok.mechanism.claim(),
-        PrivacyClaim::gaussian_dp(4.0).unwrap(),
-        "2√T/z at T = 4, z = 1"
+        ok.mechanism.claim().to_string(),
+        "dpsgd:0.25:1:4:replace-one:fixed-size"
     );
     let twin = super::super::build(TWIN, &Params::default()).unwrap();
     assert_eq!(
@@ -79,10 +96,7 @@ fn claims_at_the_defaults() {
         .set("steps", 9.0)
         .set("noise_multiplier", 1.5);
     let ok = super::super::build(CORRECT, &p).unwrap();
-    assert_eq!(
-        ok.mechanism.claim(),
-        PrivacyClaim::gaussian_dp(2.0 * 3.0 / 1.5).unwrap()
-    );
+    assert_eq!(ok.mechanism.claim(), fixed_size(0.25, 1.5, 9));
     let twin = super::super::build(TWIN, &p).unwrap();
     assert_eq!(
         twin.mechanism.claim(),
@@ -92,8 +106,9 @@ fn claims_at_the_defaults() {
 
 /// The witness's exact profile is the Poisson add/remove PLD at noise multiplier z/2 (both
 /// directions). The event bound must lie below its pessimistic PLD (an upper bound on the
-/// truth), the correct claim above its optimistic PLD (a lower bound on the truth), and the
-/// optimistic PLD above the Poisson claim (the exact profile refutes it too).
+/// truth), the correct (fixed-size) claim above its optimistic PLD (a lower bound on the truth)
+/// and below the no-amplification claim it replaced, and the optimistic PLD above the Poisson
+/// claim (the exact profile refutes it too).
 #[test]
 fn bounds_are_ordered_around_the_witness_profile() {
     for (n, b, t, z) in [(8, 2, 4, 1.0), (4, 2, 2, 1.0), (16, 4, 4, 1.5)] {
@@ -123,7 +138,8 @@ fn bounds_are_ordered_around_the_witness_profile() {
             steps: t,
             noise_multiplier: z,
         };
-        let correct = PrivacyClaim::gaussian_dp(no_amplification_mu(&run)).unwrap();
+        let correct = fixed_size(q, z, t as u64);
+        let unamplified = PrivacyClaim::gaussian_dp(no_amplification_mu(&run)).unwrap();
         let poisson =
             PrivacyClaim::subsampled_gaussian(q, z, t as u64, Neighboring::ReplaceOne).unwrap();
         let mut refuted = false;
@@ -132,9 +148,14 @@ fn bounds_are_ordered_around_the_witness_profile() {
             let ev = event_lower_bound(q, t, z, eps);
             let (lo, hi) = (lower.delta(eps), upper.delta(eps));
             assert!(ev <= hi + 1e-9, "{n} {b} {t} {z} eps {eps}: {ev} > {hi}");
+            let claimed = correct.delta_at(eps).unwrap();
             assert!(
-                correct.delta_at(eps).unwrap() >= lo,
+                claimed >= lo,
                 "{n} {b} {t} {z} eps {eps}: the correct claim is below the witness profile"
+            );
+            assert!(
+                claimed <= unamplified.delta_at(eps).unwrap(),
+                "{n} {b} {t} {z} eps {eps}: the amplified claim is above the unamplified one"
             );
             refuted |= lo > poisson.delta_at(eps).unwrap() + 0.01;
         }
