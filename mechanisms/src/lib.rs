@@ -37,7 +37,7 @@ pub use catalogue::{Entry, Spec, Status};
 pub use claim::PrivacyClaim;
 pub use dataset::{Dataset, DatasetPair, Neighboring, RecordDomain};
 pub use error::{MechanismError, Result};
-pub use mechanism::{AccountantRange, Mechanism, Params};
+pub use mechanism::{AccountantRange, DpSetting, Mechanism, Params};
 pub use samples::Samples;
 
 /// The `rand` this crate's API is written against, so users implement [`Mechanism`] with it.

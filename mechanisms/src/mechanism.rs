@@ -66,6 +66,18 @@ pub trait Mechanism: Send + Sync + fmt::Debug {
     /// The neighboring relation the claim is stated for.
     fn neighboring(&self) -> Neighboring;
 
+    /// Where the mechanism runs (central by default): with the relation, what its guarantee
+    /// protects ([`Mechanism::privacy_unit`]).
+    fn setting(&self) -> DpSetting {
+        DpSetting::Central
+    }
+
+    /// What one neighbouring change is, in words, for reports: by default
+    /// [`privacy_unit_words`] of the relation and the setting.
+    fn privacy_unit(&self) -> String {
+        privacy_unit_words(self.neighboring(), self.setting())
+    }
+
     /// Records and dataset sizes the mechanism accepts.
     fn domain(&self) -> RecordDomain;
 
@@ -134,6 +146,86 @@ pub trait Mechanism: Send + Sync + fmt::Debug {
     fn accountant_range(&self) -> Option<AccountantRange> {
         None
     }
+}
+
+/// Where a DP mechanism runs: what the guarantee is about and whom it trusts.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum DpSetting {
+    /// A trusted curator runs the mechanism on the whole dataset; the release protects each
+    /// record against everyone who sees the release.
+    #[default]
+    Central,
+    /// Each user randomizes their own value before sending it; the report protects the value
+    /// against everyone, the collector included.
+    Local,
+    /// Each user randomizes locally and a trusted shuffler permutes the reports; the claim is
+    /// the amplified central guarantee of the shuffled multiset, which trusts the shuffler.
+    Shuffle,
+}
+
+impl DpSetting {
+    /// The command-line and JSON spelling: `central`, `local`, `shuffle`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Central => "central",
+            Self::Local => "local",
+            Self::Shuffle => "shuffle",
+        }
+    }
+
+    /// One sentence for a report.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::Central => {
+                "central: a trusted curator runs the mechanism on the whole dataset, and the guarantee protects each unit against whoever sees the release"
+            }
+            Self::Local => {
+                "local: each user randomizes their own value before it leaves them, and the guarantee protects it against everyone, the collector included"
+            }
+            Self::Shuffle => {
+                "shuffle model: users randomize locally and a trusted shuffler permutes the reports; the claim is the amplified guarantee of the shuffled reports, which holds only if the shuffler hides who sent what"
+            }
+        }
+    }
+}
+
+impl fmt::Display for DpSetting {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for DpSetting {
+    type Err = crate::MechanismError;
+    fn from_str(s: &str) -> Result<Self> {
+        match s.trim() {
+            "central" => Ok(Self::Central),
+            "local" => Ok(Self::Local),
+            "shuffle" | "shuffled" => Ok(Self::Shuffle),
+            other => Err(crate::MechanismError::InvalidParameter {
+                mechanism: "setting".into(),
+                message: format!("{other:?}; allowed: central, local or shuffle"),
+            }),
+        }
+    }
+}
+
+/// The privacy unit in words: what one neighbouring change is under `neighbors` in `setting`
+/// (e.g. "one record, added or removed (add/remove one)").
+pub fn privacy_unit_words(neighbors: Neighboring, setting: DpSetting) -> String {
+    let who = match setting {
+        DpSetting::Central => "one record of the dataset",
+        DpSetting::Local | DpSetting::Shuffle => "one user's value",
+    };
+    let change = match neighbors {
+        Neighboring::AddRemove => "added or removed (add/remove one)",
+        Neighboring::ReplaceOne => "replaced by any other value (replace-one)",
+        Neighboring::ZeroOut => "replaced by the null record (zero-out)",
+    };
+    format!("{who}, {change}")
 }
 
 /// An accountant's two-sided statement at one δ: the mechanism's worst-case ε (over all

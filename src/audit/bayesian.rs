@@ -828,6 +828,8 @@ pub fn audit_bayesian(
         claim_source: mechanism.claim_source(),
         neighboring: mechanism.neighboring(),
         catalogue_status: None,
+        setting: mechanism.setting(),
+        privacy_unit: mechanism.privacy_unit(),
     };
     Ok(report(
         mechanism_info,

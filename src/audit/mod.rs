@@ -320,6 +320,8 @@ pub fn audit_drawn(
             claim_source: mechanism.claim_source(),
             neighboring: mechanism.neighboring(),
             catalogue_status: None,
+            setting: mechanism.setting(),
+            privacy_unit: mechanism.privacy_unit(),
         },
         pair: Some(pair.clone()),
         sample_files: None,

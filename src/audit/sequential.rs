@@ -624,6 +624,8 @@ pub fn audit_sequential(
         claim_source: mechanism.claim_source(),
         neighboring: mechanism.neighboring(),
         catalogue_status: None,
+        setting: mechanism.setting(),
+        privacy_unit: mechanism.privacy_unit(),
     };
     let mut r = betting_test(&draw, info, config, start)?;
     r.pair = Some(pair.clone());

@@ -123,6 +123,8 @@ impl ResultRecord {
                 source: r.mechanism.claim_source.clone(),
             }),
             neighbors: Some(r.mechanism.neighboring.to_string()),
+            privacy_unit: crate::record::result::unit_of(&r.mechanism, r.sample_files.is_none()).0,
+            setting: crate::record::result::unit_of(&r.mechanism, r.sample_files.is_none()).1,
             seed: r.seed,
             pairs,
             layers,

@@ -742,6 +742,8 @@ fn test_sequential(a: &TestArgs, claim: &ClaimArg) -> Result<Outcome> {
         claim_source: "given on the command line (--claim)".into(),
         neighboring: crate::mechanisms::Neighboring::AddRemove,
         catalogue_status: None,
+        setting: Default::default(),
+        privacy_unit: String::new(),
     };
     let mut runs: Vec<(LayerVerdict, crate::audit::sequential::SequentialReport)> = Vec::new();
     let mut reports = Vec::new();
@@ -877,6 +879,8 @@ fn test_bayesian(a: &TestArgs, claim: &ClaimArg) -> Result<Outcome> {
         claim_source: "given on the command line (--claim)".into(),
         neighboring: crate::mechanisms::Neighboring::AddRemove,
         catalogue_status: None,
+        setting: Default::default(),
+        privacy_unit: String::new(),
     };
     let mut report = crate::audit::bayesian::report(
         mechanism,

@@ -5,7 +5,7 @@ use crate::mechanisms::math::readable;
 use crate::record::result::{
     BetaRecord, LayerRecord, Mode, PairRecord, RECORD_SCHEMA_VERSION, ResultRecord, Timings,
     audit_layer, claim_of, confirmed_pair, deciding, section, short_pair, strongest_epsilon,
-    sum_wall, target_of, tool_version, unknown_target, verdict_layer, verdict_sentence,
+    sum_wall, target_of, tool_version, unit_of, unknown_target, verdict_layer, verdict_sentence,
 };
 use crate::record::{AuditReport, Verdict};
 
@@ -60,6 +60,8 @@ impl ResultRecord {
             target: decided.map(target_of).unwrap_or_else(unknown_target),
             claim: decided.map(claim_of),
             neighbors: decided.map(|c| c.mechanism.neighboring.to_string()),
+            privacy_unit: decided.and_then(|c| unit_of(&c.mechanism, true).0),
+            setting: decided.and_then(|c| unit_of(&c.mechanism, true).1),
             seed,
             pairs,
             empirical_epsilon: strongest_epsilon(&layers),
@@ -137,6 +139,8 @@ impl ResultRecord {
             target: first.map(target_of).unwrap_or_else(unknown_target),
             claim: first.map(claim_of),
             neighbors: first.map(|c| c.mechanism.neighboring.to_string()),
+            privacy_unit: first.and_then(|c| unit_of(&c.mechanism, true).0),
+            setting: first.and_then(|c| unit_of(&c.mechanism, true).1),
             seed,
             pairs,
             empirical_epsilon: strongest_epsilon(&layers),

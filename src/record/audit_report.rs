@@ -32,6 +32,15 @@ pub struct MechanismInfo {
     /// Catalogue status (`correct`/`buggy`) when the mechanism is a catalogue entry; ground truth
     /// for the reader, never used to decide.
     pub catalogue_status: Option<String>,
+    /// Where the mechanism runs (central, local, shuffle); central in reports written before
+    /// the field was added.
+    #[serde(default)]
+    pub setting: crate::mechanisms::DpSetting,
+    /// What one neighbouring change is, in words (e.g. "one record of the dataset, added or
+    /// removed (add/remove one)"); empty when dp-audit never saw the datasets (releases read
+    /// from files) or in reports written before the field was added.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub privacy_unit: String,
 }
 
 /// The result of an audit: the source of truth for every rendering (text, JSON, HTML).
@@ -185,6 +194,8 @@ impl SampleTestReport {
                 claim_source: "given on the command line (--claim)".into(),
                 neighboring: Neighboring::AddRemove,
                 catalogue_status: None,
+                setting: Default::default(),
+                privacy_unit: String::new(),
             },
             pair: None,
             sample_files: Some(SampleFiles {

@@ -264,6 +264,13 @@ pub struct ResultRecord {
     /// The neighbouring relation, in words (absent when the datasets were never seen).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub neighbors: Option<String>,
+    /// The privacy unit: what one neighbouring change is, in words (absent when the datasets
+    /// were never seen, and in records written before the field was added).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub privacy_unit: Option<String>,
+    /// Where the mechanism runs: `central`, `local` or `shuffle` (absent as `privacy_unit`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setting: Option<String>,
     /// The seed every random choice flowed from.
     pub seed: u64,
     /// The pairs of datasets tried.
@@ -386,6 +393,21 @@ pub(crate) fn target_of(r: &AuditReport) -> TargetRecord {
         kind: kind.into(),
         catalogue_status: r.mechanism.catalogue_status.clone(),
     }
+}
+
+/// The record's privacy unit and setting for a mechanism whose datasets dp-audit saw (`seen`):
+/// `(None, None)` otherwise, or for a unit left empty.
+pub(crate) fn unit_of(
+    m: &crate::record::MechanismInfo,
+    seen: bool,
+) -> (Option<String>, Option<String>) {
+    if !seen {
+        return (None, None);
+    }
+    (
+        (!m.privacy_unit.is_empty()).then(|| m.privacy_unit.clone()),
+        Some(m.setting.name().to_string()),
+    )
 }
 
 pub(crate) fn claim_of(r: &AuditReport) -> ClaimRecord {
@@ -595,6 +617,8 @@ impl ResultRecord {
             target: target_of(r),
             claim: Some(claim_of(r)),
             neighbors: (r.sample_files.is_none()).then(|| r.mechanism.neighboring.to_string()),
+            privacy_unit: unit_of(&r.mechanism, r.sample_files.is_none()).0,
+            setting: unit_of(&r.mechanism, r.sample_files.is_none()).1,
             seed: r.seed,
             pairs,
             empirical_epsilon: strongest_epsilon(&layers),
@@ -673,6 +697,8 @@ impl ResultRecord {
             target: unknown_target(),
             claim: None,
             neighbors: None,
+            privacy_unit: None,
+            setting: None,
             seed: 0,
             pairs: Vec::new(),
             layers: Vec::new(),

@@ -198,6 +198,16 @@ pub(crate) fn record_html(rec: &crate::record::ResultRecord) -> String {
     if let Some(n) = &rec.neighbors {
         row("neighbours", e(n));
     }
+    if let Some(u) = &rec.privacy_unit {
+        row("privacy unit", e(u));
+    }
+    if let Some(setting) = rec
+        .setting
+        .as_deref()
+        .and_then(|t| t.parse::<crate::mechanisms::DpSetting>().ok())
+    {
+        row("setting", e(setting.describe()));
+    }
     let bound_counts = |bounds: &[crate::record::result::BoundWords]| {
         if bounds.is_empty() {
             String::new()

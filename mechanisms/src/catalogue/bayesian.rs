@@ -204,6 +204,7 @@ fn dpsgd_mechanism(
         domain: RecordDomain::real(0.0, 1.0, 1).with_sizes(0, 1000),
         output_dim: steps,
         recommended_transform: None,
+        setting: crate::mechanism::DpSetting::Central,
         sample: Box::new(move |data, n, rng| {
             use rand::RngExt;
             let x = data.column(0);

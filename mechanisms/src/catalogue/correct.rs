@@ -519,6 +519,7 @@ fn exponential_mechanism(params: &mut Params) -> Result<Entry> {
             domain: RecordDomain::integer(0, k as i64 - 1, 1).with_sizes(1, 1000),
             output_dim: 1,
             recommended_transform: None,
+            setting: crate::mechanism::DpSetting::Central,
             sample: Box::new(move |data, n, rng| {
                 let p = median_probabilities(epsilon, k, data);
                 let dist = WeightedIndex::new(&p).map_err(|e| MechanismError::Sampling {

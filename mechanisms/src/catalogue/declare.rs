@@ -47,6 +47,8 @@ pub(crate) struct Declared {
     pub domain: RecordDomain,
     /// Release dimension.
     pub output_dim: usize,
+    /// Where it runs (central unless the entry says local or shuffle).
+    pub setting: crate::mechanism::DpSetting,
     /// Draws releases.
     pub sample: SampleFn,
     /// The output transform the entry recommends (`Mechanism::recommended_transform`), e.g.
@@ -67,6 +69,12 @@ impl fmt::Debug for Declared {
 }
 
 impl Declared {
+    /// Sets where the mechanism runs (central otherwise).
+    pub fn with_setting(mut self, setting: crate::mechanism::DpSetting) -> Self {
+        self.setting = setting;
+        self
+    }
+
     /// Replaces the claim's source line ("stated by the mechanism" otherwise).
     pub fn with_claim_source(mut self, source: String) -> Self {
         self.claim_source = Some(source);
@@ -88,6 +96,9 @@ impl Mechanism for Declared {
     }
     fn neighboring(&self) -> Neighboring {
         self.neighboring
+    }
+    fn setting(&self) -> crate::mechanism::DpSetting {
+        self.setting
     }
     fn domain(&self) -> RecordDomain {
         self.domain
@@ -156,6 +167,7 @@ pub(crate) fn vector<S: 'static>(
         domain,
         output_dim,
         recommended_transform: None,
+        setting: crate::mechanism::DpSetting::Central,
         sample: Box::new(move |data, n, rng| {
             let s = prepare(data);
             let mut flat = Vec::with_capacity(n * output_dim);

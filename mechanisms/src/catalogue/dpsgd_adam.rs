@@ -94,6 +94,7 @@ fn mechanism(params: &mut Params, id: &'static str, clean: bool) -> Result<(Decl
         domain: RecordDomain::real(-CLIP, CLIP, 1).with_sizes(1, 64),
         output_dim: steps,
         recommended_transform: None,
+        setting: crate::mechanism::DpSetting::Central,
         sample: Box::new(move |data: &Dataset, n, rng: &mut dyn Rng| {
             // The loss is linear: the gradient does not depend on θ, so S_t is the same sum at
             // every step.

@@ -210,6 +210,7 @@ fn declared(
         domain: RecordDomain::real(-1.0, 1.0, dim).with_sizes(n, n),
         output_dim,
         recommended_transform: None,
+        setting: crate::mechanism::DpSetting::Central,
         sample: Box::new(move |data: &Dataset, count, rng| {
             if data.len() != n {
                 return Err(MechanismError::InvalidDataset(format!(

@@ -240,6 +240,7 @@ fn mechanism(id: &'static str, run: Run, claim: PrivacyClaim, source: String) ->
         domain: RecordDomain::real(-1.0, 1.0, 1).with_sizes(n, n),
         output_dim: steps,
         recommended_transform: Some("checkpoints:1"),
+        setting: crate::mechanism::DpSetting::Central,
         sample: Box::new(move |data: &Dataset, count, rng| {
             if data.len() != n {
                 return Err(MechanismError::InvalidDataset(format!(

@@ -95,6 +95,7 @@ fn mechanism(
         domain: RecordDomain::real(-RANGE, RANGE, 1).with_sizes(1, 64),
         output_dim: 1,
         recommended_transform: None,
+        setting: crate::mechanism::DpSetting::Central,
         sample: Box::new(move |data: &Dataset, n, rng| {
             let s = clipped_microbatch_sum(&data.column(0));
             Ok(Samples::from_column(

@@ -140,6 +140,7 @@ fn mechanism(id: &'static str, s: &Settings, divisor: Divisor) -> Result<Declare
         domain: RecordDomain::real(-CLIP, CLIP, 1).with_sizes(1, MAX_RECORDS),
         output_dim: steps,
         recommended_transform: None,
+        setting: crate::mechanism::DpSetting::Central,
         sample: Box::new(move |data: &Dataset, n, rng: &mut dyn Rng| {
             let g: Vec<f64> = data
                 .column(0)

@@ -196,6 +196,7 @@ fn mechanism(id: &'static str, run: Run, claim: PrivacyClaim, source: String) ->
         domain: RecordDomain::real(-1.0, 1.0, 1).with_sizes(1, MAX_RECORDS),
         output_dim: steps,
         recommended_transform: Some("checkpoints:1"),
+        setting: crate::mechanism::DpSetting::Central,
         sample: Box::new(move |data: &Dataset, n, rng| {
             let values = data.column(0);
             let mut order: Vec<usize> = (0..values.len()).collect();

@@ -181,6 +181,7 @@ fn declared(
         domain: domain(dim),
         output_dim: dim,
         recommended_transform: None,
+        setting: crate::mechanism::DpSetting::Central,
         sample: Box::new(move |data: &Dataset, n, rng| {
             let (sum, count) = labelled_sum(data, dim, id)?;
             release(sum, count as f64, n, rng)

@@ -67,7 +67,7 @@ use crate::claim::PrivacyClaim;
 use crate::dataset::{Dataset, DatasetPair, Neighboring, RecordDomain};
 use crate::error::{MechanismError, Result};
 use crate::math::readable;
-use crate::mechanism::Params;
+use crate::mechanism::{DpSetting, Params};
 use crate::samples::Samples;
 
 /// δ of the shuffled claims.
@@ -267,6 +267,7 @@ fn histogram_mechanism(
         domain: rr.domain(),
         output_dim: rr.k,
         recommended_transform: None,
+        setting: crate::mechanism::DpSetting::Central,
         sample: Box::new(move |data: &Dataset, n, rng: &mut dyn Rng| {
             let v = vals(data);
             let mut flat = Vec::with_capacity(n * rr.k);
@@ -293,7 +294,8 @@ fn local(params: &mut Params) -> Result<Entry> {
     .with_claim_source(format!(
         "local: each report is k-ary randomized response with p/p̄ = e^ε₀, ε₀ = {}",
         readable(rr.eps0)
-    ));
+    ))
+    .with_setting(DpSetting::Local);
     Ok(Entry {
         mechanism: Box::new(m),
         status: Status::Correct,
@@ -311,7 +313,8 @@ fn frequencies(params: &mut Params) -> Result<Entry> {
     .with_claim_source(format!(
         "local: a post-processing of k-ary randomized-response reports, ε₀ = {}",
         readable(rr.eps0)
-    ));
+    ))
+    .with_setting(DpSetting::Local);
     Ok(Entry {
         mechanism: Box::new(m),
         status: Status::Correct,
@@ -336,7 +339,9 @@ fn shuffled(params: &mut Params) -> Result<Entry> {
     let id = "shuffle-randomized-response";
     let rr = Rr::read(params, id)?;
     let (claim, _, source) = shuffled_claim(rr)?;
-    let m = histogram_mechanism(id, claim, rr, |c| c).with_claim_source(source);
+    let m = histogram_mechanism(id, claim, rr, |c| c)
+        .with_claim_source(source)
+        .with_setting(DpSetting::Shuffle);
     Ok(Entry {
         mechanism: Box::new(m),
         status: Status::Correct,
@@ -362,7 +367,8 @@ fn unshuffled(params: &mut Params) -> Result<Entry> {
         values(rr),
         packed_release(rr),
     )
-    .with_claim_source(source);
+    .with_claim_source(source)
+    .with_setting(DpSetting::Shuffle);
     let delta = rr_delta(rr.p(), rr.p_bar(), eps);
     let status = Status::buggy_if(
         delta > DELTA * (1.0 + 1e-6),
