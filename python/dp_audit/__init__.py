@@ -707,14 +707,17 @@ def one_run_trainer(*, canaries: int = 1000, threat_model: str = "white-box",
 def audit_run(mechanism: Callable, claim: str, *, record_range: Tuple[float, float] = (0.0, 1.0),
               record_dim: int = 1, dataset_size: int = 3, neighboring: str = "add-remove",
               samples: Optional[int] = None, seed: int = 0, failure_probability: float = 0.001,
-              check: str = "both", flags: Sequence[str] = (), name: Optional[str] = None,
-              text: bool = False) -> Record:
+              check: Optional[str] = None, flags: Sequence[str] = (),
+              name: Optional[str] = None, text: bool = False) -> Record:
     """``audit run --exec NAME --claim CLAIM …`` with the mechanism a Python callable
     ``mechanism(dataset, n, seed) -> n releases``: the default dataset search (random search over
     datasets of ``dataset_size`` records in ``record_range``^``record_dim``), the ε-estimate and
     confirming audits, both layers, as for an exec program, with one call per chunk of releases
     instead of one process. ``flags``: any other ``audit run`` flags, as words (e.g.
     ``["--trials", "10"]``, ``["--finder", "fixed", "--pairs", "pairs.jsonl"]``).
+
+    ``check``: ``"both"``, ``"mechanism"`` or ``"float"`` (``--check``); left out, both layers.
+    A Bayesian DP claim (``bdp:EPS:DELTA``) takes ``flags=["--data", FILE]`` and no ``check``.
 
     ``flags=["--sequential", "--pairs", "pair.jsonl"]``: the anytime-valid sequential audit
     (``audit run --exec … --sequential``) on the one pair of that file, both layers, stopping
@@ -742,7 +745,10 @@ def audit_run(mechanism: Callable, claim: str, *, record_range: Tuple[float, flo
     words = ["run", "--exec", name, "--claim", claim, "--record-range", f"{lo!r}:{hi!r}",
              "--record-dim", str(record_dim), "--dataset-size", str(dataset_size),
              "--neighbors", str(neighboring), "--seed", str(_seed(seed)),
-             "--failure-probability", repr(_beta(failure_probability)), "--check", _check(check)]
+             "--failure-probability", repr(_beta(failure_probability))]
+    if check is not None:
+        # Left out, the CLI's default: both layers (a Bayesian DP claim has one view, no layers).
+        words += ["--check", _check(check)]
     if samples is not None:
         words += ["--samples", str(_positive_int(samples, "samples"))]
     words += list(flags)

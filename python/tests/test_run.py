@@ -147,3 +147,29 @@ def test_the_fixed_n_search_gives_the_clis_record():
     assert out.returncode == rec.code, out.stderr
     assert out.stdout == rec.json()
     assert rec.violation_found
+
+
+def bdp_gaussian_sum(bound=1.0, sigma=1.0):
+    """examples/exec/bdp_gaussian_sum.py [--bound B] as a callable (the same random.Random(seed)
+    draws): the Gaussian sum whose noise is calibrated for records up to B."""
+
+    def mechanism(dataset, n, seed):
+        rng = random.Random(seed)
+        total = sum(min(max(float(r), 0.0), 1.0) for r in dataset)
+        return [total + rng.gauss(0.0, sigma * bound) for _ in range(n)]
+
+    return mechanism
+
+
+@pytest.mark.parametrize("bound,code", [(1.0, 0), (0.2, 1)])
+def test_a_bayesian_claim_gives_the_clis_record(bound, code):
+    """`audit run --exec PROGRAM --claim bdp:1:0.0141 --data examples/bdp-data-small.txt`
+    (docs/bayesian.md): one bound at β = 1e-3, seed 0, deterministic. The twin calibrated for
+    records up to 0.2 (the outlier at 0.95 left out) is caught, as the CLI catches the program
+    (bound 4.5e-2 against 1.41e-2 allowed); the correct sum is not."""
+    name = "python3 examples/exec/bdp_gaussian_sum.py" + ("" if bound == 1.0 else f" --bound {bound}")
+    rec = dp_audit.audit_run(bdp_gaussian_sum(bound), "bdp:1:0.0141", name=name,
+                             flags=["--data", "examples/bdp-data-small.txt", "--samples", "20000"])
+    out = cli(rec)
+    assert out.returncode == rec.code == code, out.stderr
+    assert out.stdout == rec.json()
