@@ -735,7 +735,7 @@ fn run(
             function,
             claim: spec.claim,
             neighboring: spec.neighboring,
-            domain: spec.domain.clone(),
+            domain: spec.domain,
             output_dim,
             // As the exec program: its batch, and the claim given on its command line.
             batch: Some(spec.batch),
