@@ -133,6 +133,69 @@ pub struct Target {
     pub layers: Option<crate::record::layers::Check>,
     /// The program, when the target is one (each layer of a sequential audit wraps a copy).
     pub program: Option<crate::sources::exec::ExecMechanism>,
+    /// A mechanism given in this process ([`Target::given_shared`]; each layer of a sequential
+    /// audit wraps a view of it, as each wraps a copy of a program).
+    pub shared: Option<std::sync::Arc<dyn Mechanism>>,
+}
+
+/// A mechanism given in this process, shared by the views that wrap it: each layer of a
+/// sequential audit wraps its own [`TransformedMechanism`] around it. Every method is the
+/// shared mechanism's.
+#[derive(Debug, Clone)]
+pub struct SharedMechanism(pub std::sync::Arc<dyn Mechanism>);
+
+impl Mechanism for SharedMechanism {
+    fn id(&self) -> &str {
+        self.0.id()
+    }
+    fn claim(&self) -> PrivacyClaim {
+        self.0.claim()
+    }
+    fn claim_source(&self) -> String {
+        self.0.claim_source()
+    }
+    fn neighboring(&self) -> Neighboring {
+        self.0.neighboring()
+    }
+    fn domain(&self) -> RecordDomain {
+        self.0.domain()
+    }
+    fn output_dim(&self) -> usize {
+        self.0.output_dim()
+    }
+    fn sample(
+        &self,
+        dataset: &crate::mechanisms::Dataset,
+        n: usize,
+        rng: &mut dyn crate::mechanisms::rand::Rng,
+    ) -> std::result::Result<crate::mechanisms::Samples, crate::mechanisms::MechanismError> {
+        self.0.sample(dataset, n, rng)
+    }
+    fn batch_size(&self) -> Option<usize> {
+        self.0.batch_size()
+    }
+    fn set_batch_size(&self, batch: usize) -> bool {
+        self.0.set_batch_size(batch)
+    }
+    fn datasets_per_call(&self) -> Option<usize> {
+        self.0.datasets_per_call()
+    }
+    fn sample_each(
+        &self,
+        datasets: &[crate::mechanisms::Dataset],
+        rng: &mut dyn crate::mechanisms::rand::Rng,
+    ) -> std::result::Result<crate::mechanisms::Samples, crate::mechanisms::MechanismError> {
+        self.0.sample_each(datasets, rng)
+    }
+    fn set_call_limit(&self, limit: Option<std::time::Duration>) {
+        self.0.set_call_limit(limit)
+    }
+    fn recommended_transform(&self) -> Option<String> {
+        self.0.recommended_transform()
+    }
+    fn accountant_range(&self) -> Option<crate::mechanisms::AccountantRange> {
+        self.0.accountant_range()
+    }
 }
 
 impl Target {
@@ -180,7 +243,28 @@ impl Target {
             transform,
             layers,
             program: None,
+            shared: None,
         })
+    }
+
+    /// A mechanism given in this process, as [`Target::given`], kept shared so that each layer
+    /// of a sequential audit can wrap a view of it ([`SharedMechanism`]).
+    pub fn given_shared(
+        m: std::sync::Arc<dyn Mechanism>,
+        claim: PrivacyClaim,
+        claim_source: Option<String>,
+        check: Option<&str>,
+        transform: Option<&str>,
+    ) -> Result<Self> {
+        let mut t = Self::given(
+            Box::new(SharedMechanism(m.clone())),
+            claim,
+            claim_source,
+            check,
+            transform,
+        )?;
+        t.shared = Some(m);
+        Ok(t)
     }
 
     /// The catalogue entry `id` (built as `entry`), its claim replaced by `claim` (with where
@@ -223,6 +307,7 @@ impl Target {
             transform,
             layers,
             program: None,
+            shared: None,
         })
     }
 
@@ -1033,9 +1118,10 @@ fn run_sequential_layered(
     let mut runs = Vec::new();
     let mut mechanism_violates = false;
     for kind in layers {
-        let inner: Box<dyn Mechanism> = match &target.program {
-            Some(p) => Box::new(p.clone()),
-            None => catalogue::build(id, &params)?.mechanism,
+        let inner: Box<dyn Mechanism> = match (&target.program, &target.shared) {
+            (Some(p), _) => Box::new(p.clone()),
+            (None, Some(m)) => Box::new(SharedMechanism(m.clone())),
+            (None, None) => catalogue::build(id, &params)?.mechanism,
         };
         let m = TransformedMechanism::new(inner, kind.transform())?;
         config.validate(m.output_dim())?;

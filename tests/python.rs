@@ -4,7 +4,7 @@
 //!
 //! What it does: a virtual environment under the target directory's scratch folder
 //! (`CARGO_TARGET_TMPDIR`), `pip install numpy pytest`, the DP libraries the library tests
-//! audit (OpenDP, diffprivlib; best effort: those tests skip without them) and
+//! audit (OpenDP, diffprivlib, JAX; best effort: those tests skip without them) and
 //! `pip install ./python` (maturin builds the extension in its own target folder, so it never
 //! waits on the lock `cargo test` holds),
 //! then `python -m pytest python/tests` with `DP_AUDIT_BIN` set to the `audit` binary of this
@@ -80,6 +80,27 @@ fn the_python_package_builds_and_its_tests_pass() {
             String::from_utf8_lossy(&out.stderr)
         ),
         Err(e) => eprintln!("note: pip could not start ({e}); the library tests will skip"),
+    }
+    // JAX (CPU) for python/examples/jax_dpsgd.py, on its own: a machine without a jaxlib wheel
+    // for its Python skips those two tests and keeps the others.
+    match Command::new(&python)
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--disable-pip-version-check",
+            "jax==0.10.2",
+        ])
+        .output()
+    {
+        Ok(out) if out.status.success() => {}
+        Ok(out) => eprintln!(
+            "note: pip install jax==0.10.2 failed ({}); the JAX tests will skip:\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        ),
+        Err(e) => eprintln!("note: pip could not start ({e}); the JAX tests will skip"),
     }
     run(
         "pip install ./python",

@@ -13,6 +13,10 @@ The same engine and the same records as the ``audit`` CLI (see docs/python.md):
   and plan of an exec program, in-process.
 - ``one_run(train, claim)``: ``audit one-run --exec`` with the training done by a Python
   function (white- or black-box scores of the canaries); its JSON is the CLI's.
+- ``account_bayesian(distances, …)``: ``audit accountant --bayesian`` (Bayesian DP from
+  gradient-distance samples, beside the DP accountants); its JSON is the CLI's.
+- ``one_run_trainer(params=…)``: ``audit one-run`` with the built-in canary DP-SGD trainer; its
+  JSON is the CLI's.
 """
 
 from __future__ import annotations
@@ -40,6 +44,9 @@ __all__ = [
     "one_run",
     "OneRunRecord",
     "audit_run",
+    "account_bayesian",
+    "BayesianAccountRecord",
+    "one_run_trainer",
     "DEFAULT_GATE_SEED",
 ]
 
@@ -129,9 +136,15 @@ class Record:
 
 def test_samples(a, b, claim: str, *, seed: int = 0, failure_probability: float = 0.001,
                  testers: str = "hockey-stick", check: str = "both",
-                 names: Tuple[str, str] = ("a.bin", "b.bin")) -> Record:
+                 names: Tuple[str, str] = ("a.bin", "b.bin"), sequential: bool = False,
+                 max_samples: Optional[int] = None,
+                 first_batch: Optional[int] = None) -> Record:
     """``audit test`` on two arrays of releases (shape (n,) or (n, dim)), side a drawn on D and
     side b on D′: the claim tested in the layers ``check`` names, β = ``failure_probability``.
+
+    ``sequential=True``: the anytime-valid betting test (``audit test --sequential``) on the
+    releases in their order, up to ``max_samples`` per side (default: all of the smaller side),
+    its first (training-only) batch ``first_batch`` releases per side (default 20).
 
     The record is the one ``audit test --samples-a A --samples-b B --claim CLAIM --json`` prints
     on the same releases in files named ``names`` (``write_samples``); its reproduce line is that
@@ -146,8 +159,17 @@ def test_samples(a, b, claim: str, *, seed: int = 0, failure_probability: float 
     if aa.shape[1] != bb.shape[1]:
         raise ValueError(f"a has releases of dimension {aa.shape[1]}, b of dimension {bb.shape[1]}; "
                          "allowed: the same dimension on both sides")
-    js, text, code = _native.test_samples(aa, bb, claim, _seed(seed), _beta(failure_probability),
-                                          testers, _check(check), names[0], names[1])
+    if not sequential and (max_samples is not None or first_batch is not None):
+        raise ValueError("max_samples or first_batch without sequential=True; allowed: those "
+                         "settings with sequential=True only")
+    if sequential and testers != "hockey-stick":
+        raise ValueError(f"testers={testers!r} with sequential=True; the sequential test uses its "
+                         "own betting test, leave testers out")
+    js, text, code = _native.test_samples(
+        aa, bb, claim, _seed(seed), _beta(failure_probability), testers, _check(check), names[0],
+        names[1], bool(sequential),
+        None if max_samples is None else _positive_int(max_samples, "max_samples"),
+        None if first_batch is None else _positive_int(first_batch, "first_batch"))
     return Record(js, text, code)
 
 
@@ -417,6 +439,109 @@ def account(ledger=None, *, delta: float, sampling_rate: Optional[float] = None,
     return AccountRecord(_native.account(*args), args)
 
 
+@_dataclass(frozen=True)
+class BayesianAccountRecord:
+    """What ``audit accountant --bayesian`` prints: ``.json()`` is its ``--json`` output (same
+    bytes), ``.text()`` its text; the ε values as properties."""
+
+    _json: str
+    _args: tuple
+
+    def json(self) -> str:
+        return self._json
+
+    def text(self) -> str:
+        """The CLI's text (computed on first use: the accountants run again)."""
+        return _native.account_bayesian(*self._args[:-1], False)
+
+    def to_dict(self) -> dict:
+        return _json.loads(self._json)
+
+    @property
+    def delta(self) -> float:
+        return self.to_dict()["delta"]
+
+    @property
+    def epsilon(self) -> float:
+        """ε_μ at δ_μ = delta: Bayesian DP (Triastcyn & Faltings 2020), the typical case over
+        the data the distances were drawn from; weaker than DP."""
+        return self.to_dict()["bayesian"]["epsilon"]
+
+    @property
+    def rdp_epsilon(self) -> float:
+        """The RDP accountant's ε for the same run: DP, the worst case."""
+        return self.to_dict()["rdp_epsilon"]
+
+    @property
+    def moments_epsilon(self) -> float:
+        """The moments accountant's ε (the Bayesian accountant at distances = the clipping
+        bound)."""
+        return self.to_dict()["moments_accountant_epsilon"]
+
+    def __str__(self) -> str:
+        return self.text()
+
+
+def _percent_list(v, name: str, default: str) -> str:
+    """Percentages as the CLI's comma-separated text (each number's repr: the same double)."""
+    if v is None:
+        return default
+    if isinstance(v, str):
+        return v
+    try:
+        return ",".join(repr(_number(x, name)) for x in v)
+    except TypeError as e:
+        raise TypeError(f"{name}={v!r}; allowed: a list of numbers (percentages), or a "
+                        "comma-separated string such as '50,90,99'") from e
+
+
+def account_bayesian(data, *, sampling_rate: float, noise_multiplier: float, steps: int,
+                     delta: float, gamma: Optional[float] = None,
+                     distance_quantiles=None, markov_percentiles=None,
+                     name: str = "distances.txt") -> BayesianAccountRecord:
+    """``audit accountant --bayesian --data FILE`` (docs/bayesian.md): Bayesian DP (Triastcyn &
+    Faltings 2020), ε_μ at δ_μ = ``delta`` for T = ``steps`` steps of DP-SGD at sampling rate q
+    and noise multiplier z, from samples of the distance ‖g − g'‖/C between a record's clipped
+    gradient and its neighbour's (each in [0, 2]), beside the moments and RDP accountants' DP ε.
+
+    ``data``: a path to the distance file (one number per line, what ``--data FILE`` reads), or
+    an array or list of distances, named ``name`` in the record (the file whose lines are their
+    ``repr``). ``gamma``: the probability that the estimate under-states the cost, folded into δ
+    (default δ/1000). ``distance_quantiles`` (default 50, 90, 99, 100) and
+    ``markov_percentiles`` (default 50, 90, 99): lists of percentages, or the CLI's
+    comma-separated text. ``.json()`` is the CLI's ``--json`` output on the same file."""
+    delta = _number(delta, "delta")
+    sampling_rate = _number(sampling_rate, "sampling_rate")
+    noise_multiplier = _number(noise_multiplier, "noise_multiplier")
+    steps = _positive_int(steps, "steps")
+    if gamma is not None:
+        gamma = _number(gamma, "gamma")
+    quantiles = _percent_list(distance_quantiles, "distance_quantiles", "50,90,99,100")
+    markov = _percent_list(markov_percentiles, "markov_percentiles", "50,90,99")
+    if isinstance(data, (str, bytes)) or hasattr(data, "__fspath__"):
+        import os
+        path, text = os.fsdecode(data), None
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"data={path!r}: no such file; allowed: a file of distances "
+                                    "(one number in [0, 2] per line), or an array of them")
+    else:
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"name={name!r}; allowed: a non-empty file name")
+        try:
+            a = _np.asarray(data, dtype=_np.float64)
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"data: cannot be read as numbers ({e}); allowed: a file path, or "
+                            "an array or list of distances in [0, 2]") from e
+        if a.ndim != 1:
+            raise ValueError(f"data: shape {a.shape}; allowed: a 1-D array or list of distances "
+                             "(one per sample)")
+        # repr is each double's shortest round-trip form: the engine reads the same bits.
+        path, text = name, "".join(repr(float(x)) + "\n" for x in a)
+    args = (delta, path, text, sampling_rate, noise_multiplier, steps, gamma, quantiles, markov,
+            True)
+    return BayesianAccountRecord(_native.account_bayesian(*args), args)
+
+
 # --- one-run audits -------------------------------------------------------------------------
 
 
@@ -525,14 +650,65 @@ def _positive_or_zero(v) -> int:
     return int(v)
 
 
+def one_run_trainer(*, canaries: int = 1000, threat_model: str = "white-box",
+                    dataset: str = "synthetic", params: Optional[dict] = None,
+                    guesses: Optional[Sequence[Tuple[int, int]]] = None, seed: int = 0,
+                    failure_probability: float = 0.001, text: bool = False) -> OneRunRecord:
+    """``audit one-run`` without ``--exec``: the built-in canary DP-SGD trainer (docs/one-run.md)
+    trained once, its claim (the trainer's own accountant) audited from its m = ``canaries``
+    canaries. ``threat_model``: ``white-box`` (every iterate released, gradient canaries) or
+    ``black-box`` (final model, input canaries); ``dataset``: ``synthetic`` or ``winequality``;
+    ``params``: the trainer's ``--param NAME=VALUE`` settings as a dict (records, steps,
+    sampling_rate, noise_multiplier, clip, …, and the bugs noise_scale, sampling_rate_ratio,
+    batch_clip, clip_after_noise; see ``audit one-run --help``).
+
+    ``.json()`` is ``audit one-run … --json``'s output, byte for byte, and ``.reproduce`` that
+    command; ``.text()`` only with ``text=True`` (the trainer runs again)."""
+    words = ["one-run"]
+    canaries = _positive_int(canaries, "canaries")
+    if canaries != 1000:
+        words += ["--canaries", str(canaries)]
+    for value, flag, default in [(threat_model, "--threat-model", "white-box"),
+                                 (dataset, "--dataset", "synthetic")]:
+        if not isinstance(value, str):
+            raise TypeError(f"{flag[2:].replace('-', '_')}={value!r}; allowed: a string")
+        if value != default:
+            words += [flag, value]
+    if params is not None:
+        if not isinstance(params, dict):
+            raise TypeError(f"params={params!r}; allowed: a dict such as "
+                            "{'noise_multiplier': 1.1, 'steps': 100}")
+        for k, v in params.items():
+            if not isinstance(k, str) or isinstance(v, bool) or not isinstance(
+                    v, (int, float, str, _np.integer, _np.floating)):
+                raise TypeError(f"params[{k!r}]={v!r}; allowed: a name and a number")
+            words += ["--param", f"{k}={v!r}" if isinstance(v, float) else f"{k}={v}"]
+    if guesses is not None:
+        try:
+            words += ["--guesses", ",".join(f"{_positive_or_zero(kp)}:{_positive_or_zero(km)}"
+                                            for kp, km in guesses)]
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"guesses={guesses!r}; allowed: a list of (K+, K-) pairs of whole "
+                             "numbers ≥ 0") from e
+    seed = _seed(seed)
+    if seed != 0:
+        words += ["--seed", str(seed)]
+    beta = _beta(failure_probability)
+    if beta != 0.001:
+        words += ["--failure-probability", repr(beta)]
+    js, code = _native.one_run_trainer(words + ["--json", "--no-report", "--quiet"])
+    txt = _native.one_run_trainer(words + ["--no-report", "--quiet"])[0] if text else ""
+    return OneRunRecord(js, txt, code, _json.loads(js).get("reproduce") or "")
+
+
 # --- audit run on a callable ------------------------------------------------------------------
 
 
 def audit_run(mechanism: Callable, claim: str, *, record_range: Tuple[float, float] = (0.0, 1.0),
               record_dim: int = 1, dataset_size: int = 3, neighboring: str = "add-remove",
               samples: Optional[int] = None, seed: int = 0, failure_probability: float = 0.001,
-              check: str = "both", flags: Sequence[str] = (), name: Optional[str] = None,
-              text: bool = False) -> Record:
+              check: Optional[str] = None, flags: Sequence[str] = (),
+              name: Optional[str] = None, text: bool = False) -> Record:
     """``audit run --exec NAME --claim CLAIM …`` with the mechanism a Python callable
     ``mechanism(dataset, n, seed) -> n releases``: the default dataset search (random search over
     datasets of ``dataset_size`` records in ``record_range``^``record_dim``), the ε-estimate and
@@ -540,9 +716,19 @@ def audit_run(mechanism: Callable, claim: str, *, record_range: Tuple[float, flo
     instead of one process. ``flags``: any other ``audit run`` flags, as words (e.g.
     ``["--trials", "10"]``, ``["--finder", "fixed", "--pairs", "pairs.jsonl"]``).
 
-    The record is ``audit run … --json``'s (``.json()``); ``.text()`` is its text only with
-    ``text=True`` (the search runs again, deterministically: twice the time). Seed all the
-    mechanism's randomness from the seed it is given."""
+    ``check``: ``"both"``, ``"mechanism"`` or ``"float"`` (``--check``); left out, both layers.
+    A Bayesian DP claim (``bdp:EPS:DELTA``) takes ``flags=["--data", FILE]`` and no ``check``.
+
+    ``flags=["--sequential", "--pairs", "pair.jsonl"]``: the anytime-valid sequential audit
+    (``audit run --exec … --sequential``) on the one pair of that file, both layers, stopping
+    as soon as a violation is established (``--max-samples``, ``--first-batch`` as in the CLI).
+
+    The record is ``audit run … --json``'s (``.json()``): the callable is called with the sizes
+    and seeds an exec program would be (``--exec-batch`` releases per call, default 50000), so a
+    program printing the same releases (each value's ``repr``) for the same request gives the
+    same record. ``.text()`` is its text only with ``text=True`` (the run is made again,
+    deterministically: twice the time). Seed all the mechanism's randomness from the seed it is
+    given."""
     if not callable(mechanism):
         raise TypeError(f"mechanism={mechanism!r}; allowed: a callable mechanism(dataset, n, seed)")
     if not isinstance(claim, str):
@@ -559,7 +745,10 @@ def audit_run(mechanism: Callable, claim: str, *, record_range: Tuple[float, flo
     words = ["run", "--exec", name, "--claim", claim, "--record-range", f"{lo!r}:{hi!r}",
              "--record-dim", str(record_dim), "--dataset-size", str(dataset_size),
              "--neighbors", str(neighboring), "--seed", str(_seed(seed)),
-             "--failure-probability", repr(_beta(failure_probability)), "--check", _check(check)]
+             "--failure-probability", repr(_beta(failure_probability))]
+    if check is not None:
+        # Left out, the CLI's default: both layers (a Bayesian DP claim has one view, no layers).
+        words += ["--check", _check(check)]
     if samples is not None:
         words += ["--samples", str(_positive_int(samples, "samples"))]
     words += list(flags)

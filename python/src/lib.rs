@@ -40,6 +40,7 @@ fn test_reproduce(
     beta: f64,
     testers: &str,
     check: &str,
+    sequential: (bool, Option<usize>, Option<usize>),
 ) -> String {
     let mut words: Vec<String> = vec![
         "audit".into(),
@@ -63,12 +64,21 @@ fn test_reproduce(
     if check != "both" {
         words.extend(["--check".into(), check.into()]);
     }
+    if sequential.0 {
+        words.push("--sequential".into());
+    }
+    if let Some(n) = sequential.1 {
+        words.extend(["--max-samples".into(), n.to_string()]);
+    }
+    if let Some(n) = sequential.2 {
+        words.extend(["--first-batch".into(), n.to_string()]);
+    }
     shlex::try_join(words.iter().map(String::as_str)).unwrap_or_else(|_| words.join(" "))
 }
 
 /// `audit test` on two arrays (releases × dimension): (JSON record, text, exit code).
 #[pyfunction]
-#[pyo3(signature = (a, b, claim, seed, failure_probability, testers, check, name_a, name_b))]
+#[pyo3(signature = (a, b, claim, seed, failure_probability, testers, check, name_a, name_b, sequential=false, max_samples=None, first_batch=None))]
 #[allow(clippy::too_many_arguments)]
 fn test_samples(
     py: Python<'_>,
@@ -81,7 +91,22 @@ fn test_samples(
     check: String,
     name_a: String,
     name_b: String,
+    sequential: bool,
+    max_samples: Option<usize>,
+    first_batch: Option<usize>,
 ) -> PyResult<(String, String, u8)> {
+    if !sequential && (max_samples.is_some() || first_batch.is_some()) {
+        return Err(PyValueError::new_err(
+            "max_samples or first_batch without sequential=True; allowed: those settings with sequential=True only",
+        ));
+    }
+    for (name, v) in [("max_samples", max_samples), ("first_batch", first_batch)] {
+        if v == Some(0) {
+            return Err(PyValueError::new_err(format!(
+                "{name}=0; allowed: a whole number ≥ 1 (releases per side)"
+            )));
+        }
+    }
     let (va, vb) = (a.as_array(), b.as_array());
     let reproduce = test_reproduce(
         (&name_a, &name_b),
@@ -90,6 +115,7 @@ fn test_samples(
         failure_probability,
         &testers,
         &check,
+        (sequential, max_samples, first_batch),
     );
     let args = TestArgs {
         samples_a: vec![name_a.clone().into()],
@@ -103,9 +129,9 @@ fn test_samples(
         tester: testers,
         transform: None,
         check: Some(check),
-        sequential: false,
-        max_samples: None,
-        first_batch: None,
+        sequential,
+        max_samples,
+        first_batch,
         bdp_definition: None,
         json: true,
         jobs: None,
@@ -140,6 +166,13 @@ struct PyMechanism {
     neighboring: Neighboring,
     domain: RecordDomain,
     output_dim: usize,
+    /// Releases per call (`None`: the engine's chunk, 4096); `audit_run` sets the exec
+    /// program's batch, so that the callable is called with the sizes and seeds the program
+    /// would be.
+    batch: Option<usize>,
+    /// Where the claim comes from (`None`: the trait's default); `audit_run` says what an exec
+    /// program's record says.
+    claim_source: Option<String>,
     /// The first exception the callable raised (re-raised to the caller).
     raised: Arc<Mutex<Option<PyErr>>>,
 }
@@ -164,6 +197,14 @@ impl Mechanism for PyMechanism {
     }
     fn claim(&self) -> PrivacyClaim {
         self.claim
+    }
+    fn claim_source(&self) -> String {
+        self.claim_source
+            .clone()
+            .unwrap_or_else(|| "stated by the mechanism".into())
+    }
+    fn batch_size(&self) -> Option<usize> {
+        self.batch
     }
     fn neighboring(&self) -> Neighboring {
         self.neighboring
@@ -322,6 +363,8 @@ fn gate(
         neighboring: relation,
         domain,
         output_dim,
+        batch: None,
+        claim_source: None,
         raised: Arc::new(Mutex::new(None)),
     };
     let g = Gate::default()
@@ -394,7 +437,11 @@ fn python_names(msg: &str) -> String {
         ("--guesses", "guesses"),
         ("--failure-probability", "failure_probability"),
         ("--claim", "claim"),
+        ("--bayesian --data", "data"),
         ("--data", "data"),
+        ("--gamma", "gamma"),
+        ("--distance-quantiles", "distance_quantiles"),
+        ("--markov-percentiles", "markov_percentiles"),
     ]
     .iter()
     .fold(msg.to_string(), |m, (flag, name)| m.replace(flag, name))
@@ -457,6 +504,80 @@ fn account(
         }
         err => err,
     })
+}
+
+/// `audit accountant --bayesian --data NAME … [--json]` (docs/bayesian.md): the Bayesian
+/// accountant beside the moments and RDP accountants, on the distance file `data_path`, or on
+/// `data_text` (the file's lines, named `data_path`). Returns what the CLI prints.
+#[pyfunction]
+#[pyo3(signature = (delta, data_path, data_text, sampling_rate, noise_multiplier, steps, gamma, distance_quantiles, markov_percentiles, json))]
+#[allow(clippy::too_many_arguments)]
+fn account_bayesian(
+    py: Python<'_>,
+    delta: f64,
+    data_path: String,
+    data_text: Option<String>,
+    sampling_rate: f64,
+    noise_multiplier: f64,
+    steps: u64,
+    gamma: Option<f64>,
+    distance_quantiles: String,
+    markov_percentiles: String,
+    json: bool,
+) -> PyResult<String> {
+    use dp_audit::commands::accountant::{AccountantArgs, accountant, accountant_bayesian_given};
+    let args = AccountantArgs {
+        sampling_rate: Some(sampling_rate),
+        noise_multiplier: Some(noise_multiplier),
+        steps: Some(steps),
+        delta,
+        target_epsilon: None,
+        ledger: None,
+        neighbors: "add-remove".into(),
+        bayesian: true,
+        data: Some(data_path.into()),
+        gamma,
+        distance_quantiles,
+        markov_percentiles,
+        json,
+    };
+    py.detach(|| -> dp_audit::Result<String> {
+        let out = match &data_text {
+            // Distances given as lines, read by the parser `--data FILE` uses.
+            Some(t) => accountant_bayesian_given(&args, t)?,
+            None => accountant(&args)?,
+        };
+        Ok(out.stdout)
+    })
+    .map_err(|e| match to_py(e) {
+        err if err.is_instance_of::<PyValueError>(py) => {
+            PyValueError::new_err(python_names(&err.value(py).to_string()))
+        }
+        err => err,
+    })
+}
+
+/// `audit one-run` with the built-in canary trainer (`words`: the command line after `audit`,
+/// read by the CLI's own parser): (what the CLI prints, exit code).
+#[pyfunction]
+fn one_run_trainer(py: Python<'_>, words: Vec<String>) -> PyResult<(String, u8)> {
+    use clap::Parser;
+    use dp_audit::commands::{Cli, Command};
+    let cli = Cli::try_parse_from(std::iter::once("audit".to_string()).chain(words.clone()))
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let Command::OneRun(args) = cli.command else {
+        return Err(PyValueError::new_err(format!(
+            "{:?}; allowed: the flags of `audit one-run`",
+            words.first()
+        )));
+    };
+    py.detach(|| {
+        dp_audit::report::reproduce::with_args(words.clone(), || {
+            dp_audit::commands::one_run::one_run_trainer(&args)
+        })
+    })
+    .map(|out| (out.stdout, out.code))
+    .map_err(to_py)
 }
 
 /// `audit one-run --exec NAME --claim CLAIM … [--json]` with the training done by `train`, a
@@ -614,8 +735,11 @@ fn run(
             function,
             claim: spec.claim,
             neighboring: spec.neighboring,
-            domain: spec.domain.clone(),
+            domain: spec.domain,
             output_dim,
+            // As the exec program: its batch, and the claim given on its command line.
+            batch: Some(spec.batch),
+            claim_source: Some("given on the command line".into()),
             raised: raised.clone(),
         }))
     };
@@ -641,6 +765,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(gate, m)?)?;
     m.add_function(wrap_pyfunction!(write_samples, m)?)?;
     m.add_function(wrap_pyfunction!(account, m)?)?;
+    m.add_function(wrap_pyfunction!(account_bayesian, m)?)?;
+    m.add_function(wrap_pyfunction!(one_run_trainer, m)?)?;
     m.add_function(wrap_pyfunction!(one_run, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

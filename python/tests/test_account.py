@@ -1,5 +1,7 @@
 """account: the same record as `audit accountant --json`, byte for byte, on a ledger file, on the
-same events given as a list, and on one block of steps; errors as Python exceptions.
+same events given as a list, and on one block of steps; account_bayesian: the same record as
+`audit accountant --bayesian --json` on a distance file and on an array; errors as Python
+exceptions.
 
 Deterministic: the accountants are numerical (no sampling), so no false-failure rate applies.
 """
@@ -7,6 +9,7 @@ Deterministic: the accountants are numerical (no sampling), so no false-failure 
 import json
 import subprocess
 
+import numpy as np
 import pytest
 
 import dp_audit
@@ -78,3 +81,56 @@ def test_one_block_of_steps_and_the_inverse():
 def test_bad_settings_are_exceptions(kw, err, words):
     with pytest.raises(err, match=words):
         dp_audit.account(**kw)
+
+
+# --- the Bayesian accountant (audit accountant --bayesian) ----------------------------------
+
+DISTANCES = ROOT / "examples" / "bdp-distances.txt"
+# A short run (T = 300 steps, not the example's 6000): the same code path, a few seconds.
+BAYES = dict(sampling_rate=0.01, noise_multiplier=1.1, steps=300, delta=1e-5)
+BAYES_FLAGS = ["--bayesian", "--sampling-rate", "0.01", "--noise-multiplier", "1.1", "--steps",
+               "300", "--delta", "1e-5"]
+
+
+def test_bayesian_on_a_distance_file_gives_the_clis_record():
+    rec = dp_audit.account_bayesian(DISTANCES, **BAYES)
+    flags = BAYES_FLAGS + ["--data", str(DISTANCES)]
+    assert rec.json() == cli(*flags, "--json")
+    assert rec.text() == cli(*flags)
+    # Bayesian DP averages over the data: below the worst-case accountants' ε for the same run.
+    assert 0 < rec.epsilon < rec.rdp_epsilon <= rec.moments_epsilon
+
+
+def test_bayesian_on_an_array_is_the_file_of_its_reprs(tmp_path):
+    rng = np.random.default_rng(1)
+    d = np.clip(rng.normal(0.4, 0.2, 500), 0.0, 2.0)
+    (tmp_path / "d.txt").write_text("".join(repr(float(x)) + "\n" for x in d))
+    kw = dict(BAYES, gamma=1e-7, distance_quantiles=[50, 99.5], markov_percentiles="90,99")
+    rec = dp_audit.account_bayesian(d, name="d.txt", **kw)
+    assert rec.json() == cli(*BAYES_FLAGS, "--data", "d.txt", "--gamma", "1e-7",
+                             "--distance-quantiles", "50,99.5", "--markov-percentiles", "90,99",
+                             "--json", cwd=tmp_path)
+    # Binary distances (0 or 1) take the paper's Beta-posterior estimator, as in the CLI.
+    b = [0.0] * 90 + [1.0] * 10
+    (tmp_path / "b.txt").write_text("".join(repr(x) + "\n" for x in b))
+    rec = dp_audit.account_bayesian(b, name="b.txt", **BAYES)
+    assert "Beta-posterior" in rec.to_dict()["estimator"]
+    assert rec.json() == cli(*BAYES_FLAGS, "--data", "b.txt", "--json", cwd=tmp_path)
+
+
+@pytest.mark.parametrize("data,kw,err,words", [
+    ([0.1, 2.5], {}, ValueError, r"line 2: distance 2.5; allowed: 0 to 2"),
+    ([0.1, float("nan")], {}, ValueError, "line 2"),
+    ([[0.1, 0.2]], {}, ValueError, "1-D"),
+    (["x"], {}, TypeError, "data"),
+    ("no/such/distances.txt", {}, OSError, "no/such/distances.txt"),
+    ([0.1, 0.2], dict(gamma=1e-4), ValueError, r"gamma 0.0001; allowed: 0 < γ < δ"),
+    ([0.1, 0.2], dict(sampling_rate=0), ValueError, r"sampling_rate 0; allowed: 0 < q ≤ 1"),
+    ([0.1, 0.2], dict(steps=0), ValueError, "steps=0"),
+    ([0.1, 0.2], dict(delta=1.0), ValueError, r"delta 1; allowed: 0 < δ < 1"),
+    ([0.1, 0.2, 0.3], dict(markov_percentiles=[100]), ValueError, "markov_percentiles 100"),
+    ([0.1, 0.2], {}, ValueError, r"data distances.txt: .*at least 3"),
+])
+def test_bayesian_bad_settings_are_exceptions(data, kw, err, words):
+    with pytest.raises(err, match=words):
+        dp_audit.account_bayesian(data, **{**BAYES, **kw})

@@ -20,6 +20,12 @@ size escapes with negligible probability, and 20 000 keeps each check under half
 correct configurations get 10^5 per side: the bound's power is what makes "no violation" say
 something, and their checks cost a few seconds.
 
+The JAX DP-SGD step (python/examples/jax_dpsgd.py) clips the batch's gradient instead of each
+example's: the clipped aggregate turns around on the pair, μ = 2 spent against the claimed 1.
+At n = 20 000 per side (measured 2026-11-27, seed DEFAULT_GATE_SEED) its bound is H_e^0.227 ≥
+0.602 against 0.314 allowed, a margin of 0.29: losing it needs an average to stray by
+0.29/(1 + e^0.227) ≥ 0.12, and Hoeffding puts that at ≤ 2·exp(−2·16 000·0.12²) < e^-400.
+
 The libraries are imported with ``pytest.importorskip``: without them (an offline machine
 without a wheel cache) these tests are skipped, and say why; tests/python.rs installs them.
 """
@@ -112,3 +118,24 @@ def test_dpsgd_noise_not_scaled_by_the_clipping_norm_is_caught():
     with pytest.raises(AssertionError, match="violation in the mechanism layer"):
         dp_audit.assert_dp(ex.noise_not_scaled_by_clip, ex.CLAIM, [(ex.D, ex.D_PRIME)],
                            check="mechanism", samples=20_000, name="dpsgd_step_unscaled")
+
+
+# --- one DP-SGD step in JAX (skipped without jax) --------------------------------------------
+
+
+def test_jax_dpsgd_step_keeps_its_claim_in_the_mechanism_layer():
+    """Per-example clipping (vmap of grad): sensitivity CLIP, μ = 1/z = the claim. JAX's
+    float32 noise fails the float layer (module docstring of the example), so the algorithm is
+    gated alone; seeded from the engine's chunks (jax.random keys), deterministic."""
+    ex = _example("jax_dpsgd", "jax")
+    dp_audit.assert_dp(ex.correct, ex.CLAIM, [(ex.D, ex.D_PRIME)], check="mechanism",
+                       samples=100_000, name="jax_dpsgd_correct")
+
+
+def test_jax_dpsgd_batch_gradient_clipping_is_caught():
+    """grad of the summed loss, clipped as a whole (no vmap): μ = 2 against the claimed 1
+    (module docstring: the margin at 20 000 per side); seeded, deterministic."""
+    ex = _example("jax_dpsgd", "jax")
+    with pytest.raises(AssertionError, match="violation in the mechanism layer"):
+        dp_audit.assert_dp(ex.batch_clipped, ex.CLAIM, [(ex.D, ex.D_PRIME)], check="mechanism",
+                           samples=20_000, name="jax_dpsgd_batch_clipped")

@@ -104,3 +104,41 @@ def test_errors_are_python_exceptions():
         dp_audit.one_run(dirac(2.0), CLAIM, canaries=0)
     with pytest.raises(TypeError, match="allowed"):
         dp_audit.one_run("not callable", CLAIM)
+
+
+# --- the built-in trainer (audit one-run without --exec) -----------------------------------
+
+
+@pytest.mark.parametrize("kw", [
+    dict(),
+    dict(threat_model="black-box", params={"steps": 10, "noise_multiplier": 2.5}, seed=3,
+         guesses=[(20, 20)], failure_probability=0.01, canaries=500),
+])
+def test_the_built_in_trainer_gives_the_clis_record(kw):
+    rec = dp_audit.one_run_trainer(**kw)
+    out = cli(rec)
+    assert out.returncode == rec.code, out.stderr
+    assert out.stdout == rec.json()
+    assert rec.reproduce.startswith("audit one-run")
+
+
+def test_the_built_in_trainer_catches_its_bug():
+    """The noise_scale twin (noise multiplier scaled by 0.3 while the accountant counts the full
+    one): caught at seed 0, β = 1e-3, as `audit one-run --param noise_scale=0.3` is; the
+    correct trainer is not (`audit one-run`: μ ≥ 0.214 against the claimed 0.5)."""
+    ok = dp_audit.one_run_trainer(text=True)
+    assert not ok.violation_found and "no violation found" in ok.text()
+    bad = dp_audit.one_run_trainer(params={"noise_scale": 0.3})
+    assert bad.violation_found, bad.json()
+    assert "noise_scale=0.3" in bad.reproduce
+
+
+def test_the_built_in_trainer_errors_are_python_exceptions():
+    with pytest.raises(ValueError, match="bogus"):
+        dp_audit.one_run_trainer(params={"bogus": 1})
+    with pytest.raises(ValueError, match="threat"):
+        dp_audit.one_run_trainer(threat_model="grey-box")
+    with pytest.raises(ValueError, match="canaries=0"):
+        dp_audit.one_run_trainer(canaries=0)
+    with pytest.raises(TypeError, match="params"):
+        dp_audit.one_run_trainer(params=[("steps", 1)])

@@ -6,10 +6,17 @@ by the run over its search and layers; every mechanism here takes its randomness
 it is given and the run's seed is fixed, so each test is deterministic.
 """
 
+import json
+import math
+import random
+import shlex
+import subprocess
+
 import numpy as np
 import pytest
 
 import dp_audit
+from test_samples import ROOT, audit_binary
 
 # A short search of a fixed number of trials (a --budget in seconds would make the search
 # depend on the machine's speed); the bug below shows on any dataset.
@@ -52,7 +59,8 @@ def test_errors_are_python_exceptions():
         dp_audit.audit_run(laplace_sum(1.0), "pure:1", flags=["--bogus"])
     with pytest.raises(ValueError, match='epsilon = "x"'):
         dp_audit.audit_run(laplace_sum(1.0), "pure:x")
-    with pytest.raises(ValueError, match="sequential"):
+    # A sequential audit tests one given pair (a program has no witness pair).
+    with pytest.raises(ValueError, match="--pairs FILE"):
         dp_audit.audit_run(laplace_sum(1.0), "pure:1", flags=["--sequential"])
 
     calls = []
@@ -65,3 +73,103 @@ def test_errors_are_python_exceptions():
 
     with pytest.raises(RuntimeError, match="boom"):
         dp_audit.audit_run(raises_later, "pure:1", flags=FLAGS)
+
+
+# --- the same record as the CLI's on a program that prints the same releases ----------------
+
+PROGRAM = "python3 examples/exec/textbook_laplace_sum.py"
+
+
+def textbook(noise_factor=1.0, lower=-5.0, upper=5.0, epsilon=1.0):
+    """examples/exec/textbook_laplace_sum.py (the README's stdlib program) as a callable: the
+    same arithmetic on the same random.Random(seed) draws, so the same request gives the same
+    releases (the program prints each value's repr, which reads back as the same double)."""
+
+    def mechanism(dataset, n, seed):
+        rng = random.Random(seed)
+        total = 0.0
+        for x in dataset:
+            total += min(max(float(x), lower), upper)
+        scale = noise_factor * max(abs(lower), abs(upper)) / epsilon
+        out = []
+        for _ in range(n):
+            u = rng.random() - 0.5
+            noise = -scale * math.copysign(1.0, u) * math.log(1.0 - 2.0 * abs(u))
+            out.append(total + noise)
+        return out
+
+    return mechanism
+
+
+def cli(rec):
+    words = shlex.split(rec.reproduce)
+    assert words[0] == "audit"
+    return subprocess.run([audit_binary(), *words[1:], "--json", "--no-report", "--quiet"],
+                          cwd=ROOT, capture_output=True, text=True)
+
+
+def pair_file(tmp_path):
+    p = tmp_path / "pair.jsonl"
+    p.write_text(json.dumps({"first": [0.0] * 10, "second": [0.0] * 10 + [5.0]}) + "\n")
+    return str(p)
+
+
+@pytest.mark.parametrize("factor,violation", [(0.5, True), (1.0, False)])
+def test_sequential_gives_the_clis_record(tmp_path, factor, violation):
+    """`audit run --exec PROGRAM --sequential --pairs FILE`: both layers, β = 1e-3 split over
+    them, seed 0 (deterministic). The mechanism layer of the halved noise (true ε = 2 against
+    the claimed 1) is caught; the correct noise passes the mechanism layer (its float layer
+    fails by design: Mironov 2012, the README's finding)."""
+    name = f"{PROGRAM} --noise-factor {factor}"
+    rec = dp_audit.audit_run(textbook(factor), "pure:1", record_range=(-5, 5), dataset_size=10,
+                             name=name, flags=["--sequential", "--pairs", pair_file(tmp_path),
+                                               "--max-samples", "20000"])
+    out = cli(rec)
+    assert out.returncode == rec.code, out.stderr
+    assert out.stdout == rec.json()
+    layers = {l["layer"]: l["verdict"] for l in rec.to_dict()["layers"]}
+    assert layers["mechanism"] == ("violation" if violation else "no-violation"), layers
+
+
+def test_the_fixed_n_search_gives_the_clis_record():
+    """`audit run --exec PROGRAM --trials 2 --samples 20000`: the search, ε estimate and
+    confirming audits call the callable with the program's requests (sizes and seeds), so the
+    record is the CLI's, byte for byte."""
+    name = f"{PROGRAM} --noise-factor 0.5"
+    rec = dp_audit.audit_run(textbook(0.5), "pure:1", record_range=(-5, 5), dataset_size=10,
+                             samples=20000, name=name, flags=["--trials", "2"], check="mechanism")
+    # The command as given: the reproduce line with --trials 2 again (it names the trials
+    # scored, which gives the same pairs and samples but another stopping reason).
+    words = shlex.split(rec.reproduce)
+    words[words.index("--trials") + 1] = "2"
+    out = subprocess.run([audit_binary(), *words[1:], "--json", "--no-report", "--quiet"],
+                         cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == rec.code, out.stderr
+    assert out.stdout == rec.json()
+    assert rec.violation_found
+
+
+def bdp_gaussian_sum(bound=1.0, sigma=1.0):
+    """examples/exec/bdp_gaussian_sum.py [--bound B] as a callable (the same random.Random(seed)
+    draws): the Gaussian sum whose noise is calibrated for records up to B."""
+
+    def mechanism(dataset, n, seed):
+        rng = random.Random(seed)
+        total = sum(min(max(float(r), 0.0), 1.0) for r in dataset)
+        return [total + rng.gauss(0.0, sigma * bound) for _ in range(n)]
+
+    return mechanism
+
+
+@pytest.mark.parametrize("bound,code", [(1.0, 0), (0.2, 1)])
+def test_a_bayesian_claim_gives_the_clis_record(bound, code):
+    """`audit run --exec PROGRAM --claim bdp:1:0.0141 --data examples/bdp-data-small.txt`
+    (docs/bayesian.md): one bound at β = 1e-3, seed 0, deterministic. The twin calibrated for
+    records up to 0.2 (the outlier at 0.95 left out) is caught, as the CLI catches the program
+    (bound 4.5e-2 against 1.41e-2 allowed); the correct sum is not."""
+    name = "python3 examples/exec/bdp_gaussian_sum.py" + ("" if bound == 1.0 else f" --bound {bound}")
+    rec = dp_audit.audit_run(bdp_gaussian_sum(bound), "bdp:1:0.0141", name=name,
+                             flags=["--data", "examples/bdp-data-small.txt", "--samples", "20000"])
+    out = cli(rec)
+    assert out.returncode == rec.code == code, out.stderr
+    assert out.stdout == rec.json()

@@ -49,6 +49,30 @@ def test_json_is_the_clis_byte_for_byte(tmp_path, claim, seed, check, dim):
     assert text.stdout == rec.text()
 
 
+@pytest.mark.parametrize("claim,kw", [
+    ("pure:0.5", dict()),                                   # a violation, stops early
+    ("pure:2", dict(max_samples=5000, first_batch=50, check="mechanism", seed=4)),
+])
+def test_sequential_is_the_clis_byte_for_byte(tmp_path, claim, kw):
+    """`audit test --sequential`: the betting test on the releases in their order, both
+    renderings the CLI's on the same files."""
+    a, b = sides(1)
+    rec = dp_audit.test_samples(a, b, claim, sequential=True, **kw)
+    dp_audit.write_samples(a, tmp_path / "a.bin")
+    dp_audit.write_samples(b, tmp_path / "b.bin")
+    cmd = shlex.split(rec.reproduce)
+    assert "--sequential" in cmd
+    out = subprocess.run([audit_binary(), *cmd[1:], "--json", "--no-report"], cwd=tmp_path,
+                         capture_output=True, text=True)
+    assert out.returncode == rec.code, out.stderr
+    assert out.stdout == rec.json()
+    text = subprocess.run([audit_binary(), *cmd[1:], "--no-report"], cwd=tmp_path,
+                          capture_output=True, text=True)
+    assert text.stdout == rec.text()
+    # Laplace(0, 1) against Laplace(1, 1) is exactly 1-DP: pure:0.5 is refuted, pure:2 is not.
+    assert rec.violation_found == (claim == "pure:0.5")
+
+
 def test_halved_noise_is_a_mechanism_violation():
     r = np.random.default_rng(5)
     # Laplace sum of 10 records in [0, 1] for ε = 1 with noise of scale 0.5 (half of 1/ε).
@@ -65,6 +89,9 @@ def test_halved_noise_is_a_mechanism_violation():
     (dict(check="bits"), ValueError, "allowed"),
     (dict(failure_probability=2.0), ValueError, "0 < β < 1"),
     (dict(testers="nope"), ValueError, "nope"),
+    (dict(max_samples=100), ValueError, "sequential=True"),
+    (dict(sequential=True, testers="mmd"), ValueError, "betting test"),
+    (dict(sequential=True, first_batch=0), ValueError, "first_batch=0"),
 ])
 def test_bad_settings_are_exceptions(bad, err, words):
     a, b = sides(2, n=1000)

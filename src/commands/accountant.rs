@@ -92,8 +92,10 @@ pub struct AccountantArgs {
 }
 
 /// `audit accountant --bayesian --data FILE`: the Bayesian accountant
-/// ([`crate::mechanisms::bayesian_accountant`]) beside the DP accountants.
-fn bayesian(a: &AccountantArgs) -> Result<Outcome> {
+/// ([`crate::mechanisms::bayesian_accountant`]) beside the DP accountants. `given`: the text of
+/// the distance file when the caller has it already ([`accountant_bayesian_given`]); the file
+/// `a.data` is read otherwise.
+fn bayesian(a: &AccountantArgs, given: Option<&str>) -> Result<Outcome> {
     use crate::mechanisms::bayesian_accountant::{
         bayesian_epsilon, bayesian_epsilon_binary, default_orders, markov_percentile_epsilon,
         moments_accountant_epsilon, record_epsilon_distance_quantiles,
@@ -127,8 +129,11 @@ fn bayesian(a: &AccountantArgs) -> Result<Outcome> {
         .data
         .as_ref()
         .ok_or_else(|| Error::InvalidConfig("--bayesian needs --data FILE".into()))?;
-    let text = crate::sources::text::read_text(path)
-        .map_err(|e| Error::InvalidConfig(format!("--data {}: {e}", path.display())))?;
+    let text = match given {
+        Some(t) => t.to_string(),
+        None => crate::sources::text::read_text(path)
+            .map_err(|e| Error::InvalidConfig(format!("--data {}: {e}", path.display())))?,
+    };
     let mut d = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let l = line.trim();
@@ -324,12 +329,34 @@ pub fn accountant_given(a: &AccountantArgs, events: Vec<LedgerEvent>) -> Result<
     account(a, Some(events))
 }
 
+/// `audit accountant --bayesian --data NAME …` on the distance samples' text the caller has
+/// already (the Python package's `account_bayesian` on an array): the same parser, checks,
+/// accountants and output as when the file `a.data` holds `text`, which names it in the output
+/// (it must be set, with `a.bayesian`; the file is not read).
+pub fn accountant_bayesian_given(a: &AccountantArgs, text: &str) -> Result<Outcome> {
+    if !a.bayesian || a.data.is_none() {
+        return Err(Error::InvalidConfig(
+            "accountant_bayesian_given: distances given without bayesian and a data name; allowed: bayesian set and a name in `data`".into(),
+        ));
+    }
+    // What clap refuses beside --bayesian (conflicts_with_all) is refused here too.
+    if a.ledger.is_some() || a.target_epsilon.is_some() {
+        return Err(Error::InvalidConfig(
+            "bayesian with a ledger or target_epsilon; allowed: sampling_rate, noise_multiplier and steps".into(),
+        ));
+    }
+    if !(a.delta > 0.0 && a.delta < 1.0) {
+        return Err(bad("--delta", a.delta, "0 < δ < 1"));
+    }
+    bayesian(a, Some(text))
+}
+
 fn account(a: &AccountantArgs, given: Option<Vec<LedgerEvent>>) -> Result<Outcome> {
     if !(a.delta > 0.0 && a.delta < 1.0) {
         return Err(bad("--delta", a.delta, "0 < δ < 1"));
     }
     if a.bayesian {
-        return bayesian(a);
+        return bayesian(a, None);
     }
     let neighbors: Neighboring = a.neighbors.parse().map_err(|_| {
         bad(

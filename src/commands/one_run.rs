@@ -219,6 +219,18 @@ pub(crate) fn config_from_args(args: &OneRunArgs) -> Result<TrainerAuditConfig> 
     })
 }
 
+/// `audit one-run` with the built-in canary trainer (no `--exec`): what it prints, for an
+/// in-process caller (the Python package's `one_run_trainer`, whose words stand for the command
+/// line in the reproduce line through [`crate::report::reproduce::with_args`]).
+pub fn one_run_trainer(args: &OneRunArgs) -> Result<Outcome> {
+    if args.exec.is_some() {
+        return Err(Error::InvalidConfig(
+            "one_run_trainer: --exec given; allowed: the built-in trainer's flags (--param, --threat-model, --dataset, …); a training program of your own goes through one_run_given".into(),
+        ));
+    }
+    one_run(args)
+}
+
 pub(super) fn one_run(args: &OneRunArgs) -> Result<Outcome> {
     if args.exec.is_some() {
         return one_run_exec(args);

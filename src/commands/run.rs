@@ -410,6 +410,10 @@ pub struct GivenSpec {
     pub neighboring: Neighboring,
     /// The records' domain (`--record-range`, `--record-dim`; sizes as for `--exec`).
     pub domain: crate::mechanisms::RecordDomain,
+    /// Releases per call (`--exec-batch`, the program's default otherwise): a mechanism that
+    /// answers it as its [`crate::mechanisms::Mechanism::batch_size`] is called with the same
+    /// sizes and seeds as the program would be, so the same function gives the same record.
+    pub batch: usize,
 }
 
 /// Builds the mechanism of [`run_given`] from the flags' [`GivenSpec`].
@@ -418,17 +422,12 @@ pub type GivenMechanism<'a> =
 
 /// `audit run --exec NAME …` with the mechanism built by `build` in this process instead of a
 /// program (the Python package's `audit_run`): the same flags, checks, search, layers, audits
-/// and record (`args.exec` names the target). Not with `--sequential` (whose layers each wrap
-/// a copy of the program).
+/// and record (`args.exec` names the target), `--sequential` included (each layer wraps a view
+/// of the one mechanism built, as each wraps a copy of the program).
 pub fn run_given(args: &RunArgs, build: GivenMechanism<'_>) -> Result<Outcome> {
     if args.exec.is_none() {
         return Err(Error::InvalidConfig(
             "run_given: no name for the mechanism (--exec NAME); allowed: a non-empty name".into(),
-        ));
-    }
-    if args.sequential {
-        return Err(Error::InvalidConfig(
-            "--sequential with a mechanism given in process; allowed: the fixed-n audit (leave --sequential out)".into(),
         ));
     }
     run_audit_with(args, Some(build))
@@ -443,7 +442,14 @@ fn run_audit_with(args: &RunArgs, given: Option<GivenMechanism<'_>>) -> Result<O
             .num_threads(j)
             .build()
             .map_err(|e| Error::InvalidConfig(format!("--jobs {j}: {e}")))?
-            .install(|| run_audit_inner(args, given)),
+            // The pool's thread reads the same command line as this one (an in-process
+            // caller's words are thread-local).
+            .install(|| {
+                crate::report::reproduce::with_args(
+                    crate::report::reproduce::command_line(),
+                    || run_audit_inner(args, given),
+                )
+            }),
     }
 }
 
@@ -497,9 +503,10 @@ fn build_target(args: &RunArgs, given: Option<GivenMechanism<'_>>) -> Result<Tar
                 claim: parsed.claim,
                 neighboring: relation,
                 domain,
+                batch: args.limits.batch(),
             })?;
-            return Target::given(
-                m,
+            return Target::given_shared(
+                std::sync::Arc::from(m),
                 parsed.claim,
                 parsed.source,
                 args.check.as_deref(),
@@ -694,11 +701,12 @@ fn checked_search(args: &RunArgs, target: &Target) -> Result<SearchOptions> {
     Ok(search)
 }
 
-/// True when `flag` was given on this process's command line (`--flag V` or `--flag=V`): the
-/// planner keeps the sizes a user chose and chooses the others.
+/// True when `flag` was given on this run's command line (`--flag V` or `--flag=V`; the words
+/// an in-process caller gives with [`crate::report::reproduce::with_args`], else the process's
+/// arguments): the planner keeps the sizes a user chose and chooses the others.
 fn given_on_command_line(flag: &str) -> bool {
-    std::env::args()
-        .skip(1)
+    crate::report::reproduce::command_line()
+        .iter()
         .any(|a| a == flag || a.starts_with(&format!("{flag}=")))
 }
 /// Parses `--record-range LO:HI`: finite LO < HI.

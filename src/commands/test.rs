@@ -193,8 +193,8 @@ pub struct TestOutputs {
 }
 
 /// `audit test` on sides opened by the caller: the claim, testers, seed, β and `--check` of
-/// `a` (its files, `--transform`, `--sequential`, the plan steps and the report are not used),
-/// both renderings. The record is the one `audit test … --json` prints on the same releases in
+/// `a` (its files, `--transform`, the plan steps and the report are not used; `--sequential`
+/// with `--max-samples` and `--first-batch` runs the betting test), both renderings. The record is the one `audit test … --json` prints on the same releases in
 /// `.bin` files named as the sides' shards, with `given.reproduce` as its reproduce line.
 pub fn test_given(a: &TestArgs, given: &GivenSides) -> Result<TestOutputs> {
     let claim_text = a
@@ -216,6 +216,21 @@ pub fn test_given(a: &TestArgs, given: &GivenSides) -> Result<TestOutputs> {
             "max_train_rows {}; allowed: at least 4",
             a.max_train_rows
         )));
+    }
+    if a.sequential {
+        // The betting test on the releases in their order (`audit test --sequential`).
+        let mut text = String::new();
+        let out = test_sequential_on(a, &claim, Some((given, &mut text)))?;
+        let (json, text) = if a.json {
+            (out.stdout, text)
+        } else {
+            (text, out.stdout)
+        };
+        return Ok(TestOutputs {
+            text,
+            json,
+            code: out.code,
+        });
     }
     let check: crate::record::layers::Check = a.check.as_deref().unwrap_or("both").parse()?;
     let out = layered_outputs(a, &claim, check, Held::Given(given), true)?;
@@ -695,6 +710,16 @@ fn test_view_report(
 /// releases in their order, once per layer (β split evenly) or through the one view
 /// `--transform` names. Every side is read in memory (up to --max-samples releases).
 fn test_sequential(a: &TestArgs, claim: &ClaimArg) -> Result<Outcome> {
+    test_sequential_on(a, claim, None)
+}
+
+/// [`test_sequential`] on the files' sides, or on `given` (sides in memory and their reproduce
+/// line: [`test_given`]): what it prints with `a.json` (`stdout`) and the other rendering too.
+fn test_sequential_on(
+    a: &TestArgs,
+    claim: &ClaimArg,
+    given: Option<(&GivenSides, &mut String)>,
+) -> Result<Outcome> {
     use crate::audit::LayeredSequential;
     use crate::audit::sequential::{SequentialConfig, audit_sequential_samples};
     use crate::record::layers::{Check, LayerKind, LayerVerdict};
@@ -704,7 +729,14 @@ fn test_sequential(a: &TestArgs, claim: &ClaimArg) -> Result<Outcome> {
             a.tester
         )));
     }
-    let (set_a, set_b) = crate::sources::shards::open_sides(&a.samples_a, &a.samples_b)?;
+    let (set_a, set_b) = match &given {
+        Some((g, _)) => g.sides.clone(),
+        None => crate::sources::shards::open_sides(&a.samples_a, &a.samples_b)?,
+    };
+    let reproduce = match &given {
+        Some((g, _)) => g.reproduce.clone(),
+        None => plain_reproduce_line(),
+    };
     let defaults = SequentialConfig::default();
     let available = set_a.rows.min(set_b.rows);
     let n = a.max_samples.unwrap_or(available).min(available);
@@ -727,7 +759,7 @@ fn test_sequential(a: &TestArgs, claim: &ClaimArg) -> Result<Outcome> {
         first_batch: a.first_batch.unwrap_or(defaults.first_batch),
         failure_probability: share,
     };
-    if !a.report.no_report {
+    if !a.report.no_report && given.is_none() {
         crate::report::prepare_report_dir(&a.report.report_dir)?;
     }
     let files = crate::record::SampleFiles {
@@ -763,7 +795,7 @@ fn test_sequential(a: &TestArgs, claim: &ClaimArg) -> Result<Outcome> {
         };
         config.validate(sa.dim())?;
         let mut r = audit_sequential_samples(&sa, &sb, info.clone(), files.clone(), &config)?;
-        r.reproduce = Some(plain_reproduce_line());
+        r.reproduce = Some(reproduce.clone());
         r.output_transform = (!transform.is_identity()).then_some(transform);
         if let Some(kind) = kind {
             let v = LayeredSequential::layer_verdict(kind, share, r.verdict, mechanism_violates);
@@ -774,7 +806,7 @@ fn test_sequential(a: &TestArgs, claim: &ClaimArg) -> Result<Outcome> {
     }
     let violation = reports.iter().any(|r| r.verdict == Verdict::Violation);
     let code = u8::from(violation);
-    let mut stdout = if a.json {
+    let json = || -> Result<String> {
         let rec = if runs.is_empty() {
             let mut r = reports[0].clone();
             r.wall_time_seconds = None;
@@ -782,12 +814,21 @@ fn test_sequential(a: &TestArgs, claim: &ClaimArg) -> Result<Outcome> {
         } else {
             LayeredSequential::new(&runs).record()
         };
-        to_json(&rec.without_wall_time())?
-    } else if runs.is_empty() {
-        crate::audit::sequential::render_text(&reports[0])
-    } else {
-        LayeredSequential::render_text(&runs, a.failure_probability)
+        to_json(&rec.without_wall_time())
     };
+    let text = || {
+        if runs.is_empty() {
+            crate::audit::sequential::render_text(&reports[0])
+        } else {
+            LayeredSequential::render_text(&runs, a.failure_probability)
+        }
+    };
+    let mut stdout = if a.json { json()? } else { text() };
+    if let Some((_, other)) = given {
+        // The caller in memory writes no report; it gets both renderings.
+        *other = if a.json { text() } else { json()? };
+        return Ok(Outcome::new(stdout, code));
+    }
     let mut late_error = None;
     if !a.report.no_report {
         for r in &reports {

@@ -18,6 +18,14 @@ pub fn with_args<T>(args: Vec<String>, f: impl FnOnce() -> T) -> T {
     out
 }
 
+/// The words after `audit` that stand for this run's command line: those [`with_args`] gives on
+/// this thread, else the process's own arguments.
+pub(crate) fn command_line() -> Vec<String> {
+    GIVEN_ARGS
+        .with(|a| a.borrow().clone())
+        .unwrap_or_else(|| std::env::args().skip(1).collect())
+}
+
 /// The `audit` command line that re-runs this process's run exactly: the arguments as given,
 /// less how the result is shown (`--report-dir`, `--no-report`, `--json`, `--quiet`) and the
 /// threads (`--jobs`), and except
@@ -25,9 +33,7 @@ pub fn with_args<T>(args: Vec<String>, f: impl FnOnce() -> T) -> T {
 /// `--trials K`, the trials this run scored (a time budget stops at a machine-dependent trial; the
 /// same trials from the same seed give the same pairs and samples).
 pub(crate) fn reproduce_line(trials_scored: Option<usize>) -> String {
-    let args: Vec<String> = GIVEN_ARGS
-        .with(|a| a.borrow().clone())
-        .unwrap_or_else(|| std::env::args().skip(1).collect());
+    let args = command_line();
     let mut kept: Vec<String> = vec!["audit".into()];
     let mut i = 0;
     while i < args.len() {
