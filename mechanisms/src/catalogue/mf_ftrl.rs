@@ -47,7 +47,7 @@
 //! ‖C·u‖² = uᵀCᵀC·u only shrinks, because C and so CᵀC have no negative entry (c_i > 0): the
 //! full pattern is the worst, as the tests check exhaustively. The true guarantee is the claim,
 //! tight on the witness. (Real DP-FTRL feeds the noisy prefix sums back into the gradients, an
-//! adaptive stream; Denisov et al. 2022, Theorem 2.1, show the Gaussian MF mechanism has the same
+//! adaptive stream; Denisov et al. 2022 show that the Gaussian MF mechanism keeps the same
 //! guarantee there. The stream here is not adaptive, so the guarantee is exact.)
 //!
 //! With band p ≤ b (the default p = b), the columns of C at steps b apart have disjoint supports
