@@ -18,7 +18,8 @@
 //! `float_leak.rs` (a floating-point leak in the style of Mironov 2012, audited through the
 //! `float-bits` output transform: [`recommended_transform`]), and the deployed systems of catalogue
 //! v2: `attribution.rs` (Attribution Reporting summary reports), `heatmap.rs` (DP heatmaps),
-//! `units.rs` (user-level records, zero-out neighbors), `ftrl.rs` (DP-FTRL tree aggregation),
+//! `units.rs` (user-level records, zero-out neighbors), `ftrl.rs` (DP-FTRL tree aggregation), `mf_ftrl.rs`
+//! (matrix-factorization DP-FTRL over several epochs),
 //! `gaps.rs` (the gaps the DP-Auditorium post names: Gaussian mean, vector sensitivity, top-k),
 //! `median.rs` (reorder-slice-compute median), `rsc_steps.rs` (k adaptive reorder-slice-compute
 //! steps) and `tuning.rs` (best-of-k hyperparameter tuning, Papernot & Steinke 2022), `dpsgd_normalisation.rs`
@@ -55,6 +56,7 @@ mod gaps;
 mod heatmap;
 mod learning;
 mod median;
+mod mf_ftrl;
 mod rsc_steps;
 mod shuffle;
 mod svt;
@@ -180,6 +182,10 @@ const REAL_VALUED_ONLY: &[(&str, &str)] = &[
         "ftrl-tree",
         "f64 Gaussian noise on the exact tree-node sums; the node noise would be discrete Gaussian on a grid to be float-safe (gaussian-sum-discrete shows how)",
     ),
+    (
+        "mf-ftrl-banded",
+        "f64 Gaussian noise, correlated by C⁻¹ in f64, added to the exact gradient stream, as ftrl-tree",
+    ),
 ];
 
 /// A built catalogue entry.
@@ -230,6 +236,7 @@ pub fn specs() -> Vec<Spec> {
     all.extend(heatmap::specs());
     all.extend(units::specs());
     all.extend(ftrl::specs());
+    all.extend(mf_ftrl::specs());
     all.extend(continual::specs());
     all.extend(gaps::specs());
     all.extend(median::specs());
