@@ -486,11 +486,13 @@ fn account(
         let out = match (&ledger_path, &ledger_text) {
             // Events given as JSON lines, parsed by the parser `--ledger FILE` uses.
             (Some(p), Some(t)) => {
-                let events = dp_audit::mechanisms::accountant::parse_ledger(t).map_err(|e| {
-                    dp_audit::Error::InvalidConfig(format!(
-                        "--ledger {p} (event i of the list is line i + 1): {e}"
-                    ))
-                })?;
+                let events = dp_audit::mechanisms::accountant::parse_ledger_with_policies(t)
+                    .map_err(|e| {
+                        dp_audit::Error::InvalidConfig(format!(
+                            "--ledger {p} (event i of the list is line i + 1): {e}"
+                        ))
+                    })?;
+                let events = events.into_iter().map(|(_, e, p)| (e, p)).collect();
                 accountant_given(&args, events)?
             }
             // A file (read as `--ledger FILE` reads it), or one block of steps.

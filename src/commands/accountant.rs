@@ -308,7 +308,10 @@ pub fn accountant(a: &AccountantArgs) -> Result<Outcome> {
 /// package's `account` on a list of events): the same accountants, checks and output as when the
 /// file `a.ledger` holds these events, which names them in the output (it must be set; the file
 /// is not read).
-pub fn accountant_given(a: &AccountantArgs, events: Vec<LedgerEvent>) -> Result<Outcome> {
+pub fn accountant_given(
+    a: &AccountantArgs,
+    events: Vec<(LedgerEvent, SamplingPolicy)>,
+) -> Result<Outcome> {
     if a.ledger.is_none() {
         return Err(Error::InvalidConfig(
             "accountant_given: events given without a ledger name; allowed: a name in `ledger`"
@@ -351,7 +354,10 @@ pub fn accountant_bayesian_given(a: &AccountantArgs, text: &str) -> Result<Outco
     bayesian(a, Some(text))
 }
 
-fn account(a: &AccountantArgs, given: Option<Vec<LedgerEvent>>) -> Result<Outcome> {
+fn account(
+    a: &AccountantArgs,
+    given: Option<Vec<(LedgerEvent, SamplingPolicy)>>,
+) -> Result<Outcome> {
     if !(a.delta > 0.0 && a.delta < 1.0) {
         return Err(bad("--delta", a.delta, "0 < δ < 1"));
     }
@@ -369,10 +375,7 @@ fn account(a: &AccountantArgs, given: Option<Vec<LedgerEvent>>) -> Result<Outcom
     let (events, single) = match &a.ledger {
         Some(path) => {
             let events = match given {
-                Some(events) => events
-                    .into_iter()
-                    .map(|e| (e, SamplingPolicy::Poisson))
-                    .collect(),
+                Some(events) => events,
                 None => crate::sources::text::read_ledger(
                     path,
                     &format!("--ledger {}", path.display()),

@@ -24,7 +24,12 @@ pub fn render_text(r: &AuditReport) -> String {
     let _ = writeln!(s, "claim        {}  [{}]", m.claim, m.claim_source);
     let _ = writeln!(s, "neighbors    {}", m.neighboring);
     if !m.privacy_unit.is_empty() && r.sample_files.is_none() {
-        let _ = writeln!(s, "unit         {}; {}", m.privacy_unit, m.setting.describe());
+        let _ = writeln!(
+            s,
+            "unit         {}; {}",
+            m.privacy_unit,
+            m.setting.describe()
+        );
     }
     if let Some(pair) = &r.pair {
         let [d, d2] = pair.short_sides();
