@@ -157,6 +157,12 @@ impl Mechanism for SharedMechanism {
     fn neighboring(&self) -> Neighboring {
         self.0.neighboring()
     }
+    fn setting(&self) -> crate::mechanisms::DpSetting {
+        self.0.setting()
+    }
+    fn privacy_unit(&self) -> String {
+        self.0.privacy_unit()
+    }
     fn domain(&self) -> RecordDomain {
         self.0.domain()
     }

@@ -76,6 +76,7 @@ pub(super) fn describe(id: &str, as_json: bool) -> Result<Outcome> {
         }
         let _ = writeln!(s, "claim        {} (default parameters)", d.claim);
         let _ = writeln!(s, "neighbors    {}", d.neighboring);
+        let _ = writeln!(s, "unit         {} ({} setting)", d.privacy_unit, d.setting);
         let _ = writeln!(s, "witness      D  = {}", d.witness[0]);
         let _ = writeln!(s, "             D' = {}", d.witness[1]);
         if d.params.is_empty() {

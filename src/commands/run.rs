@@ -38,6 +38,17 @@ pub struct RunArgs {
     /// Dataset search (default: the catalogue witness; for --exec, random search).
     #[command(flatten)]
     pub search: SearchArgs,
+    /// With --exec: where the program runs, for the report: central (a trusted curator runs it
+    /// on the whole dataset; the default), local (each user randomizes their own value) or
+    /// shuffle (local reports permuted by a trusted shuffler). Reporting only: the audit is the
+    /// same.
+    #[arg(long, value_name = "SETTING")]
+    pub setting: Option<String>,
+    /// With --exec: what one neighbouring change is, in your words, for the report (e.g. "one
+    /// patient's visits"); default: the relation's words ("one record of the dataset, added or
+    /// removed").
+    #[arg(long, value_name = "TEXT")]
+    pub privacy_unit: Option<String>,
     /// Override the claim: pure:EPS, approx:EPS:DELTA, renyi:ALPHA:EPS, zcdp:RHO, gdp:MU,
     /// dpsgd:Q:Z:T, bdp:EPS:DELTA (with --data), or ledger:FILE[:DELTA] (the PLD accountant's ε
     /// on a privacy ledger at δ, default 1e-5: one JSON event per line,
@@ -498,7 +509,29 @@ fn build_target(args: &RunArgs, given: Option<GivenMechanism<'_>>) -> Result<Tar
         // may refuse the empty dataset; an audit of D = ∅ still uses 0).
         let size = size.max(1);
         let parsed = parse_claim_arg(claim_text, relation)?;
+        let setting: crate::mechanisms::DpSetting = match &args.setting {
+            Some(s) => s.parse().map_err(|_| {
+                Error::InvalidConfig(format!(
+                    "--setting {s:?}; allowed: central, local or shuffle"
+                ))
+            })?,
+            None => crate::mechanisms::DpSetting::Central,
+        };
+        let privacy_unit = match &args.privacy_unit {
+            Some(u) if u.trim().is_empty() || u.len() > 200 || u.chars().any(char::is_control) => {
+                return Err(Error::InvalidConfig(format!(
+                    "--privacy-unit {u:?}; allowed: 1 to 200 characters of text, no control characters"
+                )));
+            }
+            Some(u) => Some(u.trim().to_string()),
+            None => None,
+        };
         if let Some(build) = given {
+            if args.setting.is_some() || args.privacy_unit.is_some() {
+                return Err(Error::InvalidConfig(
+                    "--setting/--privacy-unit with a mechanism given in process (Python); allowed: those flags with --exec PROGRAM only, for now".into(),
+                ));
+            }
             let m = build(&GivenSpec {
                 claim: parsed.claim,
                 neighboring: relation,
@@ -525,7 +558,8 @@ fn build_target(args: &RunArgs, given: Option<GivenMechanism<'_>>) -> Result<Tar
             probe_size: size,
             accountant: parsed.accountant,
             datasets_per_request: args.limits.exec_datasets,
-        })?;
+        })?
+        .with_unit(setting, privacy_unit);
         return Target::exec(
             m,
             parsed.claim,
@@ -533,6 +567,11 @@ fn build_target(args: &RunArgs, given: Option<GivenMechanism<'_>>) -> Result<Tar
             args.check.as_deref(),
             args.transform.as_deref(),
         );
+    }
+    if args.setting.is_some() || args.privacy_unit.is_some() {
+        return Err(Error::InvalidConfig(
+            "--setting/--privacy-unit with --mechanism; allowed: those flags with --exec PROGRAM (a catalogue entry declares its own setting and privacy unit: `audit list ID`)".into(),
+        ));
     }
     let id = args.mechanism.as_deref().unwrap_or_default();
     let params = Params::parse(&args.params)?;

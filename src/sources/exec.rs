@@ -119,6 +119,10 @@ pub struct ExecMechanism {
     accountant: Option<crate::mechanisms::AccountantRange>,
     /// Most datasets per request when the program reads many (`--exec-datasets`).
     datasets_per_request: Option<usize>,
+    /// Where the program runs (`--setting`; central by default).
+    setting: crate::mechanisms::DpSetting,
+    /// The privacy unit in the user's words (`--privacy-unit`); `None`: the relation's words.
+    privacy_unit: Option<String>,
 }
 
 fn exec_error(command: &str, message: String) -> MechanismError {
@@ -166,6 +170,16 @@ pub struct ExecOptions {
 }
 
 impl ExecMechanism {
+    /// The same program, declared to run in `setting`, its privacy unit described as `unit`
+    /// (`None`: the words of its relation and setting). For the report only.
+    pub fn with_unit(self, setting: crate::mechanisms::DpSetting, unit: Option<String>) -> Self {
+        Self {
+            setting,
+            privacy_unit: unit,
+            ..self
+        }
+    }
+
     /// The same program, its claim read off a privacy ledger by the accountant whose range this
     /// is (shown beside the empirical ε; never used to decide).
     pub fn with_accountant(self, accountant: Option<crate::mechanisms::AccountantRange>) -> Self {
@@ -215,6 +229,8 @@ impl ExecMechanism {
             seen: Arc::default(),
             accountant: None,
             datasets_per_request: None,
+            setting: crate::mechanisms::DpSetting::Central,
+            privacy_unit: None,
         };
         domain.validate()?;
         domain.check(probe)?;
@@ -1059,6 +1075,17 @@ impl Mechanism for ExecMechanism {
     }
     fn neighboring(&self) -> Neighboring {
         self.neighboring
+    }
+    fn setting(&self) -> crate::mechanisms::DpSetting {
+        self.setting
+    }
+    fn privacy_unit(&self) -> String {
+        match &self.privacy_unit {
+            Some(unit) => unit.clone(),
+            None => {
+                crate::mechanisms::mechanism::privacy_unit_words(self.neighboring, self.setting)
+            }
+        }
     }
     fn domain(&self) -> RecordDomain {
         self.domain

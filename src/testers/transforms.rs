@@ -645,6 +645,12 @@ impl Mechanism for TransformedMechanism {
     fn neighboring(&self) -> Neighboring {
         self.inner.neighboring()
     }
+    fn setting(&self) -> crate::mechanisms::DpSetting {
+        self.inner.setting()
+    }
+    fn privacy_unit(&self) -> String {
+        self.inner.privacy_unit()
+    }
     fn domain(&self) -> RecordDomain {
         self.inner.domain()
     }

@@ -311,6 +311,10 @@ pub struct Description {
     pub params: Vec<ParamInfo>,
     /// The neighboring relation the claim is stated for.
     pub neighboring: String,
+    /// Where the entry runs: `central`, `local` or `shuffle`.
+    pub setting: String,
+    /// What one neighbouring change is, in words.
+    pub privacy_unit: String,
     /// The witness pair, one line per side (shortened for reading).
     pub witness: [String; 2],
     /// The witness pair's records in full, D then D′ (one array of numbers per record), for
@@ -356,6 +360,8 @@ pub fn describe(id: &str) -> Result<Description> {
         bug,
         params: p.declared().to_vec(),
         neighboring: entry.mechanism.neighboring().to_string(),
+        setting: entry.mechanism.setting().name().to_string(),
+        privacy_unit: entry.mechanism.privacy_unit(),
         witness: entry.witness.short_sides(),
         witness_records: [
             entry.witness.first().to_rows(),
