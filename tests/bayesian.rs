@@ -250,8 +250,8 @@ fn bayesian_accountant_command() {
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("bdp-acct-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    // Binary distances (no ones): the Beta-posterior estimator, whose ε stays above the zero
-    // cost the Student-t estimator would read off a file without ones.
+    // Binary distances (no ones): the §4.3.1 estimator with the Clopper–Pearson bound, whose ε
+    // stays above the zero cost the Student-t estimator would read off a file without ones.
     let f = dir.join("binary.txt");
     std::fs::write(&f, "0\n".repeat(100)).unwrap();
     let mut args = base.to_vec();
@@ -264,7 +264,7 @@ fn bayesian_accountant_command() {
         String::from_utf8_lossy(&o.stderr)
     );
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert!(v["estimator"].as_str().unwrap().contains("Beta-posterior"));
+    assert!(v["estimator"].as_str().unwrap().contains("Clopper–Pearson"));
     let e0 = v["bayesian"]["epsilon"].as_f64().unwrap();
     assert!(
         e0 > 0.0 && e0 < v["moments_accountant_epsilon"].as_f64().unwrap(),
@@ -279,6 +279,119 @@ fn bayesian_accountant_command() {
         assert_eq!(o.status.code(), Some(2), "{text:?}");
         assert!(String::from_utf8_lossy(&o.stderr).contains(needle));
     }
+}
+
+/// `audit accountant --bayesian`'s estimators beside the paper's: the distribution-free (DKW)
+/// ε_μ printed beside the Student-t one lies between it and the moments accountant on the shipped
+/// distances (it assumes only their range); `--unclipped` accounts distances above the clipping
+/// bound (the paper's §5.1 / App. B.2 regime, here the quantiles of a Weibull law of shape 1/2)
+/// and states that no DP guarantee exists and when the estimate bounds nothing; bad values of
+/// the new flags exit 2 naming them.
+#[test]
+fn bayesian_accountant_estimators_and_unclipped() {
+    let base = [
+        "accountant",
+        "--bayesian",
+        "--sampling-rate",
+        "0.01",
+        "--noise-multiplier",
+        "1.1",
+        "--steps",
+        "600",
+        "--delta",
+        "1e-5",
+    ];
+    let run = |extra: &[&str]| {
+        let mut args = base.to_vec();
+        args.extend(extra);
+        std::process::Command::new(env!("CARGO_BIN_EXE_audit"))
+            .args(&args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .unwrap()
+    };
+    let o = run(&["--data", "examples/bdp-distances.txt", "--json"]);
+    assert_eq!(o.status.code(), Some(0));
+    let v = util::payload(serde_json::from_slice(&o.stdout).unwrap());
+    let t = v["bayesian"]["epsilon"].as_f64().unwrap();
+    let free = v["distribution_free"]["account"]["epsilon"]
+        .as_f64()
+        .unwrap();
+    let ma = v["moments_accountant_epsilon"].as_f64().unwrap();
+    assert!(t < free && free < ma, "{t} {free} {ma}");
+    assert!(v["assumptions"].as_str().unwrap().contains("near normal"));
+    let o = run(&[
+        "--data",
+        "examples/bdp-distances.txt",
+        "--estimator",
+        "distribution-free",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    let v = util::payload(serde_json::from_slice(&o.stdout).unwrap());
+    assert_eq!(v["bayesian"]["epsilon"].as_f64().unwrap(), free);
+    assert!(v["distribution_free"].is_null());
+    // Weibull(shape 1/2, scale 0.2) quantiles: a heavy tail, 0.2·ln(1/(1 − u))², up to 9.6.
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("bdp-unclipped-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("weibull.txt");
+    let text: String = (0..1000)
+        .map(|i| {
+            let u = (i as f64 + 0.5) / 1000.0;
+            format!("{}\n", 0.2 * (-(1.0 - u).ln()).powi(2))
+        })
+        .collect();
+    std::fs::write(&f, text).unwrap();
+    let f = f.to_str().unwrap();
+    let o = run(&["--data", f]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(
+        err.contains("line ") && err.contains("--unclipped"),
+        "{err}"
+    );
+    let o = run(&["--data", f, "--unclipped", "--json"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v = util::payload(serde_json::from_slice(&o.stdout).unwrap());
+    assert_eq!(v["unclipped"], true);
+    let a = v["assumptions"].as_str().unwrap();
+    assert!(
+        a.contains("no DP guarantee") && a.contains("Weibull") && a.contains("bounds nothing"),
+        "{a}"
+    );
+    assert!(v["bayesian"]["epsilon"].as_f64().unwrap() > 0.0);
+    for (extra, needle) in [
+        (&["--estimator", "t"][..], "--estimator \"t\""),
+        (&["--max-distance", "3"][..], "--max-distance 3"),
+        (&["--max-distance", "0"][..], "--max-distance 0"),
+        (
+            &["--estimator", "distribution-free", "--unclipped"][..],
+            "--estimator distribution-free with --unclipped",
+        ),
+    ] {
+        let mut args = vec!["--data", "examples/bdp-distances.txt"];
+        args.extend(extra);
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}");
+        let err = String::from_utf8_lossy(&o.stderr).to_string();
+        assert!(err.contains(needle), "{extra:?}: {err}");
+    }
+    let o = run(&[
+        "--data",
+        "examples/bdp-distances.txt",
+        "--estimator",
+        "distribution-free",
+        "--max-distance",
+        "0.2",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("above the largest possible distance"));
 }
 
 /// One audit of the catalogue entry `id` with `params` and `claim`, as `run` but with the

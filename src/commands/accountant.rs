@@ -84,6 +84,25 @@ pub struct AccountantArgs {
     /// have Pr[L ≥ ε_p | x'] ≤ δ, comma-separated, each in (0, 100) with (1 − p/100)·δ > γ.
     #[arg(long, requires = "bayesian", default_value = "50,90,99")]
     pub markov_percentiles: String,
+    /// With --bayesian: the estimator of the expectation over μ: `student-t` (the paper's §4.3.2,
+    /// which assumes a near-normal sample mean; binary data gets the Clopper–Pearson bound) or
+    /// `distribution-free` (a DKW band on the distances in [0, --max-distance]: no normality
+    /// assumed, Pr[under-estimate] ≤ γ for every μ). With student-t the distribution-free ε is
+    /// printed beside.
+    #[arg(long, requires = "bayesian", default_value = "student-t")]
+    pub estimator: String,
+    /// With --bayesian: the largest possible distance B in (0, 2] (a fraction of the clipping
+    /// norm) that the distribution-free estimator assumes of μ [default: 1, a record's clipped
+    /// gradient moves the sum by at most C].
+    #[arg(allow_hyphen_values = true, long, requires = "bayesian")]
+    pub max_distance: Option<f64>,
+    /// With --bayesian: gradients are not clipped (the paper's unbounded-sensitivity regime, §5.1
+    /// and App. B.2): distances may be any finite number ≥ 0, in units of C where the noise std
+    /// is z·C. Accounted with the Student-t estimator, whose assumptions (a finite mean and
+    /// variance of e^{T·c}, false for tails not lighter than Gaussian) the output states; no DP
+    /// guarantee exists.
+    #[arg(long, requires = "bayesian")]
+    pub unclipped: bool,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -93,8 +112,8 @@ pub struct AccountantArgs {
 /// ([`crate::mechanisms::bayesian_accountant`]) beside the DP accountants.
 fn bayesian(a: &AccountantArgs) -> Result<Outcome> {
     use crate::mechanisms::bayesian_accountant::{
-        bayesian_epsilon, bayesian_epsilon_binary, default_orders, markov_percentile_epsilon,
-        moments_accountant_epsilon, record_epsilon_distance_quantiles,
+        Estimator, default_orders, dkw_band, markov_percentile_epsilon, moments_accountant_epsilon,
+        record_epsilon_distance_quantiles,
     };
     // The Bayesian accountant (Triastcyn & Faltings) is stated for the Poisson-subsampled
     // Gaussian under add/remove: any other relation is refused, not silently ignored.
@@ -121,6 +140,32 @@ fn bayesian(a: &AccountantArgs) -> Result<Outcome> {
     if !(gamma > 0.0 && gamma < a.delta) {
         return Err(bad("--gamma", gamma, "0 < γ < δ (γ is folded into δ)"));
     }
+    let max_distance = a.max_distance.unwrap_or(1.0);
+    if !(max_distance > 0.0 && max_distance <= 2.0) {
+        return Err(bad(
+            "--max-distance",
+            max_distance,
+            "0 < B ≤ 2 (a fraction of the clipping norm)",
+        ));
+    }
+    let distribution_free = match a.estimator.trim() {
+        "student-t" => false,
+        "distribution-free" => true,
+        other => {
+            return Err(bad(
+                "--estimator",
+                format!("{other:?}"),
+                "student-t or distribution-free",
+            ));
+        }
+    };
+    if distribution_free && a.unclipped {
+        return Err(bad(
+            "--estimator",
+            "distribution-free with --unclipped",
+            "student-t with --unclipped (the distribution-free bound needs a largest distance, which unclipped gradients do not have)",
+        ));
+    }
     let path = a
         .data
         .as_ref()
@@ -140,9 +185,16 @@ fn bayesian(a: &AccountantArgs) -> Result<Outcome> {
                 i + 1
             ))
         })?;
-        if !(0.0..=2.0).contains(&v) {
+        if a.unclipped && !(v.is_finite() && v >= 0.0) {
             return Err(Error::InvalidConfig(format!(
-                "--data {} line {}: distance {v}; allowed: 0 to 2 (a fraction of the clipping norm)",
+                "--data {} line {}: distance {v}; allowed: a finite number ≥ 0 (--unclipped)",
+                path.display(),
+                i + 1
+            )));
+        }
+        if !a.unclipped && !(0.0..=2.0).contains(&v) {
+            return Err(Error::InvalidConfig(format!(
+                "--data {} line {}: distance {v}; allowed: 0 to 2 (a fraction of the clipping norm; gradients not clipped: --unclipped)",
                 path.display(),
                 i + 1
             )));
@@ -153,20 +205,42 @@ fn bayesian(a: &AccountantArgs) -> Result<Outcome> {
         Error::InvalidConfig(format!("--bayesian --data {}: {e}", path.display()))
     };
     let orders = default_orders();
-    // Binary data (every distance 0 or 1) gets the paper's Beta-posterior estimator (§4.3.1):
-    // the Student-t one would read a file without ones as a zero cost with no uncertainty.
+    // Binary data (every distance 0 or 1) gets the §4.3.1 estimator with its exact
+    // (Clopper–Pearson) bound: the Student-t one would read a file without ones as a zero cost
+    // with no uncertainty.
     let binary = !d.is_empty() && d.iter().all(|&x| x == 0.0 || x == 1.0);
-    let (b, estimator) = if binary {
+    let dkw = Estimator::DistributionFree { max_distance };
+    let (kind, estimator) = if a.unclipped {
         (
-            bayesian_epsilon_binary(&d, q, z, steps, a.delta, gamma, &orders).map_err(named)?,
-            "the §4.3.1 Beta-posterior estimator (binary distances: flat prior, Beta(1 + #ones, 1 + #zeros), its 1 − γ quantile)",
+            Estimator::Unclipped,
+            "the §4.3 Student-t estimator on unclipped distances (§5.1, App. B.2)",
+        )
+    } else if distribution_free {
+        (
+            dkw,
+            "the distribution-free DKW estimator (Massart's one-sided DKW band on the distances in [0, --max-distance]; no normality assumed)",
+        )
+    } else if binary {
+        (
+            Estimator::Binary,
+            "the §4.3.1 binary estimator with the Clopper–Pearson bound (the 1 − γ quantile of Beta(1 + #ones, #zeros); the paper's flat-prior Beta(1 + #ones, 1 + #zeros) misses more often than γ)",
         )
     } else {
-        (
-            bayesian_epsilon(&d, q, z, steps, a.delta, gamma, &orders).map_err(named)?,
-            "the §4.3 Student-t estimator",
-        )
+        (Estimator::StudentT, "the §4.3 Student-t estimator")
     };
+    let b = kind
+        .account(&d, q, z, steps, a.delta, gamma, &orders)
+        .map_err(named)?;
+    // Beside the Student-t account, the distribution-free one (when μ's samples fit its range).
+    let beside = if kind == Estimator::StudentT && d.iter().all(|&x| x <= max_distance) {
+        Some(
+            dkw.account(&d, q, z, steps, a.delta, gamma, &orders)
+                .map_err(named)?,
+        )
+    } else {
+        None
+    };
+    let band = dkw_band(d.len(), gamma);
     let (ma, ma_order) =
         moments_accountant_epsilon(q, z, steps, a.delta, &orders).map_err(named)?;
     let mut acc = RdpAccountant::new();
@@ -197,9 +271,22 @@ fn bayesian(a: &AccountantArgs) -> Result<Outcome> {
     let markov = list("--markov-percentiles", &a.markov_percentiles, true)?;
     let rows =
         record_epsilon_distance_quantiles(&d, q, z, steps, a.delta, &quantiles).map_err(named)?;
-    let curve =
-        markov_percentile_epsilon(&d, q, z, steps, a.delta, gamma, &orders, &markov, binary)
-            .map_err(|e| Error::InvalidConfig(format!("--markov-percentiles: {e}")))?;
+    let curve = markov_percentile_epsilon(&d, q, z, steps, a.delta, gamma, &orders, &markov, kind)
+        .map_err(|e| Error::InvalidConfig(format!("--markov-percentiles: {e}")))?;
+    // What the ε_μ above rests on, in words (also in the JSON).
+    let assumptions = if a.unclipped {
+        "unclipped gradients (unbounded sensitivity): no DP guarantee exists, and the moments and RDP rows are for the same noise with gradients clipped at C, not for this run; the Student-t estimate assumes E_μ[e^{T·c(λ, d)}] and its variance finite (Theorem 4), which fails for every distance law with a tail not lighter than Gaussian (Weibull of shape < 2, exponential, Pareto: then the true cost is infinite at every order and this ε_μ bounds nothing); the samples cannot tell which holds".to_string()
+    } else if kind == dkw {
+        format!(
+            "i.i.d. distance samples from μ, every distance of μ in [0, {}] (--max-distance); with probability ≥ 1 − γ the DKW band (width {}) holds and the estimate is not below the truth",
+            readable(max_distance),
+            readable(band)
+        )
+    } else if binary {
+        "i.i.d. binary distance samples from μ; the Clopper–Pearson bound is below Pr_μ[d = 1] with probability ≤ γ".to_string()
+    } else {
+        "i.i.d. distance samples from μ in [0, 2]; Theorem 4 assumes the sample mean of e^{T·c(λ, d)} near normal, which long runs break (the values are very skewed): measured on a known μ, the estimate falls below the true cost far more often than γ at high orders (docs/bayesian.md, Theorem 4 check); the distribution-free ε_μ beside assumes only the range".to_string()
+    };
     let stdout = if a.json {
         to_json(&json!({
             "sampling_rate": q, "noise_multiplier": z, "steps": steps, "delta": a.delta,
@@ -207,6 +294,9 @@ fn bayesian(a: &AccountantArgs) -> Result<Outcome> {
             "moments_accountant_epsilon": ma, "moments_accountant_order": ma_order,
             "rdp_epsilon": rdp, "rdp_order": rdp_order,
             "estimator": estimator,
+            "unclipped": a.unclipped,
+            "assumptions": assumptions,
+            "distribution_free": beside.as_ref().map(|x| json!({"account": x, "max_distance": max_distance, "band": band})),
             "attack_success_bound": crate::record::attack_success_bound(b.epsilon, a.delta),
             "distance_quantiles": rows,
             "markov_percentiles": curve,
@@ -236,8 +326,23 @@ fn bayesian(a: &AccountantArgs) -> Result<Outcome> {
                 readable(a.delta)
             ));
         }
+        let beside_line = match &beside {
+            Some(x) => format!(
+                "distribution-free ε_μ = {} (order λ = {}; DKW band {} on the distances, any μ on [0, {}]: Pr[under-estimate] ≤ γ without the normality Theorem 4 assumes)\n",
+                readable(x.epsilon),
+                x.order,
+                readable(band),
+                readable(max_distance)
+            ),
+            None => String::new(),
+        };
+        let clip_note = if a.unclipped {
+            "; for gradients clipped at C: this run is unclipped and has no DP guarantee"
+        } else {
+            ""
+        };
         format!(
-            "Bayesian DP   ε_μ = {} at δ_μ = {} (γ = {} folded in), order λ = {}, from {} distance samples of {} (typical case over the data; weaker than DP: Triastcyn & Faltings 2020, Theorem 3 with {estimator})\nmoments acc.  ε = {} (order λ = {}; the Bayesian accountant at distances = the clipping bound)\nRDP acc.      ε = {} (order {}; DP, worst case)\nattack        a membership attacker guessing whether a typical record x' ~ μ was in the training data (prior 1/2) succeeds at most {} of the time, averaged over x' ((e^ε_μ + δ_μ)/(1 + e^ε_μ), Triastcyn & Faltings 2020, eq. 1); the worst-case RDP ε promises at most {}\n",
+            "Bayesian DP   ε_μ = {} at δ_μ = {} (γ = {} folded in), order λ = {}, from {} distance samples of {} (typical case over the data; weaker than DP: Triastcyn & Faltings 2020, Theorem 3 with {estimator})\n{beside_line}assumes       {assumptions}\nmoments acc.  ε = {} (order λ = {}; the Bayesian accountant at distances = the clipping bound{clip_note})\nRDP acc.      ε = {} (order {}; DP, worst case{clip_note})\nattack        a membership attacker guessing whether a typical record x' ~ μ was in the training data (prior 1/2) succeeds at most {} of the time, averaged over x' ((e^ε_μ + δ_μ)/(1 + e^ε_μ), Triastcyn & Faltings 2020, eq. 1); the worst-case RDP ε promises at most {}\n",
             readable(b.epsilon),
             readable(a.delta),
             readable(gamma),
