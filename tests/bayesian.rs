@@ -382,6 +382,126 @@ fn bayesian_accountant_estimators_and_unclipped() {
         let err = String::from_utf8_lossy(&o.stderr).to_string();
         assert!(err.contains(needle), "{extra:?}: {err}");
     }
+    // §4.4.3: held-out distances from the same law show no difference; shifted by 0.05 (records
+    // in training sit farther from their neighbours' gradients) both tests see it.
+    let o = run(&[
+        "--data",
+        "examples/bdp-distances.txt",
+        "--test-distances",
+        "examples/bdp-distances-heldout.txt",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    let v = util::payload(serde_json::from_slice(&o.stdout).unwrap());
+    let c = &v["train_vs_test"];
+    assert!(c["t_p_value"].as_f64().unwrap() > 0.5, "{c}");
+    assert!(c["levene_p_value"].as_f64().unwrap() > 0.5, "{c}");
+    // The paper's curves from Weibull draws (§5.1 / App. B.3): files written, ε grows with the
+    // steps, the least ε over the orders is the account's; bad Weibull values exit 2.
+    let curves = dir.join("curves");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_audit"))
+        .args([
+            "accountant",
+            "--bayesian",
+            "--sampling-rate",
+            "0.01",
+            "--noise-multiplier",
+            "1.1",
+            "--steps",
+            "200",
+            "--delta",
+            "1e-5",
+            "--weibull-shape",
+            "0.5",
+            "--weibull-samples",
+            "300",
+            "--curves",
+            curves.to_str().unwrap(),
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v = util::payload(serde_json::from_slice(&o.stdout).unwrap());
+    assert!(v["data"].as_str().unwrap().contains("Weibull"));
+    let eps = v["bayesian"]["epsilon"].as_f64().unwrap();
+    assert!(
+        std::fs::metadata(curves.join("bdp-curves.png"))
+            .unwrap()
+            .len()
+            > 1000
+    );
+    let c: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(curves.join("bdp-curves.json")).unwrap()).unwrap();
+    let c = util::payload(c);
+    let steps: Vec<f64> = c["by_steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["bayesian"].as_f64().unwrap())
+        .collect();
+    assert!(
+        steps.windows(2).all(|w| w[0] <= w[1] * (1.0 + 1e-9)),
+        "{steps:?}"
+    );
+    assert_eq!(*steps.last().unwrap(), eps);
+    let least = c["by_order"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["bayesian"].as_f64().unwrap())
+        .fold(f64::INFINITY, f64::min);
+    assert!(least <= eps && eps < least * (1.0 + 1e-9), "{least} {eps}");
+    for (extra, needle) in [
+        (&["--weibull-shape", "0"][..], "--weibull-shape 0"),
+        (
+            &["--weibull-shape", "1", "--weibull-scale", "-1"][..],
+            "--weibull-scale -1",
+        ),
+        (
+            &["--weibull-shape", "1", "--weibull-samples", "2"][..],
+            "--weibull-samples 2",
+        ),
+        (&[][..], "--data FILE or --weibull-shape K"),
+    ] {
+        let o = run(extra);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}");
+        let err = String::from_utf8_lossy(&o.stderr).to_string();
+        assert!(err.contains(needle), "{extra:?}: {err}");
+    }
+    let shifted = dir.join("shifted.txt");
+    let text: String = (0..500)
+        .map(|i| format!("{}\n", 0.1 + 0.3 * (i as f64 + 0.5) / 500.0))
+        .collect();
+    std::fs::write(&shifted, text).unwrap();
+    let o = run(&[
+        "--data",
+        "examples/bdp-distances.txt",
+        "--test-distances",
+        shifted.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    assert_eq!(out.matches("the two sets differ").count(), 2, "{out}");
+    let bad = dir.join("bad.txt");
+    std::fs::write(&bad, "0.1\nx\n").unwrap();
+    let o = run(&[
+        "--data",
+        "examples/bdp-distances.txt",
+        "--test-distances",
+        bad.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(
+        err.contains("--test-distances") && err.contains("line 2"),
+        "{err}"
+    );
     let o = run(&[
         "--data",
         "examples/bdp-distances.txt",

@@ -208,6 +208,49 @@ pub enum Estimator {
 }
 
 impl Estimator {
+    /// ε at each order λ of `orders` (the paper's App. B.3 curve): (ĉ_total(λ) − ln(δ − γ))/λ
+    /// with this estimator's cost at λ, γ handled as in [`Estimator::account`] (split over the
+    /// orders for the Student-t estimators), so the least value is the account's ε (before its
+    /// rounding up). Checked as the account is.
+    ///
+    /// # Errors
+    /// Those of [`Estimator::account`].
+    #[allow(clippy::too_many_arguments)]
+    pub fn epsilon_by_order(
+        self,
+        distances: &[f64],
+        q: f64,
+        z: f64,
+        steps: u64,
+        delta: f64,
+        gamma: f64,
+        orders: &[u32],
+    ) -> Result<Vec<(u32, f64)>> {
+        self.account(distances, q, z, steps, delta, gamma, orders)?;
+        let cost: Box<dyn Fn(u32) -> f64 + '_> = match self {
+            Estimator::StudentT | Estimator::Unclipped => {
+                let t = student_t_quantile(distances.len(), gamma / orders.len() as f64)?;
+                Box::new(move |l| log_cost_student_t_at(distances, q, z, steps, l, t))
+            }
+            Estimator::Binary => {
+                let ones = distances.iter().filter(|&&d| d == 1.0).count() as u64;
+                let p = clopper_pearson_upper(ones, distances.len() as u64 - ones, gamma)?;
+                Box::new(move |l| log_cost_binary(p, q, z, steps, l))
+            }
+            Estimator::DistributionFree { max_distance } => {
+                let mut sorted = distances.to_vec();
+                sorted.sort_by(f64::total_cmp);
+                let band = dkw_band(sorted.len(), gamma);
+                Box::new(move |l| log_cost_dkw(&sorted, q, z, steps, l, band, max_distance))
+            }
+        };
+        let log_rest = (delta - gamma).ln();
+        Ok(orders
+            .iter()
+            .map(|&l| (l, ((cost(l) - log_rest) / l as f64).max(0.0)))
+            .collect())
+    }
+
     /// The account of `distances` with this estimator.
     #[allow(clippy::too_many_arguments)]
     pub fn account(
@@ -745,12 +788,15 @@ pub fn bayesian_epsilon_binary(
     let ones = distances.iter().filter(|&&d| d == 1.0).count() as u64;
     let zeros = distances.len() as u64 - ones;
     let p = clopper_pearson_upper(ones, zeros, gamma)?;
-    let tf = steps as f64;
     best_order(orders, delta, gamma, distances.len(), |lambda| {
-        let log_a = tf * step_cost(q, z, 1.0, lambda);
-        // ln(1 + p(A − 1)) = ln((1 − p) + p·A), in log space.
-        log_sum_exp([(1.0 - p).max(0.0).ln(), p.ln() + log_a].into_iter())
+        log_cost_binary(p, q, z, steps, lambda)
     })
+}
+
+/// ln(1 + p(A_λ − 1)) = ln((1 − p) + p·A_λ), A_λ = e^{T·c(λ, 1)}, in log space.
+fn log_cost_binary(p: f64, q: f64, z: f64, steps: u64, lambda: u32) -> f64 {
+    let log_a = steps as f64 * step_cost(q, z, 1.0, lambda);
+    log_sum_exp([(1.0 - p).max(0.0).ln(), p.ln() + log_a].into_iter())
 }
 
 /// One row of the paper's percentile curve ([`markov_percentile_epsilon`]).
@@ -814,6 +860,113 @@ pub fn markov_percentile_epsilon(
             })
         })
         .collect()
+}
+
+/// Two-sample tests of the §4.4.3 leakage check ([`compare_distances`]).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct DistanceComparison {
+    /// Samples in the first (training) set.
+    pub train_samples: usize,
+    /// Samples in the second (held-out) set.
+    pub test_samples: usize,
+    /// Sample means of the two sets.
+    pub train_mean: f64,
+    /// Sample mean of the held-out set.
+    pub test_mean: f64,
+    /// Welch's t statistic (train − test).
+    pub t_statistic: f64,
+    /// Welch–Satterthwaite degrees of freedom.
+    pub t_degrees_of_freedom: f64,
+    /// Two-sided p-value of Welch's t-test for equal means.
+    pub t_p_value: f64,
+    /// Levene's W statistic (deviations from the group medians: Brown–Forsythe).
+    pub levene_statistic: f64,
+    /// p-value of Levene's test for equal variances (F(1, n − 2)).
+    pub levene_p_value: f64,
+}
+
+/// The paper's §4.4.3 / §5.2 check that the privacy-cost estimator leaks little: compare the
+/// gradient distances of training records with those of held-out records by Welch's t-test for
+/// equal means (unequal variances allowed; scipy `ttest_ind(equal_var=False)`) and Levene's test
+/// for equal variances with median centring (Brown–Forsythe; scipy `levene`'s default), p-values
+/// from statrs' Student-t and Fisher–Snedecor laws. Large p-values say the data show no
+/// difference; they do not bound the leakage (the paper's own caveat: a statistical check, not a
+/// guarantee).
+///
+/// # Errors
+/// Fewer than 2 samples in a set, a non-finite sample, or both sets constant.
+pub fn compare_distances(train: &[f64], test: &[f64]) -> Result<DistanceComparison> {
+    use statrs::distribution::FisherSnedecor;
+    for (name, x) in [("training", train), ("held-out", test)] {
+        if x.len() < 2 {
+            return Err(invalid(format!(
+                "{} {name} distance sample(s); allowed: at least 2",
+                x.len()
+            )));
+        }
+        if let Some((i, v)) = x.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+            return Err(invalid(format!(
+                "{name} distance sample {} = {v}; allowed: finite numbers",
+                i + 1
+            )));
+        }
+    }
+    let mean = |x: &[f64]| x.iter().sum::<f64>() / x.len() as f64;
+    let var = |x: &[f64]| {
+        let m = mean(x);
+        x.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (x.len() as f64 - 1.0)
+    };
+    let (n1, n2) = (train.len() as f64, test.len() as f64);
+    let (m1, m2) = (mean(train), mean(test));
+    let (s1, s2) = (var(train) / n1, var(test) / n2);
+    if s1 + s2 <= 0.0 {
+        return Err(invalid(
+            "both distance sets are constant; allowed: sets with some spread".into(),
+        ));
+    }
+    let t = (m1 - m2) / (s1 + s2).sqrt();
+    let df = (s1 + s2).powi(2) / (s1 * s1 / (n1 - 1.0) + s2 * s2 / (n2 - 1.0));
+    let student = StudentsT::new(0.0, 1.0, df)
+        .map_err(|e| invalid(format!("Student t with {df} degrees of freedom: {e}")))?;
+    let t_p = (2.0 * student.cdf(-t.abs())).min(1.0);
+    // Levene: one-way ANOVA on z = |x − median| of each group.
+    let median = |x: &[f64]| {
+        let mut v = x.to_vec();
+        v.sort_by(f64::total_cmp);
+        let k = v.len();
+        if k % 2 == 1 {
+            v[k / 2]
+        } else {
+            0.5 * (v[k / 2 - 1] + v[k / 2])
+        }
+    };
+    let z1: Vec<f64> = train.iter().map(|v| (v - median(train)).abs()).collect();
+    let z2: Vec<f64> = test.iter().map(|v| (v - median(test)).abs()).collect();
+    let (zm1, zm2) = (mean(&z1), mean(&z2));
+    let zm = (z1.iter().sum::<f64>() + z2.iter().sum::<f64>()) / (n1 + n2);
+    let between = n1 * (zm1 - zm).powi(2) + n2 * (zm2 - zm).powi(2);
+    let within = z1.iter().map(|v| (v - zm1).powi(2)).sum::<f64>()
+        + z2.iter().map(|v| (v - zm2).powi(2)).sum::<f64>();
+    let dof = n1 + n2 - 2.0;
+    let (w, w_p) = if within > 0.0 {
+        let w = dof * between / within;
+        let f = FisherSnedecor::new(1.0, dof).map_err(|e| invalid(format!("F(1, {dof}): {e}")))?;
+        (w, f.sf(w))
+    } else {
+        // No spread around the medians in either set: nothing to compare.
+        (0.0, 1.0)
+    };
+    Ok(DistanceComparison {
+        train_samples: train.len(),
+        test_samples: test.len(),
+        train_mean: m1,
+        test_mean: m2,
+        t_statistic: t,
+        t_degrees_of_freedom: df,
+        t_p_value: t_p,
+        levene_statistic: w,
+        levene_p_value: w_p,
+    })
 }
 
 #[cfg(test)]
@@ -922,6 +1075,51 @@ mod tests {
         assert!((f - 0.222_605_4).abs() < 1e-6, "{f}");
         assert!(beta_posterior_mean_upper(0, 100, 0.0).is_err());
         assert!(beta_posterior_mean_upper(0, 100, 1.0).is_err());
+    }
+
+    /// The per-order curve's least value is the account's ε, for every estimator.
+    #[test]
+    fn epsilon_by_order_matches_the_account() {
+        let orders: Vec<u32> = (1..=64).collect();
+        let d: Vec<f64> = (0..200).map(|i| 0.05 + 0.25 * i as f64 / 199.0).collect();
+        for e in [
+            Estimator::StudentT,
+            Estimator::Unclipped,
+            Estimator::DistributionFree { max_distance: 1.0 },
+        ] {
+            let acc = e.account(&d, 0.01, 1.1, 1000, 1e-5, 1e-8, &orders).unwrap();
+            let curve = e
+                .epsilon_by_order(&d, 0.01, 1.1, 1000, 1e-5, 1e-8, &orders)
+                .unwrap();
+            let (l, min) = curve
+                .iter()
+                .copied()
+                .min_by(|a, b| a.1.total_cmp(&b.1))
+                .unwrap();
+            assert_eq!(l, acc.order, "{e:?}");
+            assert!(
+                min <= acc.epsilon && acc.epsilon < min * (1.0 + 1e-9),
+                "{e:?}"
+            );
+        }
+    }
+
+    /// Welch's t-test and Levene's test against scipy 1.x on a small example:
+    /// ttest_ind(a, b, equal_var=False) = (−1.6200972274, p 0.1331965763, df 11.1210316666),
+    /// levene(a, b) (median) = (0.2804458642, p 0.6053353886).
+    #[test]
+    fn compare_distances_matches_scipy() {
+        let a = [0.11, 0.25, 0.19, 0.31, 0.22, 0.18, 0.27, 0.2];
+        let b = [0.15, 0.29, 0.33, 0.21, 0.4, 0.26, 0.3];
+        let c = compare_distances(&a, &b).unwrap();
+        assert!((c.t_statistic + 1.620_097_227_4).abs() < 1e-8, "{c:?}");
+        assert!((c.t_degrees_of_freedom - 11.121_031_666_6).abs() < 1e-8);
+        assert!((c.t_p_value - 0.133_196_576_3).abs() < 1e-7);
+        assert!((c.levene_statistic - 0.280_445_864_2).abs() < 1e-8);
+        assert!((c.levene_p_value - 0.605_335_388_6).abs() < 1e-7);
+        assert!(compare_distances(&[0.1], &b).is_err());
+        assert!(compare_distances(&a, &[0.1, f64::NAN]).is_err());
+        assert!(compare_distances(&[0.1, 0.1], &[0.1, 0.1]).is_err());
     }
 
     /// Pr_p[bound(K) < p] for K ~ Bin(n, p), summed exactly over k.
