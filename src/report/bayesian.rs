@@ -186,9 +186,8 @@ pub fn curves_png(path: &std::path::Path, c: &BayesianCurves) -> crate::error::R
                 .map(|p| finite(f(p)))
                 .fold(f64::MAX, f64::min)
         };
-        let y2 = (3.0 * least(&|p| p.bayesian).max(least(&|p| p.moments)))
-            .min(1e6)
-            .max(1e-9);
+        // Never NaN: `least` maps non-finite values to f64::MAX.
+        let y2 = (3.0 * least(&|p| p.bayesian).max(least(&|p| p.moments))).clamp(1e-9, 1e6);
         // The x axis ends a little past the last order whose ε is on the y axis.
         let l1 = c
             .by_order
