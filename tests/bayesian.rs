@@ -250,8 +250,8 @@ fn bayesian_accountant_command() {
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("bdp-acct-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    // Binary distances (no ones): the Beta-posterior estimator, whose ε stays above the zero
-    // cost the Student-t estimator would read off a file without ones.
+    // Binary distances (no ones): the §4.3.1 estimator with the Clopper–Pearson bound, whose ε
+    // stays above the zero cost the Student-t estimator would read off a file without ones.
     let f = dir.join("binary.txt");
     std::fs::write(&f, "0\n".repeat(100)).unwrap();
     let mut args = base.to_vec();
@@ -264,7 +264,7 @@ fn bayesian_accountant_command() {
         String::from_utf8_lossy(&o.stderr)
     );
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert!(v["estimator"].as_str().unwrap().contains("Beta-posterior"));
+    assert!(v["estimator"].as_str().unwrap().contains("Clopper–Pearson"));
     let e0 = v["bayesian"]["epsilon"].as_f64().unwrap();
     assert!(
         e0 > 0.0 && e0 < v["moments_accountant_epsilon"].as_f64().unwrap(),
@@ -279,6 +279,239 @@ fn bayesian_accountant_command() {
         assert_eq!(o.status.code(), Some(2), "{text:?}");
         assert!(String::from_utf8_lossy(&o.stderr).contains(needle));
     }
+}
+
+/// `audit accountant --bayesian`'s estimators beside the paper's: the distribution-free (DKW)
+/// ε_μ printed beside the Student-t one lies between it and the moments accountant on the shipped
+/// distances (it assumes only their range); `--unclipped` accounts distances above the clipping
+/// bound (the paper's §5.1 / App. B.2 regime, here the quantiles of a Weibull law of shape 1/2)
+/// and states that no DP guarantee exists and when the estimate bounds nothing; bad values of
+/// the new flags exit 2 naming them.
+#[test]
+fn bayesian_accountant_estimators_and_unclipped() {
+    let base = [
+        "accountant",
+        "--bayesian",
+        "--sampling-rate",
+        "0.01",
+        "--noise-multiplier",
+        "1.1",
+        "--steps",
+        "600",
+        "--delta",
+        "1e-5",
+    ];
+    let run = |extra: &[&str]| {
+        let mut args = base.to_vec();
+        args.extend(extra);
+        std::process::Command::new(env!("CARGO_BIN_EXE_audit"))
+            .args(&args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .unwrap()
+    };
+    let o = run(&["--data", "examples/bdp-distances.txt", "--json"]);
+    assert_eq!(o.status.code(), Some(0));
+    let v = util::payload(serde_json::from_slice(&o.stdout).unwrap());
+    let t = v["bayesian"]["epsilon"].as_f64().unwrap();
+    let free = v["distribution_free"]["account"]["epsilon"]
+        .as_f64()
+        .unwrap();
+    let ma = v["moments_accountant_epsilon"].as_f64().unwrap();
+    assert!(t < free && free < ma, "{t} {free} {ma}");
+    assert!(v["assumptions"].as_str().unwrap().contains("near normal"));
+    let o = run(&[
+        "--data",
+        "examples/bdp-distances.txt",
+        "--estimator",
+        "distribution-free",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    let v = util::payload(serde_json::from_slice(&o.stdout).unwrap());
+    assert_eq!(v["bayesian"]["epsilon"].as_f64().unwrap(), free);
+    assert!(v["distribution_free"].is_null());
+    // Weibull(shape 1/2, scale 0.2) quantiles: a heavy tail, 0.2·ln(1/(1 − u))², up to 9.6.
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("bdp-unclipped-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("weibull.txt");
+    let text: String = (0..1000)
+        .map(|i| {
+            let u = (i as f64 + 0.5) / 1000.0;
+            format!("{}\n", 0.2 * (-(1.0 - u).ln()).powi(2))
+        })
+        .collect();
+    std::fs::write(&f, text).unwrap();
+    let f = f.to_str().unwrap();
+    let o = run(&["--data", f]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(
+        err.contains("line ") && err.contains("--unclipped"),
+        "{err}"
+    );
+    let o = run(&["--data", f, "--unclipped", "--json"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v = util::payload(serde_json::from_slice(&o.stdout).unwrap());
+    assert_eq!(v["unclipped"], true);
+    let a = v["assumptions"].as_str().unwrap();
+    assert!(
+        a.contains("no DP guarantee") && a.contains("Weibull") && a.contains("bounds nothing"),
+        "{a}"
+    );
+    assert!(v["bayesian"]["epsilon"].as_f64().unwrap() > 0.0);
+    for (extra, needle) in [
+        (&["--estimator", "t"][..], "--estimator \"t\""),
+        (&["--max-distance", "3"][..], "--max-distance 3"),
+        (&["--max-distance", "0"][..], "--max-distance 0"),
+        (
+            &["--estimator", "distribution-free", "--unclipped"][..],
+            "--estimator distribution-free with --unclipped",
+        ),
+    ] {
+        let mut args = vec!["--data", "examples/bdp-distances.txt"];
+        args.extend(extra);
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}");
+        let err = String::from_utf8_lossy(&o.stderr).to_string();
+        assert!(err.contains(needle), "{extra:?}: {err}");
+    }
+    // §4.4.3: held-out distances from the same law show no difference; shifted by 0.05 (records
+    // in training sit farther from their neighbours' gradients) both tests see it.
+    let o = run(&[
+        "--data",
+        "examples/bdp-distances.txt",
+        "--test-distances",
+        "examples/bdp-distances-heldout.txt",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    let v = util::payload(serde_json::from_slice(&o.stdout).unwrap());
+    let c = &v["train_vs_test"];
+    assert!(c["t_p_value"].as_f64().unwrap() > 0.5, "{c}");
+    assert!(c["levene_p_value"].as_f64().unwrap() > 0.5, "{c}");
+    // The paper's curves from Weibull draws (§5.1 / App. B.3): files written, ε grows with the
+    // steps, the least ε over the orders is the account's; bad Weibull values exit 2.
+    let curves = dir.join("curves");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_audit"))
+        .args([
+            "accountant",
+            "--bayesian",
+            "--sampling-rate",
+            "0.01",
+            "--noise-multiplier",
+            "1.1",
+            "--steps",
+            "200",
+            "--delta",
+            "1e-5",
+            "--weibull-shape",
+            "0.5",
+            "--weibull-samples",
+            "300",
+            "--curves",
+            curves.to_str().unwrap(),
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v = util::payload(serde_json::from_slice(&o.stdout).unwrap());
+    assert!(v["data"].as_str().unwrap().contains("Weibull"));
+    let eps = v["bayesian"]["epsilon"].as_f64().unwrap();
+    assert!(
+        std::fs::metadata(curves.join("bdp-curves.png"))
+            .unwrap()
+            .len()
+            > 1000
+    );
+    let c: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(curves.join("bdp-curves.json")).unwrap()).unwrap();
+    let c = util::payload(c);
+    let steps: Vec<f64> = c["by_steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["bayesian"].as_f64().unwrap())
+        .collect();
+    assert!(
+        steps.windows(2).all(|w| w[0] <= w[1] * (1.0 + 1e-9)),
+        "{steps:?}"
+    );
+    assert_eq!(*steps.last().unwrap(), eps);
+    let least = c["by_order"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["bayesian"].as_f64().unwrap())
+        .fold(f64::INFINITY, f64::min);
+    assert!(least <= eps && eps < least * (1.0 + 1e-9), "{least} {eps}");
+    for (extra, needle) in [
+        (&["--weibull-shape", "0"][..], "--weibull-shape 0"),
+        (
+            &["--weibull-shape", "1", "--weibull-scale", "-1"][..],
+            "--weibull-scale -1",
+        ),
+        (
+            &["--weibull-shape", "1", "--weibull-samples", "2"][..],
+            "--weibull-samples 2",
+        ),
+        (&[][..], "--data FILE or --weibull-shape K"),
+    ] {
+        let o = run(extra);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}");
+        let err = String::from_utf8_lossy(&o.stderr).to_string();
+        assert!(err.contains(needle), "{extra:?}: {err}");
+    }
+    let shifted = dir.join("shifted.txt");
+    let text: String = (0..500)
+        .map(|i| format!("{}\n", 0.1 + 0.3 * (i as f64 + 0.5) / 500.0))
+        .collect();
+    std::fs::write(&shifted, text).unwrap();
+    let o = run(&[
+        "--data",
+        "examples/bdp-distances.txt",
+        "--test-distances",
+        shifted.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    assert_eq!(out.matches("the two sets differ").count(), 2, "{out}");
+    let bad = dir.join("bad.txt");
+    std::fs::write(&bad, "0.1\nx\n").unwrap();
+    let o = run(&[
+        "--data",
+        "examples/bdp-distances.txt",
+        "--test-distances",
+        bad.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(
+        err.contains("--test-distances") && err.contains("line 2"),
+        "{err}"
+    );
+    let o = run(&[
+        "--data",
+        "examples/bdp-distances.txt",
+        "--estimator",
+        "distribution-free",
+        "--max-distance",
+        "0.2",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("above the largest possible distance"));
 }
 
 /// One audit of the catalogue entry `id` with `params` and `claim`, as `run` but with the

@@ -30,7 +30,12 @@
 //! Here one estimate is made per order, so γ is split evenly over the orders tried
 //! (γ' = γ/#orders, union bound), where the authors' code uses the same confidence for every
 //! order. The Student-t bound assumes e^{T·c} is close enough to normal for its sample mean: it
-//! is the paper's estimator, not an exact bound (heavy upper tails of d make it optimistic).
+//! is the paper's estimator, not an exact bound. On a known μ (`tests/bayesian_estimator.rs`)
+//! it under-states the cost far more often than γ at high orders, where e^{T·c} is very skewed.
+//! Two estimators with exact guarantees sit beside it: [`bayesian_epsilon_dkw`]
+//! (distribution-free, a DKW band on distances in a known range) and, for binary distances,
+//! [`bayesian_epsilon_binary`] (Clopper–Pearson). [`bayesian_epsilon_unclipped`] is the paper's
+//! unbounded-sensitivity regime (§5.1), with its assumptions.
 //!
 //! # Assumptions
 //! The distance samples are i.i.d. draws of the distance at every step (one sample set for the
@@ -137,37 +142,311 @@ pub fn bayesian_epsilon(
             "gamma = {gamma}; allowed: 0 < γ < δ = {delta} (γ is folded into δ)"
         )));
     }
-    let m = distances.len() as f64;
     let per_order = gamma / orders.len() as f64;
-    let t = StudentsT::new(0.0, 1.0, m - 1.0)
-        .map_err(|e| {
-            invalid(format!(
-                "Student t with {} degrees of freedom: {e}",
-                m - 1.0
-            ))
-        })?
-        .inverse_cdf(1.0 - per_order);
-    let tf = steps as f64;
+    let t = student_t_quantile(distances.len(), per_order)?;
     best_order(orders, delta, gamma, distances.len(), |lambda| {
-        // v_i = T·c(λ, d_i) = ln of the i-th sample of e^{T·c}.
-        let v: Vec<f64> = distances
+        log_cost_student_t_at(distances, q, z, steps, lambda, t)
+    })
+}
+
+/// The unbounded-sensitivity regime (Triastcyn & Faltings 2020, §5.1 and App. B.2): gradients are
+/// not clipped, so the distance samples d = ‖g − g'‖/C (C now only the unit of the noise std z·C)
+/// may be any finite number ≥ 0, and [`bayesian_epsilon`]'s Student-t estimator is applied to
+/// them as the paper does. No DP guarantee exists in this regime (the sensitivity is unbounded).
+///
+/// # Assumptions
+/// Theorem 4 needs e^{T·c(λ, d)} to have a finite mean and variance under μ. For large d,
+/// c(λ, d) ≥ ln(q^{λ+1}) + λ(λ + 1)d²/(2z²), so that mean is finite only if μ's tail is lighter
+/// than every e^{−a·d²}: for a Weibull law of shape k < 2 (the paper's heavy-tailed gradients),
+/// an exponential or a Pareto one, E_μ[e^{T·c(λ, d)}] = ∞ at every order λ ≥ 1, and the finite
+/// estimate from finite samples bounds nothing. The samples cannot show which case holds; the
+/// caller must state it (`audit accountant --bayesian --unclipped` prints this).
+///
+/// # Errors
+/// As [`bayesian_epsilon`], with samples any finite number ≥ 0.
+pub fn bayesian_epsilon_unclipped(
+    distances: &[f64],
+    q: f64,
+    z: f64,
+    steps: u64,
+    delta: f64,
+    gamma: f64,
+    orders: &[u32],
+) -> Result<BayesianAccount> {
+    if distances.len() < 3 {
+        return Err(invalid(format!(
+            "{} distance sample(s); allowed: at least 3 (the Student-t estimator needs m − 1 ≥ 2)",
+            distances.len()
+        )));
+    }
+    check_inputs_up_to(distances, q, z, steps, delta, orders, f64::INFINITY)?;
+    if !(gamma > 0.0 && gamma < delta) {
+        return Err(invalid(format!(
+            "gamma = {gamma}; allowed: 0 < γ < δ = {delta} (γ is folded into δ)"
+        )));
+    }
+    let t = student_t_quantile(distances.len(), gamma / orders.len() as f64)?;
+    best_order(orders, delta, gamma, distances.len(), |lambda| {
+        log_cost_student_t_at(distances, q, z, steps, lambda, t)
+    })
+}
+
+/// Which estimator of the expectation over μ an account uses.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Estimator {
+    /// The paper's Student-t estimator (§4.3.2, [`bayesian_epsilon`]), distances in [0, 2].
+    StudentT,
+    /// Binary distances (0 or 1): the Clopper–Pearson bound ([`bayesian_epsilon_binary`]).
+    Binary,
+    /// The distribution-free DKW bound for distances in [0, B] ([`bayesian_epsilon_dkw`]).
+    DistributionFree {
+        /// B, the largest possible distance.
+        max_distance: f64,
+    },
+    /// The Student-t estimator on unclipped distances ([`bayesian_epsilon_unclipped`]).
+    Unclipped,
+}
+
+impl Estimator {
+    /// ε at each order λ of `orders` (the paper's App. B.3 curve): (ĉ_total(λ) − ln(δ − γ))/λ
+    /// with this estimator's cost at λ, γ handled as in [`Estimator::account`] (split over the
+    /// orders for the Student-t estimators), so the least value is the account's ε (before its
+    /// rounding up). Checked as the account is.
+    ///
+    /// # Errors
+    /// Those of [`Estimator::account`].
+    #[allow(clippy::too_many_arguments)]
+    pub fn epsilon_by_order(
+        self,
+        distances: &[f64],
+        q: f64,
+        z: f64,
+        steps: u64,
+        delta: f64,
+        gamma: f64,
+        orders: &[u32],
+    ) -> Result<Vec<(u32, f64)>> {
+        self.account(distances, q, z, steps, delta, gamma, orders)?;
+        let cost: Box<dyn Fn(u32) -> f64 + '_> = match self {
+            Estimator::StudentT | Estimator::Unclipped => {
+                let t = student_t_quantile(distances.len(), gamma / orders.len() as f64)?;
+                Box::new(move |l| log_cost_student_t_at(distances, q, z, steps, l, t))
+            }
+            Estimator::Binary => {
+                let ones = distances.iter().filter(|&&d| d == 1.0).count() as u64;
+                let p = clopper_pearson_upper(ones, distances.len() as u64 - ones, gamma)?;
+                Box::new(move |l| log_cost_binary(p, q, z, steps, l))
+            }
+            Estimator::DistributionFree { max_distance } => {
+                let mut sorted = distances.to_vec();
+                sorted.sort_by(f64::total_cmp);
+                let band = dkw_band(sorted.len(), gamma);
+                Box::new(move |l| log_cost_dkw(&sorted, q, z, steps, l, band, max_distance))
+            }
+        };
+        let log_rest = (delta - gamma).ln();
+        Ok(orders
             .iter()
-            .map(|&d| tf * step_cost(q, z, d, lambda))
-            .collect();
-        let log_mean = log_sum_exp(v.iter().copied()) - m.ln();
-        let vmax = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        // ln Ŝ² (population form, as the reference code) = ln mean(e^{2v}) − ... in log space.
-        let var_scaled: f64 = v
-            .iter()
-            .map(|&x| ((x - vmax).exp() - (log_mean - vmax).exp()).powi(2))
-            .sum::<f64>()
-            / m;
-        if var_scaled > 0.0 {
-            let log_penalty = t.ln() + vmax + 0.5 * var_scaled.ln() - 0.5 * (m - 1.0).ln();
-            log_sum_exp([log_mean, log_penalty].into_iter())
-        } else {
-            log_mean
+            .map(|&l| (l, ((cost(l) - log_rest) / l as f64).max(0.0)))
+            .collect())
+    }
+
+    /// The account of `distances` with this estimator.
+    #[allow(clippy::too_many_arguments)]
+    pub fn account(
+        self,
+        distances: &[f64],
+        q: f64,
+        z: f64,
+        steps: u64,
+        delta: f64,
+        gamma: f64,
+        orders: &[u32],
+    ) -> Result<BayesianAccount> {
+        match self {
+            Estimator::StudentT => bayesian_epsilon(distances, q, z, steps, delta, gamma, orders),
+            Estimator::Binary => {
+                bayesian_epsilon_binary(distances, q, z, steps, delta, gamma, orders)
+            }
+            Estimator::DistributionFree { max_distance } => {
+                bayesian_epsilon_dkw(distances, q, z, steps, delta, gamma, orders, max_distance)
+            }
+            Estimator::Unclipped => {
+                bayesian_epsilon_unclipped(distances, q, z, steps, delta, gamma, orders)
+            }
         }
+    }
+}
+
+/// t_{1−γ, m−1}: the Student-t quantile of the §4.3.2 estimator for m samples.
+fn student_t_quantile(m: usize, gamma: f64) -> Result<f64> {
+    let df = m as f64 - 1.0;
+    Ok(StudentsT::new(0.0, 1.0, df)
+        .map_err(|e| invalid(format!("Student t with {df} degrees of freedom: {e}")))?
+        .inverse_cdf(1.0 - gamma))
+}
+
+/// ln of the §4.3.2 Student-t estimate at quantile `t`: ln(M̂ + t·Ŝ/√(m − 1)) for the sample mean
+/// M̂ and the population-form standard deviation Ŝ of e^{T·c(λ, d_i)}, in log space.
+fn log_cost_student_t_at(
+    distances: &[f64],
+    q: f64,
+    z: f64,
+    steps: u64,
+    lambda: u32,
+    t: f64,
+) -> f64 {
+    let (m, tf) = (distances.len() as f64, steps as f64);
+    // v_i = T·c(λ, d_i) = ln of the i-th sample of e^{T·c}.
+    let v: Vec<f64> = distances
+        .iter()
+        .map(|&d| tf * step_cost(q, z, d, lambda))
+        .collect();
+    let log_mean = log_sum_exp(v.iter().copied()) - m.ln();
+    let vmax = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    // ln Ŝ² (population form, as the reference code) = ln mean(e^{2v}) − ... in log space.
+    let var_scaled: f64 = v
+        .iter()
+        .map(|&x| ((x - vmax).exp() - (log_mean - vmax).exp()).powi(2))
+        .sum::<f64>()
+        / m;
+    if var_scaled > 0.0 {
+        let log_penalty = t.ln() + vmax + 0.5 * var_scaled.ln() - 0.5 * (m - 1.0).ln();
+        log_sum_exp([log_mean, log_penalty].into_iter())
+    } else {
+        log_mean
+    }
+}
+
+/// The paper's Student-t estimate (§4.3.2, eq. 14) of ln E_μ[e^{T·c(λ, d)}] at one order λ from
+/// the distance samples, at estimator failure probability `gamma` for this one order: Theorem 4
+/// says it is not below the truth with probability ≥ 1 − γ. That holds when the sample mean of
+/// e^{T·c} is close to normal; `tests/bayesian_estimator.rs` measures how often it is below the
+/// truth on a known μ (often, at the orders a long run picks: the values are very skewed).
+///
+/// # Errors
+/// Fewer than 3 samples, γ ∉ (0, 1).
+pub fn log_cost_student_t(
+    distances: &[f64],
+    q: f64,
+    z: f64,
+    steps: u64,
+    lambda: u32,
+    gamma: f64,
+) -> Result<f64> {
+    if distances.len() < 3 {
+        return Err(invalid(format!(
+            "{} distance sample(s); allowed: at least 3",
+            distances.len()
+        )));
+    }
+    if !(gamma > 0.0 && gamma < 1.0) {
+        return Err(invalid(format!("gamma = {gamma}; allowed: 0 < γ < 1")));
+    }
+    let t = student_t_quantile(distances.len(), gamma)?;
+    Ok(log_cost_student_t_at(distances, q, z, steps, lambda, t))
+}
+
+/// ln E_μ[e^{T·c(λ, d)}] when μ is the uniform distribution over `distances` (exact: the mean).
+pub fn log_cost_exact(distances: &[f64], q: f64, z: f64, steps: u64, lambda: u32) -> f64 {
+    let tf = steps as f64;
+    log_sum_exp(distances.iter().map(|&d| tf * step_cost(q, z, d, lambda)))
+        - (distances.len() as f64).ln()
+}
+
+/// The one-sided DKW band width ε_m with Pr[sup_x (F̂_m(x) − F(x)) > ε_m] ≤ γ for the empirical
+/// CDF F̂_m of m i.i.d. draws (Massart 1990: ≤ e^{−2mε²} when that is ≤ 1/2; for γ > 1/2 the
+/// two-sided 2e^{−2mε²} is used). Rounded up.
+pub fn dkw_band(m: usize, gamma: f64) -> f64 {
+    let l = if gamma <= 0.5 {
+        (1.0 / gamma).ln()
+    } else {
+        (2.0 / gamma).ln()
+    };
+    ((l / (2.0 * m as f64)).sqrt() * (1.0 + 1e-12)).next_up()
+}
+
+/// A distribution-free upper bound on ln E_μ[e^{T·c(λ, d)}] from the sorted distance samples
+/// (ascending), for any μ supported on [0, `max_distance`]: on the event sup (F̂ − F) ≤ `band`
+/// (probability ≥ 1 − γ at `band` = [`dkw_band`]), F lies above G = max(F̂ − band, 0) with G = 1
+/// at the support's end, so μ is stochastically below the law that moves the lowest `band` of
+/// the samples' mass to `max_distance`; c(λ, d) increases in d (its exponents (k² − k)d² are
+/// non-negative), so that law's mean of e^{T·c} bounds μ's. One event serves every order λ: no
+/// union bound over orders.
+fn log_cost_dkw(
+    sorted: &[f64],
+    q: f64,
+    z: f64,
+    steps: u64,
+    lambda: u32,
+    band: f64,
+    max_distance: f64,
+) -> f64 {
+    let (m, tf) = (sorted.len() as f64, steps as f64);
+    let mut remove = band;
+    let mut terms = Vec::with_capacity(sorted.len() + 1);
+    for &d in sorted {
+        let w = 1.0 / m;
+        let keep = (w - remove).max(0.0);
+        remove = (remove - w).max(0.0);
+        if keep > 0.0 {
+            terms.push(keep.ln() + tf * step_cost(q, z, d, lambda));
+        }
+    }
+    terms.push(band.min(1.0).ln() + tf * step_cost(q, z, max_distance, lambda));
+    log_sum_exp(terms.into_iter())
+}
+
+/// (ε_μ, δ_μ)-BDP of `steps` steps of the subsampled Gaussian (q, z) with the distribution-free
+/// estimator: the expectation over μ in the Hölder-composed cost is bounded by the DKW band
+/// ([`dkw_band`], one event of probability ≤ γ for every order) on the law of the distance, which
+/// must lie in [0, `max_distance`] (the clipping bound: an assumption on μ, not read off the
+/// samples). Unlike the Student-t estimator it needs no normality: Pr[estimate < truth] ≤ γ
+/// for every μ on that range and every sample size (Massart's DKW inequality). The price: the
+/// data cannot exclude that a fraction ε_m = √(ln(1/γ)/(2m)) of records sits at the clipping
+/// bound, so with few samples ε_μ approaches the moments accountant's. γ is folded into δ as in
+/// [`bayesian_epsilon`]. Rounded up.
+///
+/// # Errors
+/// No samples, a sample outside [0, `max_distance`], `max_distance` ∉ (0, 2], and the range
+/// errors of [`bayesian_epsilon`].
+#[allow(clippy::too_many_arguments)]
+pub fn bayesian_epsilon_dkw(
+    distances: &[f64],
+    q: f64,
+    z: f64,
+    steps: u64,
+    delta: f64,
+    gamma: f64,
+    orders: &[u32],
+    max_distance: f64,
+) -> Result<BayesianAccount> {
+    check_inputs(distances, q, z, steps, delta, orders)?;
+    if !(max_distance > 0.0 && max_distance <= 2.0) {
+        return Err(invalid(format!(
+            "largest distance {max_distance}; allowed: 0 < B ≤ 2 (a fraction of the clipping norm)"
+        )));
+    }
+    if let Some((i, d)) = distances
+        .iter()
+        .enumerate()
+        .find(|(_, d)| **d > max_distance)
+    {
+        return Err(invalid(format!(
+            "distance sample {} = {d} is above the largest possible distance {max_distance}; allowed: samples in [0, {max_distance}]",
+            i + 1
+        )));
+    }
+    if !(gamma > 0.0 && gamma < delta) {
+        return Err(invalid(format!(
+            "gamma = {gamma}; allowed: 0 < γ < δ = {delta} (γ is folded into δ)"
+        )));
+    }
+    let mut sorted = distances.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let band = dkw_band(sorted.len(), gamma);
+    best_order(orders, delta, gamma, distances.len(), |lambda| {
+        log_cost_dkw(&sorted, q, z, steps, lambda, band, max_distance)
     })
 }
 
@@ -200,7 +479,8 @@ fn best_order(
     })
 }
 
-/// The range checks shared by [`bayesian_epsilon`] and [`bayesian_epsilon_exact`].
+/// The range checks shared by [`bayesian_epsilon`] and [`bayesian_epsilon_exact`] (distances in
+/// [0, 2]).
 fn check_inputs(
     distances: &[f64],
     q: f64,
@@ -209,18 +489,39 @@ fn check_inputs(
     delta: f64,
     orders: &[u32],
 ) -> Result<()> {
+    check_inputs_up_to(distances, q, z, steps, delta, orders, 2.0)
+}
+
+/// The range checks with distances in [0, `largest`] (`f64::INFINITY`: finite and ≥ 0, the
+/// unclipped regime).
+fn check_inputs_up_to(
+    distances: &[f64],
+    q: f64,
+    z: f64,
+    steps: u64,
+    delta: f64,
+    orders: &[u32],
+    largest: f64,
+) -> Result<()> {
     if distances.is_empty() {
         return Err(invalid("no distances; allowed: at least one".into()));
     }
     if let Some((i, d)) = distances
         .iter()
         .enumerate()
-        .find(|(_, d)| !(0.0..=2.0).contains(*d))
+        .find(|(_, d)| !(d.is_finite() && (0.0..=largest).contains(*d)))
     {
-        return Err(invalid(format!(
-            "distance sample {} = {d}; allowed: 0 to 2 (a fraction of the clipping norm)",
-            i + 1
-        )));
+        return Err(invalid(if largest.is_finite() {
+            format!(
+                "distance sample {} = {d}; allowed: 0 to {largest} (a fraction of the clipping norm)",
+                i + 1
+            )
+        } else {
+            format!(
+                "distance sample {} = {d}; allowed: a finite number ≥ 0 (in units of the noise scale's C)",
+                i + 1
+            )
+        }));
     }
     if !(q > 0.0 && q <= 1.0) {
         return Err(invalid(format!(
@@ -370,7 +671,9 @@ pub fn record_epsilon_distance_quantiles(
         .collect()
 }
 
-/// The paper's binary-data estimator (Triastcyn & Faltings 2020, §4.3.1): for records in
+/// The paper's binary-data estimator (Triastcyn & Faltings 2020, §4.3.1), kept for reference:
+/// the accountant uses [`clopper_pearson_upper`] instead, because this credible bound misses a
+/// fixed p more often than γ. For records in
 /// {0, 1} with `ones` ones and `zeros` zeros, a flat prior on the mean p gives the posterior
 /// Beta(1 + ones, 1 + zeros), and the estimate is its (1 − γ) quantile F^{-1}(1 − γ), which is
 /// above p with posterior probability 1 − γ. Unlike the sample mean it never returns 0 on data
@@ -390,7 +693,38 @@ pub fn beta_posterior_mean_upper(ones: u64, zeros: u64, gamma: f64) -> Result<f6
             "estimator failure probability γ = {gamma}; allowed: 0 < γ < 1"
         )));
     }
-    let (a, b) = (1.0 + ones as f64, 1.0 + zeros as f64);
+    Ok(beta_upper_quantile(
+        1.0 + ones as f64,
+        1.0 + zeros as f64,
+        gamma,
+    ))
+}
+
+/// The Clopper–Pearson upper confidence bound on p = Pr[d = 1] from `ones` ones and `zeros`
+/// zeros: the (1 − γ) quantile of Beta(1 + ones, zeros), 1 when there are no zeros. Exact for
+/// every p and every sample size: Pr_p[bound < p] ≤ γ (the bound is below p only when
+/// Pr[Bin(n, p) ≤ ones] < γ). This is what the accountant uses on binary data: the paper's
+/// flat-prior posterior quantile ([`beta_posterior_mean_upper`], Beta(1 + ones, 1 + zeros)) is a
+/// credible bound, not a confidence bound, and lies below this one; its chance of falling below
+/// a fixed p exceeds γ (exactly, at n = 20, γ = 0.05: 0.0688 at p = 0.49; tested).
+///
+/// # Errors
+/// γ ∉ (0, 1).
+pub fn clopper_pearson_upper(ones: u64, zeros: u64, gamma: f64) -> Result<f64> {
+    if !(gamma > 0.0 && gamma < 1.0) {
+        return Err(invalid(format!(
+            "estimator failure probability γ = {gamma}; allowed: 0 < γ < 1"
+        )));
+    }
+    if zeros == 0 {
+        return Ok(1.0);
+    }
+    Ok(beta_upper_quantile(1.0 + ones as f64, zeros as f64, gamma))
+}
+
+/// The (1 − γ) quantile of Beta(a, b), a, b > 0, by bisection on the upper tail
+/// I_{1−p}(b, a), keeping the end where the tail is ≤ γ·(1 − 1e-6): rounded up.
+fn beta_upper_quantile(a: f64, b: f64, gamma: f64) -> f64 {
     let level = gamma * (1.0 - 1e-6);
     // Upper tail Pr[P > p] = I_{1−p}(b, a), decreasing in p; keep tail(hi) ≤ level.
     let tail = |p: f64| -> f64 {
@@ -400,7 +734,7 @@ pub fn beta_posterior_mean_upper(ones: u64, zeros: u64, gamma: f64) -> Result<f6
         if p <= 0.0 {
             return 1.0;
         }
-        // a, b ≥ 1: the error path cannot happen; NaN moves the bisection up (the safe side).
+        // a, b > 0: the error path cannot happen; NaN moves the bisection up (the safe side).
         statrs::function::beta::checked_beta_reg(b, a, 1.0 - p).unwrap_or(f64::NAN)
     };
     let (mut lo, mut hi) = (0.0_f64, 1.0_f64);
@@ -412,15 +746,17 @@ pub fn beta_posterior_mean_upper(ones: u64, zeros: u64, gamma: f64) -> Result<f6
             lo = mid;
         }
     }
-    Ok(hi)
+    hi
 }
 
 /// (ε_μ, δ_μ)-BDP of `steps` steps of the subsampled Gaussian (q, z) when every distance sample
 /// is 0 or 1 (a record either leaves the gradient unchanged or moves it by the clipping norm):
 /// the expectation over μ in the Hölder-composed cost is E[e^{T·c(λ, d)}] = 1 + p·(A_λ − 1),
-/// A_λ = e^{T·c(λ, 1)}, p = Pr_μ[d = 1], and p is over-estimated by the paper's Beta-posterior
-/// estimator [`beta_posterior_mean_upper`] at confidence 1 − γ (one estimate serves every
-/// order, so γ is not split), folded into δ as in [`bayesian_epsilon`]. Rounded up.
+/// A_λ = e^{T·c(λ, 1)}, p = Pr_μ[d = 1], and p is over-estimated by the Clopper–Pearson bound
+/// [`clopper_pearson_upper`] at confidence 1 − γ (the paper's §4.3.1 estimator with the
+/// flat-prior posterior replaced by the exact confidence bound, which is above it: the
+/// posterior quantile misses p more often than γ; one estimate serves every order, so γ is not
+/// split), folded into δ as in [`bayesian_epsilon`]. Rounded up.
 ///
 /// # Errors
 /// A sample other than 0 or 1, no samples, and the range errors of [`bayesian_epsilon`].
@@ -451,13 +787,16 @@ pub fn bayesian_epsilon_binary(
     }
     let ones = distances.iter().filter(|&&d| d == 1.0).count() as u64;
     let zeros = distances.len() as u64 - ones;
-    let p = beta_posterior_mean_upper(ones, zeros, gamma)?;
-    let tf = steps as f64;
+    let p = clopper_pearson_upper(ones, zeros, gamma)?;
     best_order(orders, delta, gamma, distances.len(), |lambda| {
-        let log_a = tf * step_cost(q, z, 1.0, lambda);
-        // ln(1 + p(A − 1)) = ln((1 − p) + p·A), in log space.
-        log_sum_exp([(1.0 - p).max(0.0).ln(), p.ln() + log_a].into_iter())
+        log_cost_binary(p, q, z, steps, lambda)
     })
+}
+
+/// ln(1 + p(A_λ − 1)) = ln((1 − p) + p·A_λ), A_λ = e^{T·c(λ, 1)}, in log space.
+fn log_cost_binary(p: f64, q: f64, z: f64, steps: u64, lambda: u32) -> f64 {
+    let log_a = steps as f64 * step_cost(q, z, 1.0, lambda);
+    log_sum_exp([(1.0 - p).max(0.0).ln(), p.ln() + log_a].into_iter())
 }
 
 /// One row of the paper's percentile curve ([`markov_percentile_epsilon`]).
@@ -480,8 +819,7 @@ pub struct MarkovPercentile {
 /// δ_μ = (1 − p)·δ, at least a fraction p of the records x' ~ μ have δ(x') ≤ δ, i.e. the pair
 /// (D, D ∪ {x'}) meets Pr_w[L ≥ ε] ≤ δ (hence an (ε, δ) indistinguishability for that pair, the
 /// hockey-stick divergence being at most the tail). For each percentile p the returned ε_p is
-/// [`bayesian_epsilon`]'s ε at δ_μ = (1 − p/100)·δ (γ folded in as there), or
-/// [`bayesian_epsilon_binary`]'s when `binary`.
+/// the `estimator`'s ε at δ_μ = (1 − p/100)·δ (γ folded in as there).
 ///
 /// # Errors
 /// A percentile outside (0, 100), γ ≥ (1 − p/100)·δ (then γ alone exceeds the δ_μ needed: lower
@@ -496,7 +834,7 @@ pub fn markov_percentile_epsilon(
     gamma: f64,
     orders: &[u32],
     percentiles: &[f64],
-    binary: bool,
+    estimator: Estimator,
 ) -> Result<Vec<MarkovPercentile>> {
     percentiles
         .iter()
@@ -513,11 +851,7 @@ pub fn markov_percentile_epsilon(
                     "percentile {p}: δ_μ = (1 − p/100)·δ = {delta_mu:e} is not above γ = {gamma:e}; allowed: a smaller --gamma or percentile"
                 )));
             }
-            let acc = if binary {
-                bayesian_epsilon_binary(distances, q, z, steps, delta_mu, gamma, orders)?
-            } else {
-                bayesian_epsilon(distances, q, z, steps, delta_mu, gamma, orders)?
-            };
+            let acc = estimator.account(distances, q, z, steps, delta_mu, gamma, orders)?;
             Ok(MarkovPercentile {
                 percentile: p,
                 epsilon: acc.epsilon,
@@ -526,6 +860,113 @@ pub fn markov_percentile_epsilon(
             })
         })
         .collect()
+}
+
+/// Two-sample tests of the §4.4.3 leakage check ([`compare_distances`]).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct DistanceComparison {
+    /// Samples in the first (training) set.
+    pub train_samples: usize,
+    /// Samples in the second (held-out) set.
+    pub test_samples: usize,
+    /// Sample means of the two sets.
+    pub train_mean: f64,
+    /// Sample mean of the held-out set.
+    pub test_mean: f64,
+    /// Welch's t statistic (train − test).
+    pub t_statistic: f64,
+    /// Welch–Satterthwaite degrees of freedom.
+    pub t_degrees_of_freedom: f64,
+    /// Two-sided p-value of Welch's t-test for equal means.
+    pub t_p_value: f64,
+    /// Levene's W statistic (deviations from the group medians: Brown–Forsythe).
+    pub levene_statistic: f64,
+    /// p-value of Levene's test for equal variances (F(1, n − 2)).
+    pub levene_p_value: f64,
+}
+
+/// The paper's §4.4.3 / §5.2 check that the privacy-cost estimator leaks little: compare the
+/// gradient distances of training records with those of held-out records by Welch's t-test for
+/// equal means (unequal variances allowed; scipy `ttest_ind(equal_var=False)`) and Levene's test
+/// for equal variances with median centring (Brown–Forsythe; scipy `levene`'s default), p-values
+/// from statrs' Student-t and Fisher–Snedecor laws. Large p-values say the data show no
+/// difference; they do not bound the leakage (the paper's own caveat: a statistical check, not a
+/// guarantee).
+///
+/// # Errors
+/// Fewer than 2 samples in a set, a non-finite sample, or both sets constant.
+pub fn compare_distances(train: &[f64], test: &[f64]) -> Result<DistanceComparison> {
+    use statrs::distribution::FisherSnedecor;
+    for (name, x) in [("training", train), ("held-out", test)] {
+        if x.len() < 2 {
+            return Err(invalid(format!(
+                "{} {name} distance sample(s); allowed: at least 2",
+                x.len()
+            )));
+        }
+        if let Some((i, v)) = x.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+            return Err(invalid(format!(
+                "{name} distance sample {} = {v}; allowed: finite numbers",
+                i + 1
+            )));
+        }
+    }
+    let mean = |x: &[f64]| x.iter().sum::<f64>() / x.len() as f64;
+    let var = |x: &[f64]| {
+        let m = mean(x);
+        x.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (x.len() as f64 - 1.0)
+    };
+    let (n1, n2) = (train.len() as f64, test.len() as f64);
+    let (m1, m2) = (mean(train), mean(test));
+    let (s1, s2) = (var(train) / n1, var(test) / n2);
+    if s1 + s2 <= 0.0 {
+        return Err(invalid(
+            "both distance sets are constant; allowed: sets with some spread".into(),
+        ));
+    }
+    let t = (m1 - m2) / (s1 + s2).sqrt();
+    let df = (s1 + s2).powi(2) / (s1 * s1 / (n1 - 1.0) + s2 * s2 / (n2 - 1.0));
+    let student = StudentsT::new(0.0, 1.0, df)
+        .map_err(|e| invalid(format!("Student t with {df} degrees of freedom: {e}")))?;
+    let t_p = (2.0 * student.cdf(-t.abs())).min(1.0);
+    // Levene: one-way ANOVA on z = |x − median| of each group.
+    let median = |x: &[f64]| {
+        let mut v = x.to_vec();
+        v.sort_by(f64::total_cmp);
+        let k = v.len();
+        if k % 2 == 1 {
+            v[k / 2]
+        } else {
+            0.5 * (v[k / 2 - 1] + v[k / 2])
+        }
+    };
+    let z1: Vec<f64> = train.iter().map(|v| (v - median(train)).abs()).collect();
+    let z2: Vec<f64> = test.iter().map(|v| (v - median(test)).abs()).collect();
+    let (zm1, zm2) = (mean(&z1), mean(&z2));
+    let zm = (z1.iter().sum::<f64>() + z2.iter().sum::<f64>()) / (n1 + n2);
+    let between = n1 * (zm1 - zm).powi(2) + n2 * (zm2 - zm).powi(2);
+    let within = z1.iter().map(|v| (v - zm1).powi(2)).sum::<f64>()
+        + z2.iter().map(|v| (v - zm2).powi(2)).sum::<f64>();
+    let dof = n1 + n2 - 2.0;
+    let (w, w_p) = if within > 0.0 {
+        let w = dof * between / within;
+        let f = FisherSnedecor::new(1.0, dof).map_err(|e| invalid(format!("F(1, {dof}): {e}")))?;
+        (w, f.sf(w))
+    } else {
+        // No spread around the medians in either set: nothing to compare.
+        (0.0, 1.0)
+    };
+    Ok(DistanceComparison {
+        train_samples: train.len(),
+        test_samples: test.len(),
+        train_mean: m1,
+        test_mean: m2,
+        t_statistic: t,
+        t_degrees_of_freedom: df,
+        t_p_value: t_p,
+        levene_statistic: w,
+        levene_p_value: w_p,
+    })
 }
 
 #[cfg(test)]
@@ -636,6 +1077,127 @@ mod tests {
         assert!(beta_posterior_mean_upper(0, 100, 1.0).is_err());
     }
 
+    /// The per-order curve's least value is the account's ε, for every estimator.
+    #[test]
+    fn epsilon_by_order_matches_the_account() {
+        let orders: Vec<u32> = (1..=64).collect();
+        let d: Vec<f64> = (0..200).map(|i| 0.05 + 0.25 * i as f64 / 199.0).collect();
+        for e in [
+            Estimator::StudentT,
+            Estimator::Unclipped,
+            Estimator::DistributionFree { max_distance: 1.0 },
+        ] {
+            let acc = e.account(&d, 0.01, 1.1, 1000, 1e-5, 1e-8, &orders).unwrap();
+            let curve = e
+                .epsilon_by_order(&d, 0.01, 1.1, 1000, 1e-5, 1e-8, &orders)
+                .unwrap();
+            let (l, min) = curve
+                .iter()
+                .copied()
+                .min_by(|a, b| a.1.total_cmp(&b.1))
+                .unwrap();
+            assert_eq!(l, acc.order, "{e:?}");
+            assert!(
+                min <= acc.epsilon && acc.epsilon < min * (1.0 + 1e-9),
+                "{e:?}"
+            );
+        }
+    }
+
+    /// Welch's t-test and Levene's test against scipy 1.x on a small example:
+    /// ttest_ind(a, b, equal_var=False) = (−1.6200972274, p 0.1331965763, df 11.1210316666),
+    /// levene(a, b) (median) = (0.2804458642, p 0.6053353886).
+    #[test]
+    fn compare_distances_matches_scipy() {
+        let a = [0.11, 0.25, 0.19, 0.31, 0.22, 0.18, 0.27, 0.2];
+        let b = [0.15, 0.29, 0.33, 0.21, 0.4, 0.26, 0.3];
+        let c = compare_distances(&a, &b).unwrap();
+        assert!((c.t_statistic + 1.620_097_227_4).abs() < 1e-8, "{c:?}");
+        assert!((c.t_degrees_of_freedom - 11.121_031_666_6).abs() < 1e-8);
+        assert!((c.t_p_value - 0.133_196_576_3).abs() < 1e-7);
+        assert!((c.levene_statistic - 0.280_445_864_2).abs() < 1e-8);
+        assert!((c.levene_p_value - 0.605_335_388_6).abs() < 1e-7);
+        assert!(compare_distances(&[0.1], &b).is_err());
+        assert!(compare_distances(&a, &[0.1, f64::NAN]).is_err());
+        assert!(compare_distances(&[0.1, 0.1], &[0.1, 0.1]).is_err());
+    }
+
+    /// Pr_p[bound(K) < p] for K ~ Bin(n, p), summed exactly over k.
+    fn miss_probability(n: u64, p: f64, bound: impl Fn(u64, u64) -> f64) -> f64 {
+        use statrs::distribution::{Binomial, Discrete};
+        let b = Binomial::new(p, n).unwrap();
+        (0..=n)
+            .filter(|&k| bound(k, n - k) < p)
+            .map(|k| b.pmf(k))
+            .sum()
+    }
+
+    /// Theorem 4 on binary data, exactly (no simulation): the Clopper–Pearson bound the accountant
+    /// uses misses a fixed p with probability ≤ γ on a grid of p for n = 20 and 100; the paper's
+    /// flat-prior posterior quantile misses more often than γ (0.0688 at n = 20, p = 0.49, γ =
+    /// 0.05; scipy: sum of binom.pmf(k, 20, 0.49) over k with beta.ppf(0.95, k+1, 21-k) < 0.49),
+    /// which is why the accountant does not use it. The pmf sums carry 1e-12 slack.
+    #[test]
+    fn binary_estimators_miss_rates() {
+        for n in [20u64, 100] {
+            for gamma in [0.05, 1e-3] {
+                for i in 1..200 {
+                    let p = i as f64 / 200.0;
+                    let miss =
+                        miss_probability(n, p, |o, z| clopper_pearson_upper(o, z, gamma).unwrap());
+                    assert!(miss <= gamma + 1e-12, "n {n} γ {gamma} p {p}: {miss}");
+                }
+            }
+        }
+        let flat = miss_probability(20, 0.49, |o, z| {
+            beta_posterior_mean_upper(o, z, 0.05).unwrap()
+        });
+        assert!((flat - 0.068_754).abs() < 1e-5, "{flat}");
+        // Above the flat-prior bound, equal to 1 with no zeros.
+        assert!(
+            clopper_pearson_upper(3, 17, 0.05).unwrap()
+                > beta_posterior_mean_upper(3, 17, 0.05).unwrap()
+        );
+        assert_eq!(clopper_pearson_upper(5, 0, 0.05).unwrap(), 1.0);
+        // scipy: beta.ppf(0.95, 1, 100) = 1 - 0.05**(1/100) = 0.0295130...
+        let cp = clopper_pearson_upper(0, 100, 0.05).unwrap();
+        assert!((cp - (1.0 - 0.05f64.powf(0.01))).abs() < 1e-6, "{cp}");
+        assert!(clopper_pearson_upper(0, 100, 0.0).is_err());
+    }
+
+    /// The distribution-free estimator: at or above the exact mean when every sample is the whole
+    /// support (the band only adds mass at the top), at the moments accountant when the band covers
+    /// everything, and refusing samples above its declared largest distance.
+    #[test]
+    fn distribution_free_estimator_brackets() {
+        let orders = default_orders();
+        let d: Vec<f64> = (0..1000)
+            .map(|i| 0.05 + 0.25 * (i as f64 + 0.5) / 1000.0)
+            .collect();
+        let (exact, _) = bayesian_epsilon_exact(&d, 0.01, 1.1, 6000, 1e-5 - 1e-8, &orders).unwrap();
+        let dkw = bayesian_epsilon_dkw(&d, 0.01, 1.1, 6000, 1e-5, 1e-8, &orders, 1.0).unwrap();
+        let (ma, _) = moments_accountant_epsilon(0.01, 1.1, 6000, 1e-5 - 1e-8, &orders).unwrap();
+        assert!(
+            dkw.epsilon > exact && dkw.epsilon < ma,
+            "{} {exact} {ma}",
+            dkw.epsilon
+        );
+        // Three samples at γ = 1e-8: ε_m = √(ln(1e8)/6) > 1, every bit of mass at d = 1.
+        let all =
+            bayesian_epsilon_dkw(&[0.1; 3], 0.01, 1.1, 6000, 1e-5, 1e-8, &orders, 1.0).unwrap();
+        assert!(
+            (all.epsilon / ma - 1.0).abs() < 1e-9,
+            "{} vs {ma}",
+            all.epsilon
+        );
+        assert!(
+            bayesian_epsilon_dkw(&[0.1, 1.5], 0.01, 1.1, 60, 1e-5, 1e-8, &orders, 1.0).is_err()
+        );
+        assert!(bayesian_epsilon_dkw(&[0.1], 0.01, 1.1, 60, 1e-5, 1e-8, &orders, 3.0).is_err());
+        // Massart's band: √(ln(1/γ)/(2m)), rounded up.
+        assert!(dkw_band(1000, 0.05) >= (20f64.ln() / 2000.0).sqrt());
+    }
+
     /// Binary distances: all ones is at most the accountant at known distances 1 (the moments
     /// accountant with γ folded into δ: p̂ ≤ 1) and within 5 % of it; no ones is below it but
     /// above the data-blind ε of a zero cost; non-binary data is refused.
@@ -681,7 +1243,7 @@ mod tests {
             1e-9,
             &orders,
             &[50.0, 90.0, 99.0],
-            false,
+            Estimator::StudentT,
         )
         .unwrap();
         assert!(rows.windows(2).all(|w| w[0].epsilon < w[1].epsilon));
@@ -689,12 +1251,32 @@ mod tests {
         assert_eq!(rows[1].epsilon, at90.epsilon);
         assert!(rows[1].delta_mu <= 1e-6);
         assert!(
-            markov_percentile_epsilon(&d, 0.01, 1.1, 6000, 1e-5, 1e-8, &orders, &[99.95], false)
-                .is_err()
+            markov_percentile_epsilon(
+                &d,
+                0.01,
+                1.1,
+                6000,
+                1e-5,
+                1e-8,
+                &orders,
+                &[99.95],
+                Estimator::StudentT
+            )
+            .is_err()
         );
         assert!(
-            markov_percentile_epsilon(&d, 0.01, 1.1, 6000, 1e-5, 1e-9, &orders, &[100.0], false)
-                .is_err()
+            markov_percentile_epsilon(
+                &d,
+                0.01,
+                1.1,
+                6000,
+                1e-5,
+                1e-9,
+                &orders,
+                &[100.0],
+                Estimator::StudentT
+            )
+            .is_err()
         );
     }
 }

@@ -480,6 +480,15 @@ fn account(
         gamma: None,
         distance_quantiles: "50,90,99,100".into(),
         markov_percentiles: "50,90,99".into(),
+        estimator: "student-t".into(),
+        max_distance: None,
+        unclipped: false,
+        test_distances: None,
+        weibull_shape: None,
+        weibull_scale: None,
+        weibull_samples: None,
+        seed: None,
+        curves: None,
         json,
     };
     py.detach(|| -> dp_audit::Result<String> {
@@ -541,6 +550,15 @@ fn account_bayesian(
         gamma,
         distance_quantiles,
         markov_percentiles,
+        estimator: "student-t".into(),
+        max_distance: None,
+        unclipped: false,
+        test_distances: None,
+        weibull_shape: None,
+        weibull_scale: None,
+        weibull_samples: None,
+        seed: None,
+        curves: None,
         json,
     };
     py.detach(|| -> dp_audit::Result<String> {

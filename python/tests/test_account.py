@@ -110,11 +110,11 @@ def test_bayesian_on_an_array_is_the_file_of_its_reprs(tmp_path):
     assert rec.json() == cli(*BAYES_FLAGS, "--data", "d.txt", "--gamma", "1e-7",
                              "--distance-quantiles", "50,99.5", "--markov-percentiles", "90,99",
                              "--json", cwd=tmp_path)
-    # Binary distances (0 or 1) take the paper's Beta-posterior estimator, as in the CLI.
+    # Binary distances (0 or 1) take the §4.3.1 binary estimator (Clopper–Pearson bound), as in the CLI.
     b = [0.0] * 90 + [1.0] * 10
     (tmp_path / "b.txt").write_text("".join(repr(x) + "\n" for x in b))
     rec = dp_audit.account_bayesian(b, name="b.txt", **BAYES)
-    assert "Beta-posterior" in rec.to_dict()["estimator"]
+    assert "Clopper–Pearson" in rec.to_dict()["estimator"]
     assert rec.json() == cli(*BAYES_FLAGS, "--data", "b.txt", "--json", cwd=tmp_path)
 
 

@@ -66,12 +66,42 @@ pub struct AccountantArgs {
     /// Bayesian DP (Triastcyn & Faltings 2020) instead of DP: ε_μ at δ_μ = --delta from the
     /// gradient-distance samples of --data (typical case over the data, weaker than DP), beside
     /// the moments and RDP accountants' DP ε for the same run.
-    #[arg(long, requires = "data", conflicts_with_all = ["ledger", "target_epsilon"])]
+    #[arg(long, conflicts_with_all = ["ledger", "target_epsilon"])]
     pub bayesian: bool,
     /// With --bayesian: samples of the distance ‖g − g'‖/C between a record's clipped gradient
     /// and its neighbor's, one number in [0, 2] per line.
-    #[arg(long, value_name = "FILE", requires = "bayesian")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "bayesian",
+        conflicts_with = "weibull_shape"
+    )]
     pub data: Option<PathBuf>,
+    /// With --bayesian, instead of --data: draw the distances from a Weibull law of this shape
+    /// k > 0 (the paper's synthetic heavy-tailed gradients, §5.1; k < 2 is heavier than
+    /// Gaussian), seeded by --seed. Without --unclipped each draw is capped at --max-distance
+    /// (clipping is a projection, which moves no two gradients farther apart).
+    #[arg(
+        allow_hyphen_values = true,
+        long,
+        value_name = "K",
+        requires = "bayesian"
+    )]
+    pub weibull_shape: Option<f64>,
+    /// With --weibull-shape: the Weibull scale (> 0, a fraction of C) [default: 0.2].
+    #[arg(allow_hyphen_values = true, long, requires = "weibull_shape")]
+    pub weibull_scale: Option<f64>,
+    /// With --weibull-shape: how many distances to draw (3 to 10^6) [default: 1000].
+    #[arg(allow_hyphen_values = true, long, requires = "weibull_shape")]
+    pub weibull_samples: Option<u64>,
+    /// With --weibull-shape: the seed of the draws [default: 0].
+    #[arg(allow_hyphen_values = true, long, requires = "weibull_shape")]
+    pub seed: Option<u64>,
+    /// With --bayesian: write the paper's curves (Fig. 1: ε against the number of steps; App.
+    /// B.3: ε against the order λ at --steps) as DIR/bdp-curves.png and DIR/bdp-curves.json, the
+    /// Bayesian ε beside the moments accountant's.
+    #[arg(long, value_name = "DIR", requires = "bayesian")]
+    pub curves: Option<PathBuf>,
     /// With --bayesian: γ, the probability that the estimate under-states the cost, folded into
     /// δ (0 < γ < δ) [default: δ/1000].
     #[arg(allow_hyphen_values = true, long, requires = "bayesian")]
@@ -86,6 +116,30 @@ pub struct AccountantArgs {
     /// have Pr[L ≥ ε_p | x'] ≤ δ, comma-separated, each in (0, 100) with (1 − p/100)·δ > γ.
     #[arg(long, requires = "bayesian", default_value = "50,90,99")]
     pub markov_percentiles: String,
+    /// With --bayesian: the estimator of the expectation over μ: `student-t` (the paper's §4.3.2,
+    /// which assumes a near-normal sample mean; binary data gets the Clopper–Pearson bound) or
+    /// `distribution-free` (a DKW band on the distances in [0, --max-distance]: no normality
+    /// assumed, Pr[under-estimate] ≤ γ for every μ). With student-t the distribution-free ε is
+    /// printed beside.
+    #[arg(long, requires = "bayesian", default_value = "student-t")]
+    pub estimator: String,
+    /// With --bayesian: the largest possible distance B in (0, 2] (a fraction of the clipping
+    /// norm) that the distribution-free estimator assumes of μ [default: 1, a record's clipped
+    /// gradient moves the sum by at most C].
+    #[arg(allow_hyphen_values = true, long, requires = "bayesian")]
+    pub max_distance: Option<f64>,
+    /// With --bayesian: gradients are not clipped (the paper's unbounded-sensitivity regime, §5.1
+    /// and App. B.2): distances may be any finite number ≥ 0, in units of C where the noise std
+    /// is z·C. Accounted with the Student-t estimator, whose assumptions (a finite mean and
+    /// variance of e^{T·c}, false for tails not lighter than Gaussian) the output states; no DP
+    /// guarantee exists.
+    #[arg(long, requires = "bayesian")]
+    pub unclipped: bool,
+    /// With --bayesian: the same distances measured on held-out records (not used in training),
+    /// one per line as in --data: the paper's §4.4.3 check that the estimator leaks little,
+    /// Welch's t-test for equal means and Levene's test for equal variances of the two sets.
+    #[arg(long, value_name = "FILE", requires = "bayesian")]
+    pub test_distances: Option<PathBuf>,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -97,8 +151,8 @@ pub struct AccountantArgs {
 /// `a.data` is read otherwise.
 fn bayesian(a: &AccountantArgs, given: Option<&str>) -> Result<Outcome> {
     use crate::mechanisms::bayesian_accountant::{
-        bayesian_epsilon, bayesian_epsilon_binary, default_orders, markov_percentile_epsilon,
-        moments_accountant_epsilon, record_epsilon_distance_quantiles,
+        Estimator, default_orders, dkw_band, markov_percentile_epsilon, moments_accountant_epsilon,
+        record_epsilon_distance_quantiles,
     };
     // The Bayesian accountant (Triastcyn & Faltings) is stated for the Poisson-subsampled
     // Gaussian under add/remove: any other relation is refused, not silently ignored.
@@ -125,54 +179,100 @@ fn bayesian(a: &AccountantArgs, given: Option<&str>) -> Result<Outcome> {
     if !(gamma > 0.0 && gamma < a.delta) {
         return Err(bad("--gamma", gamma, "0 < γ < δ (γ is folded into δ)"));
     }
-    let path = a
-        .data
-        .as_ref()
-        .ok_or_else(|| Error::InvalidConfig("--bayesian needs --data FILE".into()))?;
-    let text = match given {
-        Some(t) => t.to_string(),
-        None => crate::sources::text::read_text(path)
-            .map_err(|e| Error::InvalidConfig(format!("--data {}: {e}", path.display())))?,
-    };
-    let mut d = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let l = line.trim();
-        if l.is_empty() || l.starts_with('#') {
-            continue;
-        }
-        let v: f64 = l.parse().map_err(|_| {
-            Error::InvalidConfig(format!(
-                "--data {} line {}: {l:?} is not a number; allowed: one distance in [0, 2] per line",
-                path.display(),
-                i + 1
-            ))
-        })?;
-        if !(0.0..=2.0).contains(&v) {
-            return Err(Error::InvalidConfig(format!(
-                "--data {} line {}: distance {v}; allowed: 0 to 2 (a fraction of the clipping norm)",
-                path.display(),
-                i + 1
-            )));
-        }
-        d.push(v);
+    let max_distance = a.max_distance.unwrap_or(1.0);
+    if !(max_distance > 0.0 && max_distance <= 2.0) {
+        return Err(bad(
+            "--max-distance",
+            max_distance,
+            "0 < B ≤ 2 (a fraction of the clipping norm)",
+        ));
     }
+    let distribution_free = match a.estimator.trim() {
+        "student-t" => false,
+        "distribution-free" => true,
+        other => {
+            return Err(bad(
+                "--estimator",
+                format!("{other:?}"),
+                "student-t or distribution-free",
+            ));
+        }
+    };
+    if distribution_free && a.unclipped {
+        return Err(bad(
+            "--estimator",
+            "distribution-free with --unclipped",
+            "student-t with --unclipped (the distribution-free bound needs a largest distance, which unclipped gradients do not have)",
+        ));
+    }
+    let (d, path) = match (&a.data, a.weibull_shape) {
+        (Some(p), _) => (
+            read_distances(p, "--data", a.unclipped, given)?,
+            p.display().to_string(),
+        ),
+        (None, Some(k)) => weibull_distances(a, k, max_distance)?,
+        (None, None) => {
+            return Err(Error::InvalidConfig(
+                "--bayesian without distances; allowed: --data FILE or --weibull-shape K".into(),
+            ));
+        }
+    };
     let named = |e: crate::mechanisms::MechanismError| {
-        Error::InvalidConfig(format!("--bayesian --data {}: {e}", path.display()))
+        Error::InvalidConfig(format!("--bayesian --data {path}: {e}"))
     };
     let orders = default_orders();
-    // Binary data (every distance 0 or 1) gets the paper's Beta-posterior estimator (§4.3.1):
-    // the Student-t one would read a file without ones as a zero cost with no uncertainty.
+    // Binary data (every distance 0 or 1) gets the §4.3.1 estimator with its exact
+    // (Clopper–Pearson) bound: the Student-t one would read a file without ones as a zero cost
+    // with no uncertainty.
     let binary = !d.is_empty() && d.iter().all(|&x| x == 0.0 || x == 1.0);
-    let (b, estimator) = if binary {
+    let dkw = Estimator::DistributionFree { max_distance };
+    let (kind, estimator) = if a.unclipped {
         (
-            bayesian_epsilon_binary(&d, q, z, steps, a.delta, gamma, &orders).map_err(named)?,
-            "the §4.3.1 Beta-posterior estimator (binary distances: flat prior, Beta(1 + #ones, 1 + #zeros), its 1 − γ quantile)",
+            Estimator::Unclipped,
+            "the §4.3 Student-t estimator on unclipped distances (§5.1, App. B.2)",
+        )
+    } else if distribution_free {
+        (
+            dkw,
+            "the distribution-free DKW estimator (Massart's one-sided DKW band on the distances in [0, --max-distance]; no normality assumed)",
+        )
+    } else if binary {
+        (
+            Estimator::Binary,
+            "the §4.3.1 binary estimator with the Clopper–Pearson bound (the 1 − γ quantile of Beta(1 + #ones, #zeros); the paper's flat-prior Beta(1 + #ones, 1 + #zeros) misses more often than γ)",
         )
     } else {
-        (
-            bayesian_epsilon(&d, q, z, steps, a.delta, gamma, &orders).map_err(named)?,
-            "the §4.3 Student-t estimator",
+        (Estimator::StudentT, "the §4.3 Student-t estimator")
+    };
+    let b = kind
+        .account(&d, q, z, steps, a.delta, gamma, &orders)
+        .map_err(named)?;
+    // Beside the Student-t account, the distribution-free one (when μ's samples fit its range).
+    let beside = if kind == Estimator::StudentT && d.iter().all(|&x| x <= max_distance) {
+        Some(
+            dkw.account(&d, q, z, steps, a.delta, gamma, &orders)
+                .map_err(named)?,
         )
+    } else {
+        None
+    };
+    let band = dkw_band(d.len(), gamma);
+    // §4.4.3: training against held-out distances.
+    let comparison = match &a.test_distances {
+        Some(p) => {
+            let held_out = read_distances(p, "--test-distances", a.unclipped, None)?;
+            Some(
+                crate::mechanisms::bayesian_accountant::compare_distances(&d, &held_out).map_err(
+                    |e| {
+                        Error::InvalidConfig(format!(
+                            "--data {path} with --test-distances {}: {e}",
+                            p.display()
+                        ))
+                    },
+                )?,
+            )
+        }
+        None => None,
     };
     let (ma, ma_order) =
         moments_accountant_epsilon(q, z, steps, a.delta, &orders).map_err(named)?;
@@ -204,16 +304,41 @@ fn bayesian(a: &AccountantArgs, given: Option<&str>) -> Result<Outcome> {
     let markov = list("--markov-percentiles", &a.markov_percentiles, true)?;
     let rows =
         record_epsilon_distance_quantiles(&d, q, z, steps, a.delta, &quantiles).map_err(named)?;
-    let curve =
-        markov_percentile_epsilon(&d, q, z, steps, a.delta, gamma, &orders, &markov, binary)
-            .map_err(|e| Error::InvalidConfig(format!("--markov-percentiles: {e}")))?;
+    let curve = markov_percentile_epsilon(&d, q, z, steps, a.delta, gamma, &orders, &markov, kind)
+        .map_err(|e| Error::InvalidConfig(format!("--markov-percentiles: {e}")))?;
+    // The paper's curves (Fig. 1, App. B.3), written when asked.
+    let curves_written = match &a.curves {
+        Some(dir) => Some(write_curves(
+            dir, &d, &path, kind, q, z, steps, a.delta, gamma, &orders,
+        )?),
+        None => None,
+    };
+    // What the ε_μ above rests on, in words (also in the JSON).
+    let assumptions = if a.unclipped {
+        "unclipped gradients (unbounded sensitivity): no DP guarantee exists, and the moments and RDP rows are for the same noise with gradients clipped at C, not for this run; the Student-t estimate assumes E_μ[e^{T·c(λ, d)}] and its variance finite (Theorem 4), which fails for every distance law with a tail not lighter than Gaussian (Weibull of shape < 2, exponential, Pareto: then the true cost is infinite at every order and this ε_μ bounds nothing); the samples cannot tell which holds".to_string()
+    } else if kind == dkw {
+        format!(
+            "i.i.d. distance samples from μ, every distance of μ in [0, {}] (--max-distance); with probability ≥ 1 − γ the DKW band (width {}) holds and the estimate is not below the truth",
+            readable(max_distance),
+            readable(band)
+        )
+    } else if binary {
+        "i.i.d. binary distance samples from μ; the Clopper–Pearson bound is below Pr_μ[d = 1] with probability ≤ γ".to_string()
+    } else {
+        "i.i.d. distance samples from μ in [0, 2]; Theorem 4 assumes the sample mean of e^{T·c(λ, d)} near normal, which long runs break (the values are very skewed): measured on a known μ, the estimate falls below the true cost far more often than γ at high orders (docs/bayesian.md, Theorem 4 check); the distribution-free ε_μ beside assumes only the range".to_string()
+    };
     let stdout = if a.json {
         to_json(&json!({
             "sampling_rate": q, "noise_multiplier": z, "steps": steps, "delta": a.delta,
-            "bayesian": b, "data": path.display().to_string(),
+            "bayesian": b, "data": path,
             "moments_accountant_epsilon": ma, "moments_accountant_order": ma_order,
             "rdp_epsilon": rdp, "rdp_order": rdp_order,
             "estimator": estimator,
+            "unclipped": a.unclipped,
+            "assumptions": assumptions,
+            "train_vs_test": comparison,
+            "curves": curves_written,
+            "distribution_free": beside.as_ref().map(|x| json!({"account": x, "max_distance": max_distance, "band": band})),
             "attack_success_bound": crate::record::attack_success_bound(b.epsilon, a.delta),
             "distance_quantiles": rows,
             "markov_percentiles": curve,
@@ -243,14 +368,58 @@ fn bayesian(a: &AccountantArgs, given: Option<&str>) -> Result<Outcome> {
                 readable(a.delta)
             ));
         }
+        let beside_line = match &beside {
+            Some(x) => format!(
+                "distribution-free ε_μ = {} (order λ = {}; DKW band {} on the distances, any μ on [0, {}]: Pr[under-estimate] ≤ γ without the normality Theorem 4 assumes)\n",
+                readable(x.epsilon),
+                x.order,
+                readable(band),
+                readable(max_distance)
+            ),
+            None => String::new(),
+        };
+        let clip_note = if a.unclipped {
+            "; for gradients clipped at C: this run is unclipped and has no DP guarantee"
+        } else {
+            ""
+        };
+        if let Some(c) = &comparison {
+            let verdict = |p: f64| {
+                if p < 0.05 {
+                    "below 0.05: the two sets differ, so the distances (and the estimate) carry information on who was in the training data"
+                } else {
+                    "no difference shown at level 0.05 (not a bound on the leakage)"
+                }
+            };
+            per.push_str(&format!(
+                "training vs held-out distances (Triastcyn & Faltings §4.4.3, §5.2): {} training, {} held-out, means {} and {}\n  Welch t-test for equal means: t = {}, df = {}, p = {} ({})\n  Levene test for equal variances (median-centred): W = {}, p = {} ({})\n",
+                c.train_samples,
+                c.test_samples,
+                readable(c.train_mean),
+                readable(c.test_mean),
+                readable(c.t_statistic),
+                readable(c.t_degrees_of_freedom),
+                readable(c.t_p_value),
+                verdict(c.t_p_value),
+                readable(c.levene_statistic),
+                readable(c.levene_p_value),
+                verdict(c.levene_p_value)
+            ));
+        }
+        if let Some(files) = &curves_written {
+            per.push_str(&format!(
+                "curves (ε against steps, Fig. 1; ε against the order λ, App. B.3): {}\n",
+                files.join(", ")
+            ));
+        }
         format!(
-            "Bayesian DP   ε_μ = {} at δ_μ = {} (γ = {} folded in), order λ = {}, from {} distance samples of {} (typical case over the data; weaker than DP: Triastcyn & Faltings 2020, Theorem 3 with {estimator})\nmoments acc.  ε = {} (order λ = {}; the Bayesian accountant at distances = the clipping bound)\nRDP acc.      ε = {} (order {}; DP, worst case)\nattack        a membership attacker guessing whether a typical record x' ~ μ was in the training data (prior 1/2) succeeds at most {} of the time, averaged over x' ((e^ε_μ + δ_μ)/(1 + e^ε_μ), Triastcyn & Faltings 2020, eq. 1); the worst-case RDP ε promises at most {}\n",
+            "Bayesian DP   ε_μ = {} at δ_μ = {} (γ = {} folded in), order λ = {}, from {} distance samples of {} (typical case over the data; weaker than DP: Triastcyn & Faltings 2020, Theorem 3 with {estimator})\n{beside_line}assumes       {assumptions}\nmoments acc.  ε = {} (order λ = {}; the Bayesian accountant at distances = the clipping bound{clip_note})\nRDP acc.      ε = {} (order {}; DP, worst case{clip_note})\nattack        a membership attacker guessing whether a typical record x' ~ μ was in the training data (prior 1/2) succeeds at most {} of the time, averaged over x' ((e^ε_μ + δ_μ)/(1 + e^ε_μ), Triastcyn & Faltings 2020, eq. 1); the worst-case RDP ε promises at most {}\n",
             readable(b.epsilon),
             readable(a.delta),
             readable(gamma),
             b.order,
             b.samples,
-            path.display(),
+            path,
             readable(ma),
             ma_order,
             readable(rdp),
@@ -267,6 +436,176 @@ fn bayesian(a: &AccountantArgs, given: Option<&str>) -> Result<Outcome> {
         code: 0,
         late_error: None,
     })
+}
+
+/// `--weibull-shape K`: distances drawn i.i.d. from Weibull(scale, K) with the seed's own
+/// stream, capped at `max_distance` unless --unclipped (clipping gradients to norm C is a
+/// projection onto a ball, which is non-expansive, so the capped draw is at least the clipped
+/// gradients' distance: the cost grows with d, the safe side). Returns the draws and their name.
+fn weibull_distances(
+    a: &AccountantArgs,
+    shape: f64,
+    max_distance: f64,
+) -> Result<(Vec<f64>, String)> {
+    use rand::distr::Distribution as _;
+    if !(shape.is_finite() && shape > 0.0) {
+        return Err(bad("--weibull-shape", shape, "a finite number > 0"));
+    }
+    let scale = a.weibull_scale.unwrap_or(0.2);
+    if !(scale.is_finite() && scale > 0.0) {
+        return Err(bad("--weibull-scale", scale, "a finite number > 0"));
+    }
+    let m = a.weibull_samples.unwrap_or(1000);
+    if !(3..=1_000_000).contains(&m) {
+        return Err(bad("--weibull-samples", m, "a whole number from 3 to 10^6"));
+    }
+    let seed = a.seed.unwrap_or(0);
+    let law = rand_distr::Weibull::new(scale, shape).map_err(|e| {
+        bad(
+            "--weibull-shape",
+            shape,
+            &format!("a valid Weibull law ({e})"),
+        )
+    })?;
+    let mut rng = crate::rng::Seed(seed).rng(crate::rng::Stream::Other {
+        tag: 0x7765_6962, // "weib"
+        index: 0,
+    });
+    let d = (0..m)
+        .map(|_| {
+            let x: f64 = law.sample(&mut rng);
+            if a.unclipped { x } else { x.min(max_distance) }
+        })
+        .collect();
+    let cap = if a.unclipped {
+        "unclipped".to_string()
+    } else {
+        format!("capped at {}", readable(max_distance))
+    };
+    Ok((
+        d,
+        format!(
+            "Weibull(scale {}, shape {}) draws, {cap}, seed {seed}",
+            readable(scale),
+            readable(shape)
+        ),
+    ))
+}
+
+/// `--curves DIR`: ε against the number of steps (16 log-spaced counts from 1 to `steps`) and ε
+/// against the order λ at `steps`, the Bayesian estimator's beside the moments accountant's;
+/// writes DIR/bdp-curves.json and DIR/bdp-curves.png and returns their paths.
+#[allow(clippy::too_many_arguments)]
+fn write_curves(
+    dir: &std::path::Path,
+    d: &[f64],
+    source: &str,
+    kind: crate::mechanisms::bayesian_accountant::Estimator,
+    q: f64,
+    z: f64,
+    steps: u64,
+    delta: f64,
+    gamma: f64,
+    orders: &[u32],
+) -> Result<Vec<String>> {
+    use crate::mechanisms::bayesian_accountant::moments_accountant_epsilon;
+    use crate::report::bayesian::{BayesianCurves, OrderPoint, StepPoint};
+    let named =
+        |e: crate::mechanisms::MechanismError| Error::InvalidConfig(format!("--curves: {e}"));
+    let mut counts: Vec<u64> = (0..16)
+        .map(|i| ((steps as f64).powf(i as f64 / 15.0)).round().max(1.0) as u64)
+        .collect();
+    counts.dedup();
+    let mut by_steps = Vec::new();
+    for &t in &counts {
+        let b = kind
+            .account(d, q, z, t, delta, gamma, orders)
+            .map_err(named)?;
+        let (ma, _) = moments_accountant_epsilon(q, z, t, delta, orders).map_err(named)?;
+        by_steps.push(StepPoint {
+            steps: t,
+            bayesian: b.epsilon,
+            moments: ma,
+        });
+    }
+    let curve = kind
+        .epsilon_by_order(d, q, z, steps, delta, gamma, orders)
+        .map_err(named)?;
+    let mut by_order = Vec::new();
+    for (l, e) in curve {
+        let rdp = crate::mechanisms::accountant::subsampled_gaussian_rdp(q, z, f64::from(l) + 1.0)
+            .map_err(named)?;
+        let ma = (steps as f64 * f64::from(l) * rdp - delta.ln()) / f64::from(l);
+        by_order.push(OrderPoint {
+            order: l,
+            bayesian: e,
+            moments: ma,
+        });
+    }
+    let curves = BayesianCurves {
+        source: source.to_string(),
+        sampling_rate: q,
+        noise_multiplier: z,
+        steps,
+        delta,
+        gamma,
+        estimator: format!("{kind:?}"),
+        by_steps,
+        by_order,
+    };
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Error::InvalidConfig(format!("--curves {}: {e}", dir.display())))?;
+    let json = dir.join("bdp-curves.json");
+    let png = dir.join("bdp-curves.png");
+    crate::report::write_atomic(&json, to_json(&curves)?.as_bytes())?;
+    crate::report::bayesian::curves_png(&png, &curves)?;
+    Ok(vec![json.display().to_string(), png.display().to_string()])
+}
+
+/// One distance per line (blank and `#` lines skipped): in [0, 2], or any finite number ≥ 0 when
+/// `unclipped`; errors name `flag`, the file and the line. `given`: the file's text when the
+/// caller has it already (the file is then not read).
+fn read_distances(
+    path: &std::path::Path,
+    flag: &str,
+    unclipped: bool,
+    given: Option<&str>,
+) -> Result<Vec<f64>> {
+    let text = match given {
+        Some(t) => t.to_string(),
+        None => crate::sources::text::read_text(path)
+            .map_err(|e| Error::InvalidConfig(format!("{flag} {}: {e}", path.display())))?,
+    };
+    let mut d = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let l = line.trim();
+        if l.is_empty() || l.starts_with('#') {
+            continue;
+        }
+        let v: f64 = l.parse().map_err(|_| {
+            Error::InvalidConfig(format!(
+                "{flag} {} line {}: {l:?} is not a number; allowed: one distance in [0, 2] per line",
+                path.display(),
+                i + 1
+            ))
+        })?;
+        if unclipped && !(v.is_finite() && v >= 0.0) {
+            return Err(Error::InvalidConfig(format!(
+                "{flag} {} line {}: distance {v}; allowed: a finite number ≥ 0 (--unclipped)",
+                path.display(),
+                i + 1
+            )));
+        }
+        if !unclipped && !(0.0..=2.0).contains(&v) {
+            return Err(Error::InvalidConfig(format!(
+                "{flag} {} line {}: distance {v}; allowed: 0 to 2 (a fraction of the clipping norm; gradients not clipped: --unclipped)",
+                path.display(),
+                i + 1
+            )));
+        }
+        d.push(v);
+    }
+    Ok(d)
 }
 
 /// The accountant's error `e` without its hint to the library caller ("use a larger
