@@ -695,8 +695,8 @@ fn direction_short(d: Direction) -> &'static str {
 
 fn divergence_short(d: &Divergence) -> String {
     match d {
-        Divergence::HockeyStick { epsilon } => format!("H ε={}", super::html::num(*epsilon)),
-        Divergence::Renyi { alpha } => format!("Rényi α={}", super::html::num(*alpha)),
+        Divergence::HockeyStick { epsilon } => format!("H ε={}", super::readable(*epsilon)),
+        Divergence::Renyi { alpha } => format!("Rényi α={}", super::readable(*alpha)),
         #[allow(unreachable_patterns)]
         other => format!("{other}"),
     }
