@@ -130,23 +130,45 @@ pub fn bayesian_epsilon(
     gamma: f64,
     orders: &[u32],
 ) -> Result<BayesianAccount> {
+    student_t_epsilon(distances, q, z, steps, delta, gamma, orders, 2.0)
+}
+
+/// The Student-t account of [`bayesian_epsilon`] with distance samples in [0, `largest`]
+/// (`f64::INFINITY`: [`bayesian_epsilon_unclipped`]'s regime).
+#[allow(clippy::too_many_arguments)]
+fn student_t_epsilon(
+    distances: &[f64],
+    q: f64,
+    z: f64,
+    steps: u64,
+    delta: f64,
+    gamma: f64,
+    orders: &[u32],
+    largest: f64,
+) -> Result<BayesianAccount> {
     if distances.len() < 3 {
         return Err(invalid(format!(
             "{} distance sample(s); allowed: at least 3 (the Student-t estimator needs m − 1 ≥ 2)",
             distances.len()
         )));
     }
-    check_inputs(distances, q, z, steps, delta, orders)?;
-    if !(gamma > 0.0 && gamma < delta) {
-        return Err(invalid(format!(
-            "gamma = {gamma}; allowed: 0 < γ < δ = {delta} (γ is folded into δ)"
-        )));
-    }
-    let per_order = gamma / orders.len() as f64;
-    let t = student_t_quantile(distances.len(), per_order)?;
+    check_inputs_up_to(distances, q, z, steps, delta, orders, largest)?;
+    check_gamma(gamma, delta)?;
+    let t = student_t_quantile(distances.len(), gamma / orders.len() as f64)?;
     best_order(orders, delta, gamma, distances.len(), |lambda| {
         log_cost_student_t_at(distances, q, z, steps, lambda, t)
     })
+}
+
+/// γ, the probability that an estimate under-states the cost, folded into δ: 0 < γ < δ.
+fn check_gamma(gamma: f64, delta: f64) -> Result<()> {
+    if gamma > 0.0 && gamma < delta {
+        Ok(())
+    } else {
+        Err(invalid(format!(
+            "gamma = {gamma}; allowed: 0 < γ < δ = {delta} (γ is folded into δ)"
+        )))
+    }
 }
 
 /// The unbounded-sensitivity regime (Triastcyn & Faltings 2020, §5.1 and App. B.2): gradients are
@@ -173,22 +195,7 @@ pub fn bayesian_epsilon_unclipped(
     gamma: f64,
     orders: &[u32],
 ) -> Result<BayesianAccount> {
-    if distances.len() < 3 {
-        return Err(invalid(format!(
-            "{} distance sample(s); allowed: at least 3 (the Student-t estimator needs m − 1 ≥ 2)",
-            distances.len()
-        )));
-    }
-    check_inputs_up_to(distances, q, z, steps, delta, orders, f64::INFINITY)?;
-    if !(gamma > 0.0 && gamma < delta) {
-        return Err(invalid(format!(
-            "gamma = {gamma}; allowed: 0 < γ < δ = {delta} (γ is folded into δ)"
-        )));
-    }
-    let t = student_t_quantile(distances.len(), gamma / orders.len() as f64)?;
-    best_order(orders, delta, gamma, distances.len(), |lambda| {
-        log_cost_student_t_at(distances, q, z, steps, lambda, t)
-    })
+    student_t_epsilon(distances, q, z, steps, delta, gamma, orders, f64::INFINITY)
 }
 
 /// Which estimator of the expectation over μ an account uses.
@@ -437,11 +444,7 @@ pub fn bayesian_epsilon_dkw(
             i + 1
         )));
     }
-    if !(gamma > 0.0 && gamma < delta) {
-        return Err(invalid(format!(
-            "gamma = {gamma}; allowed: 0 < γ < δ = {delta} (γ is folded into δ)"
-        )));
-    }
+    check_gamma(gamma, delta)?;
     let mut sorted = distances.to_vec();
     sorted.sort_by(f64::total_cmp);
     let band = dkw_band(sorted.len(), gamma);
@@ -780,11 +783,7 @@ pub fn bayesian_epsilon_binary(
             i + 1
         )));
     }
-    if !(gamma > 0.0 && gamma < delta) {
-        return Err(invalid(format!(
-            "gamma = {gamma}; allowed: 0 < γ < δ = {delta} (γ is folded into δ)"
-        )));
-    }
+    check_gamma(gamma, delta)?;
     let ones = distances.iter().filter(|&&d| d == 1.0).count() as u64;
     let zeros = distances.len() as u64 - ones;
     let p = clopper_pearson_upper(ones, zeros, gamma)?;
