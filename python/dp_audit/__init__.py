@@ -388,7 +388,7 @@ def _number(v, name: str) -> float:
 def account(ledger=None, *, delta: float, sampling_rate: Optional[float] = None,
             noise_multiplier: Optional[float] = None, steps: Optional[int] = None,
             target_epsilon: Optional[float] = None, neighbors: str = "add-remove",
-            name: str = "ledger.jsonl") -> AccountRecord:
+            policy: Optional[str] = None, name: str = "ledger.jsonl") -> AccountRecord:
     """``audit accountant``: DP-SGD's ε at ``delta`` by the PLD accountant (an upper bound and
     the optimistic estimate) and the RDP accountant.
 
@@ -396,6 +396,9 @@ def account(ledger=None, *, delta: float, sampling_rate: Optional[float] = None,
     events (dicts, the JSON of one ledger line each), named ``name`` in the record; or ``None``
     with ``sampling_rate``, ``steps`` and ``noise_multiplier`` (one block of T steps), or with
     ``target_epsilon`` instead of ``noise_multiplier`` (the smallest z that reaches it).
+    ``policy`` (``--policy``, with ``sampling_rate``/``steps`` only): how those batches are drawn,
+    ``"poisson"`` (left out) or ``"fixed-size"`` (B = q·n without replacement each step, with
+    ``neighbors="replace-one"`` only); a ledger's sampling events say their own policy.
     ``.json()`` is the CLI's ``--json`` output on the same ledger (a list is the file whose
     lines are its events' ``json.dumps``, named ``name``)."""
     if not isinstance(neighbors, str):
@@ -406,11 +409,12 @@ def account(ledger=None, *, delta: float, sampling_rate: Optional[float] = None,
     if ledger is not None:
         given = [k for k, v in [("sampling_rate", sampling_rate), ("steps", steps),
                                 ("noise_multiplier", noise_multiplier),
-                                ("target_epsilon", target_epsilon)] if v is not None]
+                                ("target_epsilon", target_epsilon),
+                                ("policy", policy)] if v is not None]
         if given:
-            raise ValueError(f"a ledger with {', '.join(given)}; allowed: a ledger alone, or "
-                             "sampling_rate, steps and noise_multiplier (or target_epsilon) "
-                             "without one")
+            raise ValueError(f"a ledger with {', '.join(given)}; allowed: a ledger alone (its "
+                             "sampling events say their policy), or sampling_rate, steps and "
+                             "noise_multiplier (or target_epsilon) without one")
         if isinstance(ledger, (str, bytes)) or hasattr(ledger, "__fspath__"):
             import os
             path = os.fsdecode(ledger)
@@ -434,8 +438,10 @@ def account(ledger=None, *, delta: float, sampling_rate: Optional[float] = None,
             noise_multiplier = _number(noise_multiplier, "noise_multiplier")
         if target_epsilon is not None:
             target_epsilon = _number(target_epsilon, "target_epsilon")
+        if policy is not None and not isinstance(policy, str):
+            raise TypeError(f"policy={policy!r}; allowed: 'poisson' or 'fixed-size'")
     args = (delta, neighbors, path, text, sampling_rate, noise_multiplier, steps, target_epsilon,
-            True)
+            policy, True)
     return AccountRecord(_native.account(*args), args)
 
 

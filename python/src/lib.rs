@@ -427,6 +427,7 @@ fn python_names(msg: &str) -> String {
         ("--sampling-rate", "sampling_rate"),
         ("--noise-multiplier", "noise_multiplier"),
         ("--steps", "steps"),
+        ("--policy", "policy"),
         ("--delta", "delta"),
         ("--target-epsilon", "target_epsilon"),
         ("--neighbors", "neighbors"),
@@ -452,7 +453,7 @@ fn python_names(msg: &str) -> String {
 /// block of T steps at (q, z), or the z that reaches `target_epsilon`. Returns what the CLI
 /// prints.
 #[pyfunction]
-#[pyo3(signature = (delta, neighbors, ledger_path, ledger_text, sampling_rate, noise_multiplier, steps, target_epsilon, json))]
+#[pyo3(signature = (delta, neighbors, ledger_path, ledger_text, sampling_rate, noise_multiplier, steps, target_epsilon, policy, json))]
 #[allow(clippy::too_many_arguments)]
 fn account(
     py: Python<'_>,
@@ -464,6 +465,7 @@ fn account(
     noise_multiplier: Option<f64>,
     steps: Option<u64>,
     target_epsilon: Option<f64>,
+    policy: Option<String>,
     json: bool,
 ) -> PyResult<String> {
     use dp_audit::commands::accountant::{AccountantArgs, accountant, accountant_given};
@@ -471,6 +473,7 @@ fn account(
         sampling_rate,
         noise_multiplier,
         steps,
+        policy,
         delta,
         target_epsilon,
         ledger: ledger_path.clone().map(Into::into),
@@ -541,6 +544,7 @@ fn account_bayesian(
         sampling_rate: Some(sampling_rate),
         noise_multiplier: Some(noise_multiplier),
         steps: Some(steps),
+        policy: None,
         delta,
         target_epsilon: None,
         ledger: None,
