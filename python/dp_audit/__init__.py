@@ -713,7 +713,8 @@ def one_run_trainer(*, canaries: int = 1000, threat_model: str = "white-box",
 def audit_run(mechanism: Callable, claim: str, *, record_range: Tuple[float, float] = (0.0, 1.0),
               record_dim: int = 1, dataset_size: int = 3, neighboring: str = "add-remove",
               samples: Optional[int] = None, seed: int = 0, failure_probability: float = 0.001,
-              check: Optional[str] = None, flags: Sequence[str] = (),
+              check: Optional[str] = None, setting: Optional[str] = None,
+              privacy_unit: Optional[str] = None, flags: Sequence[str] = (),
               name: Optional[str] = None, text: bool = False) -> Record:
     """``audit run --exec NAME --claim CLAIM …`` with the mechanism a Python callable
     ``mechanism(dataset, n, seed) -> n releases``: the default dataset search (random search over
@@ -723,7 +724,11 @@ def audit_run(mechanism: Callable, claim: str, *, record_range: Tuple[float, flo
     ``["--trials", "10"]``, ``["--finder", "fixed", "--pairs", "pairs.jsonl"]``).
 
     ``check``: ``"both"``, ``"mechanism"`` or ``"float"`` (``--check``); left out, both layers.
-    A Bayesian DP claim (``bdp:EPS:DELTA``) takes ``flags=["--data", FILE]`` and no ``check``.
+    ``setting`` (``--setting``): where the mechanism runs, ``"central"`` (left out),
+    ``"local"`` or ``"shuffle"``; ``privacy_unit`` (``--privacy-unit``): what one neighbouring
+    change is, in your words (e.g. ``"one patient's visits"``; left out, the relation's words).
+    Both are for the record, the text and the HTML report only (the audit is the same) and are
+    checked as the CLI checks them. A Bayesian DP claim (``bdp:EPS:DELTA``) takes ``flags=["--data", FILE]`` and no ``check``.
 
     ``flags=["--sequential", "--pairs", "pair.jsonl"]``: the anytime-valid sequential audit
     (``audit run --exec … --sequential``) on the one pair of that file, both layers, stopping
@@ -757,6 +762,13 @@ def audit_run(mechanism: Callable, claim: str, *, record_range: Tuple[float, flo
         words += ["--check", _check(check)]
     if samples is not None:
         words += ["--samples", str(_positive_int(samples, "samples"))]
+    # Checked by the CLI's parser, as for an exec program (the same errors, exit code 2 there).
+    for flag, value, allowed in [("--setting", setting, "'central', 'local' or 'shuffle'"),
+                                 ("--privacy-unit", privacy_unit, "a string of 1 to 200 characters")]:
+        if value is not None:
+            if not isinstance(value, str):
+                raise TypeError(f"{flag[2:].replace('-', '_')}={value!r}; allowed: {allowed}")
+            words += [flag, value]
     words += list(flags)
     probe = _np.full((dataset_size, record_dim), lo)
     dim = _probe(mechanism, probe, name)

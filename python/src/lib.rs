@@ -173,6 +173,11 @@ struct PyMechanism {
     /// Where the claim comes from (`None`: the trait's default); `audit_run` says what an exec
     /// program's record says.
     claim_source: Option<String>,
+    /// Where the mechanism runs (`audit_run`'s `--setting`; central elsewhere). For the report.
+    setting: dp_audit::mechanisms::DpSetting,
+    /// What one neighbouring change is, in the user's words (`audit_run`'s `--privacy-unit`);
+    /// `None`: the words of the relation and setting. For the report.
+    privacy_unit: Option<String>,
     /// The first exception the callable raised (re-raised to the caller).
     raised: Arc<Mutex<Option<PyErr>>>,
 }
@@ -208,6 +213,14 @@ impl Mechanism for PyMechanism {
     }
     fn neighboring(&self) -> Neighboring {
         self.neighboring
+    }
+    fn setting(&self) -> dp_audit::mechanisms::DpSetting {
+        self.setting
+    }
+    fn privacy_unit(&self) -> String {
+        self.privacy_unit.clone().unwrap_or_else(|| {
+            dp_audit::mechanisms::mechanism::privacy_unit_words(self.neighboring, self.setting)
+        })
     }
     fn domain(&self) -> RecordDomain {
         self.domain
@@ -365,6 +378,8 @@ fn gate(
         output_dim,
         batch: None,
         claim_source: None,
+        setting: dp_audit::mechanisms::DpSetting::Central,
+        privacy_unit: None,
         raised: Arc::new(Mutex::new(None)),
     };
     let g = Gate::default()
@@ -764,6 +779,9 @@ fn run(
             // As the exec program: its batch, and the claim given on its command line.
             batch: Some(spec.batch),
             claim_source: Some("given on the command line".into()),
+            // As the exec program's `with_unit`: the setting and unit of the flags.
+            setting: spec.setting,
+            privacy_unit: spec.privacy_unit.clone(),
             raised: raised.clone(),
         }))
     };
