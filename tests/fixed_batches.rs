@@ -98,3 +98,155 @@ fn a_fixed_size_ledger_is_accounted_under_replace_one_only() {
     assert_eq!(o.status.code(), Some(0), "{}", util::stderr(&o));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `audit accountant --sampling-rate Q --noise-multiplier Z --steps T --policy fixed-size`: the
+/// same PLD as the one-event fixed-size ledger (docs/accountant.md, "Fixed-size batches": q =
+/// 2/8, z = 1, T = 4 gives 14.192469 at δ = 1e-5 under replace-one), named in the text and the
+/// JSON; refused under add-remove with the ledger path's reason; shuffled and unknown policies
+/// refused (exit 2, naming the value). Deterministic: no sampling.
+#[test]
+fn the_qzt_form_accounts_fixed_size_batches_as_the_ledger_does() {
+    let dir = std::env::temp_dir().join(format!("dp-audit-fixed-policy-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ledger = dir.join("fixed.jsonl");
+    std::fs::write(
+        &ledger,
+        "{\"event\": \"sampling\", \"probability\": 0.25, \"repetitions\": 4, \"policy\": \"fixed-size\"}\n\
+         {\"event\": \"gaussian-sum\", \"noise_multiplier\": 1.0}\n",
+    )
+    .unwrap();
+    let ledger = ledger.display().to_string();
+    let qzt = [
+        "accountant",
+        "--sampling-rate",
+        "0.25",
+        "--noise-multiplier",
+        "1",
+        "--steps",
+        "4",
+        "--delta",
+        "1e-5",
+    ];
+    let json = |args: &[&str]| -> serde_json::Value {
+        let o = util::audit(args);
+        assert_eq!(o.status.code(), Some(0), "{}", util::stderr(&o));
+        serde_json::from_str(&util::stdout(&o)).unwrap()
+    };
+    let fixed = [
+        &qzt[..],
+        &["--neighbors", "replace-one", "--policy", "fixed-size"],
+    ]
+    .concat();
+    let v = json(&[&fixed[..], &["--json"]].concat());
+    let l = json(&[
+        "accountant",
+        "--ledger",
+        &ledger,
+        "--delta",
+        "1e-5",
+        "--neighbors",
+        "replace-one",
+        "--json",
+    ]);
+    assert_eq!(v["pld"], l["pld"], "q/z/T form {v}\nledger {l}");
+    assert_eq!(v["ledger_events"], l["ledger_events"]);
+    let upper = v["pld"]["epsilon_upper"].as_f64().unwrap();
+    // The table gives six decimals, the upper bound rounded up.
+    assert!(upper <= 14.192469 && upper > 14.192468, "{v}");
+    assert_eq!(v["policy"], "fixed-size");
+    assert!(
+        l["policy"].is_null(),
+        "a ledger's events say their policy: {l}"
+    );
+    let o = util::audit(&fixed);
+    let text = util::stdout(&o);
+    assert!(
+        text.starts_with("Gaussian on fixed-size batches")
+            && text.contains("ε ≤ 14.1924685")
+            && text.contains("Theorem 4.2"),
+        "{text}"
+    );
+    // Poisson stays the default, and says so.
+    let p = json(&[&qzt[..], &["--neighbors", "replace-one", "--json"]].concat());
+    assert_eq!(p["policy"], "poisson");
+    assert!(p["pld"]["epsilon_upper"].as_f64().unwrap() < 6.0, "{p}");
+    let o = util::audit(&[&qzt[..], &["--policy", "poisson"]].concat());
+    assert!(
+        util::stdout(&o).starts_with("Poisson-subsampled Gaussian"),
+        "{}",
+        util::stdout(&o)
+    );
+    // --target-epsilon with fixed-size: the z found reaches the target under the fixed-size
+    // rule (z = 1 gives 14.192469, so a target just above it needs z ≤ 1).
+    let t = json(&[
+        "accountant",
+        "--sampling-rate",
+        "0.25",
+        "--steps",
+        "4",
+        "--delta",
+        "1e-5",
+        "--neighbors",
+        "replace-one",
+        "--policy",
+        "fixed-size",
+        "--target-epsilon",
+        "14.2",
+        "--json",
+    ]);
+    let z = t["noise_multiplier"].as_f64().unwrap();
+    assert_eq!(t["policy"], "fixed-size");
+    assert!(t["pld"]["epsilon_upper"].as_f64().unwrap() <= 14.2, "{t}");
+    assert!(z > 0.99 && z <= 1.0, "{t}");
+    assert!(t["pld"]["method"].as_str().unwrap().contains("Theorem 4.2"));
+    // Refusals, exit 2, naming the value and what is allowed.
+    for (extra, words) in [
+        (
+            &["--policy", "fixed-size"][..],
+            &[
+                "--policy fixed-size",
+                "add-remove",
+                "allowed: replace-one neighbors",
+            ][..],
+        ),
+        (
+            &["--policy", "fixed-size", "--neighbors", "zero-out"][..],
+            &["--policy fixed-size", "zero-out", "allowed: replace-one"][..],
+        ),
+        (
+            &["--policy", "shuffled", "--neighbors", "replace-one"][..],
+            &[
+                "--policy shuffled",
+                "no accountant here amplifies shuffled batches",
+                "allowed: poisson",
+            ][..],
+        ),
+        (
+            &["--policy", "bogus"][..],
+            &["--policy \"bogus\"", "allowed: poisson or fixed-size"][..],
+        ),
+    ] {
+        let o = util::audit(&[&qzt[..], extra].concat());
+        let err = util::stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {err}");
+        assert!(words.iter().all(|w| err.contains(w)), "{extra:?}: {err}");
+    }
+    // The ledger path's refusal under add-remove gives the same reason.
+    let o = util::audit(&["accountant", "--ledger", &ledger, "--delta", "1e-5"]);
+    let reason = "allowed: replace-one neighbors (`--neighbors replace-one`; a batch of exactly B";
+    assert!(util::stderr(&o).contains(reason), "{}", util::stderr(&o));
+    let o = util::audit(&[&qzt[..], &["--policy", "fixed-size"]].concat());
+    assert!(util::stderr(&o).contains(reason), "{}", util::stderr(&o));
+    // A ledger says its own policy: --policy beside it is refused.
+    let o = util::audit(&[
+        "accountant",
+        "--ledger",
+        &ledger,
+        "--delta",
+        "1e-5",
+        "--policy",
+        "poisson",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -2105,7 +2105,15 @@ impl PldAccountant {
         Ok(())
     }
 
-    fn check_fixed_size(&self, what: impl FnOnce() -> String) -> Result<()> {
+    /// Ok when this accountant's relation is replace-one, the only one under which fixed-size
+    /// batches are accounted; otherwise the error that says why, naming `what` (the ledger
+    /// event, or the flag, that asked for them). The one check and wording of every fixed-size
+    /// path ([`PldAccountant::compose_fixed_size_gaussian`], ledgers,
+    /// [`noise_multiplier_for_policy`], `audit accountant --policy fixed-size`).
+    ///
+    /// # Errors
+    /// Neighbors other than replace-one.
+    pub fn check_fixed_size(&self, what: impl FnOnce() -> String) -> Result<()> {
         if self.neighbors == Neighboring::ReplaceOne {
             Ok(())
         } else {

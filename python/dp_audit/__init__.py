@@ -388,7 +388,7 @@ def _number(v, name: str) -> float:
 def account(ledger=None, *, delta: float, sampling_rate: Optional[float] = None,
             noise_multiplier: Optional[float] = None, steps: Optional[int] = None,
             target_epsilon: Optional[float] = None, neighbors: str = "add-remove",
-            name: str = "ledger.jsonl") -> AccountRecord:
+            policy: Optional[str] = None, name: str = "ledger.jsonl") -> AccountRecord:
     """``audit accountant``: DP-SGD's ε at ``delta`` by the PLD accountant (an upper bound and
     the optimistic estimate) and the RDP accountant.
 
@@ -396,6 +396,9 @@ def account(ledger=None, *, delta: float, sampling_rate: Optional[float] = None,
     events (dicts, the JSON of one ledger line each), named ``name`` in the record; or ``None``
     with ``sampling_rate``, ``steps`` and ``noise_multiplier`` (one block of T steps), or with
     ``target_epsilon`` instead of ``noise_multiplier`` (the smallest z that reaches it).
+    ``policy`` (``--policy``, with ``sampling_rate``/``steps`` only): how those batches are drawn,
+    ``"poisson"`` (left out) or ``"fixed-size"`` (B = q·n without replacement each step, with
+    ``neighbors="replace-one"`` only); a ledger's sampling events say their own policy.
     ``.json()`` is the CLI's ``--json`` output on the same ledger (a list is the file whose
     lines are its events' ``json.dumps``, named ``name``)."""
     if not isinstance(neighbors, str):
@@ -406,11 +409,12 @@ def account(ledger=None, *, delta: float, sampling_rate: Optional[float] = None,
     if ledger is not None:
         given = [k for k, v in [("sampling_rate", sampling_rate), ("steps", steps),
                                 ("noise_multiplier", noise_multiplier),
-                                ("target_epsilon", target_epsilon)] if v is not None]
+                                ("target_epsilon", target_epsilon),
+                                ("policy", policy)] if v is not None]
         if given:
-            raise ValueError(f"a ledger with {', '.join(given)}; allowed: a ledger alone, or "
-                             "sampling_rate, steps and noise_multiplier (or target_epsilon) "
-                             "without one")
+            raise ValueError(f"a ledger with {', '.join(given)}; allowed: a ledger alone (its "
+                             "sampling events say their policy), or sampling_rate, steps and "
+                             "noise_multiplier (or target_epsilon) without one")
         if isinstance(ledger, (str, bytes)) or hasattr(ledger, "__fspath__"):
             import os
             path = os.fsdecode(ledger)
@@ -434,8 +438,10 @@ def account(ledger=None, *, delta: float, sampling_rate: Optional[float] = None,
             noise_multiplier = _number(noise_multiplier, "noise_multiplier")
         if target_epsilon is not None:
             target_epsilon = _number(target_epsilon, "target_epsilon")
+        if policy is not None and not isinstance(policy, str):
+            raise TypeError(f"policy={policy!r}; allowed: 'poisson' or 'fixed-size'")
     args = (delta, neighbors, path, text, sampling_rate, noise_multiplier, steps, target_epsilon,
-            True)
+            policy, True)
     return AccountRecord(_native.account(*args), args)
 
 
@@ -707,7 +713,8 @@ def one_run_trainer(*, canaries: int = 1000, threat_model: str = "white-box",
 def audit_run(mechanism: Callable, claim: str, *, record_range: Tuple[float, float] = (0.0, 1.0),
               record_dim: int = 1, dataset_size: int = 3, neighboring: str = "add-remove",
               samples: Optional[int] = None, seed: int = 0, failure_probability: float = 0.001,
-              check: Optional[str] = None, flags: Sequence[str] = (),
+              check: Optional[str] = None, setting: Optional[str] = None,
+              privacy_unit: Optional[str] = None, flags: Sequence[str] = (),
               name: Optional[str] = None, text: bool = False) -> Record:
     """``audit run --exec NAME --claim CLAIM …`` with the mechanism a Python callable
     ``mechanism(dataset, n, seed) -> n releases``: the default dataset search (random search over
@@ -717,7 +724,11 @@ def audit_run(mechanism: Callable, claim: str, *, record_range: Tuple[float, flo
     ``["--trials", "10"]``, ``["--finder", "fixed", "--pairs", "pairs.jsonl"]``).
 
     ``check``: ``"both"``, ``"mechanism"`` or ``"float"`` (``--check``); left out, both layers.
-    A Bayesian DP claim (``bdp:EPS:DELTA``) takes ``flags=["--data", FILE]`` and no ``check``.
+    ``setting`` (``--setting``): where the mechanism runs, ``"central"`` (left out),
+    ``"local"`` or ``"shuffle"``; ``privacy_unit`` (``--privacy-unit``): what one neighbouring
+    change is, in your words (e.g. ``"one patient's visits"``; left out, the relation's words).
+    Both are for the record, the text and the HTML report only (the audit is the same) and are
+    checked as the CLI checks them. A Bayesian DP claim (``bdp:EPS:DELTA``) takes ``flags=["--data", FILE]`` and no ``check``.
 
     ``flags=["--sequential", "--pairs", "pair.jsonl"]``: the anytime-valid sequential audit
     (``audit run --exec … --sequential``) on the one pair of that file, both layers, stopping
@@ -751,6 +762,13 @@ def audit_run(mechanism: Callable, claim: str, *, record_range: Tuple[float, flo
         words += ["--check", _check(check)]
     if samples is not None:
         words += ["--samples", str(_positive_int(samples, "samples"))]
+    # Checked by the CLI's parser, as for an exec program (the same errors, exit code 2 there).
+    for flag, value, allowed in [("--setting", setting, "'central', 'local' or 'shuffle'"),
+                                 ("--privacy-unit", privacy_unit, "a string of 1 to 200 characters")]:
+        if value is not None:
+            if not isinstance(value, str):
+                raise TypeError(f"{flag[2:].replace('-', '_')}={value!r}; allowed: {allowed}")
+            words += [flag, value]
     words += list(flags)
     probe = _np.full((dataset_size, record_dim), lo)
     dim = _probe(mechanism, probe, name)

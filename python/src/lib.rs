@@ -173,6 +173,11 @@ struct PyMechanism {
     /// Where the claim comes from (`None`: the trait's default); `audit_run` says what an exec
     /// program's record says.
     claim_source: Option<String>,
+    /// Where the mechanism runs (`audit_run`'s `--setting`; central elsewhere). For the report.
+    setting: dp_audit::mechanisms::DpSetting,
+    /// What one neighbouring change is, in the user's words (`audit_run`'s `--privacy-unit`);
+    /// `None`: the words of the relation and setting. For the report.
+    privacy_unit: Option<String>,
     /// The first exception the callable raised (re-raised to the caller).
     raised: Arc<Mutex<Option<PyErr>>>,
 }
@@ -208,6 +213,14 @@ impl Mechanism for PyMechanism {
     }
     fn neighboring(&self) -> Neighboring {
         self.neighboring
+    }
+    fn setting(&self) -> dp_audit::mechanisms::DpSetting {
+        self.setting
+    }
+    fn privacy_unit(&self) -> String {
+        self.privacy_unit.clone().unwrap_or_else(|| {
+            dp_audit::mechanisms::mechanism::privacy_unit_words(self.neighboring, self.setting)
+        })
     }
     fn domain(&self) -> RecordDomain {
         self.domain
@@ -365,6 +378,8 @@ fn gate(
         output_dim,
         batch: None,
         claim_source: None,
+        setting: dp_audit::mechanisms::DpSetting::Central,
+        privacy_unit: None,
         raised: Arc::new(Mutex::new(None)),
     };
     let g = Gate::default()
@@ -427,6 +442,7 @@ fn python_names(msg: &str) -> String {
         ("--sampling-rate", "sampling_rate"),
         ("--noise-multiplier", "noise_multiplier"),
         ("--steps", "steps"),
+        ("--policy", "policy"),
         ("--delta", "delta"),
         ("--target-epsilon", "target_epsilon"),
         ("--neighbors", "neighbors"),
@@ -452,7 +468,7 @@ fn python_names(msg: &str) -> String {
 /// block of T steps at (q, z), or the z that reaches `target_epsilon`. Returns what the CLI
 /// prints.
 #[pyfunction]
-#[pyo3(signature = (delta, neighbors, ledger_path, ledger_text, sampling_rate, noise_multiplier, steps, target_epsilon, json))]
+#[pyo3(signature = (delta, neighbors, ledger_path, ledger_text, sampling_rate, noise_multiplier, steps, target_epsilon, policy, json))]
 #[allow(clippy::too_many_arguments)]
 fn account(
     py: Python<'_>,
@@ -464,6 +480,7 @@ fn account(
     noise_multiplier: Option<f64>,
     steps: Option<u64>,
     target_epsilon: Option<f64>,
+    policy: Option<String>,
     json: bool,
 ) -> PyResult<String> {
     use dp_audit::commands::accountant::{AccountantArgs, accountant, accountant_given};
@@ -471,6 +488,7 @@ fn account(
         sampling_rate,
         noise_multiplier,
         steps,
+        policy,
         delta,
         target_epsilon,
         ledger: ledger_path.clone().map(Into::into),
@@ -541,6 +559,7 @@ fn account_bayesian(
         sampling_rate: Some(sampling_rate),
         noise_multiplier: Some(noise_multiplier),
         steps: Some(steps),
+        policy: None,
         delta,
         target_epsilon: None,
         ledger: None,
@@ -760,6 +779,9 @@ fn run(
             // As the exec program: its batch, and the claim given on its command line.
             batch: Some(spec.batch),
             claim_source: Some("given on the command line".into()),
+            // As the exec program's `with_unit`: the setting and unit of the flags.
+            setting: spec.setting,
+            privacy_unit: spec.privacy_unit.clone(),
             raised: raised.clone(),
         }))
     };

@@ -60,7 +60,45 @@ def test_one_block_of_steps_and_the_inverse():
     assert 1.1 * (1 - 1e-4) <= inv.noise_multiplier <= 1.1 * (1 + 1e-4)
 
 
+def test_fixed_size_batches_give_the_clis_record_and_the_ledgers_epsilon():
+    """policy="fixed-size" (``--policy fixed-size``): the CLI's record, and the ε of the
+    equivalent fixed-size ledger (docs/accountant.md, "Fixed-size batches": q = 2/8, z = 1,
+    T = 4, replace-one, 14.192469 at δ = 1e-5, six decimals rounded up)."""
+    kw = dict(sampling_rate=0.25, noise_multiplier=1, steps=4, delta=1e-5,
+              neighbors="replace-one")
+    rec = dp_audit.account(policy="fixed-size", **kw)
+    flags = ["--sampling-rate", "0.25", "--noise-multiplier", "1", "--steps", "4", "--delta",
+             "1e-5", "--neighbors", "replace-one", "--policy", "fixed-size"]
+    assert rec.json() == cli(*flags, "--json")
+    assert rec.text() == cli(*flags)
+    assert rec.to_dict()["policy"] == "fixed-size"
+    assert rec.text().startswith("Gaussian on fixed-size batches")
+    ledger = dp_audit.account([{"event": "sampling", "probability": 0.25, "repetitions": 4,
+                                "policy": "fixed-size"},
+                               {"event": "gaussian-sum", "noise_multiplier": 1.0}],
+                              delta=1e-5, neighbors="replace-one")
+    assert rec.epsilon == ledger.epsilon and rec.epsilon_lower == ledger.epsilon_lower
+    assert 14.192468 < rec.epsilon <= 14.192469
+    # Poisson, the default, at the same rate: far below (a fixed-size batch displaces a record).
+    poisson = dp_audit.account(**kw)
+    assert poisson.to_dict()["policy"] == "poisson" and poisson.epsilon < 6
+    assert dp_audit.account(policy="poisson", **kw).json() == poisson.json()
+    inv = dp_audit.account(sampling_rate=0.25, target_epsilon=14.2, steps=4, delta=1e-5,
+                           neighbors="replace-one", policy="fixed-size")
+    assert inv.to_dict()["policy"] == "fixed-size" and 0.99 < inv.noise_multiplier <= 1.0
+
+
 @pytest.mark.parametrize("kw,err,words", [
+    (dict(sampling_rate=0.25, noise_multiplier=1, steps=4, delta=1e-5, policy="fixed-size"),
+     ValueError, r"policy fixed-size: .*add-remove neighbors; allowed: replace-one neighbors"),
+    (dict(sampling_rate=0.25, noise_multiplier=1, steps=4, delta=1e-5, policy="shuffled",
+          neighbors="replace-one"),
+     ValueError, "no accountant here amplifies shuffled batches"),
+    (dict(sampling_rate=0.25, noise_multiplier=1, steps=4, delta=1e-5, policy="bogus"),
+     ValueError, r'policy "bogus"; allowed: poisson or fixed-size'),
+    (dict(sampling_rate=0.25, noise_multiplier=1, steps=4, delta=1e-5, policy=1),
+     TypeError, "policy=1; allowed"),
+    (dict(ledger=[], delta=1e-5, policy="fixed-size"), ValueError, "a ledger alone"),
     (dict(ledger=[{"event": "sampling", "probability": 2, "repetitions": 1},
                   {"event": "gaussian-sum", "noise_multiplier": 1}], delta=1e-5),
      ValueError, "probability"),

@@ -75,6 +75,24 @@ def test_errors_are_python_exceptions():
         dp_audit.audit_run(raises_later, "pure:1", flags=FLAGS)
 
 
+def test_setting_and_privacy_unit_are_refused_as_the_cli_refuses_them():
+    # The CLI's checks of --setting/--privacy-unit for --exec, its words (exit code 2 there).
+    with pytest.raises(ValueError, match='--setting "bogus"; allowed: central, local or shuffle'):
+        dp_audit.audit_run(laplace_sum(1.0), "pure:1", setting="bogus", flags=FLAGS)
+    with pytest.raises(ValueError, match=r'--privacy-unit " "; allowed: 1 to 200 characters'):
+        dp_audit.audit_run(laplace_sum(1.0), "pure:1", privacy_unit=" ", flags=FLAGS)
+    with pytest.raises(ValueError, match="no control characters"):
+        dp_audit.audit_run(laplace_sum(1.0), "pure:1", privacy_unit="one\nrecord", flags=FLAGS)
+    with pytest.raises(ValueError, match="1 to 200 characters"):
+        dp_audit.audit_run(laplace_sum(1.0), "pure:1", privacy_unit="x" * 201, flags=FLAGS)
+    with pytest.raises(ValueError, match='--setting "bogus"'):  # the same through flags
+        dp_audit.audit_run(laplace_sum(1.0), "pure:1", flags=FLAGS + ["--setting", "bogus"])
+    with pytest.raises(TypeError, match="setting=2; allowed"):
+        dp_audit.audit_run(laplace_sum(1.0), "pure:1", setting=2, flags=FLAGS)
+    with pytest.raises(TypeError, match="privacy_unit=.*; allowed"):
+        dp_audit.audit_run(laplace_sum(1.0), "pure:1", privacy_unit=["a"], flags=FLAGS)
+
+
 # --- the same record as the CLI's on a program that prints the same releases ----------------
 
 PROGRAM = "python3 examples/exec/textbook_laplace_sum.py"
@@ -173,3 +191,79 @@ def test_a_bayesian_claim_gives_the_clis_record(bound, code):
     out = cli(rec)
     assert out.returncode == rec.code == code, out.stderr
     assert out.stdout == rec.json()
+
+
+UNIT = "one patient's visits"
+
+
+@pytest.mark.parametrize("how", ["keywords", "flags"])
+def test_setting_and_privacy_unit_reach_the_record_text_and_report_as_for_a_program(tmp_path,
+                                                                                    how):
+    """`audit run --exec PROGRAM … --setting local --privacy-unit TEXT`: the callable's record is
+    the program's, byte for byte, and states the setting and unit (the record, the text and the
+    HTML report rendered from the record); the reproduce line keeps both flags. The same
+    deterministic run as test_the_fixed_n_search_gives_the_clis_record (seed 0)."""
+    name = f"{PROGRAM} --noise-factor 0.5"
+    kw = (dict(setting="local", privacy_unit=UNIT) if how == "keywords"
+          else dict(flags=["--trials", "2", "--setting", "local", "--privacy-unit", UNIT]))
+    flags = [] if how == "flags" else ["--trials", "2"]
+    rec = dp_audit.audit_run(textbook(0.5), "pure:1", record_range=(-5, 5), dataset_size=10,
+                             samples=20000, name=name, check="mechanism", text=True,
+                             **{"flags": flags, **kw})
+    d = rec.to_dict()
+    assert d["setting"] == "local" and d["privacy_unit"] == UNIT, {
+        k: d.get(k) for k in ("setting", "privacy_unit")}
+    words = shlex.split(rec.reproduce)
+    assert words[words.index("--setting") + 1] == "local"
+    assert words[words.index("--privacy-unit") + 1] == UNIT
+    # The text: the unit, then the setting in words.
+    assert f"unit         {UNIT}; local: each user randomizes" in rec.text()
+    # The program's record, byte for byte (the reproduce line with --trials 2, as given).
+    words[words.index("--trials") + 1] = "2"
+    out = subprocess.run([audit_binary(), *words[1:], "--json", "--no-report", "--quiet"],
+                         cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == rec.code, out.stderr
+    assert out.stdout == rec.json()
+    # The HTML report of the record (`audit report FILE`) shows both.
+    saved = tmp_path / "record.json"
+    saved.write_text(rec.json())
+    out = subprocess.run([audit_binary(), "report", str(saved), "--report-dir",
+                          str(tmp_path / "reports")], cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    (html,) = (tmp_path / "reports").glob("*/index.html")
+    page = html.read_text()
+    assert "one patient&#39;s visits" in page or "one patient&#x27;s visits" in page \
+        or UNIT in page, page[:2000]
+    assert "local: each user randomizes" in page
+
+
+def test_without_them_the_record_says_central_and_the_relations_words(tmp_path):
+    """The defaults, as for a program: central, and the unit in the words of the relation."""
+    rec = dp_audit.audit_run(textbook(1.0), "pure:1", record_range=(-5, 5), dataset_size=10,
+                             neighboring="replace-one", name=PROGRAM,
+                             flags=["--sequential", "--pairs", pair_file_replace(tmp_path),
+                                    "--max-samples", "20000"])
+    d = rec.to_dict()
+    assert d["setting"] == "central", d.get("setting")
+    assert d["privacy_unit"] == "one record of the dataset, replaced by any other value (replace-one)"
+    assert "--setting" not in rec.reproduce
+
+
+def test_the_sequential_audit_states_them_too(tmp_path):
+    """Each layer of the sequential audit wraps a view of the one callable: the setting and unit
+    reach its record, which is the program's, byte for byte."""
+    rec = dp_audit.audit_run(textbook(1.0), "pure:1", record_range=(-5, 5), dataset_size=10,
+                             name=PROGRAM, setting="shuffle", privacy_unit=UNIT,
+                             flags=["--sequential", "--pairs", pair_file(tmp_path),
+                                    "--max-samples", "20000"])
+    d = rec.to_dict()
+    assert d["setting"] == "shuffle" and d["privacy_unit"] == UNIT
+    out = cli(rec)
+    assert out.returncode == rec.code, out.stderr
+    assert out.stdout == rec.json()
+
+
+def pair_file_replace(tmp_path):
+    p = tmp_path / "pair-replace.jsonl"
+    p.write_text(json.dumps({"first": [0.0] * 10, "second": [0.0] * 9 + [5.0]}) + "\n")
+    return str(p)

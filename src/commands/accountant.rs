@@ -16,7 +16,7 @@ use crate::mechanisms::accountant::{
     ledger_line, zcdp_to_epsilon,
 };
 use crate::mechanisms::math::readable;
-use crate::mechanisms::pld::{PldAccountant, noise_multiplier_for};
+use crate::mechanisms::pld::{PldAccountant, noise_multiplier_for_policy};
 
 /// Options of `audit accountant`.
 #[derive(Debug, Args)]
@@ -36,6 +36,12 @@ pub struct AccountantArgs {
     /// the output says so).
     #[arg(allow_hyphen_values = true, long, required_unless_present = "ledger")]
     pub steps: Option<u64>,
+    /// How the batches of the q, z, T form (and of --target-epsilon) are drawn: poisson (each
+    /// record independently with probability q) or fixed-size (B = q·n of the n records without
+    /// replacement each step; accounted under --neighbors replace-one only). shuffled is refused,
+    /// with why. A --ledger says its own, per sampling event [default: poisson].
+    #[arg(long, value_name = "POLICY", conflicts_with_all = ["ledger", "bayesian"])]
+    pub policy: Option<String>,
     /// δ in (0, 1).
     #[arg(allow_hyphen_values = true, long)]
     pub delta: f64,
@@ -634,8 +640,47 @@ fn bad(flag: &str, v: impl std::fmt::Display, allowed: &str) -> Error {
     Error::InvalidConfig(format!("{flag} {v}; allowed: {allowed}"))
 }
 
+/// The `--policy` of the q, z, T form (and of `--target-epsilon`): Poisson when not given;
+/// fixed-size under replace-one only, refused otherwise with the ledger path's check and words
+/// ([`PldAccountant::check_fixed_size`]); shuffled refused with the ledger path's reason.
+fn policy_of(a: &AccountantArgs, neighbors: Neighboring) -> Result<SamplingPolicy> {
+    let Some(p) = &a.policy else {
+        return Ok(SamplingPolicy::Poisson);
+    };
+    match p.trim() {
+        "poisson" => Ok(SamplingPolicy::Poisson),
+        "fixed-size" => {
+            PldAccountant::new(neighbors)
+                .check_fixed_size(|| "fixed-size batches".into())
+                .map_err(|e| Error::InvalidConfig(format!("--policy fixed-size: {e}")))?;
+            Ok(SamplingPolicy::FixedSize)
+        }
+        "shuffled" | "shuffle" => Err(Error::InvalidConfig(format!(
+            "--policy {p} (each epoch a permutation cut into batches): no accountant here amplifies shuffled batches (the Poisson accountant at q = B/n can under-count them: Chua et al. 2024); allowed: poisson, or fixed-size (under --neighbors replace-one), or a shuffled run accounted without amplification as --sampling-rate 1 under --neighbors replace-one"
+        ))),
+        _ => Err(bad(
+            "--policy",
+            format!("{p:?}"),
+            "poisson or fixed-size (fixed-size under --neighbors replace-one)",
+        )),
+    }
+}
+
+/// The first words of the q, z, T form's text: the mechanism, named by how its batches are
+/// drawn.
+fn policy_words(policy: SamplingPolicy) -> &'static str {
+    match policy {
+        SamplingPolicy::FixedSize => {
+            "Gaussian on fixed-size batches (B = q·n of the n records without replacement each step)"
+        }
+        _ => "Poisson-subsampled Gaussian",
+    }
+}
+
 const PLD_METHOD: &str = "privacy loss distribution of the Poisson-subsampled Gaussian (both add and remove directions), Connect-the-Dots discretization at interval 1e-4 (Doroshenko et al. 2022), composed by FFT (Koskela et al. 2020); the pessimistic PLD gives an upper bound on ε (rounded up), the optimistic one a lower bound";
 const PLD_METHOD_FIXED_SIZE: &str = "privacy loss distribution; Poisson samples: the subsampled Gaussian (both add and remove directions); fixed-size samples (B of n without replacement, replace-one): per step the larger of the add and remove profiles at sensitivity 2 (Dong, Roth & Su 2022, Theorem 4.2, C_q(G_{2/z})), each direction composed on its own for the optimistic PLD (a realized pair); Connect-the-Dots discretization at interval 1e-4 (Doroshenko et al. 2022), composed by FFT (Koskela et al. 2020); the pessimistic PLD gives an upper bound on ε (rounded up), the optimistic one a lower bound";
+/// The text's line under the PLD bounds of fixed-size batches: which rule gave them.
+const FIXED_SIZE_NOTE: &str = "fixed-size batches (B of n drawn without replacement each step): each such step is bounded by the larger of the two add/remove profiles at sensitivity 2 (Dong, Roth & Su 2022, Theorem 4.2), which is the upper bound; the optimistic estimate is each direction composed on its own, a pair the mechanism realizes (n − 1 records at −C, the replaced one +C against −C)";
 const RDP_METHOD: &str = "RDP of the Poisson-subsampled Gaussian (Mironov, Talwar & Zhang 2019), composed over steps, converted with Balle et al. 2020 / Canonne, Kamath & Steinke 2020";
 
 /// `audit accountant`: what it prints (text or `--json`) for these options.
@@ -663,9 +708,10 @@ pub fn accountant_given(
         || a.sampling_rate.is_some()
         || a.noise_multiplier.is_some()
         || a.steps.is_some()
+        || a.policy.is_some()
     {
         return Err(Error::InvalidConfig(
-            "a ledger with sampling_rate, noise_multiplier, steps, target_epsilon or bayesian; allowed: a ledger alone, or those settings without one".into(),
+            "a ledger with sampling_rate, noise_multiplier, steps, target_epsilon, policy or bayesian; allowed: a ledger alone (its sampling events say their policy), or those settings without one".into(),
         ));
     }
     account(a, Some(events))
@@ -703,6 +749,11 @@ fn account(
     if a.bayesian {
         return bayesian(a, None);
     }
+    if a.ledger.is_some() && a.policy.is_some() {
+        return Err(Error::InvalidConfig(
+            "--policy with --ledger; allowed: --policy with --sampling-rate/--steps only (a ledger's sampling events say their own policy: \"policy\": \"fixed-size\")".into(),
+        ));
+    }
     let neighbors: Neighboring = a.neighbors.parse().map_err(|_| {
         bad(
             "--neighbors",
@@ -711,6 +762,7 @@ fn account(
         )
     })?;
     // The ledger: from the file, or one block of T steps at (q, z).
+    let mut policy = SamplingPolicy::Poisson;
     let (events, single) = match &a.ledger {
         Some(path) => {
             let events = match given {
@@ -723,6 +775,7 @@ fn account(
             (events, None)
         }
         None => {
+            policy = policy_of(a, neighbors)?;
             let q = a.sampling_rate.unwrap_or(f64::NAN);
             if !(q > 0.0 && q <= 1.0) {
                 return Err(bad("--sampling-rate", q, "0 < q ≤ 1"));
@@ -732,7 +785,7 @@ fn account(
                 return Err(bad("--steps", steps, "a whole number ≥ 1"));
             }
             if let Some(target) = a.target_epsilon {
-                return inverse(a, q, steps, target, neighbors);
+                return inverse(a, q, steps, target, neighbors, policy);
             }
             let z = a.noise_multiplier.unwrap_or(f64::NAN);
             if !(z.is_finite() && z > 0.0) {
@@ -745,13 +798,13 @@ fn account(
                             probability: q,
                             repetitions: steps,
                         },
-                        SamplingPolicy::Poisson,
+                        policy,
                     ),
                     (
                         LedgerEvent::GaussianSum {
                             noise_multiplier: z,
                         },
-                        SamplingPolicy::Poisson,
+                        policy,
                     ),
                 ],
                 Some((q, z, steps)),
@@ -824,6 +877,8 @@ fn account(
             "sampling_rate": q,
             "noise_multiplier": z,
             "steps": steps,
+            // The q, z, T form's --policy; a ledger's events say theirs.
+            "policy": single.map(|_| policy.name()),
             "ledger": a.ledger.as_ref().map(|p| p.display().to_string()),
             // Each line as the ledger writes it: a Poisson sample without its (default) policy.
             "ledger_events": events
@@ -842,7 +897,8 @@ fn account(
     } else {
         let mut s = match (single, &a.ledger) {
             (Some((q, z, steps)), _) => format!(
-                "Poisson-subsampled Gaussian: q = {q:?}, z = {z:?}, T = {steps}, δ = {}, {neighbors} neighbors\n",
+                "{}: q = {q:?}, z = {z:?}, T = {steps}, δ = {}, {neighbors} neighbors\n",
+                policy_words(policy),
                 readable(a.delta)
             ),
             (None, Some(path)) => format!(
@@ -879,10 +935,7 @@ fn account(
             "PLD accountant   ε ≤ {up}  (upper bound; optimistic estimate {down:.7}; Connect-the-Dots, Doroshenko et al. 2022{coarse})"
         );
         if fixed_size {
-            let _ = writeln!(
-                s,
-                "                 fixed-size batches (B of n drawn without replacement each step): each such step is bounded by the larger of the two add/remove profiles at sensitivity 2 (Dong, Roth & Su 2022, Theorem 4.2), which is the upper bound; the optimistic estimate is each direction composed on its own, a pair the mechanism realizes (n − 1 records at −C, the replaced one +C against −C)"
-            );
+            let _ = writeln!(s, "                 {FIXED_SIZE_NOTE}");
         }
         match rdp {
             Some((eps, order)) => {
@@ -935,11 +988,12 @@ fn inverse(
     steps: u64,
     target: f64,
     neighbors: Neighboring,
+    policy: SamplingPolicy,
 ) -> Result<Outcome> {
     if !(target.is_finite() && target > 0.0) {
         return Err(bad("--target-epsilon", target, "a finite number > 0"));
     }
-    let z = noise_multiplier_for(q, steps, target, a.delta, neighbors).map_err(|e| {
+    let z = noise_multiplier_for_policy(q, steps, target, a.delta, neighbors, policy).map_err(|e| {
         let e = e.to_string();
         match grid_too_small(&e) {
             // The search lowers z while the target is met; a small z spreads the privacy loss
@@ -956,26 +1010,44 @@ fn inverse(
     let named = |e: crate::mechanisms::MechanismError| {
         Error::InvalidConfig(format!("--target-epsilon {}: {e}", readable(target)))
     };
-    acct.compose_poisson_gaussian(q, z, steps).map_err(named)?;
+    let fixed_size = policy == SamplingPolicy::FixedSize;
+    if fixed_size {
+        acct.compose_fixed_size_gaussian(q, z, steps)
+    } else {
+        acct.compose_poisson_gaussian(q, z, steps)
+    }
+    .map_err(named)?;
     let (upper, lower) = acct.epsilon_bounds(a.delta).map_err(named)?;
+    let method = if fixed_size {
+        PLD_METHOD_FIXED_SIZE
+    } else {
+        PLD_METHOD
+    };
     // What the z found means for an attacker, as beside every ε (docs/json.md).
     let attack_bound = crate::record::result::attack_success_bound(upper, a.delta);
     let stdout = if a.json {
         to_json(&json!({
             "sampling_rate": q,
             "steps": steps,
+            "policy": policy.name(),
             "delta": a.delta,
             "neighbors": neighbors.to_string(),
             "target_epsilon": target,
             "noise_multiplier": z,
-            "pld": {"epsilon_upper": upper, "epsilon_lower": lower, "method": PLD_METHOD},
+            "pld": {"epsilon_upper": upper, "epsilon_lower": lower, "method": method},
             "attack_success_bound": attack_bound,
         }))?
     } else {
+        let note = if fixed_size {
+            format!("                 {FIXED_SIZE_NOTE}\n")
+        } else {
+            String::new()
+        };
         format!(
-            "Poisson-subsampled Gaussian: q = {q:?}, T = {steps}, δ = {}, {neighbors} neighbors, target ε = {}\n\
+            "{}: q = {q:?}, T = {steps}, δ = {}, {neighbors} neighbors, target ε = {}\n\
              noise multiplier z = {}  (smallest z found by binary search whose PLD ε upper bound is ≤ the target: {upper:.7}; optimistic {lower:.7})\n\
-             attack           a membership attacker (prior 1/2, telling D from D') succeeds at most {} of the time at this z, under the PLD bound's (ε, δ): (e^ε + δ)/(1 + e^ε)\n",
+             {note}attack           a membership attacker (prior 1/2, telling D from D') succeeds at most {} of the time at this z, under the PLD bound's (ε, δ): (e^ε + δ)/(1 + e^ε)\n",
+            policy_words(policy),
             readable(a.delta),
             readable(target),
             z_text(z),

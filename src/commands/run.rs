@@ -425,6 +425,14 @@ pub struct GivenSpec {
     /// answers it as its [`crate::mechanisms::Mechanism::batch_size`] is called with the same
     /// sizes and seeds as the program would be, so the same function gives the same record.
     pub batch: usize,
+    /// Where the mechanism runs (`--setting`, central by default): the built mechanism's
+    /// [`crate::mechanisms::Mechanism::setting`], as [`ExecMechanism::with_unit`] makes it a
+    /// program's. For the report only.
+    pub setting: crate::mechanisms::DpSetting,
+    /// What one neighbouring change is, in the user's words (`--privacy-unit`, checked and
+    /// trimmed); `None`: the words of the relation and setting. The built mechanism's
+    /// [`crate::mechanisms::Mechanism::privacy_unit`]. For the report only.
+    pub privacy_unit: Option<String>,
 }
 
 /// Builds the mechanism of [`run_given`] from the flags' [`GivenSpec`].
@@ -527,17 +535,26 @@ fn build_target(args: &RunArgs, given: Option<GivenMechanism<'_>>) -> Result<Tar
             None => None,
         };
         if let Some(build) = given {
-            if args.setting.is_some() || args.privacy_unit.is_some() {
-                return Err(Error::InvalidConfig(
-                    "--setting/--privacy-unit with a mechanism given in process (Python); allowed: those flags with --exec PROGRAM only, for now".into(),
-                ));
-            }
             let m = build(&GivenSpec {
                 claim: parsed.claim,
                 neighboring: relation,
                 domain,
                 batch: args.limits.batch(),
+                setting,
+                privacy_unit: privacy_unit.clone(),
             })?;
+            // The record states what the flags say, or the run stops: a builder that dropped
+            // them would report a setting or unit the user did not give.
+            let unit = privacy_unit.unwrap_or_else(|| {
+                crate::mechanisms::mechanism::privacy_unit_words(relation, setting)
+            });
+            if m.setting() != setting || m.privacy_unit() != unit {
+                return Err(Error::InvalidConfig(format!(
+                    "run_given: the mechanism built reports setting {} and privacy unit {:?}, not the {setting} and {unit:?} of --setting/--privacy-unit; allowed: a mechanism that reports GivenSpec's setting and privacy_unit",
+                    m.setting(),
+                    m.privacy_unit()
+                )));
+            }
             return Target::given_shared(
                 std::sync::Arc::from(m),
                 parsed.claim,
