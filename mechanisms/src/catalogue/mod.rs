@@ -57,6 +57,7 @@ mod heatmap;
 mod learning;
 mod median;
 mod mf_ftrl;
+mod rsc_noisy_rank;
 mod rsc_steps;
 mod shuffle;
 mod svt;
@@ -241,6 +242,7 @@ pub fn specs() -> Vec<Spec> {
     all.extend(gaps::specs());
     all.extend(median::specs());
     all.extend(rsc_steps::specs());
+    all.extend(rsc_noisy_rank::specs());
     all.extend(tuning::specs());
     all.extend(shuffle::specs());
     all
