@@ -22,7 +22,7 @@
 //! (matrix-factorization DP-FTRL over several epochs),
 //! `gaps.rs` (the gaps the DP-Auditorium post names: Gaussian mean, vector sensitivity, top-k),
 //! `median.rs` (reorder-slice-compute median), `rsc_steps.rs` (k adaptive reorder-slice-compute
-//! steps) and `tuning.rs` (best-of-k hyperparameter tuning, Papernot & Steinke 2022), `dpsgd_normalisation.rs`
+//! steps), `rsc_noisy_rank.rs` (k steps cut at a noisy rank) and `tuning.rs` (best-of-k hyperparameter tuning, Papernot & Steinke 2022), `dpsgd_normalisation.rs`
 //! (the noisy sum divided by a public batch size, and by one read off the dataset: Opacus #571),
 //! `dpsgd_adam.rs` (DP-Adam, and a second moment read before noise) and `shuffle.rs` (local and
 //! shuffled randomized response, Feldman, McMillan & Talwar 2021). New entries are declarations (`declare.rs`).
