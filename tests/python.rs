@@ -4,7 +4,7 @@
 //!
 //! What it does: a virtual environment under the target directory's scratch folder
 //! (`CARGO_TARGET_TMPDIR`), `pip install numpy pytest`, the DP libraries the library tests
-//! audit (OpenDP, diffprivlib, JAX; best effort: those tests skip without them) and
+//! audit (OpenDP, diffprivlib, JAX, JAX Privacy; best effort: those tests skip without them) and
 //! `pip install ./python` (maturin builds the extension in its own target folder, so it never
 //! waits on the lock `cargo test` holds),
 //! then `python -m pytest python/tests` with `DP_AUDIT_BIN` set to the `audit` binary of this
@@ -101,6 +101,29 @@ fn the_python_package_builds_and_its_tests_pass() {
             String::from_utf8_lossy(&out.stderr)
         ),
         Err(e) => eprintln!("note: pip could not start ({e}); the JAX tests will skip"),
+    }
+    // JAX Privacy for python/examples/jax_privacy_mf.py, after JAX so that its own install
+    // (Python >= 3.11, more dependencies) failing skips only those tests; pinned as the others:
+    // its sensitivity functions and privatizer are what the example audits.
+    match Command::new(&python)
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--disable-pip-version-check",
+            "jax==0.10.2",
+            "jax-privacy==2.0.0",
+        ])
+        .output()
+    {
+        Ok(out) if out.status.success() => {}
+        Ok(out) => eprintln!(
+            "note: pip install jax-privacy==2.0.0 failed ({}); the JAX Privacy tests will skip:\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        ),
+        Err(e) => eprintln!("note: pip could not start ({e}); the JAX Privacy tests will skip"),
     }
     run(
         "pip install ./python",
