@@ -161,10 +161,11 @@ fn worst_case_testers_refuse_a_bayesian_claim() {
     }
 }
 
-/// `audit accountant --bayesian`: the typical-case ε on the shipped in-distribution distances is
-/// far below the worst-case accountants' on the same run (the paper's qualitative figure), the
-/// moments accountant beside it is the Bayesian one at distance 1, and bad data files are named
-/// by line (exit 2).
+/// `audit accountant --bayesian --estimator student-t` (the paper's estimator): the typical-case
+/// ε on the shipped in-distribution distances is far below the worst-case accountants' on the
+/// same run (the paper's qualitative figure), the moments accountant beside it is the Bayesian
+/// one at distance 1, and bad data files are named by line (exit 2). The default estimator (the
+/// distribution-free one) lies between the Student-t ε and the moments accountant's.
 #[test]
 fn bayesian_accountant_command() {
     let run = |args: &[&str]| {
@@ -187,7 +188,13 @@ fn bayesian_accountant_command() {
         "1e-5",
     ];
     let mut args = base.to_vec();
-    args.extend(["--data", "examples/bdp-distances.txt", "--json"]);
+    args.extend([
+        "--data",
+        "examples/bdp-distances.txt",
+        "--json",
+        "--estimator",
+        "student-t",
+    ]);
     let o = run(&args);
     assert_eq!(
         o.status.code(),
@@ -197,6 +204,14 @@ fn bayesian_accountant_command() {
     );
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let v = util::payload(v);
+    assert_eq!(v["estimator_id"], "student-t");
+    assert_eq!(v["estimator_default"], false);
+    // The output says plainly what the paper's estimator assumes and how it was measured.
+    let assumes = v["assumptions"].as_str().unwrap();
+    assert!(
+        assumes.contains("near normal") && assumes.contains("364 misses"),
+        "{assumes}"
+    );
     let bdp = v["bayesian"]["epsilon"].as_f64().unwrap();
     let moments = v["moments_accountant_epsilon"].as_f64().unwrap();
     let rdp = v["rdp_epsilon"].as_f64().unwrap();
@@ -212,6 +227,24 @@ fn bayesian_accountant_command() {
     assert_eq!(ce.len(), 3);
     assert!(ce.windows(2).all(|w| w[0] < w[1]) && ce[0] > bdp, "{ce:?}");
     assert!(v["estimator"].as_str().unwrap().contains("Student-t"));
+    let free = v["distribution_free"]["account"]["epsilon"]
+        .as_f64()
+        .unwrap();
+    // Left to the default: the distribution-free estimator, the same ε as beside.
+    let mut args = base.to_vec();
+    args.extend(["--data", "examples/bdp-distances.txt", "--json"]);
+    let o = run(&args);
+    assert_eq!(o.status.code(), Some(0));
+    let d = util::payload(serde_json::from_slice(&o.stdout).unwrap());
+    assert_eq!(d["estimator_id"], "distribution-free");
+    assert_eq!(d["estimator_default"], true);
+    assert!(d["distribution_free"].is_null());
+    let default_eps = d["bayesian"]["epsilon"].as_f64().unwrap();
+    assert_eq!(default_eps, free);
+    assert!(
+        bdp < default_eps && default_eps <= moments,
+        "{bdp} {default_eps} {moments}"
+    );
     // Individual DP at distance quantiles (not the paper's curve) grows with the quantile and
     // the largest shipped distance (0.2999 < 1) stays below the worst case.
     let rows = v["distance_quantiles"].as_array().unwrap();
@@ -310,7 +343,13 @@ fn bayesian_accountant_estimators_and_unclipped() {
             .output()
             .unwrap()
     };
-    let o = run(&["--data", "examples/bdp-distances.txt", "--json"]);
+    let o = run(&[
+        "--data",
+        "examples/bdp-distances.txt",
+        "--estimator",
+        "student-t",
+        "--json",
+    ]);
     assert_eq!(o.status.code(), Some(0));
     let v = util::payload(serde_json::from_slice(&o.stdout).unwrap());
     let t = v["bayesian"]["epsilon"].as_f64().unwrap();
@@ -331,6 +370,27 @@ fn bayesian_accountant_estimators_and_unclipped() {
     let v = util::payload(serde_json::from_slice(&o.stdout).unwrap());
     assert_eq!(v["bayesian"]["epsilon"].as_f64().unwrap(), free);
     assert!(v["distribution_free"].is_null());
+    // The default is the distribution-free estimator: the same account.
+    let o = run(&["--data", "examples/bdp-distances.txt", "--json"]);
+    assert_eq!(o.status.code(), Some(0));
+    let v = util::payload(serde_json::from_slice(&o.stdout).unwrap());
+    assert_eq!(v["bayesian"]["epsilon"].as_f64().unwrap(), free);
+    assert_eq!(v["estimator_id"], "distribution-free");
+    // Above the default largest distance 1: refused, naming the sample, --max-distance and the
+    // other estimator.
+    let f1 = dir_for_far().join("far.txt");
+    std::fs::write(&f1, "0.2\n1.5\n0.3\n").unwrap();
+    let o = run(&["--data", f1.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(
+        err.contains("distance sample 2 = 1.5")
+            && err.contains("--max-distance")
+            && err.contains("--estimator student-t"),
+        "{err}"
+    );
+    let o = run(&["--data", f1.to_str().unwrap(), "--max-distance", "2"]);
+    assert_eq!(o.status.code(), Some(0));
     // Weibull(shape 1/2, scale 0.2) quantiles: a heavy tail, 0.2·ln(1/(1 − u))², up to 9.6.
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("bdp-unclipped-{}", std::process::id()));
@@ -512,6 +572,14 @@ fn bayesian_accountant_estimators_and_unclipped() {
     ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("above the largest possible distance"));
+}
+
+/// A scratch folder of this test process.
+fn dir_for_far() -> std::path::PathBuf {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("bdp-far-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
 }
 
 /// One audit of the catalogue entry `id` with `params` and `claim`, as `run` but with the
@@ -787,3 +855,4 @@ fn definition_2_claim_that_is_not_a_definition_1_claim() {
         assert_eq!(weak, Verdict::NoViolation, "seed {seed}");
     }
 }
+

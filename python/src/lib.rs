@@ -442,6 +442,8 @@ fn python_names(msg: &str) -> String {
         ("--gamma", "gamma"),
         ("--distance-quantiles", "distance_quantiles"),
         ("--markov-percentiles", "markov_percentiles"),
+        ("--estimator", "estimator"),
+        ("--max-distance", "max_distance"),
     ]
     .iter()
     .fold(msg.to_string(), |m, (flag, name)| m.replace(flag, name))
@@ -480,7 +482,7 @@ fn account(
         gamma: None,
         distance_quantiles: "50,90,99,100".into(),
         markov_percentiles: "50,90,99".into(),
-        estimator: "student-t".into(),
+        estimator: None,
         max_distance: None,
         unclipped: false,
         test_distances: None,
@@ -519,9 +521,10 @@ fn account(
 
 /// `audit accountant --bayesian --data NAME … [--json]` (docs/bayesian.md): the Bayesian
 /// accountant beside the moments and RDP accountants, on the distance file `data_path`, or on
-/// `data_text` (the file's lines, named `data_path`). Returns what the CLI prints.
+/// `data_text` (the file's lines, named `data_path`). `estimator` and `max_distance`: as
+/// `--estimator` and `--max-distance` (None: the CLI's defaults). Returns what the CLI prints.
 #[pyfunction]
-#[pyo3(signature = (delta, data_path, data_text, sampling_rate, noise_multiplier, steps, gamma, distance_quantiles, markov_percentiles, json))]
+#[pyo3(signature = (delta, data_path, data_text, sampling_rate, noise_multiplier, steps, gamma, distance_quantiles, markov_percentiles, estimator, max_distance, json))]
 #[allow(clippy::too_many_arguments)]
 fn account_bayesian(
     py: Python<'_>,
@@ -534,6 +537,8 @@ fn account_bayesian(
     gamma: Option<f64>,
     distance_quantiles: String,
     markov_percentiles: String,
+    estimator: Option<String>,
+    max_distance: Option<f64>,
     json: bool,
 ) -> PyResult<String> {
     use dp_audit::commands::accountant::{AccountantArgs, accountant, accountant_bayesian_given};
@@ -550,8 +555,8 @@ fn account_bayesian(
         gamma,
         distance_quantiles,
         markov_percentiles,
-        estimator: "student-t".into(),
-        max_distance: None,
+        estimator,
+        max_distance,
         unclipped: false,
         test_distances: None,
         weibull_shape: None,

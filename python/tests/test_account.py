@@ -105,11 +105,25 @@ def test_bayesian_on_an_array_is_the_file_of_its_reprs(tmp_path):
     rng = np.random.default_rng(1)
     d = np.clip(rng.normal(0.4, 0.2, 500), 0.0, 2.0)
     (tmp_path / "d.txt").write_text("".join(repr(float(x)) + "\n" for x in d))
-    kw = dict(BAYES, gamma=1e-7, distance_quantiles=[50, 99.5], markov_percentiles="90,99")
+    # One draw (1.02) is above the default largest distance 1 of the distribution-free
+    # estimator (the default): refused by name, accepted with max_distance=2.
+    with pytest.raises(ValueError, match=r"distance sample .* max_distance"):
+        dp_audit.account_bayesian(d, name="d.txt", **BAYES)
+    kw = dict(BAYES, gamma=1e-7, distance_quantiles=[50, 99.5], markov_percentiles="90,99",
+              max_distance=2)
     rec = dp_audit.account_bayesian(d, name="d.txt", **kw)
+    assert rec.to_dict()["estimator_id"] == "distribution-free"
     assert rec.json() == cli(*BAYES_FLAGS, "--data", "d.txt", "--gamma", "1e-7",
                              "--distance-quantiles", "50,99.5", "--markov-percentiles", "90,99",
-                             "--json", cwd=tmp_path)
+                             "--max-distance", "2", "--json", cwd=tmp_path)
+    # The paper's Student-t estimator by name: the CLI's --estimator student-t, the
+    # distribution-free ε beside it.
+    rec = dp_audit.account_bayesian(d, name="d.txt", estimator="student-t", max_distance=2,
+                                    **BAYES)
+    assert rec.to_dict()["estimator_id"] == "student-t"
+    assert rec.epsilon < rec.to_dict()["distribution_free"]["account"]["epsilon"]
+    assert rec.json() == cli(*BAYES_FLAGS, "--data", "d.txt", "--estimator", "student-t",
+                             "--max-distance", "2", "--json", cwd=tmp_path)
     # Binary distances (0 or 1) take the §4.3.1 binary estimator (Clopper–Pearson bound), as in the CLI.
     b = [0.0] * 90 + [1.0] * 10
     (tmp_path / "b.txt").write_text("".join(repr(x) + "\n" for x in b))
@@ -129,7 +143,10 @@ def test_bayesian_on_an_array_is_the_file_of_its_reprs(tmp_path):
     ([0.1, 0.2], dict(steps=0), ValueError, "steps=0"),
     ([0.1, 0.2], dict(delta=1.0), ValueError, r"delta 1; allowed: 0 < δ < 1"),
     ([0.1, 0.2, 0.3], dict(markov_percentiles=[100]), ValueError, "markov_percentiles 100"),
-    ([0.1, 0.2], {}, ValueError, r"data distances.txt: .*at least 3"),
+    ([0.1, 0.2], dict(estimator="student-t"), ValueError,
+     r"data distances.txt: .*at least 3"),
+    ([0.1, 0.2], dict(estimator="t"), ValueError, r"estimator \"t\"; allowed"),
+    ([0.1, 0.2], dict(estimator=1), TypeError, "estimator=1"),
 ])
 def test_bayesian_bad_settings_are_exceptions(data, kw, err, words):
     with pytest.raises(err, match=words):
