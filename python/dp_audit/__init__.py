@@ -499,6 +499,7 @@ def account_bayesian(data, *, sampling_rate: float, noise_multiplier: float, ste
                      delta: float, gamma: Optional[float] = None,
                      distance_quantiles=None, markov_percentiles=None,
                      estimator: Optional[str] = None, max_distance: Optional[float] = None,
+                     group: Optional[int] = None,
                      name: str = "distances.txt") -> BayesianAccountRecord:
     """``audit accountant --bayesian --data FILE`` (docs/bayesian.md): Bayesian DP (Triastcyn &
     Faltings 2020), ε_μ at δ_μ = ``delta`` for T = ``steps`` steps of DP-SGD at sampling rate q
@@ -514,8 +515,10 @@ def account_bayesian(data, *, sampling_rate: float, noise_multiplier: float, ste
     distances in [0, ``max_distance``], default 1, no normality assumed; binary distances left
     to the default get the Clopper–Pearson bound) or ``"student-t"`` (the paper's estimator,
     which assumes normality and was measured under-stating the cost more often than γ at high
-    orders: docs/bayesian.md, Theorem 4 check). ``.json()`` is the CLI's ``--json`` output on
-    the same file."""
+    orders: docs/bayesian.md, Theorem 4 check). ``group``: K ≥ 1, the guarantee for datasets
+    differing in K records drawn i.i.d. from μ (Proposition 4: (Kε_μ, K·e^{(K−1)ε_μ}·δ_μ), in
+    ``to_dict()["group"]``; default 1). ``.json()`` is the CLI's ``--json`` output on the same
+    file."""
     delta = _number(delta, "delta")
     sampling_rate = _number(sampling_rate, "sampling_rate")
     noise_multiplier = _number(noise_multiplier, "noise_multiplier")
@@ -528,6 +531,8 @@ def account_bayesian(data, *, sampling_rate: float, noise_multiplier: float, ste
         raise TypeError(f"estimator={estimator!r}; allowed: 'distribution-free' or 'student-t'")
     if max_distance is not None:
         max_distance = _number(max_distance, "max_distance")
+    if group is not None:
+        group = _positive_int(group, "group")
     if isinstance(data, (str, bytes)) or hasattr(data, "__fspath__"):
         import os
         path, text = os.fsdecode(data), None
@@ -548,7 +553,7 @@ def account_bayesian(data, *, sampling_rate: float, noise_multiplier: float, ste
         # repr is each double's shortest round-trip form: the engine reads the same bits.
         path, text = name, "".join(repr(float(x)) + "\n" for x in a)
     args = (delta, path, text, sampling_rate, noise_multiplier, steps, gamma, quantiles, markov,
-            estimator, max_distance, True)
+            estimator, max_distance, group, True)
     return BayesianAccountRecord(_native.account_bayesian(*args), args)
 
 

@@ -444,6 +444,7 @@ fn python_names(msg: &str) -> String {
         ("--markov-percentiles", "markov_percentiles"),
         ("--estimator", "estimator"),
         ("--max-distance", "max_distance"),
+        ("--group", "group"),
     ]
     .iter()
     .fold(msg.to_string(), |m, (flag, name)| m.replace(flag, name))
@@ -485,6 +486,7 @@ fn account(
         estimator: None,
         max_distance: None,
         unclipped: false,
+        group: None,
         test_distances: None,
         weibull_shape: None,
         weibull_scale: None,
@@ -521,10 +523,11 @@ fn account(
 
 /// `audit accountant --bayesian --data NAME … [--json]` (docs/bayesian.md): the Bayesian
 /// accountant beside the moments and RDP accountants, on the distance file `data_path`, or on
-/// `data_text` (the file's lines, named `data_path`). `estimator` and `max_distance`: as
-/// `--estimator` and `--max-distance` (None: the CLI's defaults). Returns what the CLI prints.
+/// `data_text` (the file's lines, named `data_path`). `estimator`, `max_distance` and `group`: as
+/// `--estimator`, `--max-distance` and `--group` (None: the CLI's defaults). Returns what the
+/// CLI prints.
 #[pyfunction]
-#[pyo3(signature = (delta, data_path, data_text, sampling_rate, noise_multiplier, steps, gamma, distance_quantiles, markov_percentiles, estimator, max_distance, json))]
+#[pyo3(signature = (delta, data_path, data_text, sampling_rate, noise_multiplier, steps, gamma, distance_quantiles, markov_percentiles, estimator, max_distance, group, json))]
 #[allow(clippy::too_many_arguments)]
 fn account_bayesian(
     py: Python<'_>,
@@ -539,6 +542,7 @@ fn account_bayesian(
     markov_percentiles: String,
     estimator: Option<String>,
     max_distance: Option<f64>,
+    group: Option<u64>,
     json: bool,
 ) -> PyResult<String> {
     use dp_audit::commands::accountant::{AccountantArgs, accountant, accountant_bayesian_given};
@@ -558,6 +562,7 @@ fn account_bayesian(
         estimator,
         max_distance,
         unclipped: false,
+        group,
         test_distances: None,
         weibull_shape: None,
         weibull_scale: None,

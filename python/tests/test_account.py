@@ -132,6 +132,17 @@ def test_bayesian_on_an_array_is_the_file_of_its_reprs(tmp_path):
     assert rec.json() == cli(*BAYES_FLAGS, "--data", "b.txt", "--json", cwd=tmp_path)
 
 
+def test_bayesian_group_is_the_clis_group():
+    # Proposition 4 (group privacy): K records give (K·ε_μ, K·e^{(K−1)ε_μ}·δ_μ), as --group K.
+    rec = dp_audit.account_bayesian(DISTANCES, group=2, **BAYES)
+    assert rec.json() == cli(*BAYES_FLAGS, "--data", str(DISTANCES), "--group", "2", "--json")
+    g = rec.to_dict()["group"]
+    assert g["records"] == 2 and g["per_record"]["epsilon"] == rec.epsilon
+    assert 2 * rec.epsilon <= g["epsilon"] < 2 * rec.epsilon * (1 + 1e-9)
+    want = 2 * np.exp(rec.epsilon) * BAYES["delta"]
+    assert want <= g["delta"] < want * (1 + 1e-9)
+
+
 @pytest.mark.parametrize("data,kw,err,words", [
     ([0.1, 2.5], {}, ValueError, r"line 2: distance 2.5; allowed: 0 to 2"),
     ([0.1, float("nan")], {}, ValueError, "line 2"),
@@ -147,6 +158,9 @@ def test_bayesian_on_an_array_is_the_file_of_its_reprs(tmp_path):
      r"data distances.txt: .*at least 3"),
     ([0.1, 0.2], dict(estimator="t"), ValueError, r"estimator \"t\"; allowed"),
     ([0.1, 0.2], dict(estimator=1), TypeError, "estimator=1"),
+    ([0.1, 0.2, 0.3], dict(group=0), ValueError, "group=0"),
+    ([0.1, 0.2, 0.3], dict(group=10**6 + 1), ValueError, "group 1000001: group of"),
+    ([0.1, 0.2, 0.3], dict(group=10**5), ValueError, "not below 1"),
 ])
 def test_bayesian_bad_settings_are_exceptions(data, kw, err, words):
     with pytest.raises(err, match=words):

@@ -138,6 +138,16 @@ pub struct AccountantArgs {
     /// guarantee exists.
     #[arg(long, requires = "bayesian")]
     pub unclipped: bool,
+    /// With --bayesian: also the guarantee for datasets differing in K records, each drawn
+    /// i.i.d. from μ (Triastcyn & Faltings 2020, Proposition 4, group privacy):
+    /// (K·ε_μ, K·e^{(K−1)ε_μ}·δ_μ), beside the per-record (ε_μ, δ_μ) [default: 1].
+    #[arg(
+        allow_hyphen_values = true,
+        long,
+        value_name = "K",
+        requires = "bayesian"
+    )]
+    pub group: Option<u64>,
     /// With --bayesian: the same distances measured on held-out records (not used in training),
     /// one per line as in --data: the paper's §4.4.3 check that the estimator leaks little,
     /// Welch's t-test for equal means and Levene's test for equal variances of the two sets.
@@ -283,6 +293,20 @@ fn bayesian(a: &AccountantArgs, given: Option<&str>) -> Result<Outcome> {
     } else {
         None
     };
+    // Proposition 4 (group privacy) on the per-record account. The estimate holds except with
+    // probability γ, which is folded into δ_μ: on its good event the true per-record claim is
+    // (ε_μ, δ_μ − γ) and the group δ is K·e^{(K−1)ε_μ}·(δ_μ − γ) + γ ≤ K·e^{(K−1)ε_μ}·δ_μ.
+    let k = a.group.unwrap_or(1);
+    let (group_eps, group_delta) = crate::mechanisms::bayesian_accountant::group_privacy(
+        b.epsilon, a.delta, k,
+    )
+    .map_err(|e| {
+        let e = match e {
+            crate::mechanisms::MechanismError::InvalidParameter { message, .. } => message,
+            other => other.to_string(),
+        };
+        Error::InvalidConfig(format!("--group {k}: {e}"))
+    })?;
     let band = dkw_band(d.len(), gamma);
     // §4.4.3: training against held-out distances.
     let comparison = match &a.test_distances {
@@ -336,7 +360,16 @@ fn bayesian(a: &AccountantArgs, given: Option<&str>) -> Result<Outcome> {
     // The paper's curves (Fig. 1, App. B.3), written when asked.
     let curves_written = match &a.curves {
         Some(dir) => Some(write_curves(
-            dir, &d, &path, kind, q, z, steps, a.delta, gamma, &orders,
+            dir,
+            &d,
+            &path,
+            (kind, estimator_id),
+            q,
+            z,
+            steps,
+            a.delta,
+            gamma,
+            &orders,
         )?),
         None => None,
     };
@@ -369,6 +402,13 @@ fn bayesian(a: &AccountantArgs, given: Option<&str>) -> Result<Outcome> {
             "curves": curves_written,
             "distribution_free": beside.as_ref().map(|x| json!({"account": x, "max_distance": max_distance, "band": band})),
             "attack_success_bound": crate::record::attack_success_bound(b.epsilon, a.delta),
+            "group": {
+                "records": k,
+                "epsilon": group_eps,
+                "delta": group_delta,
+                "per_record": {"epsilon": b.epsilon, "delta": a.delta},
+                "method": GROUP_METHOD,
+            },
             "distance_quantiles": rows,
             "markov_percentiles": curve,
         }))?
@@ -435,6 +475,17 @@ fn bayesian(a: &AccountantArgs, given: Option<&str>) -> Result<Outcome> {
                 verdict(c.levene_p_value)
             ));
         }
+        let group_line = if a.group.is_some() {
+            format!(
+                "group         {k} records, each drawn i.i.d. from μ: ε = {} at δ = {} (from the per-record ε_μ = {}, δ_μ = {}: K·ε_μ and K·e^{{(K−1)ε_μ}}·δ_μ, Triastcyn & Faltings 2020, Proposition 4; for every event on the output, averaged over the {k} records)\n",
+                readable(group_eps),
+                readable(group_delta),
+                readable(b.epsilon),
+                readable(a.delta)
+            )
+        } else {
+            String::new()
+        };
         if let Some(files) = &curves_written {
             per.push_str(&format!(
                 "curves (ε against steps, Fig. 1; ε against the order λ, App. B.3): {}\n",
@@ -442,7 +493,7 @@ fn bayesian(a: &AccountantArgs, given: Option<&str>) -> Result<Outcome> {
             ));
         }
         format!(
-            "Bayesian DP   ε_μ = {} at δ_μ = {} (γ = {} folded in), order λ = {}, from {} distance samples of {} (typical case over the data; weaker than DP: Triastcyn & Faltings 2020, Theorem 3 with {estimator})\n{beside_line}assumes       {assumptions}\nmoments acc.  ε = {} (order λ = {}; the Bayesian accountant at distances = the clipping bound{clip_note})\nRDP acc.      ε = {} (order {}; DP, worst case{clip_note})\nattack        a membership attacker guessing whether a typical record x' ~ μ was in the training data (prior 1/2) succeeds at most {} of the time, averaged over x' ((e^ε_μ + δ_μ)/(1 + e^ε_μ), Triastcyn & Faltings 2020, eq. 1); the worst-case RDP ε promises at most {}\n",
+            "Bayesian DP   ε_μ = {} at δ_μ = {} (γ = {} folded in), order λ = {}, from {} distance samples of {} (typical case over the data; weaker than DP: Triastcyn & Faltings 2020, Theorem 3 with {estimator})\n{group_line}{beside_line}assumes       {assumptions}\nmoments acc.  ε = {} (order λ = {}; the Bayesian accountant at distances = the clipping bound{clip_note})\nRDP acc.      ε = {} (order {}; DP, worst case{clip_note})\nattack        a membership attacker guessing whether a typical record x' ~ μ was in the training data (prior 1/2) succeeds at most {} of the time, averaged over x' ((e^ε_μ + δ_μ)/(1 + e^ε_μ), Triastcyn & Faltings 2020, eq. 1); the worst-case RDP ε promises at most {}\n",
             readable(b.epsilon),
             readable(a.delta),
             readable(gamma),
@@ -529,7 +580,7 @@ fn write_curves(
     dir: &std::path::Path,
     d: &[f64],
     source: &str,
-    kind: crate::mechanisms::bayesian_accountant::Estimator,
+    (kind, kind_id): (crate::mechanisms::bayesian_accountant::Estimator, &str),
     q: f64,
     z: f64,
     steps: u64,
@@ -578,7 +629,7 @@ fn write_curves(
         steps,
         delta,
         gamma,
-        estimator: format!("{kind:?}"),
+        estimator: kind_id.to_string(),
         by_steps,
         by_order,
     };
@@ -665,6 +716,7 @@ fn bad(flag: &str, v: impl std::fmt::Display, allowed: &str) -> Error {
 
 const PLD_METHOD: &str = "privacy loss distribution of the Poisson-subsampled Gaussian (both add and remove directions), Connect-the-Dots discretization at interval 1e-4 (Doroshenko et al. 2022), composed by FFT (Koskela et al. 2020); the pessimistic PLD gives an upper bound on ε (rounded up), the optimistic one a lower bound";
 const PLD_METHOD_FIXED_SIZE: &str = "privacy loss distribution; Poisson samples: the subsampled Gaussian (both add and remove directions); fixed-size samples (B of n without replacement, replace-one): per step the larger of the add and remove profiles at sensitivity 2 (Dong, Roth & Su 2022, Theorem 4.2, C_q(G_{2/z})), each direction composed on its own for the optimistic PLD (a realized pair); Connect-the-Dots discretization at interval 1e-4 (Doroshenko et al. 2022), composed by FFT (Koskela et al. 2020); the pessimistic PLD gives an upper bound on ε (rounded up), the optimistic one a lower bound";
+const GROUP_METHOD: &str = "Triastcyn & Faltings 2020, Proposition 4 (group privacy): (K eps, K e^{(K-1) eps} delta) for datasets differing in K records drawn i.i.d. from mu, by the chain D_0..D_K (each step the per-record claim, events on the output); rounded up";
 const RDP_METHOD: &str = "RDP of the Poisson-subsampled Gaussian (Mironov, Talwar & Zhang 2019), composed over steps, converted with Balle et al. 2020 / Canonne, Kamath & Steinke 2020";
 
 /// `audit accountant`: what it prints (text or `--json`) for these options.
