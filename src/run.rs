@@ -75,6 +75,8 @@ pub struct RunOptions {
     pub bdp_definition: crate::audit::bayesian::Definition,
     /// Draw the rest of the dataset from μ too (Bayesian DP).
     pub draw_dataset: bool,
+    /// K, the records that differ in a Bayesian DP audit (`--group K`, 1 by default).
+    pub group: usize,
     /// Seed of every random choice.
     pub seed: u64,
     /// Releases drawn on each side of the pair.
@@ -438,6 +440,7 @@ pub fn run_bayesian(opts: &RunOptions, target: &Target) -> Result<Outcome> {
         failure_probability: opts.failure_probability,
         definition: opts.bdp_definition,
         draw_dataset: opts.draw_dataset,
+        group: opts.group,
     };
     let spinner = crate::report::progress::Spinner::start(
         opts.output.quiet,

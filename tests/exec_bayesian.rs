@@ -74,6 +74,40 @@ fn correct_program_passes_and_its_twin_is_caught_under_both_definitions() {
     }
 }
 
+/// `--group 2` on the correct program (the per-record claim (1, 0.0141) implies (2, 0.0767) for
+/// two records; its true group divergence is far below), with many datasets per request: not
+/// flagged (β = 1e-3), every release on the second side carried two records, and the record
+/// names the group claim tested.
+#[test]
+fn group_of_two_on_a_program() {
+    let (code, v, err) = run(
+        "bdp_gaussian_sum.py",
+        "1",
+        &[
+            "--samples",
+            "20000",
+            "--group",
+            "2",
+            "--exec-datasets",
+            "5000",
+        ],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let b = &v["bayesian"];
+    assert_eq!(b["group"]["records"], 2, "{b}");
+    let dk = b["group"]["delta"].as_f64().unwrap();
+    assert!(dk >= 2.0 * 1f64.exp() * 0.0141, "{dk}");
+    assert_eq!(v["bounds"][0]["allowed"].as_f64().unwrap(), dk);
+    let total: u64 = b["drawn"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["second"].as_u64().unwrap())
+        .sum();
+    assert_eq!(total, 40_000);
+    assert!(b["features"].as_str().unwrap().contains("x'_1 + … + x'_2"));
+}
+
 /// The text report names the definition; Definition 2's features are the output alone.
 #[test]
 fn text_report_names_the_definition() {

@@ -35,7 +35,13 @@
 //! Two estimators with exact guarantees sit beside it: [`bayesian_epsilon_dkw`]
 //! (distribution-free, a DKW band on distances in a known range) and, for binary distances,
 //! [`bayesian_epsilon_binary`] (Clopper–Pearson). [`bayesian_epsilon_unclipped`] is the paper's
-//! unbounded-sensitivity regime (§5.1), with its assumptions.
+//! unbounded-sensitivity regime (§5.1), with its assumptions. `audit accountant --bayesian` uses
+//! the distribution-free estimator by default for clipped gradients (soundness before power) and
+//! the Student-t one only when asked for by name or for unclipped gradients.
+//!
+//! # Group privacy (Proposition 4)
+//! [`group_privacy`]: an (ε, δ)-BDP guarantee per record gives (Kε, K·e^{(K−1)ε}·δ) for datasets
+//! differing in K records each drawn i.i.d. from μ; the chain argument is in its doc.
 //!
 //! # Assumptions
 //! The distance samples are i.i.d. draws of the distance at every step (one sample set for the
@@ -968,9 +974,125 @@ pub fn compare_distances(train: &[f64], test: &[f64]) -> Result<DistanceComparis
     })
 }
 
+/// Largest group size K that [`group_privacy`] accepts.
+pub const MAX_GROUP: u64 = 1_000_000;
+
+/// Group privacy of Bayesian DP (Triastcyn & Faltings 2020, Proposition 4): if M is
+/// (ε, δ)-BDP for μ (one differing record x' ~ μ, any fixed rest of the dataset), then for
+/// datasets differing in K records x'_1..x'_K drawn i.i.d. from μ it is
+/// (K·ε, K·e^{(K−1)ε}·δ)-BDP. Returns that pair, both rounded up (the safe side: a larger
+/// claim is weaker).
+///
+/// *Derivation (the chain D_0..D_K).* Let D_0 = D and D_i = D_{i−1} with x'_i (added under
+/// add/remove; under replace-one the i-th of the last K records replaced), and write R_i for the
+/// law of (x'_1..x'_K, w ~ M(D_i)). Fix every record but x'_i: D_{i−1} is then a fixed dataset
+/// and x'_i ~ μ independent of it, so the per-record claim applies to the pair
+/// (D_{i−1}, D_i). For any event S (on the output, or jointly on the records and the output),
+/// its section in (x'_i, w) satisfies Pr[S | rest] under D_i ≤ e^ε·Pr[S | rest] under
+/// D_{i−1} + δ (for a Definition 1 claim through H_{e^ε} ≤ Pr[L ≥ ε]; see
+/// `dp_audit::audit::bayesian`),
+/// and averaging over the rest gives R_i(S) ≤ e^ε R_{i−1}(S) + δ, and the same with R_i and
+/// R_{i−1} exchanged. Chaining K steps:
+/// R_K(S) ≤ e^{Kε} R_0(S) + δ·(1 + e^ε + … + e^{(K−1)ε}), and each of the K terms of the sum is
+/// ≤ e^{(K−1)ε}, so the sum is ≤ K·e^{(K−1)ε}: the proposition's factor (the chain gives the
+/// smaller (e^{Kε} − 1)/(e^ε − 1) when ε > 0; the proposition's, which is what the paper states
+/// and what is reported, is the larger and so also valid).
+///
+/// # Errors
+/// ε or δ out of range (ε finite ≥ 0, 0 ≤ δ < 1), K = 0 or K > [`MAX_GROUP`], and a group δ
+/// that is not below 1 (no guarantee for K records: the message gives the largest K that keeps
+/// one).
+pub fn group_privacy(epsilon: f64, delta: f64, k: u64) -> Result<(f64, f64)> {
+    if !(epsilon.is_finite() && epsilon >= 0.0) {
+        return Err(invalid(format!(
+            "per-record ε {epsilon}; allowed: a finite number ≥ 0"
+        )));
+    }
+    if !(0.0..1.0).contains(&delta) {
+        return Err(invalid(format!("per-record δ {delta}; allowed: 0 ≤ δ < 1")));
+    }
+    if !(1..=MAX_GROUP).contains(&k) {
+        return Err(invalid(format!(
+            "group of {k} records; allowed: a whole number from 1 to {MAX_GROUP}"
+        )));
+    }
+    let up = |x: f64| (x * (1.0 + 1e-12)).next_up();
+    let kf = k as f64;
+    let eps = if k == 1 { epsilon } else { up(kf * epsilon) };
+    // K·e^{(K−1)ε}·δ through its logarithm, so that an overflow of e^{(K−1)ε} reads as "not
+    // below 1"; rounded up (the log's rounding error, a few ulps of a number below ~10^3, is far
+    // inside the 10^-12 margin).
+    let log_of = |k: u64| (k as f64).ln() + (k as f64 - 1.0) * epsilon + delta.ln();
+    let group_delta = |k: u64| {
+        if k == 1 {
+            delta
+        } else if delta == 0.0 {
+            0.0
+        } else {
+            up(log_of(k).exp())
+        }
+    };
+    let log_delta = log_of(k);
+    let d = group_delta(k);
+    if d.is_nan() || d >= 1.0 {
+        // The group δ grows with K: the largest K with a group δ below 1, by bisection.
+        let ok = |k: u64| group_delta(k) < 1.0;
+        let (mut lo, mut hi) = (1u64, k);
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if ok(mid) { lo = mid } else { hi = mid }
+        }
+        return Err(invalid(format!(
+            "group of {k} records: Proposition 4 gives δ = K·e^{{(K−1)ε}}·δ = {} for ε = {epsilon}, δ = {delta}, which is not below 1 (no guarantee for {k} records); allowed: K ≤ {lo} here",
+            if log_delta > 700.0 {
+                format!("e^{log_delta:.1}")
+            } else {
+                format!("{:.4e}", log_delta.exp())
+            }
+        )));
+    }
+    Ok((eps, d))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Proposition 4's arithmetic: K = 1 is the claim itself, K = 2 and 3 by hand, the factor is
+    /// at least the chain's geometric sum, the results are rounded up, and bad K or a δ that
+    /// reaches 1 are refused with the largest K that keeps a guarantee.
+    #[test]
+    fn group_privacy_proposition_4() {
+        assert_eq!(group_privacy(0.5, 1e-5, 1).unwrap(), (0.5, 1e-5));
+        let (e, d) = group_privacy(0.5, 1e-5, 2).unwrap();
+        assert!((1.0..1.0 + 1e-9).contains(&e), "{e}");
+        let want = 2.0 * 0.5f64.exp() * 1e-5;
+        assert!((want..want * (1.0 + 1e-9)).contains(&d), "{d} vs {want}");
+        let (e, d) = group_privacy(1.0, 1e-4, 3).unwrap();
+        assert!((3.0..3.0 + 1e-9).contains(&e));
+        let want = 3.0 * 2f64.exp() * 1e-4;
+        assert!((want..want * (1.0 + 1e-9)).contains(&d), "{d} vs {want}");
+        // The chain's sum 1 + e^ε + e^{2ε} is below the proposition's 3e^{2ε}.
+        let chain = (1.0 + 1f64.exp() + 2f64.exp()) * 1e-4;
+        assert!(chain < d);
+        // δ = 0 stays 0 (pure Bayesian claims stay pure).
+        let (e, d) = group_privacy(1.0, 0.0, 4).unwrap();
+        assert!(d == 0.0 && (4.0..4.0 + 1e-9).contains(&e), "{e} {d}");
+        for (k, needle) in [(0, "group of 0"), (MAX_GROUP + 1, "from 1 to")] {
+            let e = group_privacy(1.0, 1e-5, k).unwrap_err().to_string();
+            assert!(e.contains(needle), "{e}");
+        }
+        // ε = 1, δ = 1e-5: K = 9 gives 9e^8·1e-5 = 0.268, K = 10 gives 10e^9·1e-5 = 0.81,
+        // K = 11 gives 11e^10·1e-5 = 2.42 ≥ 1.
+        assert!(group_privacy(1.0, 1e-5, 10).is_ok());
+        let e = group_privacy(1.0, 1e-5, 11).unwrap_err().to_string();
+        assert!(e.contains("not below 1") && e.contains("K ≤ 10"), "{e}");
+        // An overflowing e^{(K−1)ε}: refused, not infinite.
+        let e = group_privacy(700.0, 1e-5, 1000).unwrap_err().to_string();
+        assert!(e.contains("not below 1") && e.contains("K ≤ 1 here"), "{e}");
+        assert!(group_privacy(f64::NAN, 1e-5, 2).is_err());
+        assert!(group_privacy(1.0, 1.0, 2).is_err());
+    }
 
     /// With every distance at 1 the exact accountant is the moments accountant (same orders).
     #[test]

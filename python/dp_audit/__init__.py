@@ -504,6 +504,8 @@ def _percent_list(v, name: str, default: str) -> str:
 def account_bayesian(data, *, sampling_rate: float, noise_multiplier: float, steps: int,
                      delta: float, gamma: Optional[float] = None,
                      distance_quantiles=None, markov_percentiles=None,
+                     estimator: Optional[str] = None, max_distance: Optional[float] = None,
+                     group: Optional[int] = None,
                      name: str = "distances.txt") -> BayesianAccountRecord:
     """``audit accountant --bayesian --data FILE`` (docs/bayesian.md): Bayesian DP (Triastcyn &
     Faltings 2020), ε_μ at δ_μ = ``delta`` for T = ``steps`` steps of DP-SGD at sampling rate q
@@ -515,7 +517,14 @@ def account_bayesian(data, *, sampling_rate: float, noise_multiplier: float, ste
     ``repr``). ``gamma``: the probability that the estimate under-states the cost, folded into δ
     (default δ/1000). ``distance_quantiles`` (default 50, 90, 99, 100) and
     ``markov_percentiles`` (default 50, 90, 99): lists of percentages, or the CLI's
-    comma-separated text. ``.json()`` is the CLI's ``--json`` output on the same file."""
+    comma-separated text. ``estimator``: ``"distribution-free"`` (the default: a DKW band on the
+    distances in [0, ``max_distance``], default 1, no normality assumed; binary distances left
+    to the default get the Clopper–Pearson bound) or ``"student-t"`` (the paper's estimator,
+    which assumes normality and was measured under-stating the cost more often than γ at high
+    orders: docs/bayesian.md, Theorem 4 check). ``group``: K ≥ 1, the guarantee for datasets
+    differing in K records drawn i.i.d. from μ (Proposition 4: (Kε_μ, K·e^{(K−1)ε_μ}·δ_μ), in
+    ``to_dict()["group"]``; default 1). ``.json()`` is the CLI's ``--json`` output on the same
+    file."""
     delta = _number(delta, "delta")
     sampling_rate = _number(sampling_rate, "sampling_rate")
     noise_multiplier = _number(noise_multiplier, "noise_multiplier")
@@ -524,6 +533,12 @@ def account_bayesian(data, *, sampling_rate: float, noise_multiplier: float, ste
         gamma = _number(gamma, "gamma")
     quantiles = _percent_list(distance_quantiles, "distance_quantiles", "50,90,99,100")
     markov = _percent_list(markov_percentiles, "markov_percentiles", "50,90,99")
+    if estimator is not None and not isinstance(estimator, str):
+        raise TypeError(f"estimator={estimator!r}; allowed: 'distribution-free' or 'student-t'")
+    if max_distance is not None:
+        max_distance = _number(max_distance, "max_distance")
+    if group is not None:
+        group = _positive_int(group, "group")
     if isinstance(data, (str, bytes)) or hasattr(data, "__fspath__"):
         import os
         path, text = os.fsdecode(data), None
@@ -544,7 +559,7 @@ def account_bayesian(data, *, sampling_rate: float, noise_multiplier: float, ste
         # repr is each double's shortest round-trip form: the engine reads the same bits.
         path, text = name, "".join(repr(float(x)) + "\n" for x in a)
     args = (delta, path, text, sampling_rate, noise_multiplier, steps, gamma, quantiles, markov,
-            True)
+            estimator, max_distance, group, True)
     return BayesianAccountRecord(_native.account_bayesian(*args), args)
 
 

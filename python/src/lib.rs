@@ -458,6 +458,9 @@ fn python_names(msg: &str) -> String {
         ("--gamma", "gamma"),
         ("--distance-quantiles", "distance_quantiles"),
         ("--markov-percentiles", "markov_percentiles"),
+        ("--estimator", "estimator"),
+        ("--max-distance", "max_distance"),
+        ("--group", "group"),
     ]
     .iter()
     .fold(msg.to_string(), |m, (flag, name)| m.replace(flag, name))
@@ -498,9 +501,10 @@ fn account(
         gamma: None,
         distance_quantiles: "50,90,99,100".into(),
         markov_percentiles: "50,90,99".into(),
-        estimator: "student-t".into(),
+        estimator: None,
         max_distance: None,
         unclipped: false,
+        group: None,
         test_distances: None,
         weibull_shape: None,
         weibull_scale: None,
@@ -537,9 +541,11 @@ fn account(
 
 /// `audit accountant --bayesian --data NAME … [--json]` (docs/bayesian.md): the Bayesian
 /// accountant beside the moments and RDP accountants, on the distance file `data_path`, or on
-/// `data_text` (the file's lines, named `data_path`). Returns what the CLI prints.
+/// `data_text` (the file's lines, named `data_path`). `estimator`, `max_distance` and `group`: as
+/// `--estimator`, `--max-distance` and `--group` (None: the CLI's defaults). Returns what the
+/// CLI prints.
 #[pyfunction]
-#[pyo3(signature = (delta, data_path, data_text, sampling_rate, noise_multiplier, steps, gamma, distance_quantiles, markov_percentiles, json))]
+#[pyo3(signature = (delta, data_path, data_text, sampling_rate, noise_multiplier, steps, gamma, distance_quantiles, markov_percentiles, estimator, max_distance, group, json))]
 #[allow(clippy::too_many_arguments)]
 fn account_bayesian(
     py: Python<'_>,
@@ -552,6 +558,9 @@ fn account_bayesian(
     gamma: Option<f64>,
     distance_quantiles: String,
     markov_percentiles: String,
+    estimator: Option<String>,
+    max_distance: Option<f64>,
+    group: Option<u64>,
     json: bool,
 ) -> PyResult<String> {
     use dp_audit::commands::accountant::{AccountantArgs, accountant, accountant_bayesian_given};
@@ -569,9 +578,10 @@ fn account_bayesian(
         gamma,
         distance_quantiles,
         markov_percentiles,
-        estimator: "student-t".into(),
-        max_distance: None,
+        estimator,
+        max_distance,
         unclipped: false,
+        group,
         test_distances: None,
         weibull_shape: None,
         weibull_scale: None,

@@ -135,25 +135,60 @@ def test_bayesian_on_a_distance_file_gives_the_clis_record():
     flags = BAYES_FLAGS + ["--data", str(DISTANCES)]
     assert rec.json() == cli(*flags, "--json")
     assert rec.text() == cli(*flags)
-    # Bayesian DP averages over the data: below the worst-case accountants' ε for the same run.
-    assert 0 < rec.epsilon < rec.rdp_epsilon <= rec.moments_epsilon
+    # The default (distribution-free) estimator bounds the cost by moving a DKW band's worth of
+    # the samples (9.6 % at m = 1000, γ = 1e-8) to the clipping bound: below the moments
+    # accountant (the Bayesian accountant at distance 1; here 1.344 against 1.521), though not
+    # below the RDP accountant's better conversion (1.150) on this short run.
+    assert rec.to_dict()["estimator_id"] == "distribution-free"
+    assert 0 < rec.epsilon < rec.moments_epsilon
+    assert rec.rdp_epsilon <= rec.moments_epsilon
+    # The paper's Student-t estimate averages over the data: below the worst-case accountants'
+    # ε for the same run (0.215 here).
+    t = dp_audit.account_bayesian(DISTANCES, estimator="student-t", **BAYES)
+    assert 0 < t.epsilon < t.rdp_epsilon
+    assert t.to_dict()["distribution_free"]["account"]["epsilon"] == rec.epsilon
 
 
 def test_bayesian_on_an_array_is_the_file_of_its_reprs(tmp_path):
     rng = np.random.default_rng(1)
     d = np.clip(rng.normal(0.4, 0.2, 500), 0.0, 2.0)
     (tmp_path / "d.txt").write_text("".join(repr(float(x)) + "\n" for x in d))
-    kw = dict(BAYES, gamma=1e-7, distance_quantiles=[50, 99.5], markov_percentiles="90,99")
+    # One draw (1.02) is above the default largest distance 1 of the distribution-free
+    # estimator (the default): refused by name, accepted with max_distance=2.
+    with pytest.raises(ValueError, match=r"distance sample .* max_distance"):
+        dp_audit.account_bayesian(d, name="d.txt", **BAYES)
+    kw = dict(BAYES, gamma=1e-7, distance_quantiles=[50, 99.5], markov_percentiles="90,99",
+              max_distance=2)
     rec = dp_audit.account_bayesian(d, name="d.txt", **kw)
+    assert rec.to_dict()["estimator_id"] == "distribution-free"
     assert rec.json() == cli(*BAYES_FLAGS, "--data", "d.txt", "--gamma", "1e-7",
                              "--distance-quantiles", "50,99.5", "--markov-percentiles", "90,99",
-                             "--json", cwd=tmp_path)
+                             "--max-distance", "2", "--json", cwd=tmp_path)
+    # The paper's Student-t estimator by name: the CLI's --estimator student-t, the
+    # distribution-free ε beside it.
+    rec = dp_audit.account_bayesian(d, name="d.txt", estimator="student-t", max_distance=2,
+                                    **BAYES)
+    assert rec.to_dict()["estimator_id"] == "student-t"
+    assert rec.epsilon < rec.to_dict()["distribution_free"]["account"]["epsilon"]
+    assert rec.json() == cli(*BAYES_FLAGS, "--data", "d.txt", "--estimator", "student-t",
+                             "--max-distance", "2", "--json", cwd=tmp_path)
     # Binary distances (0 or 1) take the §4.3.1 binary estimator (Clopper–Pearson bound), as in the CLI.
     b = [0.0] * 90 + [1.0] * 10
     (tmp_path / "b.txt").write_text("".join(repr(x) + "\n" for x in b))
     rec = dp_audit.account_bayesian(b, name="b.txt", **BAYES)
     assert "Clopper–Pearson" in rec.to_dict()["estimator"]
     assert rec.json() == cli(*BAYES_FLAGS, "--data", "b.txt", "--json", cwd=tmp_path)
+
+
+def test_bayesian_group_is_the_clis_group():
+    # Proposition 4 (group privacy): K records give (K·ε_μ, K·e^{(K−1)ε_μ}·δ_μ), as --group K.
+    rec = dp_audit.account_bayesian(DISTANCES, group=2, **BAYES)
+    assert rec.json() == cli(*BAYES_FLAGS, "--data", str(DISTANCES), "--group", "2", "--json")
+    g = rec.to_dict()["group"]
+    assert g["records"] == 2 and g["per_record"]["epsilon"] == rec.epsilon
+    assert 2 * rec.epsilon <= g["epsilon"] < 2 * rec.epsilon * (1 + 1e-9)
+    want = 2 * np.exp(rec.epsilon) * BAYES["delta"]
+    assert want <= g["delta"] < want * (1 + 1e-9)
 
 
 @pytest.mark.parametrize("data,kw,err,words", [
@@ -167,7 +202,13 @@ def test_bayesian_on_an_array_is_the_file_of_its_reprs(tmp_path):
     ([0.1, 0.2], dict(steps=0), ValueError, "steps=0"),
     ([0.1, 0.2], dict(delta=1.0), ValueError, r"delta 1; allowed: 0 < δ < 1"),
     ([0.1, 0.2, 0.3], dict(markov_percentiles=[100]), ValueError, "markov_percentiles 100"),
-    ([0.1, 0.2], {}, ValueError, r"data distances.txt: .*at least 3"),
+    ([0.1, 0.2], dict(estimator="student-t"), ValueError,
+     r"data distances.txt: .*at least 3"),
+    ([0.1, 0.2], dict(estimator="t"), ValueError, r"estimator \"t\"; allowed"),
+    ([0.1, 0.2], dict(estimator=1), TypeError, "estimator=1"),
+    ([0.1, 0.2, 0.3], dict(group=0), ValueError, "group=0"),
+    ([0.1, 0.2, 0.3], dict(group=10**6 + 1), ValueError, "group 1000001: group of"),
+    ([0.1, 0.2, 0.3], dict(group=10**5), ValueError, "not below 1"),
 ])
 def test_bayesian_bad_settings_are_exceptions(data, kw, err, words):
     with pytest.raises(err, match=words):

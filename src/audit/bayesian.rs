@@ -97,6 +97,52 @@
 //! rows are w alone, i.i.d. from E_{D,x'} M(D with x') and E_D M(D), whose hockey-stick
 //! divergence the averaged Definition 2 claim bounds directly. ∎
 //!
+//! # Groups of K records (`--group K`)
+//! The user states a per-record claim (ε, δ) (`bdp:EPS:DELTA`); the audit draws K records
+//! x' = (x'_1..x'_K) i.i.d. from μ per release and tests the K-record claim it implies by the
+//! paper's Proposition 4 (group privacy), (ε_K, δ_K) = (Kε, K·e^{(K−1)ε}·δ), rounded up
+//! ([`crate::mechanisms::bayesian_accountant::group_privacy`]). A violation of the group claim
+//! therefore refutes the per-record claim; K = 1 is the audit above, draw for draw.
+//!
+//! *The joint laws.* P̃_K: x' ~ μ^K, then w ~ M(D_K) with D_K = D ∪ {x'_1..x'_K} (add-remove)
+//! or D with its last K records replaced by x'_1..x'_K (replace-one); Q̃_K: x' ~ μ^K, then
+//! w ~ M(D) independently. Steps 1–2 draw n K-tuples per side (the nK indices from the side's
+//! own stream, so K = 1 draws what the single-record audit draws); releases for the same K-tuple
+//! are drawn together on a stream of their own, as for one record.
+//!
+//! **Inequality used (the chain D_0..D_K).** If M is (ε, δ)-BDP per record (Definition 1, for
+//! every fixed rest of the dataset, as the paper's definition states), then for every ε ≥ 0
+//! H_{e^{Kε}}(P̃_K ‖ Q̃_K) ≤ δ·(1 + e^ε + … + e^{(K−1)ε}) ≤ K·e^{(K−1)ε}·δ, and the same for
+//! H_{e^{Kε}}(Q̃_K ‖ P̃_K).
+//!
+//! *Proof.* Let D_i be D with x'_1..x'_i (added, or the i-th of the last K records replaced) and
+//! R_i the law of (x', w ~ M(D_i)), x' ~ μ^K; R_K = P̃_K and R_0 = Q̃_K. Fix a joint event S and
+//! i. Given the other records x'_{−i}, the dataset D_{i−1} is fixed and x'_i ~ μ is independent
+//! of it; the section S' = {(x'_i, w) : (x', w) ∈ S} is an event on (x'_i, w), so by the
+//! inequality above (with the fixed rest D_{i−1} and the pair (D_{i−1}, D_i), which differ in
+//! x'_i alone) Pr[S | x'_{−i}] under R_i ≤ e^ε·Pr[S | x'_{−i}] under R_{i−1} + δ, and the same
+//! with R_i and R_{i−1} exchanged (the claim's other order). Averaging over x'_{−i}:
+//! R_i(S) ≤ e^ε R_{i−1}(S) + δ. Chaining from i = K down to 1,
+//! R_K(S) ≤ e^{Kε} R_0(S) + δ Σ_{i<K} e^{iε}, and each of the K terms is ≤ e^{(K−1)ε}. The other
+//! order chains the exchanged inequalities from i = 1 up to K. ∎ (The proposition's factor
+//! K·e^{(K−1)ε} is what the paper states and what is tested; the chain's geometric sum is
+//! smaller, so the tested claim is the weaker one, the safe side.) Under Definition 2 the same
+//! chain with events on the output only (sections in w, averaged over x'_{<i}) bounds
+//! H_{e^{Kε}}(P̄_K ‖ Q) for the mixture P̄_K = E_{x'~μ^K} M(D_K), which is what the
+//! Definition 2 test bounds. With `--draw-dataset` the chain needs the per-record claim on
+//! average over the dataset at every size it passes (add-remove: |D| to |D| + K − 1 records, all
+//! i.i.d. from μ; replace-one: |D|), which a claim stated for datasets of any size gives.
+//!
+//! *Features.* A row is [w, s, w_a·s_b] with s = x'_1 + … + x'_K (one record's dimension): a
+//! fixed map of (x', w), so events on features are events on (x', w) and the data-processing
+//! step is unchanged. The sum is what a release of a sum or a mean depends on (for the Gaussian
+//! sum the privacy loss of the K records is linear in w·s and s²), and keeps the row's width
+//! independent of K. Under Definition 2 the row is w alone, as for one record.
+//!
+//! *Guarantee.* With probability ≥ 1 − β the bound is at most max(H_{e^{ε_K}}(P̃_K ‖ Q̃_K),
+//! H_{e^{ε_K}}(Q̃_K ‖ P̃_K)) ≤ δ_K for a mechanism keeping the per-record claim: a violation is
+//! reported against it with probability ≤ β.
+//!
 //! # Guarantee
 //! With probability at least 1 − β over the draws of x' and of the releases, the reported lower
 //! bound is at most max(H_{e^{ε_μ}}(P̃ ‖ Q̃), H_{e^{ε_μ}}(Q̃ ‖ P̃)), hence, by the inequality above,
@@ -126,8 +172,8 @@ use crate::error::{Error, Result};
 use crate::mechanisms::math::readable;
 use crate::mechanisms::{Dataset, Mechanism, Neighboring, PrivacyClaim, RecordDomain, Samples};
 use crate::record::{
-    AuditReport, BayesianInfo, BetaSplit, BoundRecord, Direction, DrawnRecord, MechanismInfo,
-    SCHEMA_VERSION, Verdict,
+    AuditReport, BayesianInfo, BetaSplit, BoundRecord, Direction, DrawnRecord, GroupInfo,
+    MechanismInfo, SCHEMA_VERSION, Verdict,
 };
 use crate::rng::{Seed, Side, Stream, chunk_len, sample_parallel};
 use crate::testers::{Divergence, HockeyStickTester, PropertyTester, violates};
@@ -142,6 +188,11 @@ const TRIAL_BASE: u64 = 1 << 48;
 /// With `--draw-dataset`, release j is drawn on the confirm stream of trial this + j (above
 /// the per-record trials TRIAL_BASE + i of a fixed D).
 const DRAWN_DATASET_TRIAL_BASE: u64 = 1 << 49;
+/// With `--group K` (K > 1) and a fixed D, the releases of P̃ for one K-tuple are drawn on the
+/// confirm stream of trial this + the index of the tuple's first draw (above the trials
+/// TRIAL_BASE + i of single records and DRAWN_DATASET_TRIAL_BASE + j of drawn datasets); for a
+/// program that reads many datasets per request, chunk c of the releases on trial this + c.
+const GROUP_TRIAL_BASE: u64 = 1 << 50;
 /// Most product features w_a·x'_b added to a joint row.
 const MAX_PRODUCTS: usize = 64;
 
@@ -283,6 +334,10 @@ pub struct BayesianConfig {
     /// Draw the rest of the dataset from μ too, fresh for every release (`--draw-dataset`),
     /// with as many records as the fixed rest `base`.
     pub draw_dataset: bool,
+    /// K, the records x'_1..x'_K drawn i.i.d. from μ that differ (`--group K`, default 1): the
+    /// per-record claim (ε, δ) is tested through the K-record claim (Kε, K·e^{(K−1)ε}·δ) it
+    /// implies (Proposition 4; module docs, *Groups of K records*).
+    pub group: usize,
 }
 
 impl BayesianConfig {
@@ -294,6 +349,7 @@ impl BayesianConfig {
             failure_probability,
             definition: Definition::Strong,
             draw_dataset: false,
+            group: 1,
         }
     }
 }
@@ -309,6 +365,40 @@ fn neighbor(base: &Dataset, record: &[f64], relation: Neighboring) -> Result<Dat
             ));
         }
     })
+}
+
+/// The dataset differing from `base` in the K = `records.len()` records x'_1..x'_K: all added
+/// (add-remove) or the last K records replaced, the i-th of them by x'_i (replace-one). K = 1 is
+/// [`neighbor`].
+fn neighbor_group(base: &Dataset, records: &[Vec<f64>], relation: Neighboring) -> Result<Dataset> {
+    if let [one] = records {
+        return neighbor(base, one, relation);
+    }
+    let k = records.len();
+    match relation {
+        Neighboring::AddRemove => {
+            let mut d = base.clone();
+            for r in records {
+                d = d.with_record(r)?;
+            }
+            Ok(d)
+        }
+        Neighboring::ReplaceOne => {
+            if base.len() < k {
+                return Err(Error::InvalidConfig(format!(
+                    "--group {k} under replace-one replaces the last {k} records of D, which has {}; allowed: a group of at most {} records",
+                    base.len(),
+                    base.len()
+                )));
+            }
+            let mut d = base.clone();
+            for (i, r) in records.iter().enumerate() {
+                d = d.with_replaced(base.len() - k + i, r)?;
+            }
+            Ok(d)
+        }
+        Neighboring::ZeroOut => neighbor(base, &records[0], relation),
+    }
 }
 
 /// Which joint law a side of the Bayesian test draws from.
@@ -332,11 +422,12 @@ impl JointSide {
 /// n i.i.d. pairs (x', w) of one side.
 #[derive(Clone, Debug)]
 pub struct Draws {
-    /// The drawn records x', one row each.
+    /// The drawn records x', one row each; with a group of K records the row is
+    /// x'_1..x'_K side by side (dimension K times the records').
     pub x: Samples,
     /// The releases, row j drawn with x' = row j of `x`.
     pub w: Samples,
-    /// Index into the data of each draw.
+    /// Index into the data of each drawn record (K per draw, draw j's at jK..(j+1)K).
     pub idx: Vec<usize>,
     /// Mechanism calls (exec requests) made.
     pub calls: u64,
@@ -369,6 +460,27 @@ pub fn check_inputs(mechanism: &dyn Mechanism, base: &Dataset, data: &Dataset) -
     Ok(())
 }
 
+/// [`check_inputs`] for a group of K records: also the dataset with K of them (under
+/// replace-one, D must have K records to replace).
+pub fn check_inputs_group(
+    mechanism: &dyn Mechanism,
+    base: &Dataset,
+    data: &Dataset,
+    group: usize,
+) -> Result<()> {
+    check_inputs(mechanism, base, data)?;
+    if group > 1 {
+        let r = data.record(0).to_vec();
+        let d = neighbor_group(base, &vec![r.clone(); group], mechanism.neighboring())?;
+        mechanism.domain().check(&d).map_err(|e| {
+            Error::InvalidConfig(format!(
+                "--group {group}: D with {group} records of the data ({r:?} each): {e}"
+            ))
+        })?;
+    }
+    Ok(())
+}
+
 /// Draws n pairs (x', w) of `side` (see the module docs, steps 1–2): x' uniform over the rows
 /// of `data` from the seed's `Other { DRAW_TAG, side }` stream; w from M(D) or M(D with x'),
 /// D = `base`, or (`draw_dataset`) D drawn from μ with `base.len()` records, fresh for every
@@ -382,56 +494,96 @@ pub fn draw_side(
     side: JointSide,
     draw_dataset: bool,
 ) -> Result<Draws> {
+    draw_side_group(mechanism, base, data, n, seed, side, draw_dataset, 1)
+}
+
+/// [`draw_side`] with K = `group` records x'_1..x'_K per draw (module docs, *Groups of K
+/// records*): the nK indices come from the same stream (K = 1 draws exactly what
+/// [`draw_side`] draws), and under P̃ draw j's release is of D with its K records. The caller
+/// has checked the inputs ([`check_inputs_group`]).
+#[allow(clippy::too_many_arguments)]
+pub fn draw_side_group(
+    mechanism: &dyn Mechanism,
+    base: &Dataset,
+    data: &Dataset,
+    n: usize,
+    seed: Seed,
+    side: JointSide,
+    draw_dataset: bool,
+    group: usize,
+) -> Result<Draws> {
     use rayon::prelude::*;
     let relation = mechanism.neighboring();
     let m = data.len();
+    let k = group.max(1);
     let idx: Vec<usize> = {
         let mut rng = seed.rng(Stream::Other {
             tag: DRAW_TAG,
             index: side.draw_index(),
         });
-        (0..n).map(|_| rng.random_range(0..m)).collect()
+        (0..n * k).map(|_| rng.random_range(0..m)).collect()
+    };
+    // The records of draw j.
+    let records_of = |j: usize| -> Vec<Vec<f64>> {
+        idx[j * k..(j + 1) * k]
+            .iter()
+            .map(|&i| data.record(i).to_vec())
+            .collect()
     };
     let d_out = mechanism.output_dim();
     let rng_side = match side {
         JointSide::P => Side::First,
         JointSide::Q => Side::Second,
     };
-    let (w, calls) = if draw_dataset {
-        // One release per dataset: D_j (base.len() records i.i.d. from μ) from its own stream,
-        // the release from its own stream, so the pairs are i.i.d. and independent of the order
-        // the threads run in.
+    let per_call = mechanism.datasets_per_call().filter(|&c| c > 1);
+    // A group of K > 1 records next to a fixed D, for a program that reads many datasets per
+    // request: every release has its own dataset (D with its K-tuple), batched as drawn datasets
+    // are.
+    let batched_group = !draw_dataset && k > 1 && side == JointSide::P && per_call.is_some();
+    let (w, calls) = if draw_dataset || batched_group {
+        // One release per dataset: D_j (base.len() records i.i.d. from μ; with a batched group
+        // the fixed D) from its own stream, the release from its own stream, so the pairs are
+        // i.i.d. and independent of the order the threads run in.
         let size = base.len();
+        let trial_base = if draw_dataset {
+            DRAWN_DATASET_TRIAL_BASE
+        } else {
+            GROUP_TRIAL_BASE
+        };
         let dataset_j = |j: usize| -> Result<Dataset> {
-            let mut r = seed.rng(Stream::Other {
-                tag: DATASET_TAG,
-                index: 2 * j as u64 + side.draw_index(),
-            });
-            let recs: Vec<Vec<f64>> = (0..size)
-                .map(|_| data.record(r.random_range(0..m)).to_vec())
-                .collect();
-            let d = if recs.is_empty() {
-                Dataset::empty(data.dim())?
+            let d = if !draw_dataset {
+                base.clone()
             } else {
-                Dataset::vectors(data.dim(), &recs)?
+                let mut r = seed.rng(Stream::Other {
+                    tag: DATASET_TAG,
+                    index: 2 * j as u64 + side.draw_index(),
+                });
+                let recs: Vec<Vec<f64>> = (0..size)
+                    .map(|_| data.record(r.random_range(0..m)).to_vec())
+                    .collect();
+                if recs.is_empty() {
+                    Dataset::empty(data.dim())?
+                } else {
+                    Dataset::vectors(data.dim(), &recs)?
+                }
             };
             Ok(match side {
-                JointSide::P => neighbor(&d, &data.record(idx[j]).to_vec(), relation)?,
+                JointSide::P => neighbor_group(&d, &records_of(j), relation)?,
                 JointSide::Q => d,
             })
         };
-        if let Some(k) = mechanism.datasets_per_call().filter(|&k| k > 1) {
-            // A program that reads many datasets per request: the releases j in chunk c (of k
-            // datasets, a fixed split) come from one call on the confirm stream of trial
-            // DRAWN_DATASET_TRIAL_BASE + c, the datasets each from their own stream as above.
-            let chunks: Vec<Vec<f64>> = (0..n.div_ceil(k))
+        if let Some(per) = per_call {
+            // A program that reads many datasets per request: the releases j in chunk c (of
+            // `per` datasets, a fixed split) come from one call on the confirm stream of trial
+            // `trial_base` + c, the datasets each from their own stream as above.
+            let chunks: Vec<Vec<f64>> = (0..n.div_ceil(per))
                 .into_par_iter()
                 .map(|c| -> Result<Vec<f64>> {
-                    let ds: Vec<Dataset> = (c * k..((c + 1) * k).min(n))
+                    let ds: Vec<Dataset> = (c * per..((c + 1) * per).min(n))
                         .map(&dataset_j)
                         .collect::<Result<_>>()?;
                     let mut rng = seed.rng(Stream::Confirm {
-                        trial: DRAWN_DATASET_TRIAL_BASE + c as u64,
+                        trial: trial_base + c as u64,
                         side: rng_side,
                         chunk: 0,
                     });
@@ -449,7 +601,7 @@ pub fn draw_side(
                 })
                 .collect::<Result<Vec<_>>>()?;
             let flat: Vec<f64> = chunks.into_iter().flatten().collect();
-            (Samples::from_flat(d_out, flat)?, n.div_ceil(k) as u64)
+            (Samples::from_flat(d_out, flat)?, n.div_ceil(per) as u64)
         } else {
             let rows: Vec<Vec<f64>> = (0..n)
                 .into_par_iter()
@@ -461,7 +613,7 @@ pub fn draw_side(
                         1,
                         seed,
                         Stream::Confirm {
-                            trial: DRAWN_DATASET_TRIAL_BASE + j as u64,
+                            trial: trial_base + j as u64,
                             side: rng_side,
                             chunk: 0,
                         },
@@ -489,28 +641,55 @@ pub fn draw_side(
                 (w, n.div_ceil(chunk_len(mechanism)) as u64)
             }
             JointSide::P => {
-                // Group the draws by record, sample each group on its own stream (groups in
-                // parallel: an exec program's requests run side by side), scatter back.
-                let mut by_record: Vec<Vec<usize>> = vec![Vec::new(); m];
-                for (j, &i) in idx.iter().enumerate() {
-                    by_record[i].push(j);
-                }
-                let groups: Vec<(usize, Vec<usize>)> = by_record
-                    .into_iter()
-                    .enumerate()
-                    .filter(|(_, s)| !s.is_empty())
-                    .collect();
+                // Group the draws by record (by K-tuple of records for a group), sample each
+                // group on its own stream (groups in parallel: an exec program's requests run
+                // side by side), scatter back. A record i has the trial TRIAL_BASE + i; a
+                // K-tuple (K > 1) the trial GROUP_TRIAL_BASE + j of its first draw j, distinct
+                // for distinct tuples.
+                let groups: Vec<(usize, Vec<usize>)> = if k == 1 {
+                    let mut by_record: Vec<Vec<usize>> = vec![Vec::new(); m];
+                    for (j, &i) in idx.iter().enumerate() {
+                        by_record[i].push(j);
+                    }
+                    by_record
+                        .into_iter()
+                        .enumerate()
+                        .filter(|(_, s)| !s.is_empty())
+                        .collect()
+                } else {
+                    let mut at: std::collections::HashMap<&[usize], usize> =
+                        std::collections::HashMap::new();
+                    let mut groups: Vec<(usize, Vec<usize>)> = Vec::new();
+                    for j in 0..n {
+                        let g = *at.entry(&idx[j * k..(j + 1) * k]).or_insert_with(|| {
+                            groups.push((j, Vec::new()));
+                            groups.len() - 1
+                        });
+                        groups[g].1.push(j);
+                    }
+                    groups
+                };
                 let drawn = groups
                     .par_iter()
                     .map(|(i, slots)| -> Result<Samples> {
-                        let ds = neighbor(base, &data.record(*i).to_vec(), relation)?;
+                        let (ds, trial) = if k == 1 {
+                            (
+                                neighbor(base, &data.record(*i).to_vec(), relation)?,
+                                TRIAL_BASE + *i as u64,
+                            )
+                        } else {
+                            (
+                                neighbor_group(base, &records_of(*i), relation)?,
+                                GROUP_TRIAL_BASE + *i as u64,
+                            )
+                        };
                         sample_parallel(
                             mechanism,
                             &ds,
                             slots.len(),
                             seed,
                             Stream::Confirm {
-                                trial: TRIAL_BASE + *i as u64,
+                                trial,
                                 side: Side::First,
                                 chunk: 0,
                             },
@@ -533,7 +712,7 @@ pub fn draw_side(
     };
     let x_flat: Vec<f64> = idx.iter().flat_map(|&i| data.record(i).to_vec()).collect();
     Ok(Draws {
-        x: Samples::from_flat(data.dim(), x_flat)?,
+        x: Samples::from_flat(data.dim() * k, x_flat)?,
         w,
         idx,
         calls,
@@ -548,6 +727,37 @@ fn with_products(d_out: usize, d_in: usize) -> bool {
 /// The feature rows of pairs (x', w): [w, x', w_a·x'_b] for Definition 1 (step 3), w alone for
 /// Definition 2 (events on the output only).
 pub fn features(x: &Samples, w: &Samples, definition: Definition) -> Result<Samples> {
+    features_group(x, w, definition, 1)
+}
+
+/// [`features`] for draws of K = `group` records (rows of `x` are x'_1..x'_K side by side):
+/// under Definition 1 the row is [w, s, w_a·s_b] with s = x'_1 + … + x'_K (a fixed map of the
+/// pair, module docs *Groups of K records*); K = 1 is [`features`].
+pub fn features_group(
+    x: &Samples,
+    w: &Samples,
+    definition: Definition,
+    group: usize,
+) -> Result<Samples> {
+    if group > 1 && definition == Definition::Strong {
+        if !x.dim().is_multiple_of(group) {
+            return Err(Error::InvalidSamples(format!(
+                "joint rows of dimension {} for a group of {group} records; allowed: a multiple of {group}",
+                x.dim()
+            )));
+        }
+        let d_in = x.dim() / group;
+        let sums: Vec<f64> = (0..x.n())
+            .flat_map(|j| {
+                let r = x.row(j);
+                (0..d_in)
+                    .map(|b| (0..group).map(|i| r[i * d_in + b]).sum::<f64>())
+                    .collect::<Vec<f64>>()
+            })
+            .collect();
+        let s = Samples::from_flat(d_in, sums)?;
+        return features_group(&s, w, definition, 1);
+    }
     if x.n() != w.n() {
         return Err(Error::InvalidSamples(format!(
             "{} records x' for {} releases; every release needs its x'",
@@ -580,6 +790,26 @@ pub fn features(x: &Samples, w: &Samples, definition: Definition) -> Result<Samp
 
 /// The features in words (for the report).
 pub fn features_words(d_out: usize, d_in: usize, definition: Definition) -> String {
+    features_words_group(d_out, d_in, definition, 1)
+}
+
+/// [`features_words`] for draws of K = `group` records (d_in: one record's dimension).
+pub fn features_words_group(
+    d_out: usize,
+    d_in: usize,
+    definition: Definition,
+    group: usize,
+) -> String {
+    if group > 1 && definition == Definition::Strong {
+        return format!(
+            "[w (dimension {d_out}), s = x'_1 + … + x'_{group} (dimension {d_in}){}]",
+            if with_products(d_out, d_in) {
+                ", w_a·s_b products"
+            } else {
+                ""
+            }
+        );
+    }
     match definition {
         Definition::Weak => {
             format!("[w (dimension {d_out})] only: Definition 2's events are on the output")
@@ -606,8 +836,24 @@ pub fn bound_pairs(
     definition: Definition,
     seed: Seed,
 ) -> Result<BoundRecord> {
-    let fq = features(q.0, q.1, definition)?;
-    let fp = features(p.0, p.1, definition)?;
+    bound_pairs_group(q, p, epsilon, delta, beta, definition, seed, 1)
+}
+
+/// [`bound_pairs`] for draws of K = `group` records; `epsilon` and `delta` are the claim
+/// tested (for K > 1 the group claim (Kε, K·e^{(K−1)ε}·δ), Proposition 4).
+#[allow(clippy::too_many_arguments)]
+pub fn bound_pairs_group(
+    q: (&Samples, &Samples),
+    p: (&Samples, &Samples),
+    epsilon: f64,
+    delta: f64,
+    beta: f64,
+    definition: Definition,
+    seed: Seed,
+    group: usize,
+) -> Result<BoundRecord> {
+    let fq = features_group(q.0, q.1, definition, group)?;
+    let fp = features_group(p.0, p.1, definition, group)?;
     let tester = HockeyStickTester::default();
     let divergence = Divergence::HockeyStick { epsilon };
     let mut rng = seed.rng(Stream::Tester { bound: TRIAL_BASE });
@@ -620,6 +866,18 @@ pub fn bound_pairs(
         })?;
     let meas = sel.measurement;
     let inequality = match definition {
+        _ if group > 1 => format!(
+            "H_{{e^ε}} of {}: the K-record claim (Kε, K·e^{{(K−1)ε}}·δ) that the per-record claim implies by the chain D_0..D_K (Triastcyn & Faltings 2020, Proposition 4; dp_audit::audit::bayesian, Groups of K records) bounds it; bounded by: {}",
+            match definition {
+                Definition::Strong => format!(
+                    "the joint laws of (x'_1..x'_{group}, w), each x'_i ~ μ (Definition 1: events on the records and the output)"
+                ),
+                Definition::Weak => format!(
+                    "the output laws, E over x'_1..x'_{group} ~ μ of M(D with them) against M(D) (Definition 2: events on the output only)"
+                ),
+            },
+            meas.inequality
+        ),
         Definition::Strong => format!(
             "H_{{e^ε}} of the joint laws of (x', w), x' ~ μ: H(P̃‖Q̃) ≤ Pr_{{x',w}}[L ≥ ε_μ] ≤ δ_μ under a Definition 1 (strong BDP) claim (dp_audit::audit::bayesian); bounded by: {}",
             meas.inequality
@@ -761,7 +1019,34 @@ pub fn audit_bayesian(
     config: &BayesianConfig,
 ) -> Result<AuditReport> {
     let start = Instant::now();
-    let (claim, epsilon, delta) = bayesian_claim(claim)?;
+    let (claim, per_epsilon, per_delta) = bayesian_claim(claim)?;
+    let k = config.group;
+    // The claim tested: the per-record one, or for K records the group claim it implies
+    // (Proposition 4), rounded up (a larger claim is weaker, so testing it stays sound).
+    let (epsilon, delta) = if k == 1 {
+        (per_epsilon, per_delta)
+    } else {
+        let (e, d) =
+            crate::mechanisms::bayesian_accountant::group_privacy(per_epsilon, per_delta, k as u64)
+                .map_err(|e| {
+                    let e = match e {
+                        crate::mechanisms::MechanismError::InvalidParameter { message, .. } => {
+                            message
+                        }
+                        other => other.to_string(),
+                    };
+                    Error::InvalidConfig(format!("--group {k} with the claim {claim}: {e}"))
+                })?;
+        if e > crate::mechanisms::claim::MAX_EPSILON {
+            return Err(Error::InvalidConfig(format!(
+                "--group {k} with the claim {claim}: the group ε = K·ε = {} is above {}; allowed: K·ε ≤ {}",
+                readable(e),
+                crate::mechanisms::claim::MAX_EPSILON,
+                crate::mechanisms::claim::MAX_EPSILON
+            )));
+        }
+        (e, d)
+    };
     let n = config.draws_per_side;
     if !(100..=crate::audit::MAX_SAMPLES_PER_SIDE).contains(&n) {
         return Err(Error::InvalidConfig(format!(
@@ -775,9 +1060,14 @@ pub fn audit_bayesian(
             "failure probability β = {b}; allowed: 0 < β < 1"
         )));
     }
-    check_inputs(mechanism, base, data)?;
+    if k == 0 {
+        return Err(Error::InvalidConfig(
+            "--group 0; allowed: a whole number ≥ 1 (the records that differ)".into(),
+        ));
+    }
+    check_inputs_group(mechanism, base, data, k)?;
     let seed = Seed(config.seed);
-    let dq = draw_side(
+    let dq = draw_side_group(
         mechanism,
         base,
         data,
@@ -785,8 +1075,9 @@ pub fn audit_bayesian(
         seed,
         JointSide::Q,
         config.draw_dataset,
+        k,
     )?;
-    let dp = draw_side(
+    let dp = draw_side_group(
         mechanism,
         base,
         data,
@@ -794,8 +1085,9 @@ pub fn audit_bayesian(
         seed,
         JointSide::P,
         config.draw_dataset,
+        k,
     )?;
-    let bound = bound_pairs(
+    let bound = bound_pairs_group(
         (&dq.x, &dq.w),
         (&dp.x, &dp.w),
         epsilon,
@@ -803,7 +1095,10 @@ pub fn audit_bayesian(
         b,
         config.definition,
         seed,
+        k,
     )?;
+    // One record per row for the report's list of drawn records.
+    let single = |x: &Samples| Samples::from_flat(data.dim(), x.values().iter().copied().collect());
     let distinct_drawn = {
         let mut i = dp.idx.clone();
         i.sort_unstable();
@@ -817,10 +1112,17 @@ pub fn audit_bayesian(
         base: base.clone(),
         draws_per_side: n,
         distinct_drawn,
-        features: features_words(mechanism.output_dim(), data.dim(), config.definition),
+        features: features_words_group(mechanism.output_dim(), data.dim(), config.definition, k),
         definition: config.definition.label().to_string(),
         dataset_drawn: config.draw_dataset,
-        drawn: drawn_records(&dq.x, &dp.x),
+        drawn: drawn_records(&single(&dq.x)?, &single(&dp.x)?),
+        group: (k > 1).then_some(GroupInfo {
+            records: k,
+            per_record_epsilon: per_epsilon,
+            per_record_delta: per_delta,
+            epsilon,
+            delta,
+        }),
     };
     let mechanism_info = MechanismInfo {
         id: mechanism.id().to_string(),

@@ -73,6 +73,13 @@ pub struct RunArgs {
     /// (exec request) per release, or per --exec-datasets releases.
     #[arg(long)]
     pub draw_dataset: bool,
+    /// With a bdp: claim: K records x'_1..x'_K drawn i.i.d. from the data differ instead of
+    /// one (D against D with all K added; under replace-one, the last K records replaced). The
+    /// claim stays the per-record bdp:EPS:DELTA; the audit tests the K-record claim it implies,
+    /// (K·EPS, K·e^{(K−1)·EPS}·DELTA) (Triastcyn & Faltings 2020, Proposition 4), so a
+    /// violation of it refutes the per-record claim [default: 1].
+    #[arg(allow_hyphen_values = true, long, value_name = "K", value_parser = super::parse_count)]
+    pub group: Option<usize>,
     /// Mechanism parameter NAME=VALUE (repeatable), e.g. --param epsilon=0.5.
     #[arg(long = "param", value_name = "NAME=VALUE")]
     pub params: Vec<String>,
@@ -381,6 +388,8 @@ impl From<&RunArgs> for RunOptions {
                 .and_then(|d| crate::audit::bayesian::Definition::parse_flag(d).ok())
                 .unwrap_or_default(),
             draw_dataset: a.draw_dataset,
+            // Checked by `check_bayesian_flags` (K ≥ 1) before a Bayesian audit.
+            group: a.group.unwrap_or(1),
             seed: a.seed,
             samples: a.samples,
             failure_probability: a.failure_probability,
@@ -631,6 +640,7 @@ fn run_audit_inner(args: &RunArgs, given: Option<GivenMechanism<'_>>) -> Result<
         for (flag, on) in [
             ("--bdp-definition", args.bdp_definition.is_some()),
             ("--draw-dataset", args.draw_dataset),
+            ("--group", args.group.is_some()),
         ] {
             if on {
                 return Err(Error::InvalidConfig(format!(
@@ -847,6 +857,14 @@ fn check_bayesian_flags(args: &RunArgs, target: &Target) -> Result<()> {
     }
     if let Some(d) = &args.bdp_definition {
         crate::audit::bayesian::Definition::parse_flag(d)?;
+    }
+    if let Some(k) = args.group
+        && !(1..=crate::mechanisms::bayesian_accountant::MAX_GROUP as usize).contains(&k)
+    {
+        return Err(Error::InvalidConfig(format!(
+            "--group {k}; allowed: a whole number from 1 to {} (the records that differ, each drawn from --data)",
+            crate::mechanisms::bayesian_accountant::MAX_GROUP
+        )));
     }
     // An exec program is not searched: x' comes from --data, D is --dataset-size records at the
     // middle of --record-range (see crate::run::run_bayesian). The flags only a search reads

@@ -913,6 +913,7 @@ fn test_bayesian(a: &TestArgs, claim: &ClaimArg) -> Result<Outcome> {
         definition: definition.label().to_string(),
         dataset_drawn: meta.is_some_and(|m| m.dataset_drawn),
         drawn,
+        group: None,
     };
     let mechanism = crate::record::MechanismInfo {
         id: format!("releases from {} and {}", sa.names, sb.names),

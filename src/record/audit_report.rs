@@ -291,6 +291,27 @@ pub struct BayesianInfo {
     /// exec program, was sent).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub drawn: Vec<DrawnRecord>,
+    /// With `--group K` (K > 1): the per-record claim and the K-record claim it implies, which
+    /// was tested (Triastcyn & Faltings 2020, Proposition 4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<GroupInfo>,
+}
+
+/// The group of a Bayesian audit with `--group K`: the user's per-record claim (ε, δ) and the
+/// K-record claim (Kε, K·e^{(K−1)ε}·δ) it implies by Proposition 4, the claim the bound tests
+/// (a violation of it refutes the per-record claim).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GroupInfo {
+    /// K, the records x'_1..x'_K drawn i.i.d. from μ that differ.
+    pub records: usize,
+    /// The per-record ε_μ stated.
+    pub per_record_epsilon: f64,
+    /// The per-record δ_μ stated.
+    pub per_record_delta: f64,
+    /// K·ε_μ (rounded up): the ε of the claim tested.
+    pub epsilon: f64,
+    /// K·e^{(K−1)ε_μ}·δ_μ (rounded up): the δ of the claim tested.
+    pub delta: f64,
 }
 
 /// A record x' a Bayesian audit drew, and how often.

@@ -535,7 +535,10 @@ impl ResultRecord {
             Some(_) => "this D and these draws of x'",
             None => "this pair",
         };
-        let meaning = verdict_sentence(r.verdict, r.beta.total, what);
+        let mut meaning = verdict_sentence(r.verdict, r.beta.total, what);
+        if let Some(g) = crate::report::bayesian::group_sentence(r) {
+            meaning = format!("{meaning}; {g}");
+        }
         let layer = audit_layer(r, "releases", "the releases as they are", meaning.clone());
         let pairs = r
             .pair

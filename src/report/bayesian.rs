@@ -17,6 +17,19 @@ pub fn text_lines(r: &AuditReport) -> String {
     if let Some(a) = attack_line(r) {
         s += &format!("attack       {a}\n");
     }
+    if let Some(g) = &b.group {
+        s += &format!(
+            "group        {} records x'_1..x'_{} drawn i.i.d. from μ differ ({}); claim tested: ε = {}, δ = {}, implied by the per-record claim through Proposition 4 (group privacy)\n",
+            g.records,
+            g.records,
+            match r.mechanism.neighboring {
+                crate::mechanisms::Neighboring::ReplaceOne => "the last K records of D replaced",
+                _ => "all K added to D",
+            },
+            crate::mechanisms::math::readable(g.epsilon),
+            crate::mechanisms::math::readable(g.delta)
+        );
+    }
     if b.dataset_drawn {
         s += &format!(
             "             the rest of the dataset drawn from μ too, fresh for every release ({} records, as D): the claim tested holds on average over D\n",
@@ -35,6 +48,31 @@ pub fn text_lines(r: &AuditReport) -> String {
         );
     }
     s
+}
+
+/// What a Bayesian audit of a group of K records (`--group K`) tested and what its verdict
+/// means for the per-record claim, in one sentence (`None` without a group).
+pub fn group_sentence(r: &AuditReport) -> Option<String> {
+    let g = r.bayesian.as_ref()?.group.as_ref()?;
+    let k = g.records;
+    let per = format!(
+        "(ε = {}, δ = {})",
+        crate::mechanisms::math::readable(g.per_record_epsilon),
+        crate::mechanisms::math::readable(g.per_record_delta)
+    );
+    let implied = format!(
+        "(Kε = {}, K·e^((K−1)ε)·δ = {})",
+        crate::mechanisms::math::readable(g.epsilon),
+        crate::mechanisms::math::readable(g.delta)
+    );
+    Some(match r.verdict {
+        crate::record::Verdict::Violation => format!(
+            "group of K = {k} records: the per-record claim {per} implies the {k}-record claim {implied} (Triastcyn & Faltings 2020, Proposition 4), which was tested and is violated; so the per-record claim is refuted"
+        ),
+        crate::record::Verdict::NoViolation => format!(
+            "group of K = {k} records: the per-record claim {per} implies the {k}-record claim {implied} (Triastcyn & Faltings 2020, Proposition 4), which was tested; nothing was found against it, which says nothing more about the per-record claim"
+        ),
+    })
 }
 
 /// True when the report's bounds compare joint laws of (x', release): a Bayesian DP audit under

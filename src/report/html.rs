@@ -1113,6 +1113,12 @@ fn bayesian_rows(r: &AuditReport) -> String {
             escape_html(&a)
         );
     }
+    if let Some(g) = super::bayesian::group_sentence(r) {
+        s += &format!(
+            "<dt>group of records</dt><dd id=\"bayesian-group\">{}</dd>",
+            escape_html(&g)
+        );
+    }
     if b.dataset_drawn {
         s += &format!(
             "<dt>rest of the dataset</dt><dd id=\"bayesian-drawn-dataset\">drawn from μ too, fresh for every release ({} records): the claim tested holds on average over the dataset, not for one fixed D</dd>",

@@ -155,6 +155,9 @@ pub fn render_text(r: &AuditReport) -> String {
             );
         }
     }
+    if let Some(g) = super::bayesian::group_sentence(r) {
+        let _ = writeln!(s, "             {g}");
+    }
     if let Some(e) = &r.empirical_epsilon {
         s.push_str(&empirical_epsilon_text(e, &conf));
     }
