@@ -62,69 +62,26 @@ fn the_python_package_builds_and_its_tests_pass() {
     // what the audits find (diffprivlib 0.6.6 needs scikit-learn < 1.8, whose tree module it
     // imports). Best effort: where they cannot be installed (no index, no wheel cache), those
     // tests are skipped and pytest says why.
-    let libraries = [
-        "opendp==0.16.0",
-        "diffprivlib==0.6.6",
-        "scikit-learn>=1.4,<1.8",
-    ];
-    let got = Command::new(&python)
-        .args(["-m", "pip", "install", "-q", "--disable-pip-version-check"])
-        .args(libraries)
-        .output();
-    match got {
-        Ok(out) if out.status.success() => {}
-        Ok(out) => eprintln!(
-            "note: pip install {} failed ({}); python/tests/test_libraries.py will skip:\n{}",
-            libraries.join(" "),
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        ),
-        Err(e) => eprintln!("note: pip could not start ({e}); the library tests will skip"),
-    }
+    best_effort_install(
+        &python,
+        &[
+            "opendp==0.16.0",
+            "diffprivlib==0.6.6",
+            "scikit-learn>=1.4,<1.8",
+        ],
+        "python/tests/test_libraries.py's library tests",
+    );
     // JAX (CPU) for python/examples/jax_dpsgd.py, on its own: a machine without a jaxlib wheel
     // for its Python skips those two tests and keeps the others.
-    match Command::new(&python)
-        .args([
-            "-m",
-            "pip",
-            "install",
-            "-q",
-            "--disable-pip-version-check",
-            "jax==0.10.2",
-        ])
-        .output()
-    {
-        Ok(out) if out.status.success() => {}
-        Ok(out) => eprintln!(
-            "note: pip install jax==0.10.2 failed ({}); the JAX tests will skip:\n{}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        ),
-        Err(e) => eprintln!("note: pip could not start ({e}); the JAX tests will skip"),
-    }
+    best_effort_install(&python, &["jax==0.10.2"], "the JAX tests");
     // JAX Privacy for python/examples/jax_privacy_mf.py, after JAX so that its own install
     // (Python >= 3.11, more dependencies) failing skips only those tests; pinned as the others:
     // its sensitivity functions and privatizer are what the example audits.
-    match Command::new(&python)
-        .args([
-            "-m",
-            "pip",
-            "install",
-            "-q",
-            "--disable-pip-version-check",
-            "jax==0.10.2",
-            "jax-privacy==2.0.0",
-        ])
-        .output()
-    {
-        Ok(out) if out.status.success() => {}
-        Ok(out) => eprintln!(
-            "note: pip install jax-privacy==2.0.0 failed ({}); the JAX Privacy tests will skip:\n{}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        ),
-        Err(e) => eprintln!("note: pip could not start ({e}); the JAX Privacy tests will skip"),
-    }
+    best_effort_install(
+        &python,
+        &["jax==0.10.2", "jax-privacy==2.0.0"],
+        "the JAX Privacy tests",
+    );
     run(
         "pip install ./python",
         Command::new(&python)
@@ -148,4 +105,23 @@ fn the_python_package_builds_and_its_tests_pass() {
             .current_dir(root)
             .env("DP_AUDIT_BIN", env!("CARGO_BIN_EXE_audit")),
     );
+}
+
+/// `pip install` of optional packages: a failure (no index, no wheel for this Python) is said
+/// and skips only the tests that need them (`skipped`), which report why.
+fn best_effort_install(python: &std::path::Path, packages: &[&str], skipped: &str) {
+    match Command::new(python)
+        .args(["-m", "pip", "install", "-q", "--disable-pip-version-check"])
+        .args(packages)
+        .output()
+    {
+        Ok(out) if out.status.success() => {}
+        Ok(out) => eprintln!(
+            "note: pip install {} failed ({}); {skipped} will skip:\n{}",
+            packages.join(" "),
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        ),
+        Err(e) => eprintln!("note: pip could not start ({e}); {skipped} will skip"),
+    }
 }

@@ -331,6 +331,31 @@ impl AuditReport {
     pub fn output_dim_before_transform(&self) -> usize {
         self.release_dim.unwrap_or(1)
     }
+
+    /// What a Bayesian audit of a group of K records (`--group K`) tested and what its verdict
+    /// means for the per-record claim, in one sentence (`None` without a group).
+    pub fn group_sentence(&self) -> Option<String> {
+        let g = self.bayesian.as_ref()?.group.as_ref()?;
+        let k = g.records;
+        let per = format!(
+            "(ε = {}, δ = {})",
+            crate::mechanisms::math::readable(g.per_record_epsilon),
+            crate::mechanisms::math::readable(g.per_record_delta)
+        );
+        let implied = format!(
+            "(Kε = {}, K·e^((K−1)ε)·δ = {})",
+            crate::mechanisms::math::readable(g.epsilon),
+            crate::mechanisms::math::readable(g.delta)
+        );
+        Some(match self.verdict {
+            Verdict::Violation => format!(
+                "group of K = {k} records: the per-record claim {per} implies the {k}-record claim {implied} (Triastcyn & Faltings 2020, Proposition 4), which was tested and is violated; so the per-record claim is refuted"
+            ),
+            Verdict::NoViolation => format!(
+                "group of K = {k} records: the per-record claim {per} implies the {k}-record claim {implied} (Triastcyn & Faltings 2020, Proposition 4), which was tested; nothing was found against it, which says nothing more about the per-record claim"
+            ),
+        })
+    }
 }
 
 impl LayerVerdict {

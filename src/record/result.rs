@@ -536,7 +536,7 @@ impl ResultRecord {
             None => "this pair",
         };
         let mut meaning = verdict_sentence(r.verdict, r.beta.total, what);
-        if let Some(g) = crate::report::bayesian::group_sentence(r) {
+        if let Some(g) = r.group_sentence() {
             meaning = format!("{meaning}; {g}");
         }
         let layer = audit_layer(r, "releases", "the releases as they are", meaning.clone());

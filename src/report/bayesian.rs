@@ -50,31 +50,6 @@ pub fn text_lines(r: &AuditReport) -> String {
     s
 }
 
-/// What a Bayesian audit of a group of K records (`--group K`) tested and what its verdict
-/// means for the per-record claim, in one sentence (`None` without a group).
-pub fn group_sentence(r: &AuditReport) -> Option<String> {
-    let g = r.bayesian.as_ref()?.group.as_ref()?;
-    let k = g.records;
-    let per = format!(
-        "(ε = {}, δ = {})",
-        crate::mechanisms::math::readable(g.per_record_epsilon),
-        crate::mechanisms::math::readable(g.per_record_delta)
-    );
-    let implied = format!(
-        "(Kε = {}, K·e^((K−1)ε)·δ = {})",
-        crate::mechanisms::math::readable(g.epsilon),
-        crate::mechanisms::math::readable(g.delta)
-    );
-    Some(match r.verdict {
-        crate::record::Verdict::Violation => format!(
-            "group of K = {k} records: the per-record claim {per} implies the {k}-record claim {implied} (Triastcyn & Faltings 2020, Proposition 4), which was tested and is violated; so the per-record claim is refuted"
-        ),
-        crate::record::Verdict::NoViolation => format!(
-            "group of K = {k} records: the per-record claim {per} implies the {k}-record claim {implied} (Triastcyn & Faltings 2020, Proposition 4), which was tested; nothing was found against it, which says nothing more about the per-record claim"
-        ),
-    })
-}
-
 /// True when the report's bounds compare joint laws of (x', release): a Bayesian DP audit under
 /// Definition 1. Under Definition 2 the rows are the releases alone, whose directions read as for
 /// a pair, M(D) against M(D') (with x' drawn).

@@ -1113,7 +1113,7 @@ fn bayesian_rows(r: &AuditReport) -> String {
             escape_html(&a)
         );
     }
-    if let Some(g) = super::bayesian::group_sentence(r) {
+    if let Some(g) = r.group_sentence() {
         s += &format!(
             "<dt>group of records</dt><dd id=\"bayesian-group\">{}</dd>",
             escape_html(&g)

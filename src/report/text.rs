@@ -155,7 +155,7 @@ pub fn render_text(r: &AuditReport) -> String {
             );
         }
     }
-    if let Some(g) = super::bayesian::group_sentence(r) {
+    if let Some(g) = r.group_sentence() {
         let _ = writeln!(s, "             {g}");
     }
     if let Some(e) = &r.empirical_epsilon {
