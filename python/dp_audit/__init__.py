@@ -305,20 +305,14 @@ def assert_dp(mechanism: Callable, claim: str, pairs: Sequence, *, check: str = 
 # --- the accountants ------------------------------------------------------------------------
 
 
-@_dataclass(frozen=True)
-class AccountRecord:
-    """What ``audit accountant`` prints: ``.json()`` is its ``--json`` output (same bytes),
-    ``.text()`` its text; the ε bounds as properties."""
+class _PrintedAccount:
+    """What the two accountant records share: the ``--json`` bytes and their fields; each
+    subclass's ``text()`` runs its accountant again for the text."""
 
     _json: str
-    _args: tuple
 
     def json(self) -> str:
         return self._json
-
-    def text(self) -> str:
-        """The CLI's text (computed on first use: the accountants run again)."""
-        return _native.account(*self._args[:-1], False)
 
     def to_dict(self) -> dict:
         return _json.loads(self._json)
@@ -326,6 +320,22 @@ class AccountRecord:
     @property
     def delta(self) -> float:
         return self.to_dict()["delta"]
+
+    def __str__(self) -> str:
+        return self.text()
+
+
+@_dataclass(frozen=True)
+class AccountRecord(_PrintedAccount):
+    """What ``audit accountant`` prints: ``.json()`` is its ``--json`` output (same bytes),
+    ``.text()`` its text; the ε bounds as properties."""
+
+    _json: str
+    _args: tuple
+
+    def text(self) -> str:
+        """The CLI's text (computed on first use: the accountants run again)."""
+        return _native.account(*self._args[:-1], False)
 
     @property
     def epsilon(self) -> float:
@@ -347,10 +357,6 @@ class AccountRecord:
     def noise_multiplier(self) -> Optional[float]:
         """With ``target_epsilon``: the z found; with one block of steps: the z given."""
         return self.to_dict().get("noise_multiplier")
-
-    def __str__(self) -> str:
-        return self.text()
-
 
 def _ledger_text(events, name: str) -> str:
     """A list of ledger events (dicts) as the JSON lines ``--ledger FILE`` reads."""
@@ -446,26 +452,16 @@ def account(ledger=None, *, delta: float, sampling_rate: Optional[float] = None,
 
 
 @_dataclass(frozen=True)
-class BayesianAccountRecord:
+class BayesianAccountRecord(_PrintedAccount):
     """What ``audit accountant --bayesian`` prints: ``.json()`` is its ``--json`` output (same
     bytes), ``.text()`` its text; the ε values as properties."""
 
     _json: str
     _args: tuple
 
-    def json(self) -> str:
-        return self._json
-
     def text(self) -> str:
         """The CLI's text (computed on first use: the accountants run again)."""
         return _native.account_bayesian(*self._args[:-1], False)
-
-    def to_dict(self) -> dict:
-        return _json.loads(self._json)
-
-    @property
-    def delta(self) -> float:
-        return self.to_dict()["delta"]
 
     @property
     def epsilon(self) -> float:
@@ -483,10 +479,6 @@ class BayesianAccountRecord:
         """The moments accountant's ε (the Bayesian accountant at distances = the clipping
         bound)."""
         return self.to_dict()["moments_accountant_epsilon"]
-
-    def __str__(self) -> str:
-        return self.text()
-
 
 def _percent_list(v, name: str, default: str) -> str:
     """Percentages as the CLI's comma-separated text (each number's repr: the same double)."""
