@@ -198,6 +198,9 @@ impl Mechanism for SharedMechanism {
     fn set_call_limit(&self, limit: Option<std::time::Duration>) {
         self.0.set_call_limit(limit)
     }
+    fn set_deadline(&self, deadline: Option<std::time::Instant>) {
+        self.0.set_deadline(deadline)
+    }
     fn recommended_transform(&self) -> Option<String> {
         self.0.recommended_transform()
     }

@@ -72,6 +72,18 @@ pub enum MechanismError {
         /// The limit the call ran past, seconds.
         seconds: f64,
     },
+    /// A call would run past the run's deadline ([`crate::Mechanism::set_deadline`]): it was
+    /// not started, or it was stopped there. Not a fault of the mechanism: the run's time
+    /// budget is spent, and the run answers with what it has.
+    #[error(
+        "mechanism {mechanism}: a call of {releases} releases was stopped at the run's deadline (the time budget, --budget, is spent)"
+    )]
+    OutOfTime {
+        /// Mechanism id.
+        mechanism: String,
+        /// Releases the call asked for.
+        releases: usize,
+    },
     /// A mechanism failed while sampling.
     #[error("mechanism {mechanism} failed to sample: {message}")]
     Sampling {

@@ -131,6 +131,14 @@ pub trait Mechanism: Send + Sync + fmt::Debug {
     /// programs honour it; the default does nothing.
     fn set_call_limit(&self, _limit: Option<std::time::Duration>) {}
 
+    /// Sets the instant no later call of [`Mechanism::sample`] may run past (`None`: none): a
+    /// run's time budget made a deadline. A call is given at most the time left; one started
+    /// after the deadline, or stopped by it, fails with [`crate::MechanismError::OutOfTime`],
+    /// and the caller answers with what it has. Only mechanisms whose calls can be stopped
+    /// (external programs, in-process callables run on a thread of their own) honour it; the
+    /// default does nothing.
+    fn set_deadline(&self, _deadline: Option<std::time::Instant>) {}
+
     /// The output transform (as `audit run --transform` spells it) this mechanism's releases
     /// are best audited through, when its configuration calls for one (e.g. `checkpoints:D` for
     /// a training run that releases its iterates); `None` for the releases as they are. A fixed

@@ -112,6 +112,10 @@ pub struct ExecMechanism {
     /// The caller's limit on one request, nanoseconds (0: none; shared by clones; see
     /// [`Mechanism::set_call_limit`]).
     call_limit: Arc<std::sync::atomic::AtomicU64>,
+    /// The run's deadline (shared by clones; see [`Mechanism::set_deadline`]).
+    deadline: Arc<Mutex<Option<Instant>>>,
+    /// Seconds the constructor's request took (a start-up the probe need not pay again).
+    first_call: f64,
     /// Fingerprints of the releases of earlier requests (shared by clones): a program that
     /// ignores its seed repeats them.
     seen: Arc<Mutex<HashMap<u128, Seen>>>,
@@ -186,6 +190,11 @@ impl ExecMechanism {
         Self { accountant, ..self }
     }
 
+    /// Seconds the constructor's first request (2 releases) took: a measured start-up.
+    pub fn first_call_seconds(&self) -> f64 {
+        self.first_call
+    }
+
     /// Prepares `command` (split like a shell would). The output dimension is learned by one
     /// probe request of 2 releases on `probe` (a dataset inside `domain`), which also checks that
     /// the program exists, runs and speaks the protocol.
@@ -226,6 +235,8 @@ impl ExecMechanism {
             timeout,
             batch: Arc::new(std::sync::atomic::AtomicUsize::new(DEFAULT_BATCH)),
             call_limit: Arc::new(std::sync::atomic::AtomicU64::new(0)),
+            deadline: Arc::default(),
+            first_call: 0.0,
             seen: Arc::default(),
             accountant: None,
             datasets_per_request: None,
@@ -234,7 +245,9 @@ impl ExecMechanism {
         };
         domain.validate()?;
         domain.check(probe)?;
+        let t0 = Instant::now();
         let s = m.request(Request::One(probe, 2), 0, None, false)?;
+        m.first_call = t0.elapsed().as_secs_f64();
         m.output_dim = s.dim();
         Ok(m)
     }
@@ -377,7 +390,22 @@ impl ExecMechanism {
             0 => None,
             nanos => Some(Duration::from_nanos(nanos)).filter(|l| *l < self.timeout),
         };
-        let deadline = Instant::now() + limit.unwrap_or(self.timeout);
+        let now = Instant::now();
+        // The run's deadline bounds every call: none is started after it, and one that would
+        // run past it is stopped there.
+        let run_end = *lock(&self.deadline);
+        if run_end.is_some_and(|end| end <= now) {
+            return Err(MechanismError::OutOfTime {
+                mechanism: format!("exec `{}`", self.command),
+                releases: n,
+            });
+        }
+        let own = now + limit.unwrap_or(self.timeout);
+        let by_run = run_end.is_some_and(|end| end < own);
+        let deadline = match run_end {
+            Some(end) if by_run => end,
+            _ => own,
+        };
         let mut child = Command::new(&self.words[0])
             .args(&self.words[1..])
             .stdin(Stdio::piped())
@@ -489,6 +517,12 @@ impl ExecMechanism {
         };
         if timed_out {
             kill_and_drain(err_closed);
+            if by_run {
+                return Err(MechanismError::OutOfTime {
+                    mechanism: format!("exec `{}`", self.command),
+                    releases: n,
+                });
+            }
             if let Some(l) = limit {
                 return Err(MechanismError::Slow {
                     mechanism: format!("exec `{}`", self.command),
@@ -1107,6 +1141,9 @@ impl Mechanism for ExecMechanism {
         });
         self.call_limit
             .store(nanos, std::sync::atomic::Ordering::Relaxed);
+    }
+    fn set_deadline(&self, deadline: Option<Instant>) {
+        *lock(&self.deadline) = deadline;
     }
     fn accountant_range(&self) -> Option<crate::mechanisms::AccountantRange> {
         self.accountant.clone()

@@ -667,6 +667,9 @@ impl Mechanism for TransformedMechanism {
     fn set_call_limit(&self, limit: Option<std::time::Duration>) {
         self.inner.set_call_limit(limit)
     }
+    fn set_deadline(&self, deadline: Option<std::time::Instant>) {
+        self.inner.set_deadline(deadline)
+    }
     fn accountant_range(&self) -> Option<crate::mechanisms::AccountantRange> {
         self.inner.accountant_range()
     }
