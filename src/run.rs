@@ -95,6 +95,22 @@ pub struct RunOptions {
     pub sizes_given: SizesGiven,
     /// Seconds one program call may take (`--exec-timeout`).
     pub exec_timeout_seconds: f64,
+    /// When the run began (the clock its time budget is counted on: building and probing the
+    /// target count).
+    pub started: std::time::Instant,
+}
+
+/// The slack a time budget allows past itself: the run ends within the budget plus
+/// max(5 s, 10 %) whatever the load.
+pub fn budget_slack(budget: f64) -> f64 {
+    (0.1 * budget).max(5.0)
+}
+
+/// The instant no mechanism call may run past in a run of `budget` seconds begun at
+/// `started`: the budget plus its slack, less what writing the answer and the report takes.
+pub fn call_deadline(started: std::time::Instant, budget: f64) -> std::time::Instant {
+    let slack = budget_slack(budget);
+    started + std::time::Duration::from_secs_f64((budget + slack - (0.5 * slack).min(3.0)).max(0.0))
 }
 
 /// Which of the sizes a planner would otherwise choose were given by the user.
@@ -751,14 +767,18 @@ pub fn run_search(
     // A program searched through one view (`--transform`) with a time budget is priced by the
     // cost model too: its confirmations owed are not start-ups counted per release.
     let cost = match search.budget_seconds {
-        Some(budget) if opts.exec => Some(probe_cost(
-            opts,
-            m,
-            budget,
-            rayon::current_num_threads(),
-            crate::rng::chunk_len(m),
-            Some(&ticker),
-        )?),
+        Some(budget) if opts.exec => {
+            m.set_deadline(Some(call_deadline(opts.started, budget)));
+            Some(probe_cost(
+                opts,
+                m,
+                budget,
+                rayon::current_num_threads(),
+                crate::rng::chunk_len(m),
+                Some(&ticker),
+                target.program.as_ref().map(|p| p.first_call_seconds()),
+            )?)
+        }
         _ => None,
     };
     let observe = |p: &crate::finders::SearchProgress| ticker.update(p);
@@ -808,7 +828,10 @@ pub fn run_search(
             c.search = Some(summary.clone());
             c
         });
-    let written = write_deciding_page(opts, m, deciding.as_ref(), false);
+    let timed = cost
+        .as_ref()
+        .and_then(|c| Some((search.budget_seconds?, c)));
+    let written = write_deciding_page(opts, m, deciding.as_ref(), false, timed);
     let stdout = if opts.output.json {
         let mut r = rep.clone();
         for c in &mut r.confirmations {
@@ -835,6 +858,7 @@ fn write_deciding_page(
     m: &dyn Mechanism,
     r: Option<&crate::audit::AuditReport>,
     through_view: bool,
+    timed: Option<(f64, &crate::finders::cost::CostModel)>,
 ) -> Result<Option<PathBuf>> {
     let Some(r) = r.filter(|_| !opts.output.no_report) else {
         return Ok(None);
@@ -843,8 +867,33 @@ fn write_deciding_page(
         .pair
         .as_ref()
         .ok_or_else(|| Error::InvalidConfig("internal: a confirmation without its pair".into()))?;
-    let mut plots =
-        crate::report::PlotData::draw(m, pair, opts.seed, crate::report::PLOT_SAMPLES_PER_SIDE)?;
+    // With a time budget the figures get the releases that fit the time left (their two
+    // sides are drawn one call after the other); too few, or a draw stopped at the deadline,
+    // and the page has no distribution figure.
+    let n = match timed {
+        Some((budget, cost)) => {
+            let left = budget - opts.started.elapsed().as_secs_f64();
+            let fits = |n: usize| 2.0 * cost.call_seconds(n.min(cost.batch)) <= left;
+            let mut n = crate::report::PLOT_SAMPLES_PER_SIDE;
+            while n >= 500 && !fits(n) {
+                n /= 2;
+            }
+            if n >= 500 { n } else { 0 }
+        }
+        None => crate::report::PLOT_SAMPLES_PER_SIDE,
+    };
+    let drawn = if n == 0 {
+        Ok(crate::report::PlotData::none())
+    } else {
+        crate::report::PlotData::draw(m, pair, opts.seed, n)
+    };
+    let mut plots = match drawn {
+        Ok(p) => p,
+        Err(Error::Mechanism(crate::mechanisms::MechanismError::OutOfTime { .. })) => {
+            crate::report::PlotData::none()
+        }
+        Err(e) => return Err(e),
+    };
     if through_view && let (Some(t), Some((a, b))) = (r.output_transform, plots.sides.take()) {
         let whole = t != Transform::FloatRepr || a.dim() <= crate::finders::layered::FLOAT_COORDS;
         plots.sides = Some(if whole {
@@ -860,6 +909,79 @@ fn write_deciding_page(
     )?))
 }
 
+/// A cost model with no measurement (a fast mechanism's defaults).
+fn cost_fallback(jobs: usize, batch: usize) -> crate::finders::cost::CostModel {
+    crate::finders::cost::CostModel::new(0.0, 1e-6, jobs, batch)
+}
+
+/// Seconds per release per side the testers take to score a trial through `layers`,
+/// measured once on synthetic releases (standard normal, of the mechanism's output dimension,
+/// from a stream no audit reads): the plan prices a trial's scoring as it prices its calls. An
+/// in-process mechanism that costs microseconds per call is paced by its scoring. 0 when it
+/// cannot be measured (the run then learns it from its first trials).
+fn scoring_price(
+    m: &dyn Mechanism,
+    claim: &PrivacyClaim,
+    testers: &[Box<dyn PropertyTester>],
+    layers: &[crate::record::layers::LayerKind],
+    config: &AuditConfig,
+) -> f64 {
+    use crate::rng::{Seed, Stream};
+    use rand_distr::Distribution;
+    const N: usize = 2_000;
+    let dim = m.output_dim().max(1);
+    let mut rng = Seed(config.seed).rng(Stream::Other {
+        tag: 0x5C0E,
+        index: 0,
+    });
+    let normal = rand_distr::StandardNormal;
+    let mut draw = |shift: f64| {
+        let v: Vec<f64> = (0..N * dim)
+            .map(|_| {
+                let x: f64 = normal.sample(&mut rng);
+                x + shift
+            })
+            .collect();
+        crate::mechanisms::Samples::from_flat(dim, v)
+    };
+    let (Ok(p), Ok(q)) = (draw(0.0), draw(0.1)) else {
+        return 0.0;
+    };
+    let pair = Dataset::scalars(vec![0.0])
+        .and_then(|a| Ok((a, Dataset::scalars(vec![0.0, 1.0])?)))
+        .and_then(|(a, b)| DatasetPair::new(a, b, Neighboring::AddRemove));
+    let Ok(pair) = pair else {
+        return 0.0;
+    };
+    let cfg = AuditConfig {
+        samples_per_side: N,
+        failure_probability: crate::finders::SEARCH_BETA,
+        ..config.clone()
+    };
+    let t0 = std::time::Instant::now();
+    for &kind in layers {
+        let coords = if kind == crate::record::layers::LayerKind::FloatingPoint {
+            crate::finders::layered::float_coords(&p, &q)
+        } else {
+            None
+        };
+        let views =
+            crate::finders::layered::view(kind, &p, coords.as_deref()).and_then(|(vp, _, _)| {
+                Ok((
+                    vp,
+                    crate::finders::layered::view(kind, &q, coords.as_deref())?.0,
+                ))
+            });
+        let Ok((vp, vq)) = views else {
+            return 0.0;
+        };
+        if crate::audit::audit_drawn(m, claim, &pair, (&vp, &vq), testers, &cfg, 1 << 40).is_err() {
+            return 0.0;
+        }
+    }
+    t0.elapsed().as_secs_f64() / N as f64
+}
+
 /// Measures a program's cost model on two datasets (see [`crate::finders::cost`]) within 5 % of
 /// `budget`, and sizes its calls: at most a quarter of `--exec-timeout` at the measured speed
 /// (`--exec-batch` chosen, unless the user gave one). Prints what it found unless quiet.
@@ -870,6 +992,7 @@ fn probe_cost(
     jobs: usize,
     batch: usize,
     ticker: Option<&crate::report::progress::Ticker>,
+    prior_start: Option<f64>,
 ) -> Result<crate::finders::cost::CostModel> {
     use crate::finders::cost::CostModel;
     let mut cost;
@@ -895,7 +1018,7 @@ fn probe_cost(
     let small = constant(domain.min_size.max(1))?;
     if !opts.output.quiet {
         eprintln!(
-            "audit: measuring the program's speed on two datasets ({} and {} records; calls of 1 to 200 000 releases, at most {} s)",
+            "audit: measuring the program's speed on two datasets ({} and {} records; calls of 1 to 200 000 releases started together, about {} s beyond its start-ups)",
             probe.len(),
             small.len(),
             readable((0.05 * budget).ceil())
@@ -904,16 +1027,32 @@ fn probe_cost(
     if let Some(t) = ticker {
         t.before_search("measuring the program's speed (the probe)");
     }
+    // The program's first request (made when it was set up) measured one start-up: the probe
+    // counts it, and never gives a call less than three times it.
+    let prior: Vec<crate::finders::cost::CallTime> = prior_start
+        .map(|seconds| crate::finders::cost::CallTime {
+            releases: 2,
+            seconds,
+        })
+        .into_iter()
+        .collect();
+    let first = prior_start.unwrap_or(0.0);
     // The probe may take up to 5 % of the budget, and each of its calls as much (at least
-    // 1 s, at most a quarter of the time-out).
+    // 1 s and three start-ups, at most a quarter of the time-out); the run's deadline bounds
+    // them all.
     m.set_call_limit(Some(std::time::Duration::from_secs_f64(
         (0.05 * budget)
             .max(1.0)
+            .max(3.0 * first)
             .min(0.25 * opts.exec_timeout_seconds)
             .max(0.001),
     )));
-    let probed = CostModel::probe(m, &probe, opts.seed, jobs, batch, 0.05 * budget);
-    let probed_small = if small.len() != probe.len() {
+    let probed = CostModel::probe_with(m, &probe, opts.seed, jobs, batch, 0.05 * budget, &prior);
+    // The small dataset's probe costs at least two more start-ups: only when they are cheap.
+    let cheap_starts = probed
+        .as_ref()
+        .is_ok_and(|c| c.seconds_per_call <= 0.01 * budget);
+    let probed_small = if small.len() != probe.len() && cheap_starts {
         CostModel::probe(m, &small, opts.seed, jobs, batch, 0.02 * budget).ok()
     } else {
         None
@@ -975,7 +1114,7 @@ pub fn run_layered(
 ) -> Result<Outcome> {
     use crate::finders::cost::CostModel;
     use crate::finders::layered::{Pacing, RunPlan, search_and_confirm_paced};
-    let started = std::time::Instant::now();
+    let started = opts.started;
     let m = &*target.mechanism;
     let searching = opts.searching();
     let (mut finder, finder_name, mut search) = if searching {
@@ -1009,8 +1148,21 @@ pub fn run_layered(
     // Plan the run to the budget at the prices of the cost model measured on the probe dataset.
     let mut plan: Option<RunPlan> = None;
     let mut cost = CostModel::new(0.0, 1e-6, jobs, batch);
+    let deadline = search
+        .budget_seconds
+        .map(|budget| call_deadline(started, budget));
+    m.set_deadline(deadline);
     if let Some(budget) = search.budget_seconds {
-        cost = probe_cost(opts, m, budget, jobs, batch, Some(&ticker))?;
+        cost = probe_cost(
+            opts,
+            m,
+            budget,
+            jobs,
+            batch,
+            Some(&ticker),
+            target.program.as_ref().map(|p| p.first_call_seconds()),
+        )?;
+        cost.score_seconds_per_release = scoring_price(m, &target.claim, testers, &layers, &config);
         let defaults = (
             config.samples_per_side,
             search.search_samples,
@@ -1043,6 +1195,7 @@ pub fn run_layered(
         planned_trials: plan.as_ref().map(|p| p.trials),
         spent_before: started.elapsed().as_secs_f64(),
         call_timeout: Some(opts.exec_timeout_seconds),
+        deadline,
     };
     let rep = search_and_confirm_paced(
         m,
@@ -1058,6 +1211,10 @@ pub fn run_layered(
     drop(ticker);
     let mut rep = rep?;
     rep.plan = plan.clone();
+    let final_cost = rep
+        .cost
+        .clone()
+        .unwrap_or_else(|| cost_fallback(jobs, batch));
     let verdicts = rep.verdicts();
     for l in &mut rep.layers {
         if let Some(s) = &mut l.search {
@@ -1089,7 +1246,8 @@ pub fn run_layered(
         c.layers = Some(verdicts.clone());
         c
     });
-    let written = write_deciding_page(opts, m, deciding.as_ref(), true);
+    let timed = search.budget_seconds.map(|b| (b, &final_cost));
+    let written = write_deciding_page(opts, m, deciding.as_ref(), true, timed);
     let stdout = if opts.output.json {
         let mut r = rep.clone();
         r.plan = None;

@@ -412,6 +412,7 @@ impl From<&RunArgs> for RunOptions {
                 .limits
                 .exec_timeout
                 .unwrap_or(crate::sources::exec::DEFAULT_TIMEOUT.as_secs_f64()),
+            started: std::time::Instant::now(),
         }
     }
 }
@@ -462,9 +463,11 @@ pub fn run_given(args: &RunArgs, build: GivenMechanism<'_>) -> Result<Outcome> {
 }
 
 fn run_audit_with(args: &RunArgs, given: Option<GivenMechanism<'_>>) -> Result<Outcome> {
+    // The budget's clock starts here: setting up the target (a program's first request) counts.
+    let started = std::time::Instant::now();
     check_flags(args)?;
     match args.jobs {
-        None => run_audit_inner(args, given),
+        None => run_audit_inner(args, given, started),
         Some(0) => Err(Error::InvalidConfig("--jobs 0; allowed: at least 1".into())),
         Some(j) => rayon::ThreadPoolBuilder::new()
             .num_threads(j)
@@ -475,7 +478,7 @@ fn run_audit_with(args: &RunArgs, given: Option<GivenMechanism<'_>>) -> Result<O
             .install(|| {
                 crate::report::reproduce::with_args(
                     crate::report::reproduce::command_line(),
-                    || run_audit_inner(args, given),
+                    || run_audit_inner(args, given, started),
                 )
             }),
     }
@@ -483,7 +486,11 @@ fn run_audit_with(args: &RunArgs, given: Option<GivenMechanism<'_>>) -> Result<O
 
 /// The target of the flags: an exec program (its flags checked, its claim parsed, then probed)
 /// or a catalogue entry.
-fn build_target(args: &RunArgs, given: Option<GivenMechanism<'_>>) -> Result<Target> {
+fn build_target(
+    args: &RunArgs,
+    given: Option<GivenMechanism<'_>>,
+    started: std::time::Instant,
+) -> Result<Target> {
     use super::claim_arg::parse_claim_arg;
     if let Some(command) = &args.exec {
         let claim_text = args.claim.as_deref().ok_or_else(|| {
@@ -572,6 +579,16 @@ fn build_target(args: &RunArgs, given: Option<GivenMechanism<'_>>) -> Result<Tar
                 args.transform.as_deref(),
             );
         }
+        // The program's first request is bounded by the run's deadline too: a program that
+        // hangs on start-up costs the budget, not the time-out.
+        let first_timeout = match run_budget(args)? {
+            Some(b) => timeout.min(
+                crate::run::call_deadline(started, b)
+                    .saturating_duration_since(std::time::Instant::now())
+                    .max(std::time::Duration::from_millis(1)),
+            ),
+            None => timeout,
+        };
         let m = ExecMechanism::from_options(&ExecOptions {
             command: command.clone(),
             claim: parsed.claim,
@@ -579,13 +596,14 @@ fn build_target(args: &RunArgs, given: Option<GivenMechanism<'_>>) -> Result<Tar
             lower: lo,
             upper: hi,
             dim,
-            timeout,
+            timeout: first_timeout,
             batch: args.limits.batch(),
             probe_size: size,
             accountant: parsed.accountant,
             datasets_per_request: args.limits.exec_datasets,
         })?
-        .with_unit(setting, privacy_unit);
+        .with_unit(setting, privacy_unit)
+        .with_timeout(timeout);
         return Target::exec(
             m,
             parsed.claim,
@@ -616,11 +634,16 @@ fn build_target(args: &RunArgs, given: Option<GivenMechanism<'_>>) -> Result<Tar
 }
 
 /// Checks the flags against the target and the claim, then runs the kind of audit they ask for.
-fn run_audit_inner(args: &RunArgs, given: Option<GivenMechanism<'_>>) -> Result<Outcome> {
+fn run_audit_inner(
+    args: &RunArgs,
+    given: Option<GivenMechanism<'_>>,
+    started: std::time::Instant,
+) -> Result<Outcome> {
     // Validate everything cheap before any sampling.
     testers::parse_list(&args.tester)?;
-    let target = build_target(args, given)?;
+    let target = build_target(args, given, started)?;
     let mut opts = RunOptions::from(args);
+    opts.started = started;
     let claim = target.claim;
     if !opts.output.quiet
         && let Some(w) = delta_warning(&claim, audited_records(args, &target))
@@ -796,6 +819,18 @@ pub(crate) fn parse_range(s: &str) -> Result<(f64, f64)> {
         )));
     }
     Ok((lo, hi))
+}
+
+/// The time budget a run of `args` keeps, seconds: `--budget`, else the default of a program
+/// audit that names no `--trials` (`None`: no budget).
+fn run_budget(args: &RunArgs) -> Result<Option<f64>> {
+    Ok(match (&args.search.budget, args.search.trials) {
+        (Some(b), _) => Some(parse_budget(b)?),
+        (None, None) if args.exec.is_some() && !args.sequential => {
+            Some(crate::run::DEFAULT_EXEC_BUDGET_SECONDS)
+        }
+        _ => None,
+    })
 }
 
 /// Parses `--budget`: seconds, or a number followed by `s`, `m` or `h` (`60s`, `2m`, `1.5h`).

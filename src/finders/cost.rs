@@ -53,8 +53,39 @@ pub struct CostModel {
     /// contention wave); `None` with one job or without a probe.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub contended_call: Option<f64>,
+    /// The factor (at least 1) the plan multiplies the central price by: an upper quantile of
+    /// the recent calls' times over their central price, so that a busy machine or a jittery
+    /// program is planned at the price its slow calls cost, not at its median.
+    #[serde(default = "one")]
+    pub price_factor: f64,
+    /// Seconds the testers take to score one release per side of a trial (all layers),
+    /// measured on the run's own scoring; part of a trial's price.
+    #[serde(default)]
+    pub score_seconds_per_release: f64,
+    /// The machine's load average (1 minute) when the prices were measured, and its cores.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<(f64, usize)>,
     #[serde(skip)]
     observed: Vec<CallTime>,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+/// The largest price factor the model uses: beyond it the calls are not slow, the model is
+/// wrong, and the refit of the constants answers it.
+const MAX_PRICE_FACTOR: f64 = 4.0;
+/// Calls whose ratio to the central price sets the price factor (the most recent ones).
+const FACTOR_CALLS: usize = 16;
+
+/// The machine's one-minute load average and its cores (Linux `/proc/loadavg`; `None`
+/// elsewhere). Read for the plan's words: a price measured under load says so.
+pub fn machine_load() -> Option<(f64, usize)> {
+    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
+    let one: f64 = text.split_whitespace().next()?.parse().ok()?;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    Some((one, cores))
 }
 
 impl CostModel {
@@ -68,17 +99,14 @@ impl CostModel {
             batch: batch.max(1),
             calls_observed: 0,
             contended_call: None,
+            price_factor: 1.0,
+            score_seconds_per_release: 0.0,
+            load: None,
             observed: Vec::new(),
         }
     }
 
-    /// Measures the program's cost on `dataset` from streams no audit reads: two calls of 1
-    /// release (the start-up, and its jitter), one wave of `jobs` calls of 1 release started
-    /// together (the start-up as the run will pay it, see below), then calls of 200, 2 000, 20 000 and 200 000
-    /// releases (at most `batch`) until one takes 0.25 s more than the start-up, or the probe
-    /// has spent `max_seconds`. The constants are the fit of [`CostModel::observe`] on those
-    /// calls, so the per-release cost rests on the longest call, never on a difference lost in
-    /// the start-up's noise.
+    /// [`CostModel::probe_with`] without calls measured beforehand.
     pub fn probe(
         mechanism: &dyn Mechanism,
         dataset: &Dataset,
@@ -87,95 +115,154 @@ impl CostModel {
         batch: usize,
         max_seconds: f64,
     ) -> Result<Self> {
+        Self::probe_with(mechanism, dataset, seed, jobs, batch, max_seconds, &[])
+    }
+
+    /// Measures the program's cost on `dataset` from streams no audit reads, in waves of
+    /// `max(jobs, 2)` calls started together (so every price is measured at the contention the
+    /// run will have, and every size at least twice): one wave of 1-release calls (the
+    /// start-up), then waves of 200, 2 000, 20 000 and 200 000 releases (at most `batch`) until
+    /// the releases of a call take clearly longer than the start-up's jitter (0.25 s and four
+    /// times the spread of the start-ups), or the next wave would pass `max_seconds`. `prior`:
+    /// calls measured before (the program's first request), counted as start-ups.
+    ///
+    /// The price is pessimistic where the measurement is not conclusive: when the releases of
+    /// the largest call are lost in the start-up's jitter, the per-release price is the upper
+    /// one (the slowest large call minus the fastest start-up), never a difference of two noisy
+    /// calls that can come out at ~0; and the price factor is an upper quantile of the calls'
+    /// times over the fit. The run refits both from every call it makes.
+    pub fn probe_with(
+        mechanism: &dyn Mechanism,
+        dataset: &Dataset,
+        seed: u64,
+        jobs: usize,
+        batch: usize,
+        max_seconds: f64,
+        prior: &[CallTime],
+    ) -> Result<Self> {
+        use rayon::prelude::*;
         let seed = Seed(seed);
         let started = Instant::now();
-        let mut calls = Vec::new();
-        // Tag 0x5EED: the speed probe's streams (no audit reads them).
+        let load = machine_load();
         // A call stopped by the caller's limit (the mechanism is slow on this dataset) counts
         // as taking the limit, a lower bound on its time, and ends the probe.
-        let slow = std::cell::Cell::new(false);
-        let mut timed = |index: u64, m: usize| -> Result<f64> {
-            let mut rng = seed.rng(Stream::Other { tag: 0x5EED, index });
-            let t = Instant::now();
-            let s = match mechanism.sample(dataset, m, &mut rng) {
-                Ok(_) => t.elapsed().as_secs_f64(),
-                Err(crate::mechanisms::MechanismError::Slow { seconds, .. }) => {
-                    slow.set(true);
-                    seconds
-                }
-                Err(e) => return Err(e.into()),
-            };
-            calls.push(CallTime {
-                releases: m,
-                seconds: s,
-            });
-            Ok(s)
-        };
-        let first = timed(0, 1)?;
-        let one = if slow.get() {
-            first
-        } else {
-            first.min(timed(1, 1)?)
-        };
-        // Contention: the search runs `jobs` programs at once, and a start-up measured alone
-        // is not what it costs then (CPU turbo, memory, a sandbox that serializes process
-        // starts: on a 16-core machine a 0.4 s start-up planned at its solo price ran 145 of
-        // 388 planned trials). One wave of `jobs` one-release calls started together prices a
-        // call as the run will see it; the plan uses the median of that wave when it is
-        // slower than the solo calls.
-        let mut contended: Vec<CallTime> = Vec::new();
-        if jobs > 1 && !slow.get() {
-            use rayon::prelude::*;
-            let wave: Vec<Result<CallTime>> = (0..jobs as u64)
-                .into_par_iter()
-                .map(|k| {
-                    let mut rng = seed.rng(Stream::Other {
-                        tag: 0x5EED,
-                        index: 1_000 + k,
-                    });
-                    let t = Instant::now();
-                    let seconds = match mechanism.sample(dataset, 1, &mut rng) {
-                        Ok(_) => t.elapsed().as_secs_f64(),
-                        Err(crate::mechanisms::MechanismError::Slow { seconds, .. }) => seconds,
-                        Err(e) => return Err(e.into()),
-                    };
-                    Ok(CallTime {
-                        releases: 1,
-                        seconds,
-                    })
+        let slow = std::sync::atomic::AtomicBool::new(false);
+        let width = jobs.max(2);
+        // Tag 0x5EED: the speed probe's streams (no audit reads them).
+        let wave = |first_index: u64, m: usize| -> Result<Vec<CallTime>> {
+            let one = |k: u64| -> Result<CallTime> {
+                let mut rng = seed.rng(Stream::Other {
+                    tag: 0x5EED,
+                    index: first_index + k,
+                });
+                let t = Instant::now();
+                let seconds = match mechanism.sample(dataset, m, &mut rng) {
+                    Ok(_) => t.elapsed().as_secs_f64(),
+                    Err(crate::mechanisms::MechanismError::Slow { seconds, .. }) => {
+                        slow.store(true, std::sync::atomic::Ordering::Relaxed);
+                        seconds
+                    }
+                    Err(e) => return Err(e.into()),
+                };
+                Ok(CallTime {
+                    releases: m,
+                    seconds,
                 })
-                .collect();
-            for c in wave {
-                contended.push(c?);
-            }
-        }
-        for (index, m) in [(2u64, 200usize), (3, 2_000), (4, 20_000), (5, 200_000)] {
-            if slow.get() {
+            };
+            // One job: the calls one after the other, as the run makes them.
+            let out: Vec<Result<CallTime>> = if jobs > 1 {
+                (0..width as u64).into_par_iter().map(one).collect()
+            } else {
+                (0..width as u64).map(one).collect()
+            };
+            out.into_iter().collect()
+        };
+        let is_slow = || slow.load(std::sync::atomic::Ordering::Relaxed);
+        // A start-up of half a second or more measured before is not measured again: the
+        // first wave of larger calls prices it under contention (as start-up plus releases,
+        // which errs on the safe side), and the search refits it from every call.
+        let known_slow_start = !prior.is_empty() && prior.iter().all(|c| c.seconds >= 0.5);
+        let mut starts: Vec<CallTime> = if known_slow_start {
+            Vec::new()
+        } else {
+            wave(0, 1)?
+        };
+        let contended = starts.clone();
+        starts.extend(prior.iter().copied());
+        let start_times: Vec<f64> = starts.iter().map(|c| c.seconds).collect();
+        let (s_min, s_med, s_max) = spread(&start_times);
+        let mut jitter = (s_max - s_min).max(0.0);
+        let mut calls = starts.clone();
+        let mut largest: Vec<CallTime> = Vec::new();
+        for (index, m) in [
+            (100u64, 200usize),
+            (200, 2_000),
+            (300, 20_000),
+            (400, 200_000),
+        ] {
+            if is_slow() {
                 break;
             }
             let m = m.min(batch.max(1));
-            let s = timed(index, m)?;
+            let w = wave(index, m)?;
+            calls.extend(w.iter().copied());
+            let (w_min, t_med, w_max) = spread(&w.iter().map(|c| c.seconds).collect::<Vec<_>>());
+            // Calls of one size started together differ by the start-up's jitter too: with one
+            // start-up measured, theirs is the estimate.
+            if starts.len() < 2 {
+                jitter = jitter.max(w_max - w_min);
+            }
+            largest = w;
             let spent = started.elapsed().as_secs_f64();
-            // The next call is about 10× this one's releases.
-            let next = one + 10.0 * (s - one).max(0.0);
-            if s - one >= 0.25 || m >= batch || spent + next > max_seconds {
+            let release_part = t_med - s_med;
+            // The next wave is about 10× this one's releases.
+            let next = s_max + 10.0 * release_part.max(0.0);
+            // Releases still lost in the jitter: the probe may take twice its share to resolve
+            // them (a per-release price it cannot resolve is planned at its upper end).
+            let limit = if release_part >= 0.25 {
+                max_seconds
+            } else {
+                2.0 * max_seconds
+            };
+            if (release_part >= 0.25 && release_part >= 4.0 * jitter)
+                || m >= batch
+                || spent + next > limit
+            {
                 break;
             }
         }
-        let mut model = Self::new(one, 0.0, jobs, batch);
+        let mut model = Self::new(s_med, 0.0, jobs, batch);
+        model.load = load;
         model.fit_calls(&calls);
-        if !contended.is_empty() {
-            let mut t: Vec<f64> = contended.iter().map(|c| c.seconds).collect();
-            t.sort_by(f64::total_cmp);
-            let median = t[t.len() / 2];
+        if let Some(big) = largest.first().map(|c| c.releases)
+            && big > 1
+        {
+            let t: Vec<f64> = largest.iter().map(|c| c.seconds).collect();
+            let (_, t_med, t_max) = spread(&t);
+            // Not conclusive: the releases are within the start-ups' jitter (or barely above
+            // it). The per-release price is then the upper one the calls allow: the slowest
+            // large call less the fastest start-up, and at least the jitter spread over the
+            // releases (what the calls cannot tell from the start-up's noise).
+            if t_med - s_med < 4.0 * jitter.max(0.01) {
+                let upper =
+                    ((t_max - s_min).max(jitter) / (big - 1) as f64).max(MIN_SECONDS_PER_RELEASE);
+                if upper > model.seconds_per_release {
+                    model.seconds_per_release = upper;
+                }
+            }
+        }
+        // The start-up as the run pays it: the median of the contended wave when slower than
+        // the fit.
+        if jobs > 1 && !contended.is_empty() {
+            let (_, median, _) = spread(&contended.iter().map(|c| c.seconds).collect::<Vec<_>>());
             let start = median - model.seconds_per_release;
             if start > model.seconds_per_call {
                 model.seconds_per_call = start;
             }
             model.contended_call = Some(median);
         }
-        calls.extend(contended);
         model.observed = calls;
+        model.update_factor();
         Ok(model)
     }
 
@@ -209,9 +296,37 @@ impl CostModel {
         }
     }
 
-    /// Seconds of one call of `m` releases.
+    /// Seconds of one call of `m` releases at the plan's (pessimistic) price: the central fit
+    /// times the price factor.
     pub fn call_seconds(&self, m: usize) -> f64 {
+        self.price_factor.max(1.0) * self.central_call_seconds(m)
+    }
+
+    /// Seconds of one call of `m` releases at the central (median) fit.
+    pub fn central_call_seconds(&self, m: usize) -> f64 {
         self.seconds_per_call + m as f64 * self.seconds_per_release
+    }
+
+    /// Seconds the testers take to score a trial of `s` releases per side (all layers).
+    pub fn score_seconds(&self, s: usize) -> f64 {
+        self.score_seconds_per_release * s as f64
+    }
+
+    /// Takes in one trial's scoring: `seconds` to score `s` releases per side (all layers).
+    /// The price is a running mean, slow scorings weighing more (an upper-side estimate).
+    pub fn observe_scoring(&mut self, s: usize, seconds: f64) {
+        if s == 0 || !seconds.is_finite() || seconds < 0.0 {
+            return;
+        }
+        let x = seconds / s as f64;
+        let old = self.score_seconds_per_release;
+        self.score_seconds_per_release = if old == 0.0 {
+            x
+        } else if x > old {
+            0.5 * (old + x)
+        } else {
+            0.9 * old + 0.1 * x
+        };
     }
 
     /// The calls of a draw of `n` releases: ⌈n / batch⌉ calls of at most `batch` releases.
@@ -238,14 +353,33 @@ impl CostModel {
         slots.into_iter().fold(0.0, f64::max)
     }
 
-    /// Seconds of `w` exploratory trials of `s` releases per side, scored together.
+    /// Seconds of `w` exploratory trials of `s` releases per side, drawn and scored together
+    /// (the scorings share the `jobs` threads once the draws are in).
     pub fn wave_seconds(&self, s: usize, w: usize) -> f64 {
-        self.seconds(&vec![s; 2 * w.max(1)])
+        let w = w.max(1);
+        let scoring = self.score_seconds(s) * w.div_ceil(self.jobs.max(1)) as f64;
+        self.seconds(&vec![s; 2 * w]) + scoring
     }
 
-    /// Seconds of one confirmation of `n` releases per side (both sides drawn together).
+    /// Seconds of one confirmation of `n` releases per side (both sides drawn together, then
+    /// scored).
     pub fn confirm_seconds(&self, n: usize) -> f64 {
-        self.seconds(&[n, n])
+        self.seconds(&[n, n]) + self.score_seconds(n)
+    }
+
+    /// The largest confirmation (releases per side, at most `cap`) whose price fits `seconds`;
+    /// 0 when none does.
+    pub fn confirm_fitting(&self, seconds: f64, cap: usize) -> usize {
+        let (mut lo, mut hi) = (0usize, cap);
+        while lo < hi {
+            let mid = lo + (hi - lo).div_ceil(2);
+            if self.confirm_seconds(mid) <= seconds {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        lo
     }
 
     /// Trials scored together at most: enough to keep every slot busy with the two sides of
@@ -276,6 +410,24 @@ impl CostModel {
             calls.push(*big);
         }
         self.fit_calls(&calls);
+        self.update_factor();
+    }
+
+    /// The price factor from the most recent calls: the upper quartile of their times over the
+    /// central fit's, at least 1 and at most [`MAX_PRICE_FACTOR`].
+    fn update_factor(&mut self) {
+        let start = self.observed.len().saturating_sub(FACTOR_CALLS);
+        let mut r: Vec<f64> = self.observed[start..]
+            .iter()
+            .filter(|c| c.seconds.is_finite() && c.seconds > 0.0)
+            .map(|c| c.seconds / self.central_call_seconds(c.releases).max(1e-9))
+            .collect();
+        if r.is_empty() {
+            return;
+        }
+        r.sort_by(f64::total_cmp);
+        let q = r[((0.75 * (r.len() - 1) as f64).ceil() as usize).min(r.len() - 1)];
+        self.price_factor = q.clamp(1.0, MAX_PRICE_FACTOR);
     }
 
     /// A robust fit of seconds on releases (see the module docs): the per-release cost from the
@@ -324,6 +476,22 @@ impl CostModel {
         self.seconds_per_release = b.max(MIN_SECONDS_PER_RELEASE);
         self.calls_observed = pts.len();
     }
+}
+
+/// The smallest, median and largest of `v` (0 for an empty `v`).
+fn spread(v: &[f64]) -> (f64, f64, f64) {
+    if v.is_empty() {
+        return (0.0, 0.0, 0.0);
+    }
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    let k = v.len();
+    let median = if k % 2 == 1 {
+        v[k / 2]
+    } else {
+        0.5 * (v[k / 2 - 1] + v[k / 2])
+    };
+    (v[0], median, v[k - 1])
 }
 
 #[cfg(test)]
@@ -397,12 +565,66 @@ mod tests {
         let m = Serialized::default();
         let alone = CostModel::probe(&m, &data, 0, 1, 50_000, 1.0).unwrap();
         let four = pool.install(|| CostModel::probe(&m, &data, 0, 4, 50_000, 1.0).unwrap());
-        // Alone a call costs its 20 ms; four started together end at 20, 40, 60 and 80 ms, and
-        // the median of the wave (60 ms) is the price the plan must use.
+        // Alone a call costs its 20 ms; four started together end at 20, 40, 60 and 80 ms: the
+        // median of the wave (50 ms) is the central start-up, and the slow half of the calls
+        // raises the plan's price above it.
         assert!(alone.contended_call.is_none());
         assert!(alone.seconds_per_call < 0.04, "{alone:?}");
-        assert!(four.seconds_per_call >= 0.055, "{four:?}");
-        assert!(four.contended_call.is_some_and(|c| c >= 0.055), "{four:?}");
+        assert!(four.seconds_per_call >= 0.045, "{four:?}");
+        assert!(four.call_seconds(1) >= 0.055, "{four:?}");
+        assert!(four.contended_call.is_some_and(|c| c >= 0.045), "{four:?}");
+    }
+
+    /// A program whose start-up (0.3 s) jitters by ±0.03 s, at 70 µs per release: the probe's
+    /// largest call is lost in that jitter (a slow-start program seen at a tenth of its
+    /// scale), and its per-release price must not come out at ~0.
+    #[derive(Debug, Default)]
+    struct JitteryStart(std::sync::atomic::AtomicU64);
+
+    impl Mechanism for JitteryStart {
+        fn id(&self) -> &str {
+            "jittery-start"
+        }
+        fn claim(&self) -> crate::mechanisms::PrivacyClaim {
+            crate::mechanisms::PrivacyClaim::Pure { epsilon: 1.0 }
+        }
+        fn neighboring(&self) -> crate::mechanisms::Neighboring {
+            crate::mechanisms::Neighboring::AddRemove
+        }
+        fn domain(&self) -> crate::mechanisms::RecordDomain {
+            crate::mechanisms::RecordDomain::real(0.0, 1.0, 1)
+        }
+        fn output_dim(&self) -> usize {
+            1
+        }
+        fn sample(
+            &self,
+            _data: &Dataset,
+            n: usize,
+            _rng: &mut dyn rand::Rng,
+        ) -> crate::mechanisms::Result<crate::mechanisms::Samples> {
+            let k = self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let jitter = if k.is_multiple_of(2) { -0.03 } else { 0.03 };
+            std::thread::sleep(std::time::Duration::from_secs_f64(
+                0.3 + jitter + 7e-5 * n as f64,
+            ));
+            Ok(crate::mechanisms::Samples::from_column(vec![0.0; n]))
+        }
+    }
+
+    #[test]
+    fn releases_lost_in_the_start_ups_jitter_are_priced_at_their_upper_end() {
+        let data = Dataset::scalars(vec![0.5; 3]).unwrap();
+        let m = JitteryStart::default();
+        let prior = [CallTime {
+            releases: 2,
+            seconds: 0.33,
+        }];
+        let model = CostModel::probe_with(&m, &data, 0, 2, 50_000, 0.5, &prior).unwrap();
+        // The true cost is 70 µs per release; a difference of two noisy calls could give ~0.
+        assert!(model.seconds_per_release >= 7e-5, "{model:?}");
+        assert!(model.seconds_per_release <= 1e-3, "{model:?}");
+        assert!(model.call_seconds(1) >= 0.25, "{model:?}");
     }
 
     #[test]

@@ -30,7 +30,7 @@
 //! variation distance of any one feature); a confirmation of that pair uses the same coordinates,
 //! chosen without its releases. The mechanism view keeps every coordinate and three norms.
 
-pub use crate::record::effort::{ConfirmEffort, SearchEffort, StopReason};
+pub use crate::record::effort::{ConfirmEffort, Fidelity, SearchEffort, StopReason};
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
@@ -166,15 +166,24 @@ pub struct RunPlan {
     pub over_budget: Option<String>,
 }
 
-/// Smallest confirmation the planner makes, releases per side: below it an audit has little
-/// power for any claim, so a slower program gets this and a plan that says it exceeds the budget.
-pub const MIN_PLANNED_SAMPLES: usize = 10_000;
-/// Smallest exploratory trial the planner makes, releases per side.
-pub const MIN_PLANNED_SEARCH_SAMPLES: usize = 500;
+/// Smallest confirmation the planner makes, releases per side: below it an audit can show only
+/// a violation of a claim exceeded many times over, so a slower program gets this and a plan
+/// that says it exceeds the budget (the run then confirms what fits the time left).
+pub const MIN_PLANNED_SAMPLES: usize = 1_000;
+/// Smallest exploratory trial the planner makes, releases per side: a screening score, enough
+/// to rank a pair whose two sides differ grossly (the bugs structured datasets expose).
+pub const MIN_PLANNED_SEARCH_SAMPLES: usize = 100;
 /// Share of the budget the planner gives the confirmations at most (the rest is the search).
 const CONFIRM_SHARE: f64 = 0.6;
 /// Trials the planner keeps room for in the search before it shrinks the exploratory sample.
 const MIN_PLANNED_TRIALS: usize = 30;
+/// Pairs the search scores at least when the program allows it (at the smallest trial size):
+/// the confirmations give up time for them, down to 30 % of the budget.
+const MIN_SEARCH_PAIRS: usize = 10;
+/// Share of the budget kept for writing the answer and the report's figures.
+const RECORD_SHARE: f64 = 0.03;
+/// The exploratory sizes the planner chooses among (releases per side), largest first.
+const SEARCH_LADDER: [usize; 6] = [5_000, 2_500, 1_000, 500, 250, 100];
 
 impl RunPlan {
     /// Sizes that fit `budget` seconds (the whole budget; `probe_seconds` of it already spent)
@@ -209,10 +218,18 @@ impl RunPlan {
             budget_seconds: budget,
             over_budget: None,
         };
-        let left = (budget - probe_seconds).max(0.0);
+        let left = (budget - probe_seconds - RECORD_SHARE * budget).max(0.0);
         let l = plan.layers as f64;
         let confirm_cost = |n: usize, k: usize| l * k as f64 * cost.confirm_seconds(n);
-        let room = CONFIRM_SHARE * left;
+        let per_trial = |s: usize| {
+            let w = cost.wave_width(s);
+            cost.wave_seconds(s, w) / w as f64
+        };
+        // The search keeps room for MIN_SEARCH_PAIRS pairs at its smallest size (at most 70 %
+        // of the time left): a slow program's confirmations shrink for them.
+        let smallest = search_samples.unwrap_or(MIN_PLANNED_SEARCH_SAMPLES.min(defaults.1));
+        let floor = (MIN_SEARCH_PAIRS as f64 * per_trial(smallest)).min(0.7 * left);
+        let room = (CONFIRM_SHARE * left).min(left - floor).max(0.0);
         // The largest n ≤ cap whose k slots fit the room (bisection on a monotone cost).
         let largest_n = |k: usize, cap: usize| -> usize {
             let (mut lo, mut hi) = (0usize, cap);
@@ -226,6 +243,7 @@ impl RunPlan {
             }
             lo
         };
+        let mut shared = false;
         match (samples, confirm) {
             (Some(_), Some(_)) => {}
             (Some(n), None) => {
@@ -247,28 +265,40 @@ impl RunPlan {
                     plan.samples_per_side = largest_n(2, full);
                 } else {
                     plan.confirm_per_layer = 1;
-                    plan.samples_per_side = largest_n(1, full).max(MIN_PLANNED_SAMPLES);
+                    plan.samples_per_side = largest_n(1, full);
+                    if plan.samples_per_side < MIN_PLANNED_SAMPLES {
+                        shared = true;
+                        // Too slow for a confirmation per layer: one pair confirmed for every
+                        // layer from one draw (what a violation found by both layers costs),
+                        // at what fits, never below the smallest timed confirmation.
+                        plan.samples_per_side = cost
+                            .confirm_fitting(room, full)
+                            .clamp(MIN_TIMED_CONFIRM_SAMPLES, MIN_PLANNED_SAMPLES);
+                    }
                 }
             }
         }
-        plan.confirm_seconds = confirm_cost(plan.samples_per_side, plan.confirm_per_layer);
-        let search_room = (left - plan.confirm_seconds).max(0.0);
-        let per_trial = |s: usize| {
-            let w = cost.wave_width(s);
-            cost.wave_seconds(s, w) / w as f64
+        plan.confirm_seconds = if shared {
+            cost.confirm_seconds(plan.samples_per_side)
+        } else {
+            confirm_cost(plan.samples_per_side, plan.confirm_per_layer)
         };
+        let search_room = (left - plan.confirm_seconds).max(0.0);
         if search_samples.is_none() {
-            // Room for MIN_PLANNED_TRIALS trials in the search's share when the program allows;
-            // smaller trials only while they are cheaper (a program whose start-up dominates
-            // costs the same at any trial size, and small trials only lose power).
-            let mut s = defaults.1;
-            while s > MIN_PLANNED_SEARCH_SAMPLES
-                && MIN_PLANNED_TRIALS as f64 * per_trial(s) > search_room
-                && per_trial((s / 2).max(MIN_PLANNED_SEARCH_SAMPLES)) < 0.75 * per_trial(s)
-            {
-                s = (s / 2).max(MIN_PLANNED_SEARCH_SAMPLES);
-            }
-            plan.search_samples = s;
+            // The largest trial size that still scores MIN_PLANNED_TRIALS pairs, or as many
+            // as the smallest size would (a program whose start-up dominates scores about as
+            // many pairs at any size, and keeps the larger, more powerful trials).
+            let trials = |s: usize| (search_room / per_trial(s).max(1e-9)).floor() as usize;
+            let ladder: Vec<usize> = std::iter::once(defaults.1)
+                .chain(SEARCH_LADDER.into_iter().filter(|&s| s < defaults.1))
+                .collect();
+            let smallest = *ladder.last().unwrap_or(&defaults.1);
+            let target = MIN_PLANNED_TRIALS.min(trials(smallest)).max(1);
+            plan.search_samples = ladder
+                .iter()
+                .copied()
+                .find(|&s| trials(s) >= target)
+                .unwrap_or(smallest);
         }
         let trial = per_trial(plan.search_samples);
         plan.trials_at_once = cost.wave_width(plan.search_samples);
@@ -292,7 +322,10 @@ impl RunPlan {
 
     /// Estimated seconds of the whole run, the probe included.
     pub fn total_seconds(&self) -> f64 {
-        self.probe_seconds + self.search_seconds + self.confirm_seconds
+        self.probe_seconds
+            + self.search_seconds
+            + self.confirm_seconds
+            + RECORD_SHARE * self.budget_seconds
     }
 
     /// The plan in one line.
@@ -444,18 +477,40 @@ struct Confirmer<'a> {
     allowance: f64,
     /// Seconds per program start.
     startup: f64,
+    /// The cost model's current prices (refreshed by the search before each confirmation).
+    cost: super::cost::CostModel,
+    /// When the budget ends (soft: confirmations are sized to end by then when they can) and
+    /// the deadline no call runs past.
+    ends: Option<(Instant, Instant)>,
+    /// Confirmations not run, or stopped, because the time budget was spent.
+    out_of_time: usize,
+}
+
+/// Fewest releases per side a confirmation shrunk to fit the time left draws; below it the
+/// confirmation is not run (it could show only a violation of a claim already far exceeded).
+pub const MIN_TIMED_CONFIRM_SAMPLES: usize = 200;
+
+/// Whether an error is a call stopped at (or not started after) the run's deadline.
+fn out_of_time(e: &Error) -> bool {
+    matches!(
+        e,
+        Error::Mechanism(crate::mechanisms::MechanismError::OutOfTime { .. })
+    )
 }
 
 impl Confirmer<'_> {
     /// Confirms `pair` for layer `li` on fresh releases from the confirm streams of the pair
     /// (drawn once per distinct pair; a pair confirmed by both layers reuses them).
+    /// Returns false, recording nothing, when the time budget left no room for it (too little
+    /// time left, or its draw was stopped at the deadline).
     fn confirm(
         &mut self,
         states: &mut [State],
         li: usize,
         pair: &DatasetPair,
         coords: Option<&[usize]>,
-    ) -> Result<()> {
+        owed: usize,
+    ) -> Result<bool> {
         let t0 = Instant::now();
         let k = match self.pairs.iter().position(|p| p == pair) {
             Some(k) => k,
@@ -466,19 +521,52 @@ impl Confirmer<'_> {
         };
         let seed = Seed(self.audit.seed);
         // A pair the program was slow on gets the releases that fit a confirmation's price.
-        let n = match self.slow_pairs.iter().find(|(p, _)| p == pair) {
+        let mut n = match self.slow_pairs.iter().find(|(p, _)| p == pair) {
             Some((_, rate)) => {
                 let fits = ((self.allowance - self.startup).max(0.0) / rate).floor() as usize;
                 fits.clamp(MIN_SLOW_CONFIRM_SAMPLES, self.audit.samples_per_side.max(1))
             }
             None => self.audit.samples_per_side,
         };
+        let drawn_before = self.cache.as_ref().is_some_and(|c| c.0 == k);
+        // With a deadline, a confirmation gets what fits the time left: shared with the
+        // confirmations still owed until the budget's end, else (when even the smallest does
+        // not fit) what fits before the deadline. Chosen from prices and the clock, never from
+        // releases, so the size is independent of the confirmation's data.
+        if let Some((soft, hard)) = self.ends
+            && !drawn_before
+        {
+            let now = Instant::now();
+            let left = |end: Instant| end.saturating_duration_since(now).as_secs_f64();
+            let share = left(soft) / owed.max(1) as f64;
+            let mut fit = self.cost.confirm_fitting(share, n);
+            if fit < MIN_TIMED_CONFIRM_SAMPLES.min(n) {
+                fit = self.cost.confirm_fitting(0.8 * left(hard), n);
+            }
+            if fit < MIN_TIMED_CONFIRM_SAMPLES.min(n) {
+                self.out_of_time += 1;
+                return Ok(false);
+            }
+            n = fit;
+        }
+        if let Some(c) = &self.cache
+            && c.0 == k
+        {
+            n = c.1.n();
+        }
         let m = self.mechanism;
         if self.cache.as_ref().is_none_or(|c| c.0 != k) {
             let stream = |side| Phase::Confirm(k as u64).stream_of(side);
             // A pair the program is slow on is not priced with the rest.
             let log = (n == self.audit.samples_per_side).then_some(self.log);
-            let (p, q) = sample_pair_parallel(m, pair, n, seed, stream, log)?;
+            let (p, q) = match sample_pair_parallel(m, pair, n, seed, stream, log) {
+                Ok(d) => d,
+                Err(e) if out_of_time(&e) => {
+                    self.out_of_time += 1;
+                    return Ok(false);
+                }
+                Err(e) => return Err(e),
+            };
             self.calls += 2 * n.div_ceil(chunk_len(m)) as u64;
             self.drawn += 2 * n as u64;
             self.cache = Some((k, p, q));
@@ -515,7 +603,7 @@ impl Confirmer<'_> {
         st.found |= r.verdict == Verdict::Violation;
         st.confirmations.push(r);
         st.confirmed.push(pair.clone());
-        Ok(())
+        Ok(true)
     }
 }
 
@@ -531,6 +619,9 @@ pub struct Pacing {
     pub spent_before: f64,
     /// Seconds one program call may take (`--exec-timeout`), when the mechanism is a program.
     pub call_timeout: Option<f64>,
+    /// The instant no call may run past (the budget plus its slack; set on the mechanism by
+    /// the caller): confirmations are sized to end before it, and one that cannot is not run.
+    pub deadline: Option<Instant>,
 }
 
 /// [`super::search_and_confirm_observed`] for several layers at once (see the module docs),
@@ -557,6 +648,7 @@ pub fn search_and_confirm_layered(
         planned_trials: None,
         spent_before: 0.0,
         call_timeout: None,
+        deadline: None,
     };
     search_and_confirm_paced(
         mechanism, claim, finder, testers, search, audit, layers, pacing, observe,
@@ -591,6 +683,8 @@ struct ScoredLayers {
     /// When the program was too slow on the pair for the full size: the releases per side it
     /// was scored on, and the seconds per release measured on them.
     slow: Option<(usize, f64)>,
+    /// Releases per side scored and the seconds the testers took on them (all layers).
+    scoring: (usize, f64),
 }
 
 /// How a trial skipped because the program was too slow on its pair begins its message.
@@ -768,7 +862,20 @@ pub fn search_and_confirm_paced(
             .max(1.0)
             .min(0.5 * pacing.call_timeout.unwrap_or(f64::INFINITY)),
         startup: pacing.cost.seconds_per_call,
+        cost: pacing.cost.clone(),
+        ends: pacing.deadline.and_then(|hard| {
+            let budget = search.budget_seconds?;
+            let soft =
+                start + std::time::Duration::from_secs_f64((budget - pacing.spent_before).max(0.0));
+            Some((soft.min(hard), hard))
+        }),
+        out_of_time: 0,
     };
+    // A failure after the search has an answer (a confirmation, or a violation): reported
+    // beside it instead of ending the run without one.
+    let mut failure: Option<String> = None;
+    // Releases per side of every scored trial, in order (the fidelities of the record).
+    let mut trial_sizes: Vec<usize> = Vec::new();
     let mut best_score = f64::NEG_INFINITY;
     let mut scored = 0usize;
     let call_len = chunk_len(mechanism);
@@ -900,7 +1007,8 @@ pub fn search_and_confirm_paced(
                         });
                     }
                     Err(Error::Mechanism(
-                        e @ crate::mechanisms::MechanismError::Refused { .. },
+                        e @ (crate::mechanisms::MechanismError::Refused { .. }
+                        | crate::mechanisms::MechanismError::OutOfTime { .. }),
                     )) => {
                         return Ok(Scored {
                             pair,
@@ -909,6 +1017,7 @@ pub fn search_and_confirm_paced(
                     }
                     Err(e) => return Err(e),
                 };
+                let scoring_started = Instant::now();
                 let integer = integer_valued(&[&p, &q]);
                 let mut per_layer = Vec::new();
                 for &kind in layers {
@@ -958,12 +1067,18 @@ pub fn search_and_confirm_paced(
                         integer,
                         per_layer,
                         slow,
+                        scoring: (size, scoring_started.elapsed().as_secs_f64()),
                     }),
                 })
             })
             .collect();
         mechanism.set_call_limit(None);
         pacing.cost.observe(&log);
+        for o in outcomes.iter().flatten() {
+            if let Ok(sl) = &o.outcome {
+                pacing.cost.observe_scoring(sl.scoring.0, sl.scoring.1);
+            }
+        }
         // Take the wave in trial order, as a one-at-a-time search would.
         for (w, outcome) in outcomes.into_iter().enumerate() {
             let index = first_index + w;
@@ -974,7 +1089,22 @@ pub fn search_and_confirm_paced(
                     break 'search;
                 }
             }
-            let Scored { pair, outcome } = outcome?;
+            let Scored { pair, outcome } = match outcome {
+                Ok(o) => o,
+                Err(e) => {
+                    if states.iter().any(|st| st.found) {
+                        failure = Some(e.to_string());
+                        stopped = StopReason::Failure;
+                        break 'search;
+                    }
+                    return Err(e);
+                }
+            };
+            if let Err((crate::mechanisms::MechanismError::OutOfTime { .. }, _)) = &outcome {
+                // The deadline stopped the trial: the search is over, its partial draw unused.
+                stopped = StopReason::Deadline;
+                break 'search;
+            }
             proposed += 1;
             let sl = match outcome {
                 Ok(sl) => sl,
@@ -1006,6 +1136,7 @@ pub fn search_and_confirm_paced(
                 }
             };
             let size = sl.slow.map_or(s, |(size, _)| size);
+            trial_sizes.push(size);
             conf.calls += 2 * size.div_ceil(call_len) as u64;
             conf.drawn += 2 * size as u64;
             if let Some((_, rate)) = sl.slow
@@ -1070,7 +1201,21 @@ pub fn search_and_confirm_paced(
             for (li, margin, coords) in &margins {
                 if *margin > 0.0 && states[*li].open(slots) {
                     observe(&progress(&states, conf.drawn, scored, best_score, true));
-                    conf.confirm(&mut states, *li, &pair, coords.as_deref())?;
+                    conf.cost = pacing.cost.clone();
+                    let owed = 1 + end_phase_pairs(&states, slots).len();
+                    match conf.confirm(&mut states, *li, &pair, coords.as_deref(), owed) {
+                        Ok(true) => {}
+                        Ok(false) => {
+                            stopped = StopReason::Deadline;
+                            break 'search;
+                        }
+                        Err(e) if states.iter().any(|st| st.found) => {
+                            failure = Some(e.to_string());
+                            stopped = StopReason::Failure;
+                            break 'search;
+                        }
+                        Err(e) => return Err(e),
+                    }
                     pacing.cost.observe(&log);
                     observe(&progress(&states, conf.drawn, scored, best_score, false));
                 }
@@ -1089,7 +1234,21 @@ pub fn search_and_confirm_paced(
                         .map(|(k, t)| (t.pair.clone(), states[li].coords[k].clone()));
                     if let Some((pair, coords)) = best {
                         observe(&progress(&states, conf.drawn, scored, best_score, true));
-                        conf.confirm(&mut states, li, &pair, coords.as_deref())?;
+                        conf.cost = pacing.cost.clone();
+                        let owed = end_phase_pairs(&states, slots).len().max(1);
+                        match conf.confirm(&mut states, li, &pair, coords.as_deref(), owed) {
+                            Ok(true) => {}
+                            Ok(false) => {
+                                stopped = StopReason::Deadline;
+                                break 'search;
+                            }
+                            Err(e) if states.iter().any(|st| st.found) => {
+                                failure = Some(e.to_string());
+                                stopped = StopReason::Failure;
+                                break 'search;
+                            }
+                            Err(e) => return Err(e),
+                        }
                         pacing.cost.observe(&log);
                         observe(&progress(&states, conf.drawn, scored, best_score, false));
                     }
@@ -1103,13 +1262,30 @@ pub fn search_and_confirm_paced(
     // Remaining slots: each layer's best-ranked pairs it has not confirmed, taken pair by pair
     // (a pair wanted by both layers is drawn once and confirmed for both).
     observe(&progress(&states, conf.drawn, scored, best_score, true));
-    for (pair, wanted) in end_phase_pairs(&states, slots) {
+    let end_pairs = if failure.is_some() {
+        Vec::new()
+    } else {
+        end_phase_pairs(&states, slots)
+    };
+    let total = end_pairs.len();
+    'end: for (done, (pair, wanted)) in end_pairs.into_iter().enumerate() {
         for (li, k) in wanted {
             if !states[li].open(slots) {
                 continue;
             }
             let coords = states[li].coords[k].clone();
-            conf.confirm(&mut states, li, &pair, coords.as_deref())?;
+            conf.cost = pacing.cost.clone();
+            match conf.confirm(&mut states, li, &pair, coords.as_deref(), total - done) {
+                Ok(true) => {}
+                // Out of time: the confirmations left are not run either.
+                Ok(false) => break 'end,
+                Err(e) if states.iter().any(|st| st.found) => {
+                    failure = Some(e.to_string());
+                    break 'end;
+                }
+                Err(e) => return Err(e),
+            }
+            pacing.cost.observe(&log);
             observe(&progress(&states, conf.drawn, scored, best_score, true));
         }
     }
@@ -1187,6 +1363,9 @@ pub fn search_and_confirm_paced(
         stopped,
         stopped_words,
         cut_short,
+        fidelities: fidelities(&trial_sizes, s),
+        confirmations_out_of_time: conf.out_of_time,
+        failure,
     };
     Ok(LayeredReport {
         kind: "layered-search".into(),
@@ -1264,7 +1443,36 @@ fn stop_words(
         StopReason::Refusals => format!(
             "the program refused each of the first {MAX_LEADING_REFUSALS} pairs proposed (see the refusals)"
         ),
+        StopReason::Deadline => format!(
+            "the time budget of {} s ran out after {run} trials (a call was stopped at the run's deadline, or no confirmation fit the time left); a longer --budget runs more",
+            readable(search.budget_seconds.unwrap_or(0.0))
+        ),
+        StopReason::Failure => format!(
+            "a call failed after {run} trials, once a violation was already confirmed (the failure is reported beside the verdict)"
+        ),
     }
+}
+
+/// The fidelities of a search: how many pairs were scored at each size (releases per side),
+/// the planned size first.
+fn fidelities(sizes: &[usize], planned: usize) -> Vec<Fidelity> {
+    let mut out: Vec<Fidelity> = Vec::new();
+    for &n in sizes {
+        match out.iter_mut().find(|f| f.releases_per_side == n) {
+            Some(f) => f.pairs += 1,
+            None => out.push(Fidelity {
+                releases_per_side: n,
+                pairs: 1,
+            }),
+        }
+    }
+    out.sort_by_key(|f| {
+        (
+            f.releases_per_side != planned,
+            std::cmp::Reverse(f.releases_per_side),
+        )
+    });
+    out
 }
 
 /// The pairs the layers would confirm if the search stopped now: each open layer's
@@ -1334,9 +1542,20 @@ mod tests {
             "{p:?}"
         );
         assert!(p.trials >= 10, "{p:?}");
-        // 10 ms per release: the smallest confirmation does not fit, and the plan says so.
+        // 10 ms per release: small confirmations, and at least MIN_SEARCH_PAIRS screening
+        // trials of the smallest size, within the budget.
         let p = fit(0.05, 10e-3, (None, None, None));
-        assert_eq!(p.samples_per_side, MIN_PLANNED_SAMPLES);
+        assert!(p.samples_per_side >= MIN_TIMED_CONFIRM_SAMPLES, "{p:?}");
+        assert_eq!(p.search_samples, MIN_PLANNED_SEARCH_SAMPLES, "{p:?}");
+        assert!(p.trials >= MIN_SEARCH_PAIRS, "{p:?}");
+        assert!(p.total_seconds() <= 60.0, "{p:?}");
+        // A start-up of 3 s and 5 ms per release (a DP library's pipeline): 10 pairs.
+        let p = fit(3.0, 5e-3, (None, None, None));
+        assert!(p.trials >= MIN_SEARCH_PAIRS, "{p:?}");
+        assert!(p.total_seconds() <= 60.0, "{p:?}");
+        // 0.5 s per release: not even the smallest confirmation fits, and the plan says so.
+        let p = fit(0.05, 0.5, (None, None, None));
+        assert_eq!(p.samples_per_side, MIN_TIMED_CONFIRM_SAMPLES);
         assert!(p.over_budget.is_some(), "{p:?}");
         assert!(p.describe().contains("OVER BUDGET"));
         // The user's sizes are kept.

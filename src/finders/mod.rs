@@ -419,7 +419,7 @@ pub(crate) fn score_and_margin(r: &AuditReport) -> (f64, f64) {
 /// violating pair. At 1e-3 a tight pair triggers an early confirmation once in a thousand
 /// trials, while a clear violation (a margin of many standard errors) still does at once.
 /// Not part of the run's β: confirmations use fresh samples at their own share.
-const SEARCH_BETA: f64 = 1e-3;
+pub(crate) const SEARCH_BETA: f64 = 1e-3;
 
 /// Proposals the program may refuse before any pair is scored: then the search ends with the
 /// error naming the first refusal (a program that fails on every dataset would otherwise spend

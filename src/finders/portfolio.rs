@@ -70,6 +70,31 @@ pub struct PortfolioFinder {
     pending: std::collections::VecDeque<Member>,
 }
 
+/// The proposals of families 1 to 5 (`marks`: where families 2 to 6 begin in `list`) taken in
+/// turn, one of each family per round (constant at the ends, the smallest datasets, one record
+/// moved to an end, records that cancel, the centre), then the rest in order: a slow program
+/// whose budget scores a handful of pairs still sees each kind of structured dataset among the
+/// first (the pair at the range's ends stays first).
+fn interleave(list: Vec<DatasetPair>, marks: &[usize]) -> Vec<DatasetPair> {
+    let [a, b, c, d, e] = marks else {
+        return list;
+    };
+    let (a, b, c, d, e) = (*a, *b, *c, *d, *e);
+    // Families 1 (ends), 3 (smallest), 5 (one moved), 4 (cancel), 2 (centre).
+    let families: [std::ops::Range<usize>; 5] = [0..a, b..c, d..e, c..d, a..b];
+    let mut out = Vec::with_capacity(list.len());
+    let longest = families.iter().map(|r| r.len()).max().unwrap_or(0);
+    for k in 0..longest {
+        for r in &families {
+            if let Some(p) = list.get(r.start + k).filter(|_| k < r.len()) {
+                out.push(p.clone());
+            }
+        }
+    }
+    out.extend(list[e..].iter().cloned());
+    out
+}
+
 impl PortfolioFinder {
     /// A portfolio over records of `domain`, datasets of `size` records (D) and `relation`.
     /// Errors when no neighboring pair of that size fits the domain.
@@ -191,53 +216,79 @@ impl PortfolioFinder {
         // Zero-out, like add-remove, takes datasets of any size.
         let add = self.relation != Neighboring::ReplaceOne;
         let mut out: Vec<DatasetPair> = Vec::new();
-        let mut push = |p: Option<DatasetPair>| {
+        fn push(out: &mut Vec<DatasetPair>, p: Option<DatasetPair>) {
             if let Some(p) = p
                 && !out.contains(&p)
             {
                 out.push(p);
             }
-        };
+        }
         // The replaced record (replace-one) is the last; under add-remove `replace` is unused.
         let last = n.saturating_sub(1);
         // 1. Constant datasets at an end, the differing record at the other end.
-        push(self.pair(&self.constant(lo, n), &self.record(hi), last));
-        push(self.pair(&self.constant(hi, n), &self.record(lo), last));
+        push(
+            &mut out,
+            self.pair(&self.constant(lo, n), &self.record(hi), last),
+        );
+        push(
+            &mut out,
+            self.pair(&self.constant(hi, n), &self.record(lo), last),
+        );
+        let mut marks = vec![out.len()];
         // 2. At zero or the middle of the range, the differing record at either end.
         let centre = zero.unwrap_or(mid);
-        push(self.pair(&self.constant(centre, n), &self.record(hi), last));
-        push(self.pair(&self.constant(centre, n), &self.record(lo), last));
+        push(
+            &mut out,
+            self.pair(&self.constant(centre, n), &self.record(hi), last),
+        );
+        push(
+            &mut out,
+            self.pair(&self.constant(centre, n), &self.record(lo), last),
+        );
+        marks.push(out.len());
         // 3. The smallest datasets (add-remove only; replace-one keeps the declared size): empty,
         //    one and two records.
         for k in [0usize, 1, 2] {
             if !add {
                 continue;
             }
-            push(self.pair(&self.constant(lo, k), &self.record(hi), k.saturating_sub(1)));
-            push(self.pair(&self.constant(hi, k), &self.record(lo), k.saturating_sub(1)));
-            push(self.pair(
-                &self.constant(centre, k),
-                &self.record(hi),
-                k.saturating_sub(1),
-            ));
+            push(
+                &mut out,
+                self.pair(&self.constant(lo, k), &self.record(hi), k.saturating_sub(1)),
+            );
+            push(
+                &mut out,
+                self.pair(&self.constant(hi, k), &self.record(lo), k.saturating_sub(1)),
+            );
+            push(
+                &mut out,
+                self.pair(
+                    &self.constant(centre, k),
+                    &self.record(hi),
+                    k.saturating_sub(1),
+                ),
+            );
         }
+        marks.push(out.len());
         // 4. Records that cancel: half at each end (sum 0 on a symmetric range), the differing
         //    record at an end.
         if n >= 2 {
             let mut base = self.constant(lo, n / 2);
             base.extend(self.constant(hi, n - n / 2));
-            push(self.pair(&base, &self.record(hi), 0));
-            push(self.pair(&base, &self.record(lo), n - 1));
+            push(&mut out, self.pair(&base, &self.record(hi), 0));
+            push(&mut out, self.pair(&base, &self.record(lo), n - 1));
         }
+        marks.push(out.len());
         // 5. All records equal but one (at the other end), then the differing record.
         if n >= 2 {
             let mut base = self.constant(lo, n - 1);
             base.push(self.record(hi));
-            push(self.pair(&base, &self.record(hi), 0));
+            push(&mut out, self.pair(&base, &self.record(hi), 0));
             let mut base = self.constant(centre, n - 1);
             base.push(self.record(lo));
-            push(self.pair(&base, &self.record(hi), 0));
+            push(&mut out, self.pair(&base, &self.record(hi), 0));
         }
+        marks.push(out.len());
         // 6. Order-dependent processing (microbatches, blocks, windows taken by position):
         //    blocks of p records at the centre and p at the upper end, alternating, against the
         //    same list without its first record (add-remove), which moves every later record
@@ -253,7 +304,7 @@ impl PortfolioFinder {
                     .zip(Dataset::vectors(self.domain.dim, &full).ok())
                     .filter(|(a, b)| self.domain.check(a).is_ok() && self.domain.check(b).is_ok())
                     .and_then(|(a, b)| DatasetPair::new(a, b, self.relation).ok());
-                push(pair);
+                push(&mut out, pair);
                 p *= 2;
             }
         }
@@ -265,10 +316,13 @@ impl PortfolioFinder {
                 .map(|j| if j % 2 == 0 { hi } else { lo })
                 .collect();
             let mirror: Vec<f64> = alt.iter().map(|&v| lo + hi - v).collect();
-            push(self.pair(&self.constant(centre, n), &alt, last));
-            push(self.pair(&self.constant(lo, n), &alt, last));
-            push(self.pair(&self.constant(centre, n), &mirror, last));
-            push(self.pair(&self.constant(lo, n), &mirror, last));
+            push(&mut out, self.pair(&self.constant(centre, n), &alt, last));
+            push(&mut out, self.pair(&self.constant(lo, n), &alt, last));
+            push(
+                &mut out,
+                self.pair(&self.constant(centre, n), &mirror, last),
+            );
+            push(&mut out, self.pair(&self.constant(lo, n), &mirror, last));
         }
         // 8. Batch partners: the differing record is kept (at the first position, swinging from
         //    the lower corner to the upper one) while the records common to both datasets, its
@@ -285,9 +339,9 @@ impl PortfolioFinder {
             } else {
                 std::iter::once(from).chain(partners).take(n).collect()
             };
-            push(self.pair(&base, &to, 0));
+            push(&mut out, self.pair(&base, &to, 0));
         }
-        out
+        interleave(out, &marks)
     }
 
     /// The batch-partner sets of proposal 8: (partners, the differing record in D, in D′). Under
@@ -463,14 +517,26 @@ mod tests {
         let p = f.ask().unwrap().unwrap();
         assert_eq!(p.first().column(0), vec![-5.0; 10]);
         assert_eq!(p.second().column(0).last(), Some(&5.0));
+        // Then one of each structured family in turn: the smallest datasets (the empty one),
+        // one record moved to an end, records that cancel, the centre (zero when the range
+        // holds it).
         let p = f.ask().unwrap().unwrap();
-        assert_eq!(p.first().column(0), vec![5.0; 10]);
+        assert_eq!(p.first().len(), 0, "{p:?}");
+        let p = f.ask().unwrap().unwrap();
+        let d = p.first().column(0);
+        assert_eq!(d.iter().filter(|&&x| x == -5.0).count(), 9, "{p:?}");
+        let p = f.ask().unwrap().unwrap();
+        let d = p.first().column(0);
+        assert_eq!(d.iter().filter(|&&x| x == 5.0).count(), 5, "{p:?}");
         let p = f.ask().unwrap().unwrap();
         assert_eq!(
             p.first().column(0),
             vec![0.0; 10],
             "zero when the range holds it"
         );
+        // The second round starts at the other end.
+        let p = f.ask().unwrap().unwrap();
+        assert_eq!(p.first().column(0), vec![5.0; 10]);
     }
 
     #[test]

@@ -24,6 +24,11 @@ pub enum StopReason {
     SampleLimit,
     /// The program refused every one of the first proposals.
     Refusals,
+    /// The run's deadline (the budget and its slack) stopped a call, or left no time for a
+    /// confirmation.
+    Deadline,
+    /// A call failed after a violation was confirmed (the failure is reported beside it).
+    Failure,
 }
 
 impl StopReason {
@@ -35,8 +40,18 @@ impl StopReason {
                 | StopReason::SearchTime
                 | StopReason::SampleLimit
                 | StopReason::Refusals
+                | StopReason::Deadline
         )
     }
+}
+
+/// Pairs scored at one size: a fidelity of the search.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Fidelity {
+    /// Releases per side.
+    pub releases_per_side: usize,
+    /// Pairs scored on that many.
+    pub pairs: usize,
 }
 
 /// One confirmation's size, for the record of how hard a run looked.
@@ -81,6 +96,20 @@ pub struct SearchEffort {
     /// True when the search stopped well short of its plan (fewer than 80 % of the planned
     /// trials) or on refusals: an answer of "no violation found" is then weaker than planned.
     pub cut_short: bool,
+    /// Pairs scored at each size (releases per side), the planned size first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fidelities: Vec<Fidelity>,
+    /// Confirmations owed that were not run (or were stopped) because the time budget was
+    /// spent.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub confirmations_out_of_time: usize,
+    /// A call that failed after a violation was confirmed: reported beside the verdict.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl SearchEffort {
@@ -142,11 +171,21 @@ impl SearchEffort {
                 .collect();
             format!("confirmations: {}", layers.join("; "))
         };
-        format!(
+        let mut out = format!(
             "{planned}: {}; {confirms}; the search stopped because {}",
             parts.join(", "),
             self.stopped_words
-        )
+        );
+        if self.confirmations_out_of_time > 0 {
+            out += &format!(
+                "; {} confirmation(s) owed were not run for lack of time (a longer --budget runs them)",
+                self.confirmations_out_of_time
+            );
+        }
+        if let Some(f) = &self.failure {
+            out += &format!("; after the violation was confirmed, a call failed: {f}");
+        }
+        out
     }
 }
 

@@ -190,6 +190,15 @@ impl ExecMechanism {
         Self { accountant, ..self }
     }
 
+    /// The same program with `timeout` as the limit of each later request (`--exec-timeout`;
+    /// the first request may have been given less, to keep a run's deadline).
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        if !timeout.is_zero() && timeout <= MAX_TIMEOUT {
+            self.timeout = timeout;
+        }
+        self
+    }
+
     /// Seconds the constructor's first request (2 releases) took: a measured start-up.
     pub fn first_call_seconds(&self) -> f64 {
         self.first_call
