@@ -28,7 +28,9 @@ fn main() -> ExitCode {
             }
             if let Some(err) = outcome.late_error {
                 eprintln!("audit: error (after the verdict above): {err}");
-                return ExitCode::from(2);
+                // A confirmed violation is the answer, whatever failed after it: exit 1, the
+                // failure reported beside it. Otherwise the run has no complete answer.
+                return ExitCode::from(if outcome.code == 1 { 1 } else { 2 });
             }
             ExitCode::from(outcome.code)
         }
