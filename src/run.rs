@@ -1163,6 +1163,7 @@ pub fn run_layered(
             target.program.as_ref().map(|p| p.first_call_seconds()),
         )?;
         cost.score_seconds_per_release = scoring_price(m, &target.claim, testers, &layers, &config);
+        cost.datasets_per_call = m.datasets_per_call();
         let defaults = (
             config.samples_per_side,
             search.search_samples,

@@ -16,7 +16,9 @@ library does (0.1 to 0.5 s), so that audits can be tried on programs as users wr
 depending on those packages. --cost-us U spends about U microseconds of CPU per release.
 --slow-above K --slow-us V: on datasets of more than K records each release costs V
 microseconds instead (a library model fit whose cost depends on the data). --min-rows M sets
-the rows the noise assumes (M = 1 is the correct mechanism).
+the rows the noise assumes (M = 1 is the correct mechanism). A request of many datasets
+({"datasets": [...], "samples": k, "seed": s}, `--exec-datasets N`) gets one release per
+dataset, in order.
 """
 import argparse
 import json
@@ -46,21 +48,28 @@ def main():
     burn(a.startup)
     req = json.load(sys.stdin)
     rng = random.Random(req["seed"])
-    rows = [float(r[0] if isinstance(r, list) else r) for r in req["dataset"]]
-    clamped = [min(max(x, a.lower), a.upper) for x in rows]
-    mean = sum(clamped) / max(len(clamped), 1)
     scale = (a.upper - a.lower) / (a.min_rows * a.epsilon)
-    cost = a.cost_us * 1e-6
-    if 0 <= a.slow_above < len(rows):
-        cost = a.slow_us * 1e-6
     grid = 2.0 ** -8
-    out = []
-    for _ in range(int(req["samples"])):
+
+    def release(dataset):
+        rows = [float(r[0] if isinstance(r, list) else r) for r in dataset]
+        clamped = [min(max(x, a.lower), a.upper) for x in rows]
+        mean = sum(clamped) / max(len(clamped), 1)
+        cost = a.cost_us * 1e-6
+        if 0 <= a.slow_above < len(rows):
+            cost = a.slow_us * 1e-6
         if cost > 0:
             burn(cost)
         u = rng.random() - 0.5
         noise = -scale * math.copysign(1.0, u) * math.log(1.0 - 2.0 * abs(u))
-        out.append(repr(round((mean + noise) / grid) * grid))
+        return repr(round((mean + noise) / grid) * grid)
+
+    if "datasets" in req:
+        # Many datasets, one release each, in order (audit run --exec-datasets N): one
+        # start-up for many candidate datasets.
+        out = [release(d) for d in req["datasets"]]
+    else:
+        out = [release(req["dataset"]) for _ in range(int(req["samples"]))]
     sys.stdout.write("\n".join(out) + "\n")
 
 

@@ -62,6 +62,11 @@ pub struct CostModel {
     /// measured on the run's own scoring; part of a trial's price.
     #[serde(default)]
     pub score_seconds_per_release: f64,
+    /// Most datasets one call takes when the program reads many per request
+    /// (`--exec-datasets`): a trial of `s` releases per side is then one call of `2s`
+    /// datasets when `2s` fits, one start-up instead of two.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub datasets_per_call: Option<usize>,
     /// The machine's load average (1 minute) when the prices were measured, and its cores.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load: Option<(f64, usize)>,
@@ -101,6 +106,7 @@ impl CostModel {
             contended_call: None,
             price_factor: 1.0,
             score_seconds_per_release: 0.0,
+            datasets_per_call: None,
             load: None,
             observed: Vec::new(),
         }
@@ -338,19 +344,30 @@ impl CostModel {
     /// Seconds to make the draws `draws` (releases each) together: their calls, in order, on
     /// `jobs` slots, each to the slot that frees first.
     pub fn seconds(&self, draws: &[usize]) -> f64 {
+        let calls: Vec<usize> = draws.iter().flat_map(|&n| self.calls_of(n)).collect();
+        self.schedule(&calls)
+    }
+
+    /// Seconds of the calls `calls` (releases each), in order, on `jobs` slots, each to the
+    /// slot that frees first.
+    fn schedule(&self, calls: &[usize]) -> f64 {
         let mut slots = vec![0.0_f64; self.jobs.max(1)];
-        for &n in draws {
-            for m in self.calls_of(n) {
-                // The slot that frees first (few slots: a linear scan is enough).
-                let (k, _) = slots
-                    .iter()
-                    .enumerate()
-                    .min_by(|a, b| a.1.total_cmp(b.1))
-                    .unwrap_or((0, &0.0));
-                slots[k] += self.call_seconds(m);
-            }
+        for &m in calls {
+            // The slot that frees first (few slots: a linear scan is enough).
+            let (k, _) = slots
+                .iter()
+                .enumerate()
+                .min_by(|a, b| a.1.total_cmp(b.1))
+                .unwrap_or((0, &0.0));
+            slots[k] += self.call_seconds(m);
         }
         slots.into_iter().fold(0.0, f64::max)
+    }
+
+    /// Whether a trial of `s` releases per side is one call (see
+    /// [`CostModel::datasets_per_call`]).
+    pub fn trial_in_one_call(&self, s: usize) -> bool {
+        self.datasets_per_call.is_some_and(|k| 2 * s <= k)
     }
 
     /// Seconds of `w` exploratory trials of `s` releases per side, drawn and scored together
@@ -358,7 +375,12 @@ impl CostModel {
     pub fn wave_seconds(&self, s: usize, w: usize) -> f64 {
         let w = w.max(1);
         let scoring = self.score_seconds(s) * w.div_ceil(self.jobs.max(1)) as f64;
-        self.seconds(&vec![s; 2 * w]) + scoring
+        let draws = if self.trial_in_one_call(s) {
+            self.schedule(&vec![2 * s; w])
+        } else {
+            self.seconds(&vec![s; 2 * w])
+        };
+        draws + scoring
     }
 
     /// Seconds of one confirmation of `n` releases per side (both sides drawn together, then
@@ -385,7 +407,11 @@ impl CostModel {
     /// Trials scored together at most: enough to keep every slot busy with the two sides of
     /// each (at least 1).
     pub fn wave_width(&self, s: usize) -> usize {
-        let calls_per_trial = 2 * s.div_ceil(self.batch).max(1);
+        let calls_per_trial = if self.trial_in_one_call(s) {
+            1
+        } else {
+            2 * s.div_ceil(self.batch).max(1)
+        };
         self.jobs.div_ceil(calls_per_trial).max(1)
     }
 

@@ -716,14 +716,19 @@ fn draw_trial(
     let mut last_rate = hint;
     for _ in 0..4 {
         let t0 = Instant::now();
-        match sample_pair_parallel(
-            mechanism,
-            pair,
-            size,
-            seed,
-            |side| Phase::Search(index as u64).stream_of(side),
-            Some(log),
-        ) {
+        let drawn = if one_call_fits(mechanism, pair, size) {
+            draw_in_one_call(mechanism, pair, size, seed, index, log)
+        } else {
+            sample_pair_parallel(
+                mechanism,
+                pair,
+                size,
+                seed,
+                |side| Phase::Search(index as u64).stream_of(side),
+                Some(log),
+            )
+        };
+        match drawn {
             Ok((p, q)) => return Ok(Draw::Drawn(p, q, size, t0.elapsed().as_secs_f64())),
             Err(Error::Mechanism(MechanismError::Slow {
                 mechanism: id,
@@ -768,6 +773,62 @@ fn draw_trial(
         },
         last_rate,
     ))
+}
+
+/// Most record values the datasets of a one-call trial may hold together (the bound of one
+/// request's dataset, [`crate::sources::exec::MAX_DATASET_VALUES`]).
+const ONE_CALL_VALUES: usize = crate::sources::exec::MAX_DATASET_VALUES;
+
+/// Whether a trial of `size` releases per side of `pair` is drawn in one call: the mechanism
+/// reads at least `2 · size` datasets per call (`--exec-datasets`) and they fit one request.
+fn one_call_fits(mechanism: &dyn Mechanism, pair: &DatasetPair, size: usize) -> bool {
+    let values = size * (pair.first().len() + pair.second().len()) * pair.first().dim();
+    mechanism
+        .datasets_per_call()
+        .is_some_and(|k| 2 * size <= k && values <= ONE_CALL_VALUES)
+}
+
+/// A trial's releases from one call of `2 · size` datasets (`size` copies of each side, one
+/// release each, independent given the datasets): one start-up instead of two, which is what a
+/// slow-start program that reads many datasets per request makes possible. Its randomness is
+/// the trial's own search stream (the first side's), so the releases do not depend on any
+/// other trial.
+fn draw_in_one_call(
+    mechanism: &dyn Mechanism,
+    pair: &DatasetPair,
+    size: usize,
+    seed: Seed,
+    index: usize,
+    log: &super::cost::CallLog,
+) -> Result<(Samples, Samples)> {
+    let mut datasets = Vec::with_capacity(2 * size);
+    datasets.extend(std::iter::repeat_n(pair.first().clone(), size));
+    datasets.extend(std::iter::repeat_n(pair.second().clone(), size));
+    let mut rng = seed.rng(Phase::Search(index as u64).stream_of(crate::rng::Side::First));
+    let t0 = Instant::now();
+    let all = mechanism.sample_each(&datasets, &mut rng)?;
+    log.push(2 * size, t0.elapsed().as_secs_f64());
+    let dim = mechanism.output_dim();
+    if all.n() != 2 * size || all.dim() != dim {
+        return Err(Error::InvalidSamples(format!(
+            "mechanism {} returned {} × {} releases for a request of {} datasets, expected {} × {dim}",
+            mechanism.id(),
+            all.n(),
+            all.dim(),
+            2 * size,
+            2 * size
+        )));
+    }
+    if let Some((i, j, v)) = all.first_non_finite() {
+        return Err(Error::InvalidSamples(format!(
+            "mechanism {} released a non-finite value {v} (release {i}, coordinate {j})",
+            mechanism.id()
+        )));
+    }
+    let v = all.values();
+    let p = Samples::new(v.slice(ndarray::s![..size, ..]).to_owned())?;
+    let q = Samples::new(v.slice(ndarray::s![size.., ..]).to_owned())?;
+    Ok((p, q))
 }
 
 /// [`search_and_confirm_layered`] paced by `pacing` (see the module docs and [`super::cost`]).
@@ -1137,7 +1198,11 @@ pub fn search_and_confirm_paced(
             };
             let size = sl.slow.map_or(s, |(size, _)| size);
             trial_sizes.push(size);
-            conf.calls += 2 * size.div_ceil(call_len) as u64;
+            conf.calls += if one_call_fits(mechanism, &pair, size) {
+                1
+            } else {
+                2 * size.div_ceil(call_len) as u64
+            };
             conf.drawn += 2 * size as u64;
             if let Some((_, rate)) = sl.slow
                 && !conf.slow_pairs.iter().any(|(p, _)| *p == pair)

@@ -687,6 +687,22 @@ impl Mechanism for TransformedMechanism {
                 message: format!("output transform {}: {e}", self.transform),
             })
     }
+    fn datasets_per_call(&self) -> Option<usize> {
+        self.inner.datasets_per_call()
+    }
+    fn sample_each(
+        &self,
+        datasets: &[Dataset],
+        rng: &mut dyn Rng,
+    ) -> crate::mechanisms::Result<Samples> {
+        let raw = self.inner.sample_each(datasets, rng)?;
+        self.transform
+            .apply(&raw)
+            .map_err(|e| MechanismError::Sampling {
+                mechanism: self.inner.id().to_string(),
+                message: format!("output transform {}: {e}", self.transform),
+            })
+    }
 }
 
 /// Wraps a catalogue mechanism in the output transform its entry recommends
