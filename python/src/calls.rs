@@ -144,8 +144,21 @@ fn read(value: &Bound<'_, PyAny>, expect: &Expect) -> Result<Got, String> {
     Ok(Got::Releases(view.as_array().to_owned()))
 }
 
-/// Workers whose last job answered, ready for the next.
-static IDLE: Mutex<Vec<Py<PyAny>>> = Mutex::new(Vec::new());
+/// Workers whose last job answered, ready for the next, with the id of the process that
+/// started them (a child made by `fork` has none of its parent's threads: it starts its own).
+static IDLE: Mutex<Vec<(u32, Py<PyAny>)>> = Mutex::new(Vec::new());
+
+/// A worker of this process from the pool, if one is idle.
+fn idle_worker() -> Option<Py<PyAny>> {
+    let me = std::process::id();
+    let mut idle = lock(&IDLE);
+    while let Some((pid, w)) = idle.pop() {
+        if pid == me {
+            return Some(w);
+        }
+    }
+    None
+}
 
 /// `function(*args)` on a worker, waiting without the GIL until `deadline` (`None`: no limit)
 /// or until `stop` is set. `args` builds the arguments (with the GIL, on the calling thread).
@@ -164,7 +177,7 @@ pub(crate) fn call(
         let args = args(py)?;
         // Taken in a statement of its own: the lock must not be held while a new worker
         // starts (that releases the GIL, and another thread may wait for the lock with it).
-        let idle = lock(&IDLE).pop();
+        let idle = idle_worker();
         let worker = match idle {
             Some(w) => w,
             None => py
@@ -203,7 +216,7 @@ pub(crate) fn call(
         };
         match rx.recv_timeout(slice) {
             Ok(answer) => {
-                lock(&IDLE).push(worker);
+                lock(&IDLE).push((std::process::id(), worker));
                 return answer;
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
