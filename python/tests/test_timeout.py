@@ -111,6 +111,21 @@ def test_audit_run_ends_within_its_budget_when_the_callable_becomes_slow():
     assert time.monotonic() - t < 15
 
 
+def test_one_run_gives_up_on_a_training_past_its_timeout():
+    def train(request):
+        time.sleep(30)
+        return [0.0] * len(request["canaries"])
+
+    t = time.monotonic()
+    with pytest.raises(TimeoutError) as e:
+        dp_audit.one_run(train, "gdp:1", canaries=100, timeout=1.5)
+    assert time.monotonic() - t < 6.5
+    msg = str(e.value)
+    assert "train" in msg and "time limit of 1.5 s" in msg and "100 canaries" in msg, msg
+    with pytest.raises(ValueError, match="timeout=0; allowed"):
+        dp_audit.one_run(train, "gdp:1", timeout=0)
+
+
 def test_a_pure_python_loop_past_its_timeout_is_stopped():
     stopped = threading.Event()
 
