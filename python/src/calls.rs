@@ -31,9 +31,10 @@ use pyo3::types::PyTuple;
 const STOP_SLICE: Duration = Duration::from_millis(50);
 /// How often the calling thread looks for signals (Ctrl-C) while the engine works.
 const SIGNAL_SLICE: Duration = Duration::from_millis(100);
-/// How long, after Ctrl-C, the calling thread waits for the engine to end before it returns
-/// (the engine, if still busy, ends on its own at its next call of the mechanism).
-const STOP_GRACE: Duration = Duration::from_secs(2);
+/// How long, after Ctrl-C, the calling thread waits for an engine that calls a Python function
+/// to end before it returns (it ends at its next call of the function, which is refused, or
+/// later, on its own, after its statistics).
+const STOP_GRACE: Duration = Duration::from_millis(500);
 /// The engine thread's stack (the main thread's usual size; searches recurse little, but the
 /// engine ran on the calling thread before).
 const ENGINE_STACK: usize = 8 << 20;
@@ -277,6 +278,25 @@ pub(crate) fn run_engine<T: Send + 'static>(
     stop: Arc<AtomicBool>,
     work: impl FnOnce() -> T + Send + 'static,
 ) -> PyResult<T> {
+    engine_thread(py, Some(stop), work)
+}
+
+/// [`run_engine`] for work that calls no Python function: Ctrl-C raises `KeyboardInterrupt` at
+/// once; the work, which nothing can stop, ends on its own thread and its result is dropped.
+pub(crate) fn interruptible<T: Send + 'static>(
+    py: Python<'_>,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> PyResult<T> {
+    engine_thread(py, None, work)
+}
+
+/// `work` on a thread of its own, this thread handling signals meanwhile; on Ctrl-C, `stop`
+/// (when there is one) is set and the work is given [`STOP_GRACE`] to end.
+fn engine_thread<T: Send + 'static>(
+    py: Python<'_>,
+    stop: Option<Arc<AtomicBool>>,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> PyResult<T> {
     let (tx, rx) = mpsc::sync_channel(1);
     std::thread::Builder::new()
         .name("dp-audit engine".into())
@@ -302,9 +322,11 @@ pub(crate) fn run_engine<T: Send + 'static>(
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {
                 if let Err(e) = py.check_signals() {
-                    stop.store(true, Ordering::Relaxed);
-                    // The engine sees the stop at its next call; what it returns is dropped.
-                    let _ = py.detach(move || rx.recv_timeout(STOP_GRACE).is_ok());
+                    if let Some(stop) = stop {
+                        stop.store(true, Ordering::Relaxed);
+                        // The engine sees the stop at its next call; what it returns is dropped.
+                        let _ = py.detach(move || rx.recv_timeout(STOP_GRACE).is_ok());
+                    }
                     return Err(e);
                 }
             }

@@ -5,9 +5,9 @@
 //! Rust functions as the `audit` CLI, with the GIL released while the engine works. Every error
 //! comes back as a Python exception (`ValueError` for a bad input, `OSError` for a file,
 //! `TimeoutError` for a callable past its time limit or a run past its budget, `RuntimeError`
-//! otherwise), never as a panic. Where the engine calls a Python callable it runs on a thread of
-//! its own and each call on a worker ([`calls`]), so that a call can be given up on and Ctrl-C
-//! raises `KeyboardInterrupt`.
+//! otherwise), never as a panic. The engine runs on a thread of its own while the calling thread
+//! handles signals, so Ctrl-C raises `KeyboardInterrupt`; where it calls a Python callable each
+//! call runs on a worker ([`calls`]), so that a call can be given up on.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -154,14 +154,15 @@ fn test_samples(
             quiet: true,
         },
     };
-    py.detach(|| -> dp_audit::Result<(String, String, u8)> {
-        // One copy per side into the engine's own matrix (the GIL released meanwhile).
-        let sa = Arc::new(Samples::new(va.to_owned())?);
-        let sb = Arc::new(Samples::new(vb.to_owned())?);
+    // One copy per side into the engine's own matrix (the GIL released meanwhile).
+    let (va, vb) = py.detach(|| (va.to_owned(), vb.to_owned()));
+    calls::interruptible(py, move || -> dp_audit::Result<(String, String, u8)> {
+        let sa = Arc::new(Samples::new(va)?);
+        let sb = Arc::new(Samples::new(vb)?);
         let sides = dp_audit::sources::shards::memory_sides((&name_a, sa), (&name_b, sb))?;
         let out = test_given(&args, &GivenSides { sides, reproduce })?;
         Ok((out.json, out.text, out.code))
-    })
+    })?
     .map_err(to_py)
 }
 
@@ -720,7 +721,7 @@ fn account(
         curves: None,
         json,
     };
-    py.detach(|| -> dp_audit::Result<String> {
+    calls::interruptible(py, move || -> dp_audit::Result<String> {
         let out = match (&ledger_path, &ledger_text) {
             // Events given as JSON lines, parsed by the parser `--ledger FILE` uses.
             (Some(p), Some(t)) => {
@@ -737,7 +738,7 @@ fn account(
             _ => accountant(&args)?,
         };
         Ok(out.stdout)
-    })
+    })?
     .map_err(|e| match to_py(e) {
         err if err.is_instance_of::<PyValueError>(py) => {
             PyValueError::new_err(python_names(&err.value(py).to_string()))
@@ -797,14 +798,14 @@ fn account_bayesian(
         curves: None,
         json,
     };
-    py.detach(|| -> dp_audit::Result<String> {
+    calls::interruptible(py, move || -> dp_audit::Result<String> {
         let out = match &data_text {
             // Distances given as lines, read by the parser `--data FILE` uses.
             Some(t) => accountant_bayesian_given(&args, t)?,
             None => accountant(&args)?,
         };
         Ok(out.stdout)
-    })
+    })?
     .map_err(|e| match to_py(e) {
         err if err.is_instance_of::<PyValueError>(py) => {
             PyValueError::new_err(python_names(&err.value(py).to_string()))
@@ -827,11 +828,11 @@ fn one_run_trainer(py: Python<'_>, words: Vec<String>) -> PyResult<(String, u8)>
             words.first()
         )));
     };
-    py.detach(|| {
+    calls::interruptible(py, move || {
         dp_audit::report::reproduce::with_args(words.clone(), || {
             dp_audit::commands::one_run::one_run_trainer(&args)
         })
-    })
+    })?
     .map(|out| (out.stdout, out.code))
     .map_err(to_py)
 }
