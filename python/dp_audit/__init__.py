@@ -86,6 +86,7 @@ def _timeout(t, name: str = "timeout", most: float = _MAX_TIMEOUT) -> Optional[f
                          "no limit")
     return v
 
+
 _CHECKS = ("both", "mechanism", "float")
 
 
