@@ -17,6 +17,10 @@ The same engine and the same records as the ``audit`` CLI (see docs/python.md):
   gradient-distance samples, beside the DP accountants); its JSON is the CLI's.
 - ``one_run_trainer(params=…)``: ``audit one-run`` with the built-in canary DP-SGD trainer; its
   JSON is the CLI's.
+
+Every entry point that calls your function limits each call (``timeout=``, seconds; ``None``: no
+limit): a call past it is abandoned and ``TimeoutError`` is raised, naming the function, the
+limit, the dataset size and n. Ctrl-C stops an audit with ``KeyboardInterrupt``.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from typing import Any, Callable, Optional, Sequence, Tuple
 
 import numpy as _np
 
-from . import _native
+from . import _calls, _native
 
 __version__ = _native.__version__
 
@@ -48,10 +52,40 @@ __all__ = [
     "BayesianAccountRecord",
     "one_run_trainer",
     "DEFAULT_GATE_SEED",
+    "DEFAULT_CALL_TIMEOUT",
+    "DEFAULT_TRAIN_TIMEOUT",
 ]
 
 #: The gate's fixed seed (the Rust gate's ``Gate::DEFAULT_SEED``).
 DEFAULT_GATE_SEED = 0x5EED_DA7A
+
+#: Seconds one call of a mechanism may take by default (``timeout=`` of ``audit_callable``,
+#: ``assert_dp`` and ``audit_run``): the exec protocol's ``--exec-timeout`` default. A call asks
+#: for one chunk of releases (4096 in the gate, ``--exec-batch``, 50000, in ``audit_run``), so
+#: 60 s is 15 ms per release in the gate; a mechanism slower than that needs a higher limit.
+DEFAULT_CALL_TIMEOUT = 60.0
+
+#: Seconds one training run of ``one_run`` may take by default: ``audit one-run --exec``'s
+#: ``--exec-timeout`` default.
+DEFAULT_TRAIN_TIMEOUT = 600.0
+
+#: The longest ``timeout=`` accepted: a week.
+_MAX_TIMEOUT = 604_800.0
+
+
+def _timeout(t, name: str = "timeout", most: float = _MAX_TIMEOUT) -> Optional[float]:
+    """A time limit in seconds: a number above 0 and at most ``most``, or None (no limit)."""
+    if t is None:
+        return None
+    if isinstance(t, bool) or not isinstance(t, (int, float, _np.integer, _np.floating)):
+        raise TypeError(f"{name}={t!r}; allowed: seconds (a number above 0, at most {most:g}) or "
+                        "None for no limit")
+    v = float(t)
+    if not (_math.isfinite(v) and 0.0 < v <= most):
+        raise ValueError(f"{name}={t!r}; allowed: seconds above 0, at most {most:g}, or None for "
+                         "no limit")
+    return v
+
 
 _CHECKS = ("both", "mechanism", "float")
 
@@ -229,11 +263,19 @@ def _dataset(x, name: str) -> _np.ndarray:
     return _np.ascontiguousarray(a)
 
 
-def _probe(mechanism: Callable, d: _np.ndarray, name: str) -> int:
-    """The release dimension, from one call with n = 2 (seed 0)."""
+def _probe(mechanism: Callable, d: _np.ndarray, name: str, timeout: Optional[float],
+           raise_it: str) -> int:
+    """The release dimension, from one call with n = 2 (seed 0), given ``timeout`` seconds."""
     data = d.reshape(-1) if d.shape[1] == 1 else d
     try:
-        out = _np.asarray(mechanism(data, 2, 0), dtype=_np.float64)
+        value = _calls.call(
+            mechanism, (data, 2, 0), timeout,
+            lambda: f"the mechanism {name} did not return within its time limit of {timeout:g} s "
+                    f"per call (called with a dataset of {d.shape[0]} records, n = 2, seed = 0, to "
+                    f"learn the release dimension); the call was abandoned. {raise_it}")
+        out = _np.asarray(value, dtype=_np.float64)
+    except TimeoutError:
+        raise
     except Exception as e:
         raise RuntimeError(f"the mechanism {name} raised {type(e).__name__}: {e} when called as "
                            "mechanism(dataset, 2, 0)") from e
@@ -245,8 +287,11 @@ def _probe(mechanism: Callable, d: _np.ndarray, name: str) -> int:
                      "or (n, dim), one row per release")
 
 
+_RAISE_GATE = "Give it more time per call with timeout=SECONDS (timeout=None: no limit)"
+
+
 def _gate(mechanism, claim, pairs, *, check, seed, samples, failure_probability, neighboring,
-          name) -> GateRecord:
+          name, timeout) -> GateRecord:
     if not callable(mechanism):
         raise TypeError(f"mechanism={mechanism!r}; allowed: a callable mechanism(dataset, n, seed)")
     if not isinstance(claim, str):
@@ -263,10 +308,11 @@ def _gate(mechanism, claim, pairs, *, check, seed, samples, failure_probability,
         built.append((_dataset(d, f"pairs[{i}][0]"), _dataset(d2, f"pairs[{i}][1]")))
     if not built:
         raise ValueError("pairs is empty; allowed: at least one (d, d_prime) neighboring pair")
-    dim = _probe(mechanism, built[0][0], name)
+    timeout = _timeout(timeout)
+    dim = _probe(mechanism, built[0][0], name, timeout, _RAISE_GATE)
     records, explanation, mech, flt = _native.gate(
         mechanism, name, claim, neighboring, built, dim, int(samples), _seed(seed),
-        _beta(failure_probability), _check(check))
+        _beta(failure_probability), _check(check), timeout)
     reproduce = (f"dp_audit.assert_dp({name}, {claim!r}, pairs, check={check!r}, seed={seed}, "
                  f"samples={samples}, failure_probability={failure_probability!r}) — deterministic: "
                  "the same call on the same code gives the same verdict")
@@ -275,26 +321,36 @@ def _gate(mechanism, claim, pairs, *, check, seed, samples, failure_probability,
 
 def audit_callable(mechanism: Callable, claim: str, d, d_prime, *, samples: int = 200_000,
                    seed: int = 0, failure_probability: float = 0.001, check: str = "both",
-                   neighboring: str = "add-remove", name: Optional[str] = None) -> GateRecord:
+                   neighboring: str = "add-remove", name: Optional[str] = None,
+                   timeout: Optional[float] = DEFAULT_CALL_TIMEOUT) -> GateRecord:
     """Audits ``mechanism(dataset, n, seed) -> array of n releases`` in-process on the pair
     (d, d_prime): ``samples`` releases per side and layer, both layers by default. Each chunk of
     releases is one call, with a seed drawn from the engine's seeded generator: the mechanism
-    must take all its randomness from that seed (e.g. ``np.random.default_rng(seed)``)."""
+    must take all its randomness from that seed (e.g. ``np.random.default_rng(seed)``).
+
+    ``timeout``: seconds one call may take (default 60; ``None``: no limit). A call past it is
+    abandoned and ``TimeoutError`` is raised, naming the mechanism, the limit, the dataset's size
+    and n."""
     return _gate(mechanism, claim, [(d, d_prime)], check=check, seed=seed, samples=samples,
-                 failure_probability=failure_probability, neighboring=neighboring, name=name)
+                 failure_probability=failure_probability, neighboring=neighboring, name=name,
+                 timeout=timeout)
 
 
 def assert_dp(mechanism: Callable, claim: str, pairs: Sequence, *, check: str = "both",
               seed: int = DEFAULT_GATE_SEED, samples: int = 200_000,
               failure_probability: float = 1e-6, neighboring: str = "add-remove",
-              name: Optional[str] = None) -> GateRecord:
+              name: Optional[str] = None,
+              timeout: Optional[float] = DEFAULT_CALL_TIMEOUT) -> GateRecord:
     """The gate: raises ``AssertionError`` when a violation of ``claim`` is found on any pair in
     any layer ``check`` names. A mechanism that keeps its claim fails with probability at most
     ``failure_probability`` (β split over pairs, layers and bounds); the seed is fixed, so a run
     is deterministic. ``check="mechanism"`` gates the algorithm alone (the output values),
-    ``check="float"`` the floating-point layer alone."""
+    ``check="float"`` the floating-point layer alone. ``timeout``: seconds one call may take
+    (default 60; ``None``: no limit); past it ``TimeoutError`` is raised (not ``AssertionError``:
+    the gate has no verdict)."""
     rec = _gate(mechanism, claim, pairs, check=check, seed=seed, samples=samples,
-                failure_probability=failure_probability, neighboring=neighboring, name=name)
+                failure_probability=failure_probability, neighboring=neighboring, name=name,
+                timeout=timeout)
     if rec.violation_found:
         layer = ("mechanism layer" if rec.mechanism_violation else "floating-point layer")
         raise AssertionError(f"{rec.name} does not keep its claim {claim} (violation in the {layer}):\n"
@@ -575,7 +631,8 @@ def one_run(train: Callable, claim: str, *, canaries: int = 1000, data: Optional
             record_range: Tuple[float, float] = (0.0, 1.0), record_dim: int = 1,
             guesses: Optional[Sequence[Tuple[int, int]]] = None,
             independent_canaries: bool = False, seed: int = 0,
-            failure_probability: float = 0.001, name: Optional[str] = None) -> OneRunRecord:
+            failure_probability: float = 0.001, name: Optional[str] = None,
+            timeout: Optional[float] = DEFAULT_TRAIN_TIMEOUT) -> OneRunRecord:
     """``audit one-run --exec`` with the training in this process: one training run, audited
     from its canaries (Steinke, Nasr & Jagielski 2023).
 
@@ -588,7 +645,10 @@ def one_run(train: Callable, claim: str, *, canaries: int = 1000, data: Optional
     input canary). ``claim``: ``pure:EPS``, ``approx:EPS:DELTA``, ``gdp:MU`` or
     ``ledger:FILE[:DELTA]``. ``data``: a file of records (``--data``). ``guesses``: (K+, K-)
     pairs. The record is the CLI's, byte for byte (``audit one-run --exec NAME`` with a program
-    printing the same scores)."""
+    printing the same scores).
+
+    ``timeout``: seconds the training may take (default 600, as ``audit one-run --exec``;
+    ``None``: no limit); past it the call is abandoned and ``TimeoutError`` is raised."""
     if not callable(train):
         raise TypeError(f"train={train!r}; allowed: a callable train(request) -> scores")
     if not isinstance(claim, str):
@@ -635,11 +695,12 @@ def one_run(train: Callable, claim: str, *, canaries: int = 1000, data: Optional
             cache[request] = "[" + ", ".join(repr(float(x)) for x in a) + "]"
         return cache[request]
 
+    timeout = _timeout(timeout)
     common = (scores_text, name, claim, canaries, data, rng_text, dim_arg, guess_text,
               bool(independent_canaries), _seed(seed), _beta(failure_probability))
     try:
-        js, code, reproduce = _native.one_run(*common, True)
-        text, _, _ = _native.one_run(*common, False)
+        js, code, reproduce = _native.one_run(*common, True, timeout)
+        text, _, _ = _native.one_run(*common, False, timeout)
     except RuntimeError as e:
         # Scores of the wrong kind are the caller's error, raised as such (not as the
         # RuntimeError that wraps an exception of the training itself).
@@ -717,12 +778,23 @@ def one_run_trainer(*, canaries: int = 1000, threat_model: str = "white-box",
 # --- audit run on a callable ------------------------------------------------------------------
 
 
+class _Default:
+    """``timeout`` left out of ``audit_run``: ``--exec-timeout`` from ``flags``, else 60 s."""
+
+    def __repr__(self) -> str:
+        return "60 s unless flags give --exec-timeout"
+
+
+_DEFAULT = _Default()
+
+
 def audit_run(mechanism: Callable, claim: str, *, record_range: Tuple[float, float] = (0.0, 1.0),
               record_dim: int = 1, dataset_size: int = 3, neighboring: str = "add-remove",
               samples: Optional[int] = None, seed: int = 0, failure_probability: float = 0.001,
               check: Optional[str] = None, setting: Optional[str] = None,
               privacy_unit: Optional[str] = None, flags: Sequence[str] = (),
-              name: Optional[str] = None, text: bool = False) -> Record:
+              name: Optional[str] = None, text: bool = False,
+              timeout: Any = _DEFAULT) -> Record:
     """``audit run --exec NAME --claim CLAIM …`` with the mechanism a Python callable
     ``mechanism(dataset, n, seed) -> n releases``: the default dataset search (random search over
     datasets of ``dataset_size`` records in ``record_range``^``record_dim``), the ε-estimate and
@@ -746,7 +818,15 @@ def audit_run(mechanism: Callable, claim: str, *, record_range: Tuple[float, flo
     program printing the same releases (each value's ``repr``) for the same request gives the
     same record. ``.text()`` is its text only with ``text=True`` (the run is made again,
     deterministically: twice the time). Seed all the mechanism's randomness from the seed it is
-    given."""
+    given.
+
+    Time: ``timeout`` is seconds one call may take (``--exec-timeout``; default 60, as for an
+    exec program; ``None``: no limit); past it the call is abandoned and ``TimeoutError`` is
+    raised. Give it here or as ``flags=["--exec-timeout", "S"]``, not both. With a time budget
+    the search also gives each call a limit of its own, and a call past it is retried with fewer
+    releases, as an exec program's request is. ``flags=["--budget", "T"]``: no call runs past T
+    after the start; a call that would is abandoned and, unless the engine answers with what it
+    has, ``TimeoutError`` is raised."""
     if not callable(mechanism):
         raise TypeError(f"mechanism={mechanism!r}; allowed: a callable mechanism(dataset, n, seed)")
     if not isinstance(claim, str):
@@ -776,9 +856,42 @@ def audit_run(mechanism: Callable, claim: str, *, record_range: Tuple[float, flo
             if not isinstance(value, str):
                 raise TypeError(f"{flag[2:].replace('-', '_')}={value!r}; allowed: {allowed}")
             words += [flag, value]
+    in_flags = _flag_value(flags, "--exec-timeout")
+    if timeout is not _DEFAULT and in_flags is not None:
+        raise ValueError(f"timeout={timeout!r} and flags with --exec-timeout {in_flags}; allowed: "
+                         "one of them (both set the time one call may take)")
+    if timeout is _DEFAULT:
+        try:
+            limit = DEFAULT_CALL_TIMEOUT if in_flags is None else _timeout(float(in_flags))
+        except (TypeError, ValueError):
+            limit = DEFAULT_CALL_TIMEOUT  # the CLI's parser names the bad value
+    else:
+        limit = _timeout(timeout, most=86_400.0)
+        if limit is not None:
+            # As an exec program's command line: the record and reproduce line say it.
+            words += ["--exec-timeout", repr(limit)]
     words += list(flags)
     probe = _np.full((dataset_size, record_dim), lo)
-    dim = _probe(mechanism, probe, name)
-    js, code = _native.run(mechanism, words + ["--json", "--no-report", "--quiet"], dim)
-    txt = _native.run(mechanism, words + ["--no-report", "--quiet"], dim)[0] if text else ""
+    dim = _probe(mechanism, probe, name, limit, _RAISE_RUN)
+    no_ceiling = limit is None
+    js, code = _native.run(mechanism, words + ["--json", "--no-report", "--quiet"], dim,
+                           no_ceiling)
+    txt = (_native.run(mechanism, words + ["--no-report", "--quiet"], dim, no_ceiling)[0]
+           if text else "")
     return Record(js, txt, code)
+
+
+_RAISE_RUN = ("Give it more time per call with timeout=SECONDS or flags=[\"--exec-timeout\", "
+              "\"SECONDS\"] (timeout=None: no limit), or ask for fewer releases per call with "
+              "--exec-batch")
+
+
+def _flag_value(flags: Sequence[str], flag: str) -> Optional[str]:
+    """The value of ``flag`` in command-line words (``--flag V`` or ``--flag=V``), if given."""
+    words = list(flags)
+    for i, w in enumerate(words):
+        if w == flag:
+            return words[i + 1] if i + 1 < len(words) else ""
+        if w.startswith(flag + "="):
+            return w[len(flag) + 1:]
+    return None

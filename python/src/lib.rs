@@ -4,9 +4,14 @@
 //! float64 arrays, C-contiguous, 2-D) and builds the `Record` objects; this module calls the same
 //! Rust functions as the `audit` CLI, with the GIL released while the engine works. Every error
 //! comes back as a Python exception (`ValueError` for a bad input, `OSError` for a file,
-//! `RuntimeError` otherwise), never as a panic.
+//! `TimeoutError` for a callable past its time limit or a run past its budget, `RuntimeError`
+//! otherwise), never as a panic. The engine runs on a thread of its own while the calling thread
+//! handles signals, so Ctrl-C raises `KeyboardInterrupt`; where it calls a Python callable each
+//! call runs on a worker ([`calls`]), so that a call can be given up on.
 
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use dp_audit::commands::test::{DEFAULT_MAX_TRAIN_ROWS, GivenSides, TestArgs, test_given};
 use dp_audit::gate::Gate;
@@ -14,8 +19,12 @@ use dp_audit::mechanisms::rand::Rng;
 use dp_audit::record::layers::Check;
 use dp_audit::{Dataset, DatasetPair, Mechanism, Neighboring, PrivacyClaim, RecordDomain, Samples};
 use numpy::{PyArray2, PyReadonlyArray2};
-use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyOSError, PyRuntimeError, PyTimeoutError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+
+mod calls;
+use calls::lock;
 
 /// A dp-audit error as a Python exception: bad inputs are `ValueError`s.
 fn to_py(e: dp_audit::Error) -> PyErr {
@@ -145,20 +154,91 @@ fn test_samples(
             quiet: true,
         },
     };
-    py.detach(|| -> dp_audit::Result<(String, String, u8)> {
-        // One copy per side into the engine's own matrix (the GIL released meanwhile).
-        let sa = Arc::new(Samples::new(va.to_owned())?);
-        let sb = Arc::new(Samples::new(vb.to_owned())?);
+    // One copy per side into the engine's own matrix (the GIL released meanwhile).
+    let (va, vb) = py.detach(|| (va.to_owned(), vb.to_owned()));
+    calls::interruptible(py, move || -> dp_audit::Result<(String, String, u8)> {
+        let sa = Arc::new(Samples::new(va)?);
+        let sb = Arc::new(Samples::new(vb)?);
         let sides = dp_audit::sources::shards::memory_sides((&name_a, sa), (&name_b, sb))?;
         let out = test_given(&args, &GivenSides { sides, reproduce })?;
         Ok((out.json, out.text, out.code))
-    })
+    })?
     .map_err(to_py)
+}
+
+/// The time limits of a Python callable's calls in one run, shared by the views of its
+/// mechanism: the caller's ceiling on one call (`timeout=`, `--exec-timeout`), the search's
+/// limit ([`Mechanism::set_call_limit`]), the run's deadline ([`Mechanism::set_deadline`], or
+/// `--budget` until the engine sets one) and the stop flag Ctrl-C sets. A call is given
+/// min(limit, ceiling, deadline − now), as an exec program's request is.
+struct Limits {
+    /// The caller's ceiling on one call; `None`: no limit.
+    ceiling: Option<Duration>,
+    /// How to raise the ceiling, in the words of the entry point (for the time-out's message).
+    raise: String,
+    /// The search's limit on one call, nanoseconds (0: none).
+    call_limit: AtomicU64,
+    /// The deadline the engine set, once it set one (`Some(None)`: none).
+    engine_deadline: Mutex<Option<Option<Instant>>>,
+    /// The backstop deadline of `--budget` ([`budget_grace`] after the budget) and the
+    /// budget's seconds, used until the engine sets a deadline of its own.
+    budget: Option<(Instant, f64)>,
+    /// Set by Ctrl-C: no call is started and a running one is abandoned.
+    stop: Arc<AtomicBool>,
+    /// Why the run ran out of time, when a call ran past the ceiling or the run's deadline: the
+    /// entry point raises it as `TimeoutError`.
+    timed_out: Mutex<Option<String>>,
+}
+
+impl Limits {
+    fn new(ceiling: Option<f64>, raise: String, budget: Option<f64>) -> Arc<Self> {
+        let start = Instant::now();
+        Arc::new(Self {
+            ceiling: ceiling.and_then(|s| Duration::try_from_secs_f64(s).ok()),
+            raise,
+            call_limit: AtomicU64::new(0),
+            engine_deadline: Mutex::new(None),
+            budget: budget.and_then(|b| {
+                Duration::try_from_secs_f64(b + budget_grace(b))
+                    .ok()
+                    .and_then(|d| start.checked_add(d))
+                    .map(|end| (end, b))
+            }),
+            stop: Arc::new(AtomicBool::new(false)),
+            timed_out: Mutex::new(None),
+        })
+    }
+
+    /// The run's deadline: the engine's once it set one, else `--budget`'s (true: it is the
+    /// budget's).
+    fn run_end(&self) -> Option<(Instant, bool)> {
+        match *lock(&self.engine_deadline) {
+            Some(engine) => engine.map(|d| (d, false)),
+            None => self.budget.map(|(d, _)| (d, true)),
+        }
+    }
+
+    /// Keeps the first reason the run ran out of time.
+    fn note(&self, why: String) {
+        lock(&self.timed_out).get_or_insert(why);
+    }
+}
+
+/// Seconds past a `--budget` of `b` seconds at which the backstop deadline falls: a tenth of
+/// it, at least 2 s. The engine at this commit plans to its budget but does not stop at it (runs
+/// of the pacing table in docs/python.md ended 0.2 to 0.7 s past 60 s), and a deadline exactly
+/// at the budget would abandon the last calls of a run that was about to answer; the grace lets
+/// such a run finish while a run that goes far past its budget (a callable that became slow)
+/// is stopped. When the engine sets a deadline itself ([`Mechanism::set_deadline`]) that one
+/// is used, exactly.
+fn budget_grace(b: f64) -> f64 {
+    (0.1 * b).max(2.0)
 }
 
 /// A Python callable `mechanism(dataset, n, seed) -> array` as a [`Mechanism`]: each chunk of
 /// releases is one call, with a seed drawn from the engine's generator for that chunk (so an
-/// audit is as deterministic as the callable is in its seed).
+/// audit is as deterministic as the callable is in its seed). Each call runs on a worker thread
+/// (see [`calls`]) within the time its [`Limits`] give it.
 struct PyMechanism {
     id: String,
     function: Py<PyAny>,
@@ -180,6 +260,8 @@ struct PyMechanism {
     privacy_unit: Option<String>,
     /// The first exception the callable raised (re-raised to the caller).
     raised: Arc<Mutex<Option<PyErr>>>,
+    /// The time limits of its calls.
+    limits: Arc<Limits>,
 }
 
 impl std::fmt::Debug for PyMechanism {
@@ -188,12 +270,14 @@ impl std::fmt::Debug for PyMechanism {
     }
 }
 
-impl PyMechanism {
-    fn fail(&self, e: PyErr, what: String) -> dp_audit::mechanisms::MechanismError {
-        let mut slot = self.raised.lock().unwrap_or_else(|p| p.into_inner());
-        slot.get_or_insert(e);
-        dp_audit::mechanisms::MechanismError::InvalidDataset(what)
-    }
+/// Which bound a call's deadline is.
+enum Binding {
+    /// The search's limit on one call, seconds.
+    Limit(f64),
+    /// The caller's ceiling, seconds.
+    Ceiling(f64),
+    /// The run's deadline (true: `--budget`'s, set here).
+    Run(bool),
 }
 
 impl Mechanism for PyMechanism {
@@ -228,73 +312,158 @@ impl Mechanism for PyMechanism {
     fn output_dim(&self) -> usize {
         self.output_dim
     }
+    fn set_call_limit(&self, limit: Option<Duration>) {
+        let nanos = limit.map_or(0, |l| {
+            u64::try_from(l.as_nanos()).unwrap_or(u64::MAX).max(1)
+        });
+        self.limits.call_limit.store(nanos, Ordering::Relaxed);
+    }
+    fn set_deadline(&self, deadline: Option<Instant>) {
+        *lock(&self.limits.engine_deadline) = Some(deadline);
+    }
     fn sample(
         &self,
         dataset: &Dataset,
         n: usize,
         rng: &mut dyn Rng,
     ) -> dp_audit::mechanisms::Result<Samples> {
+        use dp_audit::mechanisms::MechanismError;
         let seed = rng.next_u64();
-        let values = Python::attach(|py| -> Result<ndarray::Array2<f64>, String> {
-            let data = PyArray2::from_array(py, dataset.records());
-            // Scalar records go in as a 1-D array (what numpy code expects), vectors as n × dim.
-            let data: Bound<'_, PyAny> = if dataset.dim() == 1 {
-                data.call_method1("reshape", (dataset.len(),))
-                    .map_err(|e| self.fail(e, "reshape failed".into()).to_string())?
-            } else {
-                data.into_any()
-            };
-            let out = self
-                .function
-                .call1(py, (data, n, seed))
-                .map_err(|e| {
-                    let msg = format!(
-                        "the mechanism {} raised {} when called with (dataset of {} records, n = {n}, seed = {seed})",
-                        self.id,
-                        e,
-                        dataset.len()
-                    );
-                    self.fail(e, msg.clone());
-                    msg
-                })?;
-            let np = py.import("numpy").map_err(|e| e.to_string())?;
-            let arr = np
-                .call_method1("asarray", (out.bind(py), "float64"))
-                .map_err(|e| {
-                    format!(
-                        "the mechanism {} returned a value numpy cannot read as float64 ({e}); allowed: an array of n = {n} releases, shape ({n},) or ({n}, {})",
-                        self.id, self.output_dim
-                    )
-                })?;
-            let shape: Vec<usize> = arr.getattr("shape").and_then(|s| s.extract()).map_err(|e| e.to_string())?;
-            let dim = self.output_dim;
-            let ok = match shape.as_slice() {
-                [m] => *m == n && dim == 1,
-                [m, d] => *m == n && *d == dim,
-                _ => false,
-            };
-            if !ok {
-                return Err(format!(
-                    "the mechanism {} returned an array of shape {shape:?} for n = {n}; allowed: ({n},){} or ({n}, {dim})",
-                    self.id,
-                    if dim == 1 { "" } else { " [only for 1-D releases]" }
-                ));
+        let limits = &*self.limits;
+        let out_of_time = || MechanismError::OutOfTime {
+            mechanism: self.id.clone(),
+            releases: n,
+        };
+        if limits.stop.load(Ordering::Relaxed) {
+            return Err(out_of_time());
+        }
+        // The call's deadline: min(the search's limit, the ceiling, the run's deadline), as an
+        // exec program's request.
+        let now = Instant::now();
+        let limit = match limits.call_limit.load(Ordering::Relaxed) {
+            0 => None,
+            nanos => Some(Duration::from_nanos(nanos)),
+        };
+        let own = match (limit, limits.ceiling) {
+            (Some(l), Some(c)) if l < c => Some((l, Binding::Limit(l.as_secs_f64()))),
+            (Some(l), None) => Some((l, Binding::Limit(l.as_secs_f64()))),
+            (_, Some(c)) => Some((c, Binding::Ceiling(c.as_secs_f64()))),
+            (None, None) => None,
+        }
+        .and_then(|(d, b)| now.checked_add(d).map(|end| (end, b)));
+        let run_end = limits.run_end();
+        let budget_words = |why: &str| {
+            let secs = limits.budget.map_or(0.0, |(_, b)| b);
+            format!(
+                "audit_run on {}: the time budget (--budget {} s, and a grace of {} s) was spent before the audit finished: {why} (a call of n = {n} releases on a dataset of {} records). Raise --budget, or lower --samples or --exec-batch",
+                self.id,
+                dp_audit::mechanisms::math::readable(secs),
+                dp_audit::mechanisms::math::readable(budget_grace(secs)),
+                dataset.len()
+            )
+        };
+        if let Some((end, by_budget)) = run_end
+            && end <= now
+        {
+            if by_budget {
+                limits.note(budget_words("no call is started after it"));
             }
-            let arr = arr
-                .call_method1("reshape", (n, dim))
-                .map_err(|e| e.to_string())?;
-            let view: PyReadonlyArray2<'_, f64> = arr.extract().map_err(|e: PyErr| e.to_string())?;
-            Ok(view.as_array().to_owned())
-        })
-        .map_err(dp_audit::mechanisms::MechanismError::InvalidDataset)?;
+            return Err(out_of_time());
+        }
+        let deadline = match (own, run_end) {
+            (Some((o, b)), Some((r, _))) if o <= r => Some((o, b)),
+            (_, Some((r, by_budget))) => Some((r, Binding::Run(by_budget))),
+            (own, None) => own,
+        };
+        let data = dataset.records().to_owned();
+        let (len, dim) = (dataset.len(), dataset.dim());
+        let answer = calls::call(
+            &self.function,
+            move |py| {
+                let data = PyArray2::from_owned_array(py, data);
+                // Scalar records go in as a 1-D array (what numpy code expects), vectors as
+                // n × dim.
+                let data: Bound<'_, PyAny> = if dim == 1 {
+                    data.call_method1("reshape", (len,))?
+                } else {
+                    data.into_any()
+                };
+                Ok(PyTuple::new(
+                    py,
+                    [
+                        data,
+                        n.into_pyobject(py)?.into_any(),
+                        seed.into_pyobject(py)?.into_any(),
+                    ],
+                )?
+                .unbind())
+            },
+            calls::Expect::Releases {
+                n,
+                dim: self.output_dim,
+                id: self.id.clone(),
+            },
+            deadline.as_ref().map(|(d, _)| *d),
+            &limits.stop,
+        );
+        let values = match answer {
+            Ok(calls::Got::Releases(v)) => v,
+            Ok(calls::Got::Text(_)) => {
+                return Err(MechanismError::InvalidDataset(format!(
+                    "the mechanism {} answered text, not releases",
+                    self.id
+                )));
+            }
+            Err(calls::CallError::Raised(e)) => {
+                let msg = format!(
+                    "the mechanism {} raised {} when called with (dataset of {} records, n = {n}, seed = {seed})",
+                    self.id, e, len
+                );
+                lock(&self.raised).get_or_insert(e);
+                return Err(MechanismError::InvalidDataset(msg));
+            }
+            Err(calls::CallError::Bad(why)) | Err(calls::CallError::Failed(why)) => {
+                return Err(MechanismError::InvalidDataset(why));
+            }
+            Err(calls::CallError::Stopped) => return Err(out_of_time()),
+            Err(calls::CallError::TimedOut) => {
+                return Err(match deadline.map(|(_, b)| b) {
+                    Some(Binding::Limit(seconds)) => MechanismError::Slow {
+                        mechanism: self.id.clone(),
+                        releases: n,
+                        seconds,
+                    },
+                    Some(Binding::Ceiling(seconds)) => {
+                        let msg = format!(
+                            "the mechanism {} did not return within its time limit of {} s per call (called with a dataset of {len} records, n = {n}, seed = {seed}); the call was abandoned. {}",
+                            self.id,
+                            dp_audit::mechanisms::math::readable(seconds),
+                            limits.raise
+                        );
+                        limits.note(msg.clone());
+                        MechanismError::Sampling {
+                            mechanism: self.id.clone(),
+                            message: msg,
+                        }
+                    }
+                    Some(Binding::Run(by_budget)) => {
+                        if by_budget {
+                            limits.note(budget_words(
+                                "a call still running at the deadline was abandoned",
+                            ));
+                        }
+                        out_of_time()
+                    }
+                    None => out_of_time(),
+                });
+            }
+        };
         let samples = Samples::new(values)?;
         if let Some((i, j, v)) = samples.first_non_finite() {
-            return Err(dp_audit::mechanisms::MechanismError::InvalidDataset(
-                format!(
-                    "the mechanism {} returned {v} at release {i}, coordinate {j} (seed {seed}); releases must be finite",
-                    self.id
-                ),
-            ));
+            return Err(MechanismError::InvalidDataset(format!(
+                "the mechanism {} returned {v} at release {i}, coordinate {j} (seed {seed}); releases must be finite",
+                self.id
+            )));
         }
         Ok(samples)
     }
@@ -313,7 +482,7 @@ type GateAnswer = (Vec<(usize, String, String)>, String, bool, bool);
 /// The gate on a Python callable: per pair and layer, (layer, JSON record, verdict word); the
 /// gate's readable account; whether the mechanism layer and the float layer found a violation.
 #[pyfunction]
-#[pyo3(signature = (mechanism, name, claim, neighboring, pairs, output_dim, samples, seed, failure_probability, check))]
+#[pyo3(signature = (mechanism, name, claim, neighboring, pairs, output_dim, samples, seed, failure_probability, check, timeout))]
 #[allow(clippy::too_many_arguments)]
 fn gate(
     py: Python<'_>,
@@ -327,7 +496,9 @@ fn gate(
     seed: u64,
     failure_probability: f64,
     check: String,
+    timeout: Option<f64>,
 ) -> PyResult<GateAnswer> {
+    let timeout = check_timeout(timeout, "timeout", MAX_TIMEOUT_SECONDS)?;
     let claim_v: PrivacyClaim = claim.parse().map_err(|e| {
         PyValueError::new_err(format!(
             "claim {claim:?}: {e}; allowed: pure:EPS, approx:EPS:DELTA, renyi:ALPHA:EPS, zcdp:RHO or gdp:MU"
@@ -370,7 +541,7 @@ fn gate(
     let mut domain = RecordDomain::real(lo, hi.max(lo), dim.max(1));
     domain.max_size = domain.max_size.max(most);
     let m = PyMechanism {
-        id: name,
+        id: name.clone(),
         function: mechanism,
         claim: claim_v,
         neighboring: relation,
@@ -381,13 +552,19 @@ fn gate(
         setting: dp_audit::mechanisms::DpSetting::Central,
         privacy_unit: None,
         raised: Arc::new(Mutex::new(None)),
+        limits: Limits::new(
+            timeout,
+            "Give it more time per call with timeout=SECONDS (timeout=None: no limit)".into(),
+            None,
+        ),
     };
     let g = Gate::default()
         .seed(seed)
         .samples_per_side(samples)
         .failure_probability(failure_probability)
         .check_layers(check_v);
-    let result = py.detach(|| -> dp_audit::Result<_> {
+    let (raised, limits) = (m.raised.clone(), m.limits.clone());
+    let result = calls::run_engine(py, limits.stop.clone(), move || -> dp_audit::Result<_> {
         let outcome = g.check(&m, &built)?;
         let mut records = Vec::new();
         for (i, kind, r) in outcome.reports() {
@@ -408,16 +585,47 @@ fn gate(
             outcome.mechanism_violation(),
             outcome.float_violation(),
         ))
-    });
-    let raised = m.raised.lock().unwrap_or_else(|p| p.into_inner()).take();
-    match (result, raised) {
-        (Ok(r), _) => Ok(r),
-        (Err(e), Some(original)) => {
-            let err = PyRuntimeError::new_err(format!("dp-audit could not audit {}: {e}", m.id));
+    })?;
+    result.map_err(|e| callable_error(py, &name, e, &raised, &limits))
+}
+
+/// Longest time limit of one call: a week (`timeout=`; `--exec-timeout` allows a day).
+const MAX_TIMEOUT_SECONDS: f64 = 604_800.0;
+
+/// A time limit in seconds (`None`: no limit): finite, above 0, at most `max`.
+fn check_timeout(t: Option<f64>, name: &str, max: f64) -> PyResult<Option<f64>> {
+    match t {
+        Some(v) if !(v.is_finite() && v > 0.0 && v <= max) => Err(PyValueError::new_err(format!(
+            "{name}={v}; allowed: seconds above 0, at most {max} (a week), or None for no limit"
+        ))),
+        t => Ok(t),
+    }
+}
+
+/// The error of a run that called a Python callable: a call past its time limit or a run past
+/// its deadline (`TimeoutError`), the callable's own exception (the cause of a `RuntimeError`),
+/// or the engine's error.
+fn callable_error(
+    py: Python<'_>,
+    name: &str,
+    e: dp_audit::Error,
+    raised: &Mutex<Option<PyErr>>,
+    limits: &Limits,
+) -> PyErr {
+    use dp_audit::mechanisms::MechanismError as M;
+    if let Some(why) = lock(&limits.timed_out).take() {
+        return PyTimeoutError::new_err(why);
+    }
+    if let dp_audit::Error::Mechanism(M::Slow { .. } | M::OutOfTime { .. }) = &e {
+        return PyTimeoutError::new_err(format!("dp-audit could not audit {name}: {e}"));
+    }
+    match lock(raised).take() {
+        Some(original) => {
+            let err = PyRuntimeError::new_err(format!("dp-audit could not audit {name}: {e}"));
             err.set_cause(py, Some(original));
-            Err(err)
+            err
         }
-        (Err(e), None) => Err(to_py(e)),
+        None => to_py(e),
     }
 }
 
@@ -513,7 +721,7 @@ fn account(
         curves: None,
         json,
     };
-    py.detach(|| -> dp_audit::Result<String> {
+    calls::interruptible(py, move || -> dp_audit::Result<String> {
         let out = match (&ledger_path, &ledger_text) {
             // Events given as JSON lines, parsed by the parser `--ledger FILE` uses.
             (Some(p), Some(t)) => {
@@ -530,7 +738,7 @@ fn account(
             _ => accountant(&args)?,
         };
         Ok(out.stdout)
-    })
+    })?
     .map_err(|e| match to_py(e) {
         err if err.is_instance_of::<PyValueError>(py) => {
             PyValueError::new_err(python_names(&err.value(py).to_string()))
@@ -590,14 +798,14 @@ fn account_bayesian(
         curves: None,
         json,
     };
-    py.detach(|| -> dp_audit::Result<String> {
+    calls::interruptible(py, move || -> dp_audit::Result<String> {
         let out = match &data_text {
             // Distances given as lines, read by the parser `--data FILE` uses.
             Some(t) => accountant_bayesian_given(&args, t)?,
             None => accountant(&args)?,
         };
         Ok(out.stdout)
-    })
+    })?
     .map_err(|e| match to_py(e) {
         err if err.is_instance_of::<PyValueError>(py) => {
             PyValueError::new_err(python_names(&err.value(py).to_string()))
@@ -620,11 +828,11 @@ fn one_run_trainer(py: Python<'_>, words: Vec<String>) -> PyResult<(String, u8)>
             words.first()
         )));
     };
-    py.detach(|| {
+    calls::interruptible(py, move || {
         dp_audit::report::reproduce::with_args(words.clone(), || {
             dp_audit::commands::one_run::one_run_trainer(&args)
         })
-    })
+    })?
     .map(|out| (out.stdout, out.code))
     .map_err(to_py)
 }
@@ -633,7 +841,7 @@ fn one_run_trainer(py: Python<'_>, words: Vec<String>) -> PyResult<(String, u8)>
 /// Python callable from the protocol's request (JSON text) to the program's output (scores as
 /// text): (what the CLI prints, exit code).
 #[pyfunction]
-#[pyo3(signature = (train, name, claim, canaries, data, record_range, record_dim, guesses, independent_canaries, seed, failure_probability, json))]
+#[pyo3(signature = (train, name, claim, canaries, data, record_range, record_dim, guesses, independent_canaries, seed, failure_probability, json, timeout))]
 #[allow(clippy::too_many_arguments)]
 fn one_run(
     py: Python<'_>,
@@ -649,8 +857,10 @@ fn one_run(
     seed: u64,
     failure_probability: f64,
     json: bool,
+    timeout: Option<f64>,
 ) -> PyResult<(String, u8, String)> {
     use dp_audit::commands::one_run::{GivenTraining, OneRunArgs, one_run_given};
+    let timeout = check_timeout(timeout, "timeout", MAX_TIMEOUT_SECONDS)?;
     // The reproduce line: the CLI command with these settings (defaults left out).
     let mut words: Vec<String> = vec![
         "audit".into(),
@@ -713,21 +923,52 @@ fn one_run(
             quiet: true,
         },
     };
-    let raised: Mutex<Option<PyErr>> = Mutex::new(None);
-    let mut call = |request: String| -> dp_audit::Result<String> {
-        Python::attach(|py| {
-            train
-                .call1(py, (request,))
-                .and_then(|out| out.bind(py).extract::<String>())
-                .map_err(|e| {
+    let raised: Arc<Mutex<Option<PyErr>>> = Arc::new(Mutex::new(None));
+    let limits = Limits::new(
+        timeout,
+        "Give it more time with timeout=SECONDS (timeout=None: no limit)".into(),
+        None,
+    );
+    let (raised2, limits2, name2) = (raised.clone(), limits.clone(), name.clone());
+    let result = calls::run_engine(py, limits.stop.clone(), move || {
+        let (raised, limits, name) = (raised2, limits2, name2);
+        let mut call = |request: String| -> dp_audit::Result<String> {
+            let deadline = limits.ceiling.and_then(|c| Instant::now().checked_add(c));
+            let answer = calls::call(
+                &train,
+                |py| Ok(PyTuple::new(py, [request])?.unbind()),
+                calls::Expect::Text,
+                deadline,
+                &limits.stop,
+            );
+            match answer {
+                Ok(calls::Got::Text(t)) => Ok(t),
+                Ok(calls::Got::Releases(_)) => Err(dp_audit::Error::InvalidConfig(format!(
+                    "the training function {name} answered releases, not scores"
+                ))),
+                Err(calls::CallError::Raised(e)) => {
                     let msg = format!("the training function {name} raised {e}");
-                    let mut slot = raised.lock().unwrap_or_else(|p| p.into_inner());
-                    slot.get_or_insert(e);
-                    dp_audit::Error::InvalidConfig(msg)
-                })
-        })
-    };
-    let result = py.detach(|| {
+                    lock(&raised).get_or_insert(e);
+                    Err(dp_audit::Error::InvalidConfig(msg))
+                }
+                Err(calls::CallError::Bad(why) | calls::CallError::Failed(why)) => Err(
+                    dp_audit::Error::InvalidConfig(format!("the training function {name}: {why}")),
+                ),
+                Err(calls::CallError::TimedOut) => {
+                    let secs = limits.ceiling.map_or(0.0, |c| c.as_secs_f64());
+                    let msg = format!(
+                        "the training function {name} did not return within its time limit of {} s (one training run on {canaries} canaries); the call was abandoned. {}",
+                        dp_audit::mechanisms::math::readable(secs),
+                        limits.raise
+                    );
+                    limits.note(msg.clone());
+                    Err(dp_audit::Error::InvalidConfig(msg))
+                }
+                Err(calls::CallError::Stopped) => Err(dp_audit::Error::InvalidConfig(format!(
+                    "the training function {name} was stopped (Ctrl-C)"
+                ))),
+            }
+        };
         one_run_given(
             &args,
             GivenTraining {
@@ -735,16 +976,13 @@ fn one_run(
                 reproduce: reproduce.clone(),
             },
         )
-    });
-    let raised = raised.lock().unwrap_or_else(|p| p.into_inner()).take();
-    match (result, raised) {
-        (Ok(out), _) => Ok((out.stdout, out.code, reproduce)),
-        (Err(e), Some(original)) => {
-            let err = PyRuntimeError::new_err(format!("dp-audit could not audit {name}: {e}"));
-            err.set_cause(py, Some(original));
-            Err(err)
-        }
-        (Err(e), None) => Err(match to_py(e) {
+        .map(|out| (out.stdout, out.code, reproduce))
+    })?;
+    let from_callable = lock(&raised).is_some() || lock(&limits.timed_out).is_some();
+    match result {
+        Ok(r) => Ok(r),
+        Err(e) if from_callable => Err(callable_error(py, &name, e, &raised, &limits)),
+        Err(e) => Err(match to_py(e) {
             err if err.is_instance_of::<PyValueError>(py) => {
                 PyValueError::new_err(python_names(&err.value(py).to_string()))
             }
@@ -756,13 +994,18 @@ fn one_run(
 /// `audit run --exec NAME …` (`words`: the command line after `audit`, read by the CLI's own
 /// parser) with the mechanism a Python callable `mechanism(dataset, n, seed)` of release
 /// dimension `output_dim`: the default search and plan of an exec program, one call per chunk
-/// of releases instead of one process. Returns (what the CLI prints, exit code).
+/// of releases instead of one process. Each call is limited as an exec program's request:
+/// `--exec-timeout` (default 60 s; none with `no_ceiling`), the search's limit, and the run's
+/// deadline, `--budget` (or the deadline the engine sets). Returns (what the CLI prints, exit
+/// code).
 #[pyfunction]
+#[pyo3(signature = (mechanism, words, output_dim, no_ceiling=false))]
 fn run(
     py: Python<'_>,
     mechanism: Py<PyAny>,
     words: Vec<String>,
     output_dim: usize,
+    no_ceiling: bool,
 ) -> PyResult<(String, u8)> {
     use clap::Parser;
     use dp_audit::commands::run::{GivenSpec, run_given};
@@ -775,39 +1018,70 @@ fn run(
             words.first()
         )));
     };
+    if let Some(k) = args.limits.exec_datasets {
+        return Err(PyValueError::new_err(format!(
+            "--exec-datasets {k}: a callable is called once per dataset, so this flag of exec programs does not apply to audit_run; leave it out"
+        )));
+    }
+    // `--exec-timeout` as the CLI checks it (seconds from 0.001 to a day); `--budget` as the CLI
+    // reads it (the engine checks both again and names them).
+    let ceiling = match (no_ceiling, args.limits.exec_timeout) {
+        (true, _) => None,
+        (false, Some(t)) => Some(check_timeout(Some(t), "--exec-timeout", 86_400.0)?.unwrap_or(t)),
+        (false, None) => Some(dp_audit::sources::exec::DEFAULT_TIMEOUT.as_secs_f64()),
+    };
+    let budget = args.search.budget.as_deref().and_then(parse_budget);
     let name = args.exec.clone().unwrap_or_default();
     let raised: Arc<Mutex<Option<PyErr>>> = Arc::new(Mutex::new(None));
-    let build = |spec: &GivenSpec| -> dp_audit::Result<Box<dyn Mechanism>> {
-        let function = Python::attach(|py| mechanism.clone_ref(py));
-        Ok(Box::new(PyMechanism {
-            id: name.clone(),
-            function,
-            claim: spec.claim,
-            neighboring: spec.neighboring,
-            domain: spec.domain,
-            output_dim,
-            // As the exec program: its batch, and the claim given on its command line.
-            batch: Some(spec.batch),
-            claim_source: Some("given on the command line".into()),
-            // As the exec program's `with_unit`: the setting and unit of the flags.
-            setting: spec.setting,
-            privacy_unit: spec.privacy_unit.clone(),
-            raised: raised.clone(),
-        }))
-    };
-    let result = py.detach(|| {
+    let limits = Limits::new(
+        ceiling,
+        "Give it more time per call with timeout=SECONDS or flags=[\"--exec-timeout\", \"SECONDS\"] (timeout=None: no limit), or ask for fewer releases per call with --exec-batch".into(),
+        budget,
+    );
+    let (raised2, limits2, name2) = (raised.clone(), limits.clone(), name.clone());
+    let result = calls::run_engine(py, limits.stop.clone(), move || {
+        let build = |spec: &GivenSpec| -> dp_audit::Result<Box<dyn Mechanism>> {
+            let function = Python::attach(|py| mechanism.clone_ref(py));
+            Ok(Box::new(PyMechanism {
+                id: name2.clone(),
+                function,
+                claim: spec.claim,
+                neighboring: spec.neighboring,
+                domain: spec.domain,
+                output_dim,
+                // As the exec program: its batch, and the claim given on its command line.
+                batch: Some(spec.batch),
+                claim_source: Some("given on the command line".into()),
+                // As the exec program's `with_unit`: the setting and unit of the flags.
+                setting: spec.setting,
+                privacy_unit: spec.privacy_unit.clone(),
+                raised: raised2.clone(),
+                limits: limits2.clone(),
+            }))
+        };
         dp_audit::report::reproduce::with_args(words.clone(), || run_given(&args, &build))
-    });
-    let raised = raised.lock().unwrap_or_else(|p| p.into_inner()).take();
-    match (result, raised) {
-        (Ok(out), _) => Ok((out.stdout, out.code)),
-        (Err(e), Some(original)) => {
-            let err = PyRuntimeError::new_err(format!("dp-audit could not audit {name}: {e}"));
-            err.set_cause(py, Some(original));
-            Err(err)
-        }
-        (Err(e), None) => Err(to_py(e)),
+    })?;
+    match result {
+        Ok(out) => Ok((out.stdout, out.code)),
+        Err(e) => Err(callable_error(py, &name, e, &raised, &limits)),
     }
+}
+
+/// `--budget` in seconds as the CLI reads it (`60`, `60s`, `2m`, `1.5h`); `None` when it does
+/// not read (the engine then refuses it by name).
+fn parse_budget(s: &str) -> Option<f64> {
+    let t = s.trim();
+    let (num, unit) = match t.char_indices().last() {
+        Some((i, 's')) => (&t[..i], 1.0),
+        Some((i, 'm')) => (&t[..i], 60.0),
+        Some((i, 'h')) => (&t[..i], 3600.0),
+        _ => (t, 1.0),
+    };
+    num.trim()
+        .parse::<f64>()
+        .ok()
+        .map(|v| v * unit)
+        .filter(|v| v.is_finite() && *v > 0.0)
 }
 
 /// The module.
@@ -821,6 +1095,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(one_run_trainer, m)?)?;
     m.add_function(wrap_pyfunction!(one_run, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(calls::abandon_worker, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
