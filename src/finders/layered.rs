@@ -164,6 +164,16 @@ pub struct RunPlan {
     /// Why the run will exceed the budget, when it will.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub over_budget: Option<String>,
+    /// The factor the plan's prices carry over the median calls (the slow calls' price).
+    #[serde(default = "one_f64")]
+    pub price_factor: f64,
+    /// The machine's load average and cores when the prices were measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<(f64, usize)>,
+}
+
+fn one_f64() -> f64 {
+    1.0
 }
 
 /// Smallest confirmation the planner makes, releases per side: below it an audit can show only
@@ -217,6 +227,8 @@ impl RunPlan {
             confirm_seconds: 0.0,
             budget_seconds: budget,
             over_budget: None,
+            price_factor: cost.price_factor,
+            load: cost.load,
         };
         let left = (budget - probe_seconds - RECORD_SHARE * budget).max(0.0);
         let l = plan.layers as f64;
@@ -347,6 +359,20 @@ impl RunPlan {
             readable(self.total_seconds().ceil()),
             readable(self.budget_seconds)
         );
+        if let Some((load, cores)) = self.load
+            && load > cores as f64
+        {
+            s += &format!(
+                "; the machine is busy (load {} on {cores} cores): the prices are what the program costs now, and the run re-prices from every call",
+                readable((load * 10.0).round() / 10.0)
+            );
+        }
+        if self.price_factor > 1.05 {
+            s += &format!(
+                "; the calls' times varied, so the plan prices every call at {}× its median (the slow calls' price)",
+                readable((self.price_factor * 100.0).round() / 100.0)
+            );
+        }
         if let Some(why) = &self.over_budget {
             s += &format!(
                 "; OVER BUDGET: this run will take about {} s: {why}",
