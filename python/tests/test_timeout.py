@@ -208,7 +208,8 @@ def child(what):
 def test_ctrl_c_stops_an_audit_with_keyboard_interrupt(what):
     p = child(what)
     try:
-        assert p.stdout.readline().strip() == "calling"  # the engine is calling the mechanism
+        # The engine is calling the mechanism (calls started together may print on one line).
+        assert "calling" in p.stdout.readline()
         t = time.monotonic()
         p.send_signal(signal.SIGINT)
         _, err = p.communicate(timeout=10)

@@ -188,7 +188,7 @@ const CONFIRM_SHARE: f64 = 0.6;
 /// Trials the planner keeps room for in the search before it shrinks the exploratory sample.
 const MIN_PLANNED_TRIALS: usize = 30;
 /// Pairs the search scores at least when the program allows it (at the smallest trial size):
-/// the confirmations give up time for them, down to 30 % of the budget.
+/// the confirmations give up time for them, down to 20 % of the time left.
 const MIN_SEARCH_PAIRS: usize = 10;
 /// Share of the budget kept for writing the answer and the report's figures.
 const RECORD_SHARE: f64 = 0.03;
@@ -237,10 +237,10 @@ impl RunPlan {
             let w = cost.wave_width(s);
             cost.wave_seconds(s, w) / w as f64
         };
-        // The search keeps room for MIN_SEARCH_PAIRS pairs at its smallest size (at most 70 %
+        // The search keeps room for MIN_SEARCH_PAIRS pairs at its smallest size (at most 80 %
         // of the time left): a slow program's confirmations shrink for them.
         let smallest = search_samples.unwrap_or(MIN_PLANNED_SEARCH_SAMPLES.min(defaults.1));
-        let floor = (MIN_SEARCH_PAIRS as f64 * per_trial(smallest)).min(0.7 * left);
+        let floor = (MIN_SEARCH_PAIRS as f64 * per_trial(smallest)).min(0.8 * left);
         let room = (CONFIRM_SHARE * left).min(left - floor).max(0.0);
         // The largest n ≤ cap whose k slots fit the room (bisection on a monotone cost).
         let largest_n = |k: usize, cap: usize| -> usize {
