@@ -583,6 +583,8 @@ pub fn search_and_confirm_priced(
             Phase::Search(index as u64),
         ) {
             Ok(r) => r,
+            // The run's deadline stopped the trial: the search is over.
+            Err(Error::Mechanism(crate::mechanisms::MechanismError::OutOfTime { .. })) => break,
             Err(Error::Mechanism(e @ crate::mechanisms::MechanismError::Refused { .. })) => {
                 let worst = trials.iter().map(|t| t.score).fold(-1.0_f64, f64::min);
                 finder.tell(worst);
@@ -649,14 +651,19 @@ pub fn search_and_confirm_priced(
         // at once, using one of the confirm slots; the run stops at a confirmed violation.
         if exploratory_margin > 0.0 && confirmations.len() < search.confirm_top {
             let t0 = Instant::now();
-            let r = audit_pair_in(
+            let r = match audit_pair_in(
                 mechanism,
                 claim,
                 &pair,
                 testers,
                 &confirm_config,
                 Phase::Confirm(confirmations.len() as u64),
-            )?;
+            ) {
+                Ok(r) => r,
+                // The run's deadline: no confirmation is half-drawn into a verdict.
+                Err(e) if out_of_time(&e) => break,
+                Err(e) => return Err(e),
+            };
             confirm_secs += t0.elapsed().as_secs_f64();
             confirm_drawn += 2 * audit.samples_per_side as u64;
             calls += r.mechanism_calls;
@@ -687,14 +694,19 @@ pub fn search_and_confirm_priced(
                 .map(|t| t.pair.clone());
             if let Some(pair) = best {
                 let t0 = Instant::now();
-                let r = audit_pair_in(
+                let r = match audit_pair_in(
                     mechanism,
                     claim,
                     &pair,
                     testers,
                     &confirm_config,
                     Phase::Confirm(confirmations.len() as u64),
-                )?;
+                ) {
+                    Ok(r) => r,
+                    // The run's deadline: no confirmation is half-drawn into a verdict.
+                    Err(e) if out_of_time(&e) => break,
+                    Err(e) => return Err(e),
+                };
                 confirm_secs += t0.elapsed().as_secs_f64();
                 confirm_drawn += 2 * audit.samples_per_side as u64;
                 calls += r.mechanism_calls;
@@ -724,14 +736,19 @@ pub fn search_and_confirm_priced(
             if confirmed_pairs.contains(&t.pair) {
                 continue;
             }
-            let r = audit_pair_in(
+            let r = match audit_pair_in(
                 mechanism,
                 claim,
                 &t.pair,
                 testers,
                 &confirm_config,
                 Phase::Confirm(confirmations.len() as u64),
-            )?;
+            ) {
+                Ok(r) => r,
+                // The run's deadline: no confirmation is half-drawn into a verdict.
+                Err(e) if out_of_time(&e) => break,
+                Err(e) => return Err(e),
+            };
             calls += r.mechanism_calls;
             drawn += 2 * audit.samples_per_side as u64;
             let found = r.verdict == Verdict::Violation;
@@ -846,4 +863,12 @@ mod tests {
             }
         }
     }
+}
+
+/// Whether an error is a call stopped at (or not started after) the run's deadline.
+fn out_of_time(e: &Error) -> bool {
+    matches!(
+        e,
+        Error::Mechanism(crate::mechanisms::MechanismError::OutOfTime { .. })
+    )
 }
