@@ -810,6 +810,14 @@ pub fn finder_rng(seed: u64) -> AuditRng {
     Seed(seed).rng(Stream::Finder)
 }
 
+/// Whether an error is a call stopped at (or not started after) the run's deadline.
+fn out_of_time(e: &Error) -> bool {
+    matches!(
+        e,
+        Error::Mechanism(crate::mechanisms::MechanismError::OutOfTime { .. })
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -863,12 +871,4 @@ mod tests {
             }
         }
     }
-}
-
-/// Whether an error is a call stopped at (or not started after) the run's deadline.
-fn out_of_time(e: &Error) -> bool {
-    matches!(
-        e,
-        Error::Mechanism(crate::mechanisms::MechanismError::OutOfTime { .. })
-    )
 }
