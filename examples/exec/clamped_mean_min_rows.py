@@ -17,6 +17,12 @@ depending on those packages. --cost-us U spends about U microseconds of CPU per 
 --slow-above K --slow-us V: on datasets of more than K records each release costs V
 microseconds instead (a library model fit whose cost depends on the data). --min-rows M sets
 the rows the noise assumes (M = 1 is the correct mechanism).
+
+--clock wall (the default) measures --startup and --cost-us on the wall clock: the program busy-waits
+that long whatever the machine's load, so the time it takes is known exactly (`audit bench probe`
+reads it as the true price). --clock cpu measures them on the process's CPU time, as an import or a
+library call spends them: a fixed amount of work, which takes longer on a busy machine (`audit
+bench pacing` and the slow suite use it).
 """
 import argparse
 import json
@@ -26,9 +32,12 @@ import sys
 import time
 
 
+CLOCK = time.perf_counter
+
+
 def burn(seconds):
-    end = time.perf_counter() + seconds
-    while time.perf_counter() < end:
+    end = CLOCK() + seconds
+    while CLOCK() < end:
         pass
 
 
@@ -42,7 +51,10 @@ def main():
     ap.add_argument("--cost-us", type=float, default=0.0)
     ap.add_argument("--slow-above", type=int, default=-1)
     ap.add_argument("--slow-us", type=float, default=0.0)
+    ap.add_argument("--clock", choices=["wall", "cpu"], default="wall")
     a = ap.parse_args()
+    global CLOCK
+    CLOCK = time.process_time if a.clock == "cpu" else time.perf_counter
     burn(a.startup)
     req = json.load(sys.stdin)
     rng = random.Random(req["seed"])
