@@ -233,7 +233,10 @@ fn bench_pacing_probe_slow_bad_input_exits_two() {
         (&["bench", "probe", "--clock", "tsc"][..], "--clock tsc"),
         (&["bench", "probe", "--cost-us", "-5"][..], "--cost-us -5"),
         (&["bench", "slow", "--only", "nope"][..], "--only nope"),
-        (&["bench", "slow", "--load", "-1", "--only", "nope"][..], "--only nope"),
+        (
+            &["bench", "slow", "--load", "-1", "--only", "nope"][..],
+            "--only nope",
+        ),
     ] {
         let o = audit(args);
         let err = stderr(&o);
