@@ -219,3 +219,31 @@ fn bench_bad_input_exits_two() {
         );
     }
 }
+
+/// Issue 49's instruments refuse bad input before starting anything (no busy process, no run):
+/// exit 2, the message names the value and what is allowed, and no panic.
+#[test]
+fn bench_pacing_probe_slow_bad_input_exits_two() {
+    for (args, named) in [
+        (&["bench", "pacing", "--load", "-1"][..], "--load -1"),
+        (&["bench", "pacing", "--load", "65"][..], "--load 65"),
+        (&["bench", "pacing", "--only", "s9"][..], "--only s9"),
+        (&["bench", "pacing", "--budget", "0"][..], "--budget 0"),
+        (&["bench", "probe", "--load", "x"][..], "--load x"),
+        (&["bench", "probe", "--clock", "tsc"][..], "--clock tsc"),
+        (&["bench", "probe", "--cost-us", "-5"][..], "--cost-us -5"),
+        (&["bench", "slow", "--only", "nope"][..], "--only nope"),
+        (
+            &["bench", "slow", "--load", "-1", "--only", "nope"][..],
+            "--only nope",
+        ),
+    ] {
+        let o = audit(args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(named) && err.contains("allowed") && !err.contains("panicked"),
+            "{args:?}: {err}"
+        );
+    }
+}

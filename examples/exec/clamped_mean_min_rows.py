@@ -19,6 +19,17 @@ microseconds instead (a library model fit whose cost depends on the data). --min
 the rows the noise assumes (M = 1 is the correct mechanism). A request of many datasets
 ({"datasets": [...], "samples": k, "seed": s}, `--exec-datasets N`) gets one release per
 dataset, in order.
+
+--clock wall (the default) measures --startup and --cost-us on the wall clock: the program busy-waits
+that long whatever the machine's load, so the time it takes is known exactly (`audit bench probe`
+reads it as the true price). --clock cpu measures them on the process's CPU time, as an import or a
+library call spends them: a fixed amount of work, which takes longer on a busy machine (`audit
+bench pacing` uses it). --clock sleep spends them asleep (time.sleep): the program then takes
+as long as it is told even when it has to share the CPU with busy processes, whereas a busy-wait on
+the wall clock that is descheduled near its end overruns (under two busy loops on 2 cores, 1 ms
+busy-waits took about 3 ms each). --time-log FILE appends, per request, the releases and the
+wall seconds the release loop took: what the program really spent (`audit bench probe` compares
+the probe's price with it).
 """
 import argparse
 import json
@@ -28,9 +39,17 @@ import sys
 import time
 
 
+CLOCK = time.perf_counter
+SLEEP = False
+
+
 def burn(seconds):
-    end = time.perf_counter() + seconds
-    while time.perf_counter() < end:
+    if SLEEP:
+        if seconds > 0:
+            time.sleep(seconds)
+        return
+    end = CLOCK() + seconds
+    while CLOCK() < end:
         pass
 
 
@@ -44,7 +63,12 @@ def main():
     ap.add_argument("--cost-us", type=float, default=0.0)
     ap.add_argument("--slow-above", type=int, default=-1)
     ap.add_argument("--slow-us", type=float, default=0.0)
+    ap.add_argument("--clock", choices=["wall", "cpu", "sleep"], default="wall")
+    ap.add_argument("--time-log", default=None)
     a = ap.parse_args()
+    global CLOCK, SLEEP
+    CLOCK = time.process_time if a.clock == "cpu" else time.perf_counter
+    SLEEP = a.clock == "sleep"
     burn(a.startup)
     req = json.load(sys.stdin)
     rng = random.Random(req["seed"])
@@ -64,12 +88,16 @@ def main():
         noise = -scale * math.copysign(1.0, u) * math.log(1.0 - 2.0 * abs(u))
         return repr(round((mean + noise) / grid) * grid)
 
+    loop_start = time.perf_counter()
     if "datasets" in req:
         # Many datasets, one release each, in order (audit run --exec-datasets N): one
         # start-up for many candidate datasets.
         out = [release(d) for d in req["datasets"]]
     else:
         out = [release(req["dataset"]) for _ in range(int(req["samples"]))]
+    if a.time_log:
+        with open(a.time_log, "a") as log:
+            log.write("%d %r\n" % (len(out), time.perf_counter() - loop_start))
     sys.stdout.write("\n".join(out) + "\n")
 
 

@@ -90,12 +90,91 @@ pub enum BenchKind {
         #[arg(long)]
         json: bool,
     },
-    /// Does the default program audit keep its plan? Runs `audit run --exec` with default flags
-    /// and `--budget` on the README's program and on a clamped mean at start-up costs of 0, 0.1
-    /// and 0.4 s and at 150 µs per release (correct programs, so the search is never ended by a
-    /// violation), and prints per run the trials planned and run, their ratio, the seconds
-    /// against the budget, and why the search stopped.
+    /// Does the default program audit keep to its budget and its plan? Runs `audit run --exec`
+    /// with default flags and `--budget` on a clamped mean at start-ups of 0 to 3 s and 20 µs
+    /// to 5 ms per release (CPU time, as imports and library calls spend it; correct programs,
+    /// and the buggy one at the slowest setting), optionally with `--load K` busy processes,
+    /// and prints per run the trials planned and run, pairs scored, the seconds against the
+    /// budget, why the search stopped, the exit code and PASS/FAIL (seconds ≤ 1.1 × budget + 5,
+    /// trials run ≥ 0.8 × planned or a violation found, exit as expected).
     Pacing {
+        /// The time budget of each run, seconds.
+        #[arg(allow_hyphen_values = true, long, default_value_t = 60.0)]
+        budget: f64,
+        /// Seed of each run.
+        #[arg(allow_hyphen_values = true, long, default_value_t = 0)]
+        seed: u64,
+        /// Only these case ids (comma-separated): s0-20us, s0-1ms, s0.5-20us, s0.5-5ms, s1-1ms,
+        /// s3-20us, s3-5ms, s3-5ms-bug.
+        #[arg(long)]
+        only: Option<String>,
+        /// Busy processes (CPU spinning loops, each in its own process group) running for the
+        /// whole benchmark: 0 to 64.
+        #[arg(
+            long,
+            default_value = "0",
+            allow_hyphen_values = true,
+            value_name = "K"
+        )]
+        load: String,
+        /// Flags appended to every `audit run`, e.g. "--jobs 1".
+        #[arg(long, allow_hyphen_values = true)]
+        extra: Option<String>,
+        /// Print JSON rows instead.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Is the engine's speed probe right on a busy machine? Probes a program told to spend a
+    /// known time per release (`--cost-us`, 1 ms by default, asleep by default) `--repeats`
+    /// times with `--load K` busy processes (2 by default) and prints each measured price per
+    /// release beside the told one and the one the program measured itself, and how many are
+    /// within 2× of the told one (the criterion: all of them).
+    Probe {
+        /// Probes.
+        #[arg(allow_hyphen_values = true, long, default_value_t = 20)]
+        repeats: u64,
+        /// The program's cost per release, µs.
+        #[arg(allow_hyphen_values = true, long, default_value_t = 1000.0)]
+        cost_us: f64,
+        /// How the program spends it: sleep (takes that long whatever the load), wall
+        /// (busy-waits that much wall time: overruns when descheduled), cpu (that much CPU time).
+        #[arg(long, default_value = "sleep")]
+        clock: String,
+        /// Busy processes running during the probes: 0 to 64.
+        #[arg(
+            long,
+            default_value = "2",
+            allow_hyphen_values = true,
+            value_name = "K"
+        )]
+        load: String,
+        /// The time limit given to each probe, seconds (5 % of the default 60 s budget, as
+        /// `audit run` gives it).
+        #[arg(allow_hyphen_values = true, long, default_value_t = 3.0)]
+        max_seconds: f64,
+        /// Records of the probed dataset.
+        #[arg(allow_hyphen_values = true, long, default_value_t = 10)]
+        dataset_size: usize,
+        /// Seed of the first probe (the k-th uses seed + k).
+        #[arg(allow_hyphen_values = true, long, default_value_t = 0)]
+        seed: u64,
+        /// Print JSON rows instead.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The slow-program suite (examples/exec/slow/cases.json): stand-ins for DP-library
+    /// pipelines (0.5–3 s start-up, 1–6 ms per release, bugs only structured datasets show,
+    /// each with a correct twin) through `audit run --exec` with default flags and `--budget`,
+    /// optionally under `--load K`; prints caught/passed against the expected answer and the
+    /// time against the budget. Run from the repository root.
+    Slow {
+        /// The manifest (the format of tests/suite/cases.json).
+        #[arg(
+            long,
+            default_value = "examples/exec/slow/cases.json",
+            value_name = "FILE"
+        )]
+        cases: PathBuf,
         /// The time budget of each run, seconds.
         #[arg(allow_hyphen_values = true, long, default_value_t = 60.0)]
         budget: f64,
@@ -105,6 +184,14 @@ pub enum BenchKind {
         /// Only these case ids (comma-separated).
         #[arg(long)]
         only: Option<String>,
+        /// Busy processes running for the whole benchmark: 0 to 64.
+        #[arg(
+            long,
+            default_value = "0",
+            allow_hyphen_values = true,
+            value_name = "K"
+        )]
+        load: String,
         /// Flags appended to every `audit run`, e.g. "--jobs 1".
         #[arg(long, allow_hyphen_values = true)]
         extra: Option<String>,
@@ -313,6 +400,15 @@ fn tester_names(spec: &str) -> Result<Vec<String>> {
         .collect())
 }
 
+/// `--extra "FLAGS"`: split like a shell would.
+fn split_extra(extra: &Option<String>) -> Result<Vec<String>> {
+    match extra {
+        Some(e) => shlex::split(e)
+            .ok_or_else(|| Error::InvalidConfig(format!("--extra {e}: unbalanced quotes"))),
+        None => Ok(Vec::new()),
+    }
+}
+
 /// `audit bench …`.
 pub fn run_cli(a: &BenchArgs) -> Result<Outcome> {
     let stdout = match &a.which {
@@ -486,41 +582,127 @@ pub fn run_cli(a: &BenchArgs) -> Result<Outcome> {
             budget,
             seed,
             only,
+            load,
             extra,
             json,
         } => {
-            if !(budget.is_finite() && *budget >= 1.0 && *budget <= 86_400.0) {
-                return Err(Error::InvalidConfig(format!(
-                    "--budget {budget}; allowed: 1 to 86400 seconds"
-                )));
-            }
-            let cases = super::pacing::select(only.as_deref())?;
-            let extra: Vec<String> = match extra {
-                Some(e) => shlex::split(e).ok_or_else(|| {
-                    Error::InvalidConfig(format!("--extra {e}: unbalanced quotes"))
-                })?,
-                None => Vec::new(),
-            };
+            super::pacing::check_budget(*budget)?;
+            let cases: Vec<super::pacing::CaseSpec> = super::pacing::select(only.as_deref())?
+                .into_iter()
+                .map(Into::into)
+                .collect();
+            let k = super::load::parse_load(load)?;
+            let extra = split_extra(extra)?;
             let print_rows = !*json;
+            // Dropped (every busy process killed) when this arm ends, on an error too.
+            let busy = super::load::BusyLoad::start(k)?;
             if print_rows {
                 println!("{}", super::pacing::header());
             }
-            let rows = super::pacing::run_pacing(
+            let rows = super::pacing::run_cases(
                 &cases,
                 std::path::Path::new("."),
                 *budget,
                 *seed,
                 &extra,
+                busy.len(),
                 &|r| {
                     if print_rows {
                         println!("{}", super::pacing::render_row(r));
                     }
                 },
             )?;
+            drop(busy);
             if *json {
                 to_json(&rows)?
             } else {
-                super::pacing::summary(&rows)
+                super::pacing::summary(&rows, k)
+            }
+        }
+        BenchKind::Probe {
+            repeats,
+            cost_us,
+            clock,
+            load,
+            max_seconds,
+            dataset_size,
+            seed,
+            json,
+        } => {
+            check_repeats("--repeats", *repeats)?;
+            super::probe::check_cost_us(*cost_us)?;
+            super::probe::check_max_seconds(*max_seconds)?;
+            super::run::check_count("--dataset-size", *dataset_size, 1, 100_000)?;
+            super::probe::check_clock(clock)?;
+            let k = super::load::parse_load(load)?;
+            let time_log =
+                std::env::temp_dir().join(format!("audit-bench-probe-{}.log", std::process::id()));
+            let setup = super::probe::ProbeSetup {
+                command: super::probe::command_for(*cost_us, clock, &time_log),
+                time_log: time_log.clone(),
+                true_seconds_per_release: cost_us * 1e-6,
+                repeats: *repeats as usize,
+                dataset_size: *dataset_size,
+                max_seconds: *max_seconds,
+                seed: *seed,
+                load: k,
+            };
+            let print_rows = !*json;
+            let busy = super::load::BusyLoad::start(k)?;
+            if print_rows {
+                println!("{}", super::probe::header());
+            }
+            let rows = super::probe::run_probes(&setup, &|r| {
+                if print_rows {
+                    println!("{}", super::probe::render_row(r));
+                }
+            });
+            drop(busy);
+            let _ = std::fs::remove_file(&time_log);
+            let rows = rows?;
+            if *json {
+                to_json(&rows)?
+            } else {
+                super::probe::summary(&setup, &rows)
+            }
+        }
+        BenchKind::Slow {
+            cases,
+            budget,
+            seed,
+            only,
+            load,
+            extra,
+            json,
+        } => {
+            super::pacing::check_budget(*budget)?;
+            let all = super::suite::read_cases(cases)?;
+            let specs = super::slow::specs(&all, only.as_deref())?;
+            let k = super::load::parse_load(load)?;
+            let extra = split_extra(extra)?;
+            let print_rows = !*json;
+            let busy = super::load::BusyLoad::start(k)?;
+            if print_rows {
+                println!("{}", super::slow::header());
+            }
+            let rows = super::pacing::run_cases(
+                &specs,
+                std::path::Path::new("."),
+                *budget,
+                *seed,
+                &extra,
+                busy.len(),
+                &|r| {
+                    if print_rows {
+                        println!("{}", super::slow::render_row(r));
+                    }
+                },
+            )?;
+            drop(busy);
+            if *json {
+                to_json(&rows)?
+            } else {
+                super::slow::summary(&rows, k)
             }
         }
         BenchKind::Table {
