@@ -62,6 +62,9 @@ pub struct CostModel {
     /// measured on the run's own scoring; part of a trial's price.
     #[serde(default)]
     pub score_seconds_per_release: f64,
+    /// Trials whose scoring set the price.
+    #[serde(skip)]
+    scorings_seen: usize,
     /// Most datasets one call takes when the program reads many per request
     /// (`--exec-datasets`): a trial of `s` releases per side is then one call of `2s`
     /// datasets when `2s` fits, one start-up instead of two.
@@ -106,6 +109,7 @@ impl CostModel {
             contended_call: None,
             price_factor: 1.0,
             score_seconds_per_release: 0.0,
+            scorings_seen: 0,
             datasets_per_call: None,
             load: None,
             observed: Vec::new(),
@@ -319,19 +323,19 @@ impl CostModel {
     }
 
     /// Takes in one trial's scoring: `seconds` to score `s` releases per side (all layers).
-    /// The price is a running mean, slow scorings weighing more (an upper-side estimate).
+    /// The price is an exponential running mean (weight 0.2 on the newest), started at the
+    /// first trial's: the calibration's estimate is replaced by what the run's own releases
+    /// cost.
     pub fn observe_scoring(&mut self, s: usize, seconds: f64) {
         if s == 0 || !seconds.is_finite() || seconds < 0.0 {
             return;
         }
         let x = seconds / s as f64;
-        let old = self.score_seconds_per_release;
-        self.score_seconds_per_release = if old == 0.0 {
+        self.scorings_seen += 1;
+        self.score_seconds_per_release = if self.scorings_seen == 1 {
             x
-        } else if x > old {
-            0.5 * (old + x)
         } else {
-            0.9 * old + 0.1 * x
+            0.8 * self.score_seconds_per_release + 0.2 * x
         };
     }
 

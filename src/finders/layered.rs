@@ -1016,11 +1016,16 @@ pub fn search_and_confirm_paced(
             .max(1);
         if let Some(budget) = search.budget_seconds {
             let owed = end_phase_pairs(&states, slots).len();
+            // The confirmations owed at their central price: they are sized to the time left
+            // when they run (and the deadline bounds them), so the slow calls' factor, which
+            // prices the next wave, would only stop the search early.
+            let mut central = pacing.cost.clone();
+            central.price_factor = 1.0;
             let fits = |w: usize| {
                 let pairs = (owed + w).min(open_slots);
                 elapsed()
                     + pacing.cost.wave_seconds(s, w)
-                    + pairs as f64 * pacing.cost.confirm_seconds(n)
+                    + pairs as f64 * central.confirm_seconds(n)
                     <= budget
             };
             while width > 1 && !fits(width) {
