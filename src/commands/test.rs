@@ -116,9 +116,6 @@ pub struct TestArgs {
     pub report: ReportArgs,
 }
 
-/// Default of `--max-train-rows`: 2·10^6 rows per side (16 MB per side per coordinate; the
-/// event search on them stays well under 1 GB for low-dimensional releases).
-
 impl From<&TestArgs> for TestOptions {
     fn from(a: &TestArgs) -> Self {
         TestOptions {
