@@ -769,7 +769,7 @@ fn one_run_trainer(py: Python<'_>, words: Vec<String>) -> PyResult<(String, u8)>
     };
     calls::interruptible(py, move || {
         dp_audit::report::reproduce::with_args(words.clone(), || {
-            dp_audit::commands::one_run::one_run_trainer(&args)
+            dp_audit::commands::one_run::one_run_trainer(&(&args).into())
         })
     })?
     .map(|out| (out.stdout, out.code))
@@ -798,70 +798,29 @@ fn one_run(
     json: bool,
     timeout: Option<f64>,
 ) -> PyResult<(String, u8, String)> {
-    use dp_audit::commands::one_run::{GivenTraining, OneRunArgs, one_run_given};
+    use dp_audit::modes::one_run::{GivenTraining, OneRunOptions, one_run_given};
     let timeout = check_timeout(timeout, "timeout", MAX_TIMEOUT_SECONDS)?;
-    // The reproduce line: the CLI command with these settings (defaults left out).
-    let mut words: Vec<String> = vec![
-        "audit".into(),
-        "one-run".into(),
-        "--exec".into(),
-        name.clone(),
-        "--claim".into(),
-        claim.clone(),
-    ];
-    let mut flag = |f: &str, v: String| {
-        words.push(f.into());
-        words.push(v);
-    };
-    if canaries != 1000 {
-        flag("--canaries", canaries.to_string());
-    }
-    if let Some(d) = &data {
-        flag("--data", d.clone());
-    }
-    if let Some(r) = &record_range {
-        flag("--record-range", r.clone());
-    }
-    if let Some(d) = record_dim {
-        flag("--record-dim", d.to_string());
-    }
-    if let Some(g) = &guesses {
-        flag("--guesses", g.clone());
-    }
-    if seed != 0 {
-        flag("--seed", seed.to_string());
-    }
-    if failure_probability != dp_audit::AuditConfig::default().failure_probability {
-        flag("--failure-probability", format!("{failure_probability}"));
-    }
-    if independent_canaries {
-        words.push("--independent-canaries".into());
-    }
-    let reproduce =
-        shlex::try_join(words.iter().map(String::as_str)).unwrap_or_else(|_| words.join(" "));
-    let args = OneRunArgs {
+    // `audit one-run`'s defaults, these settings, and the CLI command with them.
+    let args = OneRunOptions {
         canaries,
-        threat_model: None,
         exec: Some(name.clone()),
         claim: Some(claim),
         data: data.map(Into::into),
         record_range,
         record_dim,
         independent_canaries,
-        exec_timeout: None,
-        params: Vec::new(),
-        dataset: None,
-        inclusion_probability: 0.5,
         guesses,
         seed,
         failure_probability,
-        json,
-        report: dp_audit::commands::ReportArgs {
-            report_dir: "reports".into(),
+        output: dp_audit::report::output::OutputOptions {
             no_report: true,
             quiet: true,
+            json,
+            ..OneRunOptions::default().output
         },
+        ..OneRunOptions::default()
     };
+    let reproduce = args.reproduce_line();
     let raised: Arc<Mutex<Option<PyErr>>> = Arc::new(Mutex::new(None));
     let limits = Limits::new(
         timeout,

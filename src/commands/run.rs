@@ -19,7 +19,7 @@ use crate::testers;
 pub use crate::modes::checks::{
     MAX_EXEC_TIMEOUT_SECONDS, MAX_SEARCH_SECONDS, MIN_FAILURE_PROBABILITY, max_jobs,
 };
-pub(crate) use crate::modes::checks::{check_beta, check_count, check_seconds};
+pub(crate) use crate::modes::checks::{check_beta, check_count, check_seconds, parse_range};
 pub(crate) use crate::report::reproduce::reproduce_line;
 pub use crate::run::DEFAULT_EXEC_BUDGET_SECONDS;
 
@@ -753,29 +753,6 @@ fn given_on_command_line(flag: &str) -> bool {
         .iter()
         .any(|a| a == flag || a.starts_with(&format!("{flag}=")))
 }
-/// Parses `--record-range LO:HI`: finite LO < HI.
-pub(crate) fn parse_range(s: &str) -> Result<(f64, f64)> {
-    let bad = || {
-        Error::InvalidConfig(format!(
-            "--record-range {s}; allowed: LO:HI with finite LO < HI, e.g. 0:1 or -5:5"
-        ))
-    };
-    let (a, b) = s.split_once(':').ok_or_else(bad)?;
-    let lo: f64 = a.trim().parse().map_err(|_| bad())?;
-    let hi: f64 = b.trim().parse().map_err(|_| bad())?;
-    if !(lo.is_finite() && hi.is_finite()) {
-        return Err(bad());
-    }
-    if lo >= hi {
-        return Err(Error::InvalidConfig(format!(
-            "--record-range {s}: LO = {lo} is not below HI = {hi}; allowed: LO:HI with LO < HI, e.g. {}:{}",
-            hi.min(lo),
-            hi.max(lo)
-        )));
-    }
-    Ok((lo, hi))
-}
-
 /// The time budget a run of `args` keeps, seconds: `--budget`, else the default of a program
 /// audit that names no `--trials` (`None`: no budget).
 fn run_budget(args: &RunArgs) -> Result<Option<f64>> {

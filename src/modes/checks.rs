@@ -89,3 +89,26 @@ pub(crate) fn testers_for(
     }
     Ok((keep, skipped))
 }
+
+/// Parses `--record-range LO:HI`: finite LO < HI.
+pub(crate) fn parse_range(s: &str) -> Result<(f64, f64)> {
+    let bad = || {
+        Error::InvalidConfig(format!(
+            "--record-range {s}; allowed: LO:HI with finite LO < HI, e.g. 0:1 or -5:5"
+        ))
+    };
+    let (a, b) = s.split_once(':').ok_or_else(bad)?;
+    let lo: f64 = a.trim().parse().map_err(|_| bad())?;
+    let hi: f64 = b.trim().parse().map_err(|_| bad())?;
+    if !(lo.is_finite() && hi.is_finite()) {
+        return Err(bad());
+    }
+    if lo >= hi {
+        return Err(Error::InvalidConfig(format!(
+            "--record-range {s}: LO = {lo} is not below HI = {hi}; allowed: LO:HI with LO < HI, e.g. {}:{}",
+            hi.min(lo),
+            hi.max(lo)
+        )));
+    }
+    Ok((lo, hi))
+}

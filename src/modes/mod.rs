@@ -4,9 +4,11 @@
 //! for `audit run`.
 //!
 //! - [`test`]: `audit test`, a claim tested on release samples drawn elsewhere;
+//! - [`one_run`]: `audit one-run`, a training run audited in one run from its canaries;
 //! - [`claim`]: a `--claim` value, including `ledger:FILE[:DELTA]`;
 //! - [`checks`]: the checks of numbers every mode makes, with the errors the user reads.
 
 pub mod checks;
 pub mod claim;
+pub mod one_run;
 pub mod test;
