@@ -488,35 +488,22 @@ pub fn one_run_given(args: &OneRunOptions, given: GivenTraining<'_>) -> Result<O
     one_run_exec_with(args, Some(given))
 }
 
-fn one_run_exec_with(args: &OneRunOptions, given: Option<GivenTraining<'_>>) -> Result<Outcome> {
+/// The claim of a training program: ε at δ, or μ (its ε read at δ = 1e-5), and the
+/// accountant's range when it was read off a ledger.
+struct ExecClaim {
+    epsilon: f64,
+    delta: f64,
+    mu: Option<f64>,
+    accountant: Option<crate::mechanisms::AccountantRange>,
+}
+
+/// `--claim` of a training program, parsed and checked.
+fn exec_claim(claim_text: &str) -> Result<ExecClaim> {
     use crate::mechanisms::PrivacyClaim;
-    if !args.params.is_empty() || args.threat_model.is_some() || args.dataset.is_some() {
-        return Err(Error::InvalidConfig(
-            "--param, --threat-model and --dataset configure the built-in trainer; allowed with --exec: \
-             --claim, --data, --record-range, --record-dim, --exec-timeout"
-                .into(),
-        ));
-    }
-    super::checks::check_beta(args.failure_probability)?;
-    super::checks::check_count("--canaries", args.canaries, 2, 10_000_000)?;
-    if args.inclusion_probability != 0.5 {
-        return Err(Error::InvalidConfig(format!(
-            "--inclusion-probability {}; allowed: 0.5 (Steinke et al. Theorem 3.1 assumes each \
-             canary is included with probability 1/2)",
-            readable(args.inclusion_probability)
-        )));
-    }
-    let claim_text = args.claim.as_deref().ok_or_else(|| {
-        Error::InvalidConfig(
-            "--exec needs --claim pure:EPS, approx:EPS:DELTA, gdp:MU or ledger:FILE[:DELTA]".into(),
-        )
-    })?;
     // A ledger claim is accounted under add/remove (the one-run game adds or removes canaries).
     let parsed =
         super::claim::parse_claim_arg(claim_text, crate::mechanisms::Neighboring::AddRemove)?;
-    let ledger_accountant = parsed.accountant.clone();
-    let claim = parsed.claim;
-    let (epsilon, delta, mu) = match claim {
+    let (epsilon, delta, mu) = match parsed.claim {
         PrivacyClaim::Pure { epsilon } => (epsilon, 0.0, None),
         PrivacyClaim::Approximate { epsilon, delta } => (epsilon, delta, None),
         PrivacyClaim::GaussianDp { mu } => {
@@ -536,6 +523,20 @@ fn one_run_exec_with(args: &OneRunOptions, given: Option<GivenTraining<'_>>) -> 
             )));
         }
     };
+    Ok(ExecClaim {
+        epsilon,
+        delta,
+        mu,
+        accountant: parsed.accountant,
+    })
+}
+
+/// The flags of a training program's audit, checked: the claim, the canaries' domain, the
+/// time limit, the data set and the guess sizes.
+fn exec_config(
+    args: &OneRunOptions,
+    claim: &ExecClaim,
+) -> Result<crate::audit::one_run_exec::ExecOneRunConfig> {
     let (lo, hi) = match &args.record_range {
         Some(r) => super::checks::parse_range(r)?,
         None => (0.0, 1.0),
@@ -567,22 +568,48 @@ fn one_run_exec_with(args: &OneRunOptions, given: Option<GivenTraining<'_>>) -> 
             args.canaries
         )));
     }
-    let command = args.exec.clone().unwrap_or_default();
-    let config = crate::audit::one_run_exec::ExecOneRunConfig {
-        command,
+    Ok(crate::audit::one_run_exec::ExecOneRunConfig {
+        command: args.exec.clone().unwrap_or_default(),
         canaries: args.canaries,
         record_range: (lo, hi),
         record_dim: dim,
         dataset,
-        epsilon,
-        delta,
-        mu,
+        epsilon: claim.epsilon,
+        delta: claim.delta,
+        mu: claim.mu,
         seed: args.seed,
         failure_probability: args.failure_probability,
         guess_sizes,
         independent_canaries: args.independent_canaries,
         timeout,
-    };
+    })
+}
+
+/// A training program's audit (run as `exec`, or the caller's `given` training).
+fn one_run_exec_with(args: &OneRunOptions, given: Option<GivenTraining<'_>>) -> Result<Outcome> {
+    if !args.params.is_empty() || args.threat_model.is_some() || args.dataset.is_some() {
+        return Err(Error::InvalidConfig(
+            "--param, --threat-model and --dataset configure the built-in trainer; allowed with --exec: \
+             --claim, --data, --record-range, --record-dim, --exec-timeout"
+                .into(),
+        ));
+    }
+    super::checks::check_beta(args.failure_probability)?;
+    super::checks::check_count("--canaries", args.canaries, 2, 10_000_000)?;
+    if args.inclusion_probability != 0.5 {
+        return Err(Error::InvalidConfig(format!(
+            "--inclusion-probability {}; allowed: 0.5 (Steinke et al. Theorem 3.1 assumes each \
+             canary is included with probability 1/2)",
+            readable(args.inclusion_probability)
+        )));
+    }
+    let claim_text = args.claim.as_deref().ok_or_else(|| {
+        Error::InvalidConfig(
+            "--exec needs --claim pure:EPS, approx:EPS:DELTA, gdp:MU or ledger:FILE[:DELTA]".into(),
+        )
+    })?;
+    let claim = exec_claim(claim_text)?;
+    let config = exec_config(args, &claim)?;
     let started = std::time::Instant::now();
     let (audit, reproduce) = match given {
         Some(g) => (
@@ -595,12 +622,16 @@ fn one_run_exec_with(args: &OneRunOptions, given: Option<GivenTraining<'_>>) -> 
     let report = report_of(
         audit.command.clone(),
         "a training program (exec): its own scores of the canaries from what it released".into(),
-        (epsilon, delta, format!("given with --claim {claim_text}")),
-        mu,
+        (
+            claim.epsilon,
+            claim.delta,
+            format!("given with --claim {claim_text}"),
+        ),
+        claim.mu,
         audit.seed,
         audit.bound.clone(),
         audit.violation,
-        ledger_accountant.clone(),
+        claim.accountant.clone(),
         reproduce,
     );
     if args.output.json {
@@ -608,6 +639,8 @@ fn one_run_exec_with(args: &OneRunOptions, given: Option<GivenTraining<'_>>) -> 
         return finish(args, report, to_json(&rec)?, code);
     }
     let b = &audit.bound;
+    let (lo, hi) = config.record_range;
+    let dim = config.record_dim;
     let mut out = String::new();
     let _ = writeln!(out, "one-run audit of {:?} (exec)", audit.command);
     let _ = writeln!(out, "claim        {claim_text} (given with --claim)");
@@ -619,12 +652,12 @@ fn one_run_exec_with(args: &OneRunOptions, given: Option<GivenTraining<'_>>) -> 
         config.dataset.len()
     );
     write_guesses(&mut out, b);
-    let verdict = verdict_text(b, epsilon, mu, audit.violation);
+    let verdict = verdict_text(b, claim.epsilon, claim.mu, audit.violation);
     let _ = writeln!(out, "verdict      {verdict}");
     if let Some(t) = report
         .accountant
         .as_ref()
-        .and_then(|a| crate::record::tightness_line(b.epsilon_estimate(mu), None, Some(a)))
+        .and_then(|a| crate::record::tightness_line(b.epsilon_estimate(claim.mu), None, Some(a)))
     {
         let _ = writeln!(out, "tightness    {t}");
     }
