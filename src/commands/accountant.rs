@@ -15,6 +15,7 @@ use crate::mechanisms::accountant::{
     LedgerEvent, RdpAccountant, SamplingPolicy, gaussian_exact_epsilon, gaussian_zcdp_rho,
     ledger_line, zcdp_to_epsilon,
 };
+use crate::mechanisms::accounting::AccountingError;
 use crate::mechanisms::math::readable;
 use crate::mechanisms::pld::{PldAccountant, noise_multiplier_for_policy};
 
@@ -242,9 +243,7 @@ fn bayesian(a: &AccountantArgs, given: Option<&str>) -> Result<Outcome> {
             ));
         }
     };
-    let named = |e: crate::mechanisms::MechanismError| {
-        Error::InvalidConfig(format!("--bayesian --data {path}: {e}"))
-    };
+    let named = |e: AccountingError| Error::InvalidConfig(format!("--bayesian --data {path}: {e}"));
     let orders = default_orders();
     // Binary data (every distance 0 or 1) gets the §4.3.1 estimator with its exact
     // (Clopper–Pearson) bound: the Student-t one would read a file without ones as a zero cost
@@ -308,7 +307,7 @@ fn bayesian(a: &AccountantArgs, given: Option<&str>) -> Result<Outcome> {
     )
     .map_err(|e| {
         let e = match e {
-            crate::mechanisms::MechanismError::InvalidParameter { message, .. } => message,
+            AccountingError::InvalidParameter { message, .. } => message,
             other => other.to_string(),
         };
         Error::InvalidConfig(format!("--group {k}: {e}"))
@@ -596,8 +595,7 @@ fn write_curves(
 ) -> Result<Vec<String>> {
     use crate::mechanisms::bayesian_accountant::moments_accountant_epsilon;
     use crate::report::bayesian::{BayesianCurves, OrderPoint, StepPoint};
-    let named =
-        |e: crate::mechanisms::MechanismError| Error::InvalidConfig(format!("--curves: {e}"));
+    let named = |e: AccountingError| Error::InvalidConfig(format!("--curves: {e}"));
     let mut counts: Vec<u64> = (0..16)
         .map(|i| ((steps as f64).powf(i as f64 / 15.0)).round().max(1.0) as u64)
         .collect();
@@ -897,7 +895,7 @@ fn account(
         Some(p) => format!("--ledger {}", p.display()),
         None => "--sampling-rate/--noise-multiplier/--steps".to_string(),
     };
-    let named = |e: crate::mechanisms::MechanismError| {
+    let named = |e: AccountingError| {
         let e = e.to_string();
         match grid_too_small(&e) {
             // The coarsest grid was tried already: say what the user can change.
@@ -1088,7 +1086,7 @@ fn inverse(
         }
     })?;
     let mut acct = PldAccountant::new(neighbors);
-    let named = |e: crate::mechanisms::MechanismError| {
+    let named = |e: AccountingError| {
         Error::InvalidConfig(format!("--target-epsilon {}: {e}", readable(target)))
     };
     let fixed_size = policy == SamplingPolicy::FixedSize;
