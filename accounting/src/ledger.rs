@@ -248,6 +248,72 @@ pub fn parse_ledger_with_policies(text: &str) -> Result<Vec<(usize, LedgerEvent,
     Ok(events)
 }
 
+/// The blocks of a ledger of full-batch steps, as the accountants without amplification by
+/// sampling compose them ([`crate::exact_gaussian`], [`crate::zcdp`]): each sampling event of
+/// probability 1 with its repetitions and the noise multipliers of the sums after it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct FullBatchBlocks {
+    /// (repetitions, the noise multipliers of the block's sums), in ledger order.
+    pub(crate) blocks: Vec<(u64, Vec<f64>)>,
+}
+
+impl FullBatchBlocks {
+    /// Composes one event for `accountant` (named in errors): a sampling event of probability 1
+    /// opens a block, a Gaussian sum joins the last one.
+    pub(crate) fn compose(&mut self, accountant: &str, event: &LedgerEvent) -> Result<()> {
+        match *event {
+            LedgerEvent::Sampling {
+                probability,
+                repetitions,
+            } => {
+                if probability != 1.0 {
+                    return Err(AccountingError::invalid(
+                        accountant,
+                        format!(
+                            "sampling probability q = {probability}; allowed: q = 1 (full batches: this accountant does not amplify by sampling; subsampled steps: the PLD or RDP accountant)"
+                        ),
+                    ));
+                }
+                if repetitions == 0 {
+                    return Err(AccountingError::invalid(
+                        accountant,
+                        "steps T = 0; allowed: T ≥ 1".to_string(),
+                    ));
+                }
+                self.blocks.push((repetitions, Vec::new()));
+            }
+            LedgerEvent::GaussianSum { noise_multiplier } => {
+                if !(noise_multiplier.is_finite() && noise_multiplier > 0.0) {
+                    return Err(AccountingError::invalid(
+                        accountant,
+                        format!(
+                            "noise multiplier z = {noise_multiplier}; allowed: 0 < z < ∞ (finite)"
+                        ),
+                    ));
+                }
+                let Some((_, sums)) = self.blocks.last_mut() else {
+                    return Err(AccountingError::invalid(
+                        accountant,
+                        format!(
+                            "Gaussian sum query (z = {noise_multiplier}) before any sampling event; allowed: after a sampling event (probability 1 for a full batch)"
+                        ),
+                    ));
+                };
+                sums.push(noise_multiplier);
+            }
+        }
+        Ok(())
+    }
+
+    /// The one block of one sum, (z, T), when the ledger is exactly that.
+    pub(crate) fn single(&self) -> Option<(f64, u64)> {
+        match self.blocks.as_slice() {
+            [(steps, sums)] if sums.len() == 1 => Some((sums[0], *steps)),
+            _ => None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,14 +16,18 @@
 
 #![warn(missing_docs)]
 
+pub mod accountant;
 pub mod bayesian;
 pub mod error;
+pub mod exact_gaussian;
 pub mod ledger;
 pub mod math;
 pub mod neighboring;
 pub mod pld;
 pub mod rdp;
+pub mod zcdp;
 
+pub use accountant::{DeltaRange, EpsilonRange, PrivacyAccountant, Scope};
 pub use error::{AccountingError, Result};
 pub use ledger::{LedgerEvent, SamplingPolicy};
 pub use neighboring::Neighboring;

@@ -7,8 +7,9 @@ use super::common::*;
 use super::pld_pmf::*;
 use super::privacy_loss_distribution::*;
 use crate::Neighboring;
+use crate::accountant::{ALL_RELATIONS, DeltaRange, EpsilonRange, PrivacyAccountant, Scope};
 use crate::error::Result;
-use crate::ledger::SamplingPolicy;
+use crate::ledger::{LedgerEvent, SamplingPolicy};
 
 /// (pessimistic ε, optimistic ε) at `delta` for `steps` steps of the Poisson-subsampled Gaussian
 /// mechanism, with [`DEFAULT_DISCRETIZATION`]: the first is an upper bound on the true ε
@@ -265,6 +266,11 @@ pub struct PldAccountant {
     pub(super) neighbors: Neighboring,
     pub(super) discretization: f64,
     pub(super) events: Vec<PoissonGaussianEvent>,
+    /// Events composed one at a time through [`PrivacyAccountant::compose`] whose block may
+    /// still grow (a sampling event waits for its sums): composed into `events` when the next
+    /// sampling event comes or a [`PrivacyAccountant`] query is asked. The inherent methods
+    /// compose whole blocks and read `events` only.
+    pub(super) open: Vec<(LedgerEvent, SamplingPolicy)>,
 }
 
 impl PldAccountant {
@@ -274,6 +280,7 @@ impl PldAccountant {
             neighbors,
             discretization: DEFAULT_DISCRETIZATION,
             events: Vec::new(),
+            open: Vec::new(),
         }
     }
 
@@ -287,6 +294,7 @@ impl PldAccountant {
             neighbors,
             discretization,
             events: Vec::new(),
+            open: Vec::new(),
         })
     }
 
@@ -387,9 +395,8 @@ impl PldAccountant {
     /// neighbors other than replace-one. Nothing is recorded on error.
     pub fn compose_ledger_with_policies(
         &mut self,
-        ledger: &[(crate::ledger::LedgerEvent, SamplingPolicy)],
+        ledger: &[(LedgerEvent, SamplingPolicy)],
     ) -> Result<()> {
-        use crate::ledger::LedgerEvent;
         // (q, repetitions, Σ z⁻², policy)
         let mut blocks: Vec<(f64, u64, f64, SamplingPolicy)> = Vec::new();
         for (i, (event, policy)) in ledger.iter().enumerate() {
@@ -618,5 +625,72 @@ impl PldAccountant {
         let upper = self.pld(Estimate::Pessimistic)?;
         let lower = self.pld(Estimate::Optimistic)?;
         Ok((upper.delta(epsilon), lower.delta(epsilon)))
+    }
+}
+
+impl PldAccountant {
+    /// Composes the events of [`PldAccountant::open`] (whole blocks by now).
+    fn settle(&mut self) -> Result<()> {
+        if self.open.is_empty() {
+            return Ok(());
+        }
+        let open = std::mem::take(&mut self.open);
+        self.compose_ledger_with_policies(&open)
+    }
+
+    /// A copy with the open events composed.
+    fn settled(&self) -> Result<Self> {
+        let mut a = self.clone();
+        a.settle()?;
+        Ok(a)
+    }
+}
+
+/// The PLD accountant behind the one interface: any relation (fixed-size batches under
+/// replace-one only, shuffled ones refused); its ε is the pessimistic PLD's (an upper bound)
+/// with the optimistic one's as the lower bound, its parameter the `discretization` used
+/// ([`PldAccountant::epsilon_bounds_adaptive`]).
+impl PrivacyAccountant for PldAccountant {
+    fn name(&self) -> &'static str {
+        "pld"
+    }
+
+    fn scope(&self) -> Scope {
+        Scope {
+            relations: ALL_RELATIONS,
+            full_batch_only: false,
+        }
+    }
+
+    fn compose(&mut self, event: &LedgerEvent, policy: SamplingPolicy) -> Result<()> {
+        if matches!(event, LedgerEvent::Sampling { .. }) {
+            self.settle()?;
+        }
+        self.open.push((*event, policy));
+        Ok(())
+    }
+
+    /// The whole ledger at once ([`PldAccountant::compose_ledger_with_policies`]): a ledger cut
+    /// after a sampling event is refused here.
+    fn compose_ledger(&mut self, ledger: &[(LedgerEvent, SamplingPolicy)]) -> Result<()> {
+        self.settle()?;
+        self.compose_ledger_with_policies(ledger)
+    }
+
+    fn epsilon(&self, delta: f64) -> Result<EpsilonRange> {
+        let (upper, lower, grid) = self.settled()?.epsilon_bounds_adaptive(delta)?;
+        Ok(EpsilonRange {
+            lower: Some(lower),
+            upper,
+            parameter: Some(("discretization", grid)),
+        })
+    }
+
+    fn delta(&self, epsilon: f64) -> Result<DeltaRange> {
+        let (upper, lower) = self.settled()?.delta_bounds(epsilon)?;
+        Ok(DeltaRange {
+            lower: Some(lower),
+            upper,
+        })
     }
 }

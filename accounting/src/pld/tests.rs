@@ -5,7 +5,6 @@ use super::pld_pmf::*;
 use super::pld_privacy_accountant::*;
 use super::privacy_loss_distribution::*;
 use super::privacy_loss_mechanism::*;
-use super::*;
 use crate::AccountingError;
 use crate::Neighboring;
 use crate::math::{analytic_gaussian_sigma, gaussian_dp_delta};

@@ -30,6 +30,7 @@ use std::f64::consts::{LN_2, PI, SQRT_2};
 use statrs::function::erf::erfc;
 use statrs::function::gamma::ln_gamma;
 
+use crate::accountant::{ADD_REMOVE, DeltaRange, EpsilonRange, PrivacyAccountant, Scope};
 use crate::error::{AccountingError, Result};
 use crate::ledger::{LedgerEvent, SamplingPolicy};
 use crate::math::gaussian_dp_delta_upper;
@@ -757,6 +758,57 @@ pub fn gaussian_exact_epsilon(noise_multiplier: f64, steps: u64, delta: f64) -> 
         }
     }
     Ok(hi)
+}
+
+/// The RDP accountant behind the one interface: Poisson samples only, under add/remove (and
+/// zero-out, the same pairs); its ε is an upper bound at the best of [`default_orders`], its
+/// parameter that `order`.
+impl PrivacyAccountant for RdpAccountant {
+    fn name(&self) -> &'static str {
+        "rdp"
+    }
+
+    fn scope(&self) -> Scope {
+        Scope {
+            relations: ADD_REMOVE,
+            full_batch_only: false,
+        }
+    }
+
+    fn compose(&mut self, event: &LedgerEvent, policy: SamplingPolicy) -> Result<()> {
+        match *event {
+            LedgerEvent::Sampling {
+                probability,
+                repetitions,
+            } => self.record_sampling_with_policy(probability, repetitions, policy),
+            LedgerEvent::GaussianSum { noise_multiplier } => {
+                self.record_gaussian_sum(noise_multiplier)
+            }
+        }
+    }
+
+    fn epsilon(&self, delta: f64) -> Result<EpsilonRange> {
+        let (upper, order) = RdpAccountant::epsilon(self, delta)?;
+        Ok(EpsilonRange {
+            lower: None,
+            upper,
+            parameter: Some(("order", order)),
+        })
+    }
+
+    /// The least δ over [`default_orders`] of the RDP → DP conversion ([`rdp_to_delta`]).
+    fn delta(&self, epsilon: f64) -> Result<DeltaRange> {
+        if epsilon.is_nan() {
+            return Err(invalid("epsilon = NaN; allowed: a number".to_string()));
+        }
+        let orders = default_orders();
+        let upper = orders
+            .iter()
+            .zip(self.rdp(&orders))
+            .map(|(&alpha, r)| rdp_to_delta(alpha, r, epsilon))
+            .fold(1.0, f64::min);
+        Ok(DeltaRange { lower: None, upper })
+    }
 }
 
 #[cfg(test)]
