@@ -27,7 +27,7 @@ pub mod pld;
 pub mod rdp;
 pub mod zcdp;
 
-pub use accountant::{DeltaRange, EpsilonRange, PrivacyAccountant, Scope};
+pub use accountant::{DeltaRange, EpsilonRange, PrivacyAccountant, Scope, accountants};
 pub use error::{AccountingError, Result};
 pub use ledger::{LedgerEvent, SamplingPolicy};
 pub use neighboring::Neighboring;

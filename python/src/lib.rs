@@ -694,8 +694,8 @@ fn account(
     policy: Option<String>,
     json: bool,
 ) -> PyResult<String> {
-    use dp_audit::commands::accountant::{AccountantArgs, accountant, accountant_given};
-    let args = AccountantArgs {
+    use dp_audit::accountant::{AccountantOptions, account};
+    let mut options = AccountantOptions {
         sampling_rate,
         noise_multiplier,
         steps,
@@ -704,39 +704,21 @@ fn account(
         target_epsilon,
         ledger: ledger_path.clone().map(Into::into),
         neighbors,
-        bayesian: false,
-        data: None,
-        gamma: None,
-        distance_quantiles: "50,90,99,100".into(),
-        markov_percentiles: "50,90,99".into(),
-        estimator: None,
-        max_distance: None,
-        unclipped: false,
-        group: None,
-        test_distances: None,
-        weibull_shape: None,
-        weibull_scale: None,
-        weibull_samples: None,
-        seed: None,
-        curves: None,
         json,
+        ..AccountantOptions::default()
     };
     calls::interruptible(py, move || -> dp_audit::Result<String> {
-        let out = match (&ledger_path, &ledger_text) {
-            // Events given as JSON lines, parsed by the parser `--ledger FILE` uses.
-            (Some(p), Some(t)) => {
-                let events = dp_audit::mechanisms::accountant::parse_ledger_with_policies(t)
-                    .map_err(|e| {
-                        dp_audit::Error::InvalidConfig(format!(
-                            "--ledger {p} (event i of the list is line i + 1): {e}"
-                        ))
-                    })?;
-                let events = events.into_iter().map(|(_, e, p)| (e, p)).collect();
-                accountant_given(&args, events)?
-            }
-            // A file (read as `--ledger FILE` reads it), or one block of steps.
-            _ => accountant(&args)?,
-        };
+        // Events given as JSON lines, parsed by the parser `--ledger FILE` uses; otherwise a
+        // file (read as `--ledger FILE` reads it), or one block of steps.
+        if let (Some(p), Some(t)) = (&ledger_path, &ledger_text) {
+            let events = dp_audit::accounting::ledger::parse_ledger_with_policies(t).map_err(|e| {
+                dp_audit::Error::InvalidConfig(format!(
+                    "--ledger {p} (event i of the list is line i + 1): {e}"
+                ))
+            })?;
+            options.ledger_events = Some(events.into_iter().map(|(_, e, p)| (e, p)).collect());
+        }
+        let out = account(&options)?;
         Ok(out.stdout)
     })?
     .map_err(|e| match to_py(e) {
@@ -771,39 +753,27 @@ fn account_bayesian(
     group: Option<u64>,
     json: bool,
 ) -> PyResult<String> {
-    use dp_audit::commands::accountant::{AccountantArgs, accountant, accountant_bayesian_given};
-    let args = AccountantArgs {
+    use dp_audit::accountant::{AccountantOptions, account};
+    // Distances given as lines are read by the parser `--data FILE` uses.
+    let options = AccountantOptions {
         sampling_rate: Some(sampling_rate),
         noise_multiplier: Some(noise_multiplier),
         steps: Some(steps),
-        policy: None,
         delta,
-        target_epsilon: None,
-        ledger: None,
-        neighbors: "add-remove".into(),
         bayesian: true,
         data: Some(data_path.into()),
+        data_text,
         gamma,
         distance_quantiles,
         markov_percentiles,
         estimator,
         max_distance,
-        unclipped: false,
         group,
-        test_distances: None,
-        weibull_shape: None,
-        weibull_scale: None,
-        weibull_samples: None,
-        seed: None,
-        curves: None,
         json,
+        ..AccountantOptions::default()
     };
     calls::interruptible(py, move || -> dp_audit::Result<String> {
-        let out = match &data_text {
-            // Distances given as lines, read by the parser `--data FILE` uses.
-            Some(t) => accountant_bayesian_given(&args, t)?,
-            None => accountant(&args)?,
-        };
+        let out = account(&options)?;
         Ok(out.stdout)
     })?
     .map_err(|e| match to_py(e) {
