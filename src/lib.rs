@@ -7,8 +7,8 @@
 //! - [`mechanisms`] (the `dp-audit-mechanisms` crate) holds the contract — [`Mechanism`],
 //!   [`Dataset`], [`DatasetPair`], [`PrivacyClaim`] — and the catalogue of correct and buggy
 //!   mechanisms; [`accounting`] (the `dp-audit-accounting` crate, below it) the accountants
-//!   behind one [`accounting::PrivacyAccountant`] trait, which [`accountant`] runs for
-//!   `audit accountant` from plain options.
+//!   behind one [`accounting::PrivacyAccountant`] trait, which [`modes::accountant`] runs
+//!   for `audit accountant` from plain options.
 //! - [`rng`] derives every generator from one seed; large samples are drawn in parallel and are
 //!   bit-identical for any thread count.
 //! - [`testers`] turn samples into one-sided lower confidence bounds on divergences
@@ -41,7 +41,6 @@
 
 #![warn(missing_docs)]
 
-pub mod accountant;
 pub mod audit;
 pub mod bench;
 pub mod bounds;

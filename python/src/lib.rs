@@ -633,7 +633,7 @@ fn account(
     policy: Option<String>,
     json: bool,
 ) -> PyResult<String> {
-    use dp_audit::accountant::{AccountantOptions, account};
+    use dp_audit::modes::accountant::{AccountantOptions, account};
     let mut options = AccountantOptions {
         sampling_rate,
         noise_multiplier,
@@ -692,7 +692,7 @@ fn account_bayesian(
     group: Option<u64>,
     json: bool,
 ) -> PyResult<String> {
-    use dp_audit::accountant::{AccountantOptions, account};
+    use dp_audit::modes::accountant::{AccountantOptions, account};
     // Distances given as lines are read by the parser `--data FILE` uses.
     let options = AccountantOptions {
         sampling_rate: Some(sampling_rate),

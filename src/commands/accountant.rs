@@ -1,17 +1,17 @@
 //! `audit accountant`: DP-SGD's ε from the PLD accountant (an upper bound and the optimistic
 //! estimate beside it) and the RDP accountant, for one Poisson-subsampled Gaussian mechanism or a
 //! logged privacy ledger; and the inverse, the noise multiplier that reaches a target ε. This
-//! module holds the flags; [`crate::accountant`] accounts, from plain options.
+//! module holds the flags; [`crate::modes::accountant`] accounts, from plain options.
 
 use std::path::PathBuf;
 
 use clap::Args;
 
 use super::Outcome;
-use crate::accountant::{
+use crate::error::Result;
+use crate::modes::accountant::{
     AccountantOptions, DEFAULT_DISTANCE_QUANTILES, DEFAULT_MARKOV_PERCENTILES, DEFAULT_NEIGHBORS,
 };
-use crate::error::Result;
 
 /// Options of `audit accountant`.
 #[derive(Debug, Args)]
@@ -195,5 +195,5 @@ impl AccountantArgs {
 
 /// `audit accountant`: what it prints (text or `--json`) for these options.
 pub fn accountant(a: &AccountantArgs) -> Result<Outcome> {
-    crate::accountant::account(&a.options())
+    crate::modes::accountant::account(&a.options())
 }
