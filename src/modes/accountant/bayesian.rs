@@ -243,12 +243,12 @@ fn compute(
     let named = |e: AccountingError| Error::InvalidConfig(format!("--bayesian --data {path}: {e}"));
     let orders = default_orders();
     let b = kind
-        .account(&d, q, z, steps, o.delta, gamma, &orders)
+        .account(d, q, z, steps, o.delta, gamma, &orders)
         .map_err(named)?;
     // Beside the Student-t account, the distribution-free one (when μ's samples fit its range).
     let beside = if kind == Estimator::StudentT && d.iter().all(|&x| x <= max_distance) {
         Some(
-            dkw.account(&d, q, z, steps, o.delta, gamma, &orders)
+            dkw.account(d, q, z, steps, o.delta, gamma, &orders)
                 .map_err(named)?,
         )
     } else {
@@ -272,7 +272,7 @@ fn compute(
         Some(p) => {
             let held_out = read_distances(p, "--test-distances", o.unclipped, None)?;
             Some(
-                dp_audit_accounting::bayesian::compare_distances(&d, &held_out).map_err(|e| {
+                dp_audit_accounting::bayesian::compare_distances(d, &held_out).map_err(|e| {
                     Error::InvalidConfig(format!(
                         "--data {path} with --test-distances {}: {e}",
                         p.display()
@@ -311,15 +311,15 @@ fn compute(
     let quantiles = list("--distance-quantiles", &o.distance_quantiles, false)?;
     let markov = list("--markov-percentiles", &o.markov_percentiles, true)?;
     let rows =
-        record_epsilon_distance_quantiles(&d, q, z, steps, o.delta, &quantiles).map_err(named)?;
-    let curve = markov_percentile_epsilon(&d, q, z, steps, o.delta, gamma, &orders, &markov, kind)
+        record_epsilon_distance_quantiles(d, q, z, steps, o.delta, &quantiles).map_err(named)?;
+    let curve = markov_percentile_epsilon(d, q, z, steps, o.delta, gamma, &orders, &markov, kind)
         .map_err(|e| Error::InvalidConfig(format!("--markov-percentiles: {e}")))?;
     // The paper's curves (Fig. 1, App. B.3), written when asked.
     let curves_written = match &o.curves {
         Some(dir) => Some(write_curves(
             dir,
-            &d,
-            &path,
+            d,
+            path,
             (kind, estimator_id),
             q,
             z,
