@@ -385,7 +385,7 @@ impl PldAccountant {
     }
 
     /// [`PldAccountant::compose_ledger`] for a ledger whose sampling events say how their batches
-    /// are drawn ([`crate::rdp::parse_ledger_with_policies`]; a Gaussian sum has its
+    /// are drawn ([`crate::ledger::parse_ledger_with_policies`]; a Gaussian sum has its
     /// sample's policy, which is what is read from a sampling event): Poisson blocks as there,
     /// fixed-size blocks as [`PldAccountant::compose_fixed_size_gaussian`].
     ///

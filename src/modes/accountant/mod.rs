@@ -1,14 +1,15 @@
 //! `audit accountant` from plain options ([`AccountantOptions`], its defaults written once in
 //! `impl Default`): the (ε, δ) accountants of [`dp_audit_accounting`] over a privacy ledger (a
 //! file, events given, or one block of T steps at (q, z)), each reached through the one
-//! [`PrivacyAccountant`] interface and reported in turn; the noise multiplier that reaches a
-//! target ε; and the Bayesian accountant ([`bayesian`]). The CLI (`commands::accountant`) and the
-//! Python package build the options and call [`account`]; both print what it returns.
+//! [`dp_audit_accounting::PrivacyAccountant`] interface and reported in turn; the noise
+//! multiplier that reaches a target ε; and the Bayesian accountant (`bayesian.rs`). The CLI
+//! (`commands::accountant`) and the Python package build the options and call [`account`]; both
+//! print what it returns.
 //!
 //! A new accountant of [`dp_audit_accounting::accountants`] is composed, queried and reported
 //! here without an edit: its answer is printed as `ε ≤ upper` under its name and recorded under
 //! its name in the JSON (its lower bound and parameter beside), until a line of its own is
-//! written in [`answer_line`] and [`answer_json`].
+//! written in `answer_line` and `answer_json`.
 
 mod bayesian;
 
