@@ -650,11 +650,12 @@ fn account(
         // Events given as JSON lines, parsed by the parser `--ledger FILE` uses; otherwise a
         // file (read as `--ledger FILE` reads it), or one block of steps.
         if let (Some(p), Some(t)) = (&ledger_path, &ledger_text) {
-            let events = dp_audit::accounting::ledger::parse_ledger_with_policies(t).map_err(|e| {
-                dp_audit::Error::InvalidConfig(format!(
-                    "--ledger {p} (event i of the list is line i + 1): {e}"
-                ))
-            })?;
+            let events =
+                dp_audit::accounting::ledger::parse_ledger_with_policies(t).map_err(|e| {
+                    dp_audit::Error::InvalidConfig(format!(
+                        "--ledger {p} (event i of the list is line i + 1): {e}"
+                    ))
+                })?;
             options.ledger_events = Some(events.into_iter().map(|(_, e, p)| (e, p)).collect());
         }
         let out = account(&options)?;
