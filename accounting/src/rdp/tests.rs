@@ -354,3 +354,16 @@ fn bad_inputs_name_the_value() {
     let m = message(gaussian_exact_epsilon(1.0, 1, 0.0).unwrap_err());
     assert!(m.contains("delta = 0"), "{m}");
 }
+
+#[test]
+fn a_series_that_does_not_converge_says_so_in_accounting_words() {
+    // An integer order above MAX_SERIES_TERMS: the binomial sum would need more terms.
+    let e = subsampled_gaussian_rdp(0.5, 1.0, 200_000.0).unwrap_err();
+    assert!(matches!(e, AccountingError::NotConverged { .. }), "{e:?}");
+    let m = message(e);
+    assert!(
+        m.starts_with("rdp-accountant: the binomial sum for the subsampled Gaussian RDP did not converge within 100000 terms at q = 0.5, z = 1, alpha = 200000; allowed: "),
+        "{m}"
+    );
+    assert!(!m.contains("failed to sample"), "{m}");
+}
