@@ -954,8 +954,8 @@ fn parse_budget(s: &str) -> Option<f64> {
 }
 
 /// The engine's defaults, written once in its options types, for the Python signatures:
-/// `{"gate": {...}, "run": {...}, "test": {...}, "one_run": {...}}` (samples, seed, β,
-/// testers, layers, canaries).
+/// `{"accountant": {...}, "gate": {...}, "run": {...}, "test": {...}, "one_run": {...}}`
+/// (relation and percentiles, samples, seed, β, testers, layers, canaries).
 #[pyfunction]
 fn defaults(py: Python<'_>) -> PyResult<Py<pyo3::types::PyDict>> {
     let t = TestOptions::default();
@@ -977,7 +977,13 @@ fn defaults(py: Python<'_>) -> PyResult<Py<pyo3::types::PyDict>> {
         "failure_probability",
         dp_audit::AuditConfig::default().failure_probability,
     )?;
+    let a = dp_audit::modes::accountant::AccountantOptions::default();
+    let accountant = pyo3::types::PyDict::new(py);
+    accountant.set_item("neighbors", a.neighbors)?;
+    accountant.set_item("distance_quantiles", a.distance_quantiles)?;
+    accountant.set_item("markov_percentiles", a.markov_percentiles)?;
     let all = pyo3::types::PyDict::new(py);
+    all.set_item("accountant", accountant)?;
     all.set_item("gate", gate)?;
     all.set_item("run", run)?;
     all.set_item("test", test)?;
