@@ -38,6 +38,14 @@ pub enum Error {
     },
 }
 
+/// An accountant's error, as the mechanisms crate words it ([`MechanismError`]'s `From`: an
+/// input out of range reads as a parameter error, anything else in the accountant's words).
+impl From<crate::mechanisms::accounting::AccountingError> for Error {
+    fn from(e: crate::mechanisms::accounting::AccountingError) -> Self {
+        Self::Mechanism(MechanismError::from(e))
+    }
+}
+
 /// Result alias of the root crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 

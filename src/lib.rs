@@ -6,7 +6,9 @@
 //!
 //! - [`mechanisms`] (the `dp-audit-mechanisms` crate) holds the contract — [`Mechanism`],
 //!   [`Dataset`], [`DatasetPair`], [`PrivacyClaim`] — and the catalogue of correct and buggy
-//!   mechanisms.
+//!   mechanisms; [`accounting`] (the `dp-audit-accounting` crate, below it) the accountants
+//!   behind one [`accounting::PrivacyAccountant`] trait, which [`modes::accountant`] runs
+//!   for `audit accountant` from plain options.
 //! - [`rng`] derives every generator from one seed; large samples are drawn in parallel and are
 //!   bit-identical for any thread count.
 //! - [`testers`] turn samples into one-sided lower confidence bounds on divergences
@@ -54,6 +56,7 @@ pub mod run;
 pub mod sources;
 pub mod testers;
 
+pub use dp_audit_accounting as accounting;
 pub use dp_audit_mechanisms as mechanisms;
 
 pub use audit::{AuditConfig, AuditReport, Verdict};

@@ -10,9 +10,10 @@ mod util;
 
 use std::time::{Duration, Instant};
 
+use dp_audit::accounting::LedgerEvent;
+use dp_audit::accounting::pld::{MAX_STEPS, PldAccountant};
+use dp_audit::accounting::rdp::{RdpAccountant, gaussian_exact_epsilon};
 use dp_audit::mechanisms::Neighboring;
-use dp_audit::mechanisms::accountant::{LedgerEvent, RdpAccountant, gaussian_exact_epsilon};
-use dp_audit::mechanisms::pld::{MAX_STEPS, PldAccountant};
 use dp_audit::mechanisms::rand::{RngExt, SeedableRng};
 
 /// What one setting gave: computed (true) or refused (false), and how long it took.

@@ -12,7 +12,7 @@
 //! rate. `cargo test --release --test bayesian_estimator -- --ignored --nocapture` prints the
 //! table of docs/bayesian.md.
 
-use dp_audit::mechanisms::bayesian_accountant::{
+use dp_audit::accounting::bayesian::{
     bayesian_epsilon, bayesian_epsilon_dkw, bayesian_epsilon_exact, dkw_band, log_cost_exact,
     log_cost_student_t,
 };

@@ -7,7 +7,7 @@
 //! θ ← θ − η·(noisy sum)/(q·n) (a fixed denominator, so it leaks nothing). Its claim is read
 //! off the privacy ledger (q, z, T): for q = 1 the exact Gaussian profile (T steps of the
 //! Gaussian mechanism are exactly √T/z-GDP; Dong, Roth & Su 2022, Cor. 3.3), otherwise the PLD
-//! accountant's pessimistic ε ([`crate::pld::epsilon_bounds`], Doroshenko et al. 2022). Both
+//! accountant's pessimistic ε ([`dp_audit_accounting::pld::epsilon_bounds`], Doroshenko et al. 2022). Both
 //! hold for adding or removing one record whatever its gradient, and for the whole sequence of
 //! iterates (adaptive composition), so they hold for each canary.
 //!
@@ -65,10 +65,10 @@
 //! physico-chemical features), standardised per feature and divided by √11, label
 //! quality ≥ 6.
 
+use dp_audit_accounting::rdp::gaussian_exact_epsilon;
 use rand::{Rng, RngExt};
 use rand_distr::StandardNormal;
 
-use crate::accountant::gaussian_exact_epsilon;
 use crate::dataset::Neighboring;
 use crate::error::{MechanismError, Result};
 use crate::mechanism::Params;
@@ -338,7 +338,8 @@ pub fn ledger_claim(q: f64, z: f64, steps: u64, delta: f64) -> Result<LedgerClai
             ),
         })
     } else {
-        let (eps, _) = crate::pld::epsilon_bounds(q, z, steps, delta, Neighboring::AddRemove)?;
+        let (eps, _) =
+            dp_audit_accounting::pld::epsilon_bounds(q, z, steps, delta, Neighboring::AddRemove)?;
         Ok(LedgerClaim {
             epsilon: (eps * (1.0 + 1e-12)).next_up(),
             delta,
@@ -383,11 +384,11 @@ impl TrainerConfig {
             });
         }
         let ledger = [
-            crate::accountant::LedgerEvent::Sampling {
+            dp_audit_accounting::LedgerEvent::Sampling {
                 probability: q,
                 repetitions: self.steps,
             },
-            crate::accountant::LedgerEvent::GaussianSum {
+            dp_audit_accounting::LedgerEvent::GaussianSum {
                 noise_multiplier: self.noise_multiplier,
             },
         ];

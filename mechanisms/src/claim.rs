@@ -7,9 +7,9 @@
 use std::fmt;
 use std::str::FromStr;
 
+use dp_audit_accounting::SamplingPolicy;
 use serde::{Deserialize, Serialize};
 
-use crate::accountant::SamplingPolicy;
 use crate::error::{MechanismError, Result};
 use crate::math::gaussian_dp_delta_upper;
 
@@ -75,8 +75,8 @@ pub enum PrivacyClaim {
     },
     /// The whole privacy profile δ(ε) of `steps` steps of the subsampled Gaussian mechanism
     /// (DP-SGD's transcript: sampling rate q, noise multiplier z, sensitivity 1), as the PLD
-    /// accountant bounds it from above ([`crate::pld`]): Poisson sampling, or batches of fixed
-    /// size drawn without replacement ([`crate::pld::Pld::fixed_size_gaussian`], replace-one
+    /// accountant bounds it from above ([`dp_audit_accounting::pld`]): Poisson sampling, or batches of fixed
+    /// size drawn without replacement ([`dp_audit_accounting::pld::Pld::fixed_size_gaussian`], replace-one
     /// only). Command-line form `dpsgd:Q:Z:T` (add-remove), `dpsgd:Q:Z:T:replace-one` or
     /// `dpsgd:Q:Z:T:replace-one:fixed-size`.
     SubsampledGaussian {
@@ -121,11 +121,12 @@ fn cached_pld(
     steps: u64,
     neighbors: crate::dataset::Neighboring,
     policy: SamplingPolicy,
-) -> Option<std::sync::Arc<crate::pld::Pld>> {
+) -> Option<std::sync::Arc<dp_audit_accounting::pld::Pld>> {
     use std::collections::HashMap;
     use std::sync::{Arc, Mutex, OnceLock};
     type Key = (u64, u64, u64, bool, SamplingPolicy);
-    static CACHE: OnceLock<Mutex<HashMap<Key, Arc<crate::pld::Pld>>>> = OnceLock::new();
+    static CACHE: OnceLock<Mutex<HashMap<Key, Arc<dp_audit_accounting::pld::Pld>>>> =
+        OnceLock::new();
     let key = (
         q.to_bits(),
         z.to_bits(),
@@ -139,14 +140,17 @@ fn cached_pld(
         return Some(Arc::clone(p));
     }
     let (estimate, d) = (
-        crate::pld::Estimate::Pessimistic,
-        crate::pld::DEFAULT_DISCRETIZATION,
+        dp_audit_accounting::pld::Estimate::Pessimistic,
+        dp_audit_accounting::pld::DEFAULT_DISCRETIZATION,
     );
     let pld = Arc::new(match policy {
-        SamplingPolicy::FixedSize => crate::pld::Pld::fixed_size_gaussian(q, z, estimate, d)
-            .and_then(|step| step.self_compose(steps))
+        SamplingPolicy::FixedSize => {
+            dp_audit_accounting::pld::Pld::fixed_size_gaussian(q, z, estimate, d)
+                .and_then(|step| step.self_compose(steps))
+                .ok()?
+        }
+        _ => dp_audit_accounting::pld::poisson_gaussian_pld(q, z, steps, neighbors, estimate, d)
             .ok()?,
-        _ => crate::pld::poisson_gaussian_pld(q, z, steps, neighbors, estimate, d).ok()?,
     });
     cache.lock().ok()?.insert(key, Arc::clone(&pld));
     Some(pld)
@@ -433,7 +437,7 @@ impl PrivacyClaim {
     /// - **μ-GDP**: the exact Gaussian profile Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2)
     ///   (Dong, Roth & Su 2022, Corollary 2.13).
     /// - **DP-SGD (q, z, T)**: the pessimistic (Connect-the-Dots) PLD of T composed steps of the
-    ///   Poisson-subsampled Gaussian, the larger of its two directions ([`crate::pld`];
+    ///   Poisson-subsampled Gaussian, the larger of its two directions ([`dp_audit_accounting::pld`];
     ///   Doroshenko et al. 2022), plus a relative 1e-5 and an absolute 1e-12 for the FFT's
     ///   floating-point error (measured at 3–5e-7 relative near δ = 1e-5); `None` if the PLD
     ///   cannot be built (a grid too large), which lets no bound be compared with it.
@@ -484,7 +488,7 @@ impl PrivacyClaim {
     ///   Theorem 3); none above α₀.
     /// - **ρ-zCDP**: ρα (the definition; Bun & Steinke 2016, Definition 1.1).
     /// - **DP-SGD (q, z, T)**, add-remove: T times the RDP of one Poisson-subsampled Gaussian step
-    ///   (Mironov, Talwar & Zhang 2019; [`crate::accountant::subsampled_gaussian_rdp`]);
+    ///   (Mironov, Talwar & Zhang 2019; [`dp_audit_accounting::rdp::subsampled_gaussian_rdp`]);
     ///   replace-one: none here.
     /// - **μ-GDP**: αμ²/2. A μ-GDP pair is a post-processing of (N(μ,1), N(0,1)) (Dong, Roth & Su
     ///   2022, via Blackwell's theorem), whose Rényi divergence is αμ²/2 (Mironov 2017, Prop. 7);
@@ -505,10 +509,14 @@ impl PrivacyClaim {
                 steps,
                 neighbors: crate::dataset::Neighboring::AddRemove,
                 policy: SamplingPolicy::Poisson,
-            } => crate::accountant::subsampled_gaussian_rdp(sampling_rate, noise_multiplier, alpha)
-                .ok()
-                .filter(|r| r.is_finite())
-                .map(|r| round_up(r * steps as f64)),
+            } => dp_audit_accounting::rdp::subsampled_gaussian_rdp(
+                sampling_rate,
+                noise_multiplier,
+                alpha,
+            )
+            .ok()
+            .filter(|r| r.is_finite())
+            .map(|r| round_up(r * steps as f64)),
             Self::SubsampledGaussian { .. } => None,
             // A typical-case promise over x' ~ μ allows nothing about a fixed pair.
             Self::Bayesian { .. } => None,
@@ -516,51 +524,8 @@ impl PrivacyClaim {
     }
 }
 
-/// (α, ε_α)-RDP ⇒ (ε, δ)-DP with
-/// log δ = (α−1)(ε_α + log1p(−1/α) − ε) − log α (Balle et al. 2020, Thm 21; CKS 2020, Prop 12).
-pub fn rdp_to_delta(alpha: f64, epsilon_alpha: f64, epsilon: f64) -> f64 {
-    let log_delta = (alpha - 1.0) * (epsilon_alpha + (-1.0 / alpha).ln_1p() - epsilon) - alpha.ln();
-    log_delta.exp().min(1.0)
-}
-
-/// ρ-zCDP ⇒ (ε, δ)-DP: the RDP conversion with ε_α = ρα, minimized over α > 1.
-///
-/// The minimization is a scan over a log-spaced grid of α − 1 followed by golden-section refinement
-/// around the best grid point; every evaluated α yields a valid δ, so the result is valid whatever
-/// the minimizer's accuracy.
-pub fn zcdp_to_delta(rho: f64, epsilon: f64) -> f64 {
-    let f = |log_am1: f64| {
-        let alpha = 1.0 + log_am1.exp();
-        rdp_to_delta(alpha, rho * alpha, epsilon)
-    };
-    let (lo, hi) = (-12.0_f64, 12.0_f64);
-    let steps = 480;
-    let mut best_x = lo;
-    let mut best = f(lo);
-    for i in 1..=steps {
-        let x = lo + (hi - lo) * i as f64 / steps as f64;
-        let v = f(x);
-        if v < best {
-            best = v;
-            best_x = x;
-        }
-    }
-    let h = (hi - lo) / steps as f64;
-    let (mut a, mut b) = (best_x - h, best_x + h);
-    let g = (5f64.sqrt() - 1.0) / 2.0;
-    for _ in 0..80 {
-        let c = b - g * (b - a);
-        let d = a + g * (b - a);
-        let (fc, fd) = (f(c), f(d));
-        best = best.min(fc).min(fd);
-        if fc < fd {
-            b = d;
-        } else {
-            a = c;
-        }
-    }
-    best
-}
+/// The RDP and zCDP → (ε, δ) conversions of the claims live with the accountants.
+pub use dp_audit_accounting::rdp::{rdp_to_delta, zcdp_to_delta};
 
 impl fmt::Display for PrivacyClaim {
     /// The command-line form, e.g. `approx:1:1e-5`; every number exact and brief

@@ -1,5 +1,6 @@
 //! The one error type of the mechanisms crate.
 
+use dp_audit_accounting::AccountingError;
 use thiserror::Error;
 
 /// Everything that can go wrong when building a claim, a dataset, a pair or a mechanism,
@@ -92,6 +93,27 @@ pub enum MechanismError {
         /// What went wrong.
         message: String,
     },
+    /// An accountant could not answer for a reason other than an input out of range (a series
+    /// that does not converge, a lost precision), in its own words.
+    #[error(transparent)]
+    Accounting(AccountingError),
+}
+
+/// An accountant's input error becomes [`MechanismError::InvalidParameter`], with the same text
+/// (the accountant's name in the `mechanism` field); any other accounting error is kept as it is.
+impl From<AccountingError> for MechanismError {
+    fn from(e: AccountingError) -> Self {
+        match e {
+            AccountingError::InvalidParameter {
+                accountant,
+                message,
+            } => Self::InvalidParameter {
+                mechanism: accountant,
+                message,
+            },
+            other => Self::Accounting(other),
+        }
+    }
 }
 
 /// Result alias of the mechanisms crate.

@@ -9,6 +9,10 @@
 //! - the **catalogue** ([`catalogue`]): correct mechanisms and deliberately buggy ones, each with
 //!   its ground truth and a witness pair.
 //!
+//! The accountants that the DP-SGD entries take their claims from, the ledger vocabulary and the
+//! [`Neighboring`] relation live one crate below, in [`dp_audit_accounting`] (re-exported as
+//! [`accounting`]); [`accountant`], [`pld`] and [`bayesian_accountant`] keep their old paths.
+//!
 //! # Floating point
 //! The samplers are textbook floating-point samplers. Mironov (2012) showed that such samplers
 //! can leak through the low bits of their outputs; testers that look at float representations may
@@ -18,8 +22,6 @@
 
 #![warn(missing_docs)]
 
-pub mod accountant;
-pub mod bayesian_accountant;
 pub mod canary_trainer;
 pub mod catalogue;
 pub mod claim;
@@ -29,9 +31,22 @@ pub mod exact;
 pub mod math;
 pub mod mechanism;
 pub mod noise;
-pub mod pld;
 pub mod samples;
 pub mod snapping;
+
+/// The accounting crate this one stands on: the accountants and the ledger vocabulary.
+pub use dp_audit_accounting as accounting;
+/// The Bayesian accountant, at its old path ([`dp_audit_accounting::bayesian`]).
+pub use dp_audit_accounting::bayesian as bayesian_accountant;
+/// The PLD accountant, at its old path ([`dp_audit_accounting::pld`]).
+pub use dp_audit_accounting::pld;
+
+/// The RDP, zCDP and exact-Gaussian accountant and the ledger vocabulary, at their old path
+/// ([`dp_audit_accounting::rdp`], [`dp_audit_accounting::ledger`]).
+pub mod accountant {
+    pub use dp_audit_accounting::ledger::*;
+    pub use dp_audit_accounting::rdp::*;
+}
 
 pub use catalogue::{Entry, Spec, Status};
 pub use claim::PrivacyClaim;

@@ -256,42 +256,42 @@ pub struct AccountantRange {
 
 impl AccountantRange {
     /// The PLD accountant's range on a privacy ledger at δ (Connect-the-Dots pessimistic and
-    /// optimistic PLDs; [`crate::pld::PldAccountant::epsilon_bounds_adaptive`]).
+    /// optimistic PLDs; [`dp_audit_accounting::pld::PldAccountant::epsilon_bounds_adaptive`]).
     ///
     /// # Errors
     /// From the accountant (a ledger it cannot account, δ out of range).
     pub fn pld_of_ledger(
-        ledger: &[crate::accountant::LedgerEvent],
+        ledger: &[dp_audit_accounting::LedgerEvent],
         neighbors: Neighboring,
         delta: f64,
     ) -> Result<Self> {
         let with: Vec<_> = ledger
             .iter()
-            .map(|e| (*e, crate::accountant::SamplingPolicy::Poisson))
+            .map(|e| (*e, dp_audit_accounting::SamplingPolicy::Poisson))
             .collect();
         Self::pld_of_ledger_with_policies(&with, neighbors, delta)
     }
 
     /// [`AccountantRange::pld_of_ledger`] for a ledger whose samples say how they are drawn
-    /// ([`crate::pld::PldAccountant::compose_ledger_with_policies`]: Poisson, or fixed-size under
+    /// ([`dp_audit_accounting::pld::PldAccountant::compose_ledger_with_policies`]: Poisson, or fixed-size under
     /// replace-one).
     ///
     /// # Errors
     /// As [`AccountantRange::pld_of_ledger`].
     pub fn pld_of_ledger_with_policies(
         ledger: &[(
-            crate::accountant::LedgerEvent,
-            crate::accountant::SamplingPolicy,
+            dp_audit_accounting::LedgerEvent,
+            dp_audit_accounting::SamplingPolicy,
         )],
         neighbors: Neighboring,
         delta: f64,
     ) -> Result<Self> {
-        let mut pld = crate::pld::PldAccountant::new(neighbors);
+        let mut pld = dp_audit_accounting::pld::PldAccountant::new(neighbors);
         pld.compose_ledger_with_policies(ledger)?;
         let (upper, lower, grid) = pld.epsilon_bounds_adaptive(delta)?;
         let fixed = if ledger
             .iter()
-            .any(|(_, p)| *p == crate::accountant::SamplingPolicy::FixedSize)
+            .any(|(_, p)| *p == dp_audit_accounting::SamplingPolicy::FixedSize)
         {
             "; fixed-size batches drawn without replacement: Dong, Roth & Su 2022, Theorem 4.2"
         } else {

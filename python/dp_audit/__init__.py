@@ -41,6 +41,7 @@ __version__ = _native.__version__
 _DEFAULTS = _native.defaults()
 _TEST = _DEFAULTS["test"]
 _ONE_RUN = _DEFAULTS["one_run"]
+_ACCOUNTANT = _DEFAULTS["accountant"]
 
 __all__ = [
     "Record",
@@ -458,7 +459,7 @@ def _number(v, name: str) -> float:
 
 def account(ledger=None, *, delta: float, sampling_rate: Optional[float] = None,
             noise_multiplier: Optional[float] = None, steps: Optional[int] = None,
-            target_epsilon: Optional[float] = None, neighbors: str = "add-remove",
+            target_epsilon: Optional[float] = None, neighbors: str = _ACCOUNTANT["neighbors"],
             policy: Optional[str] = None, name: str = "ledger.jsonl") -> AccountRecord:
     """``audit accountant``: DP-SGD's ε at ``delta`` by the PLD accountant (an upper bound and
     the optimistic estimate) and the RDP accountant.
@@ -588,8 +589,10 @@ def account_bayesian(data, *, sampling_rate: float, noise_multiplier: float, ste
     steps = _positive_int(steps, "steps")
     if gamma is not None:
         gamma = _number(gamma, "gamma")
-    quantiles = _percent_list(distance_quantiles, "distance_quantiles", "50,90,99,100")
-    markov = _percent_list(markov_percentiles, "markov_percentiles", "50,90,99")
+    quantiles = _percent_list(distance_quantiles, "distance_quantiles",
+                              _ACCOUNTANT["distance_quantiles"])
+    markov = _percent_list(markov_percentiles, "markov_percentiles",
+                           _ACCOUNTANT["markov_percentiles"])
     if estimator is not None and not isinstance(estimator, str):
         raise TypeError(f"estimator={estimator!r}; allowed: 'distribution-free' or 'student-t'")
     if max_distance is not None:

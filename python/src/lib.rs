@@ -633,8 +633,8 @@ fn account(
     policy: Option<String>,
     json: bool,
 ) -> PyResult<String> {
-    use dp_audit::commands::accountant::{AccountantArgs, accountant, accountant_given};
-    let args = AccountantArgs {
+    use dp_audit::modes::accountant::{AccountantOptions, account};
+    let mut options = AccountantOptions {
         sampling_rate,
         noise_multiplier,
         steps,
@@ -643,39 +643,22 @@ fn account(
         target_epsilon,
         ledger: ledger_path.clone().map(Into::into),
         neighbors,
-        bayesian: false,
-        data: None,
-        gamma: None,
-        distance_quantiles: "50,90,99,100".into(),
-        markov_percentiles: "50,90,99".into(),
-        estimator: None,
-        max_distance: None,
-        unclipped: false,
-        group: None,
-        test_distances: None,
-        weibull_shape: None,
-        weibull_scale: None,
-        weibull_samples: None,
-        seed: None,
-        curves: None,
         json,
+        ..AccountantOptions::default()
     };
     calls::interruptible(py, move || -> dp_audit::Result<String> {
-        let out = match (&ledger_path, &ledger_text) {
-            // Events given as JSON lines, parsed by the parser `--ledger FILE` uses.
-            (Some(p), Some(t)) => {
-                let events = dp_audit::mechanisms::accountant::parse_ledger_with_policies(t)
-                    .map_err(|e| {
-                        dp_audit::Error::InvalidConfig(format!(
-                            "--ledger {p} (event i of the list is line i + 1): {e}"
-                        ))
-                    })?;
-                let events = events.into_iter().map(|(_, e, p)| (e, p)).collect();
-                accountant_given(&args, events)?
-            }
-            // A file (read as `--ledger FILE` reads it), or one block of steps.
-            _ => accountant(&args)?,
-        };
+        // Events given as JSON lines, parsed by the parser `--ledger FILE` uses; otherwise a
+        // file (read as `--ledger FILE` reads it), or one block of steps.
+        if let (Some(p), Some(t)) = (&ledger_path, &ledger_text) {
+            let events =
+                dp_audit::accounting::ledger::parse_ledger_with_policies(t).map_err(|e| {
+                    dp_audit::Error::InvalidConfig(format!(
+                        "--ledger {p} (event i of the list is line i + 1): {e}"
+                    ))
+                })?;
+            options.ledger_events = Some(events.into_iter().map(|(_, e, p)| (e, p)).collect());
+        }
+        let out = account(&options)?;
         Ok(out.stdout)
     })?
     .map_err(|e| match to_py(e) {
@@ -710,39 +693,27 @@ fn account_bayesian(
     group: Option<u64>,
     json: bool,
 ) -> PyResult<String> {
-    use dp_audit::commands::accountant::{AccountantArgs, accountant, accountant_bayesian_given};
-    let args = AccountantArgs {
+    use dp_audit::modes::accountant::{AccountantOptions, account};
+    // Distances given as lines are read by the parser `--data FILE` uses.
+    let options = AccountantOptions {
         sampling_rate: Some(sampling_rate),
         noise_multiplier: Some(noise_multiplier),
         steps: Some(steps),
-        policy: None,
         delta,
-        target_epsilon: None,
-        ledger: None,
-        neighbors: "add-remove".into(),
         bayesian: true,
         data: Some(data_path.into()),
+        data_text,
         gamma,
         distance_quantiles,
         markov_percentiles,
         estimator,
         max_distance,
-        unclipped: false,
         group,
-        test_distances: None,
-        weibull_shape: None,
-        weibull_scale: None,
-        weibull_samples: None,
-        seed: None,
-        curves: None,
         json,
+        ..AccountantOptions::default()
     };
     calls::interruptible(py, move || -> dp_audit::Result<String> {
-        let out = match &data_text {
-            // Distances given as lines, read by the parser `--data FILE` uses.
-            Some(t) => accountant_bayesian_given(&args, t)?,
-            None => accountant(&args)?,
-        };
+        let out = account(&options)?;
         Ok(out.stdout)
     })?
     .map_err(|e| match to_py(e) {
@@ -983,8 +954,8 @@ fn parse_budget(s: &str) -> Option<f64> {
 }
 
 /// The engine's defaults, written once in its options types, for the Python signatures:
-/// `{"gate": {...}, "run": {...}, "test": {...}, "one_run": {...}}` (samples, seed, β,
-/// testers, layers, canaries).
+/// `{"accountant": {...}, "gate": {...}, "run": {...}, "test": {...}, "one_run": {...}}`
+/// (relation and percentiles, samples, seed, β, testers, layers, canaries).
 #[pyfunction]
 fn defaults(py: Python<'_>) -> PyResult<Py<pyo3::types::PyDict>> {
     let t = TestOptions::default();
@@ -1006,7 +977,13 @@ fn defaults(py: Python<'_>) -> PyResult<Py<pyo3::types::PyDict>> {
         "failure_probability",
         dp_audit::AuditConfig::default().failure_probability,
     )?;
+    let a = dp_audit::modes::accountant::AccountantOptions::default();
+    let accountant = pyo3::types::PyDict::new(py);
+    accountant.set_item("neighbors", a.neighbors)?;
+    accountant.set_item("distance_quantiles", a.distance_quantiles)?;
+    accountant.set_item("markov_percentiles", a.markov_percentiles)?;
     let all = pyo3::types::PyDict::new(py);
+    all.set_item("accountant", accountant)?;
     all.set_item("gate", gate)?;
     all.set_item("run", run)?;
     all.set_item("test", test)?;

@@ -1030,9 +1030,10 @@ pub fn audit_bayesian(
             crate::mechanisms::bayesian_accountant::group_privacy(per_epsilon, per_delta, k as u64)
                 .map_err(|e| {
                     let e = match e {
-                        crate::mechanisms::MechanismError::InvalidParameter { message, .. } => {
-                            message
-                        }
+                        crate::mechanisms::accounting::AccountingError::InvalidParameter {
+                            message,
+                            ..
+                        } => message,
                         other => other.to_string(),
                     };
                     Error::InvalidConfig(format!("--group {k} with the claim {claim}: {e}"))

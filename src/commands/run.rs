@@ -826,11 +826,11 @@ fn check_bayesian_flags(args: &RunArgs, target: &Target) -> Result<()> {
         crate::audit::bayesian::Definition::parse_flag(d)?;
     }
     if let Some(k) = args.group
-        && !(1..=crate::mechanisms::bayesian_accountant::MAX_GROUP as usize).contains(&k)
+        && !(1..=crate::accounting::bayesian::MAX_GROUP as usize).contains(&k)
     {
         return Err(Error::InvalidConfig(format!(
             "--group {k}; allowed: a whole number from 1 to {} (the records that differ, each drawn from --data)",
-            crate::mechanisms::bayesian_accountant::MAX_GROUP
+            crate::accounting::bayesian::MAX_GROUP
         )));
     }
     // An exec program is not searched: x' comes from --data, D is --dataset-size records at the

@@ -3,11 +3,13 @@
 //! and checks its flags into these options) and by the Python package. [`crate::run`] is the same
 //! for `audit run`.
 //!
+//! - [`accountant`]: `audit accountant`, the accountants of a privacy ledger through one trait;
 //! - [`test`]: `audit test`, a claim tested on release samples drawn elsewhere;
 //! - [`one_run`]: `audit one-run`, a training run audited in one run from its canaries;
 //! - [`claim`]: a `--claim` value, including `ledger:FILE[:DELTA]`;
 //! - [`checks`]: the checks of numbers every mode makes, with the errors the user reads.
 
+pub mod accountant;
 pub mod checks;
 pub mod claim;
 pub mod one_run;

@@ -595,7 +595,7 @@ impl DpSgd {
     pub fn true_epsilon(&self, delta: f64) -> Result<f64> {
         let mu = self.true_step_mu();
         if self.config.sampling_rate >= 1.0 {
-            gaussian_exact_epsilon(1.0 / mu, self.config.steps, delta)
+            Ok(gaussian_exact_epsilon(1.0 / mu, self.config.steps, delta)?)
         } else {
             Ok(final_model_epsilon(
                 self.config.sampling_rate,

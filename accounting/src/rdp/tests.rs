@@ -1,7 +1,6 @@
-//! Unit tests of `accountant.rs` (a sibling file so the module stays readable).
+//! Unit tests of the RDP, zCDP and exact-Gaussian accountant (`rdp/mod.rs`).
 
 use super::*;
-use crate::claim::rdp_to_delta;
 
 /// |ours − ref| ≤ max(1e-6·ref, 5e-8): 1e-6 relative, allowing for the 8 significant digits
 /// the reference is given to.
@@ -9,7 +8,7 @@ fn close_to_reference(ours: f64, reference: f64) -> bool {
     (ours - reference).abs() <= (1e-6 * reference.abs()).max(5e-8)
 }
 
-fn message(e: MechanismError) -> String {
+fn message(e: AccountingError) -> String {
     e.to_string()
 }
 
@@ -284,7 +283,7 @@ fn zcdp_conversion_between_exact_and_opendp() {
     assert!(eps <= 0.6880024554878085 * (1.0 + 1e-13), "{eps}");
     assert!(eps >= 0.5920067, "{eps}");
     // Consistent with claim::zcdp_to_delta: δ at our ε is ≤ 1e-3 (up to rounding).
-    let d = crate::claim::zcdp_to_delta(rho, eps);
+    let d = zcdp_to_delta(rho, eps);
     assert!(d <= 1e-3 * (1.0 + 1e-9), "{d}");
     assert_eq!(zcdp_to_epsilon(0.0, 1e-5).unwrap(), 0.0);
     assert_eq!(gaussian_zcdp_rho(0.0), f64::INFINITY);
@@ -357,12 +356,14 @@ fn bad_inputs_name_the_value() {
 }
 
 #[test]
-fn a_malformed_ledger_line_is_named_by_one_line_number() {
-    let text = "{\"event\": \"sampling\", \"probability\": 0.5, \"repetitions\": 3}\n\n  {\"event\": \"gaussian-sum\", \"noise_multiplier\": }\n";
-    let e = message(parse_ledger(text).unwrap_err());
-    assert!(e.contains("line 3:"), "{e}");
-    // One line number: the file's, not serde_json's count inside the line as well.
-    assert_eq!(e.matches("line ").count(), 1, "{e}");
-    // The column counts the line's indentation: `}` is the 49th character.
-    assert!(e.contains("(column 49)"), "{e}");
+fn a_series_that_does_not_converge_says_so_in_accounting_words() {
+    // An integer order above MAX_SERIES_TERMS: the binomial sum would need more terms.
+    let e = subsampled_gaussian_rdp(0.5, 1.0, 200_000.0).unwrap_err();
+    assert!(matches!(e, AccountingError::NotConverged { .. }), "{e:?}");
+    let m = message(e);
+    assert!(
+        m.starts_with("rdp-accountant: the binomial sum for the subsampled Gaussian RDP did not converge within 100000 terms at q = 0.5, z = 1, alpha = 200000; allowed: "),
+        "{m}"
+    );
+    assert!(!m.contains("failed to sample"), "{m}");
 }

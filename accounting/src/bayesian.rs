@@ -57,11 +57,11 @@
 use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
-use crate::error::{MechanismError, Result};
+use crate::error::{AccountingError, Result};
 
-fn invalid(message: String) -> MechanismError {
-    MechanismError::InvalidParameter {
-        mechanism: "bayesian accountant".into(),
+fn invalid(message: String) -> AccountingError {
+    AccountingError::InvalidParameter {
+        accountant: "bayesian accountant".into(),
         message,
     }
 }
@@ -585,7 +585,7 @@ pub fn bayesian_epsilon_exact(
 
 /// The moments accountant's ε (Abadi et al. 2016): min over integer λ of
 /// (T·ln A_{λ+1} − ln δ)/λ with the sampled Gaussian's A (Mironov, Talwar & Zhang 2019), from
-/// [`crate::accountant::subsampled_gaussian_rdp`]. What [`bayesian_epsilon`] gives when every
+/// [`crate::rdp::subsampled_gaussian_rdp`]. What [`bayesian_epsilon`] gives when every
 /// distance is at the clipping bound and γ → 0.
 pub fn moments_accountant_epsilon(
     q: f64,
@@ -596,7 +596,7 @@ pub fn moments_accountant_epsilon(
 ) -> Result<(f64, u32)> {
     let mut best: Option<(f64, u32)> = None;
     for &lambda in orders {
-        let rdp = crate::accountant::subsampled_gaussian_rdp(q, z, lambda as f64 + 1.0)?;
+        let rdp = crate::rdp::subsampled_gaussian_rdp(q, z, lambda as f64 + 1.0)?;
         let eps = (steps as f64 * lambda as f64 * rdp - delta.ln()) / lambda as f64;
         if eps.is_finite() && best.is_none_or(|(b, _)| eps < b) {
             best = Some((eps, lambda));
@@ -662,14 +662,7 @@ pub fn record_epsilon_distance_quantiles(
                 0.0
             } else {
                 let zr = (z / distance).min(crate::pld::MAX_NOISE_MULTIPLIER);
-                crate::pld::epsilon_bounds(
-                    q,
-                    zr,
-                    steps,
-                    delta,
-                    crate::dataset::Neighboring::AddRemove,
-                )?
-                .0
+                crate::pld::epsilon_bounds(q, zr, steps, delta, crate::Neighboring::AddRemove)?.0
             };
             Ok(DistanceQuantile {
                 quantile: p,
@@ -1122,15 +1115,9 @@ mod tests {
         assert_eq!(rows[2].distance, d[89]);
         assert_eq!(rows[3].distance, 1.0);
         assert!(rows[1].epsilon < rows[2].epsilon && rows[2].epsilon < rows[3].epsilon);
-        let worst = crate::pld::epsilon_bounds(
-            0.01,
-            1.1,
-            100,
-            1e-5,
-            crate::dataset::Neighboring::AddRemove,
-        )
-        .unwrap()
-        .0;
+        let worst = crate::pld::epsilon_bounds(0.01, 1.1, 100, 1e-5, crate::Neighboring::AddRemove)
+            .unwrap()
+            .0;
         assert_eq!(rows[3].epsilon, worst);
         assert!(record_epsilon_distance_quantiles(&d, 0.01, 1.1, 100, 1e-5, &[0.0]).is_err());
         assert!(record_epsilon_distance_quantiles(&[], 0.01, 1.1, 100, 1e-5, &[50.0]).is_err());
@@ -1143,8 +1130,7 @@ mod tests {
         for (q, z) in [(0.01, 1.1), (0.01, 4.0), (0.1, 2.0)] {
             for lambda in [1u32, 2, 4, 8, 16, 32] {
                 let c = step_cost(q, z, 1.0, lambda);
-                let rdp =
-                    crate::accountant::subsampled_gaussian_rdp(q, z, lambda as f64 + 1.0).unwrap();
+                let rdp = crate::rdp::subsampled_gaussian_rdp(q, z, lambda as f64 + 1.0).unwrap();
                 let want = lambda as f64 * rdp;
                 assert!(
                     (c / want - 1.0).abs() < 1e-9,

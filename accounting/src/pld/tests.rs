@@ -1,13 +1,19 @@
-//! Unit tests of `pld.rs` (a sibling file so the module stays readable).
+//! Unit tests of the PLD accountant (`pld/`).
 
-use super::*;
-use crate::accountant::{RdpAccountant, gaussian_exact_epsilon};
+use super::common::*;
+use super::pld_pmf::*;
+use super::pld_privacy_accountant::*;
+use super::privacy_loss_distribution::*;
+use super::privacy_loss_mechanism::*;
+use crate::AccountingError;
+use crate::Neighboring;
 use crate::math::{analytic_gaussian_sigma, gaussian_dp_delta};
+use crate::rdp::{RdpAccountant, gaussian_exact_epsilon};
 
 const AR: Neighboring = Neighboring::AddRemove;
 const RO: Neighboring = Neighboring::ReplaceOne;
 
-fn message(e: MechanismError) -> String {
+fn message(e: AccountingError) -> String {
     e.to_string()
 }
 
@@ -298,7 +304,7 @@ fn noise_multiplier_search() {
 
 #[test]
 fn validation_errors_name_value_and_range() {
-    let cases: Vec<(MechanismError, &str)> = vec![
+    let cases: Vec<(AccountingError, &str)> = vec![
         (
             epsilon_bounds(0.0, 1.0, 10, 1e-5, AR).unwrap_err(),
             "q = 0;",
@@ -650,7 +656,7 @@ fn fixed_size_pessimistic_dominates_both_directions() {
 
 #[test]
 fn fixed_size_needs_replace_one_and_refuses_shuffled() {
-    use crate::accountant::{LedgerEvent, SamplingPolicy};
+    use crate::ledger::{LedgerEvent, SamplingPolicy};
     let mut acct = PldAccountant::new(Neighboring::AddRemove);
     let e = message(acct.compose_fixed_size_gaussian(0.25, 1.0, 4).unwrap_err());
     assert!(

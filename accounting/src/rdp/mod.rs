@@ -27,15 +27,15 @@
 use std::collections::BTreeMap;
 use std::f64::consts::{LN_2, PI, SQRT_2};
 
-use serde::{Deserialize, Serialize};
 use statrs::function::erf::erfc;
 use statrs::function::gamma::ln_gamma;
 
-use crate::error::{MechanismError, Result};
+use crate::accountant::{ADD_REMOVE, DeltaRange, EpsilonRange, PrivacyAccountant, Scope};
+use crate::error::{AccountingError, Result};
+use crate::ledger::{LedgerEvent, SamplingPolicy};
 use crate::math::gaussian_dp_delta_upper;
 
-/// Name used in the `mechanism` field of [`MechanismError::InvalidParameter`] for errors raised
-/// by this module.
+/// Name used in the `accountant` field of [`AccountingError`] for errors raised by this module.
 const ACCOUNTANT: &str = "rdp-accountant";
 
 /// Largest number of terms summed for one order (each series of the fractional-order formula, or
@@ -46,11 +46,8 @@ pub const MAX_SERIES_TERMS: usize = 100_000;
 /// point where they can still grow), the tolerance of `dp_accounting`.
 const LOG_SERIES_TOLERANCE: f64 = -30.0;
 
-fn invalid(message: String) -> MechanismError {
-    MechanismError::InvalidParameter {
-        mechanism: ACCOUNTANT.to_string(),
-        message,
-    }
+fn invalid(message: String) -> AccountingError {
+    AccountingError::invalid(ACCOUNTANT, message)
 }
 
 /// Shared with the PLD accountant ([`crate::pld`]).
@@ -127,8 +124,8 @@ fn log_add(x: f64, y: f64) -> f64 {
 /// log(eˣ − eʸ) for x ≥ y; an error if the difference would be negative.
 fn log_sub(x: f64, y: f64) -> Result<f64> {
     if x.is_nan() || y.is_nan() || x < y {
-        return Err(MechanismError::Sampling {
-            mechanism: ACCOUNTANT.to_string(),
+        return Err(AccountingError::LostPrecision {
+            accountant: ACCOUNTANT.to_string(),
             message: format!(
                 "log-space subtraction exp({x}) − exp({y}) would be negative; the series for \
                  the subsampled Gaussian RDP lost precision"
@@ -180,14 +177,14 @@ fn log_comb(n: f64, k: f64) -> f64 {
     ln_gamma(n + 1.0) - ln_gamma(k + 1.0) - ln_gamma(n - k + 1.0)
 }
 
-fn not_converged(q: f64, sigma: f64, alpha: f64, what: &str) -> MechanismError {
-    MechanismError::Sampling {
-        mechanism: ACCOUNTANT.to_string(),
-        message: format!(
-            "{what} for the subsampled Gaussian RDP did not converge within {MAX_SERIES_TERMS} \
-             terms (q = {q}, z = {sigma}, alpha = {alpha}); no value is returned rather than a \
-             wrong one"
-        ),
+fn not_converged(q: f64, sigma: f64, alpha: f64, what: &str) -> AccountingError {
+    AccountingError::NotConverged {
+        accountant: ACCOUNTANT.to_string(),
+        series: what.to_string(),
+        terms: MAX_SERIES_TERMS,
+        q,
+        noise_multiplier: sigma,
+        alpha,
     }
 }
 
@@ -294,17 +291,17 @@ fn log_a_frac(q: f64, sigma: f64, alpha: f64) -> Result<f64> {
 /// T steps compose to T·ε(α) (Mironov 2017, Proposition 1).
 ///
 /// # Errors
-/// q outside [0, 1], z ≤ 0 or non-finite, α ≤ 1 or non-finite: [`MechanismError::InvalidParameter`]
+/// q outside [0, 1], z ≤ 0 or non-finite, α ≤ 1 or non-finite: [`AccountingError::InvalidParameter`]
 /// naming the value. A series that does not converge within [`MAX_SERIES_TERMS`] terms, or that
-/// loses precision, gives [`MechanismError::Sampling`]: no value is returned rather than a wrong
+/// loses precision, gives [`AccountingError::NotConverged`] or [`AccountingError::LostPrecision`]: no value is returned rather than a wrong
 /// one.
 ///
 /// # Examples
 /// ```
-/// use dp_audit_mechanisms::accountant::subsampled_gaussian_rdp;
+/// use dp_audit_accounting::rdp::subsampled_gaussian_rdp;
 /// let r = subsampled_gaussian_rdp(0.01, 1.1, 2.0)?;
 /// assert!((r / 1.28510e-4 - 1.0).abs() < 1e-4);
-/// # Ok::<(), dp_audit_mechanisms::MechanismError>(())
+/// # Ok::<(), dp_audit_accounting::AccountingError>(())
 /// ```
 pub fn subsampled_gaussian_rdp(q: f64, noise_multiplier: f64, alpha: f64) -> Result<f64> {
     check_sampling_rate(q, true)?;
@@ -392,247 +389,6 @@ pub fn rdp_to_epsilon(orders: &[f64], rdp: &[f64], delta: f64) -> Result<(f64, f
     Ok((eps.max(0.0), order))
 }
 
-/// One event of the [`RdpAccountant`] ledger.
-///
-/// As in the privacy ledger of McMahan, Ramage, Talwar & Zhang (2018) (TensorFlow Privacy's
-/// `PrivacyLedger`): a [`LedgerEvent::Sampling`] opens a sample (Poisson sampling of the
-/// dataset), and the [`LedgerEvent::GaussianSum`] events that follow it, up to the next sampling
-/// event, are the Gaussian sum queries answered on that sample. `repetitions` repeats the whole
-/// block (sampling + its queries), e.g. once per training step, without storing it T times.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "event", rename_all = "kebab-case", deny_unknown_fields)]
-pub enum LedgerEvent {
-    /// Poisson sampling: every record is included independently with probability `probability`.
-    /// A ledger line may name another [`SamplingPolicy`] (`"policy"`), which [`parse_ledger`]
-    /// refuses and [`parse_ledger_with_policies`] keeps beside the event.
-    Sampling {
-        /// q ∈ (0, 1].
-        probability: f64,
-        /// How many times the block (this sampling and the sum queries that follow) is run; ≥ 1.
-        repetitions: u64,
-    },
-    /// A sum query with ℓ2-sensitivity 1 (after clipping) answered with Gaussian noise of standard
-    /// deviation `noise_multiplier` × sensitivity, on the current sample.
-    GaussianSum {
-        /// z > 0.
-        noise_multiplier: f64,
-    },
-}
-
-/// How the sample of a [`LedgerEvent::Sampling`] event is drawn: the `"policy"` field of a
-/// ledger line (seed 000's ledger). A line without it reads as [`SamplingPolicy::Poisson`], so
-/// ledgers written before the field existed mean what they meant.
-///
-/// Poisson sampling is what [`RdpAccountant`] amplifies, and [`parse_ledger`] (its reader)
-/// refuses the other policies, naming them. [`crate::pld::PldAccountant`] also accounts
-/// fixed-size batches under replace-one ([`crate::pld::Pld::fixed_size_gaussian`], read with
-/// [`parse_ledger_with_policies`]); shuffled batches are amplified by no accountant here. Fixed-size batches under replace-one can lose more privacy than the Poisson accountant
-/// at q = B/n says (Lebeda, Regehr, Kamath & Steinke 2024, "Avoiding Pitfalls for Privacy
-/// Accounting of Subsampled Mechanisms under Composition"; the catalogue's
-/// `dpsgd-fixed-batches-accounted-as-poisson` shows it), and so can shuffled batches (Chua et
-/// al. 2024; `dpsgd-shuffled-accounted-as-poisson`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum SamplingPolicy {
-    /// Every record is included independently with probability `probability` (the default).
-    #[default]
-    Poisson,
-    /// Every step draws a batch of exactly B records uniformly **without replacement** from the
-    /// n records, independently across steps (`probability` = B/n).
-    FixedSize,
-    /// Every epoch permutes the records and cuts the permutation into batches
-    /// (`probability` = B/n).
-    Shuffled,
-}
-
-impl SamplingPolicy {
-    /// The spelling of the ledger's `"policy"` field.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Poisson => "poisson",
-            Self::FixedSize => "fixed-size",
-            Self::Shuffled => "shuffled",
-        }
-    }
-
-    /// True for the default policy, which a written ledger line leaves out.
-    pub fn is_poisson(&self) -> bool {
-        *self == Self::Poisson
-    }
-}
-
-impl std::fmt::Display for SamplingPolicy {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// One ledger line as written: a [`LedgerEvent`] whose sampling event may carry its
-/// [`SamplingPolicy`] (absent: Poisson).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "event", rename_all = "kebab-case", deny_unknown_fields)]
-enum LedgerLine {
-    Sampling {
-        probability: f64,
-        repetitions: u64,
-        #[serde(default, skip_serializing_if = "SamplingPolicy::is_poisson")]
-        policy: SamplingPolicy,
-    },
-    GaussianSum {
-        noise_multiplier: f64,
-    },
-}
-
-/// One ledger line of `event` (JSON, as [`parse_ledger`] reads it), with `policy` on a sampling
-/// event (left out when Poisson, so a Poisson ledger is written as before; ignored on a
-/// Gaussian sum, whose policy is its sample's).
-pub fn ledger_line(event: &LedgerEvent, policy: SamplingPolicy) -> String {
-    let line = match *event {
-        LedgerEvent::Sampling {
-            probability,
-            repetitions,
-        } => LedgerLine::Sampling {
-            probability,
-            repetitions,
-            policy,
-        },
-        LedgerEvent::GaussianSum { noise_multiplier } => {
-            LedgerLine::GaussianSum { noise_multiplier }
-        }
-    };
-    // Serializing two numbers and a unit variant cannot fail; `null` would be refused on read.
-    serde_json::to_string(&line).unwrap_or_else(|_| "null".into())
-}
-
-/// Reads a privacy ledger file for the **Poisson** accountants: one [`LedgerEvent`] per line as
-/// JSON (`{"event": "sampling", "probability": 0.01, "repetitions": 6000}`, then
-/// `{"event": "gaussian-sum", "noise_multiplier": 1.1}` for each noise group of that sample);
-/// blank lines and lines starting with `#` are skipped. A sampling event may say how its sample
-/// is drawn (`"policy": "poisson"`, `"fixed-size"` or `"shuffled"`; absent: Poisson).
-///
-/// # Errors
-/// As [`parse_ledger_with_policies`]; and a sampling event whose policy is not Poisson, which
-/// the Poisson-subsampling accountants would amplify as if it were (the message names the line,
-/// the policy and what to do instead).
-pub fn parse_ledger(text: &str) -> Result<Vec<LedgerEvent>> {
-    let lines = parse_ledger_with_policies(text)?;
-    for (line, event, policy) in &lines {
-        if matches!(event, LedgerEvent::Sampling { .. }) && !policy.is_poisson() {
-            let (how, instead) = match policy {
-                SamplingPolicy::FixedSize => (
-                    "batches of exactly B records drawn without replacement",
-                    "the PLD accountant accounts fixed-size batches under replace-one neighbors (`audit accountant --ledger FILE --neighbors replace-one`, `--claim ledger:FILE` with `--neighbors replace-one`)",
-                ),
-                _ => (
-                    "each epoch a permutation cut into batches",
-                    "a shuffled run can be accounted without amplification as \"probability\": 1 under --neighbors replace-one",
-                ),
-            };
-            return Err(MechanismError::InvalidParameter {
-                mechanism: "ledger".into(),
-                message: format!(
-                    "line {line}: a sampling event with \"policy\": \"{policy}\" ({how}); the Poisson-subsampling accountant does not account it (its amplification at q = B/n can under-count {policy} batches: Lebeda et al. 2024, Chua et al. 2024); allowed: \"policy\": \"poisson\" or no policy (read as Poisson); {instead}"
-                ),
-            });
-        }
-    }
-    Ok(lines.into_iter().map(|(_, event, _)| event).collect())
-}
-
-/// Reads a privacy ledger file as [`parse_ledger`] does, keeping each event's line number and
-/// the [`SamplingPolicy`] of the sample it belongs to (a Gaussian sum gets the policy of the
-/// sampling event before it), whatever the policy.
-///
-/// # Errors
-/// A malformed line, an unknown field, event or policy, a value out of range, a query before
-/// any sampling event, or no event at all: the message names the line and the field.
-pub fn parse_ledger_with_policies(text: &str) -> Result<Vec<(usize, LedgerEvent, SamplingPolicy)>> {
-    let mut events = Vec::new();
-    let mut sampled = None;
-    for (i, line) in text.lines().enumerate() {
-        let line_no = i + 1;
-        let t = line.trim();
-        if t.is_empty() || t.starts_with('#') {
-            continue;
-        }
-        let bad = |message: String| MechanismError::InvalidParameter {
-            mechanism: "ledger".into(),
-            message: format!("line {line_no}: {message}"),
-        };
-        let parsed: LedgerLine = serde_json::from_str(t).map_err(|e| {
-            // serde_json's own "at line 1 column C" counts within this one line: keep the
-            // column, so that the message names one line (the file's).
-            let what = e.to_string();
-            let suffix = format!(" at line {} column {}", e.line(), e.column());
-            let what = match what.strip_suffix(&suffix) {
-                Some(w) => format!(
-                    "{w} (column {})",
-                    e.column() + line.len() - line.trim_start().len()
-                ),
-                None => what,
-            };
-            bad(format!(
-                "{what}; allowed: {{\"event\": \"sampling\", \"probability\": Q, \"repetitions\": T}} (optionally \"policy\": \"poisson\", \"fixed-size\" or \"shuffled\"; absent: poisson) or {{\"event\": \"gaussian-sum\", \"noise_multiplier\": Z}}"
-            ))
-        })?;
-        let (event, policy) = match parsed {
-            LedgerLine::Sampling {
-                probability,
-                repetitions,
-                policy,
-            } => (
-                LedgerEvent::Sampling {
-                    probability,
-                    repetitions,
-                },
-                policy,
-            ),
-            LedgerLine::GaussianSum { noise_multiplier } => (
-                LedgerEvent::GaussianSum { noise_multiplier },
-                sampled.unwrap_or_default(),
-            ),
-        };
-        match event {
-            LedgerEvent::Sampling {
-                probability,
-                repetitions,
-            } => {
-                if !(probability > 0.0 && probability <= 1.0) {
-                    return Err(bad(format!(
-                        "field \"probability\" = {probability}; allowed: 0 < probability ≤ 1"
-                    )));
-                }
-                if repetitions == 0 {
-                    return Err(bad(
-                        "field \"repetitions\" = 0; allowed: a whole number ≥ 1".into(),
-                    ));
-                }
-                sampled = Some(policy);
-            }
-            LedgerEvent::GaussianSum { noise_multiplier } => {
-                if !(noise_multiplier.is_finite() && noise_multiplier > 0.0) {
-                    return Err(bad(format!(
-                        "field \"noise_multiplier\" = {noise_multiplier}; allowed: a finite number > 0"
-                    )));
-                }
-                if sampled.is_none() {
-                    return Err(bad(
-                        "a gaussian-sum event before any sampling event; allowed: a sampling event first (probability 1 for a full batch)".into(),
-                    ));
-                }
-            }
-        }
-        events.push((line_no, event, policy));
-    }
-    if events.is_empty() {
-        return Err(MechanismError::InvalidParameter {
-            mechanism: "ledger".into(),
-            message: "no event in the file; allowed: one JSON event per line".into(),
-        });
-    }
-    Ok(events)
-}
-
 /// A Rényi-DP accountant for Poisson-subsampled Gaussian sum queries (DP-SGD and DP-FedAvg
 /// style; Abadi et al. 2016, McMahan et al. 2018), under add/remove-one neighbors.
 ///
@@ -644,12 +400,12 @@ pub fn parse_ledger_with_policies(text: &str) -> Result<Vec<(usize, LedgerEvent,
 ///
 /// # Examples
 /// ```
-/// use dp_audit_mechanisms::accountant::RdpAccountant;
+/// use dp_audit_accounting::rdp::RdpAccountant;
 /// let mut acct = RdpAccountant::new();
 /// acct.compose_poisson_gaussian(0.01, 1.1, 6000)?;
 /// let (eps, order) = acct.epsilon(1e-5)?;
 /// assert!((eps - 4.2465987).abs() < 1e-5 && order == 5.6);
-/// # Ok::<(), dp_audit_mechanisms::MechanismError>(())
+/// # Ok::<(), dp_audit_accounting::AccountingError>(())
 /// ```
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RdpAccountant {
@@ -821,6 +577,52 @@ impl RdpAccountant {
     }
 }
 
+/// (α, ε_α)-RDP ⇒ (ε, δ)-DP with
+/// log δ = (α−1)(ε_α + log1p(−1/α) − ε) − log α (Balle et al. 2020, Thm 21; CKS 2020, Prop 12).
+pub fn rdp_to_delta(alpha: f64, epsilon_alpha: f64, epsilon: f64) -> f64 {
+    let log_delta = (alpha - 1.0) * (epsilon_alpha + (-1.0 / alpha).ln_1p() - epsilon) - alpha.ln();
+    log_delta.exp().min(1.0)
+}
+
+/// ρ-zCDP ⇒ (ε, δ)-DP: the RDP conversion with ε_α = ρα, minimized over α > 1.
+///
+/// The minimization is a scan over a log-spaced grid of α − 1 followed by golden-section refinement
+/// around the best grid point; every evaluated α yields a valid δ, so the result is valid whatever
+/// the minimizer's accuracy.
+pub fn zcdp_to_delta(rho: f64, epsilon: f64) -> f64 {
+    let f = |log_am1: f64| {
+        let alpha = 1.0 + log_am1.exp();
+        rdp_to_delta(alpha, rho * alpha, epsilon)
+    };
+    let (lo, hi) = (-12.0_f64, 12.0_f64);
+    let steps = 480;
+    let mut best_x = lo;
+    let mut best = f(lo);
+    for i in 1..=steps {
+        let x = lo + (hi - lo) * i as f64 / steps as f64;
+        let v = f(x);
+        if v < best {
+            best = v;
+            best_x = x;
+        }
+    }
+    let h = (hi - lo) / steps as f64;
+    let (mut a, mut b) = (best_x - h, best_x + h);
+    let g = (5f64.sqrt() - 1.0) / 2.0;
+    for _ in 0..80 {
+        let c = b - g * (b - a);
+        let d = a + g * (b - a);
+        let (fc, fd) = (f(c), f(d));
+        best = best.min(fc).min(fd);
+        if fc < fd {
+            b = d;
+        } else {
+            a = c;
+        }
+    }
+    best
+}
+
 /// ρ of the Gaussian mechanism with noise multiplier z (noise standard deviation z × the
 /// ℓ2-sensitivity): ρ = 1/(2z²)-zCDP (Bun & Steinke 2016, Proposition 1.6).
 ///
@@ -958,6 +760,56 @@ pub fn gaussian_exact_epsilon(noise_multiplier: f64, steps: u64, delta: f64) -> 
     Ok(hi)
 }
 
+/// The RDP accountant behind the one interface: Poisson samples only, under add/remove (and
+/// zero-out, the same pairs); its ε is an upper bound at the best of [`default_orders`], its
+/// parameter that `order`.
+impl PrivacyAccountant for RdpAccountant {
+    fn name(&self) -> &'static str {
+        "rdp"
+    }
+
+    fn scope(&self) -> Scope {
+        Scope {
+            relations: ADD_REMOVE,
+            full_batch_only: false,
+        }
+    }
+
+    fn compose(&mut self, event: &LedgerEvent, policy: SamplingPolicy) -> Result<()> {
+        match *event {
+            LedgerEvent::Sampling {
+                probability,
+                repetitions,
+            } => self.record_sampling_with_policy(probability, repetitions, policy),
+            LedgerEvent::GaussianSum { noise_multiplier } => {
+                self.record_gaussian_sum(noise_multiplier)
+            }
+        }
+    }
+
+    fn epsilon(&self, delta: f64) -> Result<EpsilonRange> {
+        let (upper, order) = RdpAccountant::epsilon(self, delta)?;
+        Ok(EpsilonRange {
+            lower: None,
+            upper,
+            parameter: Some(("order", order)),
+        })
+    }
+
+    /// The least δ over [`default_orders`] of the RDP → DP conversion ([`rdp_to_delta`]).
+    fn delta(&self, epsilon: f64) -> Result<DeltaRange> {
+        if epsilon.is_nan() {
+            return Err(invalid("epsilon = NaN; allowed: a number".to_string()));
+        }
+        let orders = default_orders();
+        let upper = orders
+            .iter()
+            .zip(self.rdp(&orders))
+            .map(|(&alpha, r)| rdp_to_delta(alpha, r, epsilon))
+            .fold(1.0, f64::min);
+        Ok(DeltaRange { lower: None, upper })
+    }
+}
+
 #[cfg(test)]
-#[path = "accountant_tests.rs"]
 mod tests;
