@@ -1094,50 +1094,10 @@ pub fn audit_bayesian(
     let start = Instant::now();
     let (claim, per_epsilon, per_delta) = bayesian_claim(claim)?;
     let k = config.group;
-    // The claim tested: the per-record one, or for K records the group claim it implies
-    // (Proposition 4), rounded up (a larger claim is weaker, so testing it stays sound).
-    let (epsilon, delta) = if k == 1 {
-        (per_epsilon, per_delta)
-    } else {
-        let (e, d) =
-            crate::mechanisms::bayesian_accountant::group_privacy(per_epsilon, per_delta, k as u64)
-                .map_err(|e| {
-                    let e = match e {
-                        crate::mechanisms::MechanismError::InvalidParameter { message, .. } => {
-                            message
-                        }
-                        other => other.to_string(),
-                    };
-                    Error::InvalidConfig(format!("--group {k} with the claim {claim}: {e}"))
-                })?;
-        if e > crate::mechanisms::claim::MAX_EPSILON {
-            return Err(Error::InvalidConfig(format!(
-                "--group {k} with the claim {claim}: the group ε = K·ε = {} is above {}; allowed: K·ε ≤ {}",
-                readable(e),
-                crate::mechanisms::claim::MAX_EPSILON,
-                crate::mechanisms::claim::MAX_EPSILON
-            )));
-        }
-        (e, d)
-    };
+    let (epsilon, delta) = group_claim(&claim, per_epsilon, per_delta, k)?;
     let n = config.draws_per_side;
-    if !(100..=crate::audit::MAX_SAMPLES_PER_SIDE).contains(&n) {
-        return Err(Error::InvalidConfig(format!(
-            "--samples {n}; allowed: 100 to {}",
-            crate::audit::MAX_SAMPLES_PER_SIDE
-        )));
-    }
     let b = config.failure_probability;
-    if !(b > 0.0 && b < 1.0) {
-        return Err(Error::InvalidConfig(format!(
-            "failure probability β = {b}; allowed: 0 < β < 1"
-        )));
-    }
-    if k == 0 {
-        return Err(Error::InvalidConfig(
-            "--group 0; allowed: a whole number ≥ 1 (the records that differ)".into(),
-        ));
-    }
+    check_config(config)?;
     check_inputs_group(mechanism, base, data, k)?;
     let seed = Seed(config.seed);
     let dq = draw_side_group(
@@ -1170,33 +1130,15 @@ pub fn audit_bayesian(
         seed,
         k,
     )?;
-    // One record per row for the report's list of drawn records.
-    let single = |x: &Samples| Samples::from_flat(data.dim(), x.values().iter().copied().collect());
-    let distinct_drawn = {
-        let mut i = dp.idx.clone();
-        i.sort_unstable();
-        i.dedup();
-        i.len()
-    };
-    let info = BayesianInfo {
-        data_source: data_source.to_string(),
-        records: data.len(),
-        distinct_records: distinct_rows(data),
-        base: base.clone(),
-        draws_per_side: n,
-        distinct_drawn,
-        features: features_words_group(mechanism.output_dim(), data.dim(), config.definition, k),
-        definition: config.definition.label().to_string(),
-        dataset_drawn: config.draw_dataset,
-        drawn: drawn_records(&single(&dq.x)?, &single(&dp.x)?),
-        group: (k > 1).then_some(GroupInfo {
-            records: k,
-            per_record_epsilon: per_epsilon,
-            per_record_delta: per_delta,
-            epsilon,
-            delta,
-        }),
-    };
+    let info = bayesian_info(
+        mechanism,
+        base,
+        data,
+        data_source,
+        config,
+        (&dq, &dp),
+        (per_epsilon, per_delta, epsilon, delta),
+    )?;
     let mechanism_info = MechanismInfo {
         id: mechanism.id().to_string(),
         claim,
@@ -1217,4 +1159,102 @@ pub fn audit_bayesian(
         },
         start,
     ))
+}
+
+/// The claim tested with a group of `k` records: the per-record (`per_epsilon`, `per_delta`),
+/// or for K > 1 the group claim it implies (Proposition 4), rounded up (a larger claim is
+/// weaker, so testing it stays sound); an error when the group ε is too large.
+fn group_claim(
+    claim: &PrivacyClaim,
+    per_epsilon: f64,
+    per_delta: f64,
+    k: usize,
+) -> Result<(f64, f64)> {
+    if k == 1 {
+        return Ok((per_epsilon, per_delta));
+    }
+    let (e, d) =
+        crate::mechanisms::bayesian_accountant::group_privacy(per_epsilon, per_delta, k as u64)
+            .map_err(|e| {
+                let e = match e {
+                    crate::mechanisms::MechanismError::InvalidParameter { message, .. } => message,
+                    other => other.to_string(),
+                };
+                Error::InvalidConfig(format!("--group {k} with the claim {claim}: {e}"))
+            })?;
+    if e > crate::mechanisms::claim::MAX_EPSILON {
+        return Err(Error::InvalidConfig(format!(
+            "--group {k} with the claim {claim}: the group ε = K·ε = {} is above {}; allowed: K·ε ≤ {}",
+            readable(e),
+            crate::mechanisms::claim::MAX_EPSILON,
+            crate::mechanisms::claim::MAX_EPSILON
+        )));
+    }
+    Ok((e, d))
+}
+
+/// Checks the audit's sizes: the draws per side, β and the group size.
+fn check_config(config: &BayesianConfig) -> Result<()> {
+    let n = config.draws_per_side;
+    if !(100..=crate::audit::MAX_SAMPLES_PER_SIDE).contains(&n) {
+        return Err(Error::InvalidConfig(format!(
+            "--samples {n}; allowed: 100 to {}",
+            crate::audit::MAX_SAMPLES_PER_SIDE
+        )));
+    }
+    let b = config.failure_probability;
+    if !(b > 0.0 && b < 1.0) {
+        return Err(Error::InvalidConfig(format!(
+            "failure probability β = {b}; allowed: 0 < β < 1"
+        )));
+    }
+    if config.group == 0 {
+        return Err(Error::InvalidConfig(
+            "--group 0; allowed: a whole number ≥ 1 (the records that differ)".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// What the report says about the audit's data and draws: μ, D, the records drawn on each
+/// side (`dq`, `dp`), the features, and (for a group) the per-record and group claims
+/// `(per_epsilon, per_delta, epsilon, delta)`.
+fn bayesian_info(
+    mechanism: &dyn Mechanism,
+    base: &Dataset,
+    data: &Dataset,
+    data_source: &str,
+    config: &BayesianConfig,
+    (dq, dp): (&Draws, &Draws),
+    (per_epsilon, per_delta, epsilon, delta): (f64, f64, f64, f64),
+) -> Result<BayesianInfo> {
+    let n = config.draws_per_side;
+    let k = config.group;
+    // One record per row for the report's list of drawn records.
+    let single = |x: &Samples| Samples::from_flat(data.dim(), x.values().iter().copied().collect());
+    let distinct_drawn = {
+        let mut i = dp.idx.clone();
+        i.sort_unstable();
+        i.dedup();
+        i.len()
+    };
+    Ok(BayesianInfo {
+        data_source: data_source.to_string(),
+        records: data.len(),
+        distinct_records: distinct_rows(data),
+        base: base.clone(),
+        draws_per_side: n,
+        distinct_drawn,
+        features: features_words_group(mechanism.output_dim(), data.dim(), config.definition, k),
+        definition: config.definition.label().to_string(),
+        dataset_drawn: config.draw_dataset,
+        drawn: drawn_records(&single(&dq.x)?, &single(&dp.x)?),
+        group: (k > 1).then_some(GroupInfo {
+            records: k,
+            per_record_epsilon: per_epsilon,
+            per_record_delta: per_delta,
+            epsilon,
+            delta,
+        }),
+    })
 }
