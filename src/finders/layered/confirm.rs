@@ -69,65 +69,16 @@ impl Confirmer<'_> {
         owed: usize,
     ) -> Result<bool> {
         let t0 = Instant::now();
-        let k = match self.pairs.iter().position(|p| p == pair) {
-            Some(k) => k,
-            None => {
-                self.pairs.push(pair.clone());
-                self.pairs.len() - 1
-            }
+        let k = self.pair_index(pair);
+        let Some(n) = self.confirm_size(pair, k, owed) else {
+            self.out_of_time += 1;
+            return Ok(false);
         };
-        let seed = Seed(self.audit.seed);
-        // A pair the program was slow on gets the releases that fit a confirmation's price.
-        let mut n = match self.slow_pairs.iter().find(|(p, _)| p == pair) {
-            Some((_, rate)) => {
-                let fits = ((self.allowance - self.startup).max(0.0) / rate).floor() as usize;
-                fits.clamp(MIN_SLOW_CONFIRM_SAMPLES, self.audit.samples_per_side.max(1))
-            }
-            None => self.audit.samples_per_side,
-        };
-        let drawn_before = self.cache.as_ref().is_some_and(|c| c.0 == k);
-        // With a deadline, a confirmation gets what fits the time left: shared with the
-        // confirmations still owed until the budget's end, else (when even the smallest does
-        // not fit) what fits before the deadline. Chosen from prices and the clock, never from
-        // releases, so the size is independent of the confirmation's data.
-        if let Some((soft, hard)) = self.ends
-            && !drawn_before
-        {
-            let now = Instant::now();
-            let left = |end: Instant| end.saturating_duration_since(now).as_secs_f64();
-            let share = left(soft) / owed.max(1) as f64;
-            let mut fit = self.cost.confirm_fitting(share, n);
-            if fit < MIN_TIMED_CONFIRM_SAMPLES.min(n) {
-                fit = self.cost.confirm_fitting(0.8 * left(hard), n);
-            }
-            if fit < MIN_TIMED_CONFIRM_SAMPLES.min(n) {
-                self.out_of_time += 1;
-                return Ok(false);
-            }
-            n = fit;
-        }
-        if let Some(c) = &self.cache
-            && c.0 == k
-        {
-            n = c.1.n();
+        if !self.draw(pair, k, n)? {
+            self.out_of_time += 1;
+            return Ok(false);
         }
         let m = self.mechanism;
-        if self.cache.as_ref().is_none_or(|c| c.0 != k) {
-            let stream = |side| Phase::Confirm(k as u64).stream_of(side);
-            // A pair the program is slow on is not priced with the rest.
-            let log = (n == self.audit.samples_per_side).then_some(self.log);
-            let (p, q) = match sample_pair_parallel(m, pair, n, seed, stream, log) {
-                Ok(d) => d,
-                Err(e) if out_of_time(&e) => {
-                    self.out_of_time += 1;
-                    return Ok(false);
-                }
-                Err(e) => return Err(e),
-            };
-            self.calls += 2 * n.div_ceil(chunk_len(m)) as u64;
-            self.drawn += 2 * n as u64;
-            self.cache = Some((k, p, q));
-        }
         let Some((_, p, q)) = self.cache.as_ref() else {
             return Err(Error::InvalidConfig("internal: no confirm releases".into()));
         };
@@ -160,6 +111,81 @@ impl Confirmer<'_> {
         st.found |= r.verdict == Verdict::Violation;
         st.confirmations.push(r);
         st.confirmed.push(pair.clone());
+        Ok(true)
+    }
+
+    /// The index of `pair` among the distinct pairs confirmed (a new pair is appended): pair k
+    /// draws from the confirm streams of k.
+    fn pair_index(&mut self, pair: &DatasetPair) -> usize {
+        match self.pairs.iter().position(|p| p == pair) {
+            Some(k) => k,
+            None => {
+                self.pairs.push(pair.clone());
+                self.pairs.len() - 1
+            }
+        }
+    }
+
+    /// Releases per side of the confirmation of `pair` (distinct pair `k`, with `owed`
+    /// confirmations still owed): those already drawn for it, else the full size (what fits a
+    /// confirmation's price on a pair the program was slow on), shrunk with a deadline to what
+    /// fits the time left; None when not even the smallest fits.
+    fn confirm_size(&self, pair: &DatasetPair, k: usize, owed: usize) -> Option<usize> {
+        // A pair the program was slow on gets the releases that fit a confirmation's price.
+        let mut n = match self.slow_pairs.iter().find(|(p, _)| p == pair) {
+            Some((_, rate)) => {
+                let fits = ((self.allowance - self.startup).max(0.0) / rate).floor() as usize;
+                fits.clamp(MIN_SLOW_CONFIRM_SAMPLES, self.audit.samples_per_side.max(1))
+            }
+            None => self.audit.samples_per_side,
+        };
+        let drawn_before = self.cache.as_ref().is_some_and(|c| c.0 == k);
+        // With a deadline, a confirmation gets what fits the time left: shared with the
+        // confirmations still owed until the budget's end, else (when even the smallest does
+        // not fit) what fits before the deadline. Chosen from prices and the clock, never from
+        // releases, so the size is independent of the confirmation's data.
+        if let Some((soft, hard)) = self.ends
+            && !drawn_before
+        {
+            let now = Instant::now();
+            let left = |end: Instant| end.saturating_duration_since(now).as_secs_f64();
+            let share = left(soft) / owed.max(1) as f64;
+            let mut fit = self.cost.confirm_fitting(share, n);
+            if fit < MIN_TIMED_CONFIRM_SAMPLES.min(n) {
+                fit = self.cost.confirm_fitting(0.8 * left(hard), n);
+            }
+            if fit < MIN_TIMED_CONFIRM_SAMPLES.min(n) {
+                return None;
+            }
+            n = fit;
+        }
+        if let Some(c) = &self.cache
+            && c.0 == k
+        {
+            n = c.1.n();
+        }
+        Some(n)
+    }
+
+    /// Draws `n` releases per side of `pair` (distinct pair `k`) from its confirm streams into
+    /// the cache, unless they are there already; false when the deadline stopped the draw.
+    fn draw(&mut self, pair: &DatasetPair, k: usize, n: usize) -> Result<bool> {
+        if self.cache.as_ref().is_some_and(|c| c.0 == k) {
+            return Ok(true);
+        }
+        let m = self.mechanism;
+        let stream = |side| Phase::Confirm(k as u64).stream_of(side);
+        // A pair the program is slow on is not priced with the rest.
+        let log = (n == self.audit.samples_per_side).then_some(self.log);
+        let seed = Seed(self.audit.seed);
+        let (p, q) = match sample_pair_parallel(m, pair, n, seed, stream, log) {
+            Ok(d) => d,
+            Err(e) if out_of_time(&e) => return Ok(false),
+            Err(e) => return Err(e),
+        };
+        self.calls += 2 * n.div_ceil(chunk_len(m)) as u64;
+        self.drawn += 2 * n as u64;
+        self.cache = Some((k, p, q));
         Ok(true)
     }
 }
