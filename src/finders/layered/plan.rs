@@ -114,17 +114,49 @@ impl RunPlan {
             load: cost.load,
         };
         let left = (budget - probe_seconds - RECORD_SHARE * budget).max(0.0);
-        let l = plan.layers as f64;
-        let confirm_cost = |n: usize, k: usize| l * k as f64 * cost.confirm_seconds(n);
-        let per_trial = |s: usize| {
-            let w = cost.wave_width(s);
-            cost.wave_seconds(s, w) / w as f64
-        };
         // The search keeps room for MIN_SEARCH_PAIRS pairs at its smallest size (at most 80 %
         // of the time left): a slow program's confirmations shrink for them.
         let smallest = search_samples.unwrap_or(MIN_PLANNED_SEARCH_SAMPLES.min(defaults.1));
-        let floor = (MIN_SEARCH_PAIRS as f64 * per_trial(smallest)).min(0.8 * left);
+        let floor = (MIN_SEARCH_PAIRS as f64 * per_trial(cost, smallest)).min(0.8 * left);
         let room = (CONFIRM_SHARE * left).min(left - floor).max(0.0);
+        plan.fit_confirmations(cost, room, samples, confirm, defaults);
+        let search_room = (left - plan.confirm_seconds).max(0.0);
+        if search_samples.is_none() {
+            plan.search_samples = search_size(cost, search_room, defaults.1);
+        }
+        let trial = per_trial(cost, plan.search_samples);
+        plan.trials_at_once = cost.wave_width(plan.search_samples);
+        plan.trials = ((search_room / trial.max(1e-9)).floor() as usize).clamp(1, 100_000);
+        plan.search_seconds = plan.trials as f64 * trial;
+        let total = plan.total_seconds();
+        if total > 1.2 * budget {
+            plan.over_budget = Some(format!(
+                "one confirmation of {} releases per side takes about {} s at the measured speed ({} per release, {} per program start, {} programs at once), so {} confirmation(s) per layer need about {} s; a run with less would have little power. Raise --budget, or lower --samples to trade power for time",
+                plan.samples_per_side,
+                readable(cost.confirm_seconds(plan.samples_per_side).ceil()),
+                duration(plan.seconds_per_release),
+                duration(plan.seconds_per_call),
+                plan.jobs,
+                plan.confirm_per_layer,
+                readable(plan.confirm_seconds.ceil())
+            ));
+        }
+        plan
+    }
+
+    /// Sets the confirmations' sizes (releases per side and slots per layer) that fit `room`
+    /// seconds, the user's `samples` and `confirm` kept, and their estimated seconds (those of
+    /// one confirmation the layers share, for a program too slow for one per layer).
+    fn fit_confirmations(
+        &mut self,
+        cost: &CostModel,
+        room: f64,
+        samples: Option<usize>,
+        confirm: Option<usize>,
+        defaults: (usize, usize, usize),
+    ) {
+        let l = self.layers as f64;
+        let confirm_cost = |n: usize, k: usize| l * k as f64 * cost.confirm_seconds(n);
         // The largest n ≤ cap whose k slots fit the room (bisection on a monotone cost).
         let largest_n = |k: usize, cap: usize| -> usize {
             let (mut lo, mut hi) = (0usize, cap);
@@ -143,76 +175,41 @@ impl RunPlan {
             (Some(_), Some(_)) => {}
             (Some(n), None) => {
                 // Fewer slots when the user's sample size does not fit three.
-                plan.confirm_per_layer = (1..=defaults.2)
+                self.confirm_per_layer = (1..=defaults.2)
                     .rev()
                     .find(|&k| confirm_cost(n, k) <= room)
                     .unwrap_or(1);
             }
             (None, Some(k)) => {
-                plan.samples_per_side = largest_n(k, defaults.0).max(MIN_PLANNED_SAMPLES);
+                self.samples_per_side = largest_n(k, defaults.0).max(MIN_PLANNED_SAMPLES);
             }
             (None, None) => {
                 let full = defaults.0;
                 if confirm_cost(full, defaults.2) <= room {
-                    plan.samples_per_side = full;
+                    self.samples_per_side = full;
                 } else if largest_n(2, full) >= 50_000 {
-                    plan.confirm_per_layer = 2;
-                    plan.samples_per_side = largest_n(2, full);
+                    self.confirm_per_layer = 2;
+                    self.samples_per_side = largest_n(2, full);
                 } else {
-                    plan.confirm_per_layer = 1;
-                    plan.samples_per_side = largest_n(1, full);
-                    if plan.samples_per_side < MIN_PLANNED_SAMPLES {
+                    self.confirm_per_layer = 1;
+                    self.samples_per_side = largest_n(1, full);
+                    if self.samples_per_side < MIN_PLANNED_SAMPLES {
                         shared = true;
                         // Too slow for a confirmation per layer: one pair confirmed for every
                         // layer from one draw (what a violation found by both layers costs),
                         // at what fits, never below the smallest timed confirmation.
-                        plan.samples_per_side = cost
+                        self.samples_per_side = cost
                             .confirm_fitting(room, full)
                             .clamp(MIN_TIMED_CONFIRM_SAMPLES, MIN_PLANNED_SAMPLES);
                     }
                 }
             }
         }
-        plan.confirm_seconds = if shared {
-            cost.confirm_seconds(plan.samples_per_side)
+        self.confirm_seconds = if shared {
+            cost.confirm_seconds(self.samples_per_side)
         } else {
-            confirm_cost(plan.samples_per_side, plan.confirm_per_layer)
+            confirm_cost(self.samples_per_side, self.confirm_per_layer)
         };
-        let search_room = (left - plan.confirm_seconds).max(0.0);
-        if search_samples.is_none() {
-            // The largest trial size that still scores MIN_PLANNED_TRIALS pairs, or as many
-            // as the smallest size would (a program whose start-up dominates scores about as
-            // many pairs at any size, and keeps the larger, more powerful trials).
-            let trials = |s: usize| (search_room / per_trial(s).max(1e-9)).floor() as usize;
-            let ladder: Vec<usize> = std::iter::once(defaults.1)
-                .chain(SEARCH_LADDER.into_iter().filter(|&s| s < defaults.1))
-                .collect();
-            let smallest = *ladder.last().unwrap_or(&defaults.1);
-            let target = MIN_PLANNED_TRIALS.min(trials(smallest)).max(1);
-            plan.search_samples = ladder
-                .iter()
-                .copied()
-                .find(|&s| trials(s) >= target)
-                .unwrap_or(smallest);
-        }
-        let trial = per_trial(plan.search_samples);
-        plan.trials_at_once = cost.wave_width(plan.search_samples);
-        plan.trials = ((search_room / trial.max(1e-9)).floor() as usize).clamp(1, 100_000);
-        plan.search_seconds = plan.trials as f64 * trial;
-        let total = plan.total_seconds();
-        if total > 1.2 * budget {
-            plan.over_budget = Some(format!(
-                "one confirmation of {} releases per side takes about {} s at the measured speed ({} per release, {} per program start, {} programs at once), so {} confirmation(s) per layer need about {} s; a run with less would have little power. Raise --budget, or lower --samples to trade power for time",
-                plan.samples_per_side,
-                readable(cost.confirm_seconds(plan.samples_per_side).ceil()),
-                duration(plan.seconds_per_release),
-                duration(plan.seconds_per_call),
-                plan.jobs,
-                plan.confirm_per_layer,
-                readable(plan.confirm_seconds.ceil())
-            ));
-        }
-        plan
     }
 
     /// Estimated seconds of the whole run, the probe included.
@@ -264,6 +261,30 @@ impl RunPlan {
         }
         s
     }
+}
+
+/// Seconds per trial of `s` releases per side, in waves as wide as the pool allows.
+fn per_trial(cost: &CostModel, s: usize) -> f64 {
+    let w = cost.wave_width(s);
+    cost.wave_seconds(s, w) / w as f64
+}
+
+/// The largest trial size (at most `default`) that still scores [`MIN_PLANNED_TRIALS`] pairs
+/// in `search_room` seconds, or as many as the smallest size would (a program whose start-up
+/// dominates scores about as many pairs at any size, and keeps the larger, more powerful
+/// trials).
+fn search_size(cost: &CostModel, search_room: f64, default: usize) -> usize {
+    let trials = |s: usize| (search_room / per_trial(cost, s).max(1e-9)).floor() as usize;
+    let ladder: Vec<usize> = std::iter::once(default)
+        .chain(SEARCH_LADDER.into_iter().filter(|&s| s < default))
+        .collect();
+    let smallest = *ladder.last().unwrap_or(&default);
+    let target = MIN_PLANNED_TRIALS.min(trials(smallest)).max(1);
+    ladder
+        .iter()
+        .copied()
+        .find(|&s| trials(s) >= target)
+        .unwrap_or(smallest)
 }
 
 /// A duration in readable units.
