@@ -996,26 +996,7 @@ fn probe_cost(
 ) -> Result<crate::finders::cost::CostModel> {
     use crate::finders::cost::CostModel;
     let mut cost;
-    let domain = m.domain();
-    let size = opts
-        .search
-        .dataset_size
-        .unwrap_or(3)
-        .max(domain.min_size)
-        .max(1);
-    let mid = 0.5 * (domain.lower + domain.upper);
-    let mid = if domain.integer { mid.round() } else { mid };
-    let constant = |k: usize| {
-        crate::mechanisms::Dataset::from_array(ndarray::Array2::from_elem(
-            (k.min(domain.max_size), domain.dim),
-            mid,
-        ))
-    };
-    let probe = constant(size)?;
-    // A second, small dataset: a program whose cost depends on the data (a model fit that
-    // is slow on large datasets) is planned at its cheaper speed, and the search shrinks
-    // its trials on the pairs it is slow on.
-    let small = constant(domain.min_size.max(1))?;
+    let (probe, small) = probe_datasets(opts, m)?;
     if !opts.output.quiet {
         eprintln!(
             "audit: measuring the program's speed on two datasets ({} and {} records; calls of 1 to 200 000 releases started together, about {} s beyond its start-ups)",
@@ -1076,29 +1057,65 @@ fn probe_cost(
             cost = c;
         }
     }
-    // Calls sized from the cost model: none longer than a quarter of --exec-timeout at
-    // the probe's prices, unless the user chose --exec-batch.
     if !opts.sizes_given.exec_batch {
-        let fits = ((0.25 * opts.exec_timeout_seconds - cost.seconds_per_call)
-            / cost.seconds_per_release)
-            .floor();
-        let b = if fits.is_finite() {
-            (fits.max(1.0) as usize).min(batch)
-        } else {
-            batch
-        };
-        if b < batch && m.set_batch_size(b) {
-            cost.batch = b;
-            if !opts.output.quiet {
-                eprintln!(
-                    "audit: at the measured speed a call of {batch} releases would take about {} s, more than a quarter of the {} s time-out (--exec-timeout): calls of {b} releases instead (recorded as --exec-batch {b})",
-                    readable(cost.call_seconds(batch).ceil()),
-                    readable(opts.exec_timeout_seconds)
-                );
-            }
-        }
+        size_calls(opts, m, &mut cost, batch);
     }
     Ok(cost)
+}
+
+/// The probe's two datasets: `--dataset-size` records (default 3, within the domain's sizes)
+/// at the middle of the record range, and the smallest dataset the domain allows. A program
+/// whose cost depends on the data (a model fit that is slow on large datasets) is planned at
+/// its cheaper speed, and the search shrinks its trials on the pairs it is slow on.
+fn probe_datasets(
+    opts: &RunOptions,
+    m: &dyn Mechanism,
+) -> Result<(crate::mechanisms::Dataset, crate::mechanisms::Dataset)> {
+    let domain = m.domain();
+    let size = opts
+        .search
+        .dataset_size
+        .unwrap_or(3)
+        .max(domain.min_size)
+        .max(1);
+    let mid = 0.5 * (domain.lower + domain.upper);
+    let mid = if domain.integer { mid.round() } else { mid };
+    let constant = |k: usize| {
+        crate::mechanisms::Dataset::from_array(ndarray::Array2::from_elem(
+            (k.min(domain.max_size), domain.dim),
+            mid,
+        ))
+    };
+    Ok((constant(size)?, constant(domain.min_size.max(1))?))
+}
+
+/// Calls sized from the cost model: none longer than a quarter of --exec-timeout at the
+/// probe's prices (the program's batch set below `batch`, and `cost` with it; said unless
+/// quiet).
+fn size_calls(
+    opts: &RunOptions,
+    m: &dyn Mechanism,
+    cost: &mut crate::finders::cost::CostModel,
+    batch: usize,
+) {
+    let fits = ((0.25 * opts.exec_timeout_seconds - cost.seconds_per_call)
+        / cost.seconds_per_release)
+        .floor();
+    let b = if fits.is_finite() {
+        (fits.max(1.0) as usize).min(batch)
+    } else {
+        batch
+    };
+    if b < batch && m.set_batch_size(b) {
+        cost.batch = b;
+        if !opts.output.quiet {
+            eprintln!(
+                "audit: at the measured speed a call of {batch} releases would take about {} s, more than a quarter of the {} s time-out (--exec-timeout): calls of {b} releases instead (recorded as --exec-batch {b})",
+                readable(cost.call_seconds(batch).ceil()),
+                readable(opts.exec_timeout_seconds)
+            );
+        }
+    }
 }
 
 /// Two layers (see [`crate::record::layers`]): a dataset search that scores and confirms each layer
