@@ -509,10 +509,14 @@ fn measure(
     })
 }
 
-/// The planned bounds grouped by tester, each group with whether its divergences were planned
-/// from the claim alone (a group of its own) and its (divergence, allowed) candidates.
-fn bound_groups(plan: &Plan) -> Vec<(usize, bool, Vec<(Divergence, f64)>)> {
-    let mut groups: Vec<(usize, bool, Vec<(Divergence, f64)>)> = Vec::new();
+/// One β group of planned bounds: (tester, planned from the claim alone, its (divergence,
+/// allowed) candidates).
+type BoundGroup = (usize, bool, Vec<(Divergence, f64)>);
+
+/// The planned bounds grouped by tester; a divergence planned from the claim alone is a group
+/// of its own.
+fn bound_groups(plan: &Plan) -> Vec<BoundGroup> {
+    let mut groups: Vec<BoundGroup> = Vec::new();
     for (ti, d, a, fixed) in plan {
         match groups.iter_mut().find(|g| g.0 == *ti && g.1 == *fixed) {
             Some(g) => g.2.push((*d, *a)),

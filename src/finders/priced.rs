@@ -177,10 +177,9 @@ impl<'a> PricedSearch<'a> {
         // Keep room for the confirm phase.
         let confirm_cost = 2 * self.audit.samples_per_side as u64 * self.search.confirm_top as u64;
         let extra = cost + confirm_cost;
-        !self
-            .search
+        self.search
             .max_samples
-            .is_none_or(|m| self.drawn + extra <= m)
+            .is_some_and(|m| self.drawn + extra > m)
     }
 
     /// Whether the time left would not hold the next trial and the remaining confirmations

@@ -440,7 +440,7 @@ impl ExecMechanism {
         ctx: &CallContext<'_>,
         n: usize,
         expected_dim: Option<usize>,
-    ) -> Result<(Group, mpsc::Receiver<Event>, mpsc::Sender<Vec<u8>>), MechanismError> {
+    ) -> Result<Started, MechanismError> {
         let mut child = Command::new(&self.words[0])
             .args(&self.words[1..])
             .stdin(Stdio::piped())
@@ -702,6 +702,10 @@ enum Event {
     /// The program exited.
     Exited(std::io::Result<ExitStatus>),
 }
+
+/// A started program: its process group, the receiver of its threads' reports and the sender
+/// of the request's chunks to its writer.
+type Started = (Group, mpsc::Receiver<Event>, mpsc::Sender<Vec<u8>>);
 
 /// When one call must end: its deadline, whether that is the run's deadline (else the call's
 /// own), and the search's call limit when it set one shorter than `--exec-timeout`.
