@@ -996,26 +996,7 @@ fn probe_cost(
 ) -> Result<crate::finders::cost::CostModel> {
     use crate::finders::cost::CostModel;
     let mut cost;
-    let domain = m.domain();
-    let size = opts
-        .search
-        .dataset_size
-        .unwrap_or(3)
-        .max(domain.min_size)
-        .max(1);
-    let mid = 0.5 * (domain.lower + domain.upper);
-    let mid = if domain.integer { mid.round() } else { mid };
-    let constant = |k: usize| {
-        crate::mechanisms::Dataset::from_array(ndarray::Array2::from_elem(
-            (k.min(domain.max_size), domain.dim),
-            mid,
-        ))
-    };
-    let probe = constant(size)?;
-    // A second, small dataset: a program whose cost depends on the data (a model fit that
-    // is slow on large datasets) is planned at its cheaper speed, and the search shrinks
-    // its trials on the pairs it is slow on.
-    let small = constant(domain.min_size.max(1))?;
+    let (probe, small) = probe_datasets(opts, m)?;
     if !opts.output.quiet {
         eprintln!(
             "audit: measuring the program's speed on two datasets ({} and {} records; calls of 1 to 200 000 releases started together, about {} s beyond its start-ups)",
@@ -1076,29 +1057,65 @@ fn probe_cost(
             cost = c;
         }
     }
-    // Calls sized from the cost model: none longer than a quarter of --exec-timeout at
-    // the probe's prices, unless the user chose --exec-batch.
     if !opts.sizes_given.exec_batch {
-        let fits = ((0.25 * opts.exec_timeout_seconds - cost.seconds_per_call)
-            / cost.seconds_per_release)
-            .floor();
-        let b = if fits.is_finite() {
-            (fits.max(1.0) as usize).min(batch)
-        } else {
-            batch
-        };
-        if b < batch && m.set_batch_size(b) {
-            cost.batch = b;
-            if !opts.output.quiet {
-                eprintln!(
-                    "audit: at the measured speed a call of {batch} releases would take about {} s, more than a quarter of the {} s time-out (--exec-timeout): calls of {b} releases instead (recorded as --exec-batch {b})",
-                    readable(cost.call_seconds(batch).ceil()),
-                    readable(opts.exec_timeout_seconds)
-                );
-            }
-        }
+        size_calls(opts, m, &mut cost, batch);
     }
     Ok(cost)
+}
+
+/// The probe's two datasets: `--dataset-size` records (default 3, within the domain's sizes)
+/// at the middle of the record range, and the smallest dataset the domain allows. A program
+/// whose cost depends on the data (a model fit that is slow on large datasets) is planned at
+/// its cheaper speed, and the search shrinks its trials on the pairs it is slow on.
+fn probe_datasets(
+    opts: &RunOptions,
+    m: &dyn Mechanism,
+) -> Result<(crate::mechanisms::Dataset, crate::mechanisms::Dataset)> {
+    let domain = m.domain();
+    let size = opts
+        .search
+        .dataset_size
+        .unwrap_or(3)
+        .max(domain.min_size)
+        .max(1);
+    let mid = 0.5 * (domain.lower + domain.upper);
+    let mid = if domain.integer { mid.round() } else { mid };
+    let constant = |k: usize| {
+        crate::mechanisms::Dataset::from_array(ndarray::Array2::from_elem(
+            (k.min(domain.max_size), domain.dim),
+            mid,
+        ))
+    };
+    Ok((constant(size)?, constant(domain.min_size.max(1))?))
+}
+
+/// Calls sized from the cost model: none longer than a quarter of --exec-timeout at the
+/// probe's prices (the program's batch set below `batch`, and `cost` with it; said unless
+/// quiet).
+fn size_calls(
+    opts: &RunOptions,
+    m: &dyn Mechanism,
+    cost: &mut crate::finders::cost::CostModel,
+    batch: usize,
+) {
+    let fits = ((0.25 * opts.exec_timeout_seconds - cost.seconds_per_call)
+        / cost.seconds_per_release)
+        .floor();
+    let b = if fits.is_finite() {
+        (fits.max(1.0) as usize).min(batch)
+    } else {
+        batch
+    };
+    if b < batch && m.set_batch_size(b) {
+        cost.batch = b;
+        if !opts.output.quiet {
+            eprintln!(
+                "audit: at the measured speed a call of {batch} releases would take about {} s, more than a quarter of the {} s time-out (--exec-timeout): calls of {b} releases instead (recorded as --exec-batch {b})",
+                readable(cost.call_seconds(batch).ceil()),
+                readable(opts.exec_timeout_seconds)
+            );
+        }
+    }
 }
 
 /// Two layers (see [`crate::record::layers`]): a dataset search that scores and confirms each layer
@@ -1113,24 +1130,11 @@ pub fn run_layered(
     config: &AuditConfig,
 ) -> Result<Outcome> {
     use crate::finders::cost::CostModel;
-    use crate::finders::layered::{Pacing, RunPlan, search_and_confirm_paced};
+    use crate::finders::layered::{Pacing, search_and_confirm_paced};
     let started = opts.started;
     let m = &*target.mechanism;
     let searching = opts.searching();
-    let (mut finder, finder_name, mut search) = if searching {
-        search_setup(opts, target)?
-    } else {
-        let witness = target.witness_pair()?;
-        let finder: Box<dyn crate::finders::DatasetFinder> =
-            Box::new(crate::finders::FixedFinder::new(vec![witness])?);
-        let search = crate::finders::SearchConfig {
-            trials: 1,
-            search_samples: 5_000,
-            confirm_top: 1,
-            ..Default::default()
-        };
-        (finder, "fixed (the witness pair)".to_string(), search)
-    };
+    let (mut finder, finder_name, mut search) = layered_finder(opts, target, searching)?;
     let mut config = config.clone();
     let layers = check.layers();
     let jobs = rayon::current_num_threads();
@@ -1146,47 +1150,20 @@ pub fn run_layered(
     );
     let ticker = crate::report::progress::Ticker::start(opts.output.quiet, &what, None);
     // Plan the run to the budget at the prices of the cost model measured on the probe dataset.
-    let mut plan: Option<RunPlan> = None;
+    let mut plan: Option<crate::finders::layered::RunPlan> = None;
     let mut cost = CostModel::new(0.0, 1e-6, jobs, batch);
     let deadline = search
         .budget_seconds
         .map(|budget| call_deadline(started, budget));
     m.set_deadline(deadline);
     if let Some(budget) = search.budget_seconds {
-        cost = probe_cost(
-            opts,
-            m,
-            budget,
-            jobs,
-            batch,
-            Some(&ticker),
-            target.program.as_ref().map(|p| p.first_call_seconds()),
-        )?;
-        cost.score_seconds_per_release = scoring_price(m, &target.claim, testers, &layers, &config);
-        cost.datasets_per_call = m.datasets_per_call();
-        let defaults = (
-            config.samples_per_side,
-            search.search_samples,
-            search.confirm_top,
-        );
-        let p = RunPlan::fit(
-            &cost,
-            budget,
-            started.elapsed().as_secs_f64(),
-            layers.len(),
-            opts.sizes_given.samples.then_some(config.samples_per_side),
-            opts.sizes_given
-                .search_samples
-                .then_some(search.search_samples),
-            opts.sizes_given.confirm.then_some(search.confirm_top),
-            defaults,
-        );
-        config.samples_per_side = p.samples_per_side;
-        search.search_samples = p.search_samples;
-        search.confirm_top = p.confirm_per_layer;
-        if !opts.output.quiet {
-            eprintln!("audit: {}", p.describe());
-        }
+        let sizes = LayeredSizes {
+            config: &mut config,
+            search: &mut search,
+        };
+        let pool = (jobs, batch);
+        let (c, p) = plan_layered(opts, target, testers, &layers, sizes, budget, pool, &ticker)?;
+        cost = c;
         plan = Some(p);
     }
     opts.output.prepare()?;
@@ -1211,11 +1188,130 @@ pub fn run_layered(
     );
     drop(ticker);
     let mut rep = rep?;
-    rep.plan = plan.clone();
+    rep.plan = plan;
+    let ran = LayeredRun {
+        searching,
+        jobs,
+        batch,
+        budget_seconds: search.budget_seconds,
+    };
+    finish_layered(opts, target, rep, skipped, ran)
+}
+
+/// The finder of a layered run, its name and the search's settings: `--finder`'s search when
+/// `searching`, else the catalogue witness pair alone (one trial, one confirmation per layer).
+fn layered_finder(
+    opts: &RunOptions,
+    target: &Target,
+    searching: bool,
+) -> Result<(
+    Box<dyn crate::finders::DatasetFinder>,
+    String,
+    crate::finders::SearchConfig,
+)> {
+    if searching {
+        return search_setup(opts, target);
+    }
+    let witness = target.witness_pair()?;
+    let finder: Box<dyn crate::finders::DatasetFinder> =
+        Box::new(crate::finders::FixedFinder::new(vec![witness])?);
+    let search = crate::finders::SearchConfig {
+        trials: 1,
+        search_samples: 5_000,
+        confirm_top: 1,
+        ..Default::default()
+    };
+    Ok((finder, "fixed (the witness pair)".to_string(), search))
+}
+
+/// The sizes a plan sets: the releases per side of a confirmation (`config`), of a trial and
+/// the confirm slots (`search`).
+struct LayeredSizes<'a> {
+    config: &'a mut AuditConfig,
+    search: &'a mut crate::finders::SearchConfig,
+}
+
+/// Plans a layered run to `budget` seconds: measures the program's prices on the probe
+/// dataset, prices the testers' scoring, and fits the sizes the user left open (written into
+/// `sizes`), `pool` = (programs at once, releases per call); prints the plan unless quiet.
+/// Returns the cost model and the plan.
+#[allow(clippy::too_many_arguments)]
+fn plan_layered(
+    opts: &RunOptions,
+    target: &Target,
+    testers: &[Box<dyn PropertyTester>],
+    layers: &[crate::record::layers::LayerKind],
+    sizes: LayeredSizes<'_>,
+    budget: f64,
+    (jobs, batch): (usize, usize),
+    ticker: &crate::report::progress::Ticker,
+) -> Result<(
+    crate::finders::cost::CostModel,
+    crate::finders::layered::RunPlan,
+)> {
+    let m = &*target.mechanism;
+    let LayeredSizes { config, search } = sizes;
+    let mut cost = probe_cost(
+        opts,
+        m,
+        budget,
+        jobs,
+        batch,
+        Some(ticker),
+        target.program.as_ref().map(|p| p.first_call_seconds()),
+    )?;
+    cost.score_seconds_per_release = scoring_price(m, &target.claim, testers, layers, config);
+    cost.datasets_per_call = m.datasets_per_call();
+    let defaults = (
+        config.samples_per_side,
+        search.search_samples,
+        search.confirm_top,
+    );
+    let p = crate::finders::layered::RunPlan::fit(
+        &cost,
+        budget,
+        opts.started.elapsed().as_secs_f64(),
+        layers.len(),
+        opts.sizes_given.samples.then_some(config.samples_per_side),
+        opts.sizes_given
+            .search_samples
+            .then_some(search.search_samples),
+        opts.sizes_given.confirm.then_some(search.confirm_top),
+        defaults,
+    );
+    config.samples_per_side = p.samples_per_side;
+    search.search_samples = p.search_samples;
+    search.confirm_top = p.confirm_per_layer;
+    if !opts.output.quiet {
+        eprintln!("audit: {}", p.describe());
+    }
+    Ok((cost, p))
+}
+
+/// What the output of a layered run needs to know about how it ran: whether it searched, the
+/// worker threads, the batch size it began with, and its time budget.
+struct LayeredRun {
+    searching: bool,
+    jobs: usize,
+    batch: usize,
+    budget_seconds: Option<f64>,
+}
+
+/// A layered run's output: its confirmations stamped with the target and the testers skipped,
+/// the reproduce line (with the sizes a plan chose), the deciding confirmation's page, and the
+/// JSON record (measured speeds left out) or the text.
+fn finish_layered(
+    opts: &RunOptions,
+    target: &Target,
+    mut rep: crate::finders::layered::LayeredReport,
+    skipped: &[String],
+    ran: LayeredRun,
+) -> Result<Outcome> {
+    let m = &*target.mechanism;
     let final_cost = rep
         .cost
         .clone()
-        .unwrap_or_else(|| cost_fallback(jobs, batch));
+        .unwrap_or_else(|| cost_fallback(ran.jobs, ran.batch));
     let verdicts = rep.verdicts();
     for l in &mut rep.layers {
         if let Some(s) = &mut l.search {
@@ -1226,7 +1322,7 @@ pub fn run_layered(
         }
     }
     let code = exit_code(rep.verdict);
-    let mut planned: Vec<(&str, String)> = match &plan {
+    let mut planned: Vec<(&str, String)> = match &rep.plan {
         Some(p) => vec![
             ("--samples", p.samples_per_side.to_string()),
             ("--search-samples", p.search_samples.to_string()),
@@ -1235,11 +1331,12 @@ pub fn run_layered(
         None => Vec::new(),
     };
     let final_batch = crate::rng::chunk_len(m);
-    if final_batch != batch && !opts.sizes_given.exec_batch {
+    if final_batch != ran.batch && !opts.sizes_given.exec_batch {
         planned.push(("--exec-batch", final_batch.to_string()));
     }
     let reproduce = reproduce_line_planned(
-        searching.then_some(rep.trials_scored + rep.skipped.len()),
+        ran.searching
+            .then_some(rep.trials_scored + rep.skipped.len()),
         &planned,
     );
     let deciding = rep.deciding().cloned().map(|mut c| {
@@ -1247,7 +1344,7 @@ pub fn run_layered(
         c.layers = Some(verdicts.clone());
         c
     });
-    let timed = search.budget_seconds.map(|b| (b, &final_cost));
+    let timed = ran.budget_seconds.map(|b| (b, &final_cost));
     let written = write_deciding_page(opts, m, deciding.as_ref(), true, timed);
     let stdout = if opts.output.json {
         let mut r = rep.clone();

@@ -512,28 +512,17 @@ pub fn draw_side_group(
     draw_dataset: bool,
     group: usize,
 ) -> Result<Draws> {
-    use rayon::prelude::*;
-    let relation = mechanism.neighboring();
-    let m = data.len();
     let k = group.max(1);
-    let idx: Vec<usize> = {
-        let mut rng = seed.rng(Stream::Other {
-            tag: DRAW_TAG,
-            index: side.draw_index(),
-        });
-        (0..n * k).map(|_| rng.random_range(0..m)).collect()
-    };
-    // The records of draw j.
-    let records_of = |j: usize| -> Vec<Vec<f64>> {
-        idx[j * k..(j + 1) * k]
-            .iter()
-            .map(|&i| data.record(i).to_vec())
-            .collect()
-    };
-    let d_out = mechanism.output_dim();
-    let rng_side = match side {
-        JointSide::P => Side::First,
-        JointSide::Q => Side::Second,
+    let idx = draw_indices(data.len(), n * k, seed, side);
+    let draw = SideDraw {
+        mechanism,
+        base,
+        data,
+        n,
+        seed,
+        side,
+        k,
+        idx: &idx,
     };
     let per_call = mechanism.datasets_per_call().filter(|&c| c > 1);
     // A group of K > 1 records next to a fixed D, for a program that reads many datasets per
@@ -544,170 +533,19 @@ pub fn draw_side_group(
         // One release per dataset: D_j (base.len() records i.i.d. from μ; with a batched group
         // the fixed D) from its own stream, the release from its own stream, so the pairs are
         // i.i.d. and independent of the order the threads run in.
-        let size = base.len();
         let trial_base = if draw_dataset {
             DRAWN_DATASET_TRIAL_BASE
         } else {
             GROUP_TRIAL_BASE
         };
-        let dataset_j = |j: usize| -> Result<Dataset> {
-            let d = if !draw_dataset {
-                base.clone()
-            } else {
-                let mut r = seed.rng(Stream::Other {
-                    tag: DATASET_TAG,
-                    index: 2 * j as u64 + side.draw_index(),
-                });
-                let recs: Vec<Vec<f64>> = (0..size)
-                    .map(|_| data.record(r.random_range(0..m)).to_vec())
-                    .collect();
-                if recs.is_empty() {
-                    Dataset::empty(data.dim())?
-                } else {
-                    Dataset::vectors(data.dim(), &recs)?
-                }
-            };
-            Ok(match side {
-                JointSide::P => neighbor_group(&d, &records_of(j), relation)?,
-                JointSide::Q => d,
-            })
-        };
-        if let Some(per) = per_call {
-            // A program that reads many datasets per request: the releases j in chunk c (of
-            // `per` datasets, a fixed split) come from one call on the confirm stream of trial
-            // `trial_base` + c, the datasets each from their own stream as above.
-            let chunks: Vec<Vec<f64>> = (0..n.div_ceil(per))
-                .into_par_iter()
-                .map(|c| -> Result<Vec<f64>> {
-                    let ds: Vec<Dataset> = (c * per..((c + 1) * per).min(n))
-                        .map(&dataset_j)
-                        .collect::<Result<_>>()?;
-                    let mut rng = seed.rng(Stream::Confirm {
-                        trial: trial_base + c as u64,
-                        side: rng_side,
-                        chunk: 0,
-                    });
-                    let s = mechanism.sample_each(&ds, &mut rng)?;
-                    if s.n() != ds.len() || s.dim() != d_out {
-                        return Err(crate::error::Error::InvalidConfig(format!(
-                            "{}: {} releases of dimension {} for {} datasets; allowed: one release of dimension {d_out} per dataset",
-                            mechanism.id(),
-                            s.n(),
-                            s.dim(),
-                            ds.len()
-                        )));
-                    }
-                    Ok(s.values().iter().copied().collect())
-                })
-                .collect::<Result<Vec<_>>>()?;
-            let flat: Vec<f64> = chunks.into_iter().flatten().collect();
-            (Samples::from_flat(d_out, flat)?, n.div_ceil(per) as u64)
-        } else {
-            let rows: Vec<Vec<f64>> = (0..n)
-                .into_par_iter()
-                .map(|j| -> Result<Vec<f64>> {
-                    let ds = dataset_j(j)?;
-                    let s = sample_parallel(
-                        mechanism,
-                        &ds,
-                        1,
-                        seed,
-                        Stream::Confirm {
-                            trial: trial_base + j as u64,
-                            side: rng_side,
-                            chunk: 0,
-                        },
-                    )?;
-                    Ok(s.row(0).to_vec())
-                })
-                .collect::<Result<Vec<_>>>()?;
-            let flat: Vec<f64> = rows.into_iter().flatten().collect();
-            (Samples::from_flat(d_out, flat)?, n as u64)
+        match per_call {
+            Some(per) => draw.each_batched(draw_dataset, trial_base, per)?,
+            None => draw.each_alone(draw_dataset, trial_base)?,
         }
     } else {
         match side {
-            JointSide::Q => {
-                let w = sample_parallel(
-                    mechanism,
-                    base,
-                    n,
-                    seed,
-                    Stream::Confirm {
-                        trial: TRIAL_BASE - 1,
-                        side: Side::Second,
-                        chunk: 0,
-                    },
-                )?;
-                (w, n.div_ceil(chunk_len(mechanism)) as u64)
-            }
-            JointSide::P => {
-                // Group the draws by record (by K-tuple of records for a group), sample each
-                // group on its own stream (groups in parallel: an exec program's requests run
-                // side by side), scatter back. A record i has the trial TRIAL_BASE + i; a
-                // K-tuple (K > 1) the trial GROUP_TRIAL_BASE + j of its first draw j, distinct
-                // for distinct tuples.
-                let groups: Vec<(usize, Vec<usize>)> = if k == 1 {
-                    let mut by_record: Vec<Vec<usize>> = vec![Vec::new(); m];
-                    for (j, &i) in idx.iter().enumerate() {
-                        by_record[i].push(j);
-                    }
-                    by_record
-                        .into_iter()
-                        .enumerate()
-                        .filter(|(_, s)| !s.is_empty())
-                        .collect()
-                } else {
-                    let mut at: std::collections::HashMap<&[usize], usize> =
-                        std::collections::HashMap::new();
-                    let mut groups: Vec<(usize, Vec<usize>)> = Vec::new();
-                    for j in 0..n {
-                        let g = *at.entry(&idx[j * k..(j + 1) * k]).or_insert_with(|| {
-                            groups.push((j, Vec::new()));
-                            groups.len() - 1
-                        });
-                        groups[g].1.push(j);
-                    }
-                    groups
-                };
-                let drawn = groups
-                    .par_iter()
-                    .map(|(i, slots)| -> Result<Samples> {
-                        let (ds, trial) = if k == 1 {
-                            (
-                                neighbor(base, &data.record(*i).to_vec(), relation)?,
-                                TRIAL_BASE + *i as u64,
-                            )
-                        } else {
-                            (
-                                neighbor_group(base, &records_of(*i), relation)?,
-                                GROUP_TRIAL_BASE + *i as u64,
-                            )
-                        };
-                        sample_parallel(
-                            mechanism,
-                            &ds,
-                            slots.len(),
-                            seed,
-                            Stream::Confirm {
-                                trial,
-                                side: Side::First,
-                                chunk: 0,
-                            },
-                        )
-                    })
-                    .collect::<Result<Vec<_>>>()?;
-                let mut w = vec![0.0; n * d_out];
-                let mut calls = 0u64;
-                for ((_, slots), s) in groups.iter().zip(&drawn) {
-                    calls += slots.len().div_ceil(chunk_len(mechanism)) as u64;
-                    for (k, &j) in slots.iter().enumerate() {
-                        for (c, v) in s.row(k).iter().enumerate() {
-                            w[j * d_out + c] = *v;
-                        }
-                    }
-                }
-                (Samples::from_flat(d_out, w)?, calls)
-            }
+            JointSide::Q => draw.of_base()?,
+            JointSide::P => draw.by_record()?,
         }
     };
     let x_flat: Vec<f64> = idx.iter().flat_map(|&i| data.record(i).to_vec()).collect();
@@ -717,6 +555,241 @@ pub fn draw_side_group(
         idx,
         calls,
     })
+}
+
+/// The indices into the data (of `m` rows) of `count` records drawn uniformly for `side`, from
+/// the seed's `Other { DRAW_TAG, side }` stream.
+fn draw_indices(m: usize, count: usize, seed: Seed, side: JointSide) -> Vec<usize> {
+    let mut rng = seed.rng(Stream::Other {
+        tag: DRAW_TAG,
+        index: side.draw_index(),
+    });
+    (0..count).map(|_| rng.random_range(0..m)).collect()
+}
+
+/// What drawing one side's releases needs: the target, the data, the side and its drawn
+/// records (K = `k` per draw, `n` draws).
+struct SideDraw<'a> {
+    mechanism: &'a dyn Mechanism,
+    base: &'a Dataset,
+    data: &'a Dataset,
+    n: usize,
+    seed: Seed,
+    side: JointSide,
+    k: usize,
+    idx: &'a [usize],
+}
+
+impl SideDraw<'_> {
+    /// The records of draw j.
+    fn records_of(&self, j: usize) -> Vec<Vec<f64>> {
+        let k = self.k;
+        self.idx[j * k..(j + 1) * k]
+            .iter()
+            .map(|&i| self.data.record(i).to_vec())
+            .collect()
+    }
+
+    /// The generator side of this joint side's releases.
+    fn rng_side(&self) -> Side {
+        match self.side {
+            JointSide::P => Side::First,
+            JointSide::Q => Side::Second,
+        }
+    }
+
+    /// Draw j's dataset: D (`draw_dataset`: `base.len()` records drawn from μ on their own
+    /// stream, else `base`), with draw j's records under P̃.
+    fn dataset_of(&self, j: usize, draw_dataset: bool) -> Result<Dataset> {
+        let data = self.data;
+        let d = if !draw_dataset {
+            self.base.clone()
+        } else {
+            let mut r = self.seed.rng(Stream::Other {
+                tag: DATASET_TAG,
+                index: 2 * j as u64 + self.side.draw_index(),
+            });
+            let recs: Vec<Vec<f64>> = (0..self.base.len())
+                .map(|_| data.record(r.random_range(0..data.len())).to_vec())
+                .collect();
+            if recs.is_empty() {
+                Dataset::empty(data.dim())?
+            } else {
+                Dataset::vectors(data.dim(), &recs)?
+            }
+        };
+        Ok(match self.side {
+            JointSide::P => neighbor_group(&d, &self.records_of(j), self.mechanism.neighboring())?,
+            JointSide::Q => d,
+        })
+    }
+
+    /// One release per dataset, for a program that reads many datasets per request: the
+    /// releases j in chunk c (of `per` datasets, a fixed split) come from one call on the
+    /// confirm stream of trial `trial_base` + c, the datasets each from their own stream.
+    fn each_batched(
+        &self,
+        draw_dataset: bool,
+        trial_base: u64,
+        per: usize,
+    ) -> Result<(Samples, u64)> {
+        use rayon::prelude::*;
+        let (mechanism, n) = (self.mechanism, self.n);
+        let d_out = mechanism.output_dim();
+        let chunks: Vec<Vec<f64>> = (0..n.div_ceil(per))
+            .into_par_iter()
+            .map(|c| -> Result<Vec<f64>> {
+                let ds: Vec<Dataset> = (c * per..((c + 1) * per).min(n))
+                    .map(|j| self.dataset_of(j, draw_dataset))
+                    .collect::<Result<_>>()?;
+                let mut rng = self.seed.rng(Stream::Confirm {
+                    trial: trial_base + c as u64,
+                    side: self.rng_side(),
+                    chunk: 0,
+                });
+                let s = mechanism.sample_each(&ds, &mut rng)?;
+                if s.n() != ds.len() || s.dim() != d_out {
+                    return Err(crate::error::Error::InvalidConfig(format!(
+                        "{}: {} releases of dimension {} for {} datasets; allowed: one release of dimension {d_out} per dataset",
+                        mechanism.id(),
+                        s.n(),
+                        s.dim(),
+                        ds.len()
+                    )));
+                }
+                Ok(s.values().iter().copied().collect())
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let flat: Vec<f64> = chunks.into_iter().flatten().collect();
+        Ok((Samples::from_flat(d_out, flat)?, n.div_ceil(per) as u64))
+    }
+
+    /// One release per dataset, one call each: release j on the confirm stream of trial
+    /// `trial_base` + j.
+    fn each_alone(&self, draw_dataset: bool, trial_base: u64) -> Result<(Samples, u64)> {
+        use rayon::prelude::*;
+        let n = self.n;
+        let rows: Vec<Vec<f64>> = (0..n)
+            .into_par_iter()
+            .map(|j| -> Result<Vec<f64>> {
+                let ds = self.dataset_of(j, draw_dataset)?;
+                let s = sample_parallel(
+                    self.mechanism,
+                    &ds,
+                    1,
+                    self.seed,
+                    Stream::Confirm {
+                        trial: trial_base + j as u64,
+                        side: self.rng_side(),
+                        chunk: 0,
+                    },
+                )?;
+                Ok(s.row(0).to_vec())
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let flat: Vec<f64> = rows.into_iter().flatten().collect();
+        Ok((
+            Samples::from_flat(self.mechanism.output_dim(), flat)?,
+            n as u64,
+        ))
+    }
+
+    /// The releases of Q̃: all of the fixed D, on one stream.
+    fn of_base(&self) -> Result<(Samples, u64)> {
+        let n = self.n;
+        let w = sample_parallel(
+            self.mechanism,
+            self.base,
+            n,
+            self.seed,
+            Stream::Confirm {
+                trial: TRIAL_BASE - 1,
+                side: Side::Second,
+                chunk: 0,
+            },
+        )?;
+        Ok((w, n.div_ceil(chunk_len(self.mechanism)) as u64))
+    }
+
+    /// The draws grouped by record (by K-tuple of records for a group), each group with the
+    /// first draw's record (or index) that names its stream, and the draws it holds.
+    fn groups(&self) -> Vec<(usize, Vec<usize>)> {
+        let (k, idx) = (self.k, self.idx);
+        if k == 1 {
+            let mut by_record: Vec<Vec<usize>> = vec![Vec::new(); self.data.len()];
+            for (j, &i) in idx.iter().enumerate() {
+                by_record[i].push(j);
+            }
+            by_record
+                .into_iter()
+                .enumerate()
+                .filter(|(_, s)| !s.is_empty())
+                .collect()
+        } else {
+            let mut at: std::collections::HashMap<&[usize], usize> =
+                std::collections::HashMap::new();
+            let mut groups: Vec<(usize, Vec<usize>)> = Vec::new();
+            for j in 0..self.n {
+                let g = *at.entry(&idx[j * k..(j + 1) * k]).or_insert_with(|| {
+                    groups.push((j, Vec::new()));
+                    groups.len() - 1
+                });
+                groups[g].1.push(j);
+            }
+            groups
+        }
+    }
+
+    /// The releases of P̃ next to the fixed D: the draws grouped by record (by K-tuple of
+    /// records for a group), each group sampled on its own stream (groups in parallel: an exec
+    /// program's requests run side by side), scattered back. A record i has the trial
+    /// TRIAL_BASE + i; a K-tuple (K > 1) the trial GROUP_TRIAL_BASE + j of its first draw j,
+    /// distinct for distinct tuples.
+    fn by_record(&self) -> Result<(Samples, u64)> {
+        use rayon::prelude::*;
+        let (mechanism, base, k, n) = (self.mechanism, self.base, self.k, self.n);
+        let relation = mechanism.neighboring();
+        let d_out = mechanism.output_dim();
+        let groups = self.groups();
+        let drawn = groups
+            .par_iter()
+            .map(|(i, slots)| -> Result<Samples> {
+                let (ds, trial) = if k == 1 {
+                    (
+                        neighbor(base, &self.data.record(*i).to_vec(), relation)?,
+                        TRIAL_BASE + *i as u64,
+                    )
+                } else {
+                    (
+                        neighbor_group(base, &self.records_of(*i), relation)?,
+                        GROUP_TRIAL_BASE + *i as u64,
+                    )
+                };
+                sample_parallel(
+                    mechanism,
+                    &ds,
+                    slots.len(),
+                    self.seed,
+                    Stream::Confirm {
+                        trial,
+                        side: Side::First,
+                        chunk: 0,
+                    },
+                )
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let mut w = vec![0.0; n * d_out];
+        let mut calls = 0u64;
+        for ((_, slots), s) in groups.iter().zip(&drawn) {
+            calls += slots.len().div_ceil(chunk_len(mechanism)) as u64;
+            for (k, &j) in slots.iter().enumerate() {
+                for (c, v) in s.row(k).iter().enumerate() {
+                    w[j * d_out + c] = *v;
+                }
+            }
+        }
+        Ok((Samples::from_flat(d_out, w)?, calls))
+    }
 }
 
 /// True when the joint rows carry the products w_a·x'_b.
@@ -1021,51 +1094,10 @@ pub fn audit_bayesian(
     let start = Instant::now();
     let (claim, per_epsilon, per_delta) = bayesian_claim(claim)?;
     let k = config.group;
-    // The claim tested: the per-record one, or for K records the group claim it implies
-    // (Proposition 4), rounded up (a larger claim is weaker, so testing it stays sound).
-    let (epsilon, delta) = if k == 1 {
-        (per_epsilon, per_delta)
-    } else {
-        let (e, d) =
-            crate::mechanisms::bayesian_accountant::group_privacy(per_epsilon, per_delta, k as u64)
-                .map_err(|e| {
-                    let e = match e {
-                        crate::mechanisms::accounting::AccountingError::InvalidParameter {
-                            message,
-                            ..
-                        } => message,
-                        other => other.to_string(),
-                    };
-                    Error::InvalidConfig(format!("--group {k} with the claim {claim}: {e}"))
-                })?;
-        if e > crate::mechanisms::claim::MAX_EPSILON {
-            return Err(Error::InvalidConfig(format!(
-                "--group {k} with the claim {claim}: the group ε = K·ε = {} is above {}; allowed: K·ε ≤ {}",
-                readable(e),
-                crate::mechanisms::claim::MAX_EPSILON,
-                crate::mechanisms::claim::MAX_EPSILON
-            )));
-        }
-        (e, d)
-    };
+    let (epsilon, delta) = group_claim(&claim, per_epsilon, per_delta, k)?;
     let n = config.draws_per_side;
-    if !(100..=crate::audit::MAX_SAMPLES_PER_SIDE).contains(&n) {
-        return Err(Error::InvalidConfig(format!(
-            "--samples {n}; allowed: 100 to {}",
-            crate::audit::MAX_SAMPLES_PER_SIDE
-        )));
-    }
     let b = config.failure_probability;
-    if !(b > 0.0 && b < 1.0) {
-        return Err(Error::InvalidConfig(format!(
-            "failure probability β = {b}; allowed: 0 < β < 1"
-        )));
-    }
-    if k == 0 {
-        return Err(Error::InvalidConfig(
-            "--group 0; allowed: a whole number ≥ 1 (the records that differ)".into(),
-        ));
-    }
+    check_config(config)?;
     check_inputs_group(mechanism, base, data, k)?;
     let seed = Seed(config.seed);
     let dq = draw_side_group(
@@ -1098,33 +1130,15 @@ pub fn audit_bayesian(
         seed,
         k,
     )?;
-    // One record per row for the report's list of drawn records.
-    let single = |x: &Samples| Samples::from_flat(data.dim(), x.values().iter().copied().collect());
-    let distinct_drawn = {
-        let mut i = dp.idx.clone();
-        i.sort_unstable();
-        i.dedup();
-        i.len()
-    };
-    let info = BayesianInfo {
-        data_source: data_source.to_string(),
-        records: data.len(),
-        distinct_records: distinct_rows(data),
-        base: base.clone(),
-        draws_per_side: n,
-        distinct_drawn,
-        features: features_words_group(mechanism.output_dim(), data.dim(), config.definition, k),
-        definition: config.definition.label().to_string(),
-        dataset_drawn: config.draw_dataset,
-        drawn: drawn_records(&single(&dq.x)?, &single(&dp.x)?),
-        group: (k > 1).then_some(GroupInfo {
-            records: k,
-            per_record_epsilon: per_epsilon,
-            per_record_delta: per_delta,
-            epsilon,
-            delta,
-        }),
-    };
+    let info = bayesian_info(
+        mechanism,
+        base,
+        data,
+        data_source,
+        config,
+        (&dq, &dp),
+        (per_epsilon, per_delta, epsilon, delta),
+    )?;
     let mechanism_info = MechanismInfo {
         id: mechanism.id().to_string(),
         claim,
@@ -1145,4 +1159,105 @@ pub fn audit_bayesian(
         },
         start,
     ))
+}
+
+/// The claim tested with a group of `k` records: the per-record (`per_epsilon`, `per_delta`),
+/// or for K > 1 the group claim it implies (Proposition 4), rounded up (a larger claim is
+/// weaker, so testing it stays sound); an error when the group ε is too large.
+fn group_claim(
+    claim: &PrivacyClaim,
+    per_epsilon: f64,
+    per_delta: f64,
+    k: usize,
+) -> Result<(f64, f64)> {
+    if k == 1 {
+        return Ok((per_epsilon, per_delta));
+    }
+    let (e, d) =
+        crate::mechanisms::bayesian_accountant::group_privacy(per_epsilon, per_delta, k as u64)
+            .map_err(|e| {
+                let e = match e {
+                    crate::mechanisms::accounting::AccountingError::InvalidParameter {
+                        message,
+                        ..
+                    } => message,
+                    other => other.to_string(),
+                };
+                Error::InvalidConfig(format!("--group {k} with the claim {claim}: {e}"))
+            })?;
+    if e > crate::mechanisms::claim::MAX_EPSILON {
+        return Err(Error::InvalidConfig(format!(
+            "--group {k} with the claim {claim}: the group ε = K·ε = {} is above {}; allowed: K·ε ≤ {}",
+            readable(e),
+            crate::mechanisms::claim::MAX_EPSILON,
+            crate::mechanisms::claim::MAX_EPSILON
+        )));
+    }
+    Ok((e, d))
+}
+
+/// Checks the audit's sizes: the draws per side, β and the group size.
+fn check_config(config: &BayesianConfig) -> Result<()> {
+    let n = config.draws_per_side;
+    if !(100..=crate::audit::MAX_SAMPLES_PER_SIDE).contains(&n) {
+        return Err(Error::InvalidConfig(format!(
+            "--samples {n}; allowed: 100 to {}",
+            crate::audit::MAX_SAMPLES_PER_SIDE
+        )));
+    }
+    let b = config.failure_probability;
+    if !(b > 0.0 && b < 1.0) {
+        return Err(Error::InvalidConfig(format!(
+            "failure probability β = {b}; allowed: 0 < β < 1"
+        )));
+    }
+    if config.group == 0 {
+        return Err(Error::InvalidConfig(
+            "--group 0; allowed: a whole number ≥ 1 (the records that differ)".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// What the report says about the audit's data and draws: μ, D, the records drawn on each
+/// side (`dq`, `dp`), the features, and (for a group) the per-record and group claims
+/// `(per_epsilon, per_delta, epsilon, delta)`.
+fn bayesian_info(
+    mechanism: &dyn Mechanism,
+    base: &Dataset,
+    data: &Dataset,
+    data_source: &str,
+    config: &BayesianConfig,
+    (dq, dp): (&Draws, &Draws),
+    (per_epsilon, per_delta, epsilon, delta): (f64, f64, f64, f64),
+) -> Result<BayesianInfo> {
+    let n = config.draws_per_side;
+    let k = config.group;
+    // One record per row for the report's list of drawn records.
+    let single = |x: &Samples| Samples::from_flat(data.dim(), x.values().iter().copied().collect());
+    let distinct_drawn = {
+        let mut i = dp.idx.clone();
+        i.sort_unstable();
+        i.dedup();
+        i.len()
+    };
+    Ok(BayesianInfo {
+        data_source: data_source.to_string(),
+        records: data.len(),
+        distinct_records: distinct_rows(data),
+        base: base.clone(),
+        draws_per_side: n,
+        distinct_drawn,
+        features: features_words_group(mechanism.output_dim(), data.dim(), config.definition, k),
+        definition: config.definition.label().to_string(),
+        dataset_drawn: config.draw_dataset,
+        drawn: drawn_records(&single(&dq.x)?, &single(&dp.x)?),
+        group: (k > 1).then_some(GroupInfo {
+            records: k,
+            per_record_epsilon: per_epsilon,
+            per_record_delta: per_delta,
+            epsilon,
+            delta,
+        }),
+    })
 }

@@ -417,18 +417,9 @@ fn measure(
     tester_base: u64,
 ) -> Result<Measured> {
     let seed = Seed(config.seed);
+    let groups = bound_groups(plan);
     // β slots: a tester that chooses its bound on its own training split (direction, and ε for
     // profile claims) takes one slot; any other tester takes one per divergence and direction.
-    // A divergence planned from the claim alone is a group of its own.
-    // (tester, planned from the claim alone, its candidates)
-    type Group = (usize, bool, Vec<(Divergence, f64)>);
-    let mut groups: Vec<Group> = Vec::new();
-    for (ti, d, a, fixed) in plan {
-        match groups.iter_mut().find(|g| g.0 == *ti && g.1 == *fixed) {
-            Some(g) => g.2.push((*d, *a)),
-            None => groups.push((*ti, *fixed, vec![(*d, *a)])),
-        }
-    }
     let slots_of = |ti: usize, n: usize| {
         if testers[ti].selects_on_training_split() {
             1
@@ -444,60 +435,20 @@ fn measure(
     let per_bound = verdict_beta / k as f64;
     let mut bounds = Vec::with_capacity(k);
     let mut slot = 0u64;
+    let mut next_rng = || {
+        let rng = seed.rng(Stream::Tester {
+            bound: tester_base + slot,
+        });
+        slot += 1;
+        rng
+    };
     let mut rule_parts = Vec::new();
     for (ti, fixed, cands) in &groups {
-        let tester = &testers[*ti];
+        let tester = &*testers[*ti];
         if tester.selects_on_training_split() {
-            let mut rng = seed.rng(Stream::Tester {
-                bound: tester_base + slot,
-            });
-            slot += 1;
-            let sel = match data {
-                Data::Memory(p, q) => tester.select_and_bound(p, q, cands, per_bound, &mut rng)?,
-                Data::Split { train, held } => tester
-                    .select_and_bound_split(train.0, train.1, held, cands, per_bound, &mut rng)?,
-            }
-            .ok_or_else(|| {
-                Error::InvalidConfig(format!(
-                    "tester {} announced a selection but made none",
-                    tester.name()
-                ))
-            })?;
-            let (divergence, allowed) = cands[sel.index];
-            let m = sel.measurement;
-            bounds.push(BoundRecord {
-                tester: tester.name().to_string(),
-                divergence,
-                direction: if sel.both {
-                    Direction::Larger
-                } else if sel.reversed {
-                    Direction::SecondVsFirst
-                } else {
-                    Direction::FirstVsSecond
-                },
-                value: m.value,
-                allowed,
-                violation: violates(m.value, allowed),
-                failure_probability: per_bound,
-                point_estimate: m.point_estimate,
-                inequality: m.inequality,
-                event: m.event,
-            });
-            rule_parts.push(if *fixed {
-                format!(
-                    "{}: 1 bound on {} (its ε planned from the claim before any release was drawn: where the claim's own mechanism with its noise divided by {} would show most; the direction or both summed chosen on its training split)",
-                    tester.name(),
-                    divergence,
-                    crate::testers::PLANNING_NOISE_REDUCTION
-                )
-            } else {
-                format!(
-                    "{}: 1 bound (one direction or both summed{}, chosen on its training split among {} ε value(s))",
-                    tester.name(),
-                    if cands.len() > 1 { ", and ε" } else { "" },
-                    cands.len()
-                )
-            });
+            let b = selected_bound(tester, data, cands, per_bound, &mut next_rng())?;
+            rule_parts.push(selected_rule(tester, *fixed, b.divergence, cands.len()));
+            bounds.push(b);
             continue;
         }
         let Data::Memory(p, q) = data else {
@@ -511,23 +462,15 @@ fn measure(
                 (Direction::FirstVsSecond, p, q),
                 (Direction::SecondVsFirst, q, p),
             ] {
-                let mut rng = seed.rng(Stream::Tester {
-                    bound: tester_base + slot,
-                });
-                slot += 1;
-                let m = tester.lower_bound(a, b, *divergence, per_bound, &mut rng)?;
-                bounds.push(BoundRecord {
-                    tester: tester.name().to_string(),
-                    divergence: *divergence,
+                let m = tester.lower_bound(a, b, *divergence, per_bound, &mut next_rng())?;
+                bounds.push(bound_record(
+                    tester,
+                    *divergence,
                     direction,
-                    value: m.value,
-                    allowed: *allowed,
-                    violation: violates(m.value, *allowed),
-                    failure_probability: per_bound,
-                    point_estimate: m.point_estimate,
-                    inequality: m.inequality,
-                    event: m.event,
-                });
+                    m,
+                    *allowed,
+                    per_bound,
+                ));
             }
         }
         rule_parts.push(format!(
@@ -542,15 +485,149 @@ fn measure(
     } else {
         Verdict::NoViolation
     };
+    let from_bounds = epsilon_from_bounds(claim, &bounds, config, estimate_beta);
+    let estimated = match (estimate_at, estimate_beta) {
+        (Some(delta), Some(b)) => estimate_stage(data, claim, delta, b, config)?,
+        _ => None,
+    };
+    let empirical_epsilon = match (estimated, from_bounds) {
+        (Some(e), Some(v)) if v.lower_bound > e.lower_bound && v.delta == e.delta => Some(v),
+        (Some(e), _) => Some(e),
+        (None, v) => v,
+    };
+    let rule = beta_rule(claim, config, k, per_bound, estimate_beta, &rule_parts);
+    Ok(Measured {
+        beta: BetaSplit {
+            total: config.failure_probability,
+            bounds: k,
+            per_bound,
+            rule,
+        },
+        bounds,
+        verdict,
+        empirical_epsilon,
+    })
+}
+
+/// One β group of planned bounds: (tester, planned from the claim alone, its (divergence,
+/// allowed) candidates).
+type BoundGroup = (usize, bool, Vec<(Divergence, f64)>);
+
+/// The planned bounds grouped by tester; a divergence planned from the claim alone is a group
+/// of its own.
+fn bound_groups(plan: &Plan) -> Vec<BoundGroup> {
+    let mut groups: Vec<BoundGroup> = Vec::new();
+    for (ti, d, a, fixed) in plan {
+        match groups.iter_mut().find(|g| g.0 == *ti && g.1 == *fixed) {
+            Some(g) => g.2.push((*d, *a)),
+            None => groups.push((*ti, *fixed, vec![(*d, *a)])),
+        }
+    }
+    groups
+}
+
+/// The one bound of a tester that chooses it on its own training split (the direction or both
+/// summed, and the candidate), at failure probability `per_bound`.
+fn selected_bound(
+    tester: &dyn PropertyTester,
+    data: Data<'_>,
+    cands: &[(Divergence, f64)],
+    per_bound: f64,
+    rng: &mut crate::rng::AuditRng,
+) -> Result<BoundRecord> {
+    let sel = match data {
+        Data::Memory(p, q) => tester.select_and_bound(p, q, cands, per_bound, rng)?,
+        Data::Split { train, held } => {
+            tester.select_and_bound_split(train.0, train.1, held, cands, per_bound, rng)?
+        }
+    }
+    .ok_or_else(|| {
+        Error::InvalidConfig(format!(
+            "tester {} announced a selection but made none",
+            tester.name()
+        ))
+    })?;
+    let (divergence, allowed) = cands[sel.index];
+    let direction = if sel.both {
+        Direction::Larger
+    } else if sel.reversed {
+        Direction::SecondVsFirst
+    } else {
+        Direction::FirstVsSecond
+    };
+    Ok(bound_record(
+        tester,
+        divergence,
+        direction,
+        sel.measurement,
+        allowed,
+        per_bound,
+    ))
+}
+
+/// The record of one bound `m` of `tester` on `divergence` in `direction`, against `allowed`.
+fn bound_record(
+    tester: &dyn PropertyTester,
+    divergence: Divergence,
+    direction: Direction,
+    m: crate::testers::Measurement,
+    allowed: f64,
+    per_bound: f64,
+) -> BoundRecord {
+    BoundRecord {
+        tester: tester.name().to_string(),
+        divergence,
+        direction,
+        value: m.value,
+        allowed,
+        violation: violates(m.value, allowed),
+        failure_probability: per_bound,
+        point_estimate: m.point_estimate,
+        inequality: m.inequality,
+        event: m.event,
+    }
+}
+
+/// The β rule's part for a tester that chose its one bound on its training split among
+/// `candidates` (`fixed`: its ε planned from the claim alone, on `divergence`).
+fn selected_rule(
+    tester: &dyn PropertyTester,
+    fixed: bool,
+    divergence: Divergence,
+    candidates: usize,
+) -> String {
+    if fixed {
+        format!(
+            "{}: 1 bound on {} (its ε planned from the claim before any release was drawn: where the claim's own mechanism with its noise divided by {} would show most; the direction or both summed chosen on its training split)",
+            tester.name(),
+            divergence,
+            crate::testers::PLANNING_NOISE_REDUCTION
+        )
+    } else {
+        format!(
+            "{}: 1 bound (one direction or both summed{}, chosen on its training split among {} ε value(s))",
+            tester.name(),
+            if candidates > 1 { ", and ε" } else { "" },
+            candidates
+        )
+    }
+}
+
+/// The largest ε the verdict's own events imply at the claim's δ (pure and approximate claims).
+/// Every bound and the ε estimate hold simultaneously with probability ≥ 1 − β, so it is a
+/// lower confidence bound at level 1 − β, simultaneous with the verdict.
+fn epsilon_from_bounds(
+    claim: &PrivacyClaim,
+    bounds: &[BoundRecord],
+    config: &AuditConfig,
+    estimate_beta: Option<f64>,
+) -> Option<EmpiricalEpsilon> {
     let claim_delta = match *claim {
         PrivacyClaim::Pure { .. } => Some(0.0),
         PrivacyClaim::Approximate { delta, .. } => Some(delta),
         _ => None,
     };
-    // Every bound and the ε estimate hold simultaneously with probability ≥ 1 − β, so the
-    // largest ε implied by any of their events is a lower confidence bound at level 1 − β,
-    // simultaneous with the verdict.
-    let from_bounds = claim_delta.and_then(|delta| {
+    claim_delta.and_then(|delta| {
         bounds
             .iter()
             .filter_map(|b| b.event.as_ref()?.epsilon_lower(delta))
@@ -567,47 +644,41 @@ fn measure(
                 accountant: None,
                 mu_lower: None,
             })
-    });
-    let estimated = match (estimate_at, estimate_beta) {
-        (Some(delta), Some(b)) => estimate_stage(data, claim, delta, b, config)?,
-        _ => None,
-    };
-    let empirical_epsilon = match (estimated, from_bounds) {
-        (Some(e), Some(v)) if v.lower_bound > e.lower_bound && v.delta == e.delta => Some(v),
-        (Some(e), _) => Some(e),
-        (None, v) => v,
-    };
-    Ok(Measured {
-        beta: BetaSplit {
-            total: config.failure_probability,
-            bounds: k,
-            per_bound,
-            rule: match estimate_beta {
-                Some(eb) => format!(
-                    "union bound: β = {} = {} for the ε estimate{} + {} split evenly over {k} bound(s) [{}], {} each",
-                    readable(config.failure_probability),
-                    readable(eb),
-                    if matches!(claim, PrivacyClaim::GaussianDp { .. }) {
-                        " (half of it for the μ estimate of the Gaussian-DP claim)"
-                    } else {
-                        ""
-                    },
-                    readable(verdict_beta),
-                    rule_parts.join("; "),
-                    readable(per_bound)
-                ),
-                None => format!(
-                    "union bound: β = {} split evenly over {k} bound(s) [{}], β/{k} = {} each",
-                    readable(config.failure_probability),
-                    rule_parts.join("; "),
-                    readable(per_bound)
-                ),
-            },
-        },
-        bounds,
-        verdict,
-        empirical_epsilon,
     })
+}
+
+/// How β was split, in words: the ε estimate's share (when it runs), then the `k` bounds at
+/// `per_bound` each, each tester's part in `rule_parts`.
+fn beta_rule(
+    claim: &PrivacyClaim,
+    config: &AuditConfig,
+    k: usize,
+    per_bound: f64,
+    estimate_beta: Option<f64>,
+    rule_parts: &[String],
+) -> String {
+    let verdict_beta = config.failure_probability - estimate_beta.unwrap_or(0.0);
+    match estimate_beta {
+        Some(eb) => format!(
+            "union bound: β = {} = {} for the ε estimate{} + {} split evenly over {k} bound(s) [{}], {} each",
+            readable(config.failure_probability),
+            readable(eb),
+            if matches!(claim, PrivacyClaim::GaussianDp { .. }) {
+                " (half of it for the μ estimate of the Gaussian-DP claim)"
+            } else {
+                ""
+            },
+            readable(verdict_beta),
+            rule_parts.join("; "),
+            readable(per_bound)
+        ),
+        None => format!(
+            "union bound: β = {} split evenly over {k} bound(s) [{}], β/{k} = {} each",
+            readable(config.failure_probability),
+            rule_parts.join("; "),
+            readable(per_bound)
+        ),
+    }
 }
 
 /// The ε-estimate stage on `data` at δ = `delta` with failure probability `beta` (see the

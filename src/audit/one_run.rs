@@ -662,62 +662,12 @@ pub fn audit_scores_with(
     // Each candidate's bounds are pure functions of its counts: computed in parallel, in order.
     let candidates = guesses
         .into_par_iter()
-        .map(|g| {
-            let (r, v) = (g.guesses, g.correct);
-            Ok(Candidate {
-                guesses: g,
-                epsilon_lower: epsilon_lower_bound(m, r, v, delta, share)?,
-                failure_probability: share,
-                mu_lower: mu_lower_bound(m, r, v, share)?,
-                order_epsilon_lower: order::order_lower_bound(
-                    order::NullFamily::Approximate { delta },
-                    m,
-                    r,
-                    v,
-                    share,
-                )?,
-                order_mu_lower: order::order_lower_bound(
-                    order::NullFamily::Gaussian,
-                    m,
-                    r,
-                    v,
-                    share,
-                )?,
-            })
-        })
+        .map(|g| candidate(g, m, delta, share))
         .collect::<Result<Vec<_>>>()?;
-    let argmax = |key: fn(&Candidate) -> f64| {
-        (0..candidates.len()).fold(0, |b, i| {
-            if key(&candidates[i]) > key(&candidates[b]) {
-                i
-            } else {
-                b
-            }
-        })
-    };
-    let best = argmax(|c| c.epsilon_lower);
-    let mu_best = argmax(|c| c.mu_lower);
-    let order_best = argmax(|c| c.order_epsilon_lower);
-    let order_mu_best = argmax(|c| c.order_mu_lower);
+    let best = argmax(&candidates, |c| c.epsilon_lower);
+    let mu_best = argmax(&candidates, |c| c.mu_lower);
     let mu_lower = candidates[mu_best].mu_lower;
-    let order_mu_lower = candidates[order_mu_best].order_mu_lower;
-    let (decides, canary_model) = match model {
-        CanaryModel::Independent(why) => (true, format!("independent canaries: {why}")),
-        CanaryModel::Unknown(why) => (
-            false,
-            format!("independence not known ({why}): for reading only, not the verdict"),
-        ),
-    };
-    let order = OrderBound {
-        epsilon_lower: candidates[order_best].order_epsilon_lower,
-        best: order_best,
-        mu_lower: order_mu_lower,
-        mu_best: order_mu_best,
-        gdp_epsilon_lower: gdp_epsilon_lower(order_mu_lower, delta),
-        decides,
-        canary_model,
-        inequality: order::ORDER_INEQUALITY.to_string(),
-    };
+    let order = order_bound(&candidates, delta, model);
     Ok(OneRunBound {
         canaries: m,
         included: included.iter().filter(|&&b| b).count(),
@@ -740,6 +690,63 @@ pub fn audit_scores_with(
         gdp_inequality: GDP_INEQUALITY.to_string(),
         order: Some(order),
     })
+}
+
+/// One guess size's bounds from its counts `g` (of `m` canaries), each at `share` of β: ε at
+/// `delta` and μ by the bounds of Steinke et al. and Mahloujifar et al., and both again by the
+/// order statistics.
+fn candidate(g: Guesses, m: usize, delta: f64, share: f64) -> Result<Candidate> {
+    let (r, v) = (g.guesses, g.correct);
+    Ok(Candidate {
+        guesses: g,
+        epsilon_lower: epsilon_lower_bound(m, r, v, delta, share)?,
+        failure_probability: share,
+        mu_lower: mu_lower_bound(m, r, v, share)?,
+        order_epsilon_lower: order::order_lower_bound(
+            order::NullFamily::Approximate { delta },
+            m,
+            r,
+            v,
+            share,
+        )?,
+        order_mu_lower: order::order_lower_bound(order::NullFamily::Gaussian, m, r, v, share)?,
+    })
+}
+
+/// The index of the candidate with the largest `key` (the first of equals).
+fn argmax(candidates: &[Candidate], key: fn(&Candidate) -> f64) -> usize {
+    (0..candidates.len()).fold(0, |b, i| {
+        if key(&candidates[i]) > key(&candidates[b]) {
+            i
+        } else {
+            b
+        }
+    })
+}
+
+/// The order-statistics bounds of the best candidates, which decide the verdict when the
+/// canary `model` is independent.
+fn order_bound(candidates: &[Candidate], delta: f64, model: &CanaryModel) -> OrderBound {
+    let order_best = argmax(candidates, |c| c.order_epsilon_lower);
+    let order_mu_best = argmax(candidates, |c| c.order_mu_lower);
+    let order_mu_lower = candidates[order_mu_best].order_mu_lower;
+    let (decides, canary_model) = match model {
+        CanaryModel::Independent(why) => (true, format!("independent canaries: {why}")),
+        CanaryModel::Unknown(why) => (
+            false,
+            format!("independence not known ({why}): for reading only, not the verdict"),
+        ),
+    };
+    OrderBound {
+        epsilon_lower: candidates[order_best].order_epsilon_lower,
+        best: order_best,
+        mu_lower: order_mu_lower,
+        mu_best: order_mu_best,
+        gdp_epsilon_lower: gdp_epsilon_lower(order_mu_lower, delta),
+        decides,
+        canary_model,
+        inequality: order::ORDER_INEQUALITY.to_string(),
+    }
 }
 
 /// Stream tags of a trainer audit's randomness (see [`crate::rng::Stream::Other`]).

@@ -691,14 +691,101 @@ fn betting_test(
     config: &SequentialConfig,
     start: Instant,
 ) -> Result<SequentialReport> {
-    let claim = info.claim;
-    let plan = HockeyStickTester::default().plan(&claim, config.max_samples_per_side)?;
+    let mut comps = components(&info.claim, config.max_samples_per_side)?;
+    let c = comps.len();
+    let beta = config.failure_probability;
+    // ln(1/β), rounded up; the mixture is compared with it.
+    let log_threshold = (-beta.ln() * (1.0 + 1e-12)).next_up();
+
+    let schedule = config.schedule();
+    let (mut p, calls_p) = draw(0, schedule[0], Side::First)?;
+    let (mut q, calls_q) = draw(0, schedule[0], Side::Second)?;
+    let mut mechanism_calls = calls_p + calls_q;
+    let mut batches = vec![BatchRecord {
+        samples_per_side: schedule[0],
+        log_wealth: 0.0,
+    }];
+    let mut stopping_time = None;
+    let mut mixture = 0.0;
+    let mut logs = vec![0.0; c];
+    let mut drawn = schedule[0];
+
+    for (b, window) in schedule.windows(2).enumerate() {
+        let (done, end) = (window[0], window[1]);
+        // 1. Choose events and bets on releases 1..done only.
+        let cands = choose_bets(&mut comps, &p, &q);
+        // 2. Draw the next batch (never seen by step 1) and bet on it, pair by pair.
+        let len = end - done;
+        let (xb, calls_x) = draw(b + 1, len, Side::First)?;
+        let (yb, calls_y) = draw(b + 1, len, Side::Second)?;
+        mechanism_calls += calls_x + calls_y;
+        let stop = bet_on_batch(
+            &mut comps,
+            &cands,
+            (&xb, &yb, len),
+            &mut logs,
+            &mut mixture,
+            log_threshold,
+        );
+        stopping_time = stop.map(|i| done + i + 1);
+        drawn = end;
+        batches.push(BatchRecord {
+            samples_per_side: end,
+            log_wealth: mixture,
+        });
+        if stopping_time.is_some() {
+            break;
+        }
+        if p.n() < MAX_SELECTION_ROWS {
+            p = first_rows(Samples::concat(&[p, xb])?, MAX_SELECTION_ROWS)?;
+            q = first_rows(Samples::concat(&[q, yb])?, MAX_SELECTION_ROWS)?;
+        }
+    }
+
+    let verdict = if stopping_time.is_some() {
+        Verdict::Violation
+    } else {
+        Verdict::NoViolation
+    };
+    Ok(SequentialReport {
+        schema_version: SCHEMA_VERSION,
+        tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        mode: "sequential".into(),
+        mechanism: info,
+        pair: None,
+        sample_files: None,
+        seed: config.seed,
+        failure_probability: beta,
+        max_samples_per_side: config.max_samples_per_side,
+        first_batch: config.first_batch,
+        samples_per_side: drawn,
+        mechanism_calls,
+        stopping_time,
+        log_wealth: mixture,
+        log_threshold,
+        verdict,
+        components: component_records(&comps),
+        batches,
+        inequality: format!(
+            "Ville's inequality for the nonnegative supermartingale M_t = (1/{c}) Σ_c Π_i (1 + λ_i (Z_i − δ_c)), Z_i = 1{{X_i ∈ S_i}} − e^ε·1{{Y_i ∈ S_i}}, over {c} process(es) ({} ε × 2 directions), events S_i and bets λ_i < 1/(e^ε + δ) chosen from earlier releases only: P(sup_t M_t ≥ 1/β) ≤ β = {beta} for a mechanism that keeps its claim on this pair (i.i.d. releases, independent sides)",
+            c / 2
+        ),
+        output_transform: None,
+        wall_time_seconds: Some(start.elapsed().as_secs_f64()),
+        reproduce: None,
+    })
+}
+
+/// The betting processes of `claim`: one per hockey-stick ε it bounds (planned for
+/// `max_samples` releases per side) and direction, each starting with wealth 1.
+fn components(claim: &PrivacyClaim, max_samples: usize) -> Result<Vec<Component>> {
+    let plan = HockeyStickTester::default().plan(claim, max_samples)?;
     let mut comps = Vec::new();
     for d in &plan {
         let Divergence::HockeyStick { epsilon } = *d else {
             continue;
         };
-        let Some(delta) = allowed(&claim, d) else {
+        let Some(delta) = allowed(claim, d) else {
             continue;
         };
         for reversed in [false, true] {
@@ -721,121 +808,95 @@ fn betting_test(
             reason: "the claim bounds no hockey-stick divergence".into(),
         });
     }
+    Ok(comps)
+}
+
+/// Step 1: each process's event and bet for the next batch, chosen on the releases so far
+/// (`p`, `q`) only; returns each direction's candidate scores, which the bets index.
+fn choose_bets(comps: &mut [Component], p: &Samples, q: &Samples) -> [Vec<Score>; 2] {
     let c = comps.len();
-    let beta = config.failure_probability;
-    // ln(1/β), rounded up; the mixture is compared with it.
-    let log_threshold = (-beta.ln() * (1.0 + 1e-12)).next_up();
-
-    let schedule = config.schedule();
-    let (mut p, calls_p) = draw(0, schedule[0], Side::First)?;
-    let (mut q, calls_q) = draw(0, schedule[0], Side::Second)?;
-    let mut mechanism_calls = calls_p + calls_q;
-    let mut batches = vec![BatchRecord {
-        samples_per_side: schedule[0],
-        log_wealth: 0.0,
-    }];
-    let mut stopping_time = None;
-    let mut mixture = 0.0;
-    let mut logs = vec![0.0; c];
-    let mut drawn = schedule[0];
-
-    for (b, window) in schedule.windows(2).enumerate() {
-        let (done, end) = (window[0], window[1]);
-        // 1. Choose events and bets on releases 1..done only.
-        let mut cands: [Vec<Score>; 2] = [Vec::new(), Vec::new()];
-        for (di, reversed) in [false, true].into_iter().enumerate() {
-            let (a, o) = if reversed { (&q, &p) } else { (&p, &q) };
-            let cand = candidates(a, o);
-            let list = cand.scores;
-            let mut best: Vec<Option<(usize, f64, f64, f64)>> = vec![None; c];
-            for (si, score) in list.iter().enumerate() {
-                let sa = training_scores(score, a, &cand.ranks_a);
-                let so = training_scores(score, o, &cand.ranks_b);
-                for (ci, comp) in comps.iter().enumerate() {
-                    if comp.reversed != reversed {
-                        continue;
-                    }
-                    if let Some((t, lambda, g)) =
-                        best_threshold(&sa, a.n(), &so, o.n(), comp.e_eps, comp.delta)
-                        && best[ci].is_none_or(|bb| g > bb.3)
-                    {
-                        best[ci] = Some((si, t, lambda, g));
-                    }
-                }
-            }
-            for (ci, comp) in comps.iter_mut().enumerate() {
+    let mut cands: [Vec<Score>; 2] = [Vec::new(), Vec::new()];
+    for (di, reversed) in [false, true].into_iter().enumerate() {
+        let (a, o) = if reversed { (q, p) } else { (p, q) };
+        let cand = candidates(a, o);
+        let list = cand.scores;
+        let mut best: Vec<Option<(usize, f64, f64, f64)>> = vec![None; c];
+        for (si, score) in list.iter().enumerate() {
+            let sa = training_scores(score, a, &cand.ranks_a);
+            let so = training_scores(score, o, &cand.ranks_b);
+            for (ci, comp) in comps.iter().enumerate() {
                 if comp.reversed != reversed {
                     continue;
                 }
-                comp.bet = best[ci].map(|(si, t, lambda, _)| {
-                    let cap = (1.0 - 1e-9) / (comp.e_eps + comp.delta);
-                    (si, t, (KELLY_FRACTION * lambda).min(cap))
-                });
-                if let Some((si, t, _)) = comp.bet {
-                    comp.last_event = Some(list[si].describe(t));
+                if let Some((t, lambda, g)) =
+                    best_threshold(&sa, a.n(), &so, o.n(), comp.e_eps, comp.delta)
+                    && best[ci].is_none_or(|bb| g > bb.3)
+                {
+                    best[ci] = Some((si, t, lambda, g));
                 }
             }
-            cands[di] = list;
         }
+        for (ci, comp) in comps.iter_mut().enumerate() {
+            if comp.reversed != reversed {
+                continue;
+            }
+            comp.bet = best[ci].map(|(si, t, lambda, _)| {
+                let cap = (1.0 - 1e-9) / (comp.e_eps + comp.delta);
+                (si, t, (KELLY_FRACTION * lambda).min(cap))
+            });
+            if let Some((si, t, _)) = comp.bet {
+                comp.last_event = Some(list[si].describe(t));
+            }
+        }
+        cands[di] = list;
+    }
+    cands
+}
 
-        // 2. Draw the next batch (never seen by step 1) and bet on it, pair by pair.
-        let len = end - done;
-        let (xb, calls_x) = draw(b + 1, len, Side::First)?;
-        let (yb, calls_y) = draw(b + 1, len, Side::Second)?;
-        mechanism_calls += calls_x + calls_y;
-        // Score vectors of the new batch, per (direction, score) in use.
-        let mut cache: HashMap<(usize, usize), (Vec<f64>, Vec<f64>)> = HashMap::new();
-        for comp in &comps {
-            if let Some((si, _, _)) = comp.bet {
-                let di = usize::from(comp.reversed);
-                cache.entry((di, si)).or_insert_with(|| {
-                    let (a, o) = if comp.reversed {
-                        (&yb, &xb)
-                    } else {
-                        (&xb, &yb)
-                    };
-                    (cands[di][si].eval_all(a), cands[di][si].eval_all(o))
-                });
-            }
-        }
-        for i in 0..len {
-            for (ci, comp) in comps.iter_mut().enumerate() {
-                if let Some((si, t, lambda)) = comp.bet {
-                    let (sa, so) = &cache[&(usize::from(comp.reversed), si)];
-                    let z = f64::from(u8::from(sa[i] >= t))
-                        - comp.e_eps * f64::from(u8::from(so[i] >= t));
-                    let term = (lambda * (z - comp.delta)).ln_1p();
-                    comp.log_wealth += term;
-                    comp.abs_sum += term.abs();
-                }
-                logs[ci] = comp.safe_log_wealth();
-            }
-            mixture = log_mean_exp(&logs);
-            if mixture >= log_threshold {
-                stopping_time = Some(done + i + 1);
-                break;
-            }
-        }
-        drawn = end;
-        batches.push(BatchRecord {
-            samples_per_side: end,
-            log_wealth: mixture,
-        });
-        if stopping_time.is_some() {
-            break;
-        }
-        if p.n() < MAX_SELECTION_ROWS {
-            p = first_rows(Samples::concat(&[p, xb])?, MAX_SELECTION_ROWS)?;
-            q = first_rows(Samples::concat(&[q, yb])?, MAX_SELECTION_ROWS)?;
+/// Step 2: bets on the new batch `(xb, yb)` of `len` releases per side, pair by pair, updating each process's wealth and
+/// the mixture; the position in the batch at which the mixture reached `log_threshold`.
+fn bet_on_batch(
+    comps: &mut [Component],
+    cands: &[Vec<Score>; 2],
+    (xb, yb, len): (&Samples, &Samples, usize),
+    logs: &mut [f64],
+    mixture: &mut f64,
+    log_threshold: f64,
+) -> Option<usize> {
+    // Score vectors of the new batch, per (direction, score) in use.
+    let mut cache: HashMap<(usize, usize), (Vec<f64>, Vec<f64>)> = HashMap::new();
+    for comp in comps.iter() {
+        if let Some((si, _, _)) = comp.bet {
+            let di = usize::from(comp.reversed);
+            cache.entry((di, si)).or_insert_with(|| {
+                let (a, o) = if comp.reversed { (yb, xb) } else { (xb, yb) };
+                (cands[di][si].eval_all(a), cands[di][si].eval_all(o))
+            });
         }
     }
+    for i in 0..len {
+        for (ci, comp) in comps.iter_mut().enumerate() {
+            if let Some((si, t, lambda)) = comp.bet {
+                let (sa, so) = &cache[&(usize::from(comp.reversed), si)];
+                let z =
+                    f64::from(u8::from(sa[i] >= t)) - comp.e_eps * f64::from(u8::from(so[i] >= t));
+                let term = (lambda * (z - comp.delta)).ln_1p();
+                comp.log_wealth += term;
+                comp.abs_sum += term.abs();
+            }
+            logs[ci] = comp.safe_log_wealth();
+        }
+        *mixture = log_mean_exp(logs);
+        if *mixture >= log_threshold {
+            return Some(i);
+        }
+    }
+    None
+}
 
-    let verdict = if stopping_time.is_some() {
-        Verdict::Violation
-    } else {
-        Verdict::NoViolation
-    };
-    let components = comps
+/// Each process's record: its divergence and direction, final wealth, last event and bet.
+fn component_records(comps: &[Component]) -> Vec<ComponentRecord> {
+    comps
         .iter()
         .map(|comp| ComponentRecord {
             divergence: Divergence::HockeyStick {
@@ -851,34 +912,7 @@ fn betting_test(
             last_event: comp.last_event.clone(),
             last_bet: comp.bet.map_or(0.0, |b| b.2),
         })
-        .collect();
-    Ok(SequentialReport {
-        schema_version: SCHEMA_VERSION,
-        tool_version: env!("CARGO_PKG_VERSION").to_string(),
-        mode: "sequential".into(),
-        mechanism: info,
-        pair: None,
-        sample_files: None,
-        seed: config.seed,
-        failure_probability: beta,
-        max_samples_per_side: config.max_samples_per_side,
-        first_batch: config.first_batch,
-        samples_per_side: drawn,
-        mechanism_calls,
-        stopping_time,
-        log_wealth: mixture,
-        log_threshold,
-        verdict,
-        components,
-        batches,
-        inequality: format!(
-            "Ville's inequality for the nonnegative supermartingale M_t = (1/{c}) Σ_c Π_i (1 + λ_i (Z_i − δ_c)), Z_i = 1{{X_i ∈ S_i}} − e^ε·1{{Y_i ∈ S_i}}, over {c} process(es) ({} ε × 2 directions), events S_i and bets λ_i < 1/(e^ε + δ) chosen from earlier releases only: P(sup_t M_t ≥ 1/β) ≤ β = {beta} for a mechanism that keeps its claim on this pair (i.i.d. releases, independent sides)",
-            c / 2
-        ),
-        output_transform: None,
-        wall_time_seconds: Some(start.elapsed().as_secs_f64()),
-        reproduce: None,
-    })
+        .collect()
 }
 
 /// Renders a sequential report as the text `audit run --sequential` prints.

@@ -150,42 +150,14 @@ impl CostModel {
         max_seconds: f64,
         prior: &[CallTime],
     ) -> Result<Self> {
-        use rayon::prelude::*;
         let seed = Seed(seed);
         let started = Instant::now();
         let load = machine_load();
         // A call stopped by the caller's limit (the mechanism is slow on this dataset) counts
         // as taking the limit, a lower bound on its time, and ends the probe.
         let slow = std::sync::atomic::AtomicBool::new(false);
-        let width = jobs.max(2);
-        // Tag 0x5EED: the speed probe's streams (no audit reads them).
-        let wave = |first_index: u64, m: usize| -> Result<Vec<CallTime>> {
-            let one = |k: u64| -> Result<CallTime> {
-                let mut rng = seed.rng(Stream::Other {
-                    tag: 0x5EED,
-                    index: first_index + k,
-                });
-                let t = Instant::now();
-                let seconds = match mechanism.sample(dataset, m, &mut rng) {
-                    Ok(_) => t.elapsed().as_secs_f64(),
-                    Err(crate::mechanisms::MechanismError::Slow { seconds, .. }) => {
-                        slow.store(true, std::sync::atomic::Ordering::Relaxed);
-                        seconds
-                    }
-                    Err(e) => return Err(e.into()),
-                };
-                Ok(CallTime {
-                    releases: m,
-                    seconds,
-                })
-            };
-            // One job: the calls one after the other, as the run makes them.
-            let out: Vec<Result<CallTime>> = if jobs > 1 {
-                (0..width as u64).into_par_iter().map(one).collect()
-            } else {
-                (0..width as u64).map(one).collect()
-            };
-            out.into_iter().collect()
+        let wave = |first_index: u64, m: usize| {
+            probe_wave(mechanism, dataset, seed, jobs, first_index, m, &slow)
         };
         let is_slow = || slow.load(std::sync::atomic::Ordering::Relaxed);
         // A start-up of half a second or more measured before is not measured again: the
@@ -244,6 +216,25 @@ impl CostModel {
         let mut model = Self::new(s_med, 0.0, jobs, batch);
         model.load = load;
         model.fit_calls(&calls);
+        model.price_unresolved_releases(&largest, (s_min, s_med), jitter);
+        if jobs > 1 {
+            model.price_contended_start(&contended);
+        }
+        model.observed = calls;
+        model.update_factor();
+        Ok(model)
+    }
+
+    /// When the probe's largest calls did not resolve their releases from the start-ups'
+    /// `jitter` (start-ups' fastest and median `s_min`, `s_med`), prices a release at the upper
+    /// end the calls allow: the slowest large call less the fastest start-up, and at least the
+    /// jitter spread over the releases.
+    fn price_unresolved_releases(
+        &mut self,
+        largest: &[CallTime],
+        (s_min, s_med): (f64, f64),
+        jitter: f64,
+    ) {
         if let Some(big) = largest.first().map(|c| c.releases)
             && big > 1
         {
@@ -256,24 +247,25 @@ impl CostModel {
             if t_med - s_med < 4.0 * jitter.max(0.01) {
                 let upper =
                     ((t_max - s_min).max(jitter) / (big - 1) as f64).max(MIN_SECONDS_PER_RELEASE);
-                if upper > model.seconds_per_release {
-                    model.seconds_per_release = upper;
+                if upper > self.seconds_per_release {
+                    self.seconds_per_release = upper;
                 }
             }
         }
-        // The start-up as the run pays it: the median of the contended wave when slower than
-        // the fit.
-        if jobs > 1 && !contended.is_empty() {
-            let (_, median, _) = spread(&contended.iter().map(|c| c.seconds).collect::<Vec<_>>());
-            let start = median - model.seconds_per_release;
-            if start > model.seconds_per_call {
-                model.seconds_per_call = start;
-            }
-            model.contended_call = Some(median);
+    }
+
+    /// The start-up as the run pays it with several programs at once: the median of the
+    /// `contended` wave of start-ups, when slower than the fit.
+    fn price_contended_start(&mut self, contended: &[CallTime]) {
+        if contended.is_empty() {
+            return;
         }
-        model.observed = calls;
-        model.update_factor();
-        Ok(model)
+        let (_, median, _) = spread(&contended.iter().map(|c| c.seconds).collect::<Vec<_>>());
+        let start = median - self.seconds_per_release;
+        if start > self.seconds_per_call {
+            self.seconds_per_call = start;
+        }
+        self.contended_call = Some(median);
     }
 
     /// How many times slower the calls of `self`'s probe were than those of `other`'s, on the
@@ -522,6 +514,49 @@ fn spread(v: &[f64]) -> (f64, f64, f64) {
         0.5 * (v[k / 2 - 1] + v[k / 2])
     };
     (v[0], median, v[k - 1])
+}
+
+/// One wave of the speed probe: `max(jobs, 2)` calls of `m` releases on `dataset` started
+/// together (one after the other with one job), call k on the probe's stream `first_index` + k
+/// (tag 0x5EED: no audit reads them). A call stopped by the caller's limit counts as taking
+/// the limit (a lower bound on its time) and sets `slow`.
+fn probe_wave(
+    mechanism: &dyn Mechanism,
+    dataset: &Dataset,
+    seed: Seed,
+    jobs: usize,
+    first_index: u64,
+    m: usize,
+    slow: &std::sync::atomic::AtomicBool,
+) -> Result<Vec<CallTime>> {
+    use rayon::prelude::*;
+    let one = |k: u64| -> Result<CallTime> {
+        let mut rng = seed.rng(Stream::Other {
+            tag: 0x5EED,
+            index: first_index + k,
+        });
+        let t = Instant::now();
+        let seconds = match mechanism.sample(dataset, m, &mut rng) {
+            Ok(_) => t.elapsed().as_secs_f64(),
+            Err(crate::mechanisms::MechanismError::Slow { seconds, .. }) => {
+                slow.store(true, std::sync::atomic::Ordering::Relaxed);
+                seconds
+            }
+            Err(e) => return Err(e.into()),
+        };
+        Ok(CallTime {
+            releases: m,
+            seconds,
+        })
+    };
+    let width = jobs.max(2);
+    // One job: the calls one after the other, as the run makes them.
+    let out: Vec<Result<CallTime>> = if jobs > 1 {
+        (0..width as u64).into_par_iter().map(one).collect()
+    } else {
+        (0..width as u64).map(one).collect()
+    };
+    out.into_iter().collect()
 }
 
 #[cfg(test)]

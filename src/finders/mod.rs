@@ -16,13 +16,10 @@
 //! a dataset size and the neighboring relation), so every finder, from grid search to Bayesian
 //! optimization, works on the same box.
 
-use std::time::Instant;
-
 use serde::{Deserialize, Serialize};
 
-use crate::audit::{AuditConfig, AuditReport, Phase, Verdict, audit_pair_in};
+use crate::audit::{AuditConfig, AuditReport, Verdict};
 use crate::error::{Error, Result};
-use crate::mechanisms::math::readable;
 use crate::mechanisms::{Dataset, DatasetPair, Mechanism, Neighboring, PrivacyClaim, RecordDomain};
 use crate::rng::{AuditRng, Seed, Stream};
 use crate::testers::PropertyTester;
@@ -32,6 +29,7 @@ pub mod cost;
 pub mod layered;
 mod optim;
 mod portfolio;
+mod priced;
 mod record;
 mod simple;
 
@@ -486,304 +484,22 @@ pub fn search_and_confirm_priced(
     observe: &dyn Fn(&SearchProgress),
 ) -> Result<SearchReport> {
     search.validate()?;
-    let search_config = AuditConfig {
+    AuditConfig {
         seed: audit.seed,
         samples_per_side: search.search_samples,
         failure_probability: SEARCH_BETA,
-    };
-    search_config.validate(mechanism.output_dim())?;
+    }
+    .validate(mechanism.output_dim())?;
     audit.validate(mechanism.output_dim())?;
-    let start = Instant::now();
-    let per = audit.failure_probability / search.confirm_top as f64;
-    let confirm_config = AuditConfig {
-        failure_probability: per,
-        ..audit.clone()
-    };
-    let mut confirmations: Vec<AuditReport> = Vec::new();
-    let mut confirmed_pairs: Vec<DatasetPair> = Vec::new();
-    let mut verdict = Verdict::NoViolation;
-    let mut trials: Vec<Trial> = Vec::new();
-    let mut skipped: Vec<SkippedTrial> = Vec::new();
-    let mut calls = 0u64;
-    let mut drawn = 0u64;
-    let budget_left =
-        |drawn: u64, extra: u64| search.max_samples.is_none_or(|m| drawn + extra <= m);
-    // Seconds and releases of exploratory and of confirming audits, for the budget's estimate of
-    // what the remaining confirmations will take.
-    let mut search_secs = 0.0f64;
-    let mut search_drawn = 0u64;
-    let mut confirm_secs = 0.0f64;
-    let mut confirm_drawn = 0u64;
-    let confirm_releases = |slots: usize| 2.0 * audit.samples_per_side as f64 * slots as f64;
-    let per_release =
-        |search_secs: f64, search_drawn: u64, confirm_secs: f64, confirm_drawn: u64| {
-            if confirm_drawn > 0 {
-                confirm_secs / confirm_drawn as f64
-            } else {
-                search_secs / search_drawn.max(1) as f64
-            }
-        };
-    let mut best_score = f64::NEG_INFINITY;
-    let mut trial_secs: Vec<f64> = Vec::new();
-    for index in 0..search.trials {
-        // The time budget: stop when the time left would not hold the next trial and the
-        // remaining confirmations (measured rates; a run that found nothing spends every slot).
-        // Before any confirmation is measured, the rate is the median trial's time per release
-        // (the first trials pay warm-up costs a mean would carry): conservative, since a trial
-        // pays a program start per 2 × --search-samples releases and a confirmation per batch.
-        // The estimate is trusted from the third trial on; before that only the elapsed time
-        // itself stops the search.
-        if index > 0
-            && let Some(budget) = search.budget_seconds
-        {
-            let elapsed = start.elapsed().as_secs_f64();
-            let mut sorted = trial_secs.clone();
-            sorted.sort_by(f64::total_cmp);
-            // No trial scored yet (every proposal so far refused): the elapsed time decides.
-            let median_trial = sorted.get(sorted.len() / 2).copied().unwrap_or(0.0);
-            let rate = if confirm_drawn > 0 {
-                per_release(search_secs, search_drawn, confirm_secs, confirm_drawn)
-            } else {
-                median_trial / (2 * search.search_samples) as f64
-            };
-            let slots = search.confirm_top - confirmations.len();
-            let owed = match cost_model {
-                Some(c) if confirm_drawn == 0 => {
-                    slots as f64 * c.confirm_seconds(audit.samples_per_side)
-                }
-                _ => rate * confirm_releases(slots),
-            };
-            let needed = median_trial + owed;
-            if elapsed >= budget || (index >= 3 && elapsed + needed > budget) {
-                break;
-            }
-        }
-        // The time limit stops the search after at least one scored pair (a limit too short for
-        // one trial still audits something); compared in f64 seconds, so no limit can panic.
-        if index > 0
-            && let Some(limit) = search.wall_clock_seconds
-            && (limit.is_nan() || start.elapsed().as_secs_f64() > limit)
-        {
-            break;
-        }
-        let cost = 2 * search.search_samples as u64;
-        // Keep room for the confirm phase.
-        let confirm_cost = 2 * audit.samples_per_side as u64 * search.confirm_top as u64;
-        if !budget_left(drawn, cost + confirm_cost) {
-            break;
-        }
-        let Some(pair) = finder.ask()? else { break };
-        let t0 = Instant::now();
-        let r = match audit_pair_in(
-            mechanism,
-            claim,
-            &pair,
-            testers,
-            &search_config,
-            Phase::Search(index as u64),
-        ) {
-            Ok(r) => r,
-            // The run's deadline stopped the trial: the search is over.
-            Err(Error::Mechanism(crate::mechanisms::MechanismError::OutOfTime { .. })) => break,
-            Err(Error::Mechanism(e @ crate::mechanisms::MechanismError::Refused { .. })) => {
-                let worst = trials.iter().map(|t| t.score).fold(-1.0_f64, f64::min);
-                finder.tell(worst);
-                skipped.push(SkippedTrial {
-                    index,
-                    pair,
-                    error: e.to_string(),
-                });
-                // A program that refuses every one of the first proposals (NaN on every dataset, a
-                // crash on start-up) ends the search now instead of spending the budget.
-                if trials.is_empty() && skipped.len() >= MAX_LEADING_REFUSALS {
-                    break;
-                }
-                continue;
-            }
-            Err(e) => return Err(e),
-        };
-        search_secs += t0.elapsed().as_secs_f64();
-        trial_secs.push(t0.elapsed().as_secs_f64());
-        search_drawn += cost;
-        calls += r.mechanism_calls;
-        drawn += cost;
-        let (score, exploratory_margin) = score_and_margin(&r);
-        finder.tell(score);
-        trials.push(Trial {
-            index,
-            pair: pair.clone(),
-            score,
-            exploratory_margin,
-            releases_per_side: None,
-        });
-        best_score = best_score.max(score);
-        observe(&SearchProgress {
-            trials_done: trials.len(),
-            trials_max: search.trials,
-            trials_planned: None,
-            confirming: false,
-            confirmations_done: confirmations.len(),
-            confirm_top: search.confirm_top,
-            samples_drawn: drawn,
-            elapsed_seconds: start.elapsed().as_secs_f64(),
-            budget_seconds: search.budget_seconds,
-            best_score,
-        });
-        // A budget that cannot hold one confirming audit (at half the exploratory time per
-        // release, the most favourable reading) is an error, not a run that overruns it.
-        if trials.len() == 1
-            && let Some(budget) = search.budget_seconds
-        {
-            let optimistic = match cost_model {
-                Some(c) => 0.5 * c.confirm_seconds(audit.samples_per_side),
-                None => 0.5 * search_secs / cost.max(1) as f64 * confirm_releases(1),
-            };
-            if start.elapsed().as_secs_f64() + optimistic > budget {
-                return Err(Error::InvalidConfig(format!(
-                    "--budget {}s is too short: one confirming audit of {} releases per side needs about {:.1} s more at the speed measured on the first trial; allowed: a longer --budget or fewer --samples",
-                    readable(budget),
-                    audit.samples_per_side,
-                    optimistic
-                )));
-            }
-        }
-        // A promising pair (its exploratory bound already exceeds the allowance) is confirmed
-        // at once, using one of the confirm slots; the run stops at a confirmed violation.
-        if exploratory_margin > 0.0 && confirmations.len() < search.confirm_top {
-            let t0 = Instant::now();
-            let r = match audit_pair_in(
-                mechanism,
-                claim,
-                &pair,
-                testers,
-                &confirm_config,
-                Phase::Confirm(confirmations.len() as u64),
-            ) {
-                Ok(r) => r,
-                // The run's deadline: no confirmation is half-drawn into a verdict.
-                Err(e) if out_of_time(&e) => break,
-                Err(e) => return Err(e),
-            };
-            confirm_secs += t0.elapsed().as_secs_f64();
-            confirm_drawn += 2 * audit.samples_per_side as u64;
-            calls += r.mechanism_calls;
-            drawn += 2 * audit.samples_per_side as u64;
-            let found = r.verdict == Verdict::Violation;
-            confirmations.push(r);
-            confirmed_pairs.push(pair);
-            if found {
-                verdict = Verdict::Violation;
-                break;
-            }
-            continue;
-        }
-        // Checkpoint: after CHECKPOINT_TRIALS trials with nothing confirmed yet, the best pair so
-        // far is confirmed (exploratory samples are often too few to bound a violation, or even
-        // to estimate it: on high-dimensional discrete outputs the exploratory event is poor,
-        // while the confirm phase's samples are not). It uses one of the pre-allocated slots,
-        // which a run without a violation spends anyway, so the β split and the cost of a clean
-        // run are unchanged; at least one slot is kept for the end of the search.
-        if index + 1 == CHECKPOINT_TRIALS
-            && confirmations.is_empty()
-            && search.confirm_top >= 2
-            && search.trials > CHECKPOINT_TRIALS
-        {
-            let best = trials
-                .iter()
-                .max_by(|a, b| a.score.total_cmp(&b.score).then(b.index.cmp(&a.index)))
-                .map(|t| t.pair.clone());
-            if let Some(pair) = best {
-                let t0 = Instant::now();
-                let r = match audit_pair_in(
-                    mechanism,
-                    claim,
-                    &pair,
-                    testers,
-                    &confirm_config,
-                    Phase::Confirm(confirmations.len() as u64),
-                ) {
-                    Ok(r) => r,
-                    // The run's deadline: no confirmation is half-drawn into a verdict.
-                    Err(e) if out_of_time(&e) => break,
-                    Err(e) => return Err(e),
-                };
-                confirm_secs += t0.elapsed().as_secs_f64();
-                confirm_drawn += 2 * audit.samples_per_side as u64;
-                calls += r.mechanism_calls;
-                drawn += 2 * audit.samples_per_side as u64;
-                let found = r.verdict == Verdict::Violation;
-                confirmations.push(r);
-                confirmed_pairs.push(pair);
-                if found {
-                    verdict = Verdict::Violation;
-                    break;
-                }
-            }
-        }
+    let mut run = priced::PricedSearch::new(
+        mechanism, claim, finder, testers, search, audit, cost_model, observe,
+    );
+    run.search()?;
+    if run.trials.is_empty() {
+        return Err(no_pair_scored(&run.skipped));
     }
-    if trials.is_empty() {
-        return Err(no_pair_scored(&skipped));
-    }
-    // Remaining confirm slots go to the best distinct pairs not yet confirmed (ties: earlier
-    // trial first).
-    if verdict == Verdict::NoViolation {
-        let mut ranked: Vec<&Trial> = trials.iter().collect();
-        ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.index.cmp(&b.index)));
-        for t in ranked {
-            if confirmations.len() == search.confirm_top {
-                break;
-            }
-            if confirmed_pairs.contains(&t.pair) {
-                continue;
-            }
-            let r = match audit_pair_in(
-                mechanism,
-                claim,
-                &t.pair,
-                testers,
-                &confirm_config,
-                Phase::Confirm(confirmations.len() as u64),
-            ) {
-                Ok(r) => r,
-                // The run's deadline: no confirmation is half-drawn into a verdict.
-                Err(e) if out_of_time(&e) => break,
-                Err(e) => return Err(e),
-            };
-            calls += r.mechanism_calls;
-            drawn += 2 * audit.samples_per_side as u64;
-            let found = r.verdict == Verdict::Violation;
-            confirmations.push(r);
-            confirmed_pairs.push(t.pair.clone());
-            if found {
-                verdict = Verdict::Violation;
-                break;
-            }
-        }
-    }
-    let mut scores: Vec<f64> = trials.iter().map(|t| t.score).collect();
-    scores.sort_by(f64::total_cmp);
-    let pct = |p: f64| {
-        let i = ((p / 100.0) * (scores.len() - 1) as f64).round() as usize;
-        (p, scores[i])
-    };
-    Ok(SearchReport {
-        finder: finder.name().to_string(),
-        config: search.clone(),
-        score_percentiles: [0.0, 10.0, 50.0, 90.0, 100.0].map(pct).to_vec(),
-        trials,
-        skipped,
-        beta_rule: format!(
-            "search bounds are exploratory (β = {SEARCH_BETA}, used only to rank pairs, on samples the confirm phase never sees); β = {} of the run split evenly over the {} confirm slots: β/{} = {} per confirming audit (union bound), whether or not every slot is used; a pair whose exploratory bound exceeds the allowance is confirmed at once; after {CHECKPOINT_TRIALS} trials with nothing confirmed, the best pair so far is confirmed; the rest go to the best-scored pairs",
-            readable(audit.failure_probability),
-            search.confirm_top,
-            search.confirm_top,
-            readable(per)
-        ),
-        confirmations,
-        verdict,
-        mechanism_calls: calls,
-        samples_drawn: drawn,
-    })
+    run.confirm_remaining()?;
+    Ok(run.into_report())
 }
 
 /// The error of a search that scored no pair: every proposal refused (naming the first refusal),

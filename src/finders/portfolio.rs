@@ -70,6 +70,15 @@ pub struct PortfolioFinder {
     pending: std::collections::VecDeque<Member>,
 }
 
+/// Appends `p` to `out` unless it is there already (or is None).
+fn push_new(out: &mut Vec<DatasetPair>, p: Option<DatasetPair>) {
+    if let Some(p) = p
+        && !out.contains(&p)
+    {
+        out.push(p);
+    }
+}
+
 /// The proposals of families 1 to 5 (`marks`: where families 2 to 6 begin in `list`) taken in
 /// turn, one of each family per round (constant at the ends, the smallest datasets, one record
 /// moved to an end, records that cancel, the centre), then the rest in order: a slow program
@@ -207,93 +216,118 @@ impl PortfolioFinder {
         vec![self.record(v); n]
     }
 
-    /// The fixed proposals, most telling first.
+    /// The fixed proposals, most telling first: the families below taken in turn
+    /// ([`interleave`]), so that a slow program's few trials see each kind.
     fn fixed_proposals(&self) -> Vec<DatasetPair> {
         let (lo, hi) = (self.lo(), self.hi());
         let mid = self.level(0.5 * (lo + hi));
         let zero = (lo < 0.0 && 0.0 < hi).then_some(0.0);
-        let n = self.size;
-        // Zero-out, like add-remove, takes datasets of any size.
-        let add = self.relation != Neighboring::ReplaceOne;
+        let centre = zero.unwrap_or(mid);
         let mut out: Vec<DatasetPair> = Vec::new();
-        fn push(out: &mut Vec<DatasetPair>, p: Option<DatasetPair>) {
-            if let Some(p) = p
-                && !out.contains(&p)
-            {
-                out.push(p);
-            }
-        }
-        // The replaced record (replace-one) is the last; under add-remove `replace` is unused.
-        let last = n.saturating_sub(1);
-        // 1. Constant datasets at an end, the differing record at the other end.
-        push(
-            &mut out,
+        self.push_constant_at_ends(&mut out);
+        let mut marks = vec![out.len()];
+        self.push_constant_at_centre(&mut out, centre);
+        marks.push(out.len());
+        self.push_smallest(&mut out, centre);
+        marks.push(out.len());
+        self.push_cancelling(&mut out);
+        marks.push(out.len());
+        self.push_all_equal_but_one(&mut out, centre);
+        marks.push(out.len());
+        self.push_order_dependent(&mut out, centre);
+        self.push_vertices(&mut out, centre);
+        self.push_batch_partners(&mut out);
+        interleave(out, &marks)
+    }
+
+    /// Whether datasets of any size are proposed (add-remove and zero-out); replace-one keeps
+    /// the declared size.
+    fn adds(&self) -> bool {
+        self.relation != Neighboring::ReplaceOne
+    }
+
+    /// The position of the replaced record (replace-one) in a dataset of the declared size: the
+    /// last; under add-remove it is unused.
+    fn last(&self) -> usize {
+        self.size.saturating_sub(1)
+    }
+
+    /// 1. Constant datasets at an end, the differing record at the other end.
+    fn push_constant_at_ends(&self, out: &mut Vec<DatasetPair>) {
+        let (lo, hi, n, last) = (self.lo(), self.hi(), self.size, self.last());
+        push_new(
+            out,
             self.pair(&self.constant(lo, n), &self.record(hi), last),
         );
-        push(
-            &mut out,
+        push_new(
+            out,
             self.pair(&self.constant(hi, n), &self.record(lo), last),
         );
-        let mut marks = vec![out.len()];
-        // 2. At zero or the middle of the range, the differing record at either end.
-        let centre = zero.unwrap_or(mid);
-        push(
-            &mut out,
+    }
+
+    /// 2. At zero or the middle of the range (`centre`), the differing record at either end.
+    fn push_constant_at_centre(&self, out: &mut Vec<DatasetPair>, centre: f64) {
+        let (lo, hi, n, last) = (self.lo(), self.hi(), self.size, self.last());
+        push_new(
+            out,
             self.pair(&self.constant(centre, n), &self.record(hi), last),
         );
-        push(
-            &mut out,
+        push_new(
+            out,
             self.pair(&self.constant(centre, n), &self.record(lo), last),
         );
-        marks.push(out.len());
-        // 3. The smallest datasets (add-remove only; replace-one keeps the declared size): empty,
-        //    one and two records.
+    }
+
+    /// 3. The smallest datasets (add-remove only; replace-one keeps the declared size): empty,
+    ///    one and two records.
+    fn push_smallest(&self, out: &mut Vec<DatasetPair>, centre: f64) {
+        let (lo, hi) = (self.lo(), self.hi());
         for k in [0usize, 1, 2] {
-            if !add {
+            if !self.adds() {
                 continue;
             }
-            push(
-                &mut out,
-                self.pair(&self.constant(lo, k), &self.record(hi), k.saturating_sub(1)),
-            );
-            push(
-                &mut out,
-                self.pair(&self.constant(hi, k), &self.record(lo), k.saturating_sub(1)),
-            );
-            push(
-                &mut out,
-                self.pair(
-                    &self.constant(centre, k),
-                    &self.record(hi),
-                    k.saturating_sub(1),
-                ),
+            let at = k.saturating_sub(1);
+            push_new(out, self.pair(&self.constant(lo, k), &self.record(hi), at));
+            push_new(out, self.pair(&self.constant(hi, k), &self.record(lo), at));
+            push_new(
+                out,
+                self.pair(&self.constant(centre, k), &self.record(hi), at),
             );
         }
-        marks.push(out.len());
-        // 4. Records that cancel: half at each end (sum 0 on a symmetric range), the differing
-        //    record at an end.
+    }
+
+    /// 4. Records that cancel: half at each end (sum 0 on a symmetric range), the differing
+    ///    record at an end.
+    fn push_cancelling(&self, out: &mut Vec<DatasetPair>) {
+        let (lo, hi, n) = (self.lo(), self.hi(), self.size);
         if n >= 2 {
             let mut base = self.constant(lo, n / 2);
             base.extend(self.constant(hi, n - n / 2));
-            push(&mut out, self.pair(&base, &self.record(hi), 0));
-            push(&mut out, self.pair(&base, &self.record(lo), n - 1));
+            push_new(out, self.pair(&base, &self.record(hi), 0));
+            push_new(out, self.pair(&base, &self.record(lo), n - 1));
         }
-        marks.push(out.len());
-        // 5. All records equal but one (at the other end), then the differing record.
+    }
+
+    /// 5. All records equal but one (at the other end), then the differing record.
+    fn push_all_equal_but_one(&self, out: &mut Vec<DatasetPair>, centre: f64) {
+        let (lo, hi, n) = (self.lo(), self.hi(), self.size);
         if n >= 2 {
             let mut base = self.constant(lo, n - 1);
             base.push(self.record(hi));
-            push(&mut out, self.pair(&base, &self.record(hi), 0));
+            push_new(out, self.pair(&base, &self.record(hi), 0));
             let mut base = self.constant(centre, n - 1);
             base.push(self.record(lo));
-            push(&mut out, self.pair(&base, &self.record(hi), 0));
+            push_new(out, self.pair(&base, &self.record(hi), 0));
         }
-        marks.push(out.len());
-        // 6. Order-dependent processing (microbatches, blocks, windows taken by position):
-        //    blocks of p records at the centre and p at the upper end, alternating, against the
-        //    same list without its first record (add-remove), which moves every later record
-        //    one position: each block of a chunked computation then sees a different mix.
-        if add {
+    }
+
+    /// 6. Order-dependent processing (microbatches, blocks, windows taken by position):
+    ///    blocks of p records at the centre and p at the upper end, alternating, against the
+    ///    same list without its first record (add-remove), which moves every later record
+    ///    one position: each block of a chunked computation then sees a different mix.
+    fn push_order_dependent(&self, out: &mut Vec<DatasetPair>, centre: f64) {
+        let (hi, n) = (self.hi(), self.size);
+        if self.adds() {
             let mut p = 1;
             while 2 * p <= n.max(2) && p <= 8 {
                 let full: Vec<Vec<f64>> = (0..n.max(2 * p))
@@ -304,44 +338,48 @@ impl PortfolioFinder {
                     .zip(Dataset::vectors(self.domain.dim, &full).ok())
                     .filter(|(a, b)| self.domain.check(a).is_ok() && self.domain.check(b).is_ok())
                     .and_then(|(a, b)| DatasetPair::new(a, b, self.relation).ok());
-                push(&mut out, pair);
+                push_new(out, pair);
                 p *= 2;
             }
         }
-        // 7. Vector records: the differing record at a vertex off the diagonal, and at its
-        //    mirror image (coordinates with different roles, e.g. a time step and a value, put
-        //    the worst record at either one).
+    }
+
+    /// 7. Vector records: the differing record at a vertex off the diagonal, and at its
+    ///    mirror image (coordinates with different roles, e.g. a time step and a value, put
+    ///    the worst record at either one).
+    fn push_vertices(&self, out: &mut Vec<DatasetPair>, centre: f64) {
+        let (lo, hi, n, last) = (self.lo(), self.hi(), self.size, self.last());
         if self.domain.dim > 1 {
             let alt: Vec<f64> = (0..self.domain.dim)
                 .map(|j| if j % 2 == 0 { hi } else { lo })
                 .collect();
             let mirror: Vec<f64> = alt.iter().map(|&v| lo + hi - v).collect();
-            push(&mut out, self.pair(&self.constant(centre, n), &alt, last));
-            push(&mut out, self.pair(&self.constant(lo, n), &alt, last));
-            push(
-                &mut out,
-                self.pair(&self.constant(centre, n), &mirror, last),
-            );
-            push(&mut out, self.pair(&self.constant(lo, n), &mirror, last));
+            push_new(out, self.pair(&self.constant(centre, n), &alt, last));
+            push_new(out, self.pair(&self.constant(lo, n), &alt, last));
+            push_new(out, self.pair(&self.constant(centre, n), &mirror, last));
+            push_new(out, self.pair(&self.constant(lo, n), &mirror, last));
         }
-        // 8. Batch partners: the differing record is kept (at the first position, swinging from
-        //    the lower corner to the upper one) while the records common to both datasets, its
-        //    batch partners, are moved: to the centre, to alternating ends (opposite signs), and
-        //    for vector records to the centre in one coordinate and the lower end in the others
-        //    (the record then at the upper end there). Components that couple a batch's examples
-        //    (batch statistics in the forward pass, losses over pairs of examples, gradient
-        //    buffers shared across micro-steps) let the record move its partners' clipped
-        //    gradients, by an amount that depends on where the partners sit; the proposals above
-        //    only move the record against constant partners at its own starting level.
+    }
+
+    /// 8. Batch partners: the differing record is kept (at the first position, swinging from
+    ///    the lower corner to the upper one) while the records common to both datasets, its
+    ///    batch partners, are moved: to the centre, to alternating ends (opposite signs), and
+    ///    for vector records to the centre in one coordinate and the lower end in the others
+    ///    (the record then at the upper end there). Components that couple a batch's examples
+    ///    (batch statistics in the forward pass, losses over pairs of examples, gradient
+    ///    buffers shared across micro-steps) let the record move its partners' clipped
+    ///    gradients, by an amount that depends on where the partners sit; the proposals above
+    ///    only move the record against constant partners at its own starting level.
+    fn push_batch_partners(&self, out: &mut Vec<DatasetPair>) {
+        let n = self.size;
         for (partners, from, to) in self.partner_sets(n) {
-            let base: Vec<Vec<f64>> = if add {
+            let base: Vec<Vec<f64>> = if self.adds() {
                 partners
             } else {
                 std::iter::once(from).chain(partners).take(n).collect()
             };
-            push(&mut out, self.pair(&base, &to, 0));
+            push_new(out, self.pair(&base, &to, 0));
         }
-        interleave(out, &marks)
     }
 
     /// The batch-partner sets of proposal 8: (partners, the differing record in D, in D′). Under

@@ -152,25 +152,7 @@ pub fn read_side(paths: &[PathBuf], side: ShardSide, flag: &str) -> Result<SideP
                 "a Bayesian DP test reads JSON lines of {\"x\": [...], \"w\": [...]} (as audit sample --bdp-data writes); allowed: a JSON-lines file, plain, .gz or .zst".into(),
             ));
         }
-        let meta = sidecar_path(p);
-        if meta.exists() {
-            use crate::sources::text::{JsonReadError, read_json};
-            let m: BayesianSidecar = read_json(&meta).map_err(|e| match e {
-                JsonReadError::Io(e) => bad(format!("its sidecar {}: {e}", meta.display())),
-                JsonReadError::Parse(_) => bad(format!(
-                    "its sidecar {} is not a Bayesian shard's (no x' recorded); allowed: shards written by audit sample --bdp-data",
-                    meta.display()
-                ))
-            })?;
-            if m.provenance.side != side {
-                return Err(bad(format!(
-                    "written as side {}, given as {flag}; allowed: side a shards for --samples-a (x' with releases of M(D)), side b for --samples-b (releases of M(D with x'))",
-                    match m.provenance.side {
-                        ShardSide::A => "a",
-                        ShardSide::B => "b",
-                    }
-                )));
-            }
+        if let Some(m) = read_sidecar(p, side, flag, &bad)? {
             sidecars.push(m);
         }
         let reader = crate::sources::shards::text_reader(p, p, format)?;
@@ -186,31 +168,7 @@ pub fn read_side(paths: &[PathBuf], side: ShardSide, flag: &str) -> Result<SideP
                 continue;
             }
             let at = |what: String| bad(format!("line {}: {what}", i + 1));
-            let v: serde_json::Value = serde_json::from_str(l).map_err(|_| {
-                at(format!(
-                    "{l:.80} is not JSON; allowed: {{\"x\": [numbers], \"w\": [numbers]}}"
-                ))
-            })?;
-            let (Some(x), Some(w)) = (numbers(&v["x"]), numbers(&v["w"])) else {
-                return Err(at(format!(
-                    "{l:.80} is not a pair; allowed: {{\"x\": [numbers], \"w\": [numbers]}} (x' the drawn record, w the release drawn with it)"
-                )));
-            };
-            if x.is_empty() || w.is_empty() {
-                return Err(at("empty x or w; allowed: at least one number each".into()));
-            }
-            if let Some(v) = x.iter().chain(&w).find(|v| !v.is_finite()) {
-                return Err(at(format!("{v} is not finite")));
-            }
-            if *dx.get_or_insert(x.len()) != x.len() || *dw.get_or_insert(w.len()) != w.len() {
-                return Err(at(format!(
-                    "x of dimension {} and w of dimension {}; earlier lines have {} and {}",
-                    x.len(),
-                    w.len(),
-                    dx.unwrap_or(0),
-                    dw.unwrap_or(0)
-                )));
-            }
+            let (x, w) = pair_of_line(l, (&mut dx, &mut dw), &at)?;
             xs.extend(x);
             ws.extend(w);
         }
@@ -235,6 +193,73 @@ pub fn read_side(paths: &[PathBuf], side: ShardSide, flag: &str) -> Result<SideP
             .join(" + "),
         sidecars,
     })
+}
+
+/// The sidecar of shard `p` (None when it has none), checked to be of `side` (`flag` names
+/// it); `bad` words an error about the shard.
+fn read_sidecar(
+    p: &std::path::Path,
+    side: ShardSide,
+    flag: &str,
+    bad: &dyn Fn(String) -> Error,
+) -> Result<Option<BayesianSidecar>> {
+    let meta = sidecar_path(p);
+    if !meta.exists() {
+        return Ok(None);
+    }
+    use crate::sources::text::{JsonReadError, read_json};
+    let m: BayesianSidecar = read_json(&meta).map_err(|e| match e {
+        JsonReadError::Io(e) => bad(format!("its sidecar {}: {e}", meta.display())),
+        JsonReadError::Parse(_) => bad(format!(
+            "its sidecar {} is not a Bayesian shard's (no x' recorded); allowed: shards written by audit sample --bdp-data",
+            meta.display()
+        )),
+    })?;
+    if m.provenance.side != side {
+        return Err(bad(format!(
+            "written as side {}, given as {flag}; allowed: side a shards for --samples-a (x' with releases of M(D)), side b for --samples-b (releases of M(D with x'))",
+            match m.provenance.side {
+                ShardSide::A => "a",
+                ShardSide::B => "b",
+            }
+        )));
+    }
+    Ok(Some(m))
+}
+
+/// The pair (x', w) of one line `l` of a shard, its dimensions checked against those of the
+/// earlier lines (`dims`, set by the first); `at` words an error about the line.
+fn pair_of_line(
+    l: &str,
+    (dx, dw): (&mut Option<usize>, &mut Option<usize>),
+    at: &dyn Fn(String) -> Error,
+) -> Result<(Vec<f64>, Vec<f64>)> {
+    let v: serde_json::Value = serde_json::from_str(l).map_err(|_| {
+        at(format!(
+            "{l:.80} is not JSON; allowed: {{\"x\": [numbers], \"w\": [numbers]}}"
+        ))
+    })?;
+    let (Some(x), Some(w)) = (numbers(&v["x"]), numbers(&v["w"])) else {
+        return Err(at(format!(
+            "{l:.80} is not a pair; allowed: {{\"x\": [numbers], \"w\": [numbers]}} (x' the drawn record, w the release drawn with it)"
+        )));
+    };
+    if x.is_empty() || w.is_empty() {
+        return Err(at("empty x or w; allowed: at least one number each".into()));
+    }
+    if let Some(v) = x.iter().chain(&w).find(|v| !v.is_finite()) {
+        return Err(at(format!("{v} is not finite")));
+    }
+    if *dx.get_or_insert(x.len()) != x.len() || *dw.get_or_insert(w.len()) != w.len() {
+        return Err(at(format!(
+            "x of dimension {} and w of dimension {}; earlier lines have {} and {}",
+            x.len(),
+            w.len(),
+            dx.unwrap_or(0),
+            dw.unwrap_or(0)
+        )));
+    }
+    Ok((x, w))
 }
 
 /// Checks two sides' shards belong to one test: no file given twice, no two shards with the

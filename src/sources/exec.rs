@@ -371,37 +371,46 @@ impl ExecMechanism {
         check_seed: bool,
     ) -> Result<Samples, MechanismError> {
         let n = what.releases();
-        let preview = what.preview(seed);
-        let tail = Arc::new(Mutex::new(Vec::new()));
-        // Set once the stdout reader stopped at a bad line and closed the pipe: a broken-pipe
-        // error the program then reports is our doing, not its, and is left out of the tail.
-        let closed_early = std::cell::Cell::new(false);
-        let message = |what: String| {
-            let t = stderr_tail(&tail);
-            let (t, note) = match closed_early.get().then(|| without_broken_pipe(&t)) {
-                Some(Some(kept)) => (
-                    kept,
-                    " [then a broken-pipe error, left out: dp-audit closed the program's \
-                     stdout at the bad line]",
-                ),
-                _ => (t, ""),
-            };
-            format!(
-                "{what}\n  request: {preview}\n  stderr (tail): {}{note}",
-                if t.is_empty() { "(empty)" } else { &t }
-            )
+        let ctx = CallContext {
+            command: &self.command,
+            preview: what.preview(seed),
+            tail: Arc::new(Mutex::new(Vec::new())),
+            closed_early: std::cell::Cell::new(false),
         };
-        let fail = |what: String| exec_error(&self.command, message(what));
-        // The program ran and refused this dataset (a failure status or no answer in time): a
-        // search skips such a pair (see `MechanismError::Refused`).
-        let refused = |what: String| exec_refused(&self.command, message(what));
+        let time = self.call_time(n)?;
+        let (mut group, rx, chunk_tx) = self.start_program(&ctx, n, expected_dim)?;
+        let mut ex = Exchange::new(rx, chunk_tx, what, seed);
+        if ex.collect(time.deadline) {
+            ex.kill_and_drain(&mut group);
+            return Err(self.timed_out_error(&ctx, &ex, n, &time));
+        }
+        let out = ex.out.take();
+        if let Some(Err(m)) = out {
+            return Err(ex.bad_output_error(&ctx, &mut group, m));
+        }
+        ex.check_exit(&ctx)?;
+        let samples = match out {
+            Some(Ok(parser)) => parser.finish().map_err(|e| ctx.fail(e))?,
+            _ => return Err(ctx.fail("lost its output (stdout reader ended early)".into())),
+        };
+        group.disarm();
+        if check_seed {
+            self.check_independent(&samples, seed)
+                .map_err(|e| ctx.fail(e))?;
+        }
+        Ok(samples)
+    }
+
+    /// When a call of `n` releases must end: at its own limit (the search's call limit when
+    /// shorter than `--exec-timeout`, else the time-out), or at the run's deadline when that
+    /// comes first. The run's deadline bounds every call: none is started after it
+    /// ([`MechanismError::OutOfTime`]), and one that would run past it is stopped there.
+    fn call_time(&self, n: usize) -> Result<CallTime, MechanismError> {
         let limit = match self.call_limit.load(std::sync::atomic::Ordering::Relaxed) {
             0 => None,
             nanos => Some(Duration::from_nanos(nanos)).filter(|l| *l < self.timeout),
         };
         let now = Instant::now();
-        // The run's deadline bounds every call: none is started after it, and one that would
-        // run past it is stopped there.
         let run_end = *lock(&self.deadline);
         if run_end.is_some_and(|end| end <= now) {
             return Err(MechanismError::OutOfTime {
@@ -415,6 +424,23 @@ impl ExecMechanism {
             Some(end) if by_run => end,
             _ => own,
         };
+        Ok(CallTime {
+            deadline,
+            by_run,
+            limit,
+        })
+    }
+
+    /// Starts the program in a process group of its own (so that a time-out kills whatever it
+    /// started too) and the four threads that serve it: a waiter, a stdout reader (`n` releases
+    /// of `expected_dim`), a stderr reader (into `ctx`'s tail) and a writer, fed chunks through
+    /// the returned sender. All report on the returned receiver.
+    fn start_program(
+        &self,
+        ctx: &CallContext<'_>,
+        n: usize,
+        expected_dim: Option<usize>,
+    ) -> Result<Started, MechanismError> {
         let mut child = Command::new(&self.words[0])
             .args(&self.words[1..])
             .stdin(Stdio::piped())
@@ -423,21 +449,19 @@ impl ExecMechanism {
             // Its own process group, so a time-out kills whatever it started too.
             .process_group(0)
             .spawn()
-            .map_err(|e| fail(format!("cannot start `{}`: {e}", self.words[0])))?;
-        let mut group = match libc::pid_t::try_from(child.id()) {
+            .map_err(|e| ctx.fail(format!("cannot start `{}`: {e}", self.words[0])))?;
+        let group = match libc::pid_t::try_from(child.id()) {
             Ok(pgid) => Group::new(pgid),
             Err(_) => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(fail(format!("process id {} is out of range", child.id())));
+                return Err(ctx.fail(format!("process id {} is out of range", child.id())));
             }
         };
         let (Some(stdin), Some(stdout), Some(stderr)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
-            return Err(fail(
-                "the program's stdin, stdout or stderr is not a pipe".into(),
-            ));
+            return Err(ctx.fail("the program's stdin, stdout or stderr is not a pipe".into()));
         };
         let (tx, rx) = mpsc::channel();
         let (chunk_tx, chunk_rx) = mpsc::channel::<Vec<u8>>();
@@ -451,7 +475,7 @@ impl ExecMechanism {
                 let _ = t.send(Event::Stdout(read_releases(stdout, n, expected_dim)));
             })?;
             let t = tx.clone();
-            let keep = Arc::clone(&tail);
+            let keep = Arc::clone(&ctx.tail);
             spawn("read stderr of", move || {
                 drain_tail(stderr, &keep);
                 let _ = t.send(Event::StderrClosed);
@@ -460,168 +484,46 @@ impl ExecMechanism {
             spawn("write to", move || write_request(stdin, chunk_rx, t))
         })();
         drop(tx);
-        started.map_err(&fail)?;
+        started.map_err(|e| ctx.fail(e))?;
+        Ok((group, rx, chunk_tx))
+    }
 
-        let mut chunks = RequestChunks {
-            what,
-            seed,
-            dataset: 0,
-            next: 0,
-            started: false,
-        };
-        let mut free = vec![
-            Vec::with_capacity(WRITE_CHUNK + 1024),
-            Vec::with_capacity(WRITE_CHUNK + 1024),
-        ];
-        let mut chunk_tx = Some(chunk_tx);
-        let mut exited = None;
-        let mut out = None;
-        let mut written = None;
-        let mut err_closed = false;
-        let timed_out = loop {
-            while let Some(to_writer) = &chunk_tx
-                && let Some(mut buf) = free.pop()
-            {
-                let more = chunks.fill(&mut buf);
-                if to_writer.send(buf).is_err() || !more {
-                    // Dropping the sender ends the writer's loop: it closes stdin.
-                    chunk_tx = None;
-                }
-            }
-            if exited.is_some() && out.is_some() && written.is_some() && err_closed {
-                break false;
-            }
-            let Some(left) = deadline.checked_duration_since(Instant::now()) else {
-                break true;
+    /// The error of a call that ran past its deadline: [`MechanismError::OutOfTime`] at the
+    /// run's deadline, [`MechanismError::Slow`] past the search's call limit, else a refusal
+    /// that says whether the program hung or left a process holding its stdout.
+    fn timed_out_error(
+        &self,
+        ctx: &CallContext<'_>,
+        ex: &Exchange<'_>,
+        n: usize,
+        time: &CallTime,
+    ) -> MechanismError {
+        if time.by_run {
+            return MechanismError::OutOfTime {
+                mechanism: format!("exec `{}`", self.command),
+                releases: n,
             };
-            match rx.recv_timeout(left) {
-                Ok(Event::Buffer(b)) => free.push(b),
-                Ok(Event::Written(r)) => written = Some(r),
-                Ok(Event::Stdout(r)) => {
-                    let bad = r.is_err();
-                    out = Some(r);
-                    if bad {
-                        break false;
-                    }
-                }
-                Ok(Event::StderrClosed) => err_closed = true,
-                Ok(Event::Exited(s)) => exited = Some(s),
-                Err(mpsc::RecvTimeoutError::Timeout) => break true,
-                Err(mpsc::RecvTimeoutError::Disconnected) => break false,
-            }
-        };
-        let mut kill_and_drain = |err_closed: bool| {
-            group.kill();
-            // Let the stderr reader take in the last words of the program (the kill closes the
-            // pipe), but never wait long: a process that left the group may still hold it.
-            let grace = Instant::now() + KILL_GRACE;
-            let mut closed = err_closed;
-            while !closed && let Some(left) = grace.checked_duration_since(Instant::now()) {
-                match rx.recv_timeout(left) {
-                    Ok(Event::StderrClosed) => closed = true,
-                    Ok(_) => {}
-                    Err(_) => break,
-                }
-            }
-        };
-        if timed_out {
-            kill_and_drain(err_closed);
-            if by_run {
-                return Err(MechanismError::OutOfTime {
-                    mechanism: format!("exec `{}`", self.command),
-                    releases: n,
-                });
-            }
-            if let Some(l) = limit {
-                return Err(MechanismError::Slow {
-                    mechanism: format!("exec `{}`", self.command),
-                    releases: n,
-                    seconds: l.as_secs_f64(),
-                });
-            }
-            let secs = self.timeout.as_secs_f64();
-            return Err(refused(match (&exited, &out) {
-                (Some(Ok(status)), None) => format!(
-                    "exited ({status}), but its stdout was still open after {secs} s \
-                     (--exec-timeout): a process it started (e.g. in the background) holds it; \
-                     the program's process group was killed"
-                ),
-                _ => format!(
-                    "timed out after {secs} s (--exec-timeout) and was killed, with every \
-                     process in its group ({n} releases requested: a program that is only slow \
-                     needs a lower --exec-batch or a higher --exec-timeout)"
-                ),
-            }));
         }
-        if let Some(Err(m)) = out {
-            closed_early.set(true);
-            // A program that fails stops writing and exits with a failure status just after its
-            // stdout closes: wait a moment for that status, so that a refusal of this dataset is
-            // told apart from a malformed answer.
-            let grace = Instant::now() + KILL_GRACE;
-            while exited.is_none()
-                && let Some(left) = grace.checked_duration_since(Instant::now())
-            {
-                match rx.recv_timeout(left) {
-                    Ok(Event::Exited(s)) => exited = Some(s),
-                    Ok(Event::StderrClosed) => err_closed = true,
-                    Ok(_) => {}
-                    Err(_) => break,
-                }
-            }
-            kill_and_drain(err_closed);
-            // A non-finite value first: a failure status may only be the broken pipe of the
-            // output it was still writing when the reader stopped.
-            if let Some(m) = m.strip_prefix(NON_FINITE) {
-                return Err(refused(format!(
-                    "printed a value that is not a finite number ({m}); a program whose output \
-                     on some datasets is not a number, but is on their neighbours, reveals which \
-                     it was given: dp-audit cannot test such outputs, check this dataset yourself"
-                )));
-            }
-            // A failure status caused by the broken pipe of our early close (SIGPIPE, or an
-            // EPIPE error such as Python's BrokenPipeError) is not the program refusing the
-            // dataset: the malformed line is the error, and it leads.
-            if let Some(Ok(status)) = &exited
-                && !status.success()
-                && !broken_pipe(status, &stderr_tail(&tail))
-            {
-                return Err(refused(format!("exited with {status} ({m})")));
-            }
-            return Err(fail(m));
+        if let Some(l) = time.limit {
+            return MechanismError::Slow {
+                mechanism: format!("exec `{}`", self.command),
+                releases: n,
+                seconds: l.as_secs_f64(),
+            };
         }
-        let unread = match written {
-            Some(Err((from, e))) => Some(format!(
-                "it stopped reading the request: writing its bytes from {from} on failed ({e})"
-            )),
-            _ => None,
-        };
-        match exited {
-            Some(Ok(status)) if status.success() => {}
-            Some(Ok(status)) => {
-                return Err(refused(match unread {
-                    Some(u) => format!("exited with {status}; {u}"),
-                    None => format!("exited with {status}"),
-                }));
-            }
-            Some(Err(e)) => return Err(fail(format!("cannot wait for the program: {e}"))),
-            None => return Err(fail("lost track of the program (no exit status)".into())),
-        }
-        if let Some(u) = unread {
-            return Err(fail(format!(
-                "closed its stdin before reading the whole request ({u}); a program must read \
-                 the whole request, whose \"seed\" comes last"
-            )));
-        }
-        let samples = match out {
-            Some(Ok(parser)) => parser.finish().map_err(fail)?,
-            _ => return Err(fail("lost its output (stdout reader ended early)".into())),
-        };
-        group.disarm();
-        if check_seed {
-            self.check_independent(&samples, seed).map_err(fail)?;
-        }
-        Ok(samples)
+        let secs = self.timeout.as_secs_f64();
+        ctx.refused(match (&ex.exited, &ex.out) {
+            (Some(Ok(status)), None) => format!(
+                "exited ({status}), but its stdout was still open after {secs} s \
+                 (--exec-timeout): a process it started (e.g. in the background) holds it; \
+                 the program's process group was killed"
+            ),
+            _ => format!(
+                "timed out after {secs} s (--exec-timeout) and was killed, with every \
+                 process in its group ({n} releases requested: a program that is only slow \
+                 needs a lower --exec-batch or a higher --exec-timeout)"
+            ),
+        })
     }
 
     /// Refuses releases whose fingerprint (see [`fingerprints`]) an earlier request with a
@@ -799,6 +701,237 @@ enum Event {
     StderrClosed,
     /// The program exited.
     Exited(std::io::Result<ExitStatus>),
+}
+
+/// A started program: its process group, the receiver of its threads' reports and the sender
+/// of the request's chunks to its writer.
+type Started = (Group, mpsc::Receiver<Event>, mpsc::Sender<Vec<u8>>);
+
+/// When one call must end: its deadline, whether that is the run's deadline (else the call's
+/// own), and the search's call limit when it set one shorter than `--exec-timeout`.
+struct CallTime {
+    deadline: Instant,
+    by_run: bool,
+    limit: Option<Duration>,
+}
+
+/// What a request's errors say besides their cause: the program, the request (a preview) and
+/// the tail of the program's stderr.
+struct CallContext<'a> {
+    command: &'a str,
+    preview: String,
+    /// The stderr reader's tail of the program's stderr.
+    tail: Arc<Mutex<Vec<u8>>>,
+    /// Set once the stdout reader stopped at a bad line and closed the pipe: a broken-pipe
+    /// error the program then reports is our doing, not its, and is left out of the tail.
+    closed_early: std::cell::Cell<bool>,
+}
+
+impl CallContext<'_> {
+    /// `what` went wrong, with the request and the tail of the program's stderr.
+    fn message(&self, what: String) -> String {
+        let t = stderr_tail(&self.tail);
+        let (t, note) = match self.closed_early.get().then(|| without_broken_pipe(&t)) {
+            Some(Some(kept)) => (
+                kept,
+                " [then a broken-pipe error, left out: dp-audit closed the program's \
+                 stdout at the bad line]",
+            ),
+            _ => (t, ""),
+        };
+        format!(
+            "{what}\n  request: {}\n  stderr (tail): {}{note}",
+            self.preview,
+            if t.is_empty() { "(empty)" } else { &t }
+        )
+    }
+
+    /// The program broke the protocol (or could not be run): an error of the run.
+    fn fail(&self, what: String) -> MechanismError {
+        exec_error(self.command, self.message(what))
+    }
+
+    /// The program ran and refused this dataset (a failure status or no answer in time): a
+    /// search skips such a pair (see `MechanismError::Refused`).
+    fn refused(&self, what: String) -> MechanismError {
+        exec_refused(self.command, self.message(what))
+    }
+}
+
+/// One request's exchange with its program: the request fed to the writer chunk by chunk,
+/// and what the threads serving the program reported.
+struct Exchange<'a> {
+    rx: mpsc::Receiver<Event>,
+    /// The writer's chunks; dropping the sender ends the writer's loop, which closes stdin.
+    chunk_tx: Option<mpsc::Sender<Vec<u8>>>,
+    chunks: RequestChunks<'a>,
+    /// Buffers the writer has returned, ready to fill (two in flight at most).
+    free: Vec<Vec<u8>>,
+    exited: Option<std::io::Result<ExitStatus>>,
+    out: Option<Result<LineParser, String>>,
+    written: Option<Result<(), (u64, std::io::Error)>>,
+    err_closed: bool,
+}
+
+impl<'a> Exchange<'a> {
+    /// The exchange of request `what` at `seed`, before anything is written.
+    fn new(
+        rx: mpsc::Receiver<Event>,
+        chunk_tx: mpsc::Sender<Vec<u8>>,
+        what: Request<'a>,
+        seed: u64,
+    ) -> Self {
+        Exchange {
+            rx,
+            chunk_tx: Some(chunk_tx),
+            chunks: RequestChunks {
+                what,
+                seed,
+                dataset: 0,
+                next: 0,
+                started: false,
+            },
+            free: vec![
+                Vec::with_capacity(WRITE_CHUNK + 1024),
+                Vec::with_capacity(WRITE_CHUNK + 1024),
+            ],
+            exited: None,
+            out: None,
+            written: None,
+            err_closed: false,
+        }
+    }
+
+    /// Feeds the writer and collects the threads' reports until all four are in, stdout holds
+    /// a bad line, or `deadline` passes; true when the deadline came first.
+    fn collect(&mut self, deadline: Instant) -> bool {
+        loop {
+            while let Some(to_writer) = &self.chunk_tx
+                && let Some(mut buf) = self.free.pop()
+            {
+                let more = self.chunks.fill(&mut buf);
+                if to_writer.send(buf).is_err() || !more {
+                    // Dropping the sender ends the writer's loop: it closes stdin.
+                    self.chunk_tx = None;
+                }
+            }
+            if self.exited.is_some()
+                && self.out.is_some()
+                && self.written.is_some()
+                && self.err_closed
+            {
+                return false;
+            }
+            let Some(left) = deadline.checked_duration_since(Instant::now()) else {
+                return true;
+            };
+            match self.rx.recv_timeout(left) {
+                Ok(Event::Buffer(b)) => self.free.push(b),
+                Ok(Event::Written(r)) => self.written = Some(r),
+                Ok(Event::Stdout(r)) => {
+                    let bad = r.is_err();
+                    self.out = Some(r);
+                    if bad {
+                        return false;
+                    }
+                }
+                Ok(Event::StderrClosed) => self.err_closed = true,
+                Ok(Event::Exited(s)) => self.exited = Some(s),
+                Err(mpsc::RecvTimeoutError::Timeout) => return true,
+                Err(mpsc::RecvTimeoutError::Disconnected) => return false,
+            }
+        }
+    }
+
+    /// Kills the program's group, then lets the stderr reader take in the last words of the
+    /// program (the kill closes the pipe), but never waits long: a process that left the
+    /// group may still hold it.
+    fn kill_and_drain(&mut self, group: &mut Group) {
+        group.kill();
+        let grace = Instant::now() + KILL_GRACE;
+        let mut closed = self.err_closed;
+        while !closed && let Some(left) = grace.checked_duration_since(Instant::now()) {
+            match self.rx.recv_timeout(left) {
+                Ok(Event::StderrClosed) => closed = true,
+                Ok(_) => {}
+                Err(_) => break,
+            }
+        }
+    }
+
+    /// The error of an answer with a bad line `m`: a refusal when the line is not a finite
+    /// number or the program exited with a failure status of its own, else the bad line.
+    fn bad_output_error(
+        &mut self,
+        ctx: &CallContext<'_>,
+        group: &mut Group,
+        m: String,
+    ) -> MechanismError {
+        ctx.closed_early.set(true);
+        // A program that fails stops writing and exits with a failure status just after its
+        // stdout closes: wait a moment for that status, so that a refusal of this dataset is
+        // told apart from a malformed answer.
+        let grace = Instant::now() + KILL_GRACE;
+        while self.exited.is_none()
+            && let Some(left) = grace.checked_duration_since(Instant::now())
+        {
+            match self.rx.recv_timeout(left) {
+                Ok(Event::Exited(s)) => self.exited = Some(s),
+                Ok(Event::StderrClosed) => self.err_closed = true,
+                Ok(_) => {}
+                Err(_) => break,
+            }
+        }
+        self.kill_and_drain(group);
+        // A non-finite value first: a failure status may only be the broken pipe of the
+        // output it was still writing when the reader stopped.
+        if let Some(m) = m.strip_prefix(NON_FINITE) {
+            return ctx.refused(format!(
+                "printed a value that is not a finite number ({m}); a program whose output \
+                 on some datasets is not a number, but is on their neighbours, reveals which \
+                 it was given: dp-audit cannot test such outputs, check this dataset yourself"
+            ));
+        }
+        // A failure status caused by the broken pipe of our early close (SIGPIPE, or an
+        // EPIPE error such as Python's BrokenPipeError) is not the program refusing the
+        // dataset: the malformed line is the error, and it leads.
+        if let Some(Ok(status)) = &self.exited
+            && !status.success()
+            && !broken_pipe(status, &stderr_tail(&ctx.tail))
+        {
+            return ctx.refused(format!("exited with {status} ({m})"));
+        }
+        ctx.fail(m)
+    }
+
+    /// How the program ended, for a complete answer: a failure status is a refusal of the
+    /// dataset; a lost status, or a program that stopped reading the request, is an error.
+    fn check_exit(&self, ctx: &CallContext<'_>) -> Result<(), MechanismError> {
+        let unread = match &self.written {
+            Some(Err((from, e))) => Some(format!(
+                "it stopped reading the request: writing its bytes from {from} on failed ({e})"
+            )),
+            _ => None,
+        };
+        match &self.exited {
+            Some(Ok(status)) if status.success() => {}
+            Some(Ok(status)) => {
+                return Err(ctx.refused(match unread {
+                    Some(u) => format!("exited with {status}; {u}"),
+                    None => format!("exited with {status}"),
+                }));
+            }
+            Some(Err(e)) => return Err(ctx.fail(format!("cannot wait for the program: {e}"))),
+            None => return Err(ctx.fail("lost track of the program (no exit status)".into())),
+        }
+        if let Some(u) = unread {
+            return Err(ctx.fail(format!(
+                "closed its stdin before reading the whole request ({u}); a program must read \
+                 the whole request, whose \"seed\" comes last"
+            )));
+        }
+        Ok(())
+    }
 }
 
 /// The process group a request's program leads. It is killed (SIGKILL to every member) when
