@@ -1162,7 +1162,22 @@ pub fn sweep(path: &Path, s: &SweepReport) -> Result<()> {
         (a.min(p.median_margin), b.max(p.median_margin))
     });
     let (m0, m1) = axis_range(mmin, mmax.max(mmin + 1e-9), 0.1);
-    let param = s.parameter.clone();
+    with_canvas(path, (1000, 820), |root| {
+        let (upper, lower) = root.split_vertically(410);
+        sweep_rates_panel(&upper, path, s, (x0, x1))?;
+        sweep_margins_panel(&lower, path, s, (x0, x1), (m0, m1))
+    })
+}
+
+/// The sweep's upper chart: the detection rate per value and tester, with its 95%
+/// Clopper–Pearson interval, against β.
+fn sweep_rates_panel(
+    area: &DrawingArea<BitMapBackend<'_>, Shift>,
+    path: &Path,
+    s: &SweepReport,
+    (x0, x1): (f64, f64),
+) -> Result<()> {
+    let param = &s.parameter;
     let beta = s.failure_probability_per_audit;
     // Where the legend of the top chart may not go: markers, intervals and the β line.
     let rates: Vec<(f64, f64)> = s
@@ -1180,165 +1195,173 @@ pub fn sweep(path: &Path, s: &SweepReport) -> Result<()> {
         .chain((0..=10).map(|i| (x0 + (x1 - x0) * f64::from(i) / 10.0, beta)))
         .collect();
     let (top_y, top_legend) = sweep_legend_layout(&rates, (x0, x1), s.testers.len());
-    with_canvas(path, (1000, 820), |root| {
-        let (upper, lower) = root.split_vertically(410);
-        let mut top = ChartBuilder::on(&upper)
-            .caption(
-                format!(
-                    "{}: fraction of audits finding a violation vs {param} (95% intervals)",
-                    s.mechanism
-                ),
-                font(20),
-            )
-            .margin(12)
-            .x_label_area_size(44)
-            .y_label_area_size(70)
-            .build_cartesian_2d(x0..x1, 0.0..top_y)
-            .map_err(|e| draw_err(path, e))?;
-        top.configure_mesh()
-            .light_line_style(RGBColor(238, 238, 238))
-            .x_desc(param.as_str())
-            .x_label_formatter(&|v| tick_label(*v, x0, x1))
-            .y_label_formatter(&|v| fraction_tick(*v, 1.05))
-            .y_desc(format!("fraction of {} audits", s.repeats))
-            .label_style(font(15))
-            .axis_desc_style(font(16))
-            .draw()
-            .map_err(|e| draw_err(path, e))?;
-        top.draw_series(DashedLineSeries::new(
-            [(x0, beta), (x1, beta)],
-            8,
-            5,
-            GREY.stroke_width(2),
+    let mut top = ChartBuilder::on(area)
+        .caption(
+            format!(
+                "{}: fraction of audits finding a violation vs {param} (95% intervals)",
+                s.mechanism
+            ),
+            font(20),
+        )
+        .margin(12)
+        .x_label_area_size(44)
+        .y_label_area_size(70)
+        .build_cartesian_2d(x0..x1, 0.0..top_y)
+        .map_err(|e| draw_err(path, e))?;
+    top.configure_mesh()
+        .light_line_style(RGBColor(238, 238, 238))
+        .x_desc(param.as_str())
+        .x_label_formatter(&|v| tick_label(*v, x0, x1))
+        .y_label_formatter(&|v| fraction_tick(*v, 1.05))
+        .y_desc(format!("fraction of {} audits", s.repeats))
+        .label_style(font(15))
+        .axis_desc_style(font(16))
+        .draw()
+        .map_err(|e| draw_err(path, e))?;
+    top.draw_series(DashedLineSeries::new(
+        [(x0, beta), (x1, beta)],
+        8,
+        5,
+        GREY.stroke_width(2),
+    ))
+    .map_err(|e| draw_err(path, e))?
+    .label(format!(
+        "β = {} per audit: the most a value where the claim holds gives on average",
+        super::readable(beta)
+    ))
+    .legend(|(x, y)| PathElement::new([(x, y), (x + 14, y)], GREY.stroke_width(2)));
+    let nt = s.testers.len().max(1) as f64;
+    for (ti, t) in s.testers.iter().enumerate() {
+        let color = PALETTE[ti % PALETTE.len()];
+        let pts: Vec<_> = s.points.iter().filter(|p| &p.tester == t).collect();
+        // Testers side by side around each value, so their intervals do not overlap.
+        let dx = (ti as f64 - (nt - 1.0) / 2.0) * 0.006 * (x1 - x0);
+        let x = |v: f64| clip(v + dx, (x0, x1));
+        top.draw_series(LineSeries::new(
+            pts.iter()
+                .map(|p| (x(p.value), p.detections as f64 / p.repeats.max(1) as f64)),
+            color.stroke_width(2),
         ))
         .map_err(|e| draw_err(path, e))?
-        .label(format!(
-            "β = {} per audit: the most a value where the claim holds gives on average",
-            super::readable(beta)
+        .label(t.as_str())
+        .legend(move |(x, y)| PathElement::new([(x, y), (x + 14, y)], color.stroke_width(2)));
+        // 95% Clopper–Pearson interval of each point: a vertical bar with caps.
+        let cap = 0.004 * (x1 - x0);
+        for p in &pts {
+            let (l, u) = p.detection_interval();
+            let xp = x(p.value);
+            for seg in [
+                [(xp, l), (xp, u)],
+                [(xp - cap, l), (xp + cap, l)],
+                [(xp - cap, u), (xp + cap, u)],
+            ] {
+                top.draw_series(std::iter::once(PathElement::new(
+                    seg,
+                    color.mix(0.7).stroke_width(2),
+                )))
+                .map_err(|e| draw_err(path, e))?;
+            }
+        }
+        top.draw_series(pts.iter().map(|p| {
+            let y = p.detections as f64 / p.repeats.max(1) as f64;
+            let style = if p.status == "buggy" {
+                color.filled()
+            } else {
+                color.stroke_width(2)
+            };
+            Circle::new((x(p.value), y), 5, style)
+        }))
+        .map_err(|e| draw_err(path, e))?;
+    }
+    top.configure_series_labels()
+        .position(top_legend)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK.mix(0.4))
+        .label_font(font(15))
+        .draw()
+        .map_err(|e| draw_err(path, e))?;
+    Ok(())
+}
+
+/// The sweep's lower chart: the median margin (largest bound − allowed) per value and tester.
+fn sweep_margins_panel(
+    area: &DrawingArea<BitMapBackend<'_>, Shift>,
+    path: &Path,
+    s: &SweepReport,
+    (x0, x1): (f64, f64),
+    (m0, m1): (f64, f64),
+) -> Result<()> {
+    let param = &s.parameter;
+    let mut bottom = ChartBuilder::on(area)
+        .caption(
+            "median over repeats of (largest bound - allowed); above 0 = violation",
+            font(18),
+        )
+        .margin(12)
+        .x_label_area_size(44)
+        .y_label_area_size(70)
+        .build_cartesian_2d(x0..x1, m0..m1)
+        .map_err(|e| draw_err(path, e))?;
+    bottom
+        .configure_mesh()
+        .light_line_style(RGBColor(238, 238, 238))
+        .x_desc(format!(
+            "{param}   (filled markers: catalogue says buggy at this value; hollow: correct)"
         ))
-        .legend(|(x, y)| PathElement::new([(x, y), (x + 14, y)], GREY.stroke_width(2)));
-        let nt = s.testers.len().max(1) as f64;
-        for (ti, t) in s.testers.iter().enumerate() {
-            let color = PALETTE[ti % PALETTE.len()];
-            let pts: Vec<_> = s.points.iter().filter(|p| &p.tester == t).collect();
-            // Testers side by side around each value, so their intervals do not overlap.
-            let dx = (ti as f64 - (nt - 1.0) / 2.0) * 0.006 * (x1 - x0);
-            let x = |v: f64| clip(v + dx, (x0, x1));
-            top.draw_series(LineSeries::new(
+        .y_desc("median margin")
+        .x_label_formatter(&|v| tick_label(*v, x0, x1))
+        .y_label_formatter(&|v| tick_label(*v, m0, m1))
+        .label_style(font(15))
+        .axis_desc_style(font(16))
+        .draw()
+        .map_err(|e| draw_err(path, e))?;
+    bottom
+        .draw_series(LineSeries::new(
+            [(x0, 0.0), (x1, 0.0)],
+            BLACK.stroke_width(2),
+        ))
+        .map_err(|e| draw_err(path, e))?
+        .label("the claim's threshold (bound = allowed)")
+        .legend(|(x, y)| PathElement::new([(x, y), (x + 14, y)], BLACK.stroke_width(2)));
+    for (ti, t) in s.testers.iter().enumerate() {
+        let color = PALETTE[ti % PALETTE.len()];
+        let pts: Vec<_> = s.points.iter().filter(|p| &p.tester == t).collect();
+        bottom
+            .draw_series(LineSeries::new(
                 pts.iter()
-                    .map(|p| (x(p.value), p.detections as f64 / p.repeats.max(1) as f64)),
+                    .map(|p| (clip(p.value, (x0, x1)), clip(p.median_margin, (m0, m1)))),
                 color.stroke_width(2),
             ))
-            .map_err(|e| draw_err(path, e))?
-            .label(t.as_str())
-            .legend(move |(x, y)| PathElement::new([(x, y), (x + 14, y)], color.stroke_width(2)));
-            // 95% Clopper–Pearson interval of each point: a vertical bar with caps.
-            let cap = 0.004 * (x1 - x0);
-            for p in &pts {
-                let (l, u) = p.detection_interval();
-                let xp = x(p.value);
-                for seg in [
-                    [(xp, l), (xp, u)],
-                    [(xp - cap, l), (xp + cap, l)],
-                    [(xp - cap, u), (xp + cap, u)],
-                ] {
-                    top.draw_series(std::iter::once(PathElement::new(
-                        seg,
-                        color.mix(0.7).stroke_width(2),
-                    )))
-                    .map_err(|e| draw_err(path, e))?;
-                }
-            }
-            top.draw_series(pts.iter().map(|p| {
-                let y = p.detections as f64 / p.repeats.max(1) as f64;
+            .map_err(|e| draw_err(path, e))?;
+        bottom
+            .draw_series(pts.iter().map(|p| {
                 let style = if p.status == "buggy" {
                     color.filled()
                 } else {
                     color.stroke_width(2)
                 };
-                Circle::new((x(p.value), y), 5, style)
+                Circle::new(
+                    (clip(p.value, (x0, x1)), clip(p.median_margin, (m0, m1))),
+                    5,
+                    style,
+                )
             }))
             .map_err(|e| draw_err(path, e))?;
-        }
-        top.configure_series_labels()
-            .position(top_legend)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK.mix(0.4))
-            .label_font(font(15))
-            .draw()
-            .map_err(|e| draw_err(path, e))?;
-
-        let mut bottom = ChartBuilder::on(&lower)
-            .caption(
-                "median over repeats of (largest bound - allowed); above 0 = violation",
-                font(18),
-            )
-            .margin(12)
-            .x_label_area_size(44)
-            .y_label_area_size(70)
-            .build_cartesian_2d(x0..x1, m0..m1)
-            .map_err(|e| draw_err(path, e))?;
-        bottom
-            .configure_mesh()
-            .light_line_style(RGBColor(238, 238, 238))
-            .x_desc(format!(
-                "{param}   (filled markers: catalogue says buggy at this value; hollow: correct)"
-            ))
-            .y_desc("median margin")
-            .x_label_formatter(&|v| tick_label(*v, x0, x1))
-            .y_label_formatter(&|v| tick_label(*v, m0, m1))
-            .label_style(font(15))
-            .axis_desc_style(font(16))
-            .draw()
-            .map_err(|e| draw_err(path, e))?;
-        bottom
-            .draw_series(LineSeries::new(
-                [(x0, 0.0), (x1, 0.0)],
-                BLACK.stroke_width(2),
-            ))
-            .map_err(|e| draw_err(path, e))?
-            .label("the claim's threshold (bound = allowed)")
-            .legend(|(x, y)| PathElement::new([(x, y), (x + 14, y)], BLACK.stroke_width(2)));
-        for (ti, t) in s.testers.iter().enumerate() {
-            let color = PALETTE[ti % PALETTE.len()];
-            let pts: Vec<_> = s.points.iter().filter(|p| &p.tester == t).collect();
-            bottom
-                .draw_series(LineSeries::new(
-                    pts.iter()
-                        .map(|p| (clip(p.value, (x0, x1)), clip(p.median_margin, (m0, m1)))),
-                    color.stroke_width(2),
-                ))
-                .map_err(|e| draw_err(path, e))?;
-            bottom
-                .draw_series(pts.iter().map(|p| {
-                    let style = if p.status == "buggy" {
-                        color.filled()
-                    } else {
-                        color.stroke_width(2)
-                    };
-                    Circle::new(
-                        (clip(p.value, (x0, x1)), clip(p.median_margin, (m0, m1))),
-                        5,
-                        style,
-                    )
-                }))
-                .map_err(|e| draw_err(path, e))?;
-        }
-        let margins: Vec<(f64, f64)> = s
-            .points
-            .iter()
-            .map(|p| (p.value, p.median_margin))
-            .chain((0..=10).map(|i| (x0 + (x1 - x0) * f64::from(i) / 10.0, 0.0)))
-            .collect();
-        bottom
-            .configure_series_labels()
-            .position(free_corner(&margins, (x0, x1), (m0, m1), (0.42, 0.14)))
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK.mix(0.4))
-            .label_font(font(15))
-            .draw()
-            .map_err(|e| draw_err(path, e))
-    })
+    }
+    let margins: Vec<(f64, f64)> = s
+        .points
+        .iter()
+        .map(|p| (p.value, p.median_margin))
+        .chain((0..=10).map(|i| (x0 + (x1 - x0) * f64::from(i) / 10.0, 0.0)))
+        .collect();
+    bottom
+        .configure_series_labels()
+        .position(free_corner(&margins, (x0, x1), (m0, m1), (0.42, 0.14)))
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK.mix(0.4))
+        .label_font(font(15))
+        .draw()
+        .map_err(|e| draw_err(path, e))
 }
 
 #[cfg(test)]
