@@ -12,6 +12,19 @@ use super::score::{Score, key};
 use super::{HockeyStickForm, HockeyStickTester};
 use crate::mechanisms::Samples;
 
+/// The coordinates of an output by what the training rows show of them.
+struct Coordinates {
+    /// Coordinates with few distinct training values (and constants that differ between the
+    /// sides), keyed by their bit patterns in the atom tables.
+    discrete: Vec<usize>,
+    /// Discrete coordinates with more than two values (not flags), for the pair tables.
+    multi_valued: Vec<usize>,
+    continuous: Vec<usize>,
+    /// Every coordinate that varies (not constant on both sides), in order, for the learned
+    /// score on a fine discrete table.
+    varying: Vec<usize>,
+}
+
 impl HockeyStickTester {
     /// The candidate scores of `p` against `q` from their training rows. `mirror`: the learned
     /// score already fitted for the opposite direction (same training rows, labels swapped),
@@ -31,44 +44,12 @@ impl HockeyStickTester {
                 .or_else(|| fit_learned(p, np, q, nq, coords, decision))
                 .map(|m| Score::Learned(Box::new(m)))
         };
-        let d = p.dim();
-        let cap = self.max_discrete_values;
-        let mut discrete = Vec::new();
-        // Discrete coordinates with more than two values (not flags), for the pair tables.
-        let mut multi_valued = Vec::new();
-        let mut continuous = Vec::new();
-        // Every coordinate that varies (not constant on both sides), in order, for the learned
-        // score on a fine discrete table.
-        let mut varying = Vec::new();
-        // Distinct values of every coordinate on both sides, coordinates in parallel.
-        let distinct: Vec<(usize, usize)> = (0..d)
-            .into_par_iter()
-            .map(|j| {
-                rayon::join(
-                    || distinct_values(p, 0..np, j, cap),
-                    || distinct_values(q, 0..nq, j, cap),
-                )
-            })
-            .collect();
-        for (j, &(dp, dq)) in distinct.iter().enumerate() {
-            let few = dp.max(dq) <= cap && dp.max(dq) * 10 <= np.min(nq);
-            if dp.max(dq) <= 1 {
-                // Constant on both sides: no information, unless the constants differ.
-                if p.values()[[0, j]].to_bits() != q.values()[[0, j]].to_bits() {
-                    discrete.push(j);
-                }
-                continue;
-            }
-            varying.push(j);
-            if few {
-                discrete.push(j);
-                if dp.max(dq) > 2 {
-                    multi_valued.push(j);
-                }
-            } else {
-                continuous.push(j);
-            }
-        }
+        let Coordinates {
+            discrete,
+            multi_valued,
+            continuous,
+            varying,
+        } = self.classify_coordinates(p, np, q, nq);
         let mut out = Vec::new();
         if self.form == HockeyStickForm::Variational {
             // One candidate: the discriminator on every coordinate that carries information.
@@ -119,68 +100,17 @@ impl HockeyStickTester {
             out.extend(fit(&varying, false));
         }
         if let Some(table) = table {
-            // When the joint table is fine (e.g. the float features of a vector output), its
-            // in-sample scores are mostly noise, so it is re-estimated on the first half of the
-            // training rows and judged on the other half (as the learned score is), and each
-            // pair of discrete coordinates with more than two values is offered too, estimated
-            // the same way (a leak in the low mantissa bits within one binade of one coordinate
-            // is a pair).
-            let half = np.min(nq) / 2;
-            let split = fine && half > 0;
-            if split {
-                // The joint table and each pair's, all re-estimated on the first half of the
-                // training rows: computed in parallel, kept in this order.
-                let mut sets = vec![discrete.clone()];
-                if discrete.len() >= 3 && (2..=MAX_PAIRED_DISCRETE).contains(&multi_valued.len()) {
-                    for (a, &ja) in multi_valued.iter().enumerate() {
-                        for &jb in &multi_valued[a + 1..] {
-                            sets.push(vec![ja, jb]);
-                        }
-                    }
-                }
-                let tables: Vec<Score> = sets
-                    .into_par_iter()
-                    .map(|coords| Score::Atoms {
-                        table: atom_table(p, half, q, half, &coords),
-                        coords,
-                        fitted_rows: half,
-                    })
-                    .collect();
-                out.extend(tables);
-            } else {
-                out.push(Score::Atoms {
-                    coords: discrete.clone(),
-                    table,
-                    fitted_rows: 0,
-                });
-            }
+            let coords = Coordinates {
+                discrete,
+                multi_valued,
+                continuous,
+                varying,
+            };
+            out.extend(atom_scores(p, np, q, nq, &coords, table, fine));
             // Whole-output atoms when the discrete coordinates are not everything but full rows
             // still repeat a lot (e.g. integer-valued outputs with many values).
-            if !continuous.is_empty() {
-                // Most frequent discrete patterns (pooled), each combined with each continuous
-                // coordinate and sign.
-                let mut freq: HashMap<Vec<u64>, usize> = HashMap::new();
-                for i in 0..np {
-                    *freq.entry(key(&p.row(i), &discrete)).or_default() += 1;
-                }
-                for i in 0..nq {
-                    *freq.entry(key(&q.row(i), &discrete)).or_default() += 1;
-                }
-                let mut patterns: Vec<(usize, Vec<u64>)> =
-                    freq.into_iter().map(|(k, c)| (c, k)).collect();
-                patterns.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-                for (_, pattern) in patterns.into_iter().take(16) {
-                    for &j in &continuous {
-                        for sign in [1.0, -1.0] {
-                            out.push(Score::Conditional {
-                                coords: discrete.clone(),
-                                pattern: pattern.clone(),
-                                j,
-                                sign,
-                            });
-                        }
-                    }
-                }
+            if !coords.continuous.is_empty() {
+                out.extend(conditional_scores(p, np, q, nq, &coords));
             }
         } else if continuous.is_empty() {
             // Every coordinate constant and equal on both sides: one trivial candidate.
@@ -188,4 +118,140 @@ impl HockeyStickTester {
         }
         out
     }
+
+    /// Sorts the coordinates by their distinct values on the training rows of both sides
+    /// (counted up to `max_discrete_values + 1`, coordinates in parallel): few values (at most
+    /// `max_discrete_values`, and at least 10 training rows per value) make a coordinate
+    /// discrete, more make it continuous, and a constant one is left out unless the sides'
+    /// constants differ.
+    fn classify_coordinates(&self, p: &Samples, np: usize, q: &Samples, nq: usize) -> Coordinates {
+        let d = p.dim();
+        let cap = self.max_discrete_values;
+        let mut c = Coordinates {
+            discrete: Vec::new(),
+            multi_valued: Vec::new(),
+            continuous: Vec::new(),
+            varying: Vec::new(),
+        };
+        // Distinct values of every coordinate on both sides, coordinates in parallel.
+        let distinct: Vec<(usize, usize)> = (0..d)
+            .into_par_iter()
+            .map(|j| {
+                rayon::join(
+                    || distinct_values(p, 0..np, j, cap),
+                    || distinct_values(q, 0..nq, j, cap),
+                )
+            })
+            .collect();
+        for (j, &(dp, dq)) in distinct.iter().enumerate() {
+            let few = dp.max(dq) <= cap && dp.max(dq) * 10 <= np.min(nq);
+            if dp.max(dq) <= 1 {
+                // Constant on both sides: no information, unless the constants differ.
+                if p.values()[[0, j]].to_bits() != q.values()[[0, j]].to_bits() {
+                    c.discrete.push(j);
+                }
+                continue;
+            }
+            c.varying.push(j);
+            if few {
+                c.discrete.push(j);
+                if dp.max(dq) > 2 {
+                    c.multi_valued.push(j);
+                }
+            } else {
+                c.continuous.push(j);
+            }
+        }
+        c
+    }
+}
+
+/// The atom-table scores of the discrete coordinates: the joint table `table` (estimated on all
+/// the training rows) or, when it is `fine`, the joint table and each pair's re-estimated on the
+/// first half of the training rows.
+///
+/// When the joint table is fine (e.g. the float features of a vector output), its in-sample
+/// scores are mostly noise, so it is re-estimated on the first half of the training rows and
+/// judged on the other half (as the learned score is), and each pair of discrete coordinates
+/// with more than two values is offered too, estimated the same way (a leak in the low mantissa
+/// bits within one binade of one coordinate is a pair).
+fn atom_scores(
+    p: &Samples,
+    np: usize,
+    q: &Samples,
+    nq: usize,
+    coords: &Coordinates,
+    table: HashMap<Vec<u64>, f64>,
+    fine: bool,
+) -> Vec<Score> {
+    let Coordinates {
+        discrete,
+        multi_valued,
+        ..
+    } = coords;
+    let half = np.min(nq) / 2;
+    let split = fine && half > 0;
+    if !split {
+        return vec![Score::Atoms {
+            coords: discrete.clone(),
+            table,
+            fitted_rows: 0,
+        }];
+    }
+    // The joint table and each pair's, all re-estimated on the first half of the training
+    // rows: computed in parallel, kept in this order.
+    let mut sets = vec![discrete.clone()];
+    if discrete.len() >= 3 && (2..=MAX_PAIRED_DISCRETE).contains(&multi_valued.len()) {
+        for (a, &ja) in multi_valued.iter().enumerate() {
+            for &jb in &multi_valued[a + 1..] {
+                sets.push(vec![ja, jb]);
+            }
+        }
+    }
+    sets.into_par_iter()
+        .map(|coords| Score::Atoms {
+            table: atom_table(p, half, q, half, &coords),
+            coords,
+            fitted_rows: half,
+        })
+        .collect()
+}
+
+/// A continuous coordinate (each sign) restricted to one of the 16 most frequent patterns of
+/// the discrete coordinates (pooled over both sides' training rows).
+fn conditional_scores(
+    p: &Samples,
+    np: usize,
+    q: &Samples,
+    nq: usize,
+    coords: &Coordinates,
+) -> Vec<Score> {
+    let Coordinates {
+        discrete,
+        continuous,
+        ..
+    } = coords;
+    let mut freq: HashMap<Vec<u64>, usize> = HashMap::new();
+    for i in 0..np {
+        *freq.entry(key(&p.row(i), discrete)).or_default() += 1;
+    }
+    for i in 0..nq {
+        *freq.entry(key(&q.row(i), discrete)).or_default() += 1;
+    }
+    let mut patterns: Vec<(usize, Vec<u64>)> = freq.into_iter().map(|(k, c)| (c, k)).collect();
+    patterns.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    let mut out = Vec::new();
+    for (_, pattern) in patterns.into_iter().take(16) {
+        for &j in continuous {
+            for sign in [1.0, -1.0] {
+                out.push(Score::Conditional {
+                    coords: discrete.clone(),
+                    pattern: pattern.clone(),
+                    j,
+                    sign,
+                });
+            }
+        }
+    }
+    out
 }
