@@ -212,17 +212,39 @@ impl HockeyStickTester {
         beta: f64,
         allowed: Allowed,
     ) -> Option<(usize, Choice, [Vec<Curve>; 2])> {
-        let (m_p, m_q) = (held.0 as f64, held.1 as f64);
-        let lambda = poisson_mean(held.0.min(held.1));
-        let z_gamma = normal_upper_quantile(beta * NUISANCE_SHARE);
-        // Each method's predicted z is compared with the z its own test needs: the conditional
-        // test runs at β − γ, the separate bounds at β/2 each.
-        let z_contrast = normal_upper_quantile(beta * (1.0 - NUISANCE_SHARE));
-        let z_half = normal_upper_quantile(beta / 2.0);
-        let z_level = normal_upper_quantile(beta);
-        // Likely events get the exact binomial test when it is affordable, else separate bounds
-        // (whose prediction it always beats: one margin at β where they pay two at β/2).
-        let binomial = held.0.max(held.1) <= BINOMIAL_MAX_HELD;
+        let predictor = Predictor::new(held, beta);
+        let curves = self.selection_curves(p, np, q, nq, predictor.lambda, allowed.reverse);
+        let mut best = Best(None);
+        for (index, &(epsilon, allow)) in cands.iter().enumerate() {
+            let at = Candidate {
+                index,
+                epsilon,
+                allow,
+            };
+            // Best single event per direction.
+            let mut per_dir: [Option<(usize, f64, f64)>; 2] = [None, None];
+            for (dir, cs) in curves.iter().enumerate() {
+                per_dir[dir] = predictor.offer_direction(&mut best, at, cs, dir == 1);
+            }
+            // Both directions summed: the best score of each, thresholds searched jointly.
+            if let (true, Some(u), Some(l)) = (allowed.pair, per_dir[0], per_dir[1]) {
+                predictor.offer_pair(&mut best, at, &curves, u.0, l.0);
+            }
+        }
+        best.0.map(|(i, c, _)| (i, c, curves))
+    }
+
+    /// Every candidate score's curve in each direction (P against Q, and Q against P when
+    /// `reverse`), on the training rows; the reverse learned score is the forward one negated.
+    fn selection_curves(
+        &self,
+        p: &Samples,
+        np: usize,
+        q: &Samples,
+        nq: usize,
+        lambda: f64,
+        reverse: bool,
+    ) -> [Vec<Curve>; 2] {
         let forward = self.candidates(p, np, q, nq, None);
         let learned = forward.iter().find_map(|s| match s {
             Score::Learned(m) => Some((**m).clone()),
@@ -239,7 +261,7 @@ impl HockeyStickTester {
                     .collect()
             },
             || {
-                if allowed.reverse {
+                if reverse {
                     self.candidates(q, nq, p, np, learned.as_ref())
                         .into_par_iter()
                         .map(|s| curve_of(s, q, nq, p, np, lambda))
@@ -249,119 +271,196 @@ impl HockeyStickTester {
                 }
             },
         );
-        let curves = [fwd, rev];
-        let mut best: Option<(usize, Choice, f64)> = None;
-        let mut offer = |index: usize, choice: Choice, z: f64| {
-            if z.is_finite() && best.as_ref().is_none_or(|b| z > b.2) {
-                best = Some((index, choice, z));
-            }
+        [fwd, rev]
+    }
+}
+
+/// One candidate of a selection: its index, its ε and what the claim allows there.
+#[derive(Clone, Copy)]
+struct Candidate {
+    index: usize,
+    epsilon: f64,
+    allow: f64,
+}
+
+/// The best choice offered so far, (candidate index, choice, predicted z): a later offer
+/// replaces it only when its finite prediction is strictly larger.
+struct Best(Option<(usize, Choice, f64)>);
+
+impl Best {
+    fn offer(&mut self, index: usize, choice: Choice, z: f64) {
+        if z.is_finite() && self.0.as_ref().is_none_or(|b| z > b.2) {
+            self.0 = Some((index, choice, z));
+        }
+    }
+}
+
+/// What the held-out tests' predictions are computed from: the held-out rows per side, λ, and
+/// the normal quantiles each test needs at β.
+struct Predictor {
+    m_p: f64,
+    m_q: f64,
+    lambda: f64,
+    z_gamma: f64,
+    /// Each method's predicted z is compared with the z its own test needs: the conditional
+    /// test runs at β − γ, the separate bounds at β/2 each, the binomial test at β.
+    z_contrast: f64,
+    z_half: f64,
+    z_level: f64,
+    /// Likely events get the exact binomial test when it is affordable, else separate bounds
+    /// (whose prediction it always beats: one margin at β where they pay two at β/2).
+    binomial: bool,
+}
+
+impl Predictor {
+    fn new(held: (usize, usize), beta: f64) -> Self {
+        Self {
+            m_p: held.0 as f64,
+            m_q: held.1 as f64,
+            lambda: poisson_mean(held.0.min(held.1)),
+            z_gamma: normal_upper_quantile(beta * NUISANCE_SHARE),
+            z_contrast: normal_upper_quantile(beta * (1.0 - NUISANCE_SHARE)),
+            z_half: normal_upper_quantile(beta / 2.0),
+            z_level: normal_upper_quantile(beta),
+            binomial: held.0.max(held.1) <= BINOMIAL_MAX_HELD,
+        }
+    }
+
+    /// Offers every threshold of the curves `cs` of one direction (`reversed`: Q against P):
+    /// likely events with the binomial test or separate bounds as they come, then the direction's
+    /// best event for the conditional test. Returns that event, (curve, threshold, predicted z).
+    fn offer_direction(
+        &self,
+        best: &mut Best,
+        at: Candidate,
+        cs: &[Curve],
+        reversed: bool,
+    ) -> Option<(usize, f64, f64)> {
+        let Candidate {
+            index,
+            epsilon,
+            allow,
+        } = at;
+        let e_eps = epsilon.exp();
+        let lambda = self.lambda;
+        let (m_a, m_b) = if reversed {
+            (self.m_q, self.m_p)
+        } else {
+            (self.m_p, self.m_q)
         };
-        for (index, &(epsilon, allow)) in cands.iter().enumerate() {
-            let e_eps = epsilon.exp();
-            // Best single event per direction.
-            let mut per_dir: [Option<(usize, f64, f64, f64, f64)>; 2] = [None, None];
-            for (dir, cs) in curves.iter().enumerate() {
-                let (m_a, m_b) = if dir == 0 { (m_p, m_q) } else { (m_q, m_p) };
-                for (ci, c) in cs.iter().enumerate() {
-                    let (na, nb) = (c.len_a.max(1) as f64, c.len_b.max(1) as f64);
-                    for (t, ka, kb) in c.points(epsilon) {
-                        // One pseudo-count on the disfavoured side: an event seen once on one
-                        // side and never on the other is not predicted to be free of W (a rare
-                        // event's training counts say little; selection only).
-                        let (mu_u, mu_w) = (lambda * ka / na, lambda * (kb + 1.0) / nb);
-                        let z = predicted_z(mu_u, mu_w, e_eps, lambda * allow, z_gamma)
-                            - z_contrast
-                            - c.discount;
-                        if per_dir[dir].is_none_or(|b| z > b.2) {
-                            per_dir[dir] = Some((ci, t, z, mu_u, mu_w));
-                        }
-                        // Likely events (≥ 10 % of the favoured side's training rows) are also
-                        // offered with separate Clopper–Pearson bounds (Wilson approximations of
-                        // their held-out values). Rare events are not: there the conditional test
-                        // is better and a second noisy score per threshold only adds selection
-                        // noise (measured: 33/40 instead of 38/40 detections at s = 0.63).
-                        // The disfavoured side gets the same pseudo-count as above: with kb = 0
-                        // its predicted variance would be 0 and, at a large e^ε of a profile
-                        // claim, an event never seen on Q in training would be predicted a huge z
-                        // that a dozen held-out Q releases then erase (measured on
-                        // `dpsgd-shuffled-accounted-as-poisson` at z = 0.6: ε = 6.1 chosen in 7/30
-                        // audits, all missed, against margins of 0.12 at ε = 0.88).
-                        let (fa, fb) = (ka / na, (kb + 1.0) / nb);
-                        if fa >= 0.1 && binomial {
-                            // The exact test's margin is one normal quantile at β on the
-                            // contrast's binomial standard deviation (normal approximation).
-                            let sd = (fa * (1.0 - fa) / m_a
-                                + e_eps * e_eps * fb * (1.0 - fb).max(0.0) / m_b)
-                                .sqrt()
-                                .max(1e-12);
-                            offer(
-                                index,
-                                Choice::Binomial {
-                                    reversed: dir == 1,
-                                    curve: ci,
-                                    t,
-                                },
-                                (fa - e_eps * fb - allow) / sd - z_level - c.discount,
-                            );
-                        } else if fa >= 0.1 {
-                            let pred = wilson_lower(fa * m_a, m_a, z_half)
-                                - e_eps * wilson_upper(fb * m_b, m_b, z_half);
-                            let sd = (fa * (1.0 - fa) / m_a
-                                + e_eps * e_eps * fb * (1.0 - fb) / m_b)
-                                .sqrt()
-                                .max(1e-12);
-                            offer(
-                                index,
-                                Choice::Separate {
-                                    reversed: dir == 1,
-                                    curve: ci,
-                                    t,
-                                },
-                                (pred - allow) / sd - c.discount,
-                            );
-                        }
-                    }
+        let mut top: Option<(usize, f64, f64)> = None;
+        for (ci, c) in cs.iter().enumerate() {
+            let (na, nb) = (c.len_a.max(1) as f64, c.len_b.max(1) as f64);
+            for (t, ka, kb) in c.points(epsilon) {
+                // One pseudo-count on the disfavoured side: an event seen once on one
+                // side and never on the other is not predicted to be free of W (a rare
+                // event's training counts say little; selection only).
+                let (mu_u, mu_w) = (lambda * ka / na, lambda * (kb + 1.0) / nb);
+                let z = predicted_z(mu_u, mu_w, e_eps, lambda * allow, self.z_gamma)
+                    - self.z_contrast
+                    - c.discount;
+                if top.is_none_or(|b| z > b.2) {
+                    top = Some((ci, t, z));
                 }
-                if let Some((ci, t, z, _, _)) = per_dir[dir] {
-                    offer(
+                // Likely events (≥ 10 % of the favoured side's training rows) are also
+                // offered with separate Clopper–Pearson bounds (Wilson approximations of
+                // their held-out values). Rare events are not: there the conditional test
+                // is better and a second noisy score per threshold only adds selection
+                // noise (measured: 33/40 instead of 38/40 detections at s = 0.63).
+                // The disfavoured side gets the same pseudo-count as above: with kb = 0
+                // its predicted variance would be 0 and, at a large e^ε of a profile
+                // claim, an event never seen on Q in training would be predicted a huge z
+                // that a dozen held-out Q releases then erase (measured on
+                // `dpsgd-shuffled-accounted-as-poisson` at z = 0.6: ε = 6.1 chosen in 7/30
+                // audits, all missed, against margins of 0.12 at ε = 0.88).
+                let (fa, fb) = (ka / na, (kb + 1.0) / nb);
+                if fa >= 0.1 && self.binomial {
+                    // The exact test's margin is one normal quantile at β on the
+                    // contrast's binomial standard deviation (normal approximation).
+                    let sd = (fa * (1.0 - fa) / m_a
+                        + e_eps * e_eps * fb * (1.0 - fb).max(0.0) / m_b)
+                        .sqrt()
+                        .max(1e-12);
+                    best.offer(
                         index,
-                        Choice::Single {
-                            reversed: dir == 1,
+                        Choice::Binomial {
+                            reversed,
                             curve: ci,
                             t,
                         },
-                        z,
+                        (fa - e_eps * fb - allow) / sd - self.z_level - c.discount,
+                    );
+                } else if fa >= 0.1 {
+                    let pred = wilson_lower(fa * m_a, m_a, self.z_half)
+                        - e_eps * wilson_upper(fb * m_b, m_b, self.z_half);
+                    let sd = (fa * (1.0 - fa) / m_a + e_eps * e_eps * fb * (1.0 - fb) / m_b)
+                        .sqrt()
+                        .max(1e-12);
+                    best.offer(
+                        index,
+                        Choice::Separate {
+                            reversed,
+                            curve: ci,
+                            t,
+                        },
+                        (pred - allow) / sd - c.discount,
                     );
                 }
             }
-            // Both directions summed: the best score of each, thresholds searched jointly.
-            if let (true, Some(u), Some(l)) = (allowed.pair, per_dir[0], per_dir[1]) {
-                let (cu, cl) = (&curves[0][u.0], &curves[1][l.0]);
-                let (nua, nub) = (cu.len_a.max(1) as f64, cu.len_b.max(1) as f64);
-                let (nla, nlb) = (cl.len_a.max(1) as f64, cl.len_b.max(1) as f64);
-                let discount = cu.discount.max(cl.discount);
-                let low_points = cl.points(epsilon);
-                for (tu, kau, kbu) in cu.points(epsilon) {
-                    for &(tl, kal, kbl) in &low_points {
-                        let mu_u = lambda * (kau / nua + kal / nla);
-                        let mu_w = lambda * ((kbu + 1.0) / nub + (kbl + 1.0) / nlb);
-                        let z = predicted_z(mu_u, mu_w, e_eps, 2.0 * lambda * allow, z_gamma)
-                            - z_contrast
-                            - discount;
-                        offer(
-                            index,
-                            Choice::Pair {
-                                up: u.0,
-                                t_up: tu,
-                                low: l.0,
-                                t_low: tl,
-                            },
-                            z,
-                        );
-                    }
-                }
+        }
+        if let Some((ci, t, z)) = top {
+            best.offer(
+                index,
+                Choice::Single {
+                    reversed,
+                    curve: ci,
+                    t,
+                },
+                z,
+            );
+        }
+        top
+    }
+
+    /// Offers both directions summed: curve `up` of P against Q and curve `low` of Q against P,
+    /// every pair of their thresholds, for the conditional test with twice the allowance.
+    fn offer_pair(
+        &self,
+        best: &mut Best,
+        at: Candidate,
+        curves: &[Vec<Curve>; 2],
+        up: usize,
+        low: usize,
+    ) {
+        let Candidate {
+            index,
+            epsilon,
+            allow,
+        } = at;
+        let (e_eps, lambda) = (epsilon.exp(), self.lambda);
+        let (cu, cl) = (&curves[0][up], &curves[1][low]);
+        let (nua, nub) = (cu.len_a.max(1) as f64, cu.len_b.max(1) as f64);
+        let (nla, nlb) = (cl.len_a.max(1) as f64, cl.len_b.max(1) as f64);
+        let discount = cu.discount.max(cl.discount);
+        let low_points = cl.points(epsilon);
+        for (tu, kau, kbu) in cu.points(epsilon) {
+            for &(tl, kal, kbl) in &low_points {
+                let mu_u = lambda * (kau / nua + kal / nla);
+                let mu_w = lambda * ((kbu + 1.0) / nub + (kbl + 1.0) / nlb);
+                let z = predicted_z(mu_u, mu_w, e_eps, 2.0 * lambda * allow, self.z_gamma)
+                    - self.z_contrast
+                    - discount;
+                best.offer(
+                    index,
+                    Choice::Pair {
+                        up,
+                        t_up: tu,
+                        low,
+                        t_low: tl,
+                    },
+                    z,
+                );
             }
         }
-        best.map(|(i, c, _)| (i, c, curves))
     }
 }
