@@ -304,50 +304,18 @@ impl HockeyStickTester {
         contrast: Option<f64>,
     ) -> Option<(Choice, [Vec<Curve>; 2])> {
         let (m_p, m_q) = held;
-        let search = Self {
-            form: HockeyStickForm::EventSearch,
-            ..self.clone()
-        };
-        let forward = search.candidates(p, np, q, nq, None);
-        let learned = forward.iter().find_map(|s| match s {
-            Score::Learned(m) => Some((**m).clone()),
-            _ => None,
-        });
-        // Every candidate's curve (threshold ranks growing by 1 %), in parallel: the forward
-        // curves while the reverse candidates are formed, collected in candidate order.
-        let (fwd, rev): (Vec<Curve>, Vec<Curve>) = rayon::join(
-            || {
-                forward
-                    .into_par_iter()
-                    .map(|score| curve_with_growth(score, p, np, q, nq, 0.0, 1.01))
-                    .collect()
-            },
-            || {
-                search
-                    .candidates(q, nq, p, np, learned.as_ref())
-                    .into_par_iter()
-                    .map(|score| curve_with_growth(score, q, nq, p, np, 0.0, 1.01))
-                    .collect()
-            },
-        );
-        let curves = [fwd, rev];
+        let curves = self.estimate_curves(p, np, q, nq);
         let z = normal_upper_quantile(beta / 2.0);
         // The conditional test's prediction (see `select`): λ as `measure` draws it, the
         // nuisance bound at γ, the test at β − γ.
-        let lambda = poisson_mean(m_p.min(m_q));
-        let z_gamma = normal_upper_quantile(beta * NUISANCE_SHARE);
-        let z_contrast = normal_upper_quantile(beta * (1.0 - NUISANCE_SHARE));
-        let pooled = |mu_u: f64, mu_w: f64, events: f64, delta: f64| {
-            predicted_contrast_epsilon(mu_u, mu_w, events * lambda * delta, z_gamma, z_contrast)
+        let pooled = Pooled {
+            lambda: poisson_mean(m_p.min(m_q)),
+            z_gamma: normal_upper_quantile(beta * NUISANCE_SHARE),
+            z_contrast: normal_upper_quantile(beta * (1.0 - NUISANCE_SHARE)),
         };
         // (prediction, choice); judged one by one in candidate order (the first of equal
         // predictions wins, the separate bounds before the conditional test).
-        let mut best: Option<(f64, Choice)> = None;
-        let mut offer = |predicted: f64, choice: Choice| {
-            if predicted.is_finite() && best.as_ref().is_none_or(|b| predicted > b.0) {
-                best = Some((predicted, choice));
-            }
-        };
+        let mut best = Prediction(None);
         // Per direction, the shrunk training frequencies of every threshold, and the best
         // threshold for the conditional test: (curve, index, predicted ε).
         let mut single: [Option<(usize, usize, f64)>; 2] = [None, None];
@@ -378,14 +346,15 @@ impl HockeyStickTester {
                     if let Some(delta) = contrast
                         && c.ka[i].min(c.kb[i]) >= POOLED_MIN_TRAINING
                         && let (fa, fb) = shrunk_frequencies(c, i, POOLED_TRAINING_Z)
-                        && let Some(predicted) = pooled(lambda * fa, lambda * fb, 1.0, delta)
+                        && let Some(predicted) =
+                            pooled.epsilon(pooled.lambda * fa, pooled.lambda * fb, 1.0, delta)
                         && single[dir].is_none_or(|b| predicted > b.2)
                     {
                         single[dir] = Some((ci, i, predicted));
                     }
                 }
                 if let Some((predicted, t)) = top {
-                    offer(
+                    best.offer(
                         predicted,
                         Choice::Separate {
                             reversed,
@@ -397,57 +366,148 @@ impl HockeyStickTester {
             }
         }
         let Some(delta) = contrast else {
-            return best.map(|(_, choice)| (choice, curves));
+            return best.0.map(|(_, choice)| (choice, curves));
         };
         for (dir, s) in single.iter().enumerate() {
             if let Some((ci, i, predicted)) = *s {
-                offer(
-                    predicted,
-                    Choice::Single {
-                        reversed: dir == 1,
-                        curve: ci,
-                        t: curves[dir][ci].ts[i],
-                    },
-                );
+                offer_single(&mut best, &curves, dir, ci, i, predicted);
             }
         }
-        // Both directions summed: the best single score of each direction, thresholded at the
-        // same training rank (the curves' thresholds sit at the same a-ranks when the sides have
-        // as many training rows): one parameter to choose rather than two, so less selection
-        // noise, and the symmetric excess the pair is for is at matched ranks.
         if let (Some((cu, _, _)), Some((cl, _, _))) = (single[0], single[1]) {
-            let (up, low) = (&curves[0][cu], &curves[1][cl]);
-            // The pair's training counts pooled (U and W of the two events together, over the
-            // training rows of one side) and shrunk once, as one count.
-            let n_train = 0.5 * (up.len_a + low.len_a) as f64;
-            let z = POOLED_TRAINING_Z;
-            let mut top: Option<(f64, usize)> = None;
-            for i in 0..up.ts.len().min(low.ts.len()) {
-                if up.ka[i].min(up.kb[i]).min(low.ka[i]).min(low.kb[i]) < POOLED_MIN_TRAINING {
-                    continue;
-                }
-                let (k_u, k_w) = (up.ka[i] + low.ka[i], up.kb[i] + low.kb[i]);
-                let fu = (k_u - z * k_u.sqrt()).max(0.0) / n_train;
-                let fw = (k_w + z * k_w.sqrt() + z * z) / n_train;
-                if let Some(v) = pooled(lambda * fu, lambda * fw, 2.0, delta)
-                    && top.is_none_or(|t| v > t.0)
-                {
-                    top = Some((v, i));
-                }
+            pooled.offer_pair(&mut best, &curves, cu, cl, delta);
+        }
+        best.0.map(|(_, choice)| (choice, curves))
+    }
+
+    /// The estimate stages' curves: every candidate score of the event-search form (whatever
+    /// this tester's form) in both directions, thresholds at a-ranks growing by 1 %.
+    fn estimate_curves(&self, p: &Samples, np: usize, q: &Samples, nq: usize) -> [Vec<Curve>; 2] {
+        let search = Self {
+            form: HockeyStickForm::EventSearch,
+            ..self.clone()
+        };
+        let forward = search.candidates(p, np, q, nq, None);
+        let learned = forward.iter().find_map(|s| match s {
+            Score::Learned(m) => Some((**m).clone()),
+            _ => None,
+        });
+        // Every candidate's curve (threshold ranks growing by 1 %), in parallel: the forward
+        // curves while the reverse candidates are formed, collected in candidate order.
+        let (fwd, rev): (Vec<Curve>, Vec<Curve>) = rayon::join(
+            || {
+                forward
+                    .into_par_iter()
+                    .map(|score| curve_with_growth(score, p, np, q, nq, 0.0, 1.01))
+                    .collect()
+            },
+            || {
+                search
+                    .candidates(q, nq, p, np, learned.as_ref())
+                    .into_par_iter()
+                    .map(|score| curve_with_growth(score, q, nq, p, np, 0.0, 1.01))
+                    .collect()
+            },
+        );
+        [fwd, rev]
+    }
+}
+
+/// The best estimate event offered so far, (predicted value, choice): a later offer replaces it
+/// only when its finite prediction is strictly larger.
+struct Prediction(Option<(f64, Choice)>);
+
+impl Prediction {
+    fn offer(&mut self, predicted: f64, choice: Choice) {
+        if predicted.is_finite() && self.0.as_ref().is_none_or(|b| predicted > b.0) {
+            self.0 = Some((predicted, choice));
+        }
+    }
+}
+
+/// Offers the best conditional-test event of direction `dir` (curve `ci`, threshold `i`).
+fn offer_single(
+    best: &mut Prediction,
+    curves: &[Vec<Curve>; 2],
+    dir: usize,
+    ci: usize,
+    i: usize,
+    predicted: f64,
+) {
+    best.offer(
+        predicted,
+        Choice::Single {
+            reversed: dir == 1,
+            curve: ci,
+            t: curves[dir][ci].ts[i],
+        },
+    );
+}
+
+/// The conditional test's prediction in the estimate stage: λ as `measure` draws it, the
+/// nuisance bound at γ (`z_gamma`), the test at β − γ (`z_contrast`).
+struct Pooled {
+    lambda: f64,
+    z_gamma: f64,
+    z_contrast: f64,
+}
+
+impl Pooled {
+    /// The predicted ε at δ of the conditional test on `events` events with held-out means
+    /// (μ_U, μ_W).
+    fn epsilon(&self, mu_u: f64, mu_w: f64, events: f64, delta: f64) -> Option<f64> {
+        predicted_contrast_epsilon(
+            mu_u,
+            mu_w,
+            events * self.lambda * delta,
+            self.z_gamma,
+            self.z_contrast,
+        )
+    }
+
+    /// Offers both directions summed: the best single score of each direction (curves `cu` of
+    /// P against Q and `cl` of Q against P), thresholded at the same training rank.
+    ///
+    /// The curves' thresholds sit at the same a-ranks when the sides have as many training
+    /// rows: one parameter to choose rather than two, so less selection noise, and the
+    /// symmetric excess the pair is for is at matched ranks.
+    fn offer_pair(
+        &self,
+        best: &mut Prediction,
+        curves: &[Vec<Curve>; 2],
+        cu: usize,
+        cl: usize,
+        delta: f64,
+    ) {
+        let (up, low) = (&curves[0][cu], &curves[1][cl]);
+        // The pair's training counts pooled (U and W of the two events together, over the
+        // training rows of one side) and shrunk once, as one count.
+        let n_train = 0.5 * (up.len_a + low.len_a) as f64;
+        let z = POOLED_TRAINING_Z;
+        let mut top: Option<(f64, usize)> = None;
+        for i in 0..up.ts.len().min(low.ts.len()) {
+            if up.ka[i].min(up.kb[i]).min(low.ka[i]).min(low.kb[i]) < POOLED_MIN_TRAINING {
+                continue;
             }
-            if let Some((value, i)) = top {
-                offer(
-                    value,
-                    Choice::Pair {
-                        up: cu,
-                        t_up: up.ts[i],
-                        low: cl,
-                        t_low: low.ts[i],
-                    },
-                );
+            let (k_u, k_w) = (up.ka[i] + low.ka[i], up.kb[i] + low.kb[i]);
+            let fu = (k_u - z * k_u.sqrt()).max(0.0) / n_train;
+            let fw = (k_w + z * k_w.sqrt() + z * z) / n_train;
+            if let Some(v) = self.epsilon(self.lambda * fu, self.lambda * fw, 2.0, delta)
+                && top.is_none_or(|t| v > t.0)
+            {
+                top = Some((v, i));
             }
         }
-        best.map(|(_, choice)| (choice, curves))
+        if let Some((value, i)) = top {
+            best.offer(
+                value,
+                Choice::Pair {
+                    up: cu,
+                    t_up: up.ts[i],
+                    low: cl,
+                    t_low: low.ts[i],
+                },
+            );
+        }
     }
 }
 
