@@ -53,35 +53,9 @@ impl HockeyStickTester {
         };
         let (n_p, n_q) = (draw(rng), draw(rng));
         let e_eps = epsilon.exp();
-        // The events: S_1 (counts toward U on the side it favours) and, for a pair, S_2 minus S_1.
-        // (reversed, score, threshold) of S₁; (score, threshold) of S₂ for a pair.
-        type Events<'a> = ((bool, &'a Score, f64), Option<(&'a Score, f64)>);
-        let (first, second): Events<'_> = match choice {
-            Choice::Single { reversed, curve, t }
-            | Choice::Separate { reversed, curve, t }
-            | Choice::Binomial { reversed, curve, t } => (
-                (reversed, &curves[usize::from(reversed)][curve].score, t),
-                None,
-            ),
-            Choice::Pair {
-                up,
-                t_up,
-                low,
-                t_low,
-            } => (
-                (false, &curves[0][up].score, t_up),
-                Some((&curves[1][low].score, t_low)),
-            ),
-        };
+        let (first, second) = chosen_events(choice, curves);
         let events = if second.is_some() { 2 } else { 1 };
-        let description = match (first, second) {
-            ((_, s, t), None) => s.describe(t),
-            ((_, su, tu), Some((sl, tl))) => format!(
-                "S₁ = {{{}}} for M(D) ‖ M(D') and S₂ = {{{}}} minus S₁ for M(D') ‖ M(D)",
-                su.describe(tu),
-                sl.describe(tl)
-            ),
-        };
+        let description = describe_events((first, second));
         let scale = events as f64 * lambda;
         if n_p > m_p as u64 || n_q > m_q as u64 {
             // Cannot happen in practice (probability ≈ 3e-7); the bound 0 is always valid.
@@ -147,6 +121,43 @@ impl HockeyStickTester {
                 count_beta: None,
             }),
         })
+    }
+}
+
+/// The events of a choice: S₁ as (reversed, score, threshold), counting toward U on the side it
+/// favours, and for a pair S₂ as (score, threshold), used as S₂ minus S₁.
+type Events<'a> = ((bool, &'a Score, f64), Option<(&'a Score, f64)>);
+
+/// The event(s) `choice` picked among `curves`.
+fn chosen_events(choice: Choice, curves: &[Vec<Curve>; 2]) -> Events<'_> {
+    match choice {
+        Choice::Single { reversed, curve, t }
+        | Choice::Separate { reversed, curve, t }
+        | Choice::Binomial { reversed, curve, t } => (
+            (reversed, &curves[usize::from(reversed)][curve].score, t),
+            None,
+        ),
+        Choice::Pair {
+            up,
+            t_up,
+            low,
+            t_low,
+        } => (
+            (false, &curves[0][up].score, t_up),
+            Some((&curves[1][low].score, t_low)),
+        ),
+    }
+}
+
+/// The event(s) in words, as the report shows them.
+fn describe_events((first, second): Events<'_>) -> String {
+    match (first, second) {
+        ((_, s, t), None) => s.describe(t),
+        ((_, su, tu), Some((sl, tl))) => format!(
+            "S₁ = {{{}}} for M(D) ‖ M(D') and S₂ = {{{}}} minus S₁ for M(D') ‖ M(D)",
+            su.describe(tu),
+            sl.describe(tl)
+        ),
     }
 }
 
