@@ -46,6 +46,7 @@ pub mod commands;
 pub mod error;
 pub mod finders;
 pub mod gate;
+pub mod modes;
 pub mod record;
 pub mod report;
 pub mod rng;

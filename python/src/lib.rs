@@ -13,9 +13,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use dp_audit::commands::test::{DEFAULT_MAX_TRAIN_ROWS, GivenSides, TestArgs, test_given};
 use dp_audit::gate::Gate;
 use dp_audit::mechanisms::rand::Rng;
+use dp_audit::modes::test::{GivenSides, TestOptions, test_given};
 use dp_audit::record::layers::Check;
 use dp_audit::{Dataset, DatasetPair, Mechanism, Neighboring, PrivacyClaim, RecordDomain, Samples};
 use numpy::{PyArray2, PyReadonlyArray2};
@@ -38,51 +38,6 @@ fn to_py(e: dp_audit::Error) -> PyErr {
         E::Io { .. } => PyOSError::new_err(e.to_string()),
         other => PyRuntimeError::new_err(other.to_string()),
     }
-}
-
-/// `audit test`'s reproduce line for these settings (flags at their defaults left out, as a
-/// user would type it).
-fn test_reproduce(
-    names: (&str, &str),
-    claim: &str,
-    seed: u64,
-    beta: f64,
-    testers: &str,
-    check: &str,
-    sequential: (bool, Option<usize>, Option<usize>),
-) -> String {
-    let mut words: Vec<String> = vec![
-        "audit".into(),
-        "test".into(),
-        "--samples-a".into(),
-        names.0.into(),
-        "--samples-b".into(),
-        names.1.into(),
-        "--claim".into(),
-        claim.into(),
-    ];
-    if seed != 0 {
-        words.extend(["--seed".into(), seed.to_string()]);
-    }
-    if beta != dp_audit::AuditConfig::default().failure_probability {
-        words.extend(["--failure-probability".into(), format!("{beta}")]);
-    }
-    if testers != "hockey-stick" {
-        words.extend(["--tester".into(), testers.into()]);
-    }
-    if check != "both" {
-        words.extend(["--check".into(), check.into()]);
-    }
-    if sequential.0 {
-        words.push("--sequential".into());
-    }
-    if let Some(n) = sequential.1 {
-        words.extend(["--max-samples".into(), n.to_string()]);
-    }
-    if let Some(n) = sequential.2 {
-        words.extend(["--first-batch".into(), n.to_string()]);
-    }
-    shlex::try_join(words.iter().map(String::as_str)).unwrap_or_else(|_| words.join(" "))
 }
 
 /// `audit test` on two arrays (releases × dimension): (JSON record, text, exit code).
@@ -117,50 +72,34 @@ fn test_samples(
         }
     }
     let (va, vb) = (a.as_array(), b.as_array());
-    let reproduce = test_reproduce(
-        (&name_a, &name_b),
-        &claim,
-        seed,
-        failure_probability,
-        &testers,
-        &check,
-        (sequential, max_samples, first_batch),
-    );
-    let args = TestArgs {
+    // `audit test`'s defaults, these settings, and the command that gives the same record.
+    let opts = TestOptions {
         samples_a: vec![name_a.clone().into()],
         samples_b: vec![name_b.clone().into()],
-        stream: false,
-        in_memory: false,
-        max_train_rows: DEFAULT_MAX_TRAIN_ROWS,
         claim: Some(claim),
         seed,
         failure_probability,
         tester: testers,
-        transform: None,
         check: Some(check),
         sequential,
         max_samples,
         first_batch,
-        bdp_definition: None,
-        json: true,
-        jobs: None,
-        plan_out: None,
-        plan: None,
-        count_shard: None,
-        reduce: Vec::new(),
-        report: dp_audit::commands::ReportArgs {
-            report_dir: "reports".into(),
+        output: dp_audit::report::output::OutputOptions {
             no_report: true,
             quiet: true,
+            json: true,
+            ..TestOptions::default().output
         },
+        ..TestOptions::default()
     };
+    let reproduce = opts.reproduce_line();
     // One copy per side into the engine's own matrix (the GIL released meanwhile).
     let (va, vb) = py.detach(|| (va.to_owned(), vb.to_owned()));
     calls::interruptible(py, move || -> dp_audit::Result<(String, String, u8)> {
         let sa = Arc::new(Samples::new(va)?);
         let sb = Arc::new(Samples::new(vb)?);
         let sides = dp_audit::sources::shards::memory_sides((&name_a, sa), (&name_b, sb))?;
-        let out = test_given(&args, &GivenSides { sides, reproduce })?;
+        let out = test_given(&opts, &GivenSides { sides, reproduce })?;
         Ok((out.json, out.text, out.code))
     })?
     .map_err(to_py)
@@ -830,7 +769,7 @@ fn one_run_trainer(py: Python<'_>, words: Vec<String>) -> PyResult<(String, u8)>
     };
     calls::interruptible(py, move || {
         dp_audit::report::reproduce::with_args(words.clone(), || {
-            dp_audit::commands::one_run::one_run_trainer(&args)
+            dp_audit::commands::one_run::one_run_trainer(&(&args).into())
         })
     })?
     .map(|out| (out.stdout, out.code))
@@ -859,70 +798,29 @@ fn one_run(
     json: bool,
     timeout: Option<f64>,
 ) -> PyResult<(String, u8, String)> {
-    use dp_audit::commands::one_run::{GivenTraining, OneRunArgs, one_run_given};
+    use dp_audit::modes::one_run::{GivenTraining, OneRunOptions, one_run_given};
     let timeout = check_timeout(timeout, "timeout", MAX_TIMEOUT_SECONDS)?;
-    // The reproduce line: the CLI command with these settings (defaults left out).
-    let mut words: Vec<String> = vec![
-        "audit".into(),
-        "one-run".into(),
-        "--exec".into(),
-        name.clone(),
-        "--claim".into(),
-        claim.clone(),
-    ];
-    let mut flag = |f: &str, v: String| {
-        words.push(f.into());
-        words.push(v);
-    };
-    if canaries != 1000 {
-        flag("--canaries", canaries.to_string());
-    }
-    if let Some(d) = &data {
-        flag("--data", d.clone());
-    }
-    if let Some(r) = &record_range {
-        flag("--record-range", r.clone());
-    }
-    if let Some(d) = record_dim {
-        flag("--record-dim", d.to_string());
-    }
-    if let Some(g) = &guesses {
-        flag("--guesses", g.clone());
-    }
-    if seed != 0 {
-        flag("--seed", seed.to_string());
-    }
-    if failure_probability != dp_audit::AuditConfig::default().failure_probability {
-        flag("--failure-probability", format!("{failure_probability}"));
-    }
-    if independent_canaries {
-        words.push("--independent-canaries".into());
-    }
-    let reproduce =
-        shlex::try_join(words.iter().map(String::as_str)).unwrap_or_else(|_| words.join(" "));
-    let args = OneRunArgs {
+    // `audit one-run`'s defaults, these settings, and the CLI command with them.
+    let args = OneRunOptions {
         canaries,
-        threat_model: None,
         exec: Some(name.clone()),
         claim: Some(claim),
         data: data.map(Into::into),
         record_range,
         record_dim,
         independent_canaries,
-        exec_timeout: None,
-        params: Vec::new(),
-        dataset: None,
-        inclusion_probability: 0.5,
         guesses,
         seed,
         failure_probability,
-        json,
-        report: dp_audit::commands::ReportArgs {
-            report_dir: "reports".into(),
+        output: dp_audit::report::output::OutputOptions {
             no_report: true,
             quiet: true,
+            json,
+            ..OneRunOptions::default().output
         },
+        ..OneRunOptions::default()
     };
+    let reproduce = args.reproduce_line();
     let raised: Arc<Mutex<Option<PyErr>>> = Arc::new(Mutex::new(None));
     let limits = Limits::new(
         timeout,

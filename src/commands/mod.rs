@@ -9,7 +9,6 @@ use crate::error::Result;
 
 pub mod accountant;
 pub mod bench;
-pub mod claim_arg;
 mod common;
 pub mod list;
 pub mod load;
@@ -24,8 +23,9 @@ pub mod suite;
 pub mod sweep;
 pub mod test;
 
+pub(crate) use crate::modes::checks::{parse_count, testers_for};
+pub use crate::modes::claim as claim_arg;
 pub use common::ReportArgs;
-pub(crate) use common::{parse_count, testers_for};
 pub use run::{RunArgs, SearchArgs};
 
 pub use crate::report::output::Outcome;

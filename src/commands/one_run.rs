@@ -1,28 +1,17 @@
-//! `audit one-run`: train the canary DP-SGD trainer once and audit its claim from the canaries
-//! (see [`crate::audit::one_run`]).
-
-use std::fmt::Write as _;
+//! `audit one-run`'s command line: its flags and the call of the library layer
+//! ([`crate::modes::one_run`]), which does the work for the CLI and the Python package alike.
 
 use clap::Args;
 
-use super::{Outcome, to_json};
-use crate::audit::one_run::{TrainerAuditConfig, audit_trainer};
-use crate::error::{Error, Result};
-use crate::mechanisms::Params;
-use crate::mechanisms::canary_trainer::{DataSet, ThreatModel, TrainerConfig};
-use crate::mechanisms::math::readable;
-
-/// δ at which the ε of a `--claim gdp:MU` is read (the verdict uses μ).
-const GDP_READ_DELTA: f64 = 1e-5;
-
-/// Largest μ a `--claim gdp:MU` may state (the bound's bisection stops at 40).
-const GDP_MAX_MU: f64 = 40.0;
+use super::Outcome;
+use crate::error::Result;
+pub use crate::modes::one_run::{GivenTraining, OneRunOptions, one_run_given, one_run_trainer};
 
 /// Options of `audit one-run`.
 #[derive(Debug, Args)]
 pub struct OneRunArgs {
     /// m: canaries, each included in training independently with probability 1/2.
-    #[arg(allow_hyphen_values = true, value_parser = super::parse_count, long, default_value_t = 1000)]
+    #[arg(allow_hyphen_values = true, value_parser = super::parse_count, long, default_value_t = OneRunOptions::default().canaries)]
     pub canaries: usize,
     /// white-box (every iterate released; gradient canaries) or black-box (final model only;
     /// input canaries) [default: white-box]. The built-in trainer only.
@@ -81,17 +70,17 @@ pub struct OneRunArgs {
     #[arg(long, value_name = "NAME")]
     pub dataset: Option<String>,
     /// Probability that a canary is included; the bound (Steinke et al. Theorem 3.1) needs 1/2.
-    #[arg(allow_hyphen_values = true, long, default_value_t = 0.5)]
+    #[arg(allow_hyphen_values = true, long, default_value_t = OneRunOptions::default().inclusion_probability)]
     pub inclusion_probability: f64,
     /// Guess sizes K+:K- (comma-separated; β is split over them): the K+ highest scores are
     /// guessed "in", the K- lowest "out". Default: k:k for k = 1, 2, 5, 10, 20 % of m.
     #[arg(long, value_name = "K+:K-,...")]
     pub guesses: Option<String>,
     /// Seed of every random choice; the same seed gives the same result.
-    #[arg(allow_hyphen_values = true, long, default_value_t = 0)]
+    #[arg(allow_hyphen_values = true, long, default_value_t = OneRunOptions::default().seed)]
     pub seed: u64,
     /// β: probability of reporting a violation against a trainer that keeps its claim.
-    #[arg(allow_hyphen_values = true, long, default_value_t = crate::audit::AuditConfig::default().failure_probability)]
+    #[arg(allow_hyphen_values = true, long, default_value_t = OneRunOptions::default().failure_probability)]
     pub failure_probability: f64,
     /// Print one JSON object (deterministic: no timings) instead of text.
     #[arg(long)]
@@ -101,508 +90,30 @@ pub struct OneRunArgs {
     pub report: super::ReportArgs,
 }
 
-/// Writes the report (unless --no-report) and announces it; the verdict is printed even when
-/// the report cannot be written (the error comes after it, exit code 2).
-fn finish(
-    args: &OneRunArgs,
-    report: crate::report::one_run::OneRunReport,
-    mut stdout: String,
-    code: u8,
-) -> Result<Outcome> {
-    let (index, late_error) = super::split_late(if args.report.no_report {
-        Ok(None)
-    } else {
-        crate::report::prepare_report_dir(&args.report.report_dir)
-            .and_then(|()| {
-                crate::report::one_run::write_one_run_report(&args.report.report_dir, &report)
-            })
-            .map(Some)
-    });
-    if let Some(index) = &index {
-        super::announce_report(index, args.json, args.report.quiet, &mut stdout);
-    }
-    Ok(Outcome {
-        stdout,
-        code,
-        late_error,
-    })
-}
-
-#[allow(clippy::too_many_arguments)]
-fn report_of(
-    target: String,
-    threat_model: String,
-    claim: (f64, f64, String),
-    claim_mu: Option<f64>,
-    seed: u64,
-    bound: crate::audit::one_run::OneRunBound,
-    violation: bool,
-    accountant: Option<crate::mechanisms::AccountantRange>,
-    reproduce: Option<String>,
-) -> crate::report::one_run::OneRunReport {
-    crate::report::one_run::OneRunReport {
-        schema_version: crate::audit::SCHEMA_VERSION,
-        mode: "one-run".into(),
-        tool_version: env!("CARGO_PKG_VERSION").to_string(),
-        target,
-        threat_model,
-        claim_epsilon: claim.0,
-        claim_delta: claim.1,
-        claim_source: claim.2,
-        seed,
-        bound,
-        claim_mu,
-        violation,
-        accountant,
-        reproduce: Some(reproduce.unwrap_or_else(|| super::run::reproduce_line(None))),
-    }
-}
-
-fn parse_guesses(s: &str) -> Result<Vec<(usize, usize)>> {
-    let bad = |part: &str| {
-        Error::InvalidConfig(format!(
-            "--guesses {s:?}: {part:?} is not K+:K-; allowed: comma-separated pairs of whole \
-             numbers, e.g. 10:10,50:0"
-        ))
-    };
-    let mut out = Vec::new();
-    for part in s.split(',') {
-        let (a, b) = part.split_once(':').ok_or_else(|| bad(part))?;
-        let kp: usize = a.trim().parse().map_err(|_| bad(part))?;
-        let km: usize = b.trim().parse().map_err(|_| bad(part))?;
-        if kp.checked_add(km).is_none_or(|r| r == 0) {
-            return Err(Error::InvalidConfig(format!(
-                "--guesses {s:?}: {part:?} makes no guess or too many; allowed: 1 <= K+ + K- <= m"
-            )));
+impl From<&OneRunArgs> for OneRunOptions {
+    fn from(a: &OneRunArgs) -> Self {
+        OneRunOptions {
+            canaries: a.canaries,
+            threat_model: a.threat_model.clone(),
+            exec: a.exec.clone(),
+            claim: a.claim.clone(),
+            data: a.data.clone(),
+            record_range: a.record_range.clone(),
+            record_dim: a.record_dim,
+            independent_canaries: a.independent_canaries,
+            exec_timeout: a.exec_timeout,
+            params: a.params.clone(),
+            dataset: a.dataset.clone(),
+            inclusion_probability: a.inclusion_probability,
+            guesses: a.guesses.clone(),
+            seed: a.seed,
+            failure_probability: a.failure_probability,
+            output: a.report.output(a.json),
         }
-        out.push((kp, km));
     }
-    Ok(out)
 }
 
-/// Checks the flags and builds the audit's configuration.
-pub(crate) fn config_from_args(args: &OneRunArgs) -> Result<TrainerAuditConfig> {
-    super::run::check_beta(args.failure_probability)?;
-    if args.canaries < crate::audit::one_run::MIN_CANARIES {
-        return Err(Error::InvalidConfig(format!(
-            "--canaries {}; allowed: at least {} (and at most 10000000)",
-            args.canaries,
-            crate::audit::one_run::MIN_CANARIES
-        )));
-    }
-    super::run::check_count("--canaries", args.canaries, 2, 10_000_000)?;
-    let p = args.inclusion_probability;
-    if !(p.is_finite() && p > 0.0 && p < 1.0) {
-        return Err(Error::InvalidConfig(format!(
-            "--inclusion-probability {}; allowed: 0 < p < 1, and the bound needs exactly 0.5",
-            readable(p)
-        )));
-    }
-    if p != 0.5 {
-        return Err(Error::InvalidConfig(format!(
-            "--inclusion-probability {}; allowed: 0.5 (Steinke et al. Theorem 3.1 assumes each \
-             canary is included with probability 1/2)",
-            readable(p)
-        )));
-    }
-    let threat = ThreatModel::parse(args.threat_model.as_deref().unwrap_or("white-box"))?;
-    let dataset = DataSet::parse(args.dataset.as_deref().unwrap_or("synthetic"))?;
-    let trainer = TrainerConfig::from_params_on(Params::parse(&args.params)?, dataset)?;
-    let guess_sizes = args.guesses.as_deref().map(parse_guesses).transpose()?;
-    Ok(TrainerAuditConfig {
-        canaries: args.canaries,
-        threat,
-        trainer,
-        seed: args.seed,
-        failure_probability: args.failure_probability,
-        guess_sizes,
-    })
-}
-
-/// `audit one-run` with the built-in canary trainer (no `--exec`): what it prints, for an
-/// in-process caller (the Python package's `one_run_trainer`, whose words stand for the command
-/// line in the reproduce line through [`crate::report::reproduce::with_args`]).
-pub fn one_run_trainer(args: &OneRunArgs) -> Result<Outcome> {
-    if args.exec.is_some() {
-        return Err(Error::InvalidConfig(
-            "one_run_trainer: --exec given; allowed: the built-in trainer's flags (--param, --threat-model, --dataset, …); a training program of your own goes through one_run_given".into(),
-        ));
-    }
-    one_run(args)
-}
-
+/// `audit one-run`.
 pub(super) fn one_run(args: &OneRunArgs) -> Result<Outcome> {
-    if args.exec.is_some() {
-        return one_run_exec(args);
-    }
-    let config = config_from_args(args)?;
-    let started = std::time::Instant::now();
-    let audit = audit_trainer(&config)?;
-    let code = u8::from(audit.violation);
-    let report = report_of(
-        audit.target.to_string(),
-        match audit.threat_model {
-            ThreatModel::WhiteBox => {
-                "white-box: every iterate released; gradient canaries (Dirac, norm C); score = sum of the updates' alignment with the canary".to_string()
-            }
-            ThreatModel::BlackBox => {
-                "black-box: final model released; input canaries; score = -loss".to_string()
-            }
-        },
-        (
-            audit.claim.epsilon,
-            audit.claim.delta,
-            audit.claim.source.clone(),
-        ),
-        audit.claim.mu,
-        audit.seed,
-        audit.bound.clone(),
-        audit.violation,
-        config.trainer.accountant_range().ok(),
-        None,
-    );
-    if args.json {
-        let rec = crate::record::ResultRecord::from_one_run(&report, &audit);
-        return finish(args, report, to_json(&rec)?, code);
-    }
-    let t = &audit.trainer;
-    let b = &audit.bound;
-    let mut out = String::new();
-    let what = match audit.threat_model {
-        ThreatModel::WhiteBox => "every iterate released; gradient canaries (Dirac, norm C)",
-        ThreatModel::BlackBox => "final model released; input canaries, score = -loss",
-    };
-    let _ = writeln!(
-        out,
-        "one-run audit {} ({}: {what})",
-        audit.target,
-        audit.threat_model.name()
-    );
-    let _ = writeln!(
-        out,
-        "trainer      {} on {} data: records={} features={} steps={} sampling_rate={} \
-         noise_multiplier={} clip={} learning_rate={} canary_norm={} noise_scale={} \
-         sampling_rate_ratio={} batch_clip={} clip_after_noise={}",
-        if t.hidden == 0 {
-            "logistic regression".to_string()
-        } else {
-            format!("network with {} hidden tanh units", t.hidden)
-        },
-        t.dataset.name(),
-        t.records,
-        t.features,
-        t.steps,
-        readable(t.sampling_rate),
-        readable(t.noise_multiplier),
-        readable(t.clip),
-        readable(t.learning_rate),
-        readable(t.canary_norm),
-        readable(t.noise_scale),
-        readable(t.sampling_rate_ratio),
-        u8::from(t.batch_clip),
-        u8::from(t.clip_after_noise)
-    );
-    let _ = writeln!(
-        out,
-        "claim        (epsilon = {}, delta = {:e}) for adding/removing one record, from the {}",
-        readable(audit.claim.epsilon),
-        audit.claim.delta,
-        audit.claim.source
-    );
-    if !t.is_correct() {
-        let _ = writeln!(
-            out,
-            "true         epsilon = {} at delta = {:e} ({}; for reading only)",
-            readable(audit.true_guarantee.epsilon),
-            audit.true_guarantee.delta,
-            audit.true_guarantee.source
-        );
-    }
-    let _ = writeln!(
-        out,
-        "canaries     m = {}, {} included (each independently with probability 1/2)",
-        b.canaries, b.included
-    );
-    write_guesses(&mut out, b);
-    let _ = writeln!(
-        out,
-        "verdict      {}",
-        verdict_text(b, audit.claim.epsilon, audit.claim.mu, audit.violation)
-    );
-    if let Some(t) = report.accountant.as_ref().and_then(|a| {
-        crate::record::tightness_line(b.epsilon_estimate(audit.claim.mu), None, Some(a))
-    }) {
-        let _ = writeln!(out, "tightness    {t}");
-    }
-    let _ = writeln!(out, "seed         {}", audit.seed);
-    let _ = writeln!(out, "time         {:.2} s", started.elapsed().as_secs_f64());
-    finish(args, report, out, code)
-}
-
-/// The guesses (one line per guess size), the bound and its inequality, as text.
-fn write_guesses(out: &mut String, b: &crate::audit::one_run::OneRunBound) {
-    for (i, c) in b.candidates.iter().enumerate() {
-        let g = &c.guesses;
-        let _ = writeln!(
-            out,
-            "guesses      k+ = {:<6} k- = {:<6} r = {:<6} v = {:<6} precision {:.3}  \
-             epsilon >= {:.4}  mu >= {:.4}  order: epsilon >= {:.4} mu >= {:.4} (beta {:e}){}{}",
-            g.k_plus,
-            g.k_minus,
-            g.guesses,
-            g.correct,
-            g.precision(),
-            c.epsilon_lower,
-            c.mu_lower,
-            c.order_epsilon_lower,
-            c.order_mu_lower,
-            c.failure_probability,
-            if i == b.best { "  <- best epsilon" } else { "" },
-            if i == b.mu_best { "  <- best mu" } else { "" }
-        );
-    }
-    let _ = writeln!(
-        out,
-        "bound        epsilon >= {:.4} at delta = {:e} with confidence 1 - beta = {} ({})",
-        b.epsilon_lower,
-        b.delta,
-        readable(1.0 - b.failure_probability),
-        b.beta_split
-    );
-    let _ = writeln!(out, "inequality   {}", b.inequality);
-    let _ = writeln!(
-        out,
-        "attack       {}",
-        crate::record::result::attack_sentence(b.epsilon_lower, b.delta, None)
-    );
-    let _ = writeln!(
-        out,
-        "gdp bound    mu >= {:.4} with confidence 1 - beta (same split); the mu-GDP profile at \
-         that mu has epsilon {:.4} at delta = {:e} (a bound on a Gaussian-DP claim only)",
-        b.mu_lower, b.gdp_epsilon_lower, b.delta
-    );
-    let _ = writeln!(out, "inequality   {}", b.gdp_inequality);
-    if let Some(o) = &b.order {
-        let _ = writeln!(
-            out,
-            "order bound  epsilon >= {:.4} at delta = {:e} ((epsilon, delta) null); mu >= {:.4} \
-             (Gaussian-DP null, epsilon {:.4} at delta = {:e}); same split of beta",
-            o.epsilon_lower, b.delta, o.mu_lower, o.gdp_epsilon_lower, b.delta
-        );
-        let _ = writeln!(out, "canaries     {}", o.canary_model);
-        let _ = writeln!(out, "inequality   {}", o.inequality);
-    }
-}
-
-/// The verdict line: against μ for a Gaussian-DP claim, else against ε.
-fn verdict_text(
-    b: &crate::audit::one_run::OneRunBound,
-    epsilon: f64,
-    mu: Option<f64>,
-    violation: bool,
-) -> String {
-    let (what, lower, claimed) = b.deciding(epsilon, mu);
-    if violation {
-        format!(
-            "VIOLATION: the lower bound on {what} {lower:.4} exceeds the claimed {}; a target \
-             keeping its claim is reported so with probability at most beta = {}",
-            readable(claimed),
-            readable(b.failure_probability)
-        )
-    } else {
-        format!(
-            "no violation found: the lower bound on {what} {lower:.4} does not exceed the \
-             claimed {}. This does not show the claim holds: one run with {} canaries sees only \
-             so far",
-            readable(claimed),
-            b.canaries
-        )
-    }
-}
-
-/// `audit one-run --exec COMMAND --claim CLAIM`: a training program in any language.
-fn one_run_exec(args: &OneRunArgs) -> Result<Outcome> {
-    one_run_exec_with(args, None)
-}
-
-/// Training done in this process, for [`one_run_given`]: `train` answers the protocol's request
-/// (the JSON text `--exec`'s program reads) with what the program would print; `reproduce` is
-/// the record's reproduce line.
-pub struct GivenTraining<'a> {
-    /// From the request (JSON text) to what the program would print (the scores).
-    pub train: &'a mut dyn FnMut(String) -> Result<String>,
-    /// The record's reproduce line.
-    pub reproduce: String,
-}
-
-/// `audit one-run --exec NAME --claim CLAIM …` with the program's work done by `given.train` in
-/// this process (the Python package's `one_run`): the same checks, canaries, bits, bound and
-/// record as the CLI gives when `sh -c NAME` prints the same scores. `args.exec` must be set:
-/// it names the target.
-pub fn one_run_given(args: &OneRunArgs, given: GivenTraining<'_>) -> Result<Outcome> {
-    if args.exec.is_none() {
-        return Err(Error::InvalidConfig(
-            "one_run_given: no name for the training (exec); allowed: a non-empty name".into(),
-        ));
-    }
-    one_run_exec_with(args, Some(given))
-}
-
-fn one_run_exec_with(args: &OneRunArgs, given: Option<GivenTraining<'_>>) -> Result<Outcome> {
-    use crate::mechanisms::PrivacyClaim;
-    if !args.params.is_empty() || args.threat_model.is_some() || args.dataset.is_some() {
-        return Err(Error::InvalidConfig(
-            "--param, --threat-model and --dataset configure the built-in trainer; allowed with --exec: \
-             --claim, --data, --record-range, --record-dim, --exec-timeout"
-                .into(),
-        ));
-    }
-    super::run::check_beta(args.failure_probability)?;
-    super::run::check_count("--canaries", args.canaries, 2, 10_000_000)?;
-    if args.inclusion_probability != 0.5 {
-        return Err(Error::InvalidConfig(format!(
-            "--inclusion-probability {}; allowed: 0.5 (Steinke et al. Theorem 3.1 assumes each \
-             canary is included with probability 1/2)",
-            readable(args.inclusion_probability)
-        )));
-    }
-    let claim_text = args.claim.as_deref().ok_or_else(|| {
-        Error::InvalidConfig(
-            "--exec needs --claim pure:EPS, approx:EPS:DELTA, gdp:MU or ledger:FILE[:DELTA]".into(),
-        )
-    })?;
-    // A ledger claim is accounted under add/remove (the one-run game adds or removes canaries).
-    let parsed =
-        super::claim_arg::parse_claim_arg(claim_text, crate::mechanisms::Neighboring::AddRemove)?;
-    let ledger_accountant = parsed.accountant.clone();
-    let claim = parsed.claim;
-    let (epsilon, delta, mu) = match claim {
-        PrivacyClaim::Pure { epsilon } => (epsilon, 0.0, None),
-        PrivacyClaim::Approximate { epsilon, delta } => (epsilon, delta, None),
-        PrivacyClaim::GaussianDp { mu } => {
-            if !(mu.is_finite() && mu > 0.0 && mu <= GDP_MAX_MU) {
-                return Err(Error::InvalidConfig(format!(
-                    "--claim gdp:{mu}; allowed: 0 < mu <= {GDP_MAX_MU}"
-                )));
-            }
-            // One Gaussian step with z = 1/μ is exactly μ-GDP.
-            let eps =
-                crate::mechanisms::accountant::gaussian_exact_epsilon(1.0 / mu, 1, GDP_READ_DELTA)?;
-            (eps, GDP_READ_DELTA, Some(mu))
-        }
-        other => {
-            return Err(Error::InvalidConfig(format!(
-                "--claim {other}; allowed: pure:EPS, approx:EPS:DELTA or gdp:MU (the one-run bound is on ε at δ, or on μ)"
-            )));
-        }
-    };
-    let (lo, hi) = match &args.record_range {
-        Some(r) => super::run::parse_range(r)?,
-        None => (0.0, 1.0),
-    };
-    let dim = args.record_dim.unwrap_or(1);
-    super::run::check_count("--record-dim", dim, 1, 1000)?;
-    let timeout = super::run::check_seconds(
-        "--exec-timeout",
-        args.exec_timeout.unwrap_or(600.0),
-        7.0 * 86_400.0,
-    )?;
-    let dataset = match &args.data {
-        // The same reader as the Bayesian audit's `--data` (lines named in errors).
-        Some(p) => crate::audit::bayesian::read_data(
-            p,
-            &crate::mechanisms::RecordDomain::real(lo, hi, dim),
-        )?
-        .to_rows(),
-        None => Vec::new(),
-    };
-    let guess_sizes = args.guesses.as_deref().map(parse_guesses).transpose()?;
-    if let Some(&(kp, km)) = guess_sizes
-        .iter()
-        .flatten()
-        .find(|(kp, km)| kp.saturating_add(*km) > args.canaries)
-    {
-        return Err(Error::InvalidConfig(format!(
-            "--guesses {kp}:{km} for {} canaries; allowed: k+ + k- <= m",
-            args.canaries
-        )));
-    }
-    let command = args.exec.clone().unwrap_or_default();
-    let config = crate::audit::one_run_exec::ExecOneRunConfig {
-        command,
-        canaries: args.canaries,
-        record_range: (lo, hi),
-        record_dim: dim,
-        dataset,
-        epsilon,
-        delta,
-        mu,
-        seed: args.seed,
-        failure_probability: args.failure_probability,
-        guess_sizes,
-        independent_canaries: args.independent_canaries,
-        timeout,
-    };
-    let started = std::time::Instant::now();
-    let (audit, reproduce) = match given {
-        Some(g) => (
-            crate::audit::one_run_exec::audit_with(&config, g.train)?,
-            Some(g.reproduce),
-        ),
-        None => (crate::audit::one_run_exec::audit_exec(&config)?, None),
-    };
-    let code = u8::from(audit.violation);
-    let report = report_of(
-        audit.command.clone(),
-        "a training program (exec): its own scores of the canaries from what it released".into(),
-        (epsilon, delta, format!("given with --claim {claim_text}")),
-        mu,
-        audit.seed,
-        audit.bound.clone(),
-        audit.violation,
-        ledger_accountant.clone(),
-        reproduce,
-    );
-    if args.json {
-        let rec = crate::record::ResultRecord::from_one_run(&report, &audit);
-        return finish(args, report, to_json(&rec)?, code);
-    }
-    let b = &audit.bound;
-    let mut out = String::new();
-    let _ = writeln!(out, "one-run audit of {:?} (exec)", audit.command);
-    let _ = writeln!(out, "claim        {claim_text} (given with --claim)");
-    let _ = writeln!(
-        out,
-        "canaries     m = {}, {} included (each independently with probability 1/2), records in [{lo}, {hi}]^{dim}; data set {} records",
-        b.canaries,
-        b.included,
-        config.dataset.len()
-    );
-    write_guesses(&mut out, b);
-    let verdict = verdict_text(b, epsilon, mu, audit.violation);
-    let _ = writeln!(out, "verdict      {verdict}");
-    if let Some(t) = report
-        .accountant
-        .as_ref()
-        .and_then(|a| crate::record::tightness_line(b.epsilon_estimate(mu), None, Some(a)))
-    {
-        let _ = writeln!(out, "tightness    {t}");
-    }
-    let _ = writeln!(out, "seed         {}", audit.seed);
-    let _ = writeln!(out, "time         {:.2} s", started.elapsed().as_secs_f64());
-    finish(args, report, out, code)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn parses_guess_sizes() -> Result<()> {
-        assert_eq!(parse_guesses("10:10, 5:0")?, vec![(10, 10), (5, 0)]);
-        assert!(parse_guesses("10").is_err());
-        assert!(parse_guesses("0:0").is_err());
-        assert!(parse_guesses("a:1").is_err());
-        Ok(())
-    }
+    crate::modes::one_run::one_run(&OneRunOptions::from(args))
 }

@@ -16,6 +16,10 @@ use crate::run::{RunOptions, SearchOptions, SizesGiven, Target, check_memory};
 use crate::sources::exec::{ExecMechanism, ExecOptions};
 use crate::testers;
 
+pub use crate::modes::checks::{
+    MAX_EXEC_TIMEOUT_SECONDS, MAX_SEARCH_SECONDS, MIN_FAILURE_PROBABILITY, max_jobs,
+};
+pub(crate) use crate::modes::checks::{check_beta, check_count, check_seconds, parse_range};
 pub(crate) use crate::report::reproduce::reproduce_line;
 pub use crate::run::DEFAULT_EXEC_BUDGET_SECONDS;
 
@@ -265,55 +269,6 @@ impl SearchArgs {
         }
         v
     }
-}
-
-/// Longest `--exec-timeout`: a day.
-pub const MAX_EXEC_TIMEOUT_SECONDS: f64 = 86_400.0;
-/// Longest `--max-search-seconds`: a week.
-pub const MAX_SEARCH_SECONDS: f64 = 604_800.0;
-/// Smallest β a run accepts: below it the bounds' tail computations lose their meaning (γ = β/20
-/// must stay a normal f64 with room to spare), and no audit needs it.
-pub const MIN_FAILURE_PROBABILITY: f64 = 1e-100;
-
-/// Checks seconds given on the command line: finite, from 1 ms to `max`.
-pub(crate) fn check_seconds(flag: &str, v: f64, max: f64) -> Result<std::time::Duration> {
-    if !(v.is_finite() && (1e-3..=max).contains(&v)) {
-        return Err(Error::InvalidConfig(format!(
-            "{flag} {}; allowed: 0.001 to {} seconds",
-            readable(v),
-            readable(max)
-        )));
-    }
-    Ok(std::time::Duration::from_secs_f64(v))
-}
-
-/// Checks `--failure-probability`: MIN_FAILURE_PROBABILITY ≤ β < 1.
-pub(crate) fn check_beta(v: f64) -> Result<()> {
-    if !(v.is_finite() && (MIN_FAILURE_PROBABILITY..1.0).contains(&v)) {
-        return Err(Error::InvalidConfig(format!(
-            "--failure-probability {}; allowed: {} ≤ β < 1",
-            readable(v),
-            readable(MIN_FAILURE_PROBABILITY)
-        )));
-    }
-    Ok(())
-}
-
-/// Checks a count flag against `[lo, hi]`.
-pub(crate) fn check_count(flag: &str, v: usize, lo: usize, hi: usize) -> Result<()> {
-    if !(lo..=hi).contains(&v) {
-        return Err(Error::InvalidConfig(format!(
-            "{flag} {v}; allowed: {} to {}",
-            readable(lo as f64),
-            readable(hi as f64)
-        )));
-    }
-    Ok(())
-}
-
-/// The largest `--jobs`: 4 × the cores this process may use.
-pub fn max_jobs() -> usize {
-    4 * std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 /// Flags that do not apply to this run are errors, not silently ignored settings; every number
@@ -798,29 +753,6 @@ fn given_on_command_line(flag: &str) -> bool {
         .iter()
         .any(|a| a == flag || a.starts_with(&format!("{flag}=")))
 }
-/// Parses `--record-range LO:HI`: finite LO < HI.
-pub(crate) fn parse_range(s: &str) -> Result<(f64, f64)> {
-    let bad = || {
-        Error::InvalidConfig(format!(
-            "--record-range {s}; allowed: LO:HI with finite LO < HI, e.g. 0:1 or -5:5"
-        ))
-    };
-    let (a, b) = s.split_once(':').ok_or_else(bad)?;
-    let lo: f64 = a.trim().parse().map_err(|_| bad())?;
-    let hi: f64 = b.trim().parse().map_err(|_| bad())?;
-    if !(lo.is_finite() && hi.is_finite()) {
-        return Err(bad());
-    }
-    if lo >= hi {
-        return Err(Error::InvalidConfig(format!(
-            "--record-range {s}: LO = {lo} is not below HI = {hi}; allowed: LO:HI with LO < HI, e.g. {}:{}",
-            hi.min(lo),
-            hi.max(lo)
-        )));
-    }
-    Ok((lo, hi))
-}
-
 /// The time budget a run of `args` keeps, seconds: `--budget`, else the default of a program
 /// audit that names no `--trials` (`None`: no budget).
 fn run_budget(args: &RunArgs) -> Result<Option<f64>> {

@@ -22,9 +22,9 @@ use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Held, TestArgs, run_test};
-use crate::commands::Outcome;
+use super::{Held, TestOptions, run_test};
 use crate::error::{Error, Result};
+use crate::report::output::Outcome;
 use crate::sources::shards::{Provenance, Shard, ShardSet, ShardSide};
 use crate::testers::{HeldOut, HeldOutEvents, Transform};
 
@@ -280,7 +280,7 @@ fn digest(bytes: &[u8]) -> String {
 }
 
 /// Step 1: the plan of the test `a`, written to `out`.
-pub(super) fn write_plan(a: &TestArgs, out: &Path) -> Result<Outcome> {
+pub(super) fn write_plan(a: &TestOptions, out: &Path) -> Result<Outcome> {
     let mut partial = out.as_os_str().to_owned();
     partial.push(".partial");
     let partial = PathBuf::from(partial);
@@ -309,7 +309,7 @@ pub(super) fn write_plan(a: &TestArgs, out: &Path) -> Result<Outcome> {
         .iter()
         .map(|v| format!("{} ({} queries)", v.transform, v.queries.len()))
         .collect();
-    let stdout = if a.json {
+    let stdout = if a.output.json {
         let summary = serde_json::json!({
             "plan": out,
             "digest": digest(text.as_bytes()),
@@ -318,7 +318,7 @@ pub(super) fn write_plan(a: &TestArgs, out: &Path) -> Result<Outcome> {
             "shards_a": plan.a.iter().map(|s| &s.path).collect::<Vec<_>>(),
             "shards_b": plan.b.iter().map(|s| &s.path).collect::<Vec<_>>(),
         });
-        super::to_json(&summary)?
+        crate::report::output::to_json(&summary)?
     } else {
         format!(
             "plan        {} ({} view(s): {}; {} shard(s) on side a, {} on side b)\nnext        count each shard: audit test --plan {} --count-shard SHARD > SHARD.counts.json\n            then: audit test --plan {} --reduce *.counts.json\n",
@@ -340,7 +340,7 @@ pub(super) fn write_plan(a: &TestArgs, out: &Path) -> Result<Outcome> {
 
 /// The plan of the test `a` (the test run with its counts recorded) as JSON text (with its
 /// final line break), and the plan.
-fn plan_text(a: &TestArgs) -> Result<(String, Plan)> {
+fn plan_text(a: &TestOptions) -> Result<(String, Plan)> {
     // The shards are opened and checked once, here, and the test runs on them.
     let (set_a, set_b) = crate::sources::shards::open_sides(&a.samples_a, &a.samples_b)?;
     let shards = |set: &ShardSet| -> Result<Vec<PlanShard>> {
@@ -568,7 +568,7 @@ pub(super) fn count_shard(plan_path: &Path, shard_path: &Path) -> Result<Outcome
 }
 
 /// Step 3: the counts summed, then the plain test answered from them.
-pub(super) fn reduce(a: &TestArgs, plan_path: &Path) -> Result<Outcome> {
+pub(super) fn reduce(a: &TestOptions, plan_path: &Path) -> Result<Outcome> {
     let (plan, plan_digest) = read_plan(plan_path)?;
     let mut sums: Vec<Vec<(u64, u64)>> = plan
         .views
@@ -677,11 +677,10 @@ pub(super) fn reduce(a: &TestArgs, plan_path: &Path) -> Result<Outcome> {
         }
     }
     let st = &plan.settings;
-    let args = TestArgs {
+    let args = TestOptions {
         samples_a: plan.a.iter().map(|s| s.path.clone()).collect(),
         samples_b: plan.b.iter().map(|s| s.path.clone()).collect(),
         stream: st.stream,
-        in_memory: false,
         max_train_rows: st.max_train_rows,
         claim: Some(st.claim.clone()),
         seed: st.seed,
@@ -689,21 +688,8 @@ pub(super) fn reduce(a: &TestArgs, plan_path: &Path) -> Result<Outcome> {
         tester: st.tester.clone(),
         transform: st.transform.clone(),
         check: st.check.clone(),
-        sequential: false,
-        max_samples: None,
-        first_batch: None,
-        bdp_definition: None,
-        json: a.json,
-        jobs: None,
-        plan_out: None,
-        plan: None,
-        count_shard: None,
-        reduce: Vec::new(),
-        report: super::super::ReportArgs {
-            report_dir: a.report.report_dir.clone(),
-            no_report: a.report.no_report,
-            quiet: a.report.quiet,
-        },
+        output: a.output.clone(),
+        ..TestOptions::default()
     };
     let reduced = Reduced {
         reproduce: plan.reproduce.clone(),
