@@ -281,6 +281,47 @@ pub fn render_sequential(r: &SequentialReport, run_id: &str, figures: &[Figure])
         e(run_id)
     );
     b.push_str(&verdict_html(r));
+    b.push_str(&sequential_tested_html(r));
+    let _ = writeln!(
+        b,
+        "<h2>The guarantee</h2><p id=\"guarantee\">For each ε the claim bounds and each direction, a betting process multiplies its wealth by \
+         1 + λ(Z − δ) per pair of releases, where Z = 1{{X ∈ S}} − e^ε·1{{Y ∈ S}} and the event S and bet λ were chosen from earlier releases only. \
+         Against a mechanism that keeps its claim on this pair, the average M of these processes is a nonnegative supermartingale starting at 1, so by \
+         <b>Ville's inequality</b> it ever reaches 1/β with probability at most <b>β = {}</b>, however long the audit runs and whenever it stops \
+         (releases i.i.d. within each side, sides independent).</p><pre>{}</pre>",
+        e(&num(r.failure_probability)),
+        e(&r.inequality),
+    );
+    let _ = writeln!(
+        b,
+        "<p class=\"small\">Reproduce: <code>{}</code> (from the run's command line when audit.json records it; otherwise add any <code>--param NAME=VALUE</code> the original run used).</p>",
+        e(&reproduce_command(r))
+    );
+    b.push_str(&betting_tables_html(r));
+    if !figures.is_empty() {
+        let _ = writeln!(b, "<h2>Figures</h2>");
+        b.push_str(&figures_html(figures));
+    }
+    let _ = writeln!(
+        b,
+        "<h2>Files</h2><p><a href=\"audit.json\">audit.json</a>: everything above, machine-readable (the <code>audit run --sequential --json</code> output plus the wall time). \
+         <code>audit report {}/audit.json</code> re-renders this page.</p>",
+        e(run_id)
+    );
+    b.push_str(&super::html::record_html(
+        &crate::record::ResultRecord::from_sequential(r),
+    ));
+    page(
+        &format!("dp-audit: {} — sequential, {}", m.id, r.verdict.words()),
+        &b,
+    )
+}
+
+/// The "What was tested" facts of a sequential audit: mechanism, claim, pair or files, the
+/// batches, the samples used, the stopping time and the final wealth.
+fn sequential_tested_html(r: &SequentialReport) -> String {
+    let m = &r.mechanism;
+    let mut b = String::new();
     let status = m
         .catalogue_status
         .as_ref()
@@ -355,21 +396,13 @@ pub fn render_sequential(r: &SequentialReport, run_id: &str, figures: &[Figure])
             .map(|t| format!("<dt>wall time</dt><dd>{t:.2} s</dd>"))
             .unwrap_or_default(),
     );
-    let _ = writeln!(
-        b,
-        "<h2>The guarantee</h2><p id=\"guarantee\">For each ε the claim bounds and each direction, a betting process multiplies its wealth by \
-         1 + λ(Z − δ) per pair of releases, where Z = 1{{X ∈ S}} − e^ε·1{{Y ∈ S}} and the event S and bet λ were chosen from earlier releases only. \
-         Against a mechanism that keeps its claim on this pair, the average M of these processes is a nonnegative supermartingale starting at 1, so by \
-         <b>Ville's inequality</b> it ever reaches 1/β with probability at most <b>β = {}</b>, however long the audit runs and whenever it stops \
-         (releases i.i.d. within each side, sides independent).</p><pre>{}</pre>",
-        e(&num(r.failure_probability)),
-        e(&r.inequality),
-    );
-    let _ = writeln!(
-        b,
-        "<p class=\"small\">Reproduce: <code>{}</code> (from the run's command line when audit.json records it; otherwise add any <code>--param NAME=VALUE</code> the original run used).</p>",
-        e(&reproduce_command(r))
-    );
+    b
+}
+
+/// The betting processes at the end (one per divergence and direction) and the wealth after
+/// each batch.
+fn betting_tables_html(r: &SequentialReport) -> String {
+    let mut b = String::new();
     let _ = writeln!(
         b,
         "<h2>Betting processes at the end</h2><div class=\"scroll\"><table id=\"components\"><thead><tr><th>divergence</th><th>direction</th>\
@@ -402,21 +435,5 @@ pub fn render_sequential(r: &SequentialReport, run_id: &str, figures: &[Figure])
         );
     }
     b.push_str("</tbody></table>\n");
-    if !figures.is_empty() {
-        let _ = writeln!(b, "<h2>Figures</h2>");
-        b.push_str(&figures_html(figures));
-    }
-    let _ = writeln!(
-        b,
-        "<h2>Files</h2><p><a href=\"audit.json\">audit.json</a>: everything above, machine-readable (the <code>audit run --sequential --json</code> output plus the wall time). \
-         <code>audit report {}/audit.json</code> re-renders this page.</p>",
-        e(run_id)
-    );
-    b.push_str(&super::html::record_html(
-        &crate::record::ResultRecord::from_sequential(r),
-    ));
-    page(
-        &format!("dp-audit: {} — sequential, {}", m.id, r.verdict.words()),
-        &b,
-    )
+    b
 }
