@@ -169,20 +169,12 @@ pub(crate) fn record_html(rec: &crate::record::ResultRecord) -> String {
         let _ = write!(rows, "<dt>{}</dt><dd>{v}</dd>", e(k));
     };
     row("what ran", e(rec.mode.words()));
-    let kind = match (&rec.target.kind[..], &rec.target.catalogue_status) {
-        ("catalogue", Some(s)) => format!("a catalogue entry, status {s}"),
-        ("catalogue", None) => "a catalogue entry".into(),
-        ("program", _) => "a program".into(),
-        ("files", _) => "releases read from files".into(),
-        ("trainer", _) => "a training run".into(),
-        (k, _) => k.to_string(),
-    };
     row(
         "target",
         format!(
             "<span class=\"mono\">{}</span> <span class=\"small\">({})</span>",
             e(&rec.target.id),
-            e(&kind)
+            e(&target_kind_words(&rec.target))
         ),
     );
     if let Some(c) = &rec.claim {
@@ -208,17 +200,6 @@ pub(crate) fn record_html(rec: &crate::record::ResultRecord) -> String {
     {
         row("setting", e(setting.describe()));
     }
-    let bound_counts = |bounds: &[crate::record::result::BoundWords]| {
-        if bounds.is_empty() {
-            String::new()
-        } else {
-            format!(
-                " <span class=\"small\">({} bound(s), {} above what the claim allows)</span>",
-                bounds.len(),
-                bounds.iter().filter(|b| b.violation).count()
-            )
-        }
-    };
     // One layer of the releases as they are says what the verdict says: shown once.
     let single = rec.layers.len() == 1 && rec.layers[0].layer == "releases";
     row(
@@ -262,16 +243,7 @@ pub(crate) fn record_html(rec: &crate::record::ResultRecord) -> String {
             format!("{short}{}", e(&readable_numbers_in(&effort.describe()))),
         );
     }
-    let mut cost = Vec::new();
-    if let Some(n) = rec.timings.releases {
-        cost.push(format!("{} releases", num(n as f64)));
-    }
-    if let Some(n) = rec.timings.mechanism_calls {
-        cost.push(format!("{} mechanism calls", num(n as f64)));
-    }
-    if let Some(t) = rec.timings.wall_time_seconds {
-        cost.push(format!("{} s", num((t * 100.0).round() / 100.0)));
-    }
+    let cost = cost_words(&rec.timings);
     if !cost.is_empty() {
         row("cost", e(&cost.join(", ")));
     }
@@ -283,6 +255,46 @@ pub(crate) fn record_html(rec: &crate::record::ResultRecord) -> String {
         "<section id=\"record\"><h2>The result record</h2><dl>{rows}</dl><p class=\"small\">From the result record (audit.json, layout version {}; see docs/json.md).</p></section>\n",
         crate::record::RECORD_SCHEMA_VERSION
     )
+}
+
+/// The kind of a record's target in words (with its catalogue status).
+fn target_kind_words(t: &crate::record::result::TargetRecord) -> String {
+    match (&t.kind[..], &t.catalogue_status) {
+        ("catalogue", Some(s)) => format!("a catalogue entry, status {s}"),
+        ("catalogue", None) => "a catalogue entry".into(),
+        ("program", _) => "a program".into(),
+        ("files", _) => "releases read from files".into(),
+        ("trainer", _) => "a training run".into(),
+        (k, _) => k.to_string(),
+    }
+}
+
+/// How many bounds a verdict or layer rests on and how many exceed the claim (empty for none).
+fn bound_counts(bounds: &[crate::record::result::BoundWords]) -> String {
+    if bounds.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " <span class=\"small\">({} bound(s), {} above what the claim allows)</span>",
+            bounds.len(),
+            bounds.iter().filter(|b| b.violation).count()
+        )
+    }
+}
+
+/// A run's cost as the record states it: releases, mechanism calls, wall time (those present).
+fn cost_words(t: &crate::record::result::Timings) -> Vec<String> {
+    let mut cost = Vec::new();
+    if let Some(n) = t.releases {
+        cost.push(format!("{} releases", num(n as f64)));
+    }
+    if let Some(n) = t.mechanism_calls {
+        cost.push(format!("{} mechanism calls", num(n as f64)));
+    }
+    if let Some(t) = t.wall_time_seconds {
+        cost.push(format!("{} s", num((t * 100.0).round() / 100.0)));
+    }
+    cost
 }
 
 /// The claim in words.
