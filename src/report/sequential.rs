@@ -100,20 +100,7 @@ fn figures(r: &SequentialReport) -> Vec<Figure> {
 /// the audit stopped, a vertical line at the stopping time.
 pub fn wealth_plot(path: &Path, r: &SequentialReport) -> Result<()> {
     let pts = trajectory(r);
-    let xmin = pts.iter().map(|p| p.0).fold(f64::INFINITY, f64::min);
-    // Up to the maximum when the audit ran to it; a stopped audit is shown up to where it stopped.
-    let xmax = pts.iter().map(|p| p.0).fold(1.0, f64::max);
-    let (x0, x1) = if xmin.is_finite() && xmin > 0.0 {
-        (xmin / 1.3, xmax * 1.3)
-    } else {
-        (1.0, xmax.max(2.0) * 1.3)
-    };
-    // A logarithmic axis: positive, finite and within the plotting limit, with x0 < x1.
-    let x1 = x1.clamp(2.0, super::plot::AXIS_LIMIT);
-    let x0 = x0.clamp(0.5, x1 / 2.0);
-    let ymin = pts.iter().map(|p| p.1).fold(0.0f64, f64::min);
-    let ymax = pts.iter().map(|p| p.1).fold(r.log_threshold, f64::max);
-    let (y0, y1) = axis_range(ymin, ymax, 0.08);
+    let ((x0, x1), (y0, y1)) = wealth_axes(r, &pts);
     // Points beyond a clamped axis are drawn at its edge.
     let pts: Vec<(f64, f64)> = pts
         .iter()
@@ -218,6 +205,26 @@ pub fn wealth_plot(path: &Path, r: &SequentialReport) -> Result<()> {
             .draw()
             .map_err(|err| draw_err(path, err))
     })
+}
+
+/// The wealth figure's axes: releases per side on a log scale (from below the first batch to
+/// past the last, within the plotting limit) and ln M down to 0 and up to ln(1/β) at least.
+fn wealth_axes(r: &SequentialReport, pts: &[(f64, f64)]) -> ((f64, f64), (f64, f64)) {
+    let xmin = pts.iter().map(|p| p.0).fold(f64::INFINITY, f64::min);
+    // Up to the maximum when the audit ran to it; a stopped audit is shown up to where it stopped.
+    let xmax = pts.iter().map(|p| p.0).fold(1.0, f64::max);
+    let (x0, x1) = if xmin.is_finite() && xmin > 0.0 {
+        (xmin / 1.3, xmax * 1.3)
+    } else {
+        (1.0, xmax.max(2.0) * 1.3)
+    };
+    // A logarithmic axis: positive, finite and within the plotting limit, with x0 < x1.
+    let x1 = x1.clamp(2.0, super::plot::AXIS_LIMIT);
+    let x0 = x0.clamp(0.5, x1 / 2.0);
+    let ymin = pts.iter().map(|p| p.1).fold(0.0f64, f64::min);
+    let ymax = pts.iter().map(|p| p.1).fold(r.log_threshold, f64::max);
+    let (y0, y1) = axis_range(ymin, ymax, 0.08);
+    ((x0, x1), (y0, y1))
 }
 
 /// The command line that reproduces the run, as far as the report records it.
