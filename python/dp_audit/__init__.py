@@ -36,6 +36,12 @@ from . import _calls, _native
 
 __version__ = _native.__version__
 
+# The engine's defaults, written once in its options types (dp_audit::modes), read here for the
+# signatures below.
+_DEFAULTS = _native.defaults()
+_TEST = _DEFAULTS["test"]
+_ONE_RUN = _DEFAULTS["one_run"]
+
 __all__ = [
     "Record",
     "GateRecord",
@@ -168,8 +174,9 @@ class Record:
         return self._text
 
 
-def test_samples(a, b, claim: str, *, seed: int = 0, failure_probability: float = 0.001,
-                 testers: str = "hockey-stick", check: str = "both",
+def test_samples(a, b, claim: str, *, seed: int = _TEST["seed"],
+                 failure_probability: float = _TEST["failure_probability"],
+                 testers: str = _TEST["testers"], check: str = _TEST["check"],
                  names: Tuple[str, str] = ("a.bin", "b.bin"), sequential: bool = False,
                  max_samples: Optional[int] = None,
                  first_batch: Optional[int] = None) -> Record:
@@ -196,7 +203,7 @@ def test_samples(a, b, claim: str, *, seed: int = 0, failure_probability: float 
     if not sequential and (max_samples is not None or first_batch is not None):
         raise ValueError("max_samples or first_batch without sequential=True; allowed: those "
                          "settings with sequential=True only")
-    if sequential and testers != "hockey-stick":
+    if sequential and testers != _TEST["testers"]:
         raise ValueError(f"testers={testers!r} with sequential=True; the sequential test uses its "
                          "own betting test, leave testers out")
     js, text, code = _native.test_samples(
@@ -319,8 +326,10 @@ def _gate(mechanism, claim, pairs, *, check, seed, samples, failure_probability,
     return GateRecord(tuple(records), explanation, mech, flt, reproduce, name)
 
 
-def audit_callable(mechanism: Callable, claim: str, d, d_prime, *, samples: int = 200_000,
-                   seed: int = 0, failure_probability: float = 0.001, check: str = "both",
+def audit_callable(mechanism: Callable, claim: str, d, d_prime, *,
+                   samples: int = _DEFAULTS["gate"]["samples"], seed: int = 0,
+                   failure_probability: float = _DEFAULTS["run"]["failure_probability"],
+                   check: str = _TEST["check"],
                    neighboring: str = "add-remove", name: Optional[str] = None,
                    timeout: Optional[float] = DEFAULT_CALL_TIMEOUT) -> GateRecord:
     """Audits ``mechanism(dataset, n, seed) -> array of n releases`` in-process on the pair
@@ -627,11 +636,13 @@ class OneRunRecord(Record):
         return self._reproduce
 
 
-def one_run(train: Callable, claim: str, *, canaries: int = 1000, data: Optional[str] = None,
+def one_run(train: Callable, claim: str, *, canaries: int = _ONE_RUN["canaries"],
+            data: Optional[str] = None,
             record_range: Tuple[float, float] = (0.0, 1.0), record_dim: int = 1,
             guesses: Optional[Sequence[Tuple[int, int]]] = None,
-            independent_canaries: bool = False, seed: int = 0,
-            failure_probability: float = 0.001, name: Optional[str] = None,
+            independent_canaries: bool = False, seed: int = _ONE_RUN["seed"],
+            failure_probability: float = _ONE_RUN["failure_probability"],
+            name: Optional[str] = None,
             timeout: Optional[float] = DEFAULT_TRAIN_TIMEOUT) -> OneRunRecord:
     """``audit one-run --exec`` with the training in this process: one training run, audited
     from its canaries (Steinke, Nasr & Jagielski 2023).
@@ -724,10 +735,12 @@ def _positive_or_zero(v) -> int:
     return int(v)
 
 
-def one_run_trainer(*, canaries: int = 1000, threat_model: str = "white-box",
+def one_run_trainer(*, canaries: int = _ONE_RUN["canaries"], threat_model: str = "white-box",
                     dataset: str = "synthetic", params: Optional[dict] = None,
-                    guesses: Optional[Sequence[Tuple[int, int]]] = None, seed: int = 0,
-                    failure_probability: float = 0.001, text: bool = False) -> OneRunRecord:
+                    guesses: Optional[Sequence[Tuple[int, int]]] = None,
+                    seed: int = _ONE_RUN["seed"],
+                    failure_probability: float = _ONE_RUN["failure_probability"],
+                    text: bool = False) -> OneRunRecord:
     """``audit one-run`` without ``--exec``: the built-in canary DP-SGD trainer (docs/one-run.md)
     trained once, its claim (the trainer's own accountant) audited from its m = ``canaries``
     canaries. ``threat_model``: ``white-box`` (every iterate released, gradient canaries) or
@@ -740,7 +753,7 @@ def one_run_trainer(*, canaries: int = 1000, threat_model: str = "white-box",
     command; ``.text()`` only with ``text=True`` (the trainer runs again)."""
     words = ["one-run"]
     canaries = _positive_int(canaries, "canaries")
-    if canaries != 1000:
+    if canaries != _ONE_RUN["canaries"]:
         words += ["--canaries", str(canaries)]
     for value, flag, default in [(threat_model, "--threat-model", "white-box"),
                                  (dataset, "--dataset", "synthetic")]:
@@ -765,10 +778,10 @@ def one_run_trainer(*, canaries: int = 1000, threat_model: str = "white-box",
             raise ValueError(f"guesses={guesses!r}; allowed: a list of (K+, K-) pairs of whole "
                              "numbers ≥ 0") from e
     seed = _seed(seed)
-    if seed != 0:
+    if seed != _ONE_RUN["seed"]:
         words += ["--seed", str(seed)]
     beta = _beta(failure_probability)
-    if beta != 0.001:
+    if beta != _ONE_RUN["failure_probability"]:
         words += ["--failure-probability", repr(beta)]
     js, code = _native.one_run_trainer(words + ["--json", "--no-report", "--quiet"])
     txt = _native.one_run_trainer(words + ["--no-report", "--quiet"])[0] if text else ""
@@ -790,7 +803,8 @@ _DEFAULT = _Default()
 
 def audit_run(mechanism: Callable, claim: str, *, record_range: Tuple[float, float] = (0.0, 1.0),
               record_dim: int = 1, dataset_size: int = 3, neighboring: str = "add-remove",
-              samples: Optional[int] = None, seed: int = 0, failure_probability: float = 0.001,
+              samples: Optional[int] = None, seed: int = _DEFAULTS["run"]["seed"],
+              failure_probability: float = _DEFAULTS["run"]["failure_probability"],
               check: Optional[str] = None, setting: Optional[str] = None,
               privacy_unit: Optional[str] = None, flags: Sequence[str] = (),
               name: Optional[str] = None, text: bool = False,

@@ -982,10 +982,43 @@ fn parse_budget(s: &str) -> Option<f64> {
         .filter(|v| v.is_finite() && *v > 0.0)
 }
 
+/// The engine's defaults, written once in its options types, for the Python signatures:
+/// `{"gate": {...}, "run": {...}, "test": {...}, "one_run": {...}}` (samples, seed, β,
+/// testers, layers, canaries).
+#[pyfunction]
+fn defaults(py: Python<'_>) -> PyResult<Py<pyo3::types::PyDict>> {
+    let t = TestOptions::default();
+    let test = pyo3::types::PyDict::new(py);
+    test.set_item("seed", t.seed)?;
+    test.set_item("failure_probability", t.failure_probability)?;
+    test.set_item("testers", t.tester)?;
+    test.set_item("check", t.check.unwrap_or_else(|| "both".into()))?;
+    let o = dp_audit::modes::one_run::OneRunOptions::default();
+    let one_run = pyo3::types::PyDict::new(py);
+    one_run.set_item("canaries", o.canaries)?;
+    one_run.set_item("seed", o.seed)?;
+    one_run.set_item("failure_probability", o.failure_probability)?;
+    let gate = pyo3::types::PyDict::new(py);
+    gate.set_item("samples", Gate::DEFAULT_SAMPLES)?;
+    let run = pyo3::types::PyDict::new(py);
+    run.set_item("seed", 0)?;
+    run.set_item(
+        "failure_probability",
+        dp_audit::AuditConfig::default().failure_probability,
+    )?;
+    let all = pyo3::types::PyDict::new(py);
+    all.set_item("gate", gate)?;
+    all.set_item("run", run)?;
+    all.set_item("test", test)?;
+    all.set_item("one_run", one_run)?;
+    Ok(all.unbind())
+}
+
 /// The module.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(test_samples, m)?)?;
+    m.add_function(wrap_pyfunction!(defaults, m)?)?;
     m.add_function(wrap_pyfunction!(gate, m)?)?;
     m.add_function(wrap_pyfunction!(write_samples, m)?)?;
     m.add_function(wrap_pyfunction!(account, m)?)?;

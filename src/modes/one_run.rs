@@ -5,12 +5,12 @@
 
 use std::fmt::Write as _;
 
-use crate::report::output::{Outcome, OutputOptions, announce_report, split_late, to_json};
 use crate::audit::one_run::{TrainerAuditConfig, audit_trainer};
 use crate::error::{Error, Result};
 use crate::mechanisms::Params;
 use crate::mechanisms::canary_trainer::{DataSet, ThreatModel, TrainerConfig};
 use crate::mechanisms::math::readable;
+use crate::report::output::{Outcome, OutputOptions, announce_report, split_late, to_json};
 
 /// δ at which the ε of a `--claim gdp:MU` is read (the verdict uses μ).
 const GDP_READ_DELTA: f64 = 1e-5;
@@ -105,7 +105,10 @@ impl OneRunOptions {
             (self.canaries != d.canaries).then(|| self.canaries.to_string()),
         );
         flag("--threat-model", self.threat_model.clone());
-        flag("--data", self.data.as_ref().map(|p| p.display().to_string()));
+        flag(
+            "--data",
+            self.data.as_ref().map(|p| p.display().to_string()),
+        );
         flag("--record-range", self.record_range.clone());
         flag("--record-dim", self.record_dim.map(|n| n.to_string()));
         flag("--guesses", self.guesses.clone());
@@ -119,7 +122,10 @@ impl OneRunOptions {
             (self.inclusion_probability != d.inclusion_probability)
                 .then(|| format!("{}", self.inclusion_probability)),
         );
-        flag("--seed", (self.seed != d.seed).then(|| self.seed.to_string()));
+        flag(
+            "--seed",
+            (self.seed != d.seed).then(|| self.seed.to_string()),
+        );
         flag(
             "--failure-probability",
             (self.failure_probability != d.failure_probability)
@@ -185,7 +191,9 @@ fn report_of(
         claim_mu,
         violation,
         accountant,
-        reproduce: Some(reproduce.unwrap_or_else(|| crate::report::reproduce::reproduce_line(None))),
+        reproduce: Some(
+            reproduce.unwrap_or_else(|| crate::report::reproduce::reproduce_line(None)),
+        ),
     }
 }
 

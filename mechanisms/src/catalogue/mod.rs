@@ -24,8 +24,14 @@
 //! `median.rs` (reorder-slice-compute median), `rsc_steps.rs` (k adaptive reorder-slice-compute
 //! steps), `rsc_noisy_rank.rs` (k steps cut at a noisy rank) and `tuning.rs` (best-of-k hyperparameter tuning, Papernot & Steinke 2022), `dpsgd_normalisation.rs`
 //! (the noisy sum divided by a public batch size, and by one read off the dataset: Opacus #571),
-//! `dpsgd_adam.rs` (DP-Adam, and a second moment read before noise) and `shuffle.rs` (local and
-//! shuffled randomized response, Feldman, McMillan & Talwar 2021). New entries are declarations (`declare.rs`).
+//! `dpsgd_adam.rs` (DP-Adam, and a second moment read before noise), `shuffle.rs` (local and
+//! shuffled randomized response, Feldman, McMillan & Talwar 2021), `continual.rs` (continual
+//! counting: the binary tree mechanism over a stream) and `float_safe.rs` (float-safe twins of the
+//! textbook entries: snapping and exact discrete noise). New entries are declarations
+//! (`declare.rs`).
+//!
+//! A group is registered once, in the `groups!` list below: that declares its module and puts
+//! its entries in [`specs`], in listing order; a unit test holds these docs to name every group.
 
 use serde::Serialize;
 
@@ -34,35 +40,57 @@ use crate::error::{MechanismError, Result};
 use crate::math::edit_distance;
 use crate::mechanism::{Mechanism, ParamInfo, Params};
 
-mod attribution;
 /// Targets of the Bayesian DP audit (`bdp:` claims), outside [`specs`]: see the module docs.
 pub mod bayesian;
-mod buggy;
-mod continual;
-mod correct;
 mod declare;
-mod dpsgd;
-mod dpsgd_adam;
-mod dpsgd_batch_coupling;
-mod dpsgd_fixed_batches;
-mod dpsgd_microbatch;
-mod dpsgd_normalisation;
-mod dpsgd_shuffled;
-mod dpsgd_variants;
-mod float_leak;
-mod float_safe;
-mod ftrl;
-mod gaps;
-mod heatmap;
-mod learning;
-mod median;
-mod mf_ftrl;
-mod rsc_noisy_rank;
-mod rsc_steps;
-mod shuffle;
-mod svt;
-mod tuning;
-mod units;
+
+/// The groups of the catalogue, each named once: its module is declared and its entries put in
+/// [`specs`], groups in the order given (the order `audit list` shows).
+macro_rules! groups {
+    ($($group:ident),* $(,)?) => {
+        $(mod $group;)*
+
+        /// Every entry's spec, in listing order.
+        pub fn specs() -> Vec<Spec> {
+            let mut all = Vec::new();
+            $(all.extend($group::specs());)*
+            all
+        }
+
+        /// The groups' module names, in listing order.
+        #[cfg(test)]
+        const GROUPS: &[&str] = &[$(stringify!($group)),*];
+    };
+}
+
+groups!(
+    correct,
+    svt,
+    buggy,
+    float_leak,
+    float_safe,
+    dpsgd,
+    dpsgd_variants,
+    dpsgd_microbatch,
+    dpsgd_shuffled,
+    dpsgd_fixed_batches,
+    dpsgd_batch_coupling,
+    dpsgd_normalisation,
+    dpsgd_adam,
+    learning,
+    attribution,
+    heatmap,
+    units,
+    ftrl,
+    mf_ftrl,
+    continual,
+    gaps,
+    median,
+    rsc_steps,
+    rsc_noisy_rank,
+    tuning,
+    shuffle,
+);
 
 #[cfg(test)]
 mod distribution_tests;
@@ -215,37 +243,6 @@ impl std::fmt::Debug for Spec {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Spec").field("id", &self.id).finish()
     }
-}
-
-/// Every entry's spec, in listing order.
-pub fn specs() -> Vec<Spec> {
-    let mut all = correct::specs();
-    all.extend(svt::specs());
-    all.extend(buggy::specs());
-    all.extend(float_leak::specs());
-    all.extend(float_safe::specs());
-    all.extend(dpsgd::specs());
-    all.extend(dpsgd_variants::specs());
-    all.extend(dpsgd_microbatch::specs());
-    all.extend(dpsgd_shuffled::specs());
-    all.extend(dpsgd_fixed_batches::specs());
-    all.extend(dpsgd_batch_coupling::specs());
-    all.extend(dpsgd_normalisation::specs());
-    all.extend(dpsgd_adam::specs());
-    all.extend(learning::specs());
-    all.extend(attribution::specs());
-    all.extend(heatmap::specs());
-    all.extend(units::specs());
-    all.extend(ftrl::specs());
-    all.extend(mf_ftrl::specs());
-    all.extend(continual::specs());
-    all.extend(gaps::specs());
-    all.extend(median::specs());
-    all.extend(rsc_steps::specs());
-    all.extend(rsc_noisy_rank::specs());
-    all.extend(tuning::specs());
-    all.extend(shuffle::specs());
-    all
 }
 
 /// The output transform (as `audit run --transform` spells it) under which entry `id` is audited
@@ -435,6 +432,23 @@ pub fn closest_ids(id: &str, k: usize) -> Vec<String> {
 mod tests {
     use super::*;
     use crate::dataset::Dataset;
+
+    /// The module docs name every group registered (a group is added in one place, the
+    /// `groups!` list; this keeps the tour in step with it).
+    #[test]
+    fn the_docs_name_every_group() {
+        let docs: String = include_str!("mod.rs")
+            .lines()
+            .take_while(|l| l.starts_with("//!"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        for g in GROUPS {
+            assert!(
+                docs.contains(&format!("`{g}.rs`")),
+                "catalogue/mod.rs's docs do not name the group `{g}.rs`"
+            );
+        }
+    }
 
     #[test]
     fn ids_are_unique_kebab_case() {
