@@ -1309,7 +1309,7 @@ fn draw_tester_rates(
 ) -> Result<()> {
     let nt = s.testers.len().max(1) as f64;
     let color = PALETTE[ti % PALETTE.len()];
-    let pts: Vec<_> = s.points.iter().filter(|p| &p.tester == t).collect();
+    let pts: Vec<_> = s.points.iter().filter(|p| p.tester == t).collect();
     // Testers side by side around each value, so their intervals do not overlap.
     let dx = (ti as f64 - (nt - 1.0) / 2.0) * 0.006 * (x1 - x0);
     let x = |v: f64| clip(v + dx, (x0, x1));

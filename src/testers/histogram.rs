@@ -296,7 +296,13 @@ impl PropertyTester for HistogramTester {
             .par_iter()
             .map(|(_, b)| evaluate_binning(b, p, q, &split, e_eps, half_a, z))
             .collect();
-        let Some((ia, (ib, table, t))) = best_binnings(evaluated) else {
+        let Some(Chosen {
+            a: ia,
+            b: ib,
+            table,
+            t,
+        }) = best_binnings(evaluated)
+        else {
             return Err(Error::InvalidSamples(
                 "no candidate histogram could be formed".into(),
             ));
@@ -459,9 +465,17 @@ fn evaluate_binning(
     (pred_a, choice.map(|(t, pred)| (table, t, pred)))
 }
 
+/// The binnings chosen on the training rows: (a)'s index, and (b)'s index, table and threshold.
+struct Chosen {
+    a: usize,
+    b: usize,
+    table: KeyMap<f64>,
+    t: f64,
+}
+
 /// The binnings with the largest predictions, in candidate order (the first of equal ones
-/// wins): (a)'s index, and (b)'s index, table and threshold; `None` when (b) has none.
-fn best_binnings(evaluated: Vec<Evaluated>) -> Option<(usize, (usize, KeyMap<f64>, f64))> {
+/// wins); `None` when (b) has none.
+fn best_binnings(evaluated: Vec<Evaluated>) -> Option<Chosen> {
     let mut best_a: Option<(usize, f64)> = None;
     let mut best_b: Option<(usize, KeyMap<f64>, f64, f64)> = None;
     for (idx, (pred_a, b)) in evaluated.into_iter().enumerate() {
@@ -475,7 +489,7 @@ fn best_binnings(evaluated: Vec<Evaluated>) -> Option<(usize, (usize, KeyMap<f64
         }
     }
     match (best_a, best_b) {
-        (Some((ia, _)), Some((ib, table, t, _))) => Some((ia, (ib, table, t))),
+        (Some((a, _)), Some((b, table, t, _))) => Some(Chosen { a, b, table, t }),
         _ => None,
     }
 }
