@@ -147,7 +147,7 @@ pub fn power_reports(
     seed: u64,
     wall_time_seconds: Option<f64>,
 ) -> Result<Vec<crate::report::SweepReport>> {
-    use crate::report::{SweepClaim, SweepPoint, SweepReport};
+    use crate::report::SweepReport;
     let mut keys: Vec<(String, usize)> = Vec::new();
     for r in rows {
         if !keys.contains(&(r.claim.clone(), r.samples)) {
@@ -164,24 +164,7 @@ pub fn power_reports(
         let mut scales: Vec<f64> = block.iter().map(|r| r.scale).collect();
         scales.sort_by(f64::total_cmp);
         scales.dedup();
-        let mut claims = Vec::new();
-        let mut statuses = Vec::new();
-        for &s in &scales {
-            let entry = catalogue::build(
-                "dpsgd-scaled-noise",
-                &Params::default().set("noise_scale", s),
-            )?;
-            let claim = if claim_name == "point" {
-                entry.mechanism.claim()
-            } else {
-                profile
-            };
-            claims.push(SweepClaim {
-                value: s,
-                claim: claim.to_string(),
-            });
-            statuses.push((s, entry.status.word().to_string()));
-        }
+        let (claims, statuses) = power_claims(&claim_name, &scales, profile)?;
         let mut testers: Vec<String> = Vec::new();
         let mut notes = vec![format!(
             "audit bench power: the scaled-noise Gaussian of STATISTICS.md §3 (noise std s·σ_c, σ_c calibrated for (1, 1e-5)), {} claim, n = {n} per side; each point is {} audits with seeds derived from --seed {seed}",
@@ -192,40 +175,7 @@ pub fn power_reports(
             },
             block.first().map_or(0, |r| r.repeats)
         )];
-        let mut points = Vec::new();
-        for r in &block {
-            match (r.detections, r.median_margin) {
-                (Some(d), Some(m)) => {
-                    if !testers.contains(&r.tester) {
-                        testers.push(r.tester.clone());
-                    }
-                    points.push(SweepPoint {
-                        value: r.scale,
-                        status: statuses
-                            .iter()
-                            .find(|(s, _)| *s == r.scale)
-                            .map(|(_, w)| w.clone())
-                            .unwrap_or_default(),
-                        tester: r.tester.clone(),
-                        detections: d,
-                        repeats: r.repeats,
-                        median_margin: m,
-                        median_epsilon: None,
-                        epsilon_delta: None,
-                    });
-                }
-                _ => {
-                    let note = format!(
-                        "tester {} not shown: {}",
-                        r.tester,
-                        r.note.as_deref().unwrap_or("it could not test this claim")
-                    );
-                    if !notes.contains(&note) {
-                        notes.push(note);
-                    }
-                }
-            }
-        }
+        let mut points = power_points(&block, &statuses, &mut testers, &mut notes);
         if points.is_empty() {
             continue;
         }
@@ -256,6 +206,80 @@ pub fn power_reports(
         });
     }
     Ok(out)
+}
+
+/// The claim at each noise scale of one block of `bench power` (the entry's own point claim,
+/// or the Gaussian-DP `profile`) and the catalogue's status there.
+#[allow(clippy::type_complexity)]
+fn power_claims(
+    claim_name: &str,
+    scales: &[f64],
+    profile: PrivacyClaim,
+) -> Result<(Vec<crate::report::SweepClaim>, Vec<(f64, String)>)> {
+    let mut claims = Vec::new();
+    let mut statuses = Vec::new();
+    for &s in scales {
+        let entry = catalogue::build(
+            "dpsgd-scaled-noise",
+            &Params::default().set("noise_scale", s),
+        )?;
+        let claim = if claim_name == "point" {
+            entry.mechanism.claim()
+        } else {
+            profile
+        };
+        claims.push(crate::report::SweepClaim {
+            value: s,
+            claim: claim.to_string(),
+        });
+        statuses.push((s, entry.status.word().to_string()));
+    }
+    Ok((claims, statuses))
+}
+
+/// The sweep points of one block of `bench power`, in row order; a tester that could not test
+/// the claim gets a note instead (each note once), and `testers` collects those shown.
+fn power_points(
+    block: &[&PowerRow],
+    statuses: &[(f64, String)],
+    testers: &mut Vec<String>,
+    notes: &mut Vec<String>,
+) -> Vec<crate::report::SweepPoint> {
+    let mut points = Vec::new();
+    for r in block {
+        match (r.detections, r.median_margin) {
+            (Some(d), Some(m)) => {
+                if !testers.contains(&r.tester) {
+                    testers.push(r.tester.clone());
+                }
+                points.push(crate::report::SweepPoint {
+                    value: r.scale,
+                    status: statuses
+                        .iter()
+                        .find(|(s, _)| *s == r.scale)
+                        .map(|(_, w)| w.clone())
+                        .unwrap_or_default(),
+                    tester: r.tester.clone(),
+                    detections: d,
+                    repeats: r.repeats,
+                    median_margin: m,
+                    median_epsilon: None,
+                    epsilon_delta: None,
+                });
+            }
+            _ => {
+                let note = format!(
+                    "tester {} not shown: {}",
+                    r.tester,
+                    r.note.as_deref().unwrap_or("it could not test this claim")
+                );
+                if !notes.contains(&note) {
+                    notes.push(note);
+                }
+            }
+        }
+    }
+    points
 }
 
 /// The power table as text: one block per (claim, samples), one row per tester.

@@ -1,7 +1,7 @@
 //! `audit bench power|speed|seeds`: the options and their validation; the benchmarks themselves
 //! are library code in [`crate::bench`].
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::{Outcome, ReportArgs, announce_report, to_json};
@@ -409,7 +409,7 @@ fn split_extra(extra: &Option<String>) -> Result<Vec<String>> {
     }
 }
 
-/// `audit bench …`.
+/// `audit bench …`: one function per benchmark, each checking its own flags.
 pub fn run_cli(a: &BenchArgs) -> Result<Outcome> {
     let stdout = match &a.which {
         BenchKind::Power {
@@ -420,68 +420,22 @@ pub fn run_cli(a: &BenchArgs) -> Result<Outcome> {
             seed,
             json,
             report,
-        } => {
-            let sizes = parse_sizes(samples)?;
-            let names = tester_names(tester)?;
-            super::run::check_beta(*failure_probability)?;
-            check_repeats("--repeats", *repeats)?;
-            if !report.no_report {
-                crate::report::prepare_report_dir(&report.report_dir)?;
-            }
-            let start = Instant::now();
-            let total = 2 * sizes.len() * names.len() * POWER_SCALES.len();
-            let bar = crate::report::progress::bar(
-                total as u64 * repeats,
-                report.quiet || *json,
-                "bench power",
-            );
-            let rows = power(
-                &sizes,
-                &names,
-                *repeats,
-                *failure_probability,
-                *seed,
-                &|| bar.inc(1),
-            )?;
-            bar.finish_and_clear();
-            let mut written = Vec::new();
-            if !report.no_report {
-                let wall = Some(start.elapsed().as_secs_f64());
-                for sweep in power_reports(&rows, *failure_probability, *seed, wall)? {
-                    written.push(crate::report::write_sweep_report(
-                        &report.report_dir,
-                        &sweep,
-                    )?);
-                }
-            }
-            let mut out = if *json {
-                to_json(&rows)?
-            } else {
-                render_power(&rows, *failure_probability)
-            };
-            for index in &written {
-                announce_report(index, *json, report.quiet, &mut out);
-            }
-            out
-        }
+        } => bench_power(
+            samples,
+            tester,
+            *repeats,
+            *failure_probability,
+            *seed,
+            *json,
+            report,
+        )?,
         BenchKind::Epsilon {
             samples,
             repeats,
             failure_probability,
             seed,
             json,
-        } => {
-            let sizes = parse_sizes(samples)?;
-            super::run::check_beta(*failure_probability)?;
-            check_repeats("--repeats", *repeats)?;
-            let rows =
-                crate::bench::epsilon_estimates(&sizes, *repeats, *failure_probability, *seed)?;
-            if *json {
-                to_json(&rows)?
-            } else {
-                crate::bench::render_epsilon(&rows, *failure_probability)
-            }
-        }
+        } => bench_epsilon(samples, *repeats, *failure_probability, *seed, *json)?,
         BenchKind::Gdp {
             mu,
             samples,
@@ -489,45 +443,14 @@ pub fn run_cli(a: &BenchArgs) -> Result<Outcome> {
             failure_probability,
             seed,
             json,
-        } => {
-            let mus = mu
-                .split(',')
-                .map(|m| {
-                    m.trim().parse::<f64>().map_err(|_| {
-                        Error::InvalidConfig(format!(
-                            "--mu {mu:?}: {m:?} is not a number; allowed: comma-separated positive numbers, e.g. 0.5,1,2"
-                        ))
-                    })
-                })
-                .collect::<Result<Vec<f64>>>()?;
-            let sizes = parse_sizes(samples)?;
-            super::run::check_beta(*failure_probability)?;
-            check_repeats("--repeats", *repeats)?;
-            let rows =
-                crate::bench::mu_estimates(&mus, &sizes, *repeats, *failure_probability, *seed)?;
-            if *json {
-                to_json(&rows)?
-            } else {
-                crate::bench::render_mu(&rows)
-            }
-        }
+        } => bench_gdp(mu, samples, *repeats, *failure_probability, *seed, *json)?,
         BenchKind::Speed {
             samples,
             tester,
             repeats,
             seed,
             json,
-        } => {
-            let sizes = parse_sizes(samples)?;
-            let names = tester_names(tester)?;
-            check_repeats("--repeats", *repeats)?;
-            let rows = speed(&sizes, &names, *repeats, *seed)?;
-            if *json {
-                to_json(&rows)?
-            } else {
-                render_speed(&rows, *repeats)
-            }
-        }
+        } => bench_speed(samples, tester, *repeats, *seed, *json)?,
         BenchKind::Suite {
             cases,
             samples,
@@ -535,49 +458,7 @@ pub fn run_cli(a: &BenchArgs) -> Result<Outcome> {
             only,
             extra,
             json,
-        } => {
-            let mut all = super::suite::read_cases(cases)?;
-            if let Some(only) = only {
-                let keep: Vec<&str> = only.split(',').map(str::trim).collect();
-                all.retain(|c| keep.contains(&c.id.as_str()));
-                if all.is_empty() {
-                    return Err(Error::InvalidConfig(format!(
-                        "--only {only}: no case of {} has these ids",
-                        cases.display()
-                    )));
-                }
-            }
-            let extra: Vec<String> = match extra {
-                Some(e) => shlex::split(e).ok_or_else(|| {
-                    Error::InvalidConfig(format!("--extra {e}: unbalanced quotes"))
-                })?,
-                None => Vec::new(),
-            };
-            // The manifest's commands are relative to the repository root: the folder that holds
-            // tests/suite/ (the manifest's grandparent).
-            let root = cases
-                .canonicalize()
-                .ok()
-                .and_then(|p| p.parent()?.parent()?.parent().map(|p| p.to_path_buf()))
-                .unwrap_or_else(|| PathBuf::from("."));
-            let print_rows = !*json;
-            if print_rows {
-                println!(
-                    "{:42} {:8} {:30} {:>4} {:>7}  verdict",
-                    "id", "status", "kind", "exit", "seconds"
-                );
-            }
-            let rows = super::suite::run_suite(&all, &root, *samples, *seed, &extra, &|r| {
-                if print_rows {
-                    println!("{}", super::suite::render_row(r));
-                }
-            })?;
-            if *json {
-                to_json(&rows)?
-            } else {
-                format!("{}\n", super::suite::summary(&rows))
-            }
-        }
+        } => bench_suite(cases, *samples, *seed, only, extra, *json)?,
         BenchKind::Pacing {
             budget,
             seed,
@@ -585,40 +466,7 @@ pub fn run_cli(a: &BenchArgs) -> Result<Outcome> {
             load,
             extra,
             json,
-        } => {
-            super::pacing::check_budget(*budget)?;
-            let cases: Vec<super::pacing::CaseSpec> = super::pacing::select(only.as_deref())?
-                .into_iter()
-                .map(Into::into)
-                .collect();
-            let k = super::load::parse_load(load)?;
-            let extra = split_extra(extra)?;
-            let print_rows = !*json;
-            // Dropped (every busy process killed) when this arm ends, on an error too.
-            let busy = super::load::BusyLoad::start(k)?;
-            if print_rows {
-                println!("{}", super::pacing::header());
-            }
-            let rows = super::pacing::run_cases(
-                &cases,
-                std::path::Path::new("."),
-                *budget,
-                *seed,
-                &extra,
-                busy.len(),
-                &|r| {
-                    if print_rows {
-                        println!("{}", super::pacing::render_row(r));
-                    }
-                },
-            )?;
-            drop(busy);
-            if *json {
-                to_json(&rows)?
-            } else {
-                super::pacing::summary(&rows, k)
-            }
-        }
+        } => bench_pacing(*budget, *seed, only, load, extra, *json)?,
         BenchKind::Probe {
             repeats,
             cost_us,
@@ -628,44 +476,16 @@ pub fn run_cli(a: &BenchArgs) -> Result<Outcome> {
             dataset_size,
             seed,
             json,
-        } => {
-            check_repeats("--repeats", *repeats)?;
-            super::probe::check_cost_us(*cost_us)?;
-            super::probe::check_max_seconds(*max_seconds)?;
-            super::run::check_count("--dataset-size", *dataset_size, 1, 100_000)?;
-            super::probe::check_clock(clock)?;
-            let k = super::load::parse_load(load)?;
-            let time_log =
-                std::env::temp_dir().join(format!("audit-bench-probe-{}.log", std::process::id()));
-            let setup = super::probe::ProbeSetup {
-                command: super::probe::command_for(*cost_us, clock, &time_log),
-                time_log: time_log.clone(),
-                true_seconds_per_release: cost_us * 1e-6,
-                repeats: *repeats as usize,
-                dataset_size: *dataset_size,
-                max_seconds: *max_seconds,
-                seed: *seed,
-                load: k,
-            };
-            let print_rows = !*json;
-            let busy = super::load::BusyLoad::start(k)?;
-            if print_rows {
-                println!("{}", super::probe::header());
-            }
-            let rows = super::probe::run_probes(&setup, &|r| {
-                if print_rows {
-                    println!("{}", super::probe::render_row(r));
-                }
-            });
-            drop(busy);
-            let _ = std::fs::remove_file(&time_log);
-            let rows = rows?;
-            if *json {
-                to_json(&rows)?
-            } else {
-                super::probe::summary(&setup, &rows)
-            }
-        }
+        } => bench_probe(
+            *repeats,
+            *cost_us,
+            clock,
+            load,
+            *max_seconds,
+            *dataset_size,
+            *seed,
+            *json,
+        )?,
         BenchKind::Slow {
             cases,
             budget,
@@ -674,37 +494,7 @@ pub fn run_cli(a: &BenchArgs) -> Result<Outcome> {
             load,
             extra,
             json,
-        } => {
-            super::pacing::check_budget(*budget)?;
-            let all = super::suite::read_cases(cases)?;
-            let specs = super::slow::specs(&all, only.as_deref())?;
-            let k = super::load::parse_load(load)?;
-            let extra = split_extra(extra)?;
-            let print_rows = !*json;
-            let busy = super::load::BusyLoad::start(k)?;
-            if print_rows {
-                println!("{}", super::slow::header());
-            }
-            let rows = super::pacing::run_cases(
-                &specs,
-                std::path::Path::new("."),
-                *budget,
-                *seed,
-                &extra,
-                busy.len(),
-                &|r| {
-                    if print_rows {
-                        println!("{}", super::slow::render_row(r));
-                    }
-                },
-            )?;
-            drop(busy);
-            if *json {
-                to_json(&rows)?
-            } else {
-                super::slow::summary(&rows, k)
-            }
-        }
+        } => bench_slow(cases, *budget, *seed, only, load, extra, *json)?,
         BenchKind::Table {
             epsilons,
             tester,
@@ -716,80 +506,17 @@ pub fn run_cli(a: &BenchArgs) -> Result<Outcome> {
             json,
             report,
         } => {
-            let epsilons = parse_epsilons(epsilons)?;
-            let names = tester_names(tester)?;
-            super::run::check_beta(*failure_probability)?;
-            check_repeats("--repeats", *repeats)?;
-            super::run::check_count(
-                "--samples",
-                *samples,
-                100,
-                crate::audit::MAX_SAMPLES_PER_SIDE,
-            )?;
-            let ids: Vec<String> = match only_ids(only)? {
-                Some(ids) => ids,
-                None => catalogue::ids().into_iter().map(str::to_string).collect(),
-            };
-            if !report.no_report {
-                crate::report::prepare_report_dir(&report.report_dir)?;
-            }
-            let mut settings = 0;
-            for id in &ids {
-                settings += crate::bench::table_settings(id, &epsilons)?.len();
-            }
-            let bar = crate::report::progress::bar(
-                (settings * names.len()) as u64 * repeats,
-                report.quiet || *json,
-                "bench table",
-            );
-            let start = Instant::now();
-            let cells = crate::bench::table(
-                &ids,
-                &epsilons,
-                &names,
+            return bench_table(
+                epsilons,
+                tester,
                 *repeats,
                 *samples,
                 *failure_probability,
+                only,
                 *seed,
-                &|| bar.inc(1),
-            )?;
-            bar.finish_and_clear();
-            let mut r = crate::report::table::TableReport {
-                schema_version: crate::audit::SCHEMA_VERSION,
-                mode: "table".into(),
-                tool_version: env!("CARGO_PKG_VERSION").to_string(),
-                samples_per_side: *samples,
-                repeats: *repeats,
-                failure_probability_per_audit: *failure_probability,
-                epsilons,
-                testers: names,
-                seed: *seed,
-                cells,
-                wall_time_seconds: None,
-                reproduce: Some(super::run::reproduce_line(None)),
-            };
-            let mut out = if *json {
-                to_json(&crate::record::ResultRecord::from_table(&r))?
-            } else {
-                crate::bench::render_table(&r.cells, *samples, *failure_probability)
-            };
-            if !report.no_report {
-                r.wall_time_seconds = Some(start.elapsed().as_secs_f64());
-                let (index, late) = super::split_late(
-                    crate::report::table::write_table_report(&report.report_dir, &r).map(Some),
-                );
-                if let Some(index) = index {
-                    announce_report(&index, *json, report.quiet, &mut out);
-                }
-                if let Some(e) = late {
-                    return Ok(Outcome {
-                        stdout: out,
-                        code: 0,
-                        late_error: Some(e),
-                    });
-                }
-            }
-            out
+                *json,
+                report,
+            );
         }
         BenchKind::Layers {
             samples,
@@ -798,38 +525,7 @@ pub fn run_cli(a: &BenchArgs) -> Result<Outcome> {
             seed,
             json,
             quiet,
-        } => {
-            super::run::check_beta(*failure_probability)?;
-            let only = only_ids(only)?;
-            if !(20..=100_000_000).contains(samples) {
-                return Err(Error::InvalidConfig(format!(
-                    "--samples {samples}; allowed: 20 to 1e8"
-                )));
-            }
-            let count = catalogue::ids()
-                .into_iter()
-                .filter(|id| only.as_ref().is_none_or(|o| o.iter().any(|x| x == id)))
-                .filter(|id| {
-                    catalogue::build(id, &Params::default())
-                        .map(|e| !e.status.is_buggy())
-                        .unwrap_or(false)
-                })
-                .count();
-            let bar = crate::report::progress::bar(count as u64, *quiet || *json, "bench layers");
-            let rows = crate::bench::layer_census(
-                *samples,
-                *failure_probability,
-                only.as_deref(),
-                *seed,
-                &|| bar.inc(1),
-            )?;
-            bar.finish_and_clear();
-            if *json {
-                to_json(&rows)?
-            } else {
-                crate::bench::render_census(&rows, *samples, *failure_probability, *seed)
-            }
-        }
+        } => bench_layers(*samples, *failure_probability, only, *seed, *json, *quiet)?,
         BenchKind::Seeds {
             seeds: n_seeds,
             samples,
@@ -839,46 +535,498 @@ pub fn run_cli(a: &BenchArgs) -> Result<Outcome> {
             seed,
             json,
             quiet,
-        } => {
-            let names = tester_names(tester)?;
-            super::run::check_beta(*failure_probability)?;
-            check_repeats("--seeds", *n_seeds)?;
-            let only = only_ids(only)?;
-            if !(20..=100_000_000).contains(samples) {
-                return Err(Error::InvalidConfig(format!(
-                    "--samples {samples}; allowed: 20 to 1e8"
-                )));
-            }
-            let correct = catalogue::ids()
-                .into_iter()
-                .filter(|id| only.as_ref().is_none_or(|o| o.iter().any(|x| x == id)))
-                .filter(|id| {
-                    catalogue::build(id, &Params::default())
-                        .map(|e| e.status.word() == "correct")
-                        .unwrap_or(false)
-                })
-                .count();
-            let bar = crate::report::progress::bar(
-                (correct * names.len()) as u64 * n_seeds,
-                *quiet || *json,
-                "bench seeds",
-            );
-            let rows = seeds(
-                *n_seeds,
-                *samples,
-                *failure_probability,
-                &names,
-                only.as_deref(),
-                *seed,
-                &|| bar.inc(1),
-            )?;
-            bar.finish_and_clear();
-            if *json {
-                to_json(&rows)?
-            } else {
-                render_seeds(&rows, *samples, *failure_probability)
-            }
-        }
+        } => bench_seeds(
+            *n_seeds,
+            *samples,
+            *failure_probability,
+            tester,
+            only,
+            *seed,
+            *json,
+            *quiet,
+        )?,
     };
     Ok(Outcome::new(stdout, 0))
+}
+
+/// `audit bench power`: detections per noise scale, n and tester, and one sweep report per
+/// (claim, samples).
+fn bench_power(
+    samples: &str,
+    tester: &str,
+    repeats: u64,
+    failure_probability: f64,
+    seed: u64,
+    json: bool,
+    report: &ReportArgs,
+) -> Result<String> {
+    let sizes = parse_sizes(samples)?;
+    let names = tester_names(tester)?;
+    super::run::check_beta(failure_probability)?;
+    check_repeats("--repeats", repeats)?;
+    if !report.no_report {
+        crate::report::prepare_report_dir(&report.report_dir)?;
+    }
+    let start = Instant::now();
+    let total = 2 * sizes.len() * names.len() * POWER_SCALES.len();
+    let bar =
+        crate::report::progress::bar(total as u64 * repeats, report.quiet || json, "bench power");
+    let rows = power(&sizes, &names, repeats, failure_probability, seed, &|| {
+        bar.inc(1)
+    })?;
+    bar.finish_and_clear();
+    let mut written = Vec::new();
+    if !report.no_report {
+        let wall = Some(start.elapsed().as_secs_f64());
+        for sweep in power_reports(&rows, failure_probability, seed, wall)? {
+            written.push(crate::report::write_sweep_report(
+                &report.report_dir,
+                &sweep,
+            )?);
+        }
+    }
+    let mut out = if json {
+        to_json(&rows)?
+    } else {
+        render_power(&rows, failure_probability)
+    };
+    for index in &written {
+        announce_report(index, json, report.quiet, &mut out);
+    }
+    Ok(out)
+}
+
+/// `audit bench epsilon`: the ε-estimate stage beside the true ε.
+fn bench_epsilon(
+    samples: &str,
+    repeats: u64,
+    failure_probability: f64,
+    seed: u64,
+    json: bool,
+) -> Result<String> {
+    let sizes = parse_sizes(samples)?;
+    super::run::check_beta(failure_probability)?;
+    check_repeats("--repeats", repeats)?;
+    let rows = crate::bench::epsilon_estimates(&sizes, repeats, failure_probability, seed)?;
+    if json {
+        to_json(&rows)
+    } else {
+        Ok(crate::bench::render_epsilon(&rows, failure_probability))
+    }
+}
+
+/// `--mu 0.5,1,2`: comma-separated numbers.
+fn parse_mus(mu: &str) -> Result<Vec<f64>> {
+    mu.split(',')
+        .map(|m| {
+            m.trim().parse::<f64>().map_err(|_| {
+                Error::InvalidConfig(format!(
+                    "--mu {mu:?}: {m:?} is not a number; allowed: comma-separated positive numbers, e.g. 0.5,1,2"
+                ))
+            })
+        })
+        .collect()
+}
+
+/// `audit bench gdp`: certified lower bounds on μ beside μ.
+fn bench_gdp(
+    mu: &str,
+    samples: &str,
+    repeats: u64,
+    failure_probability: f64,
+    seed: u64,
+    json: bool,
+) -> Result<String> {
+    let mus = parse_mus(mu)?;
+    let sizes = parse_sizes(samples)?;
+    super::run::check_beta(failure_probability)?;
+    check_repeats("--repeats", repeats)?;
+    let rows = crate::bench::mu_estimates(&mus, &sizes, repeats, failure_probability, seed)?;
+    if json {
+        to_json(&rows)
+    } else {
+        Ok(crate::bench::render_mu(&rows))
+    }
+}
+
+/// `audit bench speed`: wall time per tester call.
+fn bench_speed(samples: &str, tester: &str, repeats: u64, seed: u64, json: bool) -> Result<String> {
+    let sizes = parse_sizes(samples)?;
+    let names = tester_names(tester)?;
+    check_repeats("--repeats", repeats)?;
+    let rows = speed(&sizes, &names, repeats, seed)?;
+    if json {
+        to_json(&rows)
+    } else {
+        Ok(render_speed(&rows, repeats))
+    }
+}
+
+/// `audit bench suite`: the real-world suite's cases through `audit run --exec`, one printed row
+/// each as it ends.
+fn bench_suite(
+    cases: &Path,
+    samples: usize,
+    seed: u64,
+    only: &Option<String>,
+    extra: &Option<String>,
+    json: bool,
+) -> Result<String> {
+    let mut all = super::suite::read_cases(cases)?;
+    if let Some(only) = only {
+        let keep: Vec<&str> = only.split(',').map(str::trim).collect();
+        all.retain(|c| keep.contains(&c.id.as_str()));
+        if all.is_empty() {
+            return Err(Error::InvalidConfig(format!(
+                "--only {only}: no case of {} has these ids",
+                cases.display()
+            )));
+        }
+    }
+    let extra = split_extra(extra)?;
+    // The manifest's commands are relative to the repository root: the folder that holds
+    // tests/suite/ (the manifest's grandparent).
+    let root = cases
+        .canonicalize()
+        .ok()
+        .and_then(|p| p.parent()?.parent()?.parent().map(|p| p.to_path_buf()))
+        .unwrap_or_else(|| PathBuf::from("."));
+    let print_rows = !json;
+    if print_rows {
+        println!(
+            "{:42} {:8} {:30} {:>4} {:>7}  verdict",
+            "id", "status", "kind", "exit", "seconds"
+        );
+    }
+    let rows = super::suite::run_suite(&all, &root, samples, seed, &extra, &|r| {
+        if print_rows {
+            println!("{}", super::suite::render_row(r));
+        }
+    })?;
+    if json {
+        to_json(&rows)
+    } else {
+        Ok(format!("{}\n", super::suite::summary(&rows)))
+    }
+}
+
+/// `audit bench pacing`: default program audits against their budget, optionally beside busy
+/// processes.
+fn bench_pacing(
+    budget: f64,
+    seed: u64,
+    only: &Option<String>,
+    load: &str,
+    extra: &Option<String>,
+    json: bool,
+) -> Result<String> {
+    super::pacing::check_budget(budget)?;
+    let cases: Vec<super::pacing::CaseSpec> = super::pacing::select(only.as_deref())?
+        .into_iter()
+        .map(Into::into)
+        .collect();
+    let k = super::load::parse_load(load)?;
+    let extra = split_extra(extra)?;
+    let print_rows = !json;
+    // Dropped (every busy process killed) when this function returns, on an error too.
+    let busy = super::load::BusyLoad::start(k)?;
+    if print_rows {
+        println!("{}", super::pacing::header());
+    }
+    let rows = super::pacing::run_cases(
+        &cases,
+        Path::new("."),
+        budget,
+        seed,
+        &extra,
+        busy.len(),
+        &|r| {
+            if print_rows {
+                println!("{}", super::pacing::render_row(r));
+            }
+        },
+    )?;
+    drop(busy);
+    if json {
+        to_json(&rows)
+    } else {
+        Ok(super::pacing::summary(&rows, k))
+    }
+}
+
+/// `audit bench probe`: the speed probe on a program of known cost, beside busy processes.
+#[allow(clippy::too_many_arguments)]
+fn bench_probe(
+    repeats: u64,
+    cost_us: f64,
+    clock: &str,
+    load: &str,
+    max_seconds: f64,
+    dataset_size: usize,
+    seed: u64,
+    json: bool,
+) -> Result<String> {
+    check_repeats("--repeats", repeats)?;
+    super::probe::check_cost_us(cost_us)?;
+    super::probe::check_max_seconds(max_seconds)?;
+    super::run::check_count("--dataset-size", dataset_size, 1, 100_000)?;
+    super::probe::check_clock(clock)?;
+    let k = super::load::parse_load(load)?;
+    let time_log =
+        std::env::temp_dir().join(format!("audit-bench-probe-{}.log", std::process::id()));
+    let setup = super::probe::ProbeSetup {
+        command: super::probe::command_for(cost_us, clock, &time_log),
+        time_log: time_log.clone(),
+        true_seconds_per_release: cost_us * 1e-6,
+        repeats: repeats as usize,
+        dataset_size,
+        max_seconds,
+        seed,
+        load: k,
+    };
+    let print_rows = !json;
+    let busy = super::load::BusyLoad::start(k)?;
+    if print_rows {
+        println!("{}", super::probe::header());
+    }
+    let rows = super::probe::run_probes(&setup, &|r| {
+        if print_rows {
+            println!("{}", super::probe::render_row(r));
+        }
+    });
+    drop(busy);
+    let _ = std::fs::remove_file(&time_log);
+    let rows = rows?;
+    if json {
+        to_json(&rows)
+    } else {
+        Ok(super::probe::summary(&setup, &rows))
+    }
+}
+
+/// `audit bench slow`: the slow-program suite against its budget, optionally beside busy
+/// processes.
+fn bench_slow(
+    cases: &Path,
+    budget: f64,
+    seed: u64,
+    only: &Option<String>,
+    load: &str,
+    extra: &Option<String>,
+    json: bool,
+) -> Result<String> {
+    super::pacing::check_budget(budget)?;
+    let all = super::suite::read_cases(cases)?;
+    let specs = super::slow::specs(&all, only.as_deref())?;
+    let k = super::load::parse_load(load)?;
+    let extra = split_extra(extra)?;
+    let print_rows = !json;
+    let busy = super::load::BusyLoad::start(k)?;
+    if print_rows {
+        println!("{}", super::slow::header());
+    }
+    let rows = super::pacing::run_cases(
+        &specs,
+        Path::new("."),
+        budget,
+        seed,
+        &extra,
+        busy.len(),
+        &|r| {
+            if print_rows {
+                println!("{}", super::slow::render_row(r));
+            }
+        },
+    )?;
+    drop(busy);
+    if json {
+        to_json(&rows)
+    } else {
+        Ok(super::slow::summary(&rows, k))
+    }
+}
+
+/// `audit bench table`: the detection table over the catalogue, and its report (a failure to
+/// write the report after the table is printed is a late error).
+#[allow(clippy::too_many_arguments)]
+fn bench_table(
+    epsilons: &str,
+    tester: &str,
+    repeats: u64,
+    samples: usize,
+    failure_probability: f64,
+    only: &Option<String>,
+    seed: u64,
+    json: bool,
+    report: &ReportArgs,
+) -> Result<Outcome> {
+    let epsilons = parse_epsilons(epsilons)?;
+    let names = tester_names(tester)?;
+    super::run::check_beta(failure_probability)?;
+    check_repeats("--repeats", repeats)?;
+    super::run::check_count(
+        "--samples",
+        samples,
+        100,
+        crate::audit::MAX_SAMPLES_PER_SIDE,
+    )?;
+    let ids: Vec<String> = match only_ids(only)? {
+        Some(ids) => ids,
+        None => catalogue::ids().into_iter().map(str::to_string).collect(),
+    };
+    if !report.no_report {
+        crate::report::prepare_report_dir(&report.report_dir)?;
+    }
+    let mut settings = 0;
+    for id in &ids {
+        settings += crate::bench::table_settings(id, &epsilons)?.len();
+    }
+    let bar = crate::report::progress::bar(
+        (settings * names.len()) as u64 * repeats,
+        report.quiet || json,
+        "bench table",
+    );
+    let start = Instant::now();
+    let cells = crate::bench::table(
+        &ids,
+        &epsilons,
+        &names,
+        repeats,
+        samples,
+        failure_probability,
+        seed,
+        &|| bar.inc(1),
+    )?;
+    bar.finish_and_clear();
+    let mut r = crate::report::table::TableReport {
+        schema_version: crate::audit::SCHEMA_VERSION,
+        mode: "table".into(),
+        tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        samples_per_side: samples,
+        repeats,
+        failure_probability_per_audit: failure_probability,
+        epsilons,
+        testers: names,
+        seed,
+        cells,
+        wall_time_seconds: None,
+        reproduce: Some(super::run::reproduce_line(None)),
+    };
+    let mut out = if json {
+        to_json(&crate::record::ResultRecord::from_table(&r))?
+    } else {
+        crate::bench::render_table(&r.cells, samples, failure_probability)
+    };
+    if !report.no_report {
+        r.wall_time_seconds = Some(start.elapsed().as_secs_f64());
+        let (index, late) = super::split_late(
+            crate::report::table::write_table_report(&report.report_dir, &r).map(Some),
+        );
+        if let Some(index) = index {
+            announce_report(&index, json, report.quiet, &mut out);
+        }
+        if let Some(e) = late {
+            return Ok(Outcome {
+                stdout: out,
+                code: 0,
+                late_error: Some(e),
+            });
+        }
+    }
+    Ok(Outcome::new(out, 0))
+}
+
+/// `--samples` of `bench layers` and `bench seeds`: 20 to 1e8.
+fn check_census_samples(samples: usize) -> Result<()> {
+    if !(20..=100_000_000).contains(&samples) {
+        return Err(Error::InvalidConfig(format!(
+            "--samples {samples}; allowed: 20 to 1e8"
+        )));
+    }
+    Ok(())
+}
+
+/// How many catalogue entries (those of `only`, or all) at default parameters `keep` accepts: the
+/// length of a census's progress bar.
+fn count_entries(only: Option<&[String]>, keep: impl Fn(&catalogue::Entry) -> bool) -> usize {
+    catalogue::ids()
+        .into_iter()
+        .filter(|id| only.is_none_or(|o| o.iter().any(|x| x == id)))
+        .filter(|id| {
+            catalogue::build(id, &Params::default())
+                .map(|e| keep(&e))
+                .unwrap_or(false)
+        })
+        .count()
+}
+
+/// `audit bench layers`: the two-layer census of the correct catalogue entries.
+fn bench_layers(
+    samples: usize,
+    failure_probability: f64,
+    only: &Option<String>,
+    seed: u64,
+    json: bool,
+    quiet: bool,
+) -> Result<String> {
+    super::run::check_beta(failure_probability)?;
+    let only = only_ids(only)?;
+    check_census_samples(samples)?;
+    let count = count_entries(only.as_deref(), |e| !e.status.is_buggy());
+    let bar = crate::report::progress::bar(count as u64, quiet || json, "bench layers");
+    let rows =
+        crate::bench::layer_census(samples, failure_probability, only.as_deref(), seed, &|| {
+            bar.inc(1)
+        })?;
+    bar.finish_and_clear();
+    if json {
+        to_json(&rows)
+    } else {
+        Ok(crate::bench::render_census(
+            &rows,
+            samples,
+            failure_probability,
+            seed,
+        ))
+    }
+}
+
+/// `audit bench seeds`: every tester on every correct entry over many seeds.
+#[allow(clippy::too_many_arguments)]
+fn bench_seeds(
+    n_seeds: u64,
+    samples: usize,
+    failure_probability: f64,
+    tester: &str,
+    only: &Option<String>,
+    seed: u64,
+    json: bool,
+    quiet: bool,
+) -> Result<String> {
+    let names = tester_names(tester)?;
+    super::run::check_beta(failure_probability)?;
+    check_repeats("--seeds", n_seeds)?;
+    let only = only_ids(only)?;
+    check_census_samples(samples)?;
+    let correct = count_entries(only.as_deref(), |e| e.status.word() == "correct");
+    let bar = crate::report::progress::bar(
+        (correct * names.len()) as u64 * n_seeds,
+        quiet || json,
+        "bench seeds",
+    );
+    let rows = seeds(
+        n_seeds,
+        samples,
+        failure_probability,
+        &names,
+        only.as_deref(),
+        seed,
+        &|| bar.inc(1),
+    )?;
+    bar.finish_and_clear();
+    if json {
+        to_json(&rows)
+    } else {
+        Ok(render_seeds(&rows, samples, failure_probability))
+    }
 }

@@ -102,55 +102,19 @@ fn parse_sweep_params(params: &[String]) -> Result<(Vec<String>, String, Vec<f64
     Ok((fixed, name, values))
 }
 
+use crate::record::layers::LayerKind;
 use crate::report::SweepPoint;
+
+/// One point of the sweep before it is audited: the entry built at one value, seen through one
+/// layer (or its own transform).
+type PointEntry = (catalogue::Entry, f64, Option<LayerKind>);
 
 pub(super) fn sweep(a: &SweepArgs) -> Result<Outcome> {
     let (fixed, name, values) = parse_sweep_params(&a.params)?;
-    let tester_names: Vec<String> = testers::parse_list(&a.tester)?
-        .iter()
-        .map(|t| t.name().to_string())
-        .collect();
-    super::run::check_beta(a.failure_probability)?;
-    super::run::check_count(
-        "--samples",
-        a.samples,
-        100,
-        crate::audit::MAX_SAMPLES_PER_SIDE,
-    )?;
-    if a.repeats == 0 || a.repeats > 10_000 {
-        return Err(Error::InvalidConfig(format!(
-            "--repeats {}; allowed: 1 to 10000",
-            a.repeats
-        )));
-    }
+    let tester_names = check_sweep_args(a)?;
     // Build every point first so bad values fail before any sampling.
-    let layers: Vec<Option<crate::record::layers::LayerKind>> = match &a.check {
-        Some(c) => c
-            .parse::<crate::record::layers::Check>()?
-            .layers()
-            .into_iter()
-            .map(Some)
-            .collect(),
-        None => vec![None],
-    };
-    let mut entries = Vec::new();
-    for &v in &values {
-        for layer in &layers {
-            let params = Params::parse(&fixed)?.set(&name, v);
-            let mut entry = catalogue::build(&a.mechanism, &params)?;
-            entry.mechanism = match layer {
-                // Through the layer's view.
-                Some(kind) => Box::new(crate::testers::TransformedMechanism::new(
-                    entry.mechanism,
-                    kind.transform(),
-                )?),
-                // Through the transform the entry is audited through by `audit run` (e.g.
-                // `checkpoints:d` for DP-SGD releasing its iterates), as the run command would.
-                None => crate::testers::transforms::with_recommended_transform(entry.mechanism)?.0,
-            };
-            entries.push((entry, v, *layer));
-        }
-    }
+    let layers = sweep_layers(a)?;
+    let entries = build_entries(a, &fixed, &name, &values, &layers)?;
     let claim_override: Option<PrivacyClaim> = match &a.claim {
         Some(c) => Some(c.parse()?),
         None => None,
@@ -167,77 +131,18 @@ pub(super) fn sweep(a: &SweepArgs) -> Result<Outcome> {
     let root = crate::rng::Seed(a.seed);
     let mut points = Vec::new();
     let mut claims = Vec::new();
-    for (k, (entry, v, layer)) in entries.iter().enumerate() {
-        let v = *v;
+    for (k, point) in entries.iter().enumerate() {
         // The seed index of the value (the same releases for every layer of one value).
         let i = k / layers.len();
-        let m = &*entry.mechanism;
-        let claim = claim_override.unwrap_or_else(|| m.claim());
+        let claim = claim_override.unwrap_or_else(|| point.0.mechanism.claim());
         if k % layers.len() == 0 {
             claims.push(crate::report::SweepClaim {
-                value: v,
+                value: point.1,
                 claim: claim.to_string(),
             });
         }
         for tname in &tester_names {
-            let testers = vec![testers::by_name(tname)?];
-            let mut margins = Vec::new();
-            let mut epsilons = Vec::new();
-            let mut epsilon_delta = None;
-            let mut detections = 0;
-            for r in 0..a.repeats {
-                let config = AuditConfig {
-                    seed: root.child(SWEEP_TAG, (i as u64) << 32 | r).0,
-                    samples_per_side: a.samples,
-                    failure_probability: a.failure_probability,
-                };
-                config.validate(m.output_dim())?;
-                let rep = audit_pair(m, &claim, &entry.witness, &testers, &config)?;
-                progress.inc(1);
-                if rep.verdict == Verdict::Violation {
-                    detections += 1;
-                }
-                if let Some(delta) = crate::audit::estimate_delta(&claim) {
-                    epsilon_delta = Some(delta);
-                    epsilons.push(
-                        rep.empirical_epsilon
-                            .as_ref()
-                            .map_or(0.0, |e| e.lower_bound),
-                    );
-                }
-                margins.push(
-                    rep.bounds
-                        .iter()
-                        .map(|b| b.value - b.allowed)
-                        .fold(f64::NEG_INFINITY, f64::max),
-                );
-            }
-            let median = |v: &mut Vec<f64>| {
-                v.sort_by(f64::total_cmp);
-                let mid = v.len() / 2;
-                if v.is_empty() {
-                    f64::NAN
-                } else if v.len() % 2 == 1 {
-                    v[mid]
-                } else {
-                    0.5 * (v[mid - 1] + v[mid])
-                }
-            };
-            let median_margin = median(&mut margins);
-            let median_epsilon = (!epsilons.is_empty()).then(|| median(&mut epsilons));
-            points.push(SweepPoint {
-                value: v,
-                status: entry.status.word().to_string(),
-                tester: match layer {
-                    Some(kind) => format!("{tname} [{}]", kind.title()),
-                    None => tname.clone(),
-                },
-                detections,
-                repeats: a.repeats,
-                median_margin,
-                median_epsilon,
-                epsilon_delta,
-            });
+            points.push(audit_point(a, point, i, &claim, tname, root, &progress)?);
         }
     }
     progress.finish_and_clear();
@@ -249,16 +154,7 @@ pub(super) fn sweep(a: &SweepArgs) -> Result<Outcome> {
         fixed_params: fixed.clone(),
         parameter: name.clone(),
         claims,
-        // With layers, one row group per tester and layer, labelled as the points are.
-        testers: layers
-            .iter()
-            .flat_map(|layer| {
-                tester_names.iter().map(move |t| match layer {
-                    Some(kind) => format!("{t} [{}]", kind.title()),
-                    None => t.clone(),
-                })
-            })
-            .collect(),
+        testers: row_groups(&layers, &tester_names),
         repeats: a.repeats,
         samples_per_side: a.samples,
         failure_probability_per_audit: a.failure_probability,
@@ -298,4 +194,157 @@ pub(super) fn sweep(a: &SweepArgs) -> Result<Outcome> {
         code: 0,
         late_error,
     })
+}
+
+/// Checks --tester, --failure-probability, --samples and --repeats; the testers' names.
+fn check_sweep_args(a: &SweepArgs) -> Result<Vec<String>> {
+    let tester_names: Vec<String> = testers::parse_list(&a.tester)?
+        .iter()
+        .map(|t| t.name().to_string())
+        .collect();
+    super::run::check_beta(a.failure_probability)?;
+    super::run::check_count(
+        "--samples",
+        a.samples,
+        100,
+        crate::audit::MAX_SAMPLES_PER_SIDE,
+    )?;
+    if a.repeats == 0 || a.repeats > 10_000 {
+        return Err(Error::InvalidConfig(format!(
+            "--repeats {}; allowed: 1 to 10000",
+            a.repeats
+        )));
+    }
+    Ok(tester_names)
+}
+
+/// The layers of --check, each a row group of its own; `[None]` without it (the entry's own
+/// transform).
+fn sweep_layers(a: &SweepArgs) -> Result<Vec<Option<LayerKind>>> {
+    Ok(match &a.check {
+        Some(c) => c
+            .parse::<crate::record::layers::Check>()?
+            .layers()
+            .into_iter()
+            .map(Some)
+            .collect(),
+        None => vec![None],
+    })
+}
+
+/// Every point of the sweep built: each value (with the fixed parameters) through each layer,
+/// value by value.
+fn build_entries(
+    a: &SweepArgs,
+    fixed: &[String],
+    name: &str,
+    values: &[f64],
+    layers: &[Option<LayerKind>],
+) -> Result<Vec<PointEntry>> {
+    let mut entries = Vec::new();
+    for &v in values {
+        for layer in layers {
+            let params = Params::parse(fixed)?.set(name, v);
+            let mut entry = catalogue::build(&a.mechanism, &params)?;
+            entry.mechanism = match layer {
+                // Through the layer's view.
+                Some(kind) => Box::new(crate::testers::TransformedMechanism::new(
+                    entry.mechanism,
+                    kind.transform(),
+                )?),
+                // Through the transform the entry is audited through by `audit run` (e.g.
+                // `checkpoints:d` for DP-SGD releasing its iterates), as the run command would.
+                None => crate::testers::transforms::with_recommended_transform(entry.mechanism)?.0,
+            };
+            entries.push((entry, v, *layer));
+        }
+    }
+    Ok(entries)
+}
+
+/// The --repeats audits of one point with one tester (the i-th value's seeds): detections,
+/// median margin and, where the claim has a δ to estimate ε at, the median ε lower bound.
+fn audit_point(
+    a: &SweepArgs,
+    (entry, v, layer): &PointEntry,
+    i: usize,
+    claim: &PrivacyClaim,
+    tname: &str,
+    root: crate::rng::Seed,
+    progress: &indicatif::ProgressBar,
+) -> Result<SweepPoint> {
+    let m = &*entry.mechanism;
+    let testers = vec![testers::by_name(tname)?];
+    let mut margins = Vec::new();
+    let mut epsilons = Vec::new();
+    let mut epsilon_delta = None;
+    let mut detections = 0;
+    for r in 0..a.repeats {
+        let config = AuditConfig {
+            seed: root.child(SWEEP_TAG, (i as u64) << 32 | r).0,
+            samples_per_side: a.samples,
+            failure_probability: a.failure_probability,
+        };
+        config.validate(m.output_dim())?;
+        let rep = audit_pair(m, claim, &entry.witness, &testers, &config)?;
+        progress.inc(1);
+        if rep.verdict == Verdict::Violation {
+            detections += 1;
+        }
+        if let Some(delta) = crate::audit::estimate_delta(claim) {
+            epsilon_delta = Some(delta);
+            epsilons.push(
+                rep.empirical_epsilon
+                    .as_ref()
+                    .map_or(0.0, |e| e.lower_bound),
+            );
+        }
+        margins.push(
+            rep.bounds
+                .iter()
+                .map(|b| b.value - b.allowed)
+                .fold(f64::NEG_INFINITY, f64::max),
+        );
+    }
+    let median_margin = median(&mut margins);
+    let median_epsilon = (!epsilons.is_empty()).then(|| median(&mut epsilons));
+    Ok(SweepPoint {
+        value: *v,
+        status: entry.status.word().to_string(),
+        tester: match layer {
+            Some(kind) => format!("{tname} [{}]", kind.title()),
+            None => tname.to_string(),
+        },
+        detections,
+        repeats: a.repeats,
+        median_margin,
+        median_epsilon,
+        epsilon_delta,
+    })
+}
+
+/// The median of `v` (sorted in place); NaN when empty.
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let mid = v.len() / 2;
+    if v.is_empty() {
+        f64::NAN
+    } else if v.len() % 2 == 1 {
+        v[mid]
+    } else {
+        0.5 * (v[mid - 1] + v[mid])
+    }
+}
+
+/// The report's row groups: with layers, one per tester and layer, labelled as the points are.
+fn row_groups(layers: &[Option<LayerKind>], tester_names: &[String]) -> Vec<String> {
+    layers
+        .iter()
+        .flat_map(|layer| {
+            tester_names.iter().map(move |t| match layer {
+                Some(kind) => format!("{t} [{}]", kind.title()),
+                None => t.clone(),
+            })
+        })
+        .collect()
 }

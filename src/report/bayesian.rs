@@ -136,120 +136,151 @@ pub struct BayesianCurves {
 /// curves' least values, so the minimum stays readable, and its x axis soon after the last order
 /// shown), Bayesian in blue, moments in grey.
 pub fn curves_png(path: &std::path::Path, c: &BayesianCurves) -> crate::error::Result<()> {
-    use super::plot::{BLUE, GREY, draw_err, font, with_canvas};
-    use plotters::prelude::*;
+    use super::plot::with_canvas;
     if c.by_steps.is_empty() || c.by_order.is_empty() {
         return Err(crate::error::Error::InvalidConfig(
             "no curve points to draw".into(),
         ));
     }
-    let finite = |v: f64| if v.is_finite() { v } else { f64::MAX };
     with_canvas(path, (1200, 520), |root| {
         let (left, right) = root.split_horizontally(600);
-        let t1 = c.by_steps.last().map_or(1, |p| p.steps).max(2) as f64;
-        let y1 = c
-            .by_steps
+        steps_panel(&left, path, c)?;
+        orders_panel(&right, path, c)
+    })
+}
+
+/// The left panel of the curves figure: ε against the number of steps, Bayesian DP beside
+/// the moments accountant.
+fn steps_panel(
+    area: &plotters::prelude::DrawingArea<
+        plotters::prelude::BitMapBackend<'_>,
+        plotters::coord::Shift,
+    >,
+    path: &std::path::Path,
+    c: &BayesianCurves,
+) -> crate::error::Result<()> {
+    use super::plot::{BLUE, GREY, draw_err, font};
+    use plotters::prelude::*;
+    let finite = |v: f64| if v.is_finite() { v } else { f64::MAX };
+    let t1 = c.by_steps.last().map_or(1, |p| p.steps).max(2) as f64;
+    let y1 = c
+        .by_steps
+        .iter()
+        .map(|p| finite(p.bayesian).max(finite(p.moments)))
+        .fold(0.0, f64::max)
+        .min(1e6)
+        * 1.05;
+    let mut ch = ChartBuilder::on(area)
+        .caption("ε against the number of steps (Fig. 1)", font(18))
+        .margin(12)
+        .x_label_area_size(44)
+        .y_label_area_size(64)
+        .build_cartesian_2d((1.0..t1).log_scale(), 0.0..y1.max(1e-9))
+        .map_err(|e| draw_err(path, e))?;
+    ch.configure_mesh()
+        .light_line_style(RGBColor(238, 238, 238))
+        .x_desc("steps T")
+        .y_desc(format!("ε at δ = {}", super::readable(c.delta)))
+        .label_style(font(14))
+        .axis_desc_style(font(15))
+        .draw()
+        .map_err(|e| draw_err(path, e))?;
+    let clip = |v: f64| v.min(y1);
+    ch.draw_series(LineSeries::new(
+        c.by_steps
             .iter()
-            .map(|p| finite(p.bayesian).max(finite(p.moments)))
-            .fold(0.0, f64::max)
-            .min(1e6)
-            * 1.05;
-        let mut ch = ChartBuilder::on(&left)
-            .caption("ε against the number of steps (Fig. 1)", font(18))
-            .margin(12)
-            .x_label_area_size(44)
-            .y_label_area_size(64)
-            .build_cartesian_2d((1.0..t1).log_scale(), 0.0..y1.max(1e-9))
-            .map_err(|e| draw_err(path, e))?;
-        ch.configure_mesh()
-            .light_line_style(RGBColor(238, 238, 238))
-            .x_desc("steps T")
-            .y_desc(format!("ε at δ = {}", super::readable(c.delta)))
-            .label_style(font(14))
-            .axis_desc_style(font(15))
-            .draw()
-            .map_err(|e| draw_err(path, e))?;
-        let clip = |v: f64| v.min(y1);
-        ch.draw_series(LineSeries::new(
-            c.by_steps
-                .iter()
-                .map(|p| (p.steps as f64, clip(p.bayesian))),
-            BLUE.stroke_width(2),
+            .map(|p| (p.steps as f64, clip(p.bayesian))),
+        BLUE.stroke_width(2),
+    ))
+    .map_err(|e| draw_err(path, e))?
+    .label("Bayesian DP ε_μ")
+    .legend(|(x, y)| PathElement::new([(x, y), (x + 14, y)], BLUE.stroke_width(2)));
+    ch.draw_series(LineSeries::new(
+        c.by_steps.iter().map(|p| (p.steps as f64, clip(p.moments))),
+        GREY.stroke_width(2),
+    ))
+    .map_err(|e| draw_err(path, e))?
+    .label("moments accountant ε (DP, clipped at C)")
+    .legend(|(x, y)| PathElement::new([(x, y), (x + 14, y)], GREY.stroke_width(2)));
+    ch.configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK.mix(0.4))
+        .label_font(font(14))
+        .draw()
+        .map_err(|e| draw_err(path, e))?;
+    Ok(())
+}
+
+/// The right panel of the curves figure: ε against the Rényi order at the run's number of
+/// steps, up to a little past the last order whose ε is on the axis.
+fn orders_panel(
+    area: &plotters::prelude::DrawingArea<
+        plotters::prelude::BitMapBackend<'_>,
+        plotters::coord::Shift,
+    >,
+    path: &std::path::Path,
+    c: &BayesianCurves,
+) -> crate::error::Result<()> {
+    use super::plot::{BLUE, GREY, draw_err, font};
+    use plotters::prelude::*;
+    let finite = |v: f64| if v.is_finite() { v } else { f64::MAX };
+    let least = |f: &dyn Fn(&OrderPoint) -> f64| {
+        c.by_order
+            .iter()
+            .map(|p| finite(f(p)))
+            .fold(f64::MAX, f64::min)
+    };
+    // Never NaN: `least` maps non-finite values to f64::MAX.
+    let y2 = (3.0 * least(&|p| p.bayesian).max(least(&|p| p.moments))).clamp(1e-9, 1e6);
+    // The x axis ends a little past the last order whose ε is on the y axis.
+    let l1 = c
+        .by_order
+        .iter()
+        .filter(|p| p.bayesian <= y2 || p.moments <= y2)
+        .map(|p| f64::from(p.order))
+        .fold(2.0, f64::max)
+        * 1.25;
+    let mut ch = ChartBuilder::on(area)
+        .caption(
+            format!("ε against the order λ at T = {} (App. B.3)", c.steps),
+            font(18),
+        )
+        .margin(12)
+        .x_label_area_size(44)
+        .y_label_area_size(64)
+        .build_cartesian_2d(1.0..l1, 0.0..y2)
+        .map_err(|e| draw_err(path, e))?;
+    ch.configure_mesh()
+        .light_line_style(RGBColor(238, 238, 238))
+        .x_desc(format!(
+            "order λ   (q = {}, z = {}, {})",
+            super::readable(c.sampling_rate),
+            super::readable(c.noise_multiplier),
+            c.estimator
         ))
-        .map_err(|e| draw_err(path, e))?
-        .label("Bayesian DP ε_μ")
-        .legend(|(x, y)| PathElement::new([(x, y), (x + 14, y)], BLUE.stroke_width(2)));
-        ch.draw_series(LineSeries::new(
-            c.by_steps.iter().map(|p| (p.steps as f64, clip(p.moments))),
-            GREY.stroke_width(2),
-        ))
-        .map_err(|e| draw_err(path, e))?
-        .label("moments accountant ε (DP, clipped at C)")
-        .legend(|(x, y)| PathElement::new([(x, y), (x + 14, y)], GREY.stroke_width(2)));
-        ch.configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK.mix(0.4))
-            .label_font(font(14))
-            .draw()
-            .map_err(|e| draw_err(path, e))?;
-        let least = |f: &dyn Fn(&OrderPoint) -> f64| {
-            c.by_order
-                .iter()
-                .map(|p| finite(f(p)))
-                .fold(f64::MAX, f64::min)
-        };
-        // Never NaN: `least` maps non-finite values to f64::MAX.
-        let y2 = (3.0 * least(&|p| p.bayesian).max(least(&|p| p.moments))).clamp(1e-9, 1e6);
-        // The x axis ends a little past the last order whose ε is on the y axis.
-        let l1 = c
+        .y_desc("ε at this order alone")
+        .label_style(font(14))
+        .axis_desc_style(font(15))
+        .draw()
+        .map_err(|e| draw_err(path, e))?;
+    for (f, color) in [
+        (
+            Box::new(|p: &OrderPoint| p.bayesian) as Box<dyn Fn(&OrderPoint) -> f64>,
+            BLUE,
+        ),
+        (Box::new(|p: &OrderPoint| p.moments), GREY),
+    ] {
+        // Points above the axis are left out, not drawn at its top.
+        let pts: Vec<(f64, f64)> = c
             .by_order
             .iter()
-            .filter(|p| p.bayesian <= y2 || p.moments <= y2)
-            .map(|p| f64::from(p.order))
-            .fold(2.0, f64::max)
-            * 1.25;
-        let mut ch = ChartBuilder::on(&right)
-            .caption(
-                format!("ε against the order λ at T = {} (App. B.3)", c.steps),
-                font(18),
-            )
-            .margin(12)
-            .x_label_area_size(44)
-            .y_label_area_size(64)
-            .build_cartesian_2d(1.0..l1, 0.0..y2)
+            .map(|p| (f64::from(p.order), f(p)))
+            .filter(|(_, v)| v.is_finite() && *v <= y2)
+            .collect();
+        let pts: Vec<(f64, f64)> = pts.into_iter().filter(|(x, _)| *x <= l1).collect();
+        ch.draw_series(LineSeries::new(pts, color.stroke_width(2)))
             .map_err(|e| draw_err(path, e))?;
-        ch.configure_mesh()
-            .light_line_style(RGBColor(238, 238, 238))
-            .x_desc(format!(
-                "order λ   (q = {}, z = {}, {})",
-                super::readable(c.sampling_rate),
-                super::readable(c.noise_multiplier),
-                c.estimator
-            ))
-            .y_desc("ε at this order alone")
-            .label_style(font(14))
-            .axis_desc_style(font(15))
-            .draw()
-            .map_err(|e| draw_err(path, e))?;
-        for (f, color) in [
-            (
-                Box::new(|p: &OrderPoint| p.bayesian) as Box<dyn Fn(&OrderPoint) -> f64>,
-                BLUE,
-            ),
-            (Box::new(|p: &OrderPoint| p.moments), GREY),
-        ] {
-            // Points above the axis are left out, not drawn at its top.
-            let pts: Vec<(f64, f64)> = c
-                .by_order
-                .iter()
-                .map(|p| (f64::from(p.order), f(p)))
-                .filter(|(_, v)| v.is_finite() && *v <= y2)
-                .collect();
-            let pts: Vec<(f64, f64)> = pts.into_iter().filter(|(x, _)| *x <= l1).collect();
-            ch.draw_series(LineSeries::new(pts, color.stroke_width(2)))
-                .map_err(|e| draw_err(path, e))?;
-        }
-        Ok(())
-    })
+    }
+    Ok(())
 }

@@ -169,20 +169,12 @@ pub(crate) fn record_html(rec: &crate::record::ResultRecord) -> String {
         let _ = write!(rows, "<dt>{}</dt><dd>{v}</dd>", e(k));
     };
     row("what ran", e(rec.mode.words()));
-    let kind = match (&rec.target.kind[..], &rec.target.catalogue_status) {
-        ("catalogue", Some(s)) => format!("a catalogue entry, status {s}"),
-        ("catalogue", None) => "a catalogue entry".into(),
-        ("program", _) => "a program".into(),
-        ("files", _) => "releases read from files".into(),
-        ("trainer", _) => "a training run".into(),
-        (k, _) => k.to_string(),
-    };
     row(
         "target",
         format!(
             "<span class=\"mono\">{}</span> <span class=\"small\">({})</span>",
             e(&rec.target.id),
-            e(&kind)
+            e(&target_kind_words(&rec.target))
         ),
     );
     if let Some(c) = &rec.claim {
@@ -208,17 +200,6 @@ pub(crate) fn record_html(rec: &crate::record::ResultRecord) -> String {
     {
         row("setting", e(setting.describe()));
     }
-    let bound_counts = |bounds: &[crate::record::result::BoundWords]| {
-        if bounds.is_empty() {
-            String::new()
-        } else {
-            format!(
-                " <span class=\"small\">({} bound(s), {} above what the claim allows)</span>",
-                bounds.len(),
-                bounds.iter().filter(|b| b.violation).count()
-            )
-        }
-    };
     // One layer of the releases as they are says what the verdict says: shown once.
     let single = rec.layers.len() == 1 && rec.layers[0].layer == "releases";
     row(
@@ -262,16 +243,7 @@ pub(crate) fn record_html(rec: &crate::record::ResultRecord) -> String {
             format!("{short}{}", e(&readable_numbers_in(&effort.describe()))),
         );
     }
-    let mut cost = Vec::new();
-    if let Some(n) = rec.timings.releases {
-        cost.push(format!("{} releases", num(n as f64)));
-    }
-    if let Some(n) = rec.timings.mechanism_calls {
-        cost.push(format!("{} mechanism calls", num(n as f64)));
-    }
-    if let Some(t) = rec.timings.wall_time_seconds {
-        cost.push(format!("{} s", num((t * 100.0).round() / 100.0)));
-    }
+    let cost = cost_words(&rec.timings);
     if !cost.is_empty() {
         row("cost", e(&cost.join(", ")));
     }
@@ -283,6 +255,46 @@ pub(crate) fn record_html(rec: &crate::record::ResultRecord) -> String {
         "<section id=\"record\"><h2>The result record</h2><dl>{rows}</dl><p class=\"small\">From the result record (audit.json, layout version {}; see docs/json.md).</p></section>\n",
         crate::record::RECORD_SCHEMA_VERSION
     )
+}
+
+/// The kind of a record's target in words (with its catalogue status).
+fn target_kind_words(t: &crate::record::result::TargetRecord) -> String {
+    match (&t.kind[..], &t.catalogue_status) {
+        ("catalogue", Some(s)) => format!("a catalogue entry, status {s}"),
+        ("catalogue", None) => "a catalogue entry".into(),
+        ("program", _) => "a program".into(),
+        ("files", _) => "releases read from files".into(),
+        ("trainer", _) => "a training run".into(),
+        (k, _) => k.to_string(),
+    }
+}
+
+/// How many bounds a verdict or layer rests on and how many exceed the claim (empty for none).
+fn bound_counts(bounds: &[crate::record::result::BoundWords]) -> String {
+    if bounds.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " <span class=\"small\">({} bound(s), {} above what the claim allows)</span>",
+            bounds.len(),
+            bounds.iter().filter(|b| b.violation).count()
+        )
+    }
+}
+
+/// A run's cost as the record states it: releases, mechanism calls, wall time (those present).
+fn cost_words(t: &crate::record::result::Timings) -> Vec<String> {
+    let mut cost = Vec::new();
+    if let Some(n) = t.releases {
+        cost.push(format!("{} releases", num(n as f64)));
+    }
+    if let Some(n) = t.mechanism_calls {
+        cost.push(format!("{} mechanism calls", num(n as f64)));
+    }
+    if let Some(t) = t.wall_time_seconds {
+        cost.push(format!("{} s", num((t * 100.0).round() / 100.0)));
+    }
+    cost
 }
 
 /// The claim in words.
@@ -650,7 +662,32 @@ pub fn render_run(r: &AuditReport, run_id: &str, figures: &[Figure]) -> String {
         b.push_str(&layers_html(layers));
     }
     b.push_str(&verdict_html(r));
+    b.push_str(&empirical_epsilon_html(r));
+    b.push_str(&tested_html(r));
+    b.push_str(&how_tested_html(r));
+    if let Some(sr) = &r.search {
+        b.push_str(&search_html(sr));
+    }
+    b.push_str(&beta_html(r));
+    b.push_str(&bounds_html(r));
+    if !figures.is_empty() {
+        let _ = writeln!(b, "<h2>Figures</h2>");
+        b.push_str(&figures_html(figures));
+    }
+    let _ = writeln!(
+        b,
+        "<h2>Files</h2><p><a href=\"audit.json\">audit.json</a>: everything above, machine-readable. \
+         <code>audit report {}/audit.json</code> re-renders this page.</p>",
+        e(run_id)
+    );
+    b.push_str(&record_html(&crate::record::ResultRecord::from_audit(r)));
+    page(&format!("dp-audit: {} — {}", m.id, r.verdict.words()), &b)
+}
 
+/// The "Empirical ε" section: the ε lower bound and its reading, or why there is none.
+fn empirical_epsilon_html(r: &AuditReport) -> String {
+    let m = &r.mechanism;
+    let mut b = String::new();
     if let Some(emp) = &r.empirical_epsilon {
         let claimed = m
             .claim
@@ -706,8 +743,13 @@ pub fn render_run(r: &AuditReport, run_id: &str, figures: &[Figure]) -> String {
             "<h2>Empirical ε</h2><p id=\"empirical-epsilon\">No confirmed event gave a positive lower bound on ε at the claim's δ: the samples show no measurable difference of this kind.</p>"
         );
     }
+    b
+}
 
-    // What was tested.
+/// The "What was tested" facts: mechanism, claim, datasets or files, testers, samples, seed, tool.
+fn tested_html(r: &AuditReport) -> String {
+    let m = &r.mechanism;
+    let mut b = String::new();
     let status = m
         .catalogue_status
         .as_ref()
@@ -728,45 +770,7 @@ pub fn render_run(r: &AuditReport, run_id: &str, figures: &[Figure]) -> String {
             )
         })
         .unwrap_or_default();
-    let pair_rows = match (&r.pair, &r.sample_files) {
-        (Some(pair), _) => {
-            let [d, d2] = pair_html(pair);
-            format!(
-                "<dt>neighboring relation</dt><dd>{}</dd><dt>D</dt><dd>{d}</dd><dt>D'</dt><dd>{d2}</dd>",
-                e(neighboring_words(m.neighboring)),
-            )
-        }
-        (None, Some(f)) => format!(
-            "<dt>releases</dt><dd id=\"sample-files\">read from files, not drawn by dp-audit: A = <span class=\"mono\">{}</span> ({} releases), B = <span class=\"mono\">{}</span> ({} releases). \
-             The datasets and their neighboring relation are whatever produced the files; the bounds assume the releases are i.i.d. within each side and independent across sides.</dd>",
-            e(&f.a),
-            f.samples_a,
-            e(&f.b),
-            f.samples_b
-        ),
-        (None, None) => match &r.bayesian {
-            Some(b) => format!(
-                "<dt>neighboring relation</dt><dd>{}</dd><dt>D</dt><dd>{}</dd><dt>data distribution μ</dt><dd id=\"bayesian-data\">the {} record(s) of <span class=\"mono\">{}</span> ({} distinct), drawn uniformly: {} draws of the differing record x' per side ({} distinct drawn), one release each. \
-                 A Bayesian DP claim is about the typical x' ~ μ and is weaker than differential privacy: a record μ rarely draws may be exposed, and this audit says nothing about any fixed pair.</dd>",
-                e(neighboring_words(m.neighboring)),
-                if b.dataset_drawn {
-                    format!(
-                        "drawn from μ, {} records, fresh for every release",
-                        b.base.len()
-                    )
-                } else {
-                    dataset_html(&b.base)
-                },
-                b.records,
-                e(&b.data_source),
-                b.distinct_records,
-                b.draws_per_side,
-                b.distinct_drawn
-            ),
-            None => String::new(),
-        },
-    };
-    let pair_rows = pair_rows + &bayesian_rows(r);
+    let pair_rows = pair_rows_html(r) + &bayesian_rows(r);
     let samples_row = if r.sample_files.is_some() {
         format!(
             "{} releases per side used (the smaller file set's count)",
@@ -804,6 +808,56 @@ pub fn render_run(r: &AuditReport, run_id: &str, figures: &[Figure]) -> String {
             .map(|t| format!("<dt>wall time</dt><dd>{t:.2} s</dd>"))
             .unwrap_or_default(),
     );
+    b
+}
+
+/// The rows of "What was tested" that say where the releases came from: the pair of datasets,
+/// the sample files, or the Bayesian data distribution.
+fn pair_rows_html(r: &AuditReport) -> String {
+    let m = &r.mechanism;
+    match (&r.pair, &r.sample_files) {
+        (Some(pair), _) => {
+            let [d, d2] = pair_html(pair);
+            format!(
+                "<dt>neighboring relation</dt><dd>{}</dd><dt>D</dt><dd>{d}</dd><dt>D'</dt><dd>{d2}</dd>",
+                e(neighboring_words(m.neighboring)),
+            )
+        }
+        (None, Some(f)) => format!(
+            "<dt>releases</dt><dd id=\"sample-files\">read from files, not drawn by dp-audit: A = <span class=\"mono\">{}</span> ({} releases), B = <span class=\"mono\">{}</span> ({} releases). \
+             The datasets and their neighboring relation are whatever produced the files; the bounds assume the releases are i.i.d. within each side and independent across sides.</dd>",
+            e(&f.a),
+            f.samples_a,
+            e(&f.b),
+            f.samples_b
+        ),
+        (None, None) => match &r.bayesian {
+            Some(b) => format!(
+                "<dt>neighboring relation</dt><dd>{}</dd><dt>D</dt><dd>{}</dd><dt>data distribution μ</dt><dd id=\"bayesian-data\">the {} record(s) of <span class=\"mono\">{}</span> ({} distinct), drawn uniformly: {} draws of the differing record x' per side ({} distinct drawn), one release each. \
+                 A Bayesian DP claim is about the typical x' ~ μ and is weaker than differential privacy: a record μ rarely draws may be exposed, and this audit says nothing about any fixed pair.</dd>",
+                e(neighboring_words(m.neighboring)),
+                if b.dataset_drawn {
+                    format!(
+                        "drawn from μ, {} records, fresh for every release",
+                        b.base.len()
+                    )
+                } else {
+                    dataset_html(&b.base)
+                },
+                b.records,
+                e(&b.data_source),
+                b.distinct_records,
+                b.draws_per_side,
+                b.distinct_drawn
+            ),
+            None => String::new(),
+        },
+    }
+}
+
+/// How the releases were drawn and tested, and the Reproduce line.
+fn how_tested_html(r: &AuditReport) -> String {
+    let mut b = String::new();
     let drawn = if r.sample_files.is_some() {
         format!(
             "the {} releases per side were read from the files above",
@@ -832,11 +886,12 @@ pub fn render_run(r: &AuditReport, run_id: &str, figures: &[Figure]) -> String {
             " (add any <code>--param NAME=VALUE</code> the original run used; this audit.json does not record them)"
         }
     );
-    if let Some(sr) = &r.search {
-        b.push_str(&search_html(sr));
-    }
+    b
+}
 
-    // How sure.
+/// The "How sure" section: β and its union-bound split.
+fn beta_html(r: &AuditReport) -> String {
+    let mut b = String::new();
     let _ = writeln!(
         b,
         "<h2>How sure: β and its split</h2><p>β = {} is the probability that a mechanism keeping its claim is reported as violating it. \
@@ -848,8 +903,12 @@ pub fn render_run(r: &AuditReport, run_id: &str, figures: &[Figure]) -> String {
         percent(1.0 - r.beta.total),
         e(&r.beta.rule),
     );
+    b
+}
 
-    // Bounds.
+/// The bounds table against what the claim allows, and the inequality behind the bounds.
+fn bounds_html(r: &AuditReport) -> String {
+    let mut b = String::new();
     let _ = writeln!(
         b,
         "<h2>Bounds against what the claim allows</h2><div class=\"scroll\">\
@@ -887,19 +946,7 @@ pub fn render_run(r: &AuditReport, run_id: &str, figures: &[Figure]) -> String {
             }
         );
     }
-
-    if !figures.is_empty() {
-        let _ = writeln!(b, "<h2>Figures</h2>");
-        b.push_str(&figures_html(figures));
-    }
-    let _ = writeln!(
-        b,
-        "<h2>Files</h2><p><a href=\"audit.json\">audit.json</a>: everything above, machine-readable. \
-         <code>audit report {}/audit.json</code> re-renders this page.</p>",
-        e(run_id)
-    );
-    b.push_str(&record_html(&crate::record::ResultRecord::from_audit(r)));
-    page(&format!("dp-audit: {} — {}", m.id, r.verdict.words()), &b)
+    b
 }
 
 /// The page of a sweep.
@@ -913,6 +960,29 @@ pub fn render_sweep(s: &SweepReport, run_id: &str, figures: &[Figure]) -> String
         e(&s.parameter),
         e(run_id)
     );
+    b.push_str(&sweep_verdict_html(s));
+    b.push_str(&sweep_tested_html(s));
+    b.push_str(&sweep_points_html(s));
+    if !figures.is_empty() {
+        let _ = writeln!(b, "<h2>Figures</h2>");
+        b.push_str(&figures_html(figures));
+    }
+    let _ = writeln!(
+        b,
+        "<h2>Files</h2><p><a href=\"audit.json\">audit.json</a>: everything above, machine-readable. \
+         <code>audit report {}/audit.json</code> re-renders this page.</p>",
+        e(run_id)
+    );
+    b.push_str(&record_html(&crate::record::ResultRecord::from_sweep(s)));
+    page(
+        &format!("dp-audit sweep: {} over {}", s.mechanism, s.parameter),
+        &b,
+    )
+}
+
+/// The sweep's verdict box: how many points have a detection rate above β.
+fn sweep_verdict_html(s: &SweepReport) -> String {
+    let mut b = String::new();
     let total: u64 = s.points.iter().map(|p| p.repeats).sum();
     let detected: u64 = s.points.iter().map(|p| p.detections).sum();
     let beta = s.failure_probability_per_audit;
@@ -973,6 +1043,12 @@ pub fn render_sweep(s: &SweepReport, run_id: &str, figures: &[Figure]) -> String
         s.samples_per_side,
         e(&num(beta)),
     );
+    b
+}
+
+/// The sweep's "What was tested" facts and its Reproduce line.
+fn sweep_tested_html(s: &SweepReport) -> String {
+    let mut b = String::new();
     let _ = writeln!(
         b,
         "<h2>What was tested</h2><dl class=\"facts\"><dt>mechanism</dt><dd class=\"mono\">{}</dd>\
@@ -1003,6 +1079,13 @@ pub fn render_sweep(s: &SweepReport, run_id: &str, figures: &[Figure]) -> String
             e(line)
         );
     }
+    b
+}
+
+/// The detections per swept value against β, the notes and how to read the margin.
+fn sweep_points_html(s: &SweepReport) -> String {
+    let mut b = String::new();
+    let beta = s.failure_probability_per_audit;
     let _ = writeln!(
         b,
         "<h2>Detections per value</h2><div class=\"scroll\"><table id=\"points\"><thead><tr><th>{}</th><th>claim</th><th>catalogue status</th><th>tester</th>\
@@ -1044,21 +1127,7 @@ pub fn render_sweep(s: &SweepReport, run_id: &str, figures: &[Figure]) -> String
     }
     b.push_str("<p class=\"small\">Margin = the largest lower bound minus what the claim allows for it, in one audit; \
                 above 0 means that audit found a violation. Catalogue status is ground truth recorded for the reader; it never decides.</p>\n");
-    if !figures.is_empty() {
-        let _ = writeln!(b, "<h2>Figures</h2>");
-        b.push_str(&figures_html(figures));
-    }
-    let _ = writeln!(
-        b,
-        "<h2>Files</h2><p><a href=\"audit.json\">audit.json</a>: everything above, machine-readable. \
-         <code>audit report {}/audit.json</code> re-renders this page.</p>",
-        e(run_id)
-    );
-    b.push_str(&record_html(&crate::record::ResultRecord::from_sweep(s)));
-    page(
-        &format!("dp-audit sweep: {} over {}", s.mechanism, s.parameter),
-        &b,
-    )
+    b
 }
 
 /// The list of runs in a report directory.

@@ -277,6 +277,61 @@ fn render(r: &OneRunReport, run_id: &str) -> String {
         e(&r.target),
         e(run_id)
     );
+    s.push_str(&one_run_verdict_html(r));
+    if let Some(t) = r
+        .accountant
+        .as_ref()
+        .and_then(|a| crate::record::tightness_line(b.epsilon_estimate(r.claim_mu), None, Some(a)))
+    {
+        let _ = writeln!(
+            s,
+            "<h2>How tight the claim is</h2><p id=\"tightness\">{}</p>",
+            e(&t)
+        );
+    }
+    let _ = writeln!(
+        s,
+        "<h2>What was tested</h2><dl class=\"facts\"><dt>target</dt><dd class=\"mono\">{}</dd>\
+         <dt>threat model</dt><dd>{}</dd><dt>claim</dt><dd>(ε = {}, δ = {}) — {}</dd>\
+         <dt>canaries</dt><dd>m = {}, {} included, each independently with probability 1/2</dd>\
+         <dt>β</dt><dd>{}</dd><dt>inequality</dt><dd>{}</dd><dt>seed</dt><dd>{}</dd>\
+         <dt>tool</dt><dd>dp-audit {} · report schema {}</dd></dl>",
+        e(&r.target),
+        e(&r.threat_model),
+        e(&num(r.claim_epsilon)),
+        e(&num(r.claim_delta)),
+        e(&r.claim_source),
+        b.canaries,
+        b.included,
+        e(&b.beta_split),
+        e(&b.deciding_inequality(r.claim_mu)),
+        r.seed,
+        e(&r.tool_version),
+        r.schema_version
+    );
+    s.push_str(&guesses_html(r));
+    s.push_str(&figures_html(&[Figure {
+        file: GUESSES_FILE.into(),
+        alt: "precision of the guesses per guess size against what the claim allows".into(),
+        caption: "Blue: the fraction of correct guesses at each guess size tried. Red: the precision from which the bound at that size's share of β would exceed the claim (its ε, or its μ for a Gaussian-DP claim; absent where no precision up to 1 would). A blue point on or above the red one is a violation.".into(),
+    }]));
+    if let Some(line) = &r.reproduce {
+        let _ = writeln!(
+            s,
+            "<p class=\"small\">Reproduce: <code id=\"reproduce\">{}</code></p>",
+            e(line)
+        );
+    }
+    s.push_str(&super::html::record_html(
+        &crate::record::ResultRecord::from_one_run_page(r),
+    ));
+    page(&format!("one-run audit of {}", r.target), &s)
+}
+
+/// The one-run audit's verdict box: the deciding bound against the claim, with every bound.
+fn one_run_verdict_html(r: &OneRunReport) -> String {
+    let b = &r.bound;
+    let mut s = String::new();
     let (what, lower, claimed) = b.deciding(r.claim_epsilon, r.claim_mu);
     let _ = writeln!(
         s,
@@ -310,37 +365,13 @@ fn render(r: &OneRunReport, run_id: &str) -> String {
         },
         e(&all_bounds(b))
     );
-    if let Some(t) = r
-        .accountant
-        .as_ref()
-        .and_then(|a| crate::record::tightness_line(b.epsilon_estimate(r.claim_mu), None, Some(a)))
-    {
-        let _ = writeln!(
-            s,
-            "<h2>How tight the claim is</h2><p id=\"tightness\">{}</p>",
-            e(&t)
-        );
-    }
-    let _ = writeln!(
-        s,
-        "<h2>What was tested</h2><dl class=\"facts\"><dt>target</dt><dd class=\"mono\">{}</dd>\
-         <dt>threat model</dt><dd>{}</dd><dt>claim</dt><dd>(ε = {}, δ = {}) — {}</dd>\
-         <dt>canaries</dt><dd>m = {}, {} included, each independently with probability 1/2</dd>\
-         <dt>β</dt><dd>{}</dd><dt>inequality</dt><dd>{}</dd><dt>seed</dt><dd>{}</dd>\
-         <dt>tool</dt><dd>dp-audit {} · report schema {}</dd></dl>",
-        e(&r.target),
-        e(&r.threat_model),
-        e(&num(r.claim_epsilon)),
-        e(&num(r.claim_delta)),
-        e(&r.claim_source),
-        b.canaries,
-        b.included,
-        e(&b.beta_split),
-        e(&b.deciding_inequality(r.claim_mu)),
-        r.seed,
-        e(&r.tool_version),
-        r.schema_version
-    );
+    s
+}
+
+/// The table of the guesses at each guess size tried, and the Gaussian-DP bound.
+fn guesses_html(r: &OneRunReport) -> String {
+    let b = &r.bound;
+    let mut s = String::new();
     let _ = writeln!(
         s,
         "<h2>The guesses</h2><div class=\"scroll\"><table id=\"guesses\"><thead><tr><th>k+ (guessed in)</th><th>k- (guessed out)</th>\
@@ -375,22 +406,7 @@ fn render(r: &OneRunReport, run_id: &str) -> String {
         e(&num(b.delta)),
         e(&b.gdp_inequality)
     );
-    s.push_str(&figures_html(&[Figure {
-        file: GUESSES_FILE.into(),
-        alt: "precision of the guesses per guess size against what the claim allows".into(),
-        caption: "Blue: the fraction of correct guesses at each guess size tried. Red: the precision from which the bound at that size's share of β would exceed the claim (its ε, or its μ for a Gaussian-DP claim; absent where no precision up to 1 would). A blue point on or above the red one is a violation.".into(),
-    }]));
-    if let Some(line) = &r.reproduce {
-        let _ = writeln!(
-            s,
-            "<p class=\"small\">Reproduce: <code id=\"reproduce\">{}</code></p>",
-            e(line)
-        );
-    }
-    s.push_str(&super::html::record_html(
-        &crate::record::ResultRecord::from_one_run_page(r),
-    ));
-    page(&format!("one-run audit of {}", r.target), &s)
+    s
 }
 
 /// A one-line index entry: (kind, claim, result, violation).

@@ -76,53 +76,8 @@ pub(super) fn page_of(rec: &ResultRecord) -> Result<serde_json::Value, String> {
             check_pages([("section.data".to_string(), &r)])?;
             (ResultRecord::from_audit(&r), data.clone())
         }
-        "search" => {
-            let s: crate::finders::SearchReport = typed(data, "a search's report")?;
-            check_pages(
-                s.confirmations
-                    .iter()
-                    .enumerate()
-                    .map(|(j, c)| (format!("section.data.confirmations[{j}]"), c)),
-            )?;
-            let deciding = s
-                .confirmations
-                .iter()
-                .find(|c| c.verdict == Verdict::Violation)
-                .or(s.confirmations.last())
-                .cloned()
-                .map(|mut c| {
-                    c.reproduce = reproduce.clone();
-                    c.search = Some(s.summary(Some(rec.beta.total)));
-                    c
-                })
-                .ok_or("this search confirmed no pair, so it has no page; allowed: a search that confirmed at least one pair")?;
-            (
-                ResultRecord::from_search(&s, rec.seed, rec.beta.total),
-                to_value(&deciding)?,
-            )
-        }
-        "layered" => {
-            let l: crate::finders::layered::LayeredReport = typed(data, "a two-layer run")?;
-            check_pages(l.layers.iter().enumerate().flat_map(|(i, layer)| {
-                layer.search.iter().flat_map(move |s| {
-                    s.confirmations.iter().enumerate().map(move |(j, c)| {
-                        (
-                            format!("section.data.layers[{i}].search.confirmations[{j}]"),
-                            c,
-                        )
-                    })
-                })
-            }))?;
-            let verdicts = l.verdicts();
-            let deciding = l.deciding().cloned().map(|mut c| {
-                c.reproduce = reproduce.clone();
-                c.layers = Some(verdicts.clone());
-                c
-            }).ok_or("this two-layer run confirmed no pair in either layer, so it has no page; allowed: a run that confirmed at least one pair")?;
-            let rebuilt =
-                ResultRecord::from_layered(&l, reproduce.as_deref().unwrap_or_default(), rec.seed);
-            (rebuilt, to_value(&deciding)?)
-        }
+        "search" => search_page(rec, data, reproduce)?,
+        "layered" => layered_page(rec, data, reproduce)?,
         "sequential" => {
             let s: crate::audit::sequential::SequentialReport = typed(data, "a sequential report")?;
             super::validate_sequential(&s).map_err(|e| format!("section.data: {e}"))?;
@@ -144,33 +99,7 @@ pub(super) fn page_of(rec: &ResultRecord) -> Result<serde_json::Value, String> {
             check_pages([("section.data".to_string(), &page)])?;
             (ResultRecord::from_sample_test(&t), to_value(&page)?)
         }
-        "layered-sample-test" => {
-            let l: LayeredTests = typed(data, "a per-layer test of release files")?;
-            let tests: Vec<(LayerVerdict, Option<SampleTestReport>)> = l
-                .layers
-                .iter()
-                .map(|x| (x.verdict.clone(), x.test.clone()))
-                .collect();
-            let pages: Vec<Option<AuditReport>> = tests
-                .iter()
-                .map(|(_, t)| t.as_ref().map(|t| t.to_audit_report()))
-                .collect();
-            check_pages(pages.iter().enumerate().filter_map(|(i, p)| {
-                p.as_ref()
-                    .map(|p| (format!("section.data.layers[{i}].test"), p))
-            }))?;
-            let k = deciding_layer(tests.iter().map(|(v, t)| (v, t.is_some())))
-                .ok_or("this per-layer test ran no layer, so it has no page")?;
-            let mut page = pages[k]
-                .clone()
-                .ok_or("internal: the deciding layer has no test")?;
-            page.layers = Some(tests.iter().map(|(v, _)| v.clone()).collect());
-            page.reproduce = reproduce.clone();
-            (
-                ResultRecord::from_layered_sample_test(&tests, data),
-                to_value(&page)?,
-            )
-        }
+        "layered-sample-test" => layered_sample_test_page(data, reproduce)?,
         "one-run-page" => {
             let p: super::one_run::OneRunReport = typed(data, "a one-run report")?;
             (ResultRecord::from_one_run_page(&p), data.clone())
@@ -200,15 +129,103 @@ pub(super) fn page_of(rec: &ResultRecord) -> Result<serde_json::Value, String> {
     Ok(page)
 }
 
+/// [`page_of`] for a search: the deciding confirmation's page (the first violation, else the
+/// last), with the search's summary.
+fn search_page(
+    rec: &ResultRecord,
+    data: &serde_json::Value,
+    reproduce: Option<String>,
+) -> Result<(ResultRecord, serde_json::Value), String> {
+    let s: crate::finders::SearchReport = typed(data, "a search's report")?;
+    check_pages(
+        s.confirmations
+            .iter()
+            .enumerate()
+            .map(|(j, c)| (format!("section.data.confirmations[{j}]"), c)),
+    )?;
+    let deciding = s
+            .confirmations
+            .iter()
+            .find(|c| c.verdict == Verdict::Violation)
+            .or(s.confirmations.last())
+            .cloned()
+            .map(|mut c| {
+                c.reproduce = reproduce.clone();
+                c.search = Some(s.summary(Some(rec.beta.total)));
+                c
+            })
+            .ok_or("this search confirmed no pair, so it has no page; allowed: a search that confirmed at least one pair")?;
+    Ok((
+        ResultRecord::from_search(&s, rec.seed, rec.beta.total),
+        to_value(&deciding)?,
+    ))
+}
+
+/// [`page_of`] for a two-layer run: the deciding layer's confirmation, with both layers'
+/// verdicts.
+fn layered_page(
+    rec: &ResultRecord,
+    data: &serde_json::Value,
+    reproduce: Option<String>,
+) -> Result<(ResultRecord, serde_json::Value), String> {
+    let l: crate::finders::layered::LayeredReport = typed(data, "a two-layer run")?;
+    check_pages(l.layers.iter().enumerate().flat_map(|(i, layer)| {
+        layer.search.iter().flat_map(move |s| {
+            s.confirmations.iter().enumerate().map(move |(j, c)| {
+                (
+                    format!("section.data.layers[{i}].search.confirmations[{j}]"),
+                    c,
+                )
+            })
+        })
+    }))?;
+    let verdicts = l.verdicts();
+    let deciding = l.deciding().cloned().map(|mut c| {
+            c.reproduce = reproduce.clone();
+            c.layers = Some(verdicts.clone());
+            c
+        }).ok_or("this two-layer run confirmed no pair in either layer, so it has no page; allowed: a run that confirmed at least one pair")?;
+    let rebuilt =
+        ResultRecord::from_layered(&l, reproduce.as_deref().unwrap_or_default(), rec.seed);
+    Ok((rebuilt, to_value(&deciding)?))
+}
+
+/// [`page_of`] for a per-layer test of release files: the deciding layer's test, with every
+/// layer's verdict.
+fn layered_sample_test_page(
+    data: &serde_json::Value,
+    reproduce: Option<String>,
+) -> Result<(ResultRecord, serde_json::Value), String> {
+    let l: LayeredTests = typed(data, "a per-layer test of release files")?;
+    let tests: Vec<(LayerVerdict, Option<SampleTestReport>)> = l
+        .layers
+        .iter()
+        .map(|x| (x.verdict.clone(), x.test.clone()))
+        .collect();
+    let pages: Vec<Option<AuditReport>> = tests
+        .iter()
+        .map(|(_, t)| t.as_ref().map(|t| t.to_audit_report()))
+        .collect();
+    check_pages(pages.iter().enumerate().filter_map(|(i, p)| {
+        p.as_ref()
+            .map(|p| (format!("section.data.layers[{i}].test"), p))
+    }))?;
+    let k = deciding_layer(tests.iter().map(|(v, t)| (v, t.is_some())))
+        .ok_or("this per-layer test ran no layer, so it has no page")?;
+    let mut page = pages[k]
+        .clone()
+        .ok_or("internal: the deciding layer has no test")?;
+    page.layers = Some(tests.iter().map(|(v, _)| v.clone()).collect());
+    page.reproduce = reproduce.clone();
+    Ok((
+        ResultRecord::from_layered_sample_test(&tests, data),
+        to_value(&page)?,
+    ))
+}
+
 /// `Err` names the first field of `stored`'s summary that differs from `rebuilt` (the summary
 /// its own section gives).
 fn same_summary(stored: &ResultRecord, rebuilt: &ResultRecord) -> Result<(), String> {
-    let words = |v: Option<Verdict>| v.map_or("none", |v| v.words());
-    let differ = |field: String, stored: String, section: String| {
-        Err(format!(
-            "{field} = {stored} but the section it summarizes gives {section}; allowed: a record whose summary is its section's (re-run the audit)"
-        ))
-    };
     if stored.mode != rebuilt.mode {
         return differ(
             "mode".into(),
@@ -231,54 +248,7 @@ fn same_summary(stored: &ResultRecord, rebuilt: &ResultRecord) -> Result<(), Str
         );
     }
     for (i, (s, r)) in stored.layers.iter().zip(&rebuilt.layers).enumerate() {
-        if s.verdict != r.verdict {
-            return differ(
-                format!("layers[{i}].verdict"),
-                words(s.verdict).into(),
-                words(r.verdict).into(),
-            );
-        }
-        if s.bounds.len() != r.bounds.len() {
-            return differ(
-                format!("layers[{i}].bounds"),
-                format!("{} bound(s)", s.bounds.len()),
-                format!("{}", r.bounds.len()),
-            );
-        }
-        for (j, (a, b)) in s.bounds.iter().zip(&r.bounds).enumerate() {
-            let at = format!("layers[{i}].bounds[{j}]");
-            if a.value.to_bits() != b.value.to_bits() {
-                return differ(
-                    format!("{at}.value"),
-                    a.value.to_string(),
-                    b.value.to_string(),
-                );
-            }
-            if a.allowed.to_bits() != b.allowed.to_bits() {
-                return differ(
-                    format!("{at}.allowed"),
-                    a.allowed.to_string(),
-                    b.allowed.to_string(),
-                );
-            }
-            if a.violation != b.violation {
-                return differ(
-                    format!("{at}.violation"),
-                    a.violation.to_string(),
-                    b.violation.to_string(),
-                );
-            }
-        }
-        let eps = |e: &Option<crate::record::result::EpsilonRecord>| {
-            e.as_ref().map(|e| e.lower_bound.to_bits())
-        };
-        if eps(&s.empirical_epsilon) != eps(&r.empirical_epsilon) {
-            return differ(
-                format!("layers[{i}].empirical_epsilon"),
-                format!("{:?}", s.empirical_epsilon.as_ref().map(|e| e.lower_bound)),
-                format!("{:?}", r.empirical_epsilon.as_ref().map(|e| e.lower_bound)),
-            );
-        }
+        same_layer(i, s, r)?;
     }
     let top = |r: &ResultRecord| {
         r.empirical_epsilon
@@ -306,6 +276,76 @@ fn same_summary(stored: &ResultRecord, rebuilt: &ResultRecord) -> Result<(), Str
                 words(b.verdict).into(),
             );
         }
+    }
+    Ok(())
+}
+
+/// A verdict in words, "none" for a record without one.
+fn words(v: Option<Verdict>) -> &'static str {
+    v.map_or("none", |v| v.words())
+}
+
+/// The error of a summary field that differs from its section.
+fn differ(field: String, stored: String, section: String) -> Result<(), String> {
+    Err(format!(
+        "{field} = {stored} but the section it summarizes gives {section}; allowed: a record whose summary is its section's (re-run the audit)"
+    ))
+}
+
+/// [`same_summary`] for the `i`-th layer: its verdict, every bound (value, allowance,
+/// violation, bit for bit) and its empirical ε.
+fn same_layer(
+    i: usize,
+    s: &crate::record::result::LayerRecord,
+    r: &crate::record::result::LayerRecord,
+) -> Result<(), String> {
+    if s.verdict != r.verdict {
+        return differ(
+            format!("layers[{i}].verdict"),
+            words(s.verdict).into(),
+            words(r.verdict).into(),
+        );
+    }
+    if s.bounds.len() != r.bounds.len() {
+        return differ(
+            format!("layers[{i}].bounds"),
+            format!("{} bound(s)", s.bounds.len()),
+            format!("{}", r.bounds.len()),
+        );
+    }
+    for (j, (a, b)) in s.bounds.iter().zip(&r.bounds).enumerate() {
+        let at = format!("layers[{i}].bounds[{j}]");
+        if a.value.to_bits() != b.value.to_bits() {
+            return differ(
+                format!("{at}.value"),
+                a.value.to_string(),
+                b.value.to_string(),
+            );
+        }
+        if a.allowed.to_bits() != b.allowed.to_bits() {
+            return differ(
+                format!("{at}.allowed"),
+                a.allowed.to_string(),
+                b.allowed.to_string(),
+            );
+        }
+        if a.violation != b.violation {
+            return differ(
+                format!("{at}.violation"),
+                a.violation.to_string(),
+                b.violation.to_string(),
+            );
+        }
+    }
+    let eps = |e: &Option<crate::record::result::EpsilonRecord>| {
+        e.as_ref().map(|e| e.lower_bound.to_bits())
+    };
+    if eps(&s.empirical_epsilon) != eps(&r.empirical_epsilon) {
+        return differ(
+            format!("layers[{i}].empirical_epsilon"),
+            format!("{:?}", s.empirical_epsilon.as_ref().map(|e| e.lower_bound)),
+            format!("{:?}", r.empirical_epsilon.as_ref().map(|e| e.lower_bound)),
+        );
     }
     Ok(())
 }

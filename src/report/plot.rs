@@ -535,7 +535,6 @@ fn histogram(
     pooled: &[f64],
     events: &[(f64, String)],
 ) -> Result<()> {
-    const BINS: usize = 60;
     let atom = dominant_value(pooled, p, q);
     let rest: Vec<f64> = match atom {
         Some((v, _, _)) => pooled.iter().copied().filter(|x| *x != v).collect(),
@@ -548,52 +547,14 @@ fn histogram(
     };
     let (lo, hi) = axis_range(quantile(&rest, 0.001), quantile(&rest, 0.999), 0.02);
     let width = (hi - lo) / BINS as f64;
-    let counts = |xs: &[f64]| -> (Vec<f64>, usize) {
-        let mut c = vec![0u64; BINS];
-        let mut outside = 0;
-        for x in xs {
-            if atom.is_some_and(|(v, _, _)| *x == v) {
-                continue;
-            }
-            if *x < lo || *x > hi {
-                outside += 1;
-                continue;
-            }
-            let i = (((x - lo) / width) as usize).min(BINS - 1);
-            c[i] += 1;
-        }
-        (
-            c.iter().map(|k| *k as f64 / xs.len() as f64).collect(),
-            outside,
-        )
-    };
+    let counts = |xs: &[f64]| bin_frequencies(xs, atom.map(|a| a.0), (lo, hi), width);
     let ((fp, op), (fq, oq)) = (counts(p), counts(q));
     let (_, top) = axis_range(
         0.0,
         fp.iter().chain(&fq).fold(0.0f64, |a, b| a.max(*b)) * 1.3,
         0.0,
     );
-    let outside = op + oq;
-    let mut notes = Vec::new();
-    if let Some((v, sp, sq)) = atom {
-        notes.push(format!(
-            "value {} not drawn: {}% of M(D), {}% of M(D')",
-            super::readable(v),
-            super::readable(100.0 * sp),
-            super::readable(100.0 * sq)
-        ));
-    }
-    if outside > 0 {
-        notes.push(format!(
-            "{outside} of {} releases outside the shown range",
-            p.len() + q.len()
-        ));
-    }
-    let x_desc = if notes.is_empty() {
-        feature.to_string()
-    } else {
-        format!("{feature} ({})", notes.join("; "))
-    };
+    let x_desc = histogram_axis_title(feature, atom, op + oq, p.len() + q.len());
     let mut chart = ChartBuilder::on(root)
         .caption(caption, font(20))
         .margin(12)
@@ -643,6 +604,65 @@ fn histogram(
         draw_event(&mut chart, path, *x, label, top)?;
     }
     legend(&mut chart, path)
+}
+
+/// Bins of the histogram figure.
+const BINS: usize = 60;
+
+/// The share of `xs` in each of the [`BINS`] bins of width `width` from `lo` to `hi`, leaving out
+/// the value `atom` (drawn nowhere), and how many fall outside the range.
+fn bin_frequencies(
+    xs: &[f64],
+    atom: Option<f64>,
+    (lo, hi): (f64, f64),
+    width: f64,
+) -> (Vec<f64>, usize) {
+    let mut c = vec![0u64; BINS];
+    let mut outside = 0;
+    for x in xs {
+        if atom.is_some_and(|v| *x == v) {
+            continue;
+        }
+        if *x < lo || *x > hi {
+            outside += 1;
+            continue;
+        }
+        let i = (((x - lo) / width) as usize).min(BINS - 1);
+        c[i] += 1;
+    }
+    (
+        c.iter().map(|k| *k as f64 / xs.len() as f64).collect(),
+        outside,
+    )
+}
+
+/// The histogram's x-axis title: the feature, with notes on the value left out (`atom`, with its
+/// share of each side) and on the releases outside the shown range.
+fn histogram_axis_title(
+    feature: &str,
+    atom: Option<(f64, f64, f64)>,
+    outside: usize,
+    total: usize,
+) -> String {
+    let mut notes = Vec::new();
+    if let Some((v, sp, sq)) = atom {
+        notes.push(format!(
+            "value {} not drawn: {}% of M(D), {}% of M(D')",
+            super::readable(v),
+            super::readable(100.0 * sp),
+            super::readable(100.0 * sq)
+        ));
+    }
+    if outside > 0 {
+        notes.push(format!(
+            "{outside} of {total} releases outside the shown range"
+        ));
+    }
+    if notes.is_empty() {
+        feature.to_string()
+    } else {
+        format!("{feature} ({})", notes.join("; "))
+    }
 }
 
 type Chart2d<'a> = ChartContext<
@@ -945,54 +965,14 @@ fn bounds_panel(
 
 /// For profile claims: the claimed δ(ε) curve and the confirmed hockey-stick lower bounds.
 pub fn profile(path: &Path, r: &AuditReport) -> Result<()> {
-    let claim = r.mechanism.claim;
-    let points: Vec<(f64, f64, Direction, bool)> = r
-        .bounds
-        .iter()
-        .filter_map(|b| match b.divergence {
-            Divergence::HockeyStick { epsilon } => {
-                Some((epsilon, b.value, b.direction, b.violation))
-            }
-            _ => None,
-        })
-        .collect();
-    if points.is_empty() {
-        return Err(Error::InvalidConfig(
-            "the report has no hockey-stick bounds to plot against the profile".into(),
-        ));
-    }
-    let (_, e_max) = axis_range(
-        0.0,
-        points.iter().map(|p| p.0).fold(0.0f64, f64::max).max(0.1) * 1.15,
-        0.0,
-    );
-    let curve: Vec<(f64, f64)> = (0..=300)
-        .filter_map(|i| {
-            let eps = e_max * i as f64 / 300.0;
-            claim.delta_at(eps).map(|d| (eps, d))
-        })
-        .collect();
-    let top = curve
-        .iter()
-        .map(|c| c.1)
-        .chain(points.iter().map(|p| p.1))
-        .fold(0.0f64, f64::max)
-        .max(1e-6)
-        * 1.1;
-    let (_, top) = axis_range(0.0, top, 0.0);
-    // Bounds beyond a clamped axis are drawn at its edge.
-    let points: Vec<(f64, f64, Direction, bool)> = points
-        .into_iter()
-        .map(|(x, y, d, v)| (clip(x, (0.0, e_max)), clip(y, (0.0, top)), d, v))
-        .collect();
-    // The legend goes where neither the curve nor a bound is (a violation sits above the curve,
-    // where an upper-right legend would hide it).
-    let occupied: Vec<(f64, f64)> = curve
-        .iter()
-        .copied()
-        .chain(points.iter().map(|p| (p.0, p.1)))
-        .collect();
-    let legend_at = free_corner(&occupied, (0.0, e_max), (0.0, top), (0.45, 0.15));
+    let ProfileLayout {
+        claim,
+        points,
+        curve,
+        e_max,
+        top,
+        legend_at,
+    } = profile_layout(r)?;
     with_canvas(path, (1000, 560), |root| {
         let mut chart = ChartBuilder::on(root)
             .caption(
@@ -1071,6 +1051,79 @@ pub fn profile(path: &Path, r: &AuditReport) -> Result<()> {
             .label_font(font(15))
             .draw()
             .map_err(|e| draw_err(path, e))
+    })
+}
+
+/// What the profile figure draws, in its axes: the claim, each hockey-stick bound as (ε, bound,
+/// direction, violation) clipped to the axes, the claimed δ(ε) curve, the axis limits and the
+/// legend's corner.
+struct ProfileLayout {
+    claim: crate::mechanisms::PrivacyClaim,
+    points: Vec<(f64, f64, Direction, bool)>,
+    curve: Vec<(f64, f64)>,
+    e_max: f64,
+    top: f64,
+    legend_at: SeriesLabelPosition,
+}
+
+/// The axes of the profile figure: ε up to past the largest bound's, δ up to past the highest
+/// of the curve and the bounds; an error when the report has no hockey-stick bound.
+fn profile_layout(r: &AuditReport) -> Result<ProfileLayout> {
+    let claim = r.mechanism.claim;
+    let points: Vec<(f64, f64, Direction, bool)> = r
+        .bounds
+        .iter()
+        .filter_map(|b| match b.divergence {
+            Divergence::HockeyStick { epsilon } => {
+                Some((epsilon, b.value, b.direction, b.violation))
+            }
+            _ => None,
+        })
+        .collect();
+    if points.is_empty() {
+        return Err(Error::InvalidConfig(
+            "the report has no hockey-stick bounds to plot against the profile".into(),
+        ));
+    }
+    let (_, e_max) = axis_range(
+        0.0,
+        points.iter().map(|p| p.0).fold(0.0f64, f64::max).max(0.1) * 1.15,
+        0.0,
+    );
+    let curve: Vec<(f64, f64)> = (0..=300)
+        .filter_map(|i| {
+            let eps = e_max * i as f64 / 300.0;
+            claim.delta_at(eps).map(|d| (eps, d))
+        })
+        .collect();
+    let top = curve
+        .iter()
+        .map(|c| c.1)
+        .chain(points.iter().map(|p| p.1))
+        .fold(0.0f64, f64::max)
+        .max(1e-6)
+        * 1.1;
+    let (_, top) = axis_range(0.0, top, 0.0);
+    // Bounds beyond a clamped axis are drawn at its edge.
+    let points: Vec<(f64, f64, Direction, bool)> = points
+        .into_iter()
+        .map(|(x, y, d, v)| (clip(x, (0.0, e_max)), clip(y, (0.0, top)), d, v))
+        .collect();
+    // The legend goes where neither the curve nor a bound is (a violation sits above the curve,
+    // where an upper-right legend would hide it).
+    let occupied: Vec<(f64, f64)> = curve
+        .iter()
+        .copied()
+        .chain(points.iter().map(|p| (p.0, p.1)))
+        .collect();
+    let legend_at = free_corner(&occupied, (0.0, e_max), (0.0, top), (0.45, 0.15));
+    Ok(ProfileLayout {
+        claim,
+        points,
+        curve,
+        e_max,
+        top,
+        legend_at,
     })
 }
 
@@ -1162,7 +1215,22 @@ pub fn sweep(path: &Path, s: &SweepReport) -> Result<()> {
         (a.min(p.median_margin), b.max(p.median_margin))
     });
     let (m0, m1) = axis_range(mmin, mmax.max(mmin + 1e-9), 0.1);
-    let param = s.parameter.clone();
+    with_canvas(path, (1000, 820), |root| {
+        let (upper, lower) = root.split_vertically(410);
+        sweep_rates_panel(&upper, path, s, (x0, x1))?;
+        sweep_margins_panel(&lower, path, s, (x0, x1), (m0, m1))
+    })
+}
+
+/// The sweep's upper chart: the detection rate per value and tester, with its 95%
+/// Clopper–Pearson interval, against β.
+fn sweep_rates_panel(
+    area: &DrawingArea<BitMapBackend<'_>, Shift>,
+    path: &Path,
+    s: &SweepReport,
+    (x0, x1): (f64, f64),
+) -> Result<()> {
+    let param = &s.parameter;
     let beta = s.failure_probability_per_audit;
     // Where the legend of the top chart may not go: markers, intervals and the β line.
     let rates: Vec<(f64, f64)> = s
@@ -1180,165 +1248,188 @@ pub fn sweep(path: &Path, s: &SweepReport) -> Result<()> {
         .chain((0..=10).map(|i| (x0 + (x1 - x0) * f64::from(i) / 10.0, beta)))
         .collect();
     let (top_y, top_legend) = sweep_legend_layout(&rates, (x0, x1), s.testers.len());
-    with_canvas(path, (1000, 820), |root| {
-        let (upper, lower) = root.split_vertically(410);
-        let mut top = ChartBuilder::on(&upper)
-            .caption(
-                format!(
-                    "{}: fraction of audits finding a violation vs {param} (95% intervals)",
-                    s.mechanism
-                ),
-                font(20),
-            )
-            .margin(12)
-            .x_label_area_size(44)
-            .y_label_area_size(70)
-            .build_cartesian_2d(x0..x1, 0.0..top_y)
+    let mut top = ChartBuilder::on(area)
+        .caption(
+            format!(
+                "{}: fraction of audits finding a violation vs {param} (95% intervals)",
+                s.mechanism
+            ),
+            font(20),
+        )
+        .margin(12)
+        .x_label_area_size(44)
+        .y_label_area_size(70)
+        .build_cartesian_2d(x0..x1, 0.0..top_y)
+        .map_err(|e| draw_err(path, e))?;
+    top.configure_mesh()
+        .light_line_style(RGBColor(238, 238, 238))
+        .x_desc(param.as_str())
+        .x_label_formatter(&|v| tick_label(*v, x0, x1))
+        .y_label_formatter(&|v| fraction_tick(*v, 1.05))
+        .y_desc(format!("fraction of {} audits", s.repeats))
+        .label_style(font(15))
+        .axis_desc_style(font(16))
+        .draw()
+        .map_err(|e| draw_err(path, e))?;
+    top.draw_series(DashedLineSeries::new(
+        [(x0, beta), (x1, beta)],
+        8,
+        5,
+        GREY.stroke_width(2),
+    ))
+    .map_err(|e| draw_err(path, e))?
+    .label(format!(
+        "β = {} per audit: the most a value where the claim holds gives on average",
+        super::readable(beta)
+    ))
+    .legend(|(x, y)| PathElement::new([(x, y), (x + 14, y)], GREY.stroke_width(2)));
+    for (ti, t) in s.testers.iter().enumerate() {
+        draw_tester_rates(&mut top, path, s, ti, t, (x0, x1))?;
+    }
+    top.configure_series_labels()
+        .position(top_legend)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK.mix(0.4))
+        .label_font(font(15))
+        .draw()
+        .map_err(|e| draw_err(path, e))?;
+    Ok(())
+}
+
+/// One tester's detection rates on the sweep's upper chart: the line, each point's 95%
+/// Clopper–Pearson interval (a bar with caps), and the markers (filled where the catalogue says
+/// buggy); testers side by side around each value.
+fn draw_tester_rates(
+    top: &mut Chart2d<'_>,
+    path: &Path,
+    s: &SweepReport,
+    ti: usize,
+    t: &str,
+    (x0, x1): (f64, f64),
+) -> Result<()> {
+    let nt = s.testers.len().max(1) as f64;
+    let color = PALETTE[ti % PALETTE.len()];
+    let pts: Vec<_> = s.points.iter().filter(|p| p.tester == t).collect();
+    // Testers side by side around each value, so their intervals do not overlap.
+    let dx = (ti as f64 - (nt - 1.0) / 2.0) * 0.006 * (x1 - x0);
+    let x = |v: f64| clip(v + dx, (x0, x1));
+    top.draw_series(LineSeries::new(
+        pts.iter()
+            .map(|p| (x(p.value), p.detections as f64 / p.repeats.max(1) as f64)),
+        color.stroke_width(2),
+    ))
+    .map_err(|e| draw_err(path, e))?
+    .label(t)
+    .legend(move |(x, y)| PathElement::new([(x, y), (x + 14, y)], color.stroke_width(2)));
+    // 95% Clopper–Pearson interval of each point: a vertical bar with caps.
+    let cap = 0.004 * (x1 - x0);
+    for p in &pts {
+        let (l, u) = p.detection_interval();
+        let xp = x(p.value);
+        for seg in [
+            [(xp, l), (xp, u)],
+            [(xp - cap, l), (xp + cap, l)],
+            [(xp - cap, u), (xp + cap, u)],
+        ] {
+            top.draw_series(std::iter::once(PathElement::new(
+                seg,
+                color.mix(0.7).stroke_width(2),
+            )))
             .map_err(|e| draw_err(path, e))?;
-        top.configure_mesh()
-            .light_line_style(RGBColor(238, 238, 238))
-            .x_desc(param.as_str())
-            .x_label_formatter(&|v| tick_label(*v, x0, x1))
-            .y_label_formatter(&|v| fraction_tick(*v, 1.05))
-            .y_desc(format!("fraction of {} audits", s.repeats))
-            .label_style(font(15))
-            .axis_desc_style(font(16))
-            .draw()
-            .map_err(|e| draw_err(path, e))?;
-        top.draw_series(DashedLineSeries::new(
-            [(x0, beta), (x1, beta)],
-            8,
-            5,
-            GREY.stroke_width(2),
+        }
+    }
+    top.draw_series(pts.iter().map(|p| {
+        let y = p.detections as f64 / p.repeats.max(1) as f64;
+        let style = if p.status == "buggy" {
+            color.filled()
+        } else {
+            color.stroke_width(2)
+        };
+        Circle::new((x(p.value), y), 5, style)
+    }))
+    .map_err(|e| draw_err(path, e))?;
+    Ok(())
+}
+
+/// The sweep's lower chart: the median margin (largest bound − allowed) per value and tester.
+fn sweep_margins_panel(
+    area: &DrawingArea<BitMapBackend<'_>, Shift>,
+    path: &Path,
+    s: &SweepReport,
+    (x0, x1): (f64, f64),
+    (m0, m1): (f64, f64),
+) -> Result<()> {
+    let param = &s.parameter;
+    let mut bottom = ChartBuilder::on(area)
+        .caption(
+            "median over repeats of (largest bound - allowed); above 0 = violation",
+            font(18),
+        )
+        .margin(12)
+        .x_label_area_size(44)
+        .y_label_area_size(70)
+        .build_cartesian_2d(x0..x1, m0..m1)
+        .map_err(|e| draw_err(path, e))?;
+    bottom
+        .configure_mesh()
+        .light_line_style(RGBColor(238, 238, 238))
+        .x_desc(format!(
+            "{param}   (filled markers: catalogue says buggy at this value; hollow: correct)"
+        ))
+        .y_desc("median margin")
+        .x_label_formatter(&|v| tick_label(*v, x0, x1))
+        .y_label_formatter(&|v| tick_label(*v, m0, m1))
+        .label_style(font(15))
+        .axis_desc_style(font(16))
+        .draw()
+        .map_err(|e| draw_err(path, e))?;
+    bottom
+        .draw_series(LineSeries::new(
+            [(x0, 0.0), (x1, 0.0)],
+            BLACK.stroke_width(2),
         ))
         .map_err(|e| draw_err(path, e))?
-        .label(format!(
-            "β = {} per audit: the most a value where the claim holds gives on average",
-            super::readable(beta)
-        ))
-        .legend(|(x, y)| PathElement::new([(x, y), (x + 14, y)], GREY.stroke_width(2)));
-        let nt = s.testers.len().max(1) as f64;
-        for (ti, t) in s.testers.iter().enumerate() {
-            let color = PALETTE[ti % PALETTE.len()];
-            let pts: Vec<_> = s.points.iter().filter(|p| &p.tester == t).collect();
-            // Testers side by side around each value, so their intervals do not overlap.
-            let dx = (ti as f64 - (nt - 1.0) / 2.0) * 0.006 * (x1 - x0);
-            let x = |v: f64| clip(v + dx, (x0, x1));
-            top.draw_series(LineSeries::new(
+        .label("the claim's threshold (bound = allowed)")
+        .legend(|(x, y)| PathElement::new([(x, y), (x + 14, y)], BLACK.stroke_width(2)));
+    for (ti, t) in s.testers.iter().enumerate() {
+        let color = PALETTE[ti % PALETTE.len()];
+        let pts: Vec<_> = s.points.iter().filter(|p| &p.tester == t).collect();
+        bottom
+            .draw_series(LineSeries::new(
                 pts.iter()
-                    .map(|p| (x(p.value), p.detections as f64 / p.repeats.max(1) as f64)),
+                    .map(|p| (clip(p.value, (x0, x1)), clip(p.median_margin, (m0, m1)))),
                 color.stroke_width(2),
             ))
-            .map_err(|e| draw_err(path, e))?
-            .label(t.as_str())
-            .legend(move |(x, y)| PathElement::new([(x, y), (x + 14, y)], color.stroke_width(2)));
-            // 95% Clopper–Pearson interval of each point: a vertical bar with caps.
-            let cap = 0.004 * (x1 - x0);
-            for p in &pts {
-                let (l, u) = p.detection_interval();
-                let xp = x(p.value);
-                for seg in [
-                    [(xp, l), (xp, u)],
-                    [(xp - cap, l), (xp + cap, l)],
-                    [(xp - cap, u), (xp + cap, u)],
-                ] {
-                    top.draw_series(std::iter::once(PathElement::new(
-                        seg,
-                        color.mix(0.7).stroke_width(2),
-                    )))
-                    .map_err(|e| draw_err(path, e))?;
-                }
-            }
-            top.draw_series(pts.iter().map(|p| {
-                let y = p.detections as f64 / p.repeats.max(1) as f64;
+            .map_err(|e| draw_err(path, e))?;
+        bottom
+            .draw_series(pts.iter().map(|p| {
                 let style = if p.status == "buggy" {
                     color.filled()
                 } else {
                     color.stroke_width(2)
                 };
-                Circle::new((x(p.value), y), 5, style)
+                Circle::new(
+                    (clip(p.value, (x0, x1)), clip(p.median_margin, (m0, m1))),
+                    5,
+                    style,
+                )
             }))
             .map_err(|e| draw_err(path, e))?;
-        }
-        top.configure_series_labels()
-            .position(top_legend)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK.mix(0.4))
-            .label_font(font(15))
-            .draw()
-            .map_err(|e| draw_err(path, e))?;
-
-        let mut bottom = ChartBuilder::on(&lower)
-            .caption(
-                "median over repeats of (largest bound - allowed); above 0 = violation",
-                font(18),
-            )
-            .margin(12)
-            .x_label_area_size(44)
-            .y_label_area_size(70)
-            .build_cartesian_2d(x0..x1, m0..m1)
-            .map_err(|e| draw_err(path, e))?;
-        bottom
-            .configure_mesh()
-            .light_line_style(RGBColor(238, 238, 238))
-            .x_desc(format!(
-                "{param}   (filled markers: catalogue says buggy at this value; hollow: correct)"
-            ))
-            .y_desc("median margin")
-            .x_label_formatter(&|v| tick_label(*v, x0, x1))
-            .y_label_formatter(&|v| tick_label(*v, m0, m1))
-            .label_style(font(15))
-            .axis_desc_style(font(16))
-            .draw()
-            .map_err(|e| draw_err(path, e))?;
-        bottom
-            .draw_series(LineSeries::new(
-                [(x0, 0.0), (x1, 0.0)],
-                BLACK.stroke_width(2),
-            ))
-            .map_err(|e| draw_err(path, e))?
-            .label("the claim's threshold (bound = allowed)")
-            .legend(|(x, y)| PathElement::new([(x, y), (x + 14, y)], BLACK.stroke_width(2)));
-        for (ti, t) in s.testers.iter().enumerate() {
-            let color = PALETTE[ti % PALETTE.len()];
-            let pts: Vec<_> = s.points.iter().filter(|p| &p.tester == t).collect();
-            bottom
-                .draw_series(LineSeries::new(
-                    pts.iter()
-                        .map(|p| (clip(p.value, (x0, x1)), clip(p.median_margin, (m0, m1)))),
-                    color.stroke_width(2),
-                ))
-                .map_err(|e| draw_err(path, e))?;
-            bottom
-                .draw_series(pts.iter().map(|p| {
-                    let style = if p.status == "buggy" {
-                        color.filled()
-                    } else {
-                        color.stroke_width(2)
-                    };
-                    Circle::new(
-                        (clip(p.value, (x0, x1)), clip(p.median_margin, (m0, m1))),
-                        5,
-                        style,
-                    )
-                }))
-                .map_err(|e| draw_err(path, e))?;
-        }
-        let margins: Vec<(f64, f64)> = s
-            .points
-            .iter()
-            .map(|p| (p.value, p.median_margin))
-            .chain((0..=10).map(|i| (x0 + (x1 - x0) * f64::from(i) / 10.0, 0.0)))
-            .collect();
-        bottom
-            .configure_series_labels()
-            .position(free_corner(&margins, (x0, x1), (m0, m1), (0.42, 0.14)))
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK.mix(0.4))
-            .label_font(font(15))
-            .draw()
-            .map_err(|e| draw_err(path, e))
-    })
+    }
+    let margins: Vec<(f64, f64)> = s
+        .points
+        .iter()
+        .map(|p| (p.value, p.median_margin))
+        .chain((0..=10).map(|i| (x0 + (x1 - x0) * f64::from(i) / 10.0, 0.0)))
+        .collect();
+    bottom
+        .configure_series_labels()
+        .position(free_corner(&margins, (x0, x1), (m0, m1), (0.42, 0.14)))
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK.mix(0.4))
+        .label_font(font(15))
+        .draw()
+        .map_err(|e| draw_err(path, e))
 }
 
 #[cfg(test)]

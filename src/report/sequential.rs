@@ -100,20 +100,7 @@ fn figures(r: &SequentialReport) -> Vec<Figure> {
 /// the audit stopped, a vertical line at the stopping time.
 pub fn wealth_plot(path: &Path, r: &SequentialReport) -> Result<()> {
     let pts = trajectory(r);
-    let xmin = pts.iter().map(|p| p.0).fold(f64::INFINITY, f64::min);
-    // Up to the maximum when the audit ran to it; a stopped audit is shown up to where it stopped.
-    let xmax = pts.iter().map(|p| p.0).fold(1.0, f64::max);
-    let (x0, x1) = if xmin.is_finite() && xmin > 0.0 {
-        (xmin / 1.3, xmax * 1.3)
-    } else {
-        (1.0, xmax.max(2.0) * 1.3)
-    };
-    // A logarithmic axis: positive, finite and within the plotting limit, with x0 < x1.
-    let x1 = x1.clamp(2.0, super::plot::AXIS_LIMIT);
-    let x0 = x0.clamp(0.5, x1 / 2.0);
-    let ymin = pts.iter().map(|p| p.1).fold(0.0f64, f64::min);
-    let ymax = pts.iter().map(|p| p.1).fold(r.log_threshold, f64::max);
-    let (y0, y1) = axis_range(ymin, ymax, 0.08);
+    let ((x0, x1), (y0, y1)) = wealth_axes(r, &pts);
     // Points beyond a clamped axis are drawn at its edge.
     let pts: Vec<(f64, f64)> = pts
         .iter()
@@ -220,6 +207,26 @@ pub fn wealth_plot(path: &Path, r: &SequentialReport) -> Result<()> {
     })
 }
 
+/// The wealth figure's axes: releases per side on a log scale (from below the first batch to
+/// past the last, within the plotting limit) and ln M down to 0 and up to ln(1/β) at least.
+fn wealth_axes(r: &SequentialReport, pts: &[(f64, f64)]) -> ((f64, f64), (f64, f64)) {
+    let xmin = pts.iter().map(|p| p.0).fold(f64::INFINITY, f64::min);
+    // Up to the maximum when the audit ran to it; a stopped audit is shown up to where it stopped.
+    let xmax = pts.iter().map(|p| p.0).fold(1.0, f64::max);
+    let (x0, x1) = if xmin.is_finite() && xmin > 0.0 {
+        (xmin / 1.3, xmax * 1.3)
+    } else {
+        (1.0, xmax.max(2.0) * 1.3)
+    };
+    // A logarithmic axis: positive, finite and within the plotting limit, with x0 < x1.
+    let x1 = x1.clamp(2.0, super::plot::AXIS_LIMIT);
+    let x0 = x0.clamp(0.5, x1 / 2.0);
+    let ymin = pts.iter().map(|p| p.1).fold(0.0f64, f64::min);
+    let ymax = pts.iter().map(|p| p.1).fold(r.log_threshold, f64::max);
+    let (y0, y1) = axis_range(ymin, ymax, 0.08);
+    ((x0, x1), (y0, y1))
+}
+
 /// The command line that reproduces the run, as far as the report records it.
 fn reproduce_command(r: &SequentialReport) -> String {
     if let Some(line) = &r.reproduce {
@@ -281,6 +288,47 @@ pub fn render_sequential(r: &SequentialReport, run_id: &str, figures: &[Figure])
         e(run_id)
     );
     b.push_str(&verdict_html(r));
+    b.push_str(&sequential_tested_html(r));
+    let _ = writeln!(
+        b,
+        "<h2>The guarantee</h2><p id=\"guarantee\">For each ε the claim bounds and each direction, a betting process multiplies its wealth by \
+         1 + λ(Z − δ) per pair of releases, where Z = 1{{X ∈ S}} − e^ε·1{{Y ∈ S}} and the event S and bet λ were chosen from earlier releases only. \
+         Against a mechanism that keeps its claim on this pair, the average M of these processes is a nonnegative supermartingale starting at 1, so by \
+         <b>Ville's inequality</b> it ever reaches 1/β with probability at most <b>β = {}</b>, however long the audit runs and whenever it stops \
+         (releases i.i.d. within each side, sides independent).</p><pre>{}</pre>",
+        e(&num(r.failure_probability)),
+        e(&r.inequality),
+    );
+    let _ = writeln!(
+        b,
+        "<p class=\"small\">Reproduce: <code>{}</code> (from the run's command line when audit.json records it; otherwise add any <code>--param NAME=VALUE</code> the original run used).</p>",
+        e(&reproduce_command(r))
+    );
+    b.push_str(&betting_tables_html(r));
+    if !figures.is_empty() {
+        let _ = writeln!(b, "<h2>Figures</h2>");
+        b.push_str(&figures_html(figures));
+    }
+    let _ = writeln!(
+        b,
+        "<h2>Files</h2><p><a href=\"audit.json\">audit.json</a>: everything above, machine-readable (the <code>audit run --sequential --json</code> output plus the wall time). \
+         <code>audit report {}/audit.json</code> re-renders this page.</p>",
+        e(run_id)
+    );
+    b.push_str(&super::html::record_html(
+        &crate::record::ResultRecord::from_sequential(r),
+    ));
+    page(
+        &format!("dp-audit: {} — sequential, {}", m.id, r.verdict.words()),
+        &b,
+    )
+}
+
+/// The "What was tested" facts of a sequential audit: mechanism, claim, pair or files, the
+/// batches, the samples used, the stopping time and the final wealth.
+fn sequential_tested_html(r: &SequentialReport) -> String {
+    let m = &r.mechanism;
+    let mut b = String::new();
     let status = m
         .catalogue_status
         .as_ref()
@@ -355,21 +403,13 @@ pub fn render_sequential(r: &SequentialReport, run_id: &str, figures: &[Figure])
             .map(|t| format!("<dt>wall time</dt><dd>{t:.2} s</dd>"))
             .unwrap_or_default(),
     );
-    let _ = writeln!(
-        b,
-        "<h2>The guarantee</h2><p id=\"guarantee\">For each ε the claim bounds and each direction, a betting process multiplies its wealth by \
-         1 + λ(Z − δ) per pair of releases, where Z = 1{{X ∈ S}} − e^ε·1{{Y ∈ S}} and the event S and bet λ were chosen from earlier releases only. \
-         Against a mechanism that keeps its claim on this pair, the average M of these processes is a nonnegative supermartingale starting at 1, so by \
-         <b>Ville's inequality</b> it ever reaches 1/β with probability at most <b>β = {}</b>, however long the audit runs and whenever it stops \
-         (releases i.i.d. within each side, sides independent).</p><pre>{}</pre>",
-        e(&num(r.failure_probability)),
-        e(&r.inequality),
-    );
-    let _ = writeln!(
-        b,
-        "<p class=\"small\">Reproduce: <code>{}</code> (from the run's command line when audit.json records it; otherwise add any <code>--param NAME=VALUE</code> the original run used).</p>",
-        e(&reproduce_command(r))
-    );
+    b
+}
+
+/// The betting processes at the end (one per divergence and direction) and the wealth after
+/// each batch.
+fn betting_tables_html(r: &SequentialReport) -> String {
+    let mut b = String::new();
     let _ = writeln!(
         b,
         "<h2>Betting processes at the end</h2><div class=\"scroll\"><table id=\"components\"><thead><tr><th>divergence</th><th>direction</th>\
@@ -402,21 +442,5 @@ pub fn render_sequential(r: &SequentialReport, run_id: &str, figures: &[Figure])
         );
     }
     b.push_str("</tbody></table>\n");
-    if !figures.is_empty() {
-        let _ = writeln!(b, "<h2>Figures</h2>");
-        b.push_str(&figures_html(figures));
-    }
-    let _ = writeln!(
-        b,
-        "<h2>Files</h2><p><a href=\"audit.json\">audit.json</a>: everything above, machine-readable (the <code>audit run --sequential --json</code> output plus the wall time). \
-         <code>audit report {}/audit.json</code> re-renders this page.</p>",
-        e(run_id)
-    );
-    b.push_str(&super::html::record_html(
-        &crate::record::ResultRecord::from_sequential(r),
-    ));
-    page(
-        &format!("dp-audit: {} — sequential, {}", m.id, r.verdict.words()),
-        &b,
-    )
+    b
 }

@@ -14,6 +14,26 @@ fn short_dataset(d: &Dataset) -> String {
 /// Renders a report as the text `audit run` prints.
 pub fn render_text(r: &AuditReport) -> String {
     let mut s = String::new();
+    s += &tested_text(r);
+    s += &bounds_text(r);
+    s += &verdict_text(r);
+    let conf = format!("{:.6}", (1.0 - r.beta.total) * 100.0)
+        .trim_end_matches('0')
+        .trim_end_matches('.')
+        .to_string();
+    if let Some(e) = &r.empirical_epsilon {
+        s.push_str(&empirical_epsilon_text(e, &conf));
+    }
+    if let Some(t) = r.wall_time_seconds {
+        let _ = writeln!(s, "time         {t:.2} s");
+    }
+    s
+}
+
+/// The lines saying what was tested: mechanism, claim, neighbors, datasets or files, testers,
+/// transform, samples and β.
+fn tested_text(r: &AuditReport) -> String {
+    let mut s = String::new();
     let m = &r.mechanism;
     let status = m
         .catalogue_status
@@ -36,28 +56,7 @@ pub fn render_text(r: &AuditReport) -> String {
         let _ = writeln!(s, "pair         D  = {d}");
         let _ = writeln!(s, "             D' = {d2}");
     }
-    if let Some(b) = &r.bayesian {
-        let _ = writeln!(
-            s,
-            "bayesian     typical case, weaker than DP: x' ~ μ = the {} record(s) of {} ({} distinct), {}",
-            b.records,
-            b.data_source,
-            b.distinct_records,
-            if b.dataset_drawn {
-                format!(
-                    "D drawn from μ, {} records, fresh for every release",
-                    b.base.len()
-                )
-            } else {
-                format!("D = {}", short_dataset(&b.base))
-            }
-        );
-        let _ = writeln!(
-            s,
-            "             {} draws of x' per side ({} distinct drawn), one release each; joint rows {}",
-            b.draws_per_side, b.distinct_drawn, b.features
-        );
-    }
+    s += &bayesian_data_text(r);
     s += &super::bayesian::text_lines(r);
     if let Some(f) = &r.sample_files {
         let _ = writeln!(
@@ -83,6 +82,40 @@ pub fn render_text(r: &AuditReport) -> String {
         r.samples_per_side, r.mechanism_calls, r.seed
     );
     let _ = writeln!(s, "β            {}", r.beta.rule);
+    s
+}
+
+/// The Bayesian audit's data lines: where x' and D come from, and the draws per side.
+fn bayesian_data_text(r: &AuditReport) -> String {
+    let mut s = String::new();
+    if let Some(b) = &r.bayesian {
+        let _ = writeln!(
+            s,
+            "bayesian     typical case, weaker than DP: x' ~ μ = the {} record(s) of {} ({} distinct), {}",
+            b.records,
+            b.data_source,
+            b.distinct_records,
+            if b.dataset_drawn {
+                format!(
+                    "D drawn from μ, {} records, fresh for every release",
+                    b.base.len()
+                )
+            } else {
+                format!("D = {}", short_dataset(&b.base))
+            }
+        );
+        let _ = writeln!(
+            s,
+            "             {} draws of x' per side ({} distinct drawn), one release each; joint rows {}",
+            b.draws_per_side, b.distinct_drawn, b.features
+        );
+    }
+    s
+}
+
+/// The lines of the bounds against what the claim allows, with the event of each violation.
+fn bounds_text(r: &AuditReport) -> String {
+    let mut s = String::new();
     let _ = writeln!(
         s,
         "bounds       (lower confidence bound vs what the claim allows)"
@@ -110,30 +143,39 @@ pub fn render_text(r: &AuditReport) -> String {
         if b.violation
             && let Some(e) = &b.event
         {
-            let _ = match (&e.contrast, e.p_lower, e.q_upper) {
-                (Some(c), _, _) => writeln!(
-                    s,
-                    "      event: {}; U = {}, W = {} (Poisson λ = {:.1} releases per side, E[W] ≥ {:.3})",
-                    e.description, c.u, c.w, c.lambda, c.mu_w_lower
-                ),
-                (None, Some(pl), Some(qu)) => writeln!(
-                    s,
-                    "      event S: {}; P(S) ≥ {:.4e} ({} of {}), Q(S) ≤ {:.4e} ({} of {})",
-                    e.description, pl, e.count_p, e.n_p, qu, e.count_q, e.n_q
-                ),
-                (None, _, _) if e.binomial.is_some() => writeln!(
-                    s,
-                    "      event S: {}; {} of {} held-out releases in S on the side it favours, {} of {} on the other (exact binomial test)",
-                    e.description, e.count_p, e.n_p, e.count_q, e.n_q
-                ),
-                _ => writeln!(s, "      event S: {}", e.description),
-            };
+            s.push_str(&event_text(e));
         }
     }
-    let conf = format!("{:.6}", (1.0 - r.beta.total) * 100.0)
-        .trim_end_matches('0')
-        .trim_end_matches('.')
-        .to_string();
+    s
+}
+
+/// The line of a violating bound's event: its held-out counts, as the bound used them.
+fn event_text(e: &crate::testers::EventBound) -> String {
+    let mut s = String::new();
+    let _ = match (&e.contrast, e.p_lower, e.q_upper) {
+        (Some(c), _, _) => writeln!(
+            s,
+            "      event: {}; U = {}, W = {} (Poisson λ = {:.1} releases per side, E[W] ≥ {:.3})",
+            e.description, c.u, c.w, c.lambda, c.mu_w_lower
+        ),
+        (None, Some(pl), Some(qu)) => writeln!(
+            s,
+            "      event S: {}; P(S) ≥ {:.4e} ({} of {}), Q(S) ≤ {:.4e} ({} of {})",
+            e.description, pl, e.count_p, e.n_p, qu, e.count_q, e.n_q
+        ),
+        (None, _, _) if e.binomial.is_some() => writeln!(
+            s,
+            "      event S: {}; {} of {} held-out releases in S on the side it favours, {} of {} on the other (exact binomial test)",
+            e.description, e.count_p, e.n_p, e.count_q, e.n_q
+        ),
+        _ => writeln!(s, "      event S: {}", e.description),
+    };
+    s
+}
+
+/// The verdict line, in the honest words, and the group-privacy sentence.
+fn verdict_text(r: &AuditReport) -> String {
+    let mut s = String::new();
     match r.verdict {
         Verdict::Violation => {
             let _ = writeln!(
@@ -157,12 +199,6 @@ pub fn render_text(r: &AuditReport) -> String {
     }
     if let Some(g) = r.group_sentence() {
         let _ = writeln!(s, "             {g}");
-    }
-    if let Some(e) = &r.empirical_epsilon {
-        s.push_str(&empirical_epsilon_text(e, &conf));
-    }
-    if let Some(t) = r.wall_time_seconds {
-        let _ = writeln!(s, "time         {t:.2} s");
     }
     s
 }

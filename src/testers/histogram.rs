@@ -279,96 +279,30 @@ impl PropertyTester for HistogramTester {
         let z = normal_upper_quantile(half_b);
         let np = train_rows(p.n(), self.train_fraction);
         let nq = train_rows(q.n(), self.train_fraction);
-        let (m_p, m_q) = (p.n() - np, q.n() - nq);
-        let (ap, aq) = ((np / 2).max(1), (nq / 2).max(1));
-
-        let (discrete, continuous) = coordinate_kinds(p, np, q, nq, self.max_discrete_values);
-        let mut pooled: HashMap<usize, Vec<f64>> = HashMap::new();
-        for &c in &continuous {
-            let mut v: Vec<f64> = (0..np)
-                .map(|i| p.values()[[i, c]])
-                .chain((0..nq).map(|i| q.values()[[i, c]]))
-                .collect();
-            v.sort_by(f64::total_cmp);
-            pooled.insert(c, v);
-        }
-        let marginals = p.dim() > 1 && p.dim() <= 16;
-        let mut all: Vec<(usize, Binning)> = Vec::new();
-        for cells in [2usize, 4, 8, 16, 32, 64, 128, 256] {
-            for b in binnings(&discrete, &continuous, &pooled, cells, marginals) {
-                all.push((cells, b));
-            }
-        }
-        if continuous.is_empty() {
-            // Resolution is irrelevant without continuous coordinates.
-            all.retain(|(c, _)| *c == 2);
-        }
-        if all
-            .iter()
-            .all(|(_, b)| b.discrete.is_empty() && b.continuous.is_empty())
-        {
-            // Every coordinate constant and equal on both sides: the single cell gives 0.
-            all = vec![(
-                1,
-                Binning {
-                    discrete: vec![0],
-                    continuous: Vec::new(),
-                },
-            )];
-        }
+        let split = Split {
+            np,
+            nq,
+            ap: (np / 2).max(1),
+            aq: (nq / 2).max(1),
+            m_p: p.n() - np,
+            m_q: q.n() - nq,
+        };
+        let (m_p, m_q) = (split.m_p, split.m_q);
+        let all = candidate_binnings(p, np, q, nq, self.max_discrete_values);
 
         // Choose (a)'s binning and (b)'s binning and event on the training rows only
         // (candidates evaluated in parallel, then reduced in order: deterministic).
-        type Candidate = (f64, Option<(KeyMap<f64>, f64, f64)>);
-        let evaluated: Vec<Candidate> = all
+        let evaluated: Vec<Evaluated> = all
             .par_iter()
-            .map(|(_, b)| {
-                // (a): plug-in on the whole training split minus the penalty at held-out sizes.
-                let cp = counts(b, p, 0..np);
-                let cq = counts(b, q, 0..nq);
-                let k = cp.keys().filter(|k| !cq.contains_key(k)).count() + cq.len() + 1;
-                let pred_a = plug_in(&cp, np, &cq, nq, e_eps)
-                    - tv_deviation(k, m_p, half_a)
-                    - e_eps * tv_deviation(k, m_q, half_a);
-                // (b): smoothed log ratios on the first half of the training rows, threshold on
-                // the second half.
-                let cp = counts(b, p, 0..ap);
-                let cq = counts(b, q, 0..aq);
-                let cells = cp.keys().filter(|k| !cq.contains_key(k)).count() + cq.len();
-                let a = cells as f64;
-                let lr = |x: u64, y: u64| {
-                    ((x as f64 + 0.5) / (ap as f64 + 0.5 * a)).ln()
-                        - ((y as f64 + 0.5) / (aq as f64 + 0.5 * a)).ln()
-                };
-                let mut table: KeyMap<f64> = KeyMap::default();
-                for (key, &x) in &cp {
-                    table.insert(*key, lr(x, cq.get(key).copied().unwrap_or(0)));
-                }
-                for (key, &y) in &cq {
-                    table.entry(*key).or_insert_with(|| lr(0, y));
-                }
-                let score = |row: &ArrayView1<'_, f64>| *table.get(&b.key(row)).unwrap_or(&0.0);
-                let sp = sorted_desc((ap..np).map(|i| score(&p.row(i))).collect());
-                let sq = sorted_desc((aq..nq).map(|i| score(&q.row(i))).collect());
-                let choice = best_threshold(&sp, &sq, m_p as f64, m_q as f64, z, |pl, qu| {
-                    pl - e_eps * qu
-                });
-                (pred_a, choice.map(|(t, pred)| (table, t, pred)))
-            })
+            .map(|(_, b)| evaluate_binning(b, p, q, &split, e_eps, half_a, z))
             .collect();
-        let mut best_a: Option<(usize, f64)> = None;
-        let mut best_b: Option<(usize, KeyMap<f64>, f64, f64)> = None;
-        for (idx, (pred_a, b)) in evaluated.into_iter().enumerate() {
-            if best_a.is_none_or(|(_, v)| pred_a > v) {
-                best_a = Some((idx, pred_a));
-            }
-            if let Some((table, t, pred)) = b
-                && best_b.as_ref().is_none_or(|c| pred > c.3)
-            {
-                best_b = Some((idx, table, t, pred));
-            }
-        }
-        let (Some((ia, _)), Some((ib, table, t, _))) = (best_a, best_b) else {
+        let Some(Chosen {
+            a: ia,
+            b: ib,
+            table,
+            t,
+        }) = best_binnings(evaluated)
+        else {
             return Err(Error::InvalidSamples(
                 "no candidate histogram could be formed".into(),
             ));
@@ -376,26 +310,13 @@ impl PropertyTester for HistogramTester {
 
         // (a) On held-out rows: cells seen in training, plus one cell for the rest.
         let bin_a = &all[ia].1;
-        let mut seen = counts(bin_a, p, 0..np);
-        seen.extend(counts(bin_a, q, 0..nq));
-        let other = u64::MAX;
-        let lump = |key: u64| {
-            if seen.contains_key(&key) { key } else { other }
-        };
-        let held = |s: &Samples, rows: std::ops::Range<usize>| {
-            let mut c: KeyMap<u64> = KeyMap::default();
-            for i in rows {
-                *c.entry(lump(bin_a.key(&s.row(i)))).or_default() += 1;
-            }
-            c
-        };
-        let (hp, hq) = rayon::join(|| held(p, np..p.n()), || held(q, nq..q.n()));
-        let k_a = seen.len() + 1;
-        let gm_point = plug_in(&hp, m_p, &hq, m_q, e_eps);
-        let tv_p = tv_deviation(k_a, m_p, half_a);
-        let tv_q = tv_deviation(k_a, m_q, half_a);
-        let raw_a = gm_point * (1.0 - 1e-12) - tv_p - e_eps * tv_q * (1.0 + 1e-12);
-        let value_a = if raw_a > 0.0 { raw_a.next_down() } else { 0.0 };
+        let GilbertMcMillan {
+            value: value_a,
+            point: gm_point,
+            cells: k_a,
+            tv_p,
+            tv_q,
+        } = gilbert_mcmillan(bin_a, p, q, &split, e_eps, half_a);
 
         // (b) The event on held-out rows.
         let bin_b = &all[ib].1;
@@ -424,6 +345,206 @@ impl PropertyTester for HistogramTester {
                 bin_b.describe()
             ))),
         })
+    }
+}
+
+/// Every candidate binning, (cells per continuous coordinate, binning), from the training rows
+/// `0..np` of `p` and `0..nq` of `q` (at most `max_discrete_values` values make a coordinate
+/// discrete): quantile edges of the pooled continuous coordinates at 2 to 256 cells (only 2
+/// without continuous coordinates), or the single cell when every coordinate is constant and
+/// equal on both sides.
+fn candidate_binnings(
+    p: &Samples,
+    np: usize,
+    q: &Samples,
+    nq: usize,
+    max_discrete_values: usize,
+) -> Vec<(usize, Binning)> {
+    let (discrete, continuous) = coordinate_kinds(p, np, q, nq, max_discrete_values);
+    let mut pooled: HashMap<usize, Vec<f64>> = HashMap::new();
+    for &c in &continuous {
+        let mut v: Vec<f64> = (0..np)
+            .map(|i| p.values()[[i, c]])
+            .chain((0..nq).map(|i| q.values()[[i, c]]))
+            .collect();
+        v.sort_by(f64::total_cmp);
+        pooled.insert(c, v);
+    }
+    let marginals = p.dim() > 1 && p.dim() <= 16;
+    let mut all: Vec<(usize, Binning)> = Vec::new();
+    for cells in [2usize, 4, 8, 16, 32, 64, 128, 256] {
+        for b in binnings(&discrete, &continuous, &pooled, cells, marginals) {
+            all.push((cells, b));
+        }
+    }
+    if continuous.is_empty() {
+        // Resolution is irrelevant without continuous coordinates.
+        all.retain(|(c, _)| *c == 2);
+    }
+    if all
+        .iter()
+        .all(|(_, b)| b.discrete.is_empty() && b.continuous.is_empty())
+    {
+        // Every coordinate constant and equal on both sides: the single cell gives 0.
+        all = vec![(
+            1,
+            Binning {
+                discrete: vec![0],
+                continuous: Vec::new(),
+            },
+        )];
+    }
+    all
+}
+
+/// The rows of one audit: training rows `0..np` and `0..nq` (their first halves `0..ap`, `0..aq`
+/// fit (b)'s table), `m_p` and `m_q` held-out rows after them.
+struct Split {
+    np: usize,
+    nq: usize,
+    ap: usize,
+    aq: usize,
+    m_p: usize,
+    m_q: usize,
+}
+
+/// One binning judged on the training rows: (a)'s predicted bound, and (b)'s table, threshold
+/// and predicted bound when a threshold could be chosen.
+type Evaluated = (f64, Option<(KeyMap<f64>, f64, f64)>);
+
+/// Judges binning `b` on the training rows: (a) the plug-in on the whole training split minus
+/// the penalty at held-out sizes; (b) smoothed log ratios on the first half of the training
+/// rows, the threshold chosen on the second half.
+fn evaluate_binning(
+    b: &Binning,
+    p: &Samples,
+    q: &Samples,
+    split: &Split,
+    e_eps: f64,
+    half_a: f64,
+    z: f64,
+) -> Evaluated {
+    let Split {
+        np,
+        nq,
+        ap,
+        aq,
+        m_p,
+        m_q,
+    } = *split;
+    // (a): plug-in on the whole training split minus the penalty at held-out sizes.
+    let cp = counts(b, p, 0..np);
+    let cq = counts(b, q, 0..nq);
+    let k = cp.keys().filter(|k| !cq.contains_key(k)).count() + cq.len() + 1;
+    let pred_a = plug_in(&cp, np, &cq, nq, e_eps)
+        - tv_deviation(k, m_p, half_a)
+        - e_eps * tv_deviation(k, m_q, half_a);
+    // (b): smoothed log ratios on the first half of the training rows, threshold on
+    // the second half.
+    let cp = counts(b, p, 0..ap);
+    let cq = counts(b, q, 0..aq);
+    let cells = cp.keys().filter(|k| !cq.contains_key(k)).count() + cq.len();
+    let a = cells as f64;
+    let lr = |x: u64, y: u64| {
+        ((x as f64 + 0.5) / (ap as f64 + 0.5 * a)).ln()
+            - ((y as f64 + 0.5) / (aq as f64 + 0.5 * a)).ln()
+    };
+    let mut table: KeyMap<f64> = KeyMap::default();
+    for (key, &x) in &cp {
+        table.insert(*key, lr(x, cq.get(key).copied().unwrap_or(0)));
+    }
+    for (key, &y) in &cq {
+        table.entry(*key).or_insert_with(|| lr(0, y));
+    }
+    let score = |row: &ArrayView1<'_, f64>| *table.get(&b.key(row)).unwrap_or(&0.0);
+    let sp = sorted_desc((ap..np).map(|i| score(&p.row(i))).collect());
+    let sq = sorted_desc((aq..nq).map(|i| score(&q.row(i))).collect());
+    let choice = best_threshold(&sp, &sq, m_p as f64, m_q as f64, z, |pl, qu| {
+        pl - e_eps * qu
+    });
+    (pred_a, choice.map(|(t, pred)| (table, t, pred)))
+}
+
+/// The binnings chosen on the training rows: (a)'s index, and (b)'s index, table and threshold.
+struct Chosen {
+    a: usize,
+    b: usize,
+    table: KeyMap<f64>,
+    t: f64,
+}
+
+/// The binnings with the largest predictions, in candidate order (the first of equal ones
+/// wins); `None` when (b) has none.
+fn best_binnings(evaluated: Vec<Evaluated>) -> Option<Chosen> {
+    let mut best_a: Option<(usize, f64)> = None;
+    let mut best_b: Option<(usize, KeyMap<f64>, f64, f64)> = None;
+    for (idx, (pred_a, b)) in evaluated.into_iter().enumerate() {
+        if best_a.is_none_or(|(_, v)| pred_a > v) {
+            best_a = Some((idx, pred_a));
+        }
+        if let Some((table, t, pred)) = b
+            && best_b.as_ref().is_none_or(|c| pred > c.3)
+        {
+            best_b = Some((idx, table, t, pred));
+        }
+    }
+    match (best_a, best_b) {
+        (Some((a, _)), Some((b, table, t, _))) => Some(Chosen { a, b, table, t }),
+        _ => None,
+    }
+}
+
+/// Part (a)'s bound on the held-out rows: the Gilbert–McMillan plug-in over the cells of
+/// `bin_a` seen in training, plus one cell for the rest.
+struct GilbertMcMillan {
+    /// The plug-in minus both TV deviations, rounded down (0 when not positive).
+    value: f64,
+    /// The plug-in Σ(p̂ − e^ε q̂)₊.
+    point: f64,
+    /// Cells: those seen in training, plus one.
+    cells: usize,
+    /// The TV deviations of each side at β_a/2.
+    tv_p: f64,
+    tv_q: f64,
+}
+
+/// See [`GilbertMcMillan`].
+fn gilbert_mcmillan(
+    bin_a: &Binning,
+    p: &Samples,
+    q: &Samples,
+    split: &Split,
+    e_eps: f64,
+    half_a: f64,
+) -> GilbertMcMillan {
+    let Split {
+        np, nq, m_p, m_q, ..
+    } = *split;
+    let mut seen = counts(bin_a, p, 0..np);
+    seen.extend(counts(bin_a, q, 0..nq));
+    let other = u64::MAX;
+    let lump = |key: u64| {
+        if seen.contains_key(&key) { key } else { other }
+    };
+    let held = |s: &Samples, rows: std::ops::Range<usize>| {
+        let mut c: KeyMap<u64> = KeyMap::default();
+        for i in rows {
+            *c.entry(lump(bin_a.key(&s.row(i)))).or_default() += 1;
+        }
+        c
+    };
+    let (hp, hq) = rayon::join(|| held(p, np..p.n()), || held(q, nq..q.n()));
+    let k_a = seen.len() + 1;
+    let gm_point = plug_in(&hp, m_p, &hq, m_q, e_eps);
+    let tv_p = tv_deviation(k_a, m_p, half_a);
+    let tv_q = tv_deviation(k_a, m_q, half_a);
+    let raw_a = gm_point * (1.0 - 1e-12) - tv_p - e_eps * tv_q * (1.0 + 1e-12);
+    GilbertMcMillan {
+        value: if raw_a > 0.0 { raw_a.next_down() } else { 0.0 },
+        point: gm_point,
+        cells: k_a,
+        tv_p,
+        tv_q,
     }
 }
 

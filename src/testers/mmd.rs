@@ -458,71 +458,19 @@ impl PropertyTester for MmdTester {
         let (m_p, m_q) = (p.n() - tp, q.n() - tq);
 
         // (a) Linear-time MMD.
-        let pairs_held = (m_p.min(m_q) / 2) as f64;
-        let mut kernel_choice: Option<(Kernel, f64, f64)> = None;
-        for kernel in [Kernel::Rbf, Kernel::Laplacian] {
-            let h = median_bandwidth(kernel, p, 0..tp, q, 0..tq);
-            let terms = linear_mmd_terms(kernel, h, p, 0..tp, q, 0..tq);
-            if terms.len() < 2 {
-                continue;
-            }
-            let mean = terms.iter().sum::<f64>() / terms.len() as f64;
-            let var =
-                terms.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (terms.len() - 1) as f64;
-            let pred = mean - bernstein_deviation(var, 4.0, pairs_held, beta_a);
-            if kernel_choice.is_none_or(|(_, _, b)| pred > b) {
-                kernel_choice = Some((kernel, h, pred));
-            }
-        }
-        let (kernel_a, h_a, _) = kernel_choice.unwrap_or((Kernel::Rbf, 1.0, 0.0));
-        let terms = linear_mmd_terms(kernel_a, h_a, p, tp..p.n(), q, tq..q.n());
-        let mmd2_point = terms.iter().sum::<f64>() / terms.len().max(1) as f64;
-        let mmd2_lower = empirical_bernstein_lower(&terms, -2.0, 2.0, beta_a);
-        let value_a = hockey_stick_from_mmd(mmd2_lower, epsilon);
+        let MmdBound {
+            value: value_a,
+            lower: mmd2_lower,
+            point: mmd2_point,
+            kernel: kernel_a,
+            h: h_a,
+            quadruples,
+        } = mmd_bound(p, tp, q, tq, epsilon, beta_a);
         let dpa = dp_auditorium_delta(mmd2_lower, epsilon);
 
         // (b) Kernel likelihood-ratio event: embeddings on A, choices on B.
-        let mut features = candidate_features(p, ap, q, aq, self.max_discrete_values, false);
-        // Few projections for high dimension: the discriminant, patterns, and the 8 coordinates
-        // whose training means differ most (in pooled standard deviations).
-        if features.len() > 10 {
-            let spread = |f: &Feature| {
-                let vp = f.values(p, 0..ap);
-                let vq = f.values(q, 0..aq);
-                let mp = vp.iter().sum::<f64>() / vp.len() as f64;
-                let mq = vq.iter().sum::<f64>() / vq.len() as f64;
-                let var = (vp.iter().map(|x| (x - mp).powi(2)).sum::<f64>()
-                    + vq.iter().map(|x| (x - mq).powi(2)).sum::<f64>())
-                    / (vp.len() + vq.len()) as f64;
-                (
-                    (mp - mq).abs() / var.sqrt().max(1e-300),
-                    matches!(f, Feature::Coordinate { .. }),
-                )
-            };
-            let mut ranked: Vec<(f64, bool, Feature)> = features
-                .into_iter()
-                .map(|f| {
-                    let (s, c) = spread(&f);
-                    (s, c, f)
-                })
-                .collect();
-            ranked.sort_by(|a, b| b.0.total_cmp(&a.0));
-            let mut kept = 0;
-            features = ranked
-                .into_iter()
-                .filter(|(_, coordinate, _)| {
-                    if *coordinate {
-                        kept += 1;
-                        kept <= 8
-                    } else {
-                        true
-                    }
-                })
-                .map(|(_, _, f)| f)
-                .collect();
-        }
-        let lambda = 0.5 / ap.max(aq) as f64;
-        let silverman = 0.9 / 12f64.sqrt() * ((ap + aq) as f64).powf(-0.2);
+        let features = candidate_features(p, ap, q, aq, self.max_discrete_values, false);
+        let features = fewest_projections(features, p, ap, q, aq);
         let objective = |pl: f64, qu: f64| pl - e_eps * qu;
         let choose = |sp: Vec<f64>, sq: Vec<f64>| {
             best_threshold(
@@ -534,63 +482,7 @@ impl PropertyTester for MmdTester {
                 objective,
             )
         };
-        // Candidates: (score, t, predicted), evaluated in parallel and reduced in order.
-        let mut candidates: Vec<Option<(Score, f64, f64)>> = Vec::new();
-        for feature in features {
-            if matches!(feature, Feature::Atoms { .. }) {
-                let f = Arc::new(feature);
-                let sp = (ap..tp).map(|i| f.eval(&p.row(i))).collect();
-                let sq = (aq..tq).map(|i| f.eval(&q.row(i))).collect();
-                candidates.push(choose(sp, sq).map(|(t, pred)| (Score::Pattern(f), t, pred)));
-                continue;
-            }
-            let vp = feature.values(p, 0..ap);
-            let vq = feature.values(q, 0..aq);
-            let mut pooled: Vec<f64> = vp.iter().chain(vq.iter()).copied().collect();
-            pooled.sort_by(f64::total_cmp);
-            let projection = Arc::new(Projection { feature, pooled });
-            let (cp, cq) = rayon::join(
-                || bin_counts(&(0..ap).map(|i| projection.u(&p.row(i))).collect::<Vec<_>>()),
-                || bin_counts(&(0..aq).map(|i| projection.u(&q.row(i))).collect::<Vec<_>>()),
-            );
-            let (up, uq): (Vec<f64>, Vec<f64>) = rayon::join(
-                || (ap..tp).map(|i| projection.u(&p.row(i))).collect(),
-                || (aq..tq).map(|i| projection.u(&q.row(i))).collect(),
-            );
-            let grid: Vec<(Kernel, f64)> = [Kernel::Rbf, Kernel::Laplacian]
-                .into_iter()
-                .flat_map(|k| [0.125, 0.25, 0.5, 1.0, 2.0].map(|m| (k, silverman * m)))
-                .collect();
-            candidates.par_extend(grid.into_par_iter().map(|(kernel, h)| {
-                let (sp, sq) = smooth_pair(&cp, &cq, kernel, h);
-                let table: Vec<f64> = sp
-                    .iter()
-                    .zip(sq.iter())
-                    .map(|(a, b)| (a / ap as f64 + lambda).ln() - (b / aq as f64 + lambda).ln())
-                    .collect();
-                let scores_p = up.iter().map(|&u| interpolate(&table, u)).collect();
-                let scores_q = uq.iter().map(|&u| interpolate(&table, u)).collect();
-                choose(scores_p, scores_q).map(|(t, pred)| {
-                    (
-                        Score::Smoothed {
-                            projection: projection.clone(),
-                            table,
-                            kernel,
-                            h,
-                        },
-                        t,
-                        pred,
-                    )
-                })
-            }));
-        }
-        let mut best: Option<(Score, f64, f64)> = None;
-        for c in candidates.into_iter().flatten() {
-            if best.as_ref().is_none_or(|b| c.2 > b.2) {
-                best = Some(c);
-            }
-        }
-        let Some((score, t, _)) = best else {
+        let Some((score, t)) = best_event(features, p, (ap, tp), q, (aq, tq), &choose) else {
             return Err(Error::InvalidSamples(
                 "no candidate event could be formed".into(),
             ));
@@ -613,11 +505,190 @@ impl PropertyTester for MmdTester {
                  (a) H ≥ e^ε·√(MMD²/2) − (e^ε − 1) (0 ≤ k ≤ 1; one-sided) with linear-time MMD² ≥ {mmd2_lower:.4e} (point {mmd2_point:.4e}; {} kernel, median-heuristic bandwidth {h_a:.4e} from the training split; empirical Bernstein, Maurer & Pontil 2009 Thm 4, at β_a = {beta_a:.3e}, {} held-out quadruples): {value_a:.6e} \
                  (DP-Auditorium's two-sided formula at the same MMD² would give {dpa:.4e}; it is never positive for ε ≥ 0.881). Assumes i.i.d. samples, sides independent.",
                 kernel_a.name(),
-                terms.len(),
+                quadruples,
             ),
             event: Some(held_out.event(score.describe(t))),
         })
     }
+}
+
+/// Part (a) of the MMD tester's bound: the linear-time MMD² on the held-out rows and the
+/// hockey-stick bound it implies.
+struct MmdBound {
+    /// The bound on H_e^ε(P ‖ Q) from the MMD² lower bound.
+    value: f64,
+    /// The empirical Bernstein lower bound on MMD², and its point estimate.
+    lower: f64,
+    point: f64,
+    /// The kernel and bandwidth chosen on the training rows.
+    kernel: Kernel,
+    h: f64,
+    /// Held-out quadruples (terms of the linear-time statistic).
+    quadruples: usize,
+}
+
+/// Part (a): the kernel (RBF or Laplacian, median-heuristic bandwidth) with the largest predicted
+/// bound on the training rows `0..tp` and `0..tq`, then the linear-time MMD² on the held-out rows,
+/// bounded below by empirical Bernstein at `beta_a`.
+fn mmd_bound(
+    p: &Samples,
+    tp: usize,
+    q: &Samples,
+    tq: usize,
+    epsilon: f64,
+    beta_a: f64,
+) -> MmdBound {
+    let pairs_held = ((p.n() - tp).min(q.n() - tq) / 2) as f64;
+    let mut kernel_choice: Option<(Kernel, f64, f64)> = None;
+    for kernel in [Kernel::Rbf, Kernel::Laplacian] {
+        let h = median_bandwidth(kernel, p, 0..tp, q, 0..tq);
+        let terms = linear_mmd_terms(kernel, h, p, 0..tp, q, 0..tq);
+        if terms.len() < 2 {
+            continue;
+        }
+        let mean = terms.iter().sum::<f64>() / terms.len() as f64;
+        let var = terms.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (terms.len() - 1) as f64;
+        let pred = mean - bernstein_deviation(var, 4.0, pairs_held, beta_a);
+        if kernel_choice.is_none_or(|(_, _, b)| pred > b) {
+            kernel_choice = Some((kernel, h, pred));
+        }
+    }
+    let (kernel, h, _) = kernel_choice.unwrap_or((Kernel::Rbf, 1.0, 0.0));
+    let terms = linear_mmd_terms(kernel, h, p, tp..p.n(), q, tq..q.n());
+    let point = terms.iter().sum::<f64>() / terms.len().max(1) as f64;
+    let lower = empirical_bernstein_lower(&terms, -2.0, 2.0, beta_a);
+    MmdBound {
+        value: hockey_stick_from_mmd(lower, epsilon),
+        lower,
+        point,
+        kernel,
+        h,
+        quadruples: terms.len(),
+    }
+}
+
+/// Few projections for high dimension: with more than 10 features, the discriminant, the
+/// patterns, and the 8 coordinates whose training means (rows `0..ap`, `0..aq`) differ most, in
+/// pooled standard deviations.
+fn fewest_projections(
+    features: Vec<Feature>,
+    p: &Samples,
+    ap: usize,
+    q: &Samples,
+    aq: usize,
+) -> Vec<Feature> {
+    if features.len() <= 10 {
+        return features;
+    }
+    let spread = |f: &Feature| {
+        let vp = f.values(p, 0..ap);
+        let vq = f.values(q, 0..aq);
+        let mp = vp.iter().sum::<f64>() / vp.len() as f64;
+        let mq = vq.iter().sum::<f64>() / vq.len() as f64;
+        let var = (vp.iter().map(|x| (x - mp).powi(2)).sum::<f64>()
+            + vq.iter().map(|x| (x - mq).powi(2)).sum::<f64>())
+            / (vp.len() + vq.len()) as f64;
+        (
+            (mp - mq).abs() / var.sqrt().max(1e-300),
+            matches!(f, Feature::Coordinate { .. }),
+        )
+    };
+    let mut ranked: Vec<(f64, bool, Feature)> = features
+        .into_iter()
+        .map(|f| {
+            let (s, c) = spread(&f);
+            (s, c, f)
+        })
+        .collect();
+    ranked.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let mut kept = 0;
+    ranked
+        .into_iter()
+        .filter(|(_, coordinate, _)| {
+            if *coordinate {
+                kept += 1;
+                kept <= 8
+            } else {
+                true
+            }
+        })
+        .map(|(_, _, f)| f)
+        .collect()
+}
+
+/// A threshold chooser on the B rows: (threshold, predicted bound) of two sides' scores.
+type Choose<'a> = dyn Fn(Vec<f64>, Vec<f64>) -> Option<(f64, f64)> + Sync + 'a;
+
+/// Part (b)'s event: every feature's kernel scores (embeddings fitted on the A rows `0..ap`,
+/// `0..aq`, thresholds chosen on the B rows `ap..tp`, `aq..tq`), candidates evaluated in
+/// parallel and reduced in order; the (score, threshold) with the largest predicted bound.
+fn best_event(
+    features: Vec<Feature>,
+    p: &Samples,
+    (ap, tp): (usize, usize),
+    q: &Samples,
+    (aq, tq): (usize, usize),
+    choose: &Choose<'_>,
+) -> Option<(Score, f64)> {
+    let lambda = 0.5 / ap.max(aq) as f64;
+    let silverman = 0.9 / 12f64.sqrt() * ((ap + aq) as f64).powf(-0.2);
+    // Candidates: (score, t, predicted), evaluated in parallel and reduced in order.
+    let mut candidates: Vec<Option<(Score, f64, f64)>> = Vec::new();
+    for feature in features {
+        if matches!(feature, Feature::Atoms { .. }) {
+            let f = Arc::new(feature);
+            let sp = (ap..tp).map(|i| f.eval(&p.row(i))).collect();
+            let sq = (aq..tq).map(|i| f.eval(&q.row(i))).collect();
+            candidates.push(choose(sp, sq).map(|(t, pred)| (Score::Pattern(f), t, pred)));
+            continue;
+        }
+        let vp = feature.values(p, 0..ap);
+        let vq = feature.values(q, 0..aq);
+        let mut pooled: Vec<f64> = vp.iter().chain(vq.iter()).copied().collect();
+        pooled.sort_by(f64::total_cmp);
+        let projection = Arc::new(Projection { feature, pooled });
+        let (cp, cq) = rayon::join(
+            || bin_counts(&(0..ap).map(|i| projection.u(&p.row(i))).collect::<Vec<_>>()),
+            || bin_counts(&(0..aq).map(|i| projection.u(&q.row(i))).collect::<Vec<_>>()),
+        );
+        let (up, uq): (Vec<f64>, Vec<f64>) = rayon::join(
+            || (ap..tp).map(|i| projection.u(&p.row(i))).collect(),
+            || (aq..tq).map(|i| projection.u(&q.row(i))).collect(),
+        );
+        let grid: Vec<(Kernel, f64)> = [Kernel::Rbf, Kernel::Laplacian]
+            .into_iter()
+            .flat_map(|k| [0.125, 0.25, 0.5, 1.0, 2.0].map(|m| (k, silverman * m)))
+            .collect();
+        candidates.par_extend(grid.into_par_iter().map(|(kernel, h)| {
+            let (sp, sq) = smooth_pair(&cp, &cq, kernel, h);
+            let table: Vec<f64> = sp
+                .iter()
+                .zip(sq.iter())
+                .map(|(a, b)| (a / ap as f64 + lambda).ln() - (b / aq as f64 + lambda).ln())
+                .collect();
+            let scores_p = up.iter().map(|&u| interpolate(&table, u)).collect();
+            let scores_q = uq.iter().map(|&u| interpolate(&table, u)).collect();
+            choose(scores_p, scores_q).map(|(t, pred)| {
+                (
+                    Score::Smoothed {
+                        projection: projection.clone(),
+                        table,
+                        kernel,
+                        h,
+                    },
+                    t,
+                    pred,
+                )
+            })
+        }));
+    }
+    let mut best: Option<(Score, f64, f64)> = None;
+    for c in candidates.into_iter().flatten() {
+        if best.as_ref().is_none_or(|b| c.2 > b.2) {
+            best = Some(c);
+        }
+    }
+    best.map(|(score, t, _)| (score, t))
 }
 
 #[cfg(test)]

@@ -167,6 +167,13 @@ pub struct BinomialTest {
     pub epsilon_lower: Option<f64>,
 }
 
+/// Whether a recomputed number matches the stored one. The same functions on the same numbers
+/// give the same bits; the slack absorbs a record written by another build (a different libm),
+/// never a changed verdict.
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 + 1e-6 * a.abs().max(b.abs())
+}
+
 impl EventBound {
     /// Checks a bound read back from a record against the counts stored with it: `value` (the
     /// bound on `divergence` at failure probability `beta`) must be what the counts give. The
@@ -183,81 +190,111 @@ impl EventBound {
         beta: f64,
         value: f64,
     ) -> std::result::Result<(), String> {
-        use crate::bounds::{clopper_pearson_lower, clopper_pearson_upper, poisson_contrast_lower};
-        // The same functions on the same numbers give the same bits; the slack absorbs a record
-        // written by another build (a different libm), never a changed verdict.
-        let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 + 1e-6 * a.abs().max(b.abs());
-        let beta_ok = beta > 0.0 && beta < 1.0;
         if let Some(c) = &self.contrast {
-            if (c.u, c.w) != (self.count_p, self.count_q) {
-                return Err(format!(
-                    "event.contrast.u, w = {}, {} but event.count_p, count_q = {}, {}; allowed: the same counts (U and W are stored twice)",
-                    c.u, c.w, self.count_p, self.count_q
-                ));
-            }
-            let Divergence::HockeyStick { epsilon } = divergence else {
-                return Err(format!(
-                    "a conditional-test event on a bound of {divergence}; allowed: hockey-stick bounds only"
-                ));
-            };
-            let scale = f64::from(c.events) * c.lambda;
-            let sane = beta_ok
-                && c.nuisance_beta > 0.0
-                && c.nuisance_beta < beta
-                && scale > 0.0
-                && scale.is_finite()
-                && (1..=2).contains(&c.events)
-                && epsilon.is_finite();
-            if !sane {
-                return Err(format!(
-                    "event.contrast: events = {}, λ = {}, γ = {} with β = {beta}; allowed: 1 or 2 events, λ > 0 and 0 < γ < β < 1",
-                    c.events, c.lambda, c.nuisance_beta
-                ));
-            }
-            let expect =
-                poisson_contrast_lower(c.u, c.w, epsilon.exp(), scale, beta, c.nuisance_beta);
-            if !close(value, expect) {
-                return Err(format!(
-                    "value = {value} but its counts (U = {}, W = {}, λ = {}, {} event(s)) give the lower bound {expect} at β = {beta}; allowed: the bound its counts give",
-                    c.u, c.w, c.lambda, c.events
-                ));
-            }
-            return Ok(());
+            return self.check_contrast_counts(c, divergence, beta, value);
         }
         if self.binomial.is_some() {
-            let Divergence::HockeyStick { epsilon } = divergence else {
-                return Err(format!(
-                    "an exact-binomial-test event on a bound of {divergence}; allowed: hockey-stick bounds only"
-                ));
-            };
-            if self.count_p > self.n_p || self.count_q > self.n_q || self.n_p == 0 || self.n_q == 0
-            {
-                return Err(format!(
-                    "event counts {} of {} and {} of {}; allowed: counts at most their sample sizes",
-                    self.count_p, self.n_p, self.count_q, self.n_q
-                ));
-            }
-            if !beta_ok || !epsilon.is_finite() {
-                return Err(format!(
-                    "an exact-binomial-test event with β = {beta} at ε = {epsilon}; allowed: 0 < β < 1 and a finite ε"
-                ));
-            }
-            let expect = crate::bounds::binomial_contrast_lower(
-                self.count_p,
-                self.n_p,
-                self.count_q,
-                self.n_q,
-                epsilon.exp(),
-                beta,
-            );
-            if !close(value, expect) {
-                return Err(format!(
-                    "value = {value} but its counts ({} of {} and {} of {}) give the lower bound {expect} at β = {beta}; allowed: the bound its counts give",
-                    self.count_p, self.n_p, self.count_q, self.n_q
-                ));
-            }
-            return Ok(());
+            return self.check_binomial_counts(divergence, beta, value);
         }
+        self.check_separate_counts(divergence, beta, value)
+    }
+
+    /// [`Self::check_counts`] for the conditional test on Poissonized counts `c`.
+    fn check_contrast_counts(
+        &self,
+        c: &ContrastCounts,
+        divergence: Divergence,
+        beta: f64,
+        value: f64,
+    ) -> std::result::Result<(), String> {
+        use crate::bounds::poisson_contrast_lower;
+        let beta_ok = beta > 0.0 && beta < 1.0;
+        if (c.u, c.w) != (self.count_p, self.count_q) {
+            return Err(format!(
+                "event.contrast.u, w = {}, {} but event.count_p, count_q = {}, {}; allowed: the same counts (U and W are stored twice)",
+                c.u, c.w, self.count_p, self.count_q
+            ));
+        }
+        let Divergence::HockeyStick { epsilon } = divergence else {
+            return Err(format!(
+                "a conditional-test event on a bound of {divergence}; allowed: hockey-stick bounds only"
+            ));
+        };
+        let scale = f64::from(c.events) * c.lambda;
+        let sane = beta_ok
+            && c.nuisance_beta > 0.0
+            && c.nuisance_beta < beta
+            && scale > 0.0
+            && scale.is_finite()
+            && (1..=2).contains(&c.events)
+            && epsilon.is_finite();
+        if !sane {
+            return Err(format!(
+                "event.contrast: events = {}, λ = {}, γ = {} with β = {beta}; allowed: 1 or 2 events, λ > 0 and 0 < γ < β < 1",
+                c.events, c.lambda, c.nuisance_beta
+            ));
+        }
+        let expect = poisson_contrast_lower(c.u, c.w, epsilon.exp(), scale, beta, c.nuisance_beta);
+        if !close(value, expect) {
+            return Err(format!(
+                "value = {value} but its counts (U = {}, W = {}, λ = {}, {} event(s)) give the lower bound {expect} at β = {beta}; allowed: the bound its counts give",
+                c.u, c.w, c.lambda, c.events
+            ));
+        }
+        Ok(())
+    }
+
+    /// [`Self::check_counts`] for the exact binomial test on all the held-out releases.
+    fn check_binomial_counts(
+        &self,
+        divergence: Divergence,
+        beta: f64,
+        value: f64,
+    ) -> std::result::Result<(), String> {
+        let beta_ok = beta > 0.0 && beta < 1.0;
+        let Divergence::HockeyStick { epsilon } = divergence else {
+            return Err(format!(
+                "an exact-binomial-test event on a bound of {divergence}; allowed: hockey-stick bounds only"
+            ));
+        };
+        if self.count_p > self.n_p || self.count_q > self.n_q || self.n_p == 0 || self.n_q == 0 {
+            return Err(format!(
+                "event counts {} of {} and {} of {}; allowed: counts at most their sample sizes",
+                self.count_p, self.n_p, self.count_q, self.n_q
+            ));
+        }
+        if !beta_ok || !epsilon.is_finite() {
+            return Err(format!(
+                "an exact-binomial-test event with β = {beta} at ε = {epsilon}; allowed: 0 < β < 1 and a finite ε"
+            ));
+        }
+        let expect = crate::bounds::binomial_contrast_lower(
+            self.count_p,
+            self.n_p,
+            self.count_q,
+            self.n_q,
+            epsilon.exp(),
+            beta,
+        );
+        if !close(value, expect) {
+            return Err(format!(
+                "value = {value} but its counts ({} of {} and {} of {}) give the lower bound {expect} at β = {beta}; allowed: the bound its counts give",
+                self.count_p, self.n_p, self.count_q, self.n_q
+            ));
+        }
+        Ok(())
+    }
+
+    /// [`Self::check_counts`] for separate Clopper–Pearson bounds on the two sides (nothing to
+    /// check without them).
+    fn check_separate_counts(
+        &self,
+        divergence: Divergence,
+        beta: f64,
+        value: f64,
+    ) -> std::result::Result<(), String> {
+        use crate::bounds::{clopper_pearson_lower, clopper_pearson_upper};
+        let beta_ok = beta > 0.0 && beta < 1.0;
         let (Some(p), Some(q)) = (self.p_lower, self.q_upper) else {
             return Ok(());
         };

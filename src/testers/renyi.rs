@@ -292,65 +292,10 @@ impl PropertyTester for RenyiTester {
         let nq = train_rows(q.n(), self.train_fraction);
         let (m_p, m_q) = (p.n() - np, q.n() - nq);
         let half = failure_probability / 2.0;
-        let z = normal_upper_quantile(half);
 
         // 1–2. Choose the feature and test function on the training rows only.
         let features = candidate_features(p, np, q, nq, self.max_discrete_values, true);
-        let c_grid: Vec<f64> = (0..25).map(|k| 0.05 * 1.35_f64.powi(k)).collect();
-        let levels = [(0.0, 1.0), (0.01, 0.99), (0.1, 0.9), (0.5, 0.5)];
-        // Candidates are evaluated in parallel and reduced in order (deterministic).
-        let mut candidates: Vec<Choice> = Vec::new();
-        for (fi, feature) in features.iter().enumerate() {
-            let (sp, sq) = rayon::join(
-                || sorted_desc(feature.values(p, 0..np)),
-                || sorted_desc(feature.values(q, 0..nq)),
-            );
-            // Events.
-            if let Some((t, pred)) = best_threshold(&sp, &sq, m_p as f64, m_q as f64, z, |a, b| {
-                binary_renyi_lower(alpha, a, b)
-            }) {
-                candidates.push(Choice {
-                    feature: fi,
-                    function: TestFunction::Event { t },
-                    predicted: pred,
-                });
-            }
-            // Clamped features.
-            let mut pooled: Vec<f64> = sp.iter().chain(sq.iter()).copied().collect();
-            pooled.sort_by(f64::total_cmp);
-            let quant = |l: f64| pooled[((pooled.len() - 1) as f64 * l).round() as usize];
-            let cp = compress(&sp, 1024);
-            let cq = compress(&sq, 1024);
-            let pairs: Vec<(f64, f64)> = levels
-                .iter()
-                .flat_map(|&(la, _)| levels.iter().map(move |&(_, lb)| (quant(la), quant(lb))))
-                .filter(|&(a, b)| b > a && (b - a).is_finite())
-                .collect();
-            candidates.par_extend(pairs.into_par_iter().filter_map(|(a, b)| {
-                let up: Vec<(f64, f64)> =
-                    cp.iter().map(|&(v, w)| (clamp_unit(v, a, b), w)).collect();
-                let uq: Vec<(f64, f64)> =
-                    cq.iter().map(|&(v, w)| (clamp_unit(v, a, b), w)).collect();
-                c_grid
-                    .iter()
-                    .map(|&c| Choice {
-                        feature: fi,
-                        function: TestFunction::Clamped { a, b, c },
-                        predicted: predict_clamped(
-                            alpha, &up, &uq, c, m_p as f64, m_q as f64, half,
-                        ),
-                    })
-                    .filter(|c| c.predicted.is_finite())
-                    .reduce(|x, y| if y.predicted > x.predicted { y } else { x })
-            }));
-        }
-        let mut best: Option<Choice> = None;
-        for c in candidates {
-            if c.predicted.is_finite() && best.as_ref().is_none_or(|b| c.predicted > b.predicted) {
-                best = Some(c);
-            }
-        }
-        let Some(choice) = best else {
+        let Some(choice) = choose_test_function(&features, p, np, q, nq, alpha, half) else {
             return Err(Error::InvalidSamples(
                 "no candidate test function could be formed".into(),
             ));
@@ -362,68 +307,160 @@ impl PropertyTester for RenyiTester {
             || feature.values(p, np..p.n()),
             || feature.values(q, nq..q.n()),
         );
-        match choice.function {
+        let held = (&fp[..], &fq[..]);
+        Ok(match choice.function {
             TestFunction::Clamped { a, b, c } => {
-                let kx = (alpha - 1.0) * c;
-                let ky = alpha * c;
-                let lo_x = (-kx).exp() * (1.0 - 1e-12);
-                let lo_y = (-ky).exp() * (1.0 - 1e-12);
-                let xs: Vec<f64> = fp
-                    .iter()
-                    .map(|&v| (kx * clamp_unit(v, a, b)).exp().clamp(lo_x, 1.0))
-                    .collect();
-                let ys: Vec<f64> = fq
-                    .iter()
-                    .map(|&v| (ky * clamp_unit(v, a, b)).exp().clamp(lo_y, 1.0))
-                    .collect();
-                let lx = empirical_bernstein_lower(&xs, lo_x, 1.0, half);
-                let uy = empirical_bernstein_upper(&ys, lo_y, 1.0, half);
-                let value = if lx > 0.0 && uy > 0.0 {
-                    let t1 = alpha / (alpha - 1.0) * lx.ln();
-                    let t2 = uy.ln();
-                    let raw = t1 - t2 - 1e-12 * (t1.abs() + t2.abs() + 1.0);
-                    if raw > 0.0 { raw.next_down() } else { 0.0 }
-                } else {
-                    0.0
-                };
-                let mx = xs.iter().sum::<f64>() / xs.len() as f64;
-                let my = ys.iter().sum::<f64>() / ys.len() as f64;
-                let point_estimate = alpha / (alpha - 1.0) * mx.ln() - my.ln();
-                Ok(Measurement {
-                    value,
-                    point_estimate,
-                    inequality: format!(
-                        "D_α(P‖Q) ≥ α/(α−1)·ln E_P[e^((α−1)g)] − ln E_Q[e^(αg)] (Rényi–Donsker–Varadhan; Hölder) at α = {alpha} with g = {c:.4}·(clamp(f, {a:.6e}, {b:.6e}) − {b:.6e})/({b:.6e} − {a:.6e}) ∈ [−{c:.4}, 0], f = {}, chosen on the training split; empirical Bernstein bounds (Maurer & Pontil 2009, Thm 4) E_P[e^((α−1)g)] ≥ {lx:.6e} and E_Q[e^(αg)] ≤ {uy:.6e} at β/2 = {half:.3e} each on {m_p} + {m_q} held-out samples (i.i.d.; g independent of them)",
-                        feature.describe()
-                    ),
-                    event: None,
-                })
+                clamped_bound(feature, held, (a, b, c), alpha, half, (m_p, m_q))
             }
-            TestFunction::Event { t } => {
-                let k_p = fp.iter().filter(|&&v| v >= t).count() as u64;
-                let k_q = fq.iter().filter(|&&v| v >= t).count() as u64;
-                let held_out = HeldOutEvent::bound(k_p, m_p, k_q, m_q, half);
-                let value = binary_renyi_lower(alpha, held_out.p_lower, held_out.q_upper);
-                // Plug-in with half a count kept away from 0 and 1, so that it stays finite (it is
-                // for reading only; reports serialize it).
-                let point_estimate = binary_renyi_lower(
-                    alpha,
-                    (k_p as f64).min(m_p as f64 - 0.5) / m_p as f64,
-                    (k_q as f64).max(0.5) / m_q as f64,
-                );
-                Ok(Measurement {
-                    value,
-                    point_estimate,
-                    inequality: format!(
-                        "D_α(P‖Q) ≥ D_α(Bern(P(S))‖Bern(Q(S))) ≥ D_α(Bern(p_lo)‖Bern(q_hi)) (data processing; monotonicity for p_lo > q_hi) at α = {alpha} for the event S chosen on the training split; one-sided Clopper–Pearson bounds p_lo ≤ P(S), q_hi ≥ Q(S) at β/2 = {half:.3e} each (exact binomial; i.i.d. samples, event independent of the {m_p} + {m_q} held-out samples)"
-                    ),
-                    event: Some(held_out.event(format!("{} ≥ {t}", feature.describe()))),
-                })
-            }
-        }
+            TestFunction::Event { t } => event_bound(feature, held, t, alpha, half, (m_p, m_q)),
+        })
     }
 }
 
+/// Steps 1–2 on the training rows `0..np` of `p` and `0..nq` of `q`: for every feature, the
+/// event with the best predicted binary Rényi bound and, per pair of clamping levels, the best
+/// clamped test function over the grid of c; candidates evaluated in parallel and reduced in
+/// order (deterministic). The one with the largest finite prediction.
+fn choose_test_function(
+    features: &[Feature],
+    p: &Samples,
+    np: usize,
+    q: &Samples,
+    nq: usize,
+    alpha: f64,
+    half: f64,
+) -> Option<Choice> {
+    let (m_p, m_q) = (p.n() - np, q.n() - nq);
+    let z = normal_upper_quantile(half);
+    let c_grid: Vec<f64> = (0..25).map(|k| 0.05 * 1.35_f64.powi(k)).collect();
+    let levels = [(0.0, 1.0), (0.01, 0.99), (0.1, 0.9), (0.5, 0.5)];
+    // Candidates are evaluated in parallel and reduced in order (deterministic).
+    let mut candidates: Vec<Choice> = Vec::new();
+    for (fi, feature) in features.iter().enumerate() {
+        let (sp, sq) = rayon::join(
+            || sorted_desc(feature.values(p, 0..np)),
+            || sorted_desc(feature.values(q, 0..nq)),
+        );
+        // Events.
+        if let Some((t, pred)) = best_threshold(&sp, &sq, m_p as f64, m_q as f64, z, |a, b| {
+            binary_renyi_lower(alpha, a, b)
+        }) {
+            candidates.push(Choice {
+                feature: fi,
+                function: TestFunction::Event { t },
+                predicted: pred,
+            });
+        }
+        // Clamped features.
+        let mut pooled: Vec<f64> = sp.iter().chain(sq.iter()).copied().collect();
+        pooled.sort_by(f64::total_cmp);
+        let quant = |l: f64| pooled[((pooled.len() - 1) as f64 * l).round() as usize];
+        let cp = compress(&sp, 1024);
+        let cq = compress(&sq, 1024);
+        let pairs: Vec<(f64, f64)> = levels
+            .iter()
+            .flat_map(|&(la, _)| levels.iter().map(move |&(_, lb)| (quant(la), quant(lb))))
+            .filter(|&(a, b)| b > a && (b - a).is_finite())
+            .collect();
+        candidates.par_extend(pairs.into_par_iter().filter_map(|(a, b)| {
+            let up: Vec<(f64, f64)> = cp.iter().map(|&(v, w)| (clamp_unit(v, a, b), w)).collect();
+            let uq: Vec<(f64, f64)> = cq.iter().map(|&(v, w)| (clamp_unit(v, a, b), w)).collect();
+            c_grid
+                .iter()
+                .map(|&c| Choice {
+                    feature: fi,
+                    function: TestFunction::Clamped { a, b, c },
+                    predicted: predict_clamped(alpha, &up, &uq, c, m_p as f64, m_q as f64, half),
+                })
+                .filter(|c| c.predicted.is_finite())
+                .reduce(|x, y| if y.predicted > x.predicted { y } else { x })
+        }));
+    }
+    let mut best: Option<Choice> = None;
+    for c in candidates {
+        if c.predicted.is_finite() && best.as_ref().is_none_or(|b| c.predicted > b.predicted) {
+            best = Some(c);
+        }
+    }
+    best
+}
+
+/// Step 3 for a clamped test function g = c·(clamp(f, a, b) − b)/(b − a): empirical Bernstein
+/// bounds on E_P[e^((α−1)g)] and E_Q[e^(αg)] from the held-out feature values `fp` and `fq`.
+fn clamped_bound(
+    feature: &Feature,
+    (fp, fq): (&[f64], &[f64]),
+    (a, b, c): (f64, f64, f64),
+    alpha: f64,
+    half: f64,
+    (m_p, m_q): (usize, usize),
+) -> Measurement {
+    let kx = (alpha - 1.0) * c;
+    let ky = alpha * c;
+    let lo_x = (-kx).exp() * (1.0 - 1e-12);
+    let lo_y = (-ky).exp() * (1.0 - 1e-12);
+    let xs: Vec<f64> = fp
+        .iter()
+        .map(|&v| (kx * clamp_unit(v, a, b)).exp().clamp(lo_x, 1.0))
+        .collect();
+    let ys: Vec<f64> = fq
+        .iter()
+        .map(|&v| (ky * clamp_unit(v, a, b)).exp().clamp(lo_y, 1.0))
+        .collect();
+    let lx = empirical_bernstein_lower(&xs, lo_x, 1.0, half);
+    let uy = empirical_bernstein_upper(&ys, lo_y, 1.0, half);
+    let value = if lx > 0.0 && uy > 0.0 {
+        let t1 = alpha / (alpha - 1.0) * lx.ln();
+        let t2 = uy.ln();
+        let raw = t1 - t2 - 1e-12 * (t1.abs() + t2.abs() + 1.0);
+        if raw > 0.0 { raw.next_down() } else { 0.0 }
+    } else {
+        0.0
+    };
+    let mx = xs.iter().sum::<f64>() / xs.len() as f64;
+    let my = ys.iter().sum::<f64>() / ys.len() as f64;
+    let point_estimate = alpha / (alpha - 1.0) * mx.ln() - my.ln();
+    Measurement {
+        value,
+        point_estimate,
+        inequality: format!(
+            "D_α(P‖Q) ≥ α/(α−1)·ln E_P[e^((α−1)g)] − ln E_Q[e^(αg)] (Rényi–Donsker–Varadhan; Hölder) at α = {alpha} with g = {c:.4}·(clamp(f, {a:.6e}, {b:.6e}) − {b:.6e})/({b:.6e} − {a:.6e}) ∈ [−{c:.4}, 0], f = {}, chosen on the training split; empirical Bernstein bounds (Maurer & Pontil 2009, Thm 4) E_P[e^((α−1)g)] ≥ {lx:.6e} and E_Q[e^(αg)] ≤ {uy:.6e} at β/2 = {half:.3e} each on {m_p} + {m_q} held-out samples (i.i.d.; g independent of them)",
+            feature.describe()
+        ),
+        event: None,
+    }
+}
+
+/// Step 3 for an event S = {f ≥ t}: Clopper–Pearson bounds on P(S) and Q(S) from the held-out
+/// feature values, and the binary Rényi divergence between them.
+fn event_bound(
+    feature: &Feature,
+    (fp, fq): (&[f64], &[f64]),
+    t: f64,
+    alpha: f64,
+    half: f64,
+    (m_p, m_q): (usize, usize),
+) -> Measurement {
+    let k_p = fp.iter().filter(|&&v| v >= t).count() as u64;
+    let k_q = fq.iter().filter(|&&v| v >= t).count() as u64;
+    let held_out = HeldOutEvent::bound(k_p, m_p, k_q, m_q, half);
+    let value = binary_renyi_lower(alpha, held_out.p_lower, held_out.q_upper);
+    // Plug-in with half a count kept away from 0 and 1, so that it stays finite (it is
+    // for reading only; reports serialize it).
+    let point_estimate = binary_renyi_lower(
+        alpha,
+        (k_p as f64).min(m_p as f64 - 0.5) / m_p as f64,
+        (k_q as f64).max(0.5) / m_q as f64,
+    );
+    Measurement {
+        value,
+        point_estimate,
+        inequality: format!(
+            "D_α(P‖Q) ≥ D_α(Bern(P(S))‖Bern(Q(S))) ≥ D_α(Bern(p_lo)‖Bern(q_hi)) (data processing; monotonicity for p_lo > q_hi) at α = {alpha} for the event S chosen on the training split; one-sided Clopper–Pearson bounds p_lo ≤ P(S), q_hi ≥ Q(S) at β/2 = {half:.3e} each (exact binomial; i.i.d. samples, event independent of the {m_p} + {m_q} held-out samples)"
+        ),
+        event: Some(held_out.event(format!("{} ≥ {t}", feature.describe()))),
+    }
+}
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -424,106 +424,15 @@ impl Transform {
             )));
         }
         let x = samples.values();
-        let (n, d) = x.dim();
         let out = match *self {
             Transform::None => unreachable!("handled above"),
             Transform::Tanh { scale } => x.mapv(|v| (scale * v).tanh()),
-            Transform::Chebyshev { degree } => {
-                let mut out = Array2::zeros((n, d * (1 + degree)));
-                for (i, row) in x.outer_iter().enumerate() {
-                    for (j, &v) in row.iter().enumerate() {
-                        out[[i, j]] = v;
-                        let base = d + j * degree;
-                        for (k, t) in chebyshev(v.tanh(), degree).into_iter().enumerate() {
-                            out[[i, base + k]] = t;
-                        }
-                    }
-                }
-                out
-            }
-            Transform::FloatBits => {
-                let w = FLOAT_BITS_PER_COORD;
-                let mut out = Array2::zeros((n, d * (1 + w)));
-                for (i, row) in x.outer_iter().enumerate() {
-                    for (j, &v) in row.iter().enumerate() {
-                        out[[i, j]] = v;
-                        for (k, f) in float_bits(v).into_iter().enumerate() {
-                            out[[i, d + j * w + k]] = f;
-                        }
-                    }
-                }
-                out
-            }
-            Transform::Auto => {
-                let w = AUTO_PER_COORD;
-                let norms = if d >= 2 { AUTO_NORMS } else { 0 };
-                let mut out = Array2::zeros((n, d * (1 + w) + norms));
-                for (i, row) in x.outer_iter().enumerate() {
-                    for (j, &v) in row.iter().enumerate() {
-                        out[[i, j]] = v;
-                        for (k, f) in auto_features(v).into_iter().enumerate() {
-                            out[[i, d + j * w + k]] = f;
-                        }
-                    }
-                    if norms > 0 {
-                        let base = d * (1 + w);
-                        // Finite inputs; the L2 norm by hypot so it overflows only when the
-                        // norm itself exceeds f64::MAX (then +∞, which Samples rejects below).
-                        out[[i, base]] = row.iter().fold(0.0, |a: f64, &v| a.hypot(v));
-                        out[[i, base + 1]] = row.iter().map(|v| v.abs()).sum::<f64>();
-                        out[[i, base + 2]] = row.iter().fold(0.0, |a: f64, &v| a.max(v.abs()));
-                    }
-                }
-                out
-            }
-            Transform::Values => {
-                let norms = if d >= 2 { AUTO_NORMS } else { 0 };
-                let mut out = Array2::zeros((n, d + norms));
-                for (i, row) in x.outer_iter().enumerate() {
-                    for (j, &v) in row.iter().enumerate() {
-                        out[[i, j]] = v;
-                    }
-                    if norms > 0 {
-                        // As for `auto`: hypot overflows only when the norm exceeds f64::MAX.
-                        out[[i, d]] = row.iter().fold(0.0, |a: f64, &v| a.hypot(v));
-                        out[[i, d + 1]] = row.iter().map(|v| v.abs()).sum::<f64>();
-                        out[[i, d + 2]] = row.iter().fold(0.0, |a: f64, &v| a.max(v.abs()));
-                    }
-                }
-                out
-            }
-            Transform::FloatRepr => {
-                let w = FLOAT_REPR_PER_COORD;
-                let mut out = Array2::zeros((n, d * w));
-                for (i, row) in x.outer_iter().enumerate() {
-                    for (j, &v) in row.iter().enumerate() {
-                        for (k, f) in float_repr(v).into_iter().enumerate() {
-                            out[[i, j * w + k]] = f;
-                        }
-                    }
-                }
-                out
-            }
-            Transform::Checkpoints { block } => {
-                let k = d / block;
-                let mut out = Array2::zeros((n, 3 * block));
-                for (i, row) in x.outer_iter().enumerate() {
-                    for c in 0..block {
-                        let (mut hi, mut lo, mut prev) = (f64::NEG_INFINITY, f64::INFINITY, 0.0);
-                        for t in 0..k {
-                            let v = row[t * block + c];
-                            let inc = v - prev;
-                            hi = hi.max(inc);
-                            lo = lo.min(inc);
-                            prev = v;
-                        }
-                        out[[i, c]] = prev;
-                        out[[i, block + 2 * c]] = hi;
-                        out[[i, block + 2 * c + 1]] = lo;
-                    }
-                }
-                out
-            }
+            Transform::Chebyshev { degree } => chebyshev_features(x, degree),
+            Transform::FloatBits => float_bits_features(x),
+            Transform::Auto => auto_features_of(x),
+            Transform::Values => values_with_norms(x),
+            Transform::FloatRepr => float_repr_features(x),
+            Transform::Checkpoints { block } => checkpoint_features(x, block),
         };
         let out = Samples::new(out)?;
         // Increments of finite values can overflow too.
@@ -534,6 +443,122 @@ impl Transform {
         }
         Ok(out)
     }
+}
+
+/// `chebyshev:K`: each coordinate, then T_1..T_K of tanh of each coordinate.
+fn chebyshev_features(x: &Array2<f64>, degree: usize) -> Array2<f64> {
+    let (n, d) = x.dim();
+    let mut out = Array2::zeros((n, d * (1 + degree)));
+    for (i, row) in x.outer_iter().enumerate() {
+        for (j, &v) in row.iter().enumerate() {
+            out[[i, j]] = v;
+            let base = d + j * degree;
+            for (k, t) in chebyshev(v.tanh(), degree).into_iter().enumerate() {
+                out[[i, base + k]] = t;
+            }
+        }
+    }
+    out
+}
+
+/// `float-bits`: each coordinate, then the [`FLOAT_BITS_FEATURES`] block of each.
+fn float_bits_features(x: &Array2<f64>) -> Array2<f64> {
+    let (n, d) = x.dim();
+    let w = FLOAT_BITS_PER_COORD;
+    let mut out = Array2::zeros((n, d * (1 + w)));
+    for (i, row) in x.outer_iter().enumerate() {
+        for (j, &v) in row.iter().enumerate() {
+            out[[i, j]] = v;
+            for (k, f) in float_bits(v).into_iter().enumerate() {
+                out[[i, d + j * w + k]] = f;
+            }
+        }
+    }
+    out
+}
+
+/// `auto`: each coordinate, then the [`AUTO_FEATURES`] block of each, then (d ≥ 2) the
+/// L2, L1 and L∞ norms.
+fn auto_features_of(x: &Array2<f64>) -> Array2<f64> {
+    let (n, d) = x.dim();
+    let w = AUTO_PER_COORD;
+    let norms = if d >= 2 { AUTO_NORMS } else { 0 };
+    let mut out = Array2::zeros((n, d * (1 + w) + norms));
+    for (i, row) in x.outer_iter().enumerate() {
+        for (j, &v) in row.iter().enumerate() {
+            out[[i, j]] = v;
+            for (k, f) in auto_features(v).into_iter().enumerate() {
+                out[[i, d + j * w + k]] = f;
+            }
+        }
+        if norms > 0 {
+            let base = d * (1 + w);
+            // Finite inputs; the L2 norm by hypot so it overflows only when the
+            // norm itself exceeds f64::MAX (then +∞, which Samples rejects below).
+            out[[i, base]] = row.iter().fold(0.0, |a: f64, &v| a.hypot(v));
+            out[[i, base + 1]] = row.iter().map(|v| v.abs()).sum::<f64>();
+            out[[i, base + 2]] = row.iter().fold(0.0, |a: f64, &v| a.max(v.abs()));
+        }
+    }
+    out
+}
+
+/// `values`: each coordinate, then (d ≥ 2) the L2, L1 and L∞ norms.
+fn values_with_norms(x: &Array2<f64>) -> Array2<f64> {
+    let (n, d) = x.dim();
+    let norms = if d >= 2 { AUTO_NORMS } else { 0 };
+    let mut out = Array2::zeros((n, d + norms));
+    for (i, row) in x.outer_iter().enumerate() {
+        for (j, &v) in row.iter().enumerate() {
+            out[[i, j]] = v;
+        }
+        if norms > 0 {
+            // As for `auto`: hypot overflows only when the norm exceeds f64::MAX.
+            out[[i, d]] = row.iter().fold(0.0, |a: f64, &v| a.hypot(v));
+            out[[i, d + 1]] = row.iter().map(|v| v.abs()).sum::<f64>();
+            out[[i, d + 2]] = row.iter().fold(0.0, |a: f64, &v| a.max(v.abs()));
+        }
+    }
+    out
+}
+
+/// `float-repr`: the float-representation block of each coordinate.
+fn float_repr_features(x: &Array2<f64>) -> Array2<f64> {
+    let (n, d) = x.dim();
+    let w = FLOAT_REPR_PER_COORD;
+    let mut out = Array2::zeros((n, d * w));
+    for (i, row) in x.outer_iter().enumerate() {
+        for (j, &v) in row.iter().enumerate() {
+            for (k, f) in float_repr(v).into_iter().enumerate() {
+                out[[i, j * w + k]] = f;
+            }
+        }
+    }
+    out
+}
+
+/// `checkpoints:B`: per coordinate of a block, the last iterate and the largest and smallest
+/// increment between consecutive iterates.
+fn checkpoint_features(x: &Array2<f64>, block: usize) -> Array2<f64> {
+    let (n, d) = x.dim();
+    let k = d / block;
+    let mut out = Array2::zeros((n, 3 * block));
+    for (i, row) in x.outer_iter().enumerate() {
+        for c in 0..block {
+            let (mut hi, mut lo, mut prev) = (f64::NEG_INFINITY, f64::INFINITY, 0.0);
+            for t in 0..k {
+                let v = row[t * block + c];
+                let inc = v - prev;
+                hi = hi.max(inc);
+                lo = lo.min(inc);
+                prev = v;
+            }
+            out[[i, c]] = prev;
+            out[[i, block + 2 * c]] = hi;
+            out[[i, block + 2 * c + 1]] = lo;
+        }
+    }
+    out
 }
 
 /// T_1(y), …, T_k(y) by the three-term recurrence T_{m+1} = 2y·T_m − T_{m−1} (T_0 = 1,

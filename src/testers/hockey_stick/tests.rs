@@ -1,5 +1,6 @@
-//! Unit tests of `hockey_stick.rs` (a sibling file so the module stays readable).
+//! Unit tests of the hockey-stick tester.
 
+use super::atoms::{NEAR_PER_COORD, near_centres};
 use super::*;
 use crate::rng::{Seed, Stream};
 use crate::testers::common::fixtures;

@@ -1,0 +1,149 @@
+//! The float-representation view of the training rows: coordinates' values by their bit
+//! patterns (how many distinct, the atom tables of estimated log-likelihood ratios of joint
+//! patterns) and near-atoms, clusters of values equal to 9 significant digits.
+
+use std::collections::HashMap;
+
+use rayon::prelude::*;
+
+use super::score::key;
+use crate::mechanisms::Samples;
+
+/// Distinct values (as bits) of coordinate j among rows, up to `cap + 1`.
+pub(super) fn distinct_values(
+    s: &Samples,
+    rows: std::ops::Range<usize>,
+    j: usize,
+    cap: usize,
+) -> usize {
+    let mut seen = std::collections::HashSet::new();
+    for i in rows {
+        seen.insert(s.values()[[i, j]].to_bits());
+        if seen.len() > cap {
+            break;
+        }
+    }
+    seen.len()
+}
+
+/// Smoothed log-likelihood-ratio table of the patterns of `coords` on the training rows.
+pub(super) fn atom_table(
+    p: &Samples,
+    np: usize,
+    q: &Samples,
+    nq: usize,
+    coords: &[usize],
+) -> HashMap<Vec<u64>, f64> {
+    // The two sides counted at once, then merged: each count is a whole number of rows of one
+    // side, so the table is the same as counted in one pass.
+    let side = |s: &Samples, n: usize| {
+        let mut m: HashMap<Vec<u64>, f64> = HashMap::new();
+        for i in 0..n {
+            *m.entry(key(&s.row(i), coords)).or_default() += 1.0;
+        }
+        m
+    };
+    let (cp, cq) = rayon::join(|| side(p, np), || side(q, nq));
+    let mut counts: HashMap<Vec<u64>, (f64, f64)> =
+        cp.into_iter().map(|(k, c)| (k, (c, 0.0))).collect();
+    for (k, c) in cq {
+        counts.entry(k).or_default().1 += c;
+    }
+    let a = counts.len() as f64;
+    counts
+        .into_iter()
+        .map(|(k, (cp, cq))| {
+            // A pattern seen once in all the training rows says nothing about its ratio (it is
+            // typically a continuous value that happened to land in a mostly discrete
+            // coordinate, never to be seen again): it scores 0, like unseen patterns, instead of
+            // the ±ln 3 its smoothed counts would give.
+            if cp + cq < 2.0 {
+                return (k, 0.0);
+            }
+            let lr = ((cp + 0.5) / (np as f64 + 0.5 * a)).ln()
+                - ((cq + 0.5) / (nq as f64 + 0.5 * a)).ln();
+            (k, lr)
+        })
+        .collect()
+}
+
+/// Most discrete coordinates with more than two values whose pairs are offered as atom tables
+/// when the joint table is too sparse (at most 120 pairs).
+pub(super) const MAX_PAIRED_DISCRETE: usize = 16;
+
+/// Significant digits of the rounding that groups training values into near-atoms.
+const NEAR_DIGITS: i32 = 9;
+/// Most near-atom centres per continuous coordinate.
+pub(super) const NEAR_PER_COORD: usize = 4;
+
+/// Centres of near-atoms of coordinate j from the training rows `0..np` of `p` and `0..nq` of
+/// `q` (pooled, so the centres do not depend on which side is favoured). The values are grouped
+/// by their rounding to [`NEAR_DIGITS`] significant digits — relative to max(|x|, s), where s is
+/// the 90 % quantile of |x| over the pooled rows, so that values within ~s·1e-8 of 0 form one
+/// group too — and the at most [`NEAR_PER_COORD`] largest groups holding at least
+/// max(10, 1/1000 of the pooled rows) rows give a centre each, the median of the group's raw
+/// values (one per cluster: a centre within the rounding resolution of a larger group's is
+/// skipped, since a cluster straddling a rounding boundary splits in two). Training rows only,
+/// so the events built on them are independent of the held-out rows like every other
+/// candidate.
+pub(super) fn near_centres(p: &Samples, np: usize, q: &Samples, nq: usize, j: usize) -> Vec<f64> {
+    let values: Vec<f64> = (0..np)
+        .into_par_iter()
+        .map(|i| p.values()[[i, j]])
+        .chain((0..nq).into_par_iter().map(|i| q.values()[[i, j]]))
+        .filter(|x| x.is_finite())
+        .collect();
+    if values.is_empty() {
+        return Vec::new();
+    }
+    let mut abs: Vec<f64> = values.par_iter().map(|x| x.abs()).collect();
+    let k = abs.len() * 9 / 10;
+    let scale = *abs.select_nth_unstable_by(k, f64::total_cmp).1;
+    drop(abs);
+    let resolution = 10f64.powi(1 - NEAR_DIGITS);
+    let group = |x: f64| -> (i32, i64) {
+        if x.abs() < scale {
+            // Absolute grid of s·10^-8 near 0 (|x| < s).
+            return (i32::MIN, (x / (scale * resolution)).round() as i64);
+        }
+        if x == 0.0 {
+            return (i32::MIN, 0);
+        }
+        let e = x.abs().log10().floor() as i32;
+        let m = (x / 10f64.powi(e - (NEAR_DIGITS - 1))).round();
+        (e, m as i64)
+    };
+    // Groups as runs of (key, value) pairs sorted by key then value: 24 bytes per value, where a
+    // map of vectors took ~80 (most continuous values are alone in their group).
+    let mut keyed: Vec<((i32, i64), f64)> = values.par_iter().map(|&x| (group(x), x)).collect();
+    drop(values);
+    // Elements equal under this order are identical (key, then value by total_cmp), so the
+    // parallel unstable sort gives the sequential sort's sequence.
+    keyed.par_sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.total_cmp(&b.1)));
+    let min_count = 10.max((np + nq) / 1000);
+    // (key, first index, length) of every group holding at least `min_count` values.
+    let mut big: Vec<((i32, i64), usize, usize)> = Vec::new();
+    let mut start = 0;
+    while start < keyed.len() {
+        let k = keyed[start].0;
+        let len = keyed[start..].partition_point(|e| e.0 == k);
+        if len >= min_count {
+            big.push((k, start, len));
+        }
+        start += len;
+    }
+    big.sort_by(|a, b| b.2.cmp(&a.2).then_with(|| a.0.cmp(&b.0)));
+    let mut centres: Vec<f64> = Vec::new();
+    for (_, first, len) in big {
+        // The group's values are sorted (by total_cmp): its median is the middle one.
+        let c = keyed[first + len / 2].1;
+        let apart = |k: f64| (k - c).abs() > resolution * k.abs().max(c.abs()).max(scale);
+        if centres.iter().all(|&k| apart(k)) {
+            centres.push(c);
+            if centres.len() == NEAR_PER_COORD {
+                break;
+            }
+        }
+    }
+    centres
+}

@@ -1,0 +1,257 @@
+//! The candidate scores of one direction, from the training rows: which coordinates are
+//! discrete, continuous or varying, and the scores the event search (or the variational form's
+//! one discriminator) offers for them.
+
+use std::collections::HashMap;
+
+use rayon::prelude::*;
+
+use super::atoms::{MAX_PAIRED_DISCRETE, atom_table, distinct_values, near_centres};
+use super::learned::{LearnedScore, fit_learned};
+use super::score::{Score, key};
+use super::{HockeyStickForm, HockeyStickTester};
+use crate::mechanisms::Samples;
+
+/// The coordinates of an output by what the training rows show of them.
+struct Coordinates {
+    /// Coordinates with few distinct training values (and constants that differ between the
+    /// sides), keyed by their bit patterns in the atom tables.
+    discrete: Vec<usize>,
+    /// Discrete coordinates with more than two values (not flags), for the pair tables.
+    multi_valued: Vec<usize>,
+    continuous: Vec<usize>,
+    /// Every coordinate that varies (not constant on both sides), in order, for the learned
+    /// score on a fine discrete table.
+    varying: Vec<usize>,
+}
+
+impl HockeyStickTester {
+    /// The candidate scores of `p` against `q` from their training rows. `mirror`: the learned
+    /// score already fitted for the opposite direction (same training rows, labels swapped),
+    /// whose negation is this direction's fit (the L2-penalized logistic loss is symmetric under
+    /// swapping the labels and negating the parameters), so it is not fitted twice.
+    pub(super) fn candidates(
+        &self,
+        p: &Samples,
+        np: usize,
+        q: &Samples,
+        nq: usize,
+        mirror: Option<&LearnedScore>,
+    ) -> Vec<Score> {
+        let fit = |coords: &[usize], decision: bool| {
+            mirror
+                .map(LearnedScore::negated)
+                .or_else(|| fit_learned(p, np, q, nq, coords, decision))
+                .map(|m| Score::Learned(Box::new(m)))
+        };
+        let Coordinates {
+            discrete,
+            multi_valued,
+            continuous,
+            varying,
+        } = self.classify_coordinates(p, np, q, nq);
+        let mut out = Vec::new();
+        if self.form == HockeyStickForm::Variational {
+            // One candidate: the discriminator on every coordinate that carries information.
+            let mut coords: Vec<usize> = discrete.iter().chain(&continuous).copied().collect();
+            coords.sort_unstable();
+            out.extend(fit(&coords, true));
+            return out;
+        }
+        // Threshold events of every continuous coordinate and, since discrete outputs here are
+        // numbers (counts, ranks, encoded features), of every discrete coordinate with more than
+        // two values too: {x_j ≥ t} pools the tail values whose ratios the atom table can only
+        // estimate one by one (a pure-DP violation often shows only in a tail, e.g. the L1 norm
+        // of a vector of counts when each count leaks a little).
+        for &j in continuous.iter().chain(&multi_valued) {
+            for sign in [1.0, -1.0] {
+                out.push(Score::Coordinate { j, sign });
+            }
+        }
+        if self.near_atoms {
+            for &j in &continuous {
+                for centre in near_centres(p, np, q, nq, j) {
+                    out.push(Score::Near { j, centre });
+                }
+            }
+        }
+        // The learned score is fitted only when there are two or more coordinates it can
+        // combine, where it can find directions no single coordinate has: two or more continuous
+        // coordinates, or, when the joint table of the discrete coordinates is too fine to
+        // estimate in sample (below), every varying coordinate (e.g. a vector of counts, where the
+        // log-likelihood ratio of independent coordinates is a sum over them). In one dimension
+        // its upper sets (of a quadratic in x) add only two-sided events, not worth a fit per
+        // audit.
+        let table = (!discrete.is_empty()).then(|| atom_table(p, np, q, nq, &discrete));
+        // Patterns seen once score 0 (see `atom_table`); when they hold most training rows,
+        // the joint table of all discrete coordinates is too fine to see anything. When there
+        // are fewer than 100 training rows a pattern on average, its in-sample estimates
+        // still overfit: the patterns whose ratio the training rows overestimate are the ones a
+        // threshold on it picks, and it wins the selection on noise (measured on a vector of
+        // four counts: a held-out excess of 0.002 chosen over a sum whose excess is 0.02). Both
+        // make the table `fine`: it is then judged on rows it was not estimated on.
+        let sparse = table
+            .as_ref()
+            .is_some_and(|t| 2 * t.values().filter(|&&v| v == 0.0).count() >= np + nq);
+        let fine = sparse || table.as_ref().is_some_and(|t| 100 * t.len() > np + nq);
+        if self.learned_score && continuous.len() >= 2 {
+            out.extend(fit(&continuous, false));
+        } else if self.learned_score && fine && varying.len() >= 2 {
+            out.extend(fit(&varying, false));
+        }
+        if let Some(table) = table {
+            let coords = Coordinates {
+                discrete,
+                multi_valued,
+                continuous,
+                varying,
+            };
+            out.extend(atom_scores(p, np, q, nq, &coords, table, fine));
+            // Whole-output atoms when the discrete coordinates are not everything but full rows
+            // still repeat a lot (e.g. integer-valued outputs with many values).
+            if !coords.continuous.is_empty() {
+                out.extend(conditional_scores(p, np, q, nq, &coords));
+            }
+        } else if continuous.is_empty() {
+            // Every coordinate constant and equal on both sides: one trivial candidate.
+            out.push(Score::Coordinate { j: 0, sign: 1.0 });
+        }
+        out
+    }
+
+    /// Sorts the coordinates by their distinct values on the training rows of both sides
+    /// (counted up to `max_discrete_values + 1`, coordinates in parallel): few values (at most
+    /// `max_discrete_values`, and at least 10 training rows per value) make a coordinate
+    /// discrete, more make it continuous, and a constant one is left out unless the sides'
+    /// constants differ.
+    fn classify_coordinates(&self, p: &Samples, np: usize, q: &Samples, nq: usize) -> Coordinates {
+        let d = p.dim();
+        let cap = self.max_discrete_values;
+        let mut c = Coordinates {
+            discrete: Vec::new(),
+            multi_valued: Vec::new(),
+            continuous: Vec::new(),
+            varying: Vec::new(),
+        };
+        // Distinct values of every coordinate on both sides, coordinates in parallel.
+        let distinct: Vec<(usize, usize)> = (0..d)
+            .into_par_iter()
+            .map(|j| {
+                rayon::join(
+                    || distinct_values(p, 0..np, j, cap),
+                    || distinct_values(q, 0..nq, j, cap),
+                )
+            })
+            .collect();
+        for (j, &(dp, dq)) in distinct.iter().enumerate() {
+            let few = dp.max(dq) <= cap && dp.max(dq) * 10 <= np.min(nq);
+            if dp.max(dq) <= 1 {
+                // Constant on both sides: no information, unless the constants differ.
+                if p.values()[[0, j]].to_bits() != q.values()[[0, j]].to_bits() {
+                    c.discrete.push(j);
+                }
+                continue;
+            }
+            c.varying.push(j);
+            if few {
+                c.discrete.push(j);
+                if dp.max(dq) > 2 {
+                    c.multi_valued.push(j);
+                }
+            } else {
+                c.continuous.push(j);
+            }
+        }
+        c
+    }
+}
+
+/// The atom-table scores of the discrete coordinates: the joint table `table` (estimated on all
+/// the training rows) or, when it is `fine`, the joint table and each pair's re-estimated on the
+/// first half of the training rows.
+///
+/// When the joint table is fine (e.g. the float features of a vector output), its in-sample
+/// scores are mostly noise, so it is re-estimated on the first half of the training rows and
+/// judged on the other half (as the learned score is), and each pair of discrete coordinates
+/// with more than two values is offered too, estimated the same way (a leak in the low mantissa
+/// bits within one binade of one coordinate is a pair).
+fn atom_scores(
+    p: &Samples,
+    np: usize,
+    q: &Samples,
+    nq: usize,
+    coords: &Coordinates,
+    table: HashMap<Vec<u64>, f64>,
+    fine: bool,
+) -> Vec<Score> {
+    let Coordinates {
+        discrete,
+        multi_valued,
+        ..
+    } = coords;
+    let half = np.min(nq) / 2;
+    let split = fine && half > 0;
+    if !split {
+        return vec![Score::Atoms {
+            coords: discrete.clone(),
+            table,
+            fitted_rows: 0,
+        }];
+    }
+    // The joint table and each pair's, all re-estimated on the first half of the training
+    // rows: computed in parallel, kept in this order.
+    let mut sets = vec![discrete.clone()];
+    if discrete.len() >= 3 && (2..=MAX_PAIRED_DISCRETE).contains(&multi_valued.len()) {
+        for (a, &ja) in multi_valued.iter().enumerate() {
+            for &jb in &multi_valued[a + 1..] {
+                sets.push(vec![ja, jb]);
+            }
+        }
+    }
+    sets.into_par_iter()
+        .map(|coords| Score::Atoms {
+            table: atom_table(p, half, q, half, &coords),
+            coords,
+            fitted_rows: half,
+        })
+        .collect()
+}
+
+/// A continuous coordinate (each sign) restricted to one of the 16 most frequent patterns of
+/// the discrete coordinates (pooled over both sides' training rows).
+fn conditional_scores(
+    p: &Samples,
+    np: usize,
+    q: &Samples,
+    nq: usize,
+    coords: &Coordinates,
+) -> Vec<Score> {
+    let Coordinates {
+        discrete,
+        continuous,
+        ..
+    } = coords;
+    let mut freq: HashMap<Vec<u64>, usize> = HashMap::new();
+    for i in 0..np {
+        *freq.entry(key(&p.row(i), discrete)).or_default() += 1;
+    }
+    for i in 0..nq {
+        *freq.entry(key(&q.row(i), discrete)).or_default() += 1;
+    }
+    let mut patterns: Vec<(usize, Vec<u64>)> = freq.into_iter().map(|(k, c)| (c, k)).collect();
+    patterns.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    let mut out = Vec::new();
+    for (_, pattern) in patterns.into_iter().take(16) {
+        for &j in continuous {
+            for sign in [1.0, -1.0] {
+                out.push(Score::Conditional {
+                    coords: discrete.clone(),
+                    pattern: pattern.clone(),
+                    j,
+                    sign,
+                });
+            }
+        }
+    }
+    out
+}

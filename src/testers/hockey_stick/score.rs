@@ -1,0 +1,208 @@
+//! A candidate score s(x) of the event search, whose upper sets {s(x) ≥ t} are the candidate
+//! events, and [`HeldOutEvents`], the chosen event(s) as the held-out count reads them.
+
+use std::collections::HashMap;
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::learned::LearnedScore;
+use crate::mechanisms::Samples;
+
+/// A candidate score s(x); the event is {s(x) ≥ t}. Serializable (exactly: floats in
+/// shortest round-trip form, the atom table as a sorted list) so that a chosen event can be
+/// counted on other machines ([`HeldOutEvents`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(super) enum Score {
+    /// sign · x_j.
+    Coordinate { j: usize, sign: f64 },
+    /// Estimated log-likelihood ratio of the values of the coordinates `coords` (a table keyed by
+    /// their bit patterns); unseen values score 0.
+    Atoms {
+        coords: Vec<usize>,
+        #[serde(with = "sorted_table")]
+        table: HashMap<Vec<u64>, f64>,
+        /// Training rows per side the table was estimated on (0: all of them, and the
+        /// threshold is chosen on the same rows; else the threshold and the selection read only
+        /// the training rows after them, see [`Score::selection_start`]).
+        fitted_rows: usize,
+    },
+    /// sign · x_j when the coordinates `coords` take the values `pattern`, −∞ otherwise.
+    Conditional {
+        coords: Vec<usize>,
+        pattern: Vec<u64>,
+        j: usize,
+        sign: f64,
+    },
+    /// −|x_j − centre|: the event {|x_j − centre| ≤ −t} around a frequent training value.
+    Near { j: usize, centre: f64 },
+    /// The logit of a logistic-regression discriminator fitted on the training rows.
+    Learned(Box<LearnedScore>),
+}
+
+/// An atom table as a list of (key, value) sorted by key: JSON object keys must be strings, and
+/// a sorted list is the same bytes however the map was filled.
+mod sorted_table {
+    use std::collections::HashMap;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(
+        table: &HashMap<Vec<u64>, f64>,
+        s: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        let mut v: Vec<(&Vec<u64>, &f64)> = table.iter().collect();
+        v.sort_by(|a, b| a.0.cmp(b.0));
+        v.serialize(s)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> std::result::Result<HashMap<Vec<u64>, f64>, D::Error> {
+        let v: Vec<(Vec<u64>, f64)> = Vec::deserialize(d)?;
+        Ok(v.into_iter().collect())
+    }
+}
+
+/// The event(s) one held-out count asks about: S₁ = {s₁(x) ≥ t₁} and, for a pair of
+/// directions, S₂ = {s₂(x) ≥ t₂}; a release's flags are (in S₁, in S₂ \ S₁). Chosen on the
+/// training split only. Serializable, so that `audit test --plan-out` can write it and shards
+/// can be counted against it anywhere (see docs/test.md, "Counting shards as tasks").
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HeldOutEvents {
+    pub(super) first: (Score, f64),
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) second: Option<(Score, f64)>,
+}
+
+impl HeldOutEvents {
+    /// (in S₁, in S₂ \ S₁) for one release.
+    pub fn flags(&self, row: &ndarray::ArrayView1<'_, f64>) -> (bool, bool) {
+        let in1 = self.first.0.eval(row) >= self.first.1;
+        let in2 = !in1 && self.second.as_ref().is_some_and(|(s, t)| s.eval(row) >= *t);
+        (in1, in2)
+    }
+
+    /// The largest coordinate index any score reads (so a count can refuse releases of too
+    /// small a dimension instead of indexing out of range).
+    pub fn max_coordinate(&self) -> usize {
+        let of = |s: &Score| match s {
+            Score::Coordinate { j, .. } | Score::Near { j, .. } => *j,
+            Score::Atoms { coords, .. } => coords.iter().copied().max().unwrap_or(0),
+            Score::Conditional { coords, j, .. } => {
+                coords.iter().copied().max().unwrap_or(0).max(*j)
+            }
+            Score::Learned(m) => m.coords.iter().copied().max().unwrap_or(0),
+        };
+        let first = of(&self.first.0);
+        self.second
+            .as_ref()
+            .map_or(first, |(s, _)| first.max(of(s)))
+    }
+}
+
+pub(super) fn key(row: &ndarray::ArrayView1<'_, f64>, coords: &[usize]) -> Vec<u64> {
+    coords.iter().map(|&c| row[c].to_bits()).collect()
+}
+
+impl Score {
+    pub(super) fn eval(&self, row: &ndarray::ArrayView1<'_, f64>) -> f64 {
+        match self {
+            Score::Coordinate { j, sign } => sign * row[*j],
+            Score::Atoms { coords, table, .. } => *table.get(&key(row, coords)).unwrap_or(&0.0),
+            Score::Conditional {
+                coords,
+                pattern,
+                j,
+                sign,
+            } => {
+                if key(row, coords) == *pattern {
+                    sign * row[*j]
+                } else {
+                    f64::NEG_INFINITY
+                }
+            }
+            Score::Near { j, centre } => -(row[*j] - centre).abs(),
+            Score::Learned(m) => m.logit(row),
+        }
+    }
+
+    pub(super) fn describe(&self, t: f64) -> String {
+        let coord = |j: usize, sign: f64| {
+            if sign > 0.0 {
+                format!("coordinate {j} ≥ {t}")
+            } else {
+                format!("coordinate {j} ≤ {}", -t)
+            }
+        };
+        match self {
+            Score::Coordinate { j, sign } => coord(*j, *sign),
+            Score::Atoms { coords, table, .. } => {
+                let mut chosen: Vec<(&Vec<u64>, f64)> = table
+                    .iter()
+                    .filter(|(_, v)| **v >= t)
+                    .map(|(k, v)| (k, *v))
+                    .collect();
+                let n = chosen.len();
+                // The most favoured values, for the reader (ties in a fixed order).
+                chosen.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
+                let shown: Vec<String> = chosen
+                    .iter()
+                    .take(3)
+                    .map(|(k, _)| {
+                        let vals: Vec<String> =
+                            k.iter().map(|b| f64::from_bits(*b).to_string()).collect();
+                        format!("({})", vals.join(", "))
+                    })
+                    .collect();
+                format!(
+                    "the joint value of coordinates {coords:?} is one of the {n} values whose estimated log-likelihood ratio is ≥ {t:.4} (the most favoured: {}{})",
+                    shown.join("; "),
+                    if n > 3 { "; …" } else { "" }
+                )
+            }
+            Score::Conditional {
+                coords,
+                pattern,
+                j,
+                sign,
+            } => {
+                let vals: Vec<f64> = pattern.iter().map(|b| f64::from_bits(*b)).collect();
+                format!("coordinates {coords:?} = {vals:?} and {}", coord(*j, *sign))
+            }
+            Score::Near { j, centre } => {
+                format!(
+                    "|coordinate {j} − {centre}| ≤ {:e} (near a frequent value)",
+                    -t
+                )
+            }
+            Score::Learned(m) => m.describe(t),
+        }
+    }
+}
+
+impl Score {
+    /// First training row (per side) the threshold and the selection may read: the learned score
+    /// is fitted on rows `0..m` and judged on the training rows after them, so that its
+    /// in-sample fit does not make it look better than the other candidates. Still training rows
+    /// only.
+    pub(super) fn selection_start(&self) -> usize {
+        match self {
+            Score::Learned(m) => m.rows_per_side,
+            Score::Atoms { fitted_rows, .. } => *fitted_rows,
+            _ => 0,
+        }
+    }
+}
+
+/// The scores of `rows`, in row order (computed in parallel blocks).
+pub(super) fn scores_of(score: &Score, s: &Samples, rows: std::ops::Range<usize>) -> Vec<f64> {
+    rows.into_par_iter()
+        .with_min_len(PAR_ROWS)
+        .map(|i| score.eval(&s.row(i)))
+        .collect()
+}
+
+/// Rows per parallel task on the training split.
+const PAR_ROWS: usize = 1 << 14;
