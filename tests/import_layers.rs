@@ -130,8 +130,12 @@ struct SourceFile {
     code: String,
 }
 
-fn sources() -> Vec<SourceFile> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+/// The workspace's crates, each by its source folder, lowest layer first: accounting below
+/// mechanisms below dp-audit (held to that order by [`crates_keep_their_layers`]).
+const CRATE_SOURCES: &[&str] = &["accounting/src", "mechanisms/src", "src"];
+
+fn sources(crate_src: &str) -> Vec<SourceFile> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(crate_src);
     let mut files = Vec::new();
     rust_files(&src, &mut files);
     files
@@ -214,9 +218,53 @@ fn reexports_of(files: &[SourceFile], dir: &str) -> BTreeMap<String, Option<Stri
     out
 }
 
+/// Each crate of the workspace depends only on the crates below it: accounting on none of them,
+/// mechanisms on accounting, dp-audit on both, the Python extension on dp-audit (cargo forbids a
+/// circle between crates; this holds the order).
+#[test]
+fn crates_keep_their_layers() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // The workspace crates a manifest depends on: its `name = { path = … }` lines.
+    let deps = |manifest: &str| -> BTreeSet<String> {
+        let text = std::fs::read_to_string(root.join(manifest)).expect("a manifest");
+        text.lines()
+            .filter(|l| l.contains("path =") && l.contains('{'))
+            .filter_map(|l| l.split_once('=').map(|(name, _)| name.trim().to_string()))
+            .filter(|name| name.starts_with("dp-audit"))
+            .collect()
+    };
+    let set = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<BTreeSet<_>>();
+    assert_eq!(
+        deps("accounting/Cargo.toml"),
+        set(&[]),
+        "accounting depends on no other crate of the workspace"
+    );
+    assert_eq!(
+        deps("mechanisms/Cargo.toml"),
+        set(&["dp-audit-accounting"]),
+        "mechanisms sits on accounting only"
+    );
+    assert_eq!(
+        deps("Cargo.toml"),
+        set(&["dp-audit-accounting", "dp-audit-mechanisms"]),
+        "dp-audit sits on mechanisms and accounting"
+    );
+    assert_eq!(
+        deps("python/Cargo.toml"),
+        set(&["dp-audit"]),
+        "the Python extension is built on dp-audit"
+    );
+}
+
 #[test]
 fn no_circle_between_top_level_modules() {
-    let files = sources();
+    for crate_src in CRATE_SOURCES {
+        no_circle_between_top_level_modules_of(crate_src);
+    }
+}
+
+fn no_circle_between_top_level_modules_of(crate_src: &str) {
+    let files = sources(crate_src);
     let tops = top_modules(&files);
     let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for f in &files {
@@ -237,13 +285,25 @@ fn no_circle_between_top_level_modules() {
         edges.get("record")
     );
     if let Some(c) = find_circle(&edges) {
-        panic!("import circle between top-level modules: {}", c.join(" → "));
+        panic!(
+            "import circle between top-level modules of {crate_src}: {}",
+            c.join(" → ")
+        );
     }
 }
 
 #[test]
 fn no_circle_between_the_files_of_a_module() {
-    let files = sources();
+    let mut checked = 0;
+    for crate_src in CRATE_SOURCES {
+        checked += no_circle_between_the_files_of_a_module_of(crate_src);
+    }
+    assert!(checked >= 8, "only {checked} directory modules found");
+}
+
+/// The check of [`no_circle_between_the_files_of_a_module`] in one crate; the modules checked.
+fn no_circle_between_the_files_of_a_module_of(crate_src: &str) -> usize {
+    let files = sources(crate_src);
     // Files of each directory module: "record" → {"mod", "result", …}.
     let mut members: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for f in &files {
@@ -322,7 +382,7 @@ fn no_circle_between_the_files_of_a_module() {
         checked += 1;
         if let Some(c) = find_circle(&edges) {
             panic!(
-                "import circle between the files of src/{dir}/: {}",
+                "import circle between the files of {crate_src}/{dir}/: {}",
                 c.iter()
                     .map(|n| format!("{n}.rs"))
                     .collect::<Vec<_>>()
@@ -330,7 +390,7 @@ fn no_circle_between_the_files_of_a_module() {
             );
         }
     }
-    assert!(checked >= 5, "only {checked} directory modules found");
+    checked
 }
 
 #[test]

@@ -4,12 +4,8 @@
 //! own `repetitions` as the count.
 
 use crate::error::Result;
-use crate::exact_gaussian::ExactGaussianAccountant;
 use crate::ledger::{LedgerEvent, SamplingPolicy};
 use crate::neighboring::Neighboring;
-use crate::pld::PldAccountant;
-use crate::rdp::RdpAccountant;
-use crate::zcdp::ZcdpAccountant;
 
 /// What an accountant answers for ε at a δ: an upper bound (what it guarantees), a lower bound
 /// on the mechanism's own ε when it has one, and the parameter its answer was taken at.
@@ -114,16 +110,4 @@ pub trait PrivacyAccountant: Send {
     /// # Errors
     /// ε NaN; a composition the accountant cannot evaluate, named.
     fn delta(&self, epsilon: f64) -> Result<DeltaRange>;
-}
-
-/// The (ε, δ) accountants, empty, in the order they are reported (`audit accountant` asks each
-/// in turn): the PLD, the RDP, the exact Gaussian and the zCDP accountant. A new accountant is
-/// one file with one [`PrivacyAccountant`] implementation, and one line here.
-pub fn accountants(neighbors: Neighboring) -> Vec<Box<dyn PrivacyAccountant>> {
-    vec![
-        Box::new(PldAccountant::new(neighbors)),
-        Box::new(RdpAccountant::new()),
-        Box::new(ExactGaussianAccountant::new()),
-        Box::new(ZcdpAccountant::new()),
-    ]
 }

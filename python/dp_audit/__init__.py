@@ -204,7 +204,7 @@ def test_samples(a, b, claim: str, *, seed: int = _TEST["seed"],
     if not sequential and (max_samples is not None or first_batch is not None):
         raise ValueError("max_samples or first_batch without sequential=True; allowed: those "
                          "settings with sequential=True only")
-    if sequential and testers != _TEST["testers"]:
+    if sequential and not _native.runs_sequentially(testers):
         raise ValueError(f"testers={testers!r} with sequential=True; the sequential test uses its "
                          "own betting test, leave testers out")
     js, text, code = _native.test_samples(

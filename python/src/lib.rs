@@ -991,11 +991,19 @@ fn defaults(py: Python<'_>) -> PyResult<Py<pyo3::types::PyDict>> {
     Ok(all.unbind())
 }
 
+/// Whether the sequential test can stand for every tester `testers` names (each tester says
+/// so).
+#[pyfunction]
+fn runs_sequentially(testers: &str) -> bool {
+    dp_audit::modes::checks::runs_sequentially(testers)
+}
+
 /// The module.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(test_samples, m)?)?;
     m.add_function(wrap_pyfunction!(defaults, m)?)?;
+    m.add_function(wrap_pyfunction!(runs_sequentially, m)?)?;
     m.add_function(wrap_pyfunction!(gate, m)?)?;
     m.add_function(wrap_pyfunction!(write_samples, m)?)?;
     m.add_function(wrap_pyfunction!(account, m)?)?;

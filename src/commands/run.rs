@@ -606,7 +606,7 @@ fn run_audit_inner(
         eprintln!("audit: warning: {w}");
     }
     if args.sequential {
-        if args.tester != "hockey-stick" {
+        if !crate::modes::checks::runs_sequentially(&args.tester) {
             return Err(Error::InvalidConfig(format!(
                 "--tester {} with --sequential; the sequential audit uses its own betting test, leave --tester out",
                 args.tester

@@ -75,6 +75,10 @@ pub struct CostModel {
     pub load: Option<(f64, usize)>,
     #[serde(skip)]
     observed: Vec<CallTime>,
+    /// The probe's calls were stopped at their limit and no call with releases has completed
+    /// since: the price is only a lower bound, and no limit should be derived from it.
+    #[serde(skip)]
+    pub censored: bool,
 }
 
 fn one() -> f64 {
@@ -113,6 +117,7 @@ impl CostModel {
             datasets_per_call: None,
             load: None,
             observed: Vec::new(),
+            censored: false,
         }
     }
 
@@ -221,6 +226,7 @@ impl CostModel {
             model.price_contended_start(&contended);
         }
         model.observed = calls;
+        model.censored = is_slow();
         model.update_factor();
         Ok(model)
     }
@@ -416,6 +422,9 @@ impl CostModel {
         let new = log.take();
         if new.is_empty() {
             return;
+        }
+        if new.iter().any(|c| c.releases > 2) {
+            self.censored = false;
         }
         self.observed.extend(new);
         if self.observed.len() > MAX_OBSERVED {

@@ -25,6 +25,12 @@ pub(crate) fn check_seconds(flag: &str, v: f64, max: f64) -> Result<std::time::D
     Ok(std::time::Duration::from_secs_f64(v))
 }
 
+/// Whether the sequential audit can stand for every tester `--tester SPEC` names (each tester
+/// says so, [`crate::testers::PropertyTester::sequential`]); an unknown name cannot.
+pub fn runs_sequentially(spec: &str) -> bool {
+    crate::testers::parse_list(spec).is_ok_and(|l| l.iter().all(|t| t.sequential()))
+}
+
 /// Checks `--failure-probability`: MIN_FAILURE_PROBABILITY ≤ β < 1.
 pub(crate) fn check_beta(v: f64) -> Result<()> {
     if !(v.is_finite() && (MIN_FAILURE_PROBABILITY..1.0).contains(&v)) {

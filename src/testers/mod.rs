@@ -445,6 +445,14 @@ pub trait PropertyTester: Send + Sync + fmt::Debug {
         Ok(None)
     }
 
+    /// Whether the anytime-valid sequential audit (`--sequential`, [`crate::audit::sequential`])
+    /// can stand for this tester: its betting test bets on held-out events of the kind this
+    /// tester chooses on a training batch, and answers the same question. `false` (the default)
+    /// for a tester whose question it does not answer; `--sequential` refuses such a tester.
+    fn sequential(&self) -> bool {
+        false
+    }
+
     /// Training rows per side this tester reads from a side of `n` rows when its held-out rows
     /// can be streamed ([`PropertyTester::select_and_bound_split`]); `None` when it reads its
     /// samples in memory only (the default).

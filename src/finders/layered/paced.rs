@@ -376,8 +376,12 @@ impl<'a> PacedSearch<'a> {
             .any(|st| st.kind == LayerKind::FloatingPoint && st.skipped.is_some());
         // With a budget, a trial's call gets a limit: four times its price, and at least 2 %
         // of the budget and 1 s; a program slower than that on a pair is asked for fewer
-        // releases there (see draw_trial).
-        if let Some(budget) = self.search.budget_seconds {
+        // releases there (see draw_trial). A price the probe could not measure (its calls were
+        // stopped at their limit) is only a lower bound: no limit is derived from it, and the
+        // call is bounded by --exec-timeout and the run's deadline alone.
+        if let Some(budget) = self.search.budget_seconds
+            && !self.pacing.cost.censored
+        {
             let price = self.pacing.cost.call_seconds(s.min(self.pacing.cost.batch));
             self.mechanism.set_call_limit(Some(Duration::from_secs_f64(
                 (4.0 * price).max(0.02 * budget).max(1.0),

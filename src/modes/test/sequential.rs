@@ -89,7 +89,7 @@ pub(super) fn test_sequential_on(
     claim: &ClaimArg,
     given: Option<(&GivenSides, &mut String)>,
 ) -> Result<Outcome> {
-    if a.tester != "hockey-stick" {
+    if !crate::modes::checks::runs_sequentially(&a.tester) {
         return Err(Error::InvalidConfig(format!(
             "--tester {} with --sequential; the sequential test uses its own betting test, leave --tester out",
             a.tester

@@ -223,6 +223,12 @@ impl PropertyTester for HockeyStickTester {
         }
     }
 
+    /// The sequential audit's betting test bets on this tester's events (its event-search form
+    /// only).
+    fn sequential(&self) -> bool {
+        matches!(self.form, HockeyStickForm::EventSearch)
+    }
+
     fn describe(&self) -> String {
         match self.form {
             HockeyStickForm::EventSearch => format!(
