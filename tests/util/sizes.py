@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """The house's size tables: non-test functions over 100/150/200 lines and files over 1 000 lines.
 
-    python3 tests/util/sizes.py [ROOT] [--all]
+    python3 tests/util/sizes.py [ROOT] [--all] [--max-function N]
+
+`--max-function N`: exit 1 when a non-test function is longer than N lines (tests/house.rs holds
+the tree to 150).
 
 Counts every `.rs` file under src/, mechanisms/, accounting/ and python/src (when present). A
 function's length runs from its `fn` line to its closing brace, comments and blank lines included
@@ -70,7 +73,13 @@ def scan(root):
 
 
 def main():
-    args = [a for a in sys.argv[1:] if not a.startswith('--')]
+    argv = sys.argv[1:]
+    most = None
+    if '--max-function' in argv:
+        i = argv.index('--max-function')
+        most = int(argv[i + 1])
+        del argv[i:i + 2]
+    args = [a for a in argv if not a.startswith('--')]
     root = args[0] if args else os.path.join(os.path.dirname(__file__), '..', '..')
     fns, files = scan(root)
     fns.sort(key=lambda f: (-f[0], f[1]))
@@ -87,6 +96,13 @@ def main():
     for n, rel in files:
         if n > 1000:
             print(f"| {n} | {rel} |")
+    if most is not None:
+        over = [f for f in fns if f[0] > most]
+        for n, rel, line, name in over:
+            print(f"too long: {name} at {rel}:{line} has {n} lines; allowed: at most {most} "
+                  "(split it into named steps)", file=sys.stderr)
+        if over:
+            sys.exit(1)
 
 
 if __name__ == '__main__':
