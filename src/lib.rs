@@ -21,6 +21,9 @@
 //!   any program through the exec protocol; [`sources::shards`] reads releases drawn elsewhere.
 //! - [`gate`] fails a downstream `cargo test` when a mechanism breaks its claim
 //!   ([`gate::assert_claim_holds`], [`assert_dp!`], [`gate::Gate`]).
+//! - [`modes`] is the library layer under every command besides `run`: `audit test`,
+//!   `audit one-run` and `audit accountant` as plain options (defaults written once) and a
+//!   function each, which the CLI ([`commands`], flags only) and the Python package both call.
 //! - [`finders`] search for the neighboring pair where a bound is largest (search on exploratory
 //!   samples, confirm on fresh ones); [`report`] renders JSON, HTML and PNG; [`bench`] measures
 //!   power, speed and soundness.
