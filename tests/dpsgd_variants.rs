@@ -1,4 +1,4 @@
-//! Every entry of `mechanisms/src/catalogue/dpsgd_variants.rs`, audited on its witness through the
+//! Every entry of `mechanisms/src/catalogue/dpsgd_variants/`, audited on its witness through the
 //! library API (hockey-stick tester, seed 0, β = 1e-3): every buggy twin is caught and no correct
 //! twin is flagged.
 //!

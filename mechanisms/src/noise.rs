@@ -113,7 +113,7 @@ impl DiscreteLaplaceNoise {
 
 /// The number of failures before the first success of independent Bernoulli(q) trials,
 /// P(K = k) = (1 − q)^k·q for k ≥ 0: how many records Poisson subsampling at rate q skips before
-/// the next one it puts in the batch (DP-SGD's batches, `catalogue/dpsgd.rs`). Drawn by inversion,
+/// the next one it puts in the batch (DP-SGD's batches, `catalogue/dpsgd/`). Drawn by inversion,
 /// K = ⌊ln U / ln(1 − q)⌋ with U uniform on (0, 1], one uniform per record kept rather than one
 /// per record. Tested against its pmf in `tests/samplers.rs`.
 ///

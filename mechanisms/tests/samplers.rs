@@ -404,7 +404,7 @@ fn snapping_fits() {
     }
 }
 
-/// DP-SGD's Poisson subsampling (`catalogue/dpsgd.rs`) skips Geometric(q) records between
+/// DP-SGD's Poisson subsampling (`catalogue/dpsgd/`) skips Geometric(q) records between
 /// batch members: P(K = k) = (1 − q)^k·q. Two rates: q = 0.01 (DP-SGD's usual range) and q = 0.3.
 #[test]
 fn geometric_skips_fit() {

@@ -6,23 +6,23 @@
 //! bad pairs without the witness; testers can be checked against it.
 //!
 //! Entries are grouped by file: `correct.rs` (textbook mechanisms), `buggy.rs` (their realistic
-//! mistakes), `svt.rs` (the sparse vector family of Lyu, Su & Li 2017), `dpsgd.rs` (DP-SGD /
-//! DP-GD with a privacy ledger, McMahan et al. 2018, and its bugs), `dpsgd_variants.rs` (DP-SGD
+//! mistakes), `svt.rs` (the sparse vector family of Lyu, Su & Li 2017), `dpsgd/` (DP-SGD /
+//! DP-GD with a privacy ledger, McMahan et al. 2018, and its bugs), `dpsgd_variants/` (DP-SGD
 //! as it is really run: per-group clipping, user level, batch sizes, private clip norms, each
 //! correct with a buggy twin), `dpsgd_microbatch.rs` (position-based microbatches),
-//! `dpsgd_shuffled.rs` and `dpsgd_fixed_batches.rs` (shuffled and independent fixed-size batches,
-//! each with a twin accounted as Poisson sampling), `dpsgd_batch_coupling.rs` (components that
+//! `dpsgd_shuffled.rs` and `dpsgd_fixed_batches/` (shuffled and independent fixed-size batches,
+//! each with a twin accounted as Poisson sampling), `dpsgd_batch_coupling/` (components that
 //! couple the examples of a batch: batch normalization, a contrastive loss, gradient
 //! accumulation, each correct with a twin accounted per example), `learning.rs` (output perturbation, model
 //! aggregation and gradient perturbation, each with a buggy twin),
 //! `float_leak.rs` (a floating-point leak in the style of Mironov 2012, audited through the
 //! `float-bits` output transform: [`recommended_transform`]), and the deployed systems of catalogue
 //! v2: `attribution.rs` (Attribution Reporting summary reports), `heatmap.rs` (DP heatmaps),
-//! `units.rs` (user-level records, zero-out neighbors), `ftrl.rs` (DP-FTRL tree aggregation), `mf_ftrl.rs`
+//! `units.rs` (user-level records, zero-out neighbors), `ftrl.rs` (DP-FTRL tree aggregation), `mf_ftrl/`
 //! (matrix-factorization DP-FTRL over several epochs),
 //! `gaps.rs` (the gaps the DP-Auditorium post names: Gaussian mean, vector sensitivity, top-k),
 //! `median.rs` (reorder-slice-compute median), `rsc_steps.rs` (k adaptive reorder-slice-compute
-//! steps), `rsc_noisy_rank.rs` (k steps cut at a noisy rank) and `tuning.rs` (best-of-k hyperparameter tuning, Papernot & Steinke 2022), `dpsgd_normalisation.rs`
+//! steps), `rsc_noisy_rank/` (k steps cut at a noisy rank) and `tuning.rs` (best-of-k hyperparameter tuning, Papernot & Steinke 2022), `dpsgd_normalisation.rs`
 //! (the noisy sum divided by a public batch size, and by one read off the dataset: Opacus #571),
 //! `dpsgd_adam.rs` (DP-Adam, and a second moment read before noise), `shuffle.rs` (local and
 //! shuffled randomized response, Feldman, McMillan & Talwar 2021), `continual.rs` (continual
@@ -444,8 +444,8 @@ mod tests {
             .join(" ");
         for g in GROUPS {
             assert!(
-                docs.contains(&format!("`{g}.rs`")),
-                "catalogue/mod.rs's docs do not name the group `{g}.rs`"
+                docs.contains(&format!("`{g}.rs`")) || docs.contains(&format!("`{g}/`")),
+                "catalogue/mod.rs's docs do not name the group `{g}.rs` (or the folder `{g}/`)"
             );
         }
     }

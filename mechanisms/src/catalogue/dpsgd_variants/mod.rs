@@ -12,7 +12,7 @@
 //! | `dpsgd-private-clip-norm-accounted` | correct | (2.1547, 1e-5) | valid (DP quantile accounted) |
 //! | `dpsgd-private-clip-norm` | buggy | (1.0000, 1e-5) | δ ≥ 0.79 at the claimed ε (witness) |
 //!
-//! (The claims are the values printed by the tests; see `dpsgd_variants_tests.rs`.)
+//! (The claims are the values printed by the tests; see `dpsgd_variants/tests.rs`.)
 //!
 //! # The common loop
 //! The gradient form of `dpsgd.rs`: the loss is linear, so a record (or each example of a user)
@@ -1134,5 +1134,4 @@ fn private_clip_norm(params: &mut Params) -> Result<Entry> {
 }
 
 #[cfg(test)]
-#[path = "dpsgd_variants_tests.rs"]
 mod tests;

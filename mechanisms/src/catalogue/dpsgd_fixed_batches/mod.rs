@@ -427,5 +427,4 @@ fn fixed_batches_as_poisson(params: &mut Params) -> Result<Entry> {
 }
 
 #[cfg(test)]
-#[path = "dpsgd_fixed_batches_tests.rs"]
 mod tests;

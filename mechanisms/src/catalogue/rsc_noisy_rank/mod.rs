@@ -274,5 +274,4 @@ fn rsc_noisy_rank_shared(params: &mut Params) -> Result<Entry> {
 }
 
 #[cfg(test)]
-#[path = "rsc_noisy_rank_tests.rs"]
 mod tests;

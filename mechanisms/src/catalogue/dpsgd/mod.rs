@@ -5,7 +5,7 @@
 //! (Why one file of ~1,400 lines: the five entries share one training loop, ledger and witness,
 //! and each bug is a one-line change to that loop; keeping them together shows the difference.
 //! The catalogue-v2 issue turns entries into declarations and will shrink it. Tests are in
-//! `dpsgd_tests.rs`.)
+//! `dpsgd/tests.rs`.)
 //!
 //! | id | status (defaults) | claim (defaults) | true guarantee (defaults) |
 //! |---|---|---|---|
@@ -1587,5 +1587,4 @@ fn dpsgd_joint_clip_rescale(params: &mut Params) -> Result<Entry> {
 }
 
 #[cfg(test)]
-#[path = "dpsgd_tests.rs"]
 mod tests;

@@ -570,5 +570,4 @@ fn accumulation_every_micro_step(params: &mut Params) -> Result<Entry> {
 }
 
 #[cfg(test)]
-#[path = "dpsgd_batch_coupling_tests.rs"]
 mod tests;

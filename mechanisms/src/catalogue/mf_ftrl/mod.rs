@@ -377,5 +377,4 @@ fn unbanded_noise(params: &mut Params) -> Result<Entry> {
 }
 
 #[cfg(test)]
-#[path = "mf_ftrl_tests.rs"]
 mod tests;
