@@ -76,7 +76,8 @@ pub struct CostModel {
     #[serde(skip)]
     observed: Vec<CallTime>,
     /// The probe's calls were stopped at their limit and no call with releases has completed
-    /// since: the price is only a lower bound, and no limit should be derived from it.
+    /// since: the price is only a lower bound, and a call's limit derived from it is widened
+    /// (to a quarter of the budget, see the paced search).
     #[serde(skip)]
     pub censored: bool,
 }

@@ -377,15 +377,17 @@ impl<'a> PacedSearch<'a> {
         // With a budget, a trial's call gets a limit: four times its price, and at least 2 %
         // of the budget and 1 s; a program slower than that on a pair is asked for fewer
         // releases there (see draw_trial). A price the probe could not measure (its calls were
-        // stopped at their limit) is only a lower bound: no limit is derived from it, and the
-        // call is bounded by --exec-timeout and the run's deadline alone.
-        if let Some(budget) = self.search.budget_seconds
-            && !self.pacing.cost.censored
-        {
+        // stopped at their limit) is only a lower bound: the limit is then at least a quarter
+        // of the budget, so that one pair the program is slow on cannot spend the whole budget
+        // and a program slow everywhere meets --exec-timeout (when shorter) by its name.
+        if let Some(budget) = self.search.budget_seconds {
             let price = self.pacing.cost.call_seconds(s.min(self.pacing.cost.batch));
-            self.mechanism.set_call_limit(Some(Duration::from_secs_f64(
-                (4.0 * price).max(0.02 * budget).max(1.0),
-            )));
+            let mut limit = (4.0 * price).max(0.02 * budget).max(1.0);
+            if self.pacing.cost.censored {
+                limit = limit.max(0.25 * budget);
+            }
+            self.mechanism
+                .set_call_limit(Some(Duration::from_secs_f64(limit)));
         }
         let scorer = TrialScorer {
             mechanism: self.mechanism,
