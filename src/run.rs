@@ -1342,6 +1342,7 @@ fn finish_layered(
     let deciding = rep.deciding().cloned().map(|mut c| {
         c.reproduce = Some(reproduce.clone());
         c.layers = Some(verdicts.clone());
+        c.effort = rep.effort.clone();
         c
     });
     let timed = ran.budget_seconds.map(|b| (b, &final_cost));

@@ -5,7 +5,7 @@
 //!
 //! ```sh
 //! python3 -m venv /tmp/dpvenv
-//! /tmp/dpvenv/bin/pip install diffprivlib "scikit-learn<1.7" opendp
+//! /tmp/dpvenv/bin/pip install diffprivlib==0.6.6 "scikit-learn>=1.4,<1.8" opendp==0.16.0
 //! DP_AUDIT_PYTHON=/tmp/dpvenv/bin/python \
 //!     cargo test --release --test exec_libs -- --ignored --nocapture
 //! ```

@@ -12,8 +12,8 @@ known size n that differ in one record: audit it under replace-one neighbors,
     audit run --exec 'python3 examples/exec/diffprivlib_mean.py --epsilon 1 --bounds 0:1' \
         --claim pure:1 --neighbors replace-one --record-range 0:1
 
-Install: pip install diffprivlib "scikit-learn<1.7" (diffprivlib 0.6.6 imports names that
-scikit-learn 1.7 removed).
+Install: pip install diffprivlib==0.6.6 "scikit-learn>=1.4,<1.8" (the project's one pin, as
+tests/python.rs installs it: diffprivlib 0.6.6 needs a scikit-learn below 1.8).
 
 Seeding: diffprivlib takes a `random_state`; the adapter builds a numpy RandomState (MT19937)
 from the request's seed through numpy's SeedSequence (all 64 bits of the seed are used), so a
@@ -52,7 +52,7 @@ def main():
         from diffprivlib import BudgetAccountant
         from diffprivlib.tools import mean
     except ImportError as e:
-        sys.exit(f"cannot import diffprivlib ({e}); install: pip install diffprivlib 'scikit-learn<1.7'")
+        sys.exit(f"cannot import diffprivlib ({e}); install: pip install diffprivlib==0.6.6 'scikit-learn>=1.4,<1.8'")
 
     req = json.load(sys.stdin)
     data = np.asarray(req["dataset"], dtype=float)

@@ -137,6 +137,53 @@ def _seed(s: int) -> int:
     return int(s)
 
 
+#: Releases per side every entry point that draws them accepts (``samples=``): the engine's
+#: bounds (``audit run --samples``), the same in ``audit_callable``, ``assert_dp`` and
+#: ``audit_run``.
+_SAMPLES_MIN = _DEFAULTS["run"]["samples_min"]
+_SAMPLES_MAX = _DEFAULTS["run"]["samples_max"]
+
+
+def _samples(v, name: str = "samples") -> int:
+    """Releases per side: an integer from ``_SAMPLES_MIN`` to ``_SAMPLES_MAX``."""
+    allowed = f"allowed: an integer from {_SAMPLES_MIN} to {_SAMPLES_MAX:,} (releases per side)"
+    if isinstance(v, bool) or not isinstance(v, (int, _np.integer)):
+        raise TypeError(f"{name}={v!r}; {allowed}")
+    if not (_SAMPLES_MIN <= int(v) <= _SAMPLES_MAX):
+        raise ValueError(f"{name}={v!r}; {allowed}")
+    return int(v)
+
+
+def _callable_name(f: Any, name: Any) -> str:
+    """The name messages and reproduce lines give the callable: ``name`` when given (a
+    string), else the name it is imported by: its ``__qualname__`` (``Class.method``), or its
+    ``__name__`` when it is defined inside a function (``f.<locals>.g`` is not a name a user
+    can type), or its type's name for a callable object."""
+    if name is not None:
+        if not isinstance(name, str) or not name.strip():
+            raise TypeError(f"name={name!r}; allowed: a non-empty string (the mechanism's name in "
+                            "messages, records and reproduce lines) or None for the callable's own")
+        return name
+    qual = getattr(f, "__qualname__", None)
+    if isinstance(qual, str) and qual:
+        if "<locals>" in qual or "<lambda>" in qual:
+            own = getattr(f, "__name__", None)
+            return own if isinstance(own, str) and own and own != "<lambda>" else "lambda"
+        return qual
+    return type(f).__name__
+
+
+def _import_line(f: Any) -> str:
+    """``from MODULE import NAME; `` for a callable importable by its module and qualified
+    name (not one defined in ``__main__``, inside a function, or a lambda); else ``""``."""
+    mod, qual = getattr(f, "__module__", None), getattr(f, "__qualname__", None)
+    if not (isinstance(mod, str) and isinstance(qual, str)) or mod in ("__main__", "builtins"):
+        return ""
+    if "<" in qual:
+        return ""
+    return f"from {mod} import {qual.split('.')[0]}; "
+
+
 @_dataclass(frozen=True)
 class Record:
     """The result record of a test: the CLI's JSON record and text."""
@@ -273,26 +320,53 @@ def _dataset(x, name: str) -> _np.ndarray:
 
 def _probe(mechanism: Callable, d: _np.ndarray, name: str, timeout: Optional[float],
            raise_it: str) -> int:
-    """The release dimension, from one call with n = 2 (seed 0), given ``timeout`` seconds."""
-    data = d.reshape(-1) if d.shape[1] == 1 else d
+    """The release dimension, from one call with n = 2 (seed 0), given ``timeout`` seconds.
+    The call gets its own copy of the dataset, as every call does: a mechanism that edits its
+    input in place changes neither the pair nor the next call's dataset."""
+    data = (d.reshape(-1) if d.shape[1] == 1 else d).copy()
     try:
         value = _calls.call(
             mechanism, (data, 2, 0), timeout,
             lambda: f"the mechanism {name} did not return within its time limit of {timeout:g} s "
                     f"per call (called with a dataset of {d.shape[0]} records, n = 2, seed = 0, to "
                     f"learn the release dimension); the call was abandoned. {raise_it}")
-        out = _np.asarray(value, dtype=_np.float64)
     except TimeoutError:
         raise
     except Exception as e:
         raise RuntimeError(f"the mechanism {name} raised {type(e).__name__}: {e} when called as "
                            "mechanism(dataset, 2, 0)") from e
+    try:
+        out = _np.asarray(_real_releases(value, name, 2), dtype=_np.float64)
+    except (TypeError, ValueError) as e:
+        if isinstance(e, TypeError) and str(e).startswith(f"the mechanism {name} returned"):
+            raise
+        raise TypeError(f"the mechanism {name} returned a value numpy cannot read as float64 "
+                        f"({e}) for n = 2; allowed: an array of n releases, shape (n,) or "
+                        "(n, dim)") from e
     if out.ndim == 1 and out.shape[0] == 2:
         return 1
     if out.ndim == 2 and out.shape[0] == 2 and out.shape[1] >= 1:
         return int(out.shape[1])
     raise ValueError(f"the mechanism {name} returned shape {out.shape} for n = 2; allowed: (n,) "
                      "or (n, dim), one row per release")
+
+
+def _real_releases(value: Any, name: str, n: int) -> Any:
+    """``value`` when numpy reads it as real numbers; ``TypeError`` naming the mechanism and
+    what it returned when they are complex (numpy would drop the imaginary part, and with it
+    whatever it carries), objects (``None``, mixed types) or text."""
+    kind = _np.asarray(value).dtype.kind
+    if kind == "c":
+        raise TypeError(f"the mechanism {name} returned complex numbers for n = {n}; allowed: "
+                        "real numbers (int, float or bool), one row per release. Converting "
+                        "them would drop the imaginary part, and what it carries would go "
+                        "unaudited: return the real and imaginary parts as two columns")
+    if kind not in "biuf":
+        what = {"O": "Python objects (e.g. None or mixed types)", "U": "strings", "S": "bytes"}
+        raise TypeError(f"the mechanism {name} returned {what.get(kind, f'values of numpy kind {kind!r}')} "
+                        f"for n = {n}; allowed: real numbers (int, float or bool), one row per "
+                        "release")
+    return value
 
 
 _RAISE_GATE = "Give it more time per call with timeout=SECONDS (timeout=None: no limit)"
@@ -304,9 +378,9 @@ def _gate(mechanism, claim, pairs, *, check, seed, samples, failure_probability,
         raise TypeError(f"mechanism={mechanism!r}; allowed: a callable mechanism(dataset, n, seed)")
     if not isinstance(claim, str):
         raise TypeError(f"claim={claim!r}; allowed: a string such as 'pure:1' or 'approx:1:1e-5'")
-    if isinstance(samples, bool) or not isinstance(samples, (int, _np.integer)) or samples < 100:
-        raise ValueError(f"samples={samples!r}; allowed: an integer ≥ 100 (releases per side)")
-    name = name or getattr(mechanism, "__qualname__", None) or type(mechanism).__name__
+    samples = _samples(samples)
+    own_name = name is None
+    name = _callable_name(mechanism, name)
     built = []
     for i, p in enumerate(pairs):
         try:
@@ -321,7 +395,8 @@ def _gate(mechanism, claim, pairs, *, check, seed, samples, failure_probability,
     records, explanation, mech, flt = _native.gate(
         mechanism, name, claim, neighboring, built, dim, int(samples), _seed(seed),
         _beta(failure_probability), _check(check), timeout)
-    reproduce = (f"dp_audit.assert_dp({name}, {claim!r}, pairs, check={check!r}, seed={seed}, "
+    reproduce = (f"{_import_line(mechanism) if own_name else ''}"
+                 f"dp_audit.assert_dp({name}, {claim!r}, pairs, check={check!r}, seed={seed}, "
                  f"samples={samples}, failure_probability={failure_probability!r}) — deterministic: "
                  "the same call on the same code gives the same verdict")
     return GateRecord(tuple(records), explanation, mech, flt, reproduce, name)
@@ -667,7 +742,7 @@ def one_run(train: Callable, claim: str, *, canaries: int = _ONE_RUN["canaries"]
         raise TypeError(f"train={train!r}; allowed: a callable train(request) -> scores")
     if not isinstance(claim, str):
         raise TypeError(f"claim={claim!r}; allowed: a string such as 'gdp:1' or 'approx:2:1e-5'")
-    name = name or getattr(train, "__qualname__", None) or type(train).__name__
+    name = _callable_name(train, name)
     canaries = _positive_int(canaries, "canaries")
     record_dim = _positive_int(record_dim, "record_dim")
     try:
@@ -850,7 +925,7 @@ def audit_run(mechanism: Callable, claim: str, *, record_range: Tuple[float, flo
         raise TypeError(f"claim={claim!r}; allowed: a string such as 'pure:1' or 'approx:1:1e-5'")
     if isinstance(flags, str) or not all(isinstance(f, str) for f in flags):
         raise TypeError(f"flags={flags!r}; allowed: a list of strings (command-line words)")
-    name = name or getattr(mechanism, "__qualname__", None) or type(mechanism).__name__
+    name = _callable_name(mechanism, name)
     record_dim = _positive_int(record_dim, "record_dim")
     dataset_size = _positive_int(dataset_size, "dataset_size")
     try:
@@ -865,7 +940,7 @@ def audit_run(mechanism: Callable, claim: str, *, record_range: Tuple[float, flo
         # Left out, the CLI's default: both layers (a Bayesian DP claim has one view, no layers).
         words += ["--check", _check(check)]
     if samples is not None:
-        words += ["--samples", str(_positive_int(samples, "samples"))]
+        words += ["--samples", str(_samples(samples))]
     # Checked by the CLI's parser, as for an exec program (the same errors, exit code 2 there).
     for flag, value, allowed in [("--setting", setting, "'central', 'local' or 'shuffle'"),
                                  ("--privacy-unit", privacy_unit, "a string of 1 to 200 characters")]:

@@ -68,6 +68,8 @@ pub(crate) enum CallError {
     Raised(PyErr),
     /// Its value is not what was expected: why.
     Bad(String),
+    /// Its value is not real numbers (complex, objects, text): why, raised as `TypeError`.
+    BadType(String),
     /// No answer by the deadline: the call was abandoned.
     TimedOut,
     /// The run was stopped (Ctrl-C) before or during the call; a running call was abandoned.
@@ -92,7 +94,7 @@ impl Reply {
     fn __call__(&self, value: Bound<'_, PyAny>, error: Option<Bound<'_, PyAny>>) {
         let answer = match error {
             Some(e) => Err(CallError::Raised(PyErr::from_value(e))),
-            None => read(&value, &self.expect).map_err(CallError::Bad),
+            None => read(&value, &self.expect),
         };
         if let Some(tx) = lock(&self.tx).take() {
             // Nobody reads when the call was abandoned: the answer is dropped.
@@ -102,18 +104,52 @@ impl Reply {
 }
 
 /// The callable's value as `expect` says.
-fn read(value: &Bound<'_, PyAny>, expect: &Expect) -> Result<Got, String> {
+fn read(value: &Bound<'_, PyAny>, expect: &Expect) -> Result<Got, CallError> {
     let py = value.py();
     let (n, dim, id) = match expect {
         Expect::Text => {
             return value
                 .extract::<String>()
                 .map(Got::Text)
-                .map_err(|e| e.to_string());
+                .map_err(|e| CallError::Bad(e.to_string()));
         }
         Expect::Releases { n, dim, id } => (*n, *dim, id),
     };
-    let np = py.import("numpy").map_err(|e| e.to_string())?;
+    let bad = |e: PyErr| CallError::Bad(e.to_string());
+    let np = py.import("numpy").map_err(bad)?;
+    // Real numbers only: numpy's float64 conversion would drop a complex value's imaginary
+    // part (and what it carries would go unaudited) and turn None into NaN.
+    let kind: String = np
+        .call_method1("asarray", (value,))
+        .and_then(|a| a.getattr("dtype")?.getattr("kind")?.extract())
+        .unwrap_or_default();
+    let what = match kind.as_str() {
+        "c" => Some(
+            "complex numbers (converting them would drop the imaginary part, and what it carries would go unaudited: return the real and imaginary parts as two columns)",
+        ),
+        "O" => Some("Python objects (e.g. None or mixed types)"),
+        "U" => Some("strings"),
+        "S" => Some("bytes"),
+        "M" | "m" | "V" => Some("values that are not numbers"),
+        _ => None,
+    };
+    if let Some(what) = what {
+        return Err(CallError::BadType(format!(
+            "the mechanism {id} returned {what} for n = {n}; allowed: real numbers (int, float or bool), one row per release"
+        )));
+    }
+    let arr = read_releases(np, value, n, dim, id).map_err(CallError::Bad)?;
+    Ok(Got::Releases(arr))
+}
+
+/// The releases of `value` as an `n × dim` float64 array, or why not.
+fn read_releases(
+    np: Bound<'_, pyo3::types::PyModule>,
+    value: &Bound<'_, PyAny>,
+    n: usize,
+    dim: usize,
+    id: &str,
+) -> Result<ndarray::Array2<f64>, String> {
     let arr = np.call_method1("asarray", (value, "float64")).map_err(|e| {
         format!(
             "the mechanism {id} returned a value numpy cannot read as float64 ({e}); allowed: an array of n = {n} releases, shape ({n},) or ({n}, {dim})"
@@ -142,7 +178,7 @@ fn read(value: &Bound<'_, PyAny>, expect: &Expect) -> Result<Got, String> {
         .call_method1("reshape", (n, dim))
         .map_err(|e| e.to_string())?;
     let view: PyReadonlyArray2<'_, f64> = arr.extract().map_err(|e: PyErr| e.to_string())?;
-    Ok(Got::Releases(view.as_array().to_owned()))
+    Ok(view.as_array().to_owned())
 }
 
 /// Workers whose last job answered, ready for the next, with the id of the process that

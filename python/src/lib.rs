@@ -19,7 +19,7 @@ use dp_audit::modes::test::{GivenSides, TestOptions, test_given};
 use dp_audit::record::layers::Check;
 use dp_audit::{Dataset, DatasetPair, Mechanism, Neighboring, PrivacyClaim, RecordDomain, Samples};
 use numpy::{PyArray2, PyReadonlyArray2};
-use pyo3::exceptions::{PyOSError, PyRuntimeError, PyTimeoutError, PyValueError};
+use pyo3::exceptions::{PyOSError, PyRuntimeError, PyTimeoutError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
@@ -127,6 +127,9 @@ struct Limits {
     /// Why the run ran out of time, when a call ran past the ceiling or the run's deadline: the
     /// entry point raises it as `TimeoutError`.
     timed_out: Mutex<Option<String>>,
+    /// Why a call's value was not real numbers (complex, objects, text): the entry point
+    /// raises it as `TypeError`.
+    bad_type: Mutex<Option<String>>,
 }
 
 impl Limits {
@@ -145,6 +148,7 @@ impl Limits {
             }),
             stop: Arc::new(AtomicBool::new(false)),
             timed_out: Mutex::new(None),
+            bad_type: Mutex::new(None),
         })
     }
 
@@ -364,6 +368,10 @@ impl Mechanism for PyMechanism {
             Err(calls::CallError::Bad(why)) | Err(calls::CallError::Failed(why)) => {
                 return Err(MechanismError::InvalidDataset(why));
             }
+            Err(calls::CallError::BadType(why)) => {
+                lock(&limits.bad_type).get_or_insert(why.clone());
+                return Err(MechanismError::InvalidDataset(why));
+            }
             Err(calls::CallError::Stopped) => return Err(out_of_time()),
             Err(calls::CallError::TimedOut) => {
                 return Err(match deadline.map(|(_, b)| b) {
@@ -438,20 +446,35 @@ fn gate(
     timeout: Option<f64>,
 ) -> PyResult<GateAnswer> {
     let timeout = check_timeout(timeout, "timeout", MAX_TIMEOUT_SECONDS)?;
-    let claim_v: PrivacyClaim = claim.parse().map_err(|e| {
-        PyValueError::new_err(format!(
-            "claim {claim:?}: {e}; allowed: pure:EPS, approx:EPS:DELTA, renyi:ALPHA:EPS, zcdp:RHO or gdp:MU"
-        ))
-    })?;
     let relation: Neighboring = neighboring.parse().map_err(|e| {
         PyValueError::new_err(format!(
             "neighboring {neighboring:?}: {e}; allowed: add-remove, replace-one, zero-out"
         ))
     })?;
+    // The CLI's claim parser: every claim form, and `ledger:FILE[:DELTA]` (the PLD accountant's
+    // ε of the ledger at δ under `neighboring`).
+    let parsed = dp_audit::modes::claim::parse_claim_arg(&claim, relation).map_err(|e| {
+        let words = e.to_string();
+        let prefix = format!("--claim {claim}: ");
+        let why = words
+            .strip_prefix("invalid setting: ")
+            .unwrap_or(&words)
+            .replace(&prefix, "");
+        let msg = format!("claim='{}': {why}", claim.replace('\'', "\\'"));
+        match e {
+            dp_audit::Error::Io { .. } => PyOSError::new_err(msg),
+            _ => PyValueError::new_err(msg),
+        }
+    })?;
+    let claim_v: PrivacyClaim = parsed.claim;
     let check_v: Check = check.parse().map_err(to_py)?;
-    if samples < 100 {
+    if !(dp_audit::modes::checks::MIN_SAMPLES_PER_SIDE..=dp_audit::audit::MAX_SAMPLES_PER_SIDE)
+        .contains(&samples)
+    {
         return Err(PyValueError::new_err(format!(
-            "samples = {samples}; allowed: at least 100 releases per side"
+            "samples={samples}; allowed: {} to {} releases per side",
+            dp_audit::modes::checks::MIN_SAMPLES_PER_SIDE,
+            dp_audit::audit::MAX_SAMPLES_PER_SIDE
         )));
     }
     let mut built = Vec::with_capacity(pairs.len());
@@ -487,7 +510,7 @@ fn gate(
         domain,
         output_dim,
         batch: None,
-        claim_source: None,
+        claim_source: parsed.source,
         setting: dp_audit::mechanisms::DpSetting::Central,
         privacy_unit: None,
         raised: Arc::new(Mutex::new(None)),
@@ -554,6 +577,9 @@ fn callable_error(
     use dp_audit::mechanisms::MechanismError as M;
     if let Some(why) = lock(&limits.timed_out).take() {
         return PyTimeoutError::new_err(why);
+    }
+    if let Some(why) = lock(&limits.bad_type).take() {
+        return PyTypeError::new_err(why);
     }
     if let dp_audit::Error::Mechanism(M::Slow { .. } | M::OutOfTime { .. }) = &e {
         return PyTimeoutError::new_err(format!("dp-audit could not audit {name}: {e}"));
@@ -820,9 +846,13 @@ fn one_run(
                     lock(&raised).get_or_insert(e);
                     Err(dp_audit::Error::InvalidConfig(msg))
                 }
-                Err(calls::CallError::Bad(why) | calls::CallError::Failed(why)) => Err(
-                    dp_audit::Error::InvalidConfig(format!("the training function {name}: {why}")),
-                ),
+                Err(
+                    calls::CallError::Bad(why)
+                    | calls::CallError::BadType(why)
+                    | calls::CallError::Failed(why),
+                ) => Err(dp_audit::Error::InvalidConfig(format!(
+                    "the training function {name}: {why}"
+                ))),
                 Err(calls::CallError::TimedOut) => {
                     let secs = limits.ceiling.map_or(0.0, |c| c.as_secs_f64());
                     let msg = format!(
@@ -973,6 +1003,9 @@ fn defaults(py: Python<'_>) -> PyResult<Py<pyo3::types::PyDict>> {
     gate.set_item("samples", Gate::DEFAULT_SAMPLES)?;
     let run = pyo3::types::PyDict::new(py);
     run.set_item("seed", 0)?;
+    // Releases per side, as `audit run --samples` checks them (one range for every entry point).
+    run.set_item("samples_min", dp_audit::modes::checks::MIN_SAMPLES_PER_SIDE)?;
+    run.set_item("samples_max", dp_audit::audit::MAX_SAMPLES_PER_SIDE)?;
     run.set_item(
         "failure_probability",
         dp_audit::AuditConfig::default().failure_probability,

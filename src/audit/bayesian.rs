@@ -1066,6 +1066,7 @@ pub fn report(mechanism: MechanismInfo, o: Outcome, start: Instant) -> AuditRepo
         bayesian: Some(o.info),
         release_dim: None,
         layers: None,
+        effort: None,
     }
 }
 

@@ -341,6 +341,7 @@ pub fn audit_drawn(
         bayesian: None,
         release_dim: None,
         layers: None,
+        effort: None,
     })
 }
 
@@ -480,11 +481,6 @@ fn measure(
             cands.len()
         ));
     }
-    let verdict = if bounds.iter().any(|b| b.violation) {
-        Verdict::Violation
-    } else {
-        Verdict::NoViolation
-    };
     let from_bounds = epsilon_from_bounds(claim, &bounds, config, estimate_beta);
     let estimated = match (estimate_at, estimate_beta) {
         (Some(delta), Some(b)) => estimate_stage(data, claim, delta, b, config)?,
@@ -494,6 +490,18 @@ fn measure(
         (Some(e), Some(v)) if v.lower_bound > e.lower_bound && v.delta == e.delta => Some(v),
         (Some(e), _) => Some(e),
         (None, v) => v,
+    };
+    // The empirical ε is a lower confidence bound too, simultaneous with the bounds (its share
+    // of β is in the union bound): above the ε the claim states at its δ, it rejects the claim
+    // as a bound above what the claim allows does, and the answer says so once.
+    let verdict = if bounds.iter().any(|b| b.violation)
+        || empirical_epsilon
+            .as_ref()
+            .is_some_and(EmpiricalEpsilon::exceeds_claim)
+    {
+        Verdict::Violation
+    } else {
+        Verdict::NoViolation
     };
     let rule = beta_rule(claim, config, k, per_bound, estimate_beta, &rule_parts);
     Ok(Measured {

@@ -291,7 +291,7 @@ fn check_flags(args: &RunArgs) -> Result<()> {
     check_count(
         "--samples",
         args.samples,
-        100,
+        crate::modes::checks::MIN_SAMPLES_PER_SIDE,
         crate::audit::MAX_SAMPLES_PER_SIDE,
     )?;
     if let Some(t) = args.search.trials {

@@ -206,7 +206,7 @@ fn check_sweep_args(a: &SweepArgs) -> Result<Vec<String>> {
     super::run::check_count(
         "--samples",
         a.samples,
-        100,
+        crate::modes::checks::MIN_SAMPLES_PER_SIDE,
         crate::audit::MAX_SAMPLES_PER_SIDE,
     )?;
     if a.repeats == 0 || a.repeats > 10_000 {

@@ -43,6 +43,10 @@ pub(crate) fn check_beta(v: f64) -> Result<()> {
     Ok(())
 }
 
+/// The fewest releases per side an audit draws (`--samples`): below it no tester's bound is
+/// worth its β.
+pub const MIN_SAMPLES_PER_SIDE: usize = 100;
+
 /// Checks a count flag against `[lo, hi]`.
 pub(crate) fn check_count(flag: &str, v: usize, lo: usize, hi: usize) -> Result<()> {
     if !(lo..=hi).contains(&v) {

@@ -24,7 +24,7 @@ const LEDGER_FORM: &str = "ledger:FILE[:DELTA]";
 
 /// A parsed `--claim`.
 #[derive(Clone, Debug)]
-pub(crate) struct ClaimArg {
+pub struct ClaimArg {
     /// The claim tested.
     pub claim: PrivacyClaim,
     /// Where it came from, for reports, when it was read off a ledger.
@@ -43,7 +43,7 @@ pub(crate) struct ClaimArg {
 /// # Errors
 /// An unreadable or malformed ledger, δ out of range, a ledger the accountant cannot account
 /// (each naming the file and the value), or a malformed claim.
-pub(crate) fn parse_claim_arg(text: &str, neighbors: Neighboring) -> Result<ClaimArg> {
+pub fn parse_claim_arg(text: &str, neighbors: Neighboring) -> Result<ClaimArg> {
     let Some(rest) = text.strip_prefix("ledger:") else {
         let kind = text.split(':').next().unwrap_or_default();
         if !is_claim_kind(kind) {

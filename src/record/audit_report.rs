@@ -107,6 +107,10 @@ pub struct AuditReport {
     /// was layered; this report is then the confirmation that decided one of them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layers: Option<Vec<crate::record::layers::LayerVerdict>>,
+    /// How hard the search that chose this pair looked (a program's search under a time
+    /// budget), as the run's record states it: the page shows it ("how hard it looked").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effort: Option<crate::record::effort::SearchEffort>,
 }
 
 /// What a report records of the search behind it: the finder, every trial's score, and every
@@ -220,6 +224,7 @@ impl SampleTestReport {
             bayesian: None,
             release_dim: None,
             layers: None,
+            effort: None,
         }
     }
 }

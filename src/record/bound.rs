@@ -112,6 +112,13 @@ pub struct EmpiricalEpsilon {
 }
 
 impl EmpiricalEpsilon {
+    /// Whether the lower bound exceeds the ε the claim states at this δ: a lower confidence
+    /// bound above what the claim allows, so the claim is rejected (see the audit's verdict).
+    pub fn exceeds_claim(&self) -> bool {
+        self.claimed_epsilon
+            .is_some_and(|c| c.is_finite() && self.lower_bound > c)
+    }
+
     /// "the claim is at most X % loose on this pair", when the claim states an ε at this δ and
     /// the bound is below it; the gap between the claim and the lower bound bounds how much the
     /// claim overstates the true ε (whenever the bound holds).

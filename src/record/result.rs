@@ -635,7 +635,7 @@ impl ResultRecord {
                 releases: Some(releases),
             },
             reproduce: r.reproduce.clone(),
-            effort: None,
+            effort: r.effort.clone(),
             section: section("audit", r),
         }
     }

@@ -792,7 +792,7 @@ fn tested_html(r: &AuditReport) -> String {
          <dt>tester(s)</dt><dd>{}</dd>\
          <dt>samples</dt><dd>{}</dd>\
          <dt>seed</dt><dd>{} <span class=\"small\">(the same seed gives the same verdict and bounds)</span></dd>\
-         <dt>tool</dt><dd>dp-audit {} · report schema {}</dd>{}\
+         <dt>tool</dt><dd>dp-audit {} · audit.json layout {} (its section: layout {})</dd>{}\
          </dl>",
         e(&m.id),
         e(&m.claim.to_string()),
@@ -803,6 +803,7 @@ fn tested_html(r: &AuditReport) -> String {
         samples_row,
         r.seed,
         e(&r.tool_version),
+        crate::record::RECORD_SCHEMA_VERSION,
         r.schema_version,
         r.wall_time_seconds
             .map(|t| format!("<dt>wall time</dt><dd>{t:.2} s</dd>"))
@@ -1055,7 +1056,7 @@ fn sweep_tested_html(s: &SweepReport) -> String {
          <dt>fixed parameters</dt><dd class=\"mono\">{}</dd>\
          <dt>claim</dt><dd>{}</dd>\
          <dt>swept parameter</dt><dd class=\"mono\">{}</dd>\
-         <dt>tester(s)</dt><dd>{}</dd><dt>seed</dt><dd>{}</dd><dt>tool</dt><dd>dp-audit {} · report schema {}</dd>{}</dl>",
+         <dt>tester(s)</dt><dd>{}</dd><dt>seed</dt><dd>{}</dd><dt>tool</dt><dd>dp-audit {} · audit.json layout {} (its section: layout {})</dd>{}</dl>",
         e(&s.mechanism),
         e(&if s.fixed_params.is_empty() {
             "(none)".to_string()
@@ -1067,6 +1068,7 @@ fn sweep_tested_html(s: &SweepReport) -> String {
         e(&s.testers.join(", ")),
         s.seed,
         e(&s.tool_version),
+        crate::record::RECORD_SCHEMA_VERSION,
         s.schema_version,
         s.wall_time_seconds
             .map(|t| format!("<dt>wall time</dt><dd>{t:.2} s</dd>"))

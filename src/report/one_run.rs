@@ -295,7 +295,7 @@ fn render(r: &OneRunReport, run_id: &str) -> String {
          <dt>threat model</dt><dd>{}</dd><dt>claim</dt><dd>(ε = {}, δ = {}) — {}</dd>\
          <dt>canaries</dt><dd>m = {}, {} included, each independently with probability 1/2</dd>\
          <dt>β</dt><dd>{}</dd><dt>inequality</dt><dd>{}</dd><dt>seed</dt><dd>{}</dd>\
-         <dt>tool</dt><dd>dp-audit {} · report schema {}</dd></dl>",
+         <dt>tool</dt><dd>dp-audit {} · audit.json layout {} (its section: layout {})</dd></dl>",
         e(&r.target),
         e(&r.threat_model),
         e(&num(r.claim_epsilon)),
@@ -307,6 +307,7 @@ fn render(r: &OneRunReport, run_id: &str) -> String {
         e(&b.deciding_inequality(r.claim_mu)),
         r.seed,
         e(&r.tool_version),
+        crate::record::RECORD_SCHEMA_VERSION,
         r.schema_version
     );
     s.push_str(&guesses_html(r));

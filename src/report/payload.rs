@@ -183,6 +183,7 @@ fn layered_page(
     let deciding = l.deciding().cloned().map(|mut c| {
             c.reproduce = reproduce.clone();
             c.layers = Some(verdicts.clone());
+            c.effort = l.effort.clone();
             c
         }).ok_or("this two-layer run confirmed no pair in either layer, so it has no page; allowed: a run that confirmed at least one pair")?;
     let rebuilt =

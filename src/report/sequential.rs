@@ -366,7 +366,7 @@ fn sequential_tested_html(r: &SequentialReport) -> String {
          <dt>stopping time</dt><dd id=\"stopping-time\">{}</dd>\
          <dt>final log-wealth</dt><dd id=\"log-wealth\">ln M = {} against ln(1/β) = {} (β = {}, confidence {})</dd>\
          <dt>seed</dt><dd>{} <span class=\"small\">(the same seed gives the same stopping time on any number of threads)</span></dd>\
-         <dt>tool</dt><dd>dp-audit {} · report schema {}</dd>{}\
+         <dt>tool</dt><dd>dp-audit {} · audit.json layout {} (its section: layout {})</dd>{}\
          </dl>",
         e(&m.id),
         e(&m.claim.to_string()),
@@ -398,6 +398,7 @@ fn sequential_tested_html(r: &SequentialReport) -> String {
         percent(1.0 - r.failure_probability),
         r.seed,
         e(&r.tool_version),
+        crate::record::RECORD_SCHEMA_VERSION,
         r.schema_version,
         r.wall_time_seconds
             .map(|t| format!("<dt>wall time</dt><dd>{t:.2} s</dd>"))

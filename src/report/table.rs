@@ -210,7 +210,7 @@ fn render(r: &TableReport, run_id: &str) -> String {
          through the output transform <code>audit run --mechanism ID</code> uses</dd>\
          <dt>settings</dt><dd>entries with an <code>epsilon</code> parameter at ε = {}; the others at their defaults (“own”)</dd>\
          <dt>audits</dt><dd>{} per cell, {} samples per side, β = {} per audit</dd><dt>seed</dt><dd>{}</dd>{}\
-         <dt>tool</dt><dd>dp-audit {} · report schema {}</dd></dl>",
+         <dt>tool</dt><dd>dp-audit {} · audit.json layout {} (its section: layout {})</dd></dl>",
         e(&r.epsilons
             .iter()
             .map(|&x| num(x))
@@ -224,6 +224,7 @@ fn render(r: &TableReport, run_id: &str) -> String {
             .map(|w| format!("<dt>wall time</dt><dd>{} s</dd>", e(&num(w))))
             .unwrap_or_default(),
         e(&r.tool_version),
+        crate::record::RECORD_SCHEMA_VERSION,
         r.schema_version
     );
     s.push_str("<h2>The table</h2><div class=\"scroll\"><table id=\"detections\"><thead><tr><th>mechanism</th><th>status</th><th>ε</th><th>claim</th>");

@@ -197,6 +197,20 @@ fn verdict_text(r: &AuditReport) -> String {
             );
         }
     }
+    if let Some(e) = r
+        .empirical_epsilon
+        .as_ref()
+        .filter(|e| r.verdict == Verdict::Violation && e.exceeds_claim())
+        .filter(|_| !r.bounds.iter().any(|b| b.violation))
+    {
+        let _ = writeln!(
+            s,
+            "             (the empirical ε below is that bound: ε ≥ {} at δ = {} against the claimed ε = {}; the divergence bounds above did not reach what the claim allows)",
+            readable(e.lower_bound),
+            readable(e.delta),
+            readable(e.claimed_epsilon.unwrap_or(f64::NAN))
+        );
+    }
     if let Some(g) = r.group_sentence() {
         let _ = writeln!(s, "             {g}");
     }

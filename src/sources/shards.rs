@@ -1190,8 +1190,13 @@ impl ShardWriter {
         let mut partial = path.as_os_str().to_owned();
         partial.push(".partial");
         let partial = PathBuf::from(partial);
-        let io = |e: std::io::Error| {
-            Error::InvalidConfig(format!("{}: cannot be written ({e})", path.display()))
+        // A file that cannot be created is an I/O error (Python's `OSError`), naming the path.
+        let io = |source: std::io::Error| Error::Io {
+            context: format!(
+                "{}: cannot be written; allowed: a path in a writable directory",
+                path.display()
+            ),
+            source,
         };
         let file = std::io::BufWriter::with_capacity(1 << 20, File::create(&partial).map_err(io)?);
         let mut sink = match format {
