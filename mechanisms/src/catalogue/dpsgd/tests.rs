@@ -1,4 +1,4 @@
-//! Unit tests of `dpsgd.rs` (a sibling file so the module stays readable).
+//! Unit tests of `dpsgd/mod.rs` (a sibling file so the module stays readable).
 
 use super::*;
 use rand::SeedableRng;
