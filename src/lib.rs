@@ -15,15 +15,15 @@
 //!   ([`bounds`] holds the exact binomial bounds they use).
 //! - [`audit`] holds the kinds of audit: the fixed-pair runner (plans the bounds, splits β,
 //!   draws fresh samples and decides), [`audit::sequential`], [`audit::bayesian`],
-//!   [`audit::one_run`]; [`run`] runs them (with the search and the reports) for `audit run` from plain options, one layer above them. They fill the result record of [`record`], whose [`AuditReport`] is the
+//!   [`audit::one_run`]; [`modes::run`] runs them (with the search and the reports) for `audit run` from plain options, one layer above them. They fill the result record of [`record`], whose [`AuditReport`] is the
 //!   source of truth for every rendering.
 //! - [`sources`] are where releases come from besides the catalogue: [`sources::exec`] audits
 //!   any program through the exec protocol; [`sources::shards`] reads releases drawn elsewhere.
 //! - [`gate`] fails a downstream `cargo test` when a mechanism breaks its claim
 //!   ([`gate::assert_claim_holds`], [`assert_dp!`], [`gate::Gate`]).
-//! - [`modes`] is the library layer under every command besides `run`: `audit test`,
-//!   `audit one-run` and `audit accountant` as plain options (defaults written once) and a
-//!   function each, which the CLI ([`commands`], flags only) and the Python package both call.
+//! - [`modes`] is the library layer under every command: `audit run` ([`modes::run`]), `audit
+//!   test`, `audit one-run` and `audit accountant` as plain options (defaults written once) and
+//!   a function each, which the CLI ([`commands`], flags only) and the Python package both call.
 //! - [`finders`] search for the neighboring pair where a bound is largest (search on exploratory
 //!   samples, confirm on fresh ones); [`report`] renders JSON, HTML and PNG; [`bench`] measures
 //!   power, speed and soundness.
@@ -55,7 +55,6 @@ pub mod modes;
 pub mod record;
 pub mod report;
 pub mod rng;
-pub mod run;
 pub mod sources;
 pub mod testers;
 

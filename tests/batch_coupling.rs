@@ -1,4 +1,4 @@
-//! Components that couple the examples of a batch (`mechanisms/src/catalogue/dpsgd_batch_coupling/`):
+//! Components that couple the examples of a batch (`mechanisms/src/catalogue/dpsgd/batch_coupling/`):
 //! each twin (batch normalization with the batch's own statistics, a contrastive loss, gradient
 //! accumulation noised at every micro-step, each accounted per example) is caught by
 //! `audit run --mechanism ID` on its witness and by the default finder (`--finder portfolio`)

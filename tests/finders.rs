@@ -293,7 +293,7 @@ fn portfolio_finds_the_position_shift_of_microbatches() {
     assert_eq!(o.status.code(), Some(1), "{}", util::stdout(&o));
 }
 
-/// Shuffled fixed-size batches accounted as Poisson (`dpsgd_shuffled.rs`): the default finder
+/// Shuffled fixed-size batches accounted as Poisson (`dpsgd/shuffled.rs`): the default finder
 /// refutes the Poisson profile without the witness (20/20 at seeds 100–119 when measured; here
 /// the CLI's fixed seed). A power check on a gross gap (δ 0.46 against 0.37 on the witness);
 /// the verdict comes from the confirm phase on fresh samples.

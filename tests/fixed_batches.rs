@@ -1,4 +1,4 @@
-//! Fixed-size batches drawn without replacement (`mechanisms/src/catalogue/dpsgd_fixed_batches/`):
+//! Fixed-size batches drawn without replacement (`mechanisms/src/catalogue/dpsgd/fixed_batches/`):
 //! the twin accounted as Poisson sampling is caught by `audit run --mechanism ID` as listed, the
 //! correct entry is not, and a ledger whose sampling event says `"policy": "fixed-size"` is
 //! accounted under replace-one (by the fixed-size rule) and refused under add-remove.

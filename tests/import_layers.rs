@@ -125,7 +125,7 @@ fn find_circle(edges: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>
 struct SourceFile {
     /// Path below src/, e.g. "record/result.rs".
     rel: String,
-    /// Top-level module, e.g. "record" ("run" for src/run.rs).
+    /// Top-level module, e.g. "record" ("gate" for src/gate.rs).
     top: String,
     code: String,
 }

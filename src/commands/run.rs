@@ -1,6 +1,6 @@
 //! `audit run`: a catalogue entry on its witness pair, a dataset search (`--finder`, and always
 //! for `--exec`), or the sequential audit. This module parses and checks the flags and
-//! dispatches; the runs themselves are [`crate::run`]'s.
+//! dispatches; the runs themselves are [`crate::modes::run`]'s.
 
 use std::path::PathBuf;
 
@@ -11,8 +11,8 @@ use crate::audit::AuditConfig;
 use crate::error::{Error, Result};
 use crate::mechanisms::math::readable;
 use crate::mechanisms::{Neighboring, Params, PrivacyClaim, catalogue};
+use crate::modes::run::{RunOptions, SearchOptions, SizesGiven, Target, check_memory};
 use crate::report::output::OutputOptions;
-use crate::run::{RunOptions, SearchOptions, SizesGiven, Target, check_memory};
 use crate::sources::exec::{ExecMechanism, ExecOptions};
 use crate::testers;
 
@@ -20,8 +20,8 @@ pub use crate::modes::checks::{
     MAX_EXEC_TIMEOUT_SECONDS, MAX_SEARCH_SECONDS, MIN_FAILURE_PROBABILITY, max_jobs,
 };
 pub(crate) use crate::modes::checks::{check_beta, check_count, check_seconds, parse_range};
+pub use crate::modes::run::DEFAULT_EXEC_BUDGET_SECONDS;
 pub(crate) use crate::report::reproduce::reproduce_line;
-pub use crate::run::DEFAULT_EXEC_BUDGET_SECONDS;
 
 /// Options of `audit run`.
 #[derive(Debug, Args)]
@@ -538,7 +538,7 @@ fn build_target(
         // hangs on start-up costs the budget, not the time-out.
         let first_timeout = match run_budget(args)? {
             Some(b) => timeout.min(
-                crate::run::call_deadline(started, b)
+                crate::modes::run::call_deadline(started, b)
                     .saturating_duration_since(std::time::Instant::now())
                     .max(std::time::Duration::from_millis(1)),
             ),
@@ -612,7 +612,7 @@ fn run_audit_inner(
                 args.tester
             )));
         }
-        return crate::run::run_sequential(&opts, &target);
+        return crate::modes::run::run_sequential(&opts, &target);
     }
     if !(claim.is_bayesian() || args.data.is_some()) {
         for (flag, on) in [
@@ -634,7 +634,7 @@ fn run_audit_inner(
             ));
         }
         check_bayesian_flags(args, &target)?;
-        return crate::run::run_bayesian(&opts, &target);
+        return crate::modes::run::run_bayesian(&opts, &target);
     }
     let (testers, skipped) = super::testers_for(&args.tester, &claim, args.samples)?;
     let config = AuditConfig {
@@ -652,12 +652,12 @@ fn run_audit_inner(
         opts.search = checked_search(args, &target)?;
     }
     if let Some(check) = target.layers {
-        return crate::run::run_layered(&opts, &target, check, &testers, &skipped, &config);
+        return crate::modes::run::run_layered(&opts, &target, check, &testers, &skipped, &config);
     }
     if opts.searching() {
-        return crate::run::run_search(&opts, &target, &testers, &skipped, &config);
+        return crate::modes::run::run_search(&opts, &target, &testers, &skipped, &config);
     }
-    crate::run::run_pair(&opts, &target, &testers, skipped, &config)
+    crate::modes::run::run_pair(&opts, &target, &testers, skipped, &config)
 }
 
 /// The largest dataset the run audits: the catalogue witness's larger side, or the searched size
@@ -759,7 +759,7 @@ fn run_budget(args: &RunArgs) -> Result<Option<f64>> {
     Ok(match (&args.search.budget, args.search.trials) {
         (Some(b), _) => Some(parse_budget(b)?),
         (None, None) if args.exec.is_some() && !args.sequential => {
-            Some(crate::run::DEFAULT_EXEC_BUDGET_SECONDS)
+            Some(crate::modes::run::DEFAULT_EXEC_BUDGET_SECONDS)
         }
         _ => None,
     })
@@ -834,8 +834,8 @@ fn check_bayesian_flags(args: &RunArgs, target: &Target) -> Result<()> {
         )));
     }
     // An exec program is not searched: x' comes from --data, D is --dataset-size records at the
-    // middle of --record-range (see crate::run::run_bayesian). The flags only a search reads
-    // are refused.
+    // middle of --record-range (see crate::modes::run::run_bayesian). The flags only a search
+    // reads are refused.
     if args.exec.is_some() {
         let s = &args.search;
         for (flag, on) in [

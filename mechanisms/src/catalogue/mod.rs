@@ -6,14 +6,16 @@
 //! bad pairs without the witness; testers can be checked against it.
 //!
 //! Entries are grouped by file: `correct.rs` (textbook mechanisms), `buggy.rs` (their realistic
-//! mistakes), `svt.rs` (the sparse vector family of Lyu, Su & Li 2017), `dpsgd/` (DP-SGD /
-//! DP-GD with a privacy ledger, McMahan et al. 2018, and its bugs), `dpsgd_variants/` (DP-SGD
-//! as it is really run: per-group clipping, user level, batch sizes, private clip norms, each
-//! correct with a buggy twin), `dpsgd_microbatch.rs` (position-based microbatches),
-//! `dpsgd_shuffled.rs` and `dpsgd_fixed_batches/` (shuffled and independent fixed-size batches,
-//! each with a twin accounted as Poisson sampling), `dpsgd_batch_coupling/` (components that
-//! couple the examples of a batch: batch normalization, a contrastive loss, gradient
-//! accumulation, each correct with a twin accounted per example), `learning.rs` (output perturbation, model
+//! mistakes), `svt.rs` (the sparse vector family of Lyu, Su & Li 2017), `dpsgd/` (the DP-SGD
+//! family, one folder: `mod.rs` DP-SGD / DP-GD with a privacy ledger, McMahan et al. 2018, and
+//! its bugs; `variants/` DP-SGD as it is really run: per-group clipping, user level, batch
+//! sizes, private clip norms, each correct with a buggy twin; `microbatch.rs` position-based
+//! microbatches; `shuffled.rs` and `fixed_batches/` shuffled and independent fixed-size batches,
+//! each with a twin accounted as Poisson sampling; `batch_coupling/` components that couple the
+//! examples of a batch: batch normalization, a contrastive loss, gradient accumulation, each
+//! correct with a twin accounted per example; `normalisation.rs` the noisy sum divided by a
+//! public batch size, and by one read off the dataset: Opacus #571; `adam.rs` DP-Adam, and a
+//! second moment read before noise), `learning.rs` (output perturbation, model
 //! aggregation and gradient perturbation, each with a buggy twin),
 //! `float_leak.rs` (a floating-point leak in the style of Mironov 2012, audited through the
 //! `float-bits` output transform: [`recommended_transform`]), and the deployed systems of catalogue
@@ -22,9 +24,7 @@
 //! (matrix-factorization DP-FTRL over several epochs),
 //! `gaps.rs` (the gaps the DP-Auditorium post names: Gaussian mean, vector sensitivity, top-k),
 //! `median.rs` (reorder-slice-compute median), `rsc_steps.rs` (k adaptive reorder-slice-compute
-//! steps), `rsc_noisy_rank/` (k steps cut at a noisy rank) and `tuning.rs` (best-of-k hyperparameter tuning, Papernot & Steinke 2022), `dpsgd_normalisation.rs`
-//! (the noisy sum divided by a public batch size, and by one read off the dataset: Opacus #571),
-//! `dpsgd_adam.rs` (DP-Adam, and a second moment read before noise), `shuffle.rs` (local and
+//! steps), `rsc_noisy_rank/` (k steps cut at a noisy rank) and `tuning.rs` (best-of-k hyperparameter tuning, Papernot & Steinke 2022), `shuffle.rs` (local and
 //! shuffled randomized response, Feldman, McMillan & Talwar 2021), `continual.rs` (continual
 //! counting: the binary tree mechanism over a stream) and `float_safe.rs` (float-safe twins of the
 //! textbook entries: snapping and exact discrete noise). New entries are declarations
@@ -32,6 +32,8 @@
 //!
 //! A group is registered once, in the `groups!` list below: that declares its module and puts
 //! its entries in [`specs`], in listing order; a unit test holds these docs to name every group.
+//! A family kept in one folder is one group: `dpsgd/mod.rs` declares its submodules and its
+//! `specs()` puts their entries after its own, in the order the docs above name them.
 
 use serde::Serialize;
 
@@ -70,13 +72,6 @@ groups!(
     float_leak,
     float_safe,
     dpsgd,
-    dpsgd_variants,
-    dpsgd_microbatch,
-    dpsgd_shuffled,
-    dpsgd_fixed_batches,
-    dpsgd_batch_coupling,
-    dpsgd_normalisation,
-    dpsgd_adam,
     learning,
     attribution,
     heatmap,

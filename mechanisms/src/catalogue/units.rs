@@ -2,7 +2,7 @@
 //! but claim user-level privacy.
 //!
 //! # The model
-//! A record is a **user**, encoded as `dpsgd-user-level` encodes one (`dpsgd_variants.rs`): a
+//! A record is a **user**, encoded as `dpsgd-user-level` encodes one (`dpsgd/variants/`): a
 //! vector of m example slots (`--param examples`, default 4; record dimension m), each an
 //! example's value in [0, 1], a user with fewer examples having zeros in the unused slots (a
 //! zero slot adds nothing to a sum, so "unused" and "an example of value 0" release the same).

@@ -1,6 +1,9 @@
-//! Unit tests of `dpsgd.rs` (a sibling file so the module stays readable).
+//! Unit tests of `dpsgd/mod.rs` (a sibling file so the module stays readable).
 
 use super::*;
+use crate::catalogue::Entry;
+use crate::math::analytic_gaussian_sigma;
+use crate::mechanism::Params;
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 

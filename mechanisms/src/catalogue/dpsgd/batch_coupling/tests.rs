@@ -1,4 +1,4 @@
-//! Tests of `dpsgd_batch_coupling.rs`: the statistics each entry releases, the sensitivities its
+//! Tests of `dpsgd/batch_coupling/`: the statistics each entry releases, the sensitivities its
 //! true guarantee is computed from (checked by exhaustive search on small grids), the claims and
 //! the statuses.
 //!
@@ -16,7 +16,7 @@ const N: usize = 200_000;
 const Z: f64 = 5.3;
 
 fn build(id: &str, p: Params) -> Entry {
-    super::super::build(id, &p).unwrap()
+    crate::catalogue::build(id, &p).unwrap()
 }
 
 fn check_z(name: &str, value: f64, expected: f64, sd: f64) {
@@ -312,7 +312,7 @@ fn released_statistics_are_exact() {
     );
     assert!(b.column(0).iter().all(|&m| m == 0.125), "{:?}", b.column(0));
     assert!(a.column(1).iter().all(|&v| (v - 7.0 / 64.0).abs() < 1e-15));
-    let e = super::super::build(BN_TWIN, &Params::default().set("release_statistics", 2.0))
+    let e = crate::catalogue::build(BN_TWIN, &Params::default().set("release_statistics", 2.0))
         .unwrap_err()
         .to_string();
     assert!(e.contains("release_statistics"), "{e}");
@@ -341,17 +341,17 @@ fn bad_parameters_are_named() {
             ("records", 2.5),
             ("noise_multiplier", 0.0),
         ] {
-            let e = super::super::build(id, &Params::default().set(name, v))
+            let e = crate::catalogue::build(id, &Params::default().set(name, v))
                 .unwrap_err()
                 .to_string();
             assert!(e.contains(name), "{id}: {e}");
         }
     }
-    let e = super::super::build(BN_CORRECT, &Params::default().set("stats_noise", -1.0))
+    let e = crate::catalogue::build(BN_CORRECT, &Params::default().set("stats_noise", -1.0))
         .unwrap_err()
         .to_string();
     assert!(e.contains("stats_noise"), "{e}");
-    let e = super::super::build(
+    let e = crate::catalogue::build(
         ACCUMULATION_TWIN,
         &Params::default()
             .set("records", 4.0)

@@ -10,7 +10,7 @@
 //! | `dpsgd-adam-clean-second-moment` | the clipped sum S_t, un-noised | √2-GDP | δ ≥ 0.26 at ε = 3 (0.031 allowed); unbounded privacy loss |
 //!
 //! # The loop
-//! Full-batch DP-GD (q = 1) in the gradient form of `dpsgd_variants.rs`: a record is its
+//! Full-batch DP-GD (q = 1) in the gradient form of `dpsgd/variants/`: a record is its
 //! gradient, a real in [−1, 1], clipped to C = 1. From θ₀ = m₀ = v₀ = 0, for t = 1, …, T: the
 //! clipped sum S_t = Σ_i clip(g_i), the noisy gradient g̃_t = S_t + N(0, z²C²),
 //! m_t = β₁m_{t−1} + (1 − β₁)g̃_t, v_t = β₂v_{t−1} + (1 − β₂)u_t², the bias-corrected
@@ -40,9 +40,9 @@
 
 use rand::Rng;
 
-use super::declare::Declared;
-use super::dpsgd_variants::gaussian_pair_hockey_stick;
-use super::{Entry, Spec, Status};
+use super::variants::gaussian_pair_hockey_stick;
+use crate::catalogue::declare::Declared;
+use crate::catalogue::{Entry, Spec, Status};
 use crate::claim::PrivacyClaim;
 use crate::dataset::{Dataset, DatasetPair, Neighboring, RecordDomain};
 use crate::error::Result;
@@ -183,9 +183,9 @@ mod tests {
 
     #[test]
     fn statuses_and_the_twin_excess() {
-        let ok = super::super::build("dpsgd-adam", &Params::new()).unwrap();
+        let ok = crate::catalogue::build("dpsgd-adam", &Params::new()).unwrap();
         assert!(!ok.status.is_buggy());
-        let bad = super::super::build("dpsgd-adam-clean-second-moment", &Params::new()).unwrap();
+        let bad = crate::catalogue::build("dpsgd-adam-clean-second-moment", &Params::new()).unwrap();
         assert!(bad.status.is_buggy());
         let (lower, allowed, eps) = clean_second_moment_excess(1.0, 2f64.sqrt());
         assert!(lower > 0.2 && allowed < 0.05, "{lower} {allowed} at {eps}");
@@ -195,7 +195,7 @@ mod tests {
     fn the_twin_first_iterate_has_the_derived_scale() {
         // Sample sd of θ₁ on D: 2ηz = 0.2 (module docs); 20 000 draws put the sample sd within
         // 0.2 · 5/√(2·20 000) = 0.005 of it except with probability < 1e-6.
-        let e = super::super::build("dpsgd-adam-clean-second-moment", &Params::new()).unwrap();
+        let e = crate::catalogue::build("dpsgd-adam-clean-second-moment", &Params::new()).unwrap();
         let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(5);
         let s = e
             .mechanism

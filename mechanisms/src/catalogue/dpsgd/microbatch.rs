@@ -27,8 +27,8 @@
 //! microbatching is only per-example-private under replace-one, or after a random permutation
 //! that the accountant models.
 
-use super::declare::Declared;
-use super::{Entry, Spec, Status};
+use crate::catalogue::declare::Declared;
+use crate::catalogue::{Entry, Spec, Status};
 use crate::claim::PrivacyClaim;
 use crate::dataset::{Dataset, DatasetPair, Neighboring, RecordDomain};
 use crate::error::{MechanismError, Result};
@@ -169,11 +169,11 @@ mod tests {
         assert_eq!(clipped_microbatch_sum(&d[1..]), 4.0);
         assert_eq!(clipped_microbatch_sum(&[RANGE, 2.0]), 1.0);
         assert_eq!(clipped_microbatch_sum(&[-RANGE, 2.0]), -1.0);
-        let ok = super::super::build("dpsgd-microbatches", &Params::default()).unwrap();
+        let ok = crate::catalogue::build("dpsgd-microbatches", &Params::default()).unwrap();
         assert!(!ok.status.is_buggy());
-        let bad = super::super::build("dpsgd-microbatches-add-remove", &Params::default()).unwrap();
+        let bad = crate::catalogue::build("dpsgd-microbatches-add-remove", &Params::default()).unwrap();
         assert!(bad.status.is_buggy());
-        let e = super::super::build("dpsgd-microbatches", &Params::default().set("epsilon", 0.0))
+        let e = crate::catalogue::build("dpsgd-microbatches", &Params::default().set("epsilon", 0.0))
             .unwrap_err()
             .to_string();
         assert!(e.contains("epsilon"), "{e}");

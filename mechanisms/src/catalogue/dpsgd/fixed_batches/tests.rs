@@ -1,4 +1,4 @@
-//! Tests of `dpsgd_fixed_batches.rs`: the release distribution, the claims, the twin's status,
+//! Tests of `dpsgd/fixed_batches/`: the release distribution, the claims, the twin's status,
 //! and the ledger's sampling policy.
 //!
 //! The distribution checks are two-sided z-tests with |z| < 5.3 on 2·10^5 releases (CLT;
@@ -48,7 +48,7 @@ fn check_freq(name: &str, hits: usize, n: usize, p: f64) {
 
 #[test]
 fn defaults_refute_the_poisson_profile() {
-    let e = super::super::build(TWIN, &Params::default()).unwrap();
+    let e = crate::catalogue::build(TWIN, &Params::default()).unwrap();
     assert!(e.status.is_buggy(), "{:?}", e.status);
     let claim = e.mechanism.claim();
     let (eps, lower, allowed) = largest_excess(&claim, 8, 2, 4, 1.0).unwrap();
@@ -65,10 +65,10 @@ fn defaults_refute_the_poisson_profile() {
     println!("eps 2: event bound {at2}, Poisson claim {allowed2}");
     assert!((at2 - 0.128).abs() < 5e-4, "{at2}");
     assert!((allowed2 - 0.019).abs() < 5e-4, "{allowed2}");
-    let ok = super::super::build(CORRECT, &Params::default()).unwrap();
+    let ok = crate::catalogue::build(CORRECT, &Params::default()).unwrap();
     assert!(!ok.status.is_buggy());
     // One batch of all n records is full-batch DP-GD: the Poisson claim is then exact.
-    let full = super::super::build(
+    let full = crate::catalogue::build(
         TWIN,
         &Params::default().set("records", 4.0).set("batch_size", 4.0),
     )
@@ -78,13 +78,13 @@ fn defaults_refute_the_poisson_profile() {
 
 #[test]
 fn claims_at_the_defaults() {
-    let ok = super::super::build(CORRECT, &Params::default()).unwrap();
+    let ok = crate::catalogue::build(CORRECT, &Params::default()).unwrap();
     assert_eq!(ok.mechanism.claim(), fixed_size(0.25, 1.0, 4));
     assert_eq!(
         ok.mechanism.claim().to_string(),
         "dpsgd:0.25:1:4:replace-one:fixed-size"
     );
-    let twin = super::super::build(TWIN, &Params::default()).unwrap();
+    let twin = crate::catalogue::build(TWIN, &Params::default()).unwrap();
     assert_eq!(
         twin.mechanism.claim(),
         PrivacyClaim::subsampled_gaussian(0.25, 1.0, 4, Neighboring::ReplaceOne).unwrap()
@@ -95,9 +95,9 @@ fn claims_at_the_defaults() {
         .set("batch_size", 4.0)
         .set("steps", 9.0)
         .set("noise_multiplier", 1.5);
-    let ok = super::super::build(CORRECT, &p).unwrap();
+    let ok = crate::catalogue::build(CORRECT, &p).unwrap();
     assert_eq!(ok.mechanism.claim(), fixed_size(0.25, 1.5, 9));
-    let twin = super::super::build(TWIN, &p).unwrap();
+    let twin = crate::catalogue::build(TWIN, &p).unwrap();
     assert_eq!(
         twin.mechanism.claim(),
         PrivacyClaim::subsampled_gaussian(0.25, 1.5, 9, Neighboring::ReplaceOne).unwrap()
@@ -187,7 +187,7 @@ fn full_batch_event_bound_stays_below_the_gaussian() {
 /// D (mean B − 2q, variance 4q(1−q) + z²) and B − noise on D′, independent across steps.
 #[test]
 fn release_distribution_on_the_witness() {
-    let e = super::super::build(TWIN, &Params::default()).unwrap();
+    let e = crate::catalogue::build(TWIN, &Params::default()).unwrap();
     let (q, z, b, t) = (0.25_f64, 1.0_f64, 2.0_f64, 4);
     for (side, data, mean, var, m4) in [
         (
@@ -295,7 +295,7 @@ fn batches_are_uniform_fixed_size_and_independent() {
 
 #[test]
 fn a_dataset_of_another_size_is_refused() {
-    let e = super::super::build(CORRECT, &Params::default()).unwrap();
+    let e = crate::catalogue::build(CORRECT, &Params::default()).unwrap();
     let mut rng = ChaCha20Rng::seed_from_u64(1);
     let err = e
         .mechanism
@@ -316,19 +316,19 @@ fn bad_parameters_are_named() {
         ("steps", 300.0),
         ("noise_multiplier", 0.0),
     ] {
-        let e = super::super::build(CORRECT, &Params::default().set(name, v))
+        let e = crate::catalogue::build(CORRECT, &Params::default().set(name, v))
             .unwrap_err()
             .to_string();
         assert!(e.contains(name), "{e}");
     }
-    let e = super::super::build(CORRECT, &Params::default().set("batch_size", 9.0))
+    let e = crate::catalogue::build(CORRECT, &Params::default().set("batch_size", 9.0))
         .unwrap_err()
         .to_string();
     assert!(
         e.contains("batch_size = 9") && e.contains("records = 8"),
         "{e}"
     );
-    let e = super::super::build(
+    let e = crate::catalogue::build(
         TWIN,
         &Params::default()
             .set("records", 1024.0)

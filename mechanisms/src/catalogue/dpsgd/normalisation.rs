@@ -11,14 +11,14 @@
 //! | `dpsgd-normalise-by-dataset-size` | max(1, ⌊q·\|D\|⌋), as Opacus | the same ledger | δ ≥ 0.066 at the claimed ε = 3.534 on 3 against 4 records |
 //!
 //! # The loop
-//! The gradient form of `dpsgd_variants.rs`: the loss is linear, so a record *is* its gradient,
+//! The gradient form of `dpsgd/variants/`: the loss is linear, so a record *is* its gradient,
 //! a real in [−1, 1] clipped to C = 1 (a no-op on the domain, kept for the form). From θ₀ = 0,
 //! for t = 1, …, T: Poisson sampling at rate q, S_t = Σ_{i ∈ batch} clip(g_i), the noisy sum
 //! S_t + N(0, z²C²), and θ_t = θ_{t−1} − (S_t + N(0, z²C²))/B_t. Every iterate θ₁, …, θ_T is
 //! released.
 //!
 //! # Claim (both entries)
-//! The ledger of `dpsgd_variants.rs` ([`super::dpsgd_variants::ledger`]): T steps of the
+//! The ledger of `dpsgd/variants/` ([`super::variants::ledger`]): T steps of the
 //! Poisson-subsampled Gaussian at rate q and multiplier z, add/remove, the pessimistic PLD ε at
 //! δ = 1e-5 rounded up. It accounts the noisy sums S_t + N(0, z²C²).
 //!
@@ -45,9 +45,9 @@
 
 use rand::{Rng, RngExt};
 
-use super::declare::Declared;
-use super::dpsgd_variants::{gaussian_pair_hockey_stick, ledger, ledger_epsilon};
-use super::{Entry, Spec, Status};
+use super::variants::{gaussian_pair_hockey_stick, ledger, ledger_epsilon};
+use crate::catalogue::declare::Declared;
+use crate::catalogue::{Entry, Spec, Status};
 use crate::claim::PrivacyClaim;
 use crate::dataset::{Dataset, DatasetPair, Neighboring, RecordDomain};
 use crate::error::{MechanismError, Result};
@@ -251,16 +251,16 @@ mod tests {
 
     #[test]
     fn statuses_and_the_leak() {
-        let ok = super::super::build("dpsgd-normalise-public-batch", &Params::new()).unwrap();
+        let ok = crate::catalogue::build("dpsgd-normalise-public-batch", &Params::new()).unwrap();
         assert!(!ok.status.is_buggy());
-        let bad = super::super::build("dpsgd-normalise-by-dataset-size", &Params::new()).unwrap();
+        let bad = crate::catalogue::build("dpsgd-normalise-by-dataset-size", &Params::new()).unwrap();
         assert!(bad.status.is_buggy());
         let PrivacyClaim::Approximate { epsilon: eps, .. } = bad.mechanism.claim() else {
             panic!("an (ε, δ) claim")
         };
         let delta = dataset_size_delta(0.5, 1.0, 3, eps);
         assert!(delta > 0.05 && delta < 0.5, "{delta} at ε = {eps}");
-        let e = super::super::build(
+        let e = crate::catalogue::build(
             "dpsgd-normalise-by-dataset-size",
             &Params::new().set("q", 2.0),
         )

@@ -22,7 +22,7 @@
 //! partners are the other n − 1), per-example gradients are clipped to C = 1, and the step
 //! releases the noisy sum Σ_i clip(g_i) + N(0, (zC)²) (`noise_multiplier` z, default 2). The
 //! privacy unit is replacing one record (replace-one: a batch of fixed size n, as in
-//! `dpsgd_fixed_batches.rs`). The per-example accounting every twin claims is the Gaussian
+//! `dpsgd/fixed_batches/`). The per-example accounting every twin claims is the Gaussian
 //! mechanism with sensitivity 2C (one record's clipped gradient moves from −C to C): μ = 2/z
 //! (Dong, Roth & Su 2022, the Gaussian mechanism is exactly Δ/σ-GDP), as the ledger of one
 //! full-batch step (q = 1, one repetition, noise multiplier z) reads: the PLD accountant's
@@ -99,8 +99,8 @@
 
 use rand::Rng;
 
-use super::declare::Declared;
-use super::{Entry, Spec, Status};
+use crate::catalogue::declare::Declared;
+use crate::catalogue::{Entry, Spec, Status};
 use crate::claim::PrivacyClaim;
 use crate::dataset::{Dataset, DatasetPair, Neighboring, RecordDomain};
 use crate::error::{MechanismError, Result};

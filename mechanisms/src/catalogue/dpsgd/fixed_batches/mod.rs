@@ -12,7 +12,7 @@
 //! | `dpsgd-fixed-batches-accounted-as-poisson` | replace-one | profile `dpsgd:B/n:z:T:replace-one` | δ ≥ 0.2407 at ε = 1 (rigorous), the claim allows 0.1039 |
 //!
 //! # The loop
-//! Gradient form, as `dpsgd_shuffled.rs`: the loss is linear, a record x ∈ [−1, 1] *is* its
+//! Gradient form, as `shuffled.rs`: the loss is linear, a record x ∈ [−1, 1] *is* its
 //! gradient, clip C = 1. The dataset has exactly n records (`records`). Each of T steps draws a
 //! batch S_t of B records uniformly without replacement (a partial Fisher–Yates shuffle; the
 //! batches of different steps are independent) and sets θ ← θ − (Σ_{i ∈ S_t} clip(x_i) +
@@ -91,8 +91,8 @@
 
 use rand::{Rng, RngExt};
 
-use super::declare::Declared;
-use super::{Entry, Spec, Status};
+use crate::catalogue::declare::Declared;
+use crate::catalogue::{Entry, Spec, Status};
 use crate::accountant::{LedgerEvent, SamplingPolicy, ledger_line};
 use crate::claim::PrivacyClaim;
 use crate::dataset::{Dataset, DatasetPair, Neighboring, RecordDomain};

@@ -1,5 +1,5 @@
-//! DP-SGD as it is really run: variants of the training loop of `dpsgd.rs`, each correct with a
-//! buggy twin that makes a mistake seen in practice.
+//! DP-SGD as it is really run: variants of the training loop of `dpsgd/mod.rs`, each correct
+//! with a buggy twin that makes a mistake seen in practice.
 //!
 //! | id | status (defaults) | claim (defaults) | true guarantee (defaults) |
 //! |---|---|---|---|
@@ -12,10 +12,10 @@
 //! | `dpsgd-private-clip-norm-accounted` | correct | (2.1547, 1e-5) | valid (DP quantile accounted) |
 //! | `dpsgd-private-clip-norm` | buggy | (1.0000, 1e-5) | δ ≥ 0.79 at the claimed ε (witness) |
 //!
-//! (The claims are the values printed by the tests; see `dpsgd_variants/tests.rs`.)
+//! (The claims are the values printed by the tests; see `dpsgd/variants/tests.rs`.)
 //!
 //! # The common loop
-//! The gradient form of `dpsgd.rs`: the loss is linear, so a record (or each example of a user)
+//! The gradient form of `dpsgd/mod.rs`: the loss is linear, so a record (or each example of a user)
 //! *is* its gradient, in [−1, 1]. From θ₀ = 0, for t = 1, …, T: Poisson sampling at rate q (q = 1
 //! is full-batch DP-GD), the clipped contributions are summed, Gaussian noise is added, and
 //! θ_t = θ_{t−1} − (noisy sum). **Every iterate θ₁, …, θ_T is released** (T·d numbers, plus the
@@ -54,14 +54,14 @@
 //!   `pld.rs`); Balle & Wang 2018 (the exact Gaussian profile).
 //!
 //! # Shuffled batches accounted as Poisson
-//! In `dpsgd_shuffled.rs` (its own loop: a permutation per epoch instead of Poisson sampling).
+//! In `dpsgd/shuffled.rs` (its own loop: a permutation per epoch instead of Poisson sampling).
 //! At the few steps an audit affords, the Poisson claim at δ = 1e-5 is ε ≥ 3 and the shuffled
 //! run's excess there is out of reach, so the twin claims the accountant's whole profile, which
 //! the final model alone refutes at small ε (δ ≈ 0.46 against 0.37 at the defaults).
 
 use rand::{Rng, RngExt};
 
-use super::{Entry, Spec, Status};
+use crate::catalogue::{Entry, Spec, Status};
 use crate::claim::PrivacyClaim;
 use crate::dataset::{Dataset, DatasetPair, Neighboring, RecordDomain};
 use crate::error::{MechanismError, Result};

@@ -1,4 +1,4 @@
-//! Unit tests of `dpsgd_variants.rs` (a sibling file so the module stays readable).
+//! Unit tests of `dpsgd/variants/` (a sibling file so the module stays readable).
 //!
 //! Monte Carlo checks use a fixed seed and a tolerance of 5.3 standard errors (two-sided
 //! false-failure rate ≈ 1.2e-7 per check by the CLT).
@@ -9,12 +9,12 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 
 fn build(id: &str, assignments: &[&str]) -> Entry {
-    super::super::build(id, &Params::parse(assignments).unwrap())
+    crate::catalogue::build(id, &Params::parse(assignments).unwrap())
         .unwrap_or_else(|e| panic!("{id} {assignments:?}: {e}"))
 }
 
 fn build_err(id: &str, assignments: &[&str]) -> String {
-    match super::super::build(id, &Params::parse(assignments).unwrap()) {
+    match crate::catalogue::build(id, &Params::parse(assignments).unwrap()) {
         Ok(_) => panic!("{id} {assignments:?} should fail"),
         Err(e) => e.to_string(),
     }

@@ -63,8 +63,8 @@
 
 use rand::{Rng, RngExt};
 
-use super::declare::Declared;
-use super::{Entry, Spec, Status};
+use crate::catalogue::declare::Declared;
+use crate::catalogue::{Entry, Spec, Status};
 use crate::claim::PrivacyClaim;
 use crate::dataset::{Dataset, DatasetPair, Neighboring, RecordDomain};
 use crate::error::{MechanismError, Result};
@@ -350,16 +350,16 @@ mod tests {
     #[test]
     fn defaults_refute_the_poisson_profile() {
         let e =
-            super::super::build("dpsgd-shuffled-accounted-as-poisson", &Params::default()).unwrap();
+            crate::catalogue::build("dpsgd-shuffled-accounted-as-poisson", &Params::default()).unwrap();
         assert!(e.status.is_buggy(), "{:?}", e.status);
         let claim = e.mechanism.claim();
         let (eps, lower, allowed) = largest_excess(&claim, 4, 2, 0.7).unwrap();
         println!("eps {eps} lower {lower} allowed {allowed}");
         assert!(lower - allowed > 0.05, "{eps} {lower} {allowed}");
-        let ok = super::super::build("dpsgd-shuffled", &Params::default()).unwrap();
+        let ok = crate::catalogue::build("dpsgd-shuffled", &Params::default()).unwrap();
         assert!(!ok.status.is_buggy());
         // One batch is full-batch DP-GD: the Poisson claim is then the correct one.
-        let one = super::super::build(
+        let one = crate::catalogue::build(
             "dpsgd-shuffled-accounted-as-poisson",
             &Params::default().set("batches", 1.0),
         )
@@ -412,19 +412,19 @@ mod tests {
             ("noise_multiplier", 0.0),
             ("batch_size", 100.0),
         ] {
-            let e = super::super::build("dpsgd-shuffled", &Params::default().set(name, v))
+            let e = crate::catalogue::build("dpsgd-shuffled", &Params::default().set(name, v))
                 .unwrap_err()
                 .to_string();
             assert!(e.contains(name), "{e}");
         }
-        let e = super::super::build(
+        let e = crate::catalogue::build(
             "dpsgd-shuffled",
             &Params::default().set("batches", 64.0).set("epochs", 5.0),
         )
         .unwrap_err()
         .to_string();
         assert!(e.contains("320"), "{e}");
-        let e = super::super::build(
+        let e = crate::catalogue::build(
             "dpsgd-shuffled-accounted-as-poisson",
             &Params::default()
                 .set("batches", 64.0)
