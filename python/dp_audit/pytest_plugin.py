@@ -143,16 +143,25 @@ class DPGate:
         rec = dp_audit._gate(mechanism, claim, pairs, **given)
         self.records.append(rec)
         self._claims.append(claim)
-        report = self._write() if self._root is not None else None
+        report, unwritten = None, None
+        if self._root is not None:
+            try:
+                report = self._write()
+            except OSError as e:
+                unwritten = e
         if report is not None and not any(k == "dp_audit_report" for k, _ in self._properties):
             # For JUnit XML (``record_property``'s list) and for xdist's controller.
             self._properties.append(("dp_audit_report", report))
         if rec.violation_found:
             # A plain AssertionError (pytest's summary line shows "AssertionError: <what>"),
-            # carrying the record and the report's path.
-            failure = AssertionError(_failure_message(rec, claim, given, self._nodeid, report))
+            # carrying the record and the report's path; a report that could not be written
+            # does not hide the violation.
+            failure = AssertionError(_failure_message(rec, claim, given, self._nodeid, report,
+                                                      unwritten))
             failure.record, failure.report = rec, report
             raise failure
+        if unwritten is not None:
+            raise unwritten
         return rec
 
     def _write(self) -> str:
@@ -216,7 +225,8 @@ def _worst_bound(rec, layer: str):
     return None if best is None else best[1:]
 
 
-def _failure_message(rec, claim: str, given: dict, nodeid: str, report: Optional[str]) -> str:
+def _failure_message(rec, claim: str, given: dict, nodeid: str, report: Optional[str],
+                     unwritten: Optional[OSError] = None) -> str:
     layer = "mechanism" if rec.mechanism_violation else "floating-point"
     what = f"{rec.name} breaks its claim {claim} in the {layer} layer"
     worst = _worst_bound(rec, layer)
@@ -238,8 +248,12 @@ def _failure_message(rec, claim: str, given: dict, nodeid: str, report: Optional
                "alone, pass check='mechanism'")
     nxt = (f"next: {fix}; the gate is deterministic (seed {given['seed']}, {given['samples']} "
            f"samples per side, β = {given['failure_probability']:g}): rerun pytest '{nodeid}'")
-    where = (f"report: {report}" if report is not None
-             else f"report: none written (rerun with {_OPTION} DIR for the HTML report)")
+    if report is not None:
+        where = f"report: {report}"
+    elif unwritten is not None:
+        where = f"report: not written ({unwritten})"
+    else:
+        where = f"report: none written (rerun with {_OPTION} DIR for the HTML report)"
     return f"{what}\n{nxt}\n{where}\n\n{rec.text()}"
 
 

@@ -197,6 +197,33 @@ def test_a_gate_record_writes_its_report(tmp_path):
     assert "\ntime " not in page  # no wall time: the same bytes on every run
 
 
+def test_a_report_that_cannot_be_written_does_not_hide_the_violation(pytester):
+    _test_file(pytester, MECHANISMS + '''
+import dp_audit.pytest_plugin
+
+
+def refuse(rec, directory):
+    raise OSError("disk full")
+
+
+def test_exact_count(dp_gate, monkeypatch):
+    monkeypatch.setattr(dp_audit.pytest_plugin._gate_report, "write_pages", refuse)
+    dp_gate(exact_count, "pure:1", PAIRS, samples=1000)
+
+
+def test_noisy_count(dp_gate, monkeypatch):
+    monkeypatch.setattr(dp_audit.pytest_plugin._gate_report, "write_pages", refuse)
+    dp_gate(noisy_count, "pure:1", PAIRS, samples=1000)
+''')
+    result = pytester.runpytest("-p", "no:cacheprovider", "--dp-audit-report", "reports")
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(["E * exact_count breaks its claim pure:1*",
+                                 "E * report: not written (disk full)",
+                                 "E * OSError: disk full"])
+    # Nothing half-written: the temporary folders are gone.
+    assert [p.name for p in (pytester.path / "reports").iterdir()] == ["index.html"]
+
+
 def test_report_folder_names_are_safe_and_distinct():
     a = report_folder_name("tests/test_x.py::test_y[a/b]")
     b = report_folder_name("tests/test_x.py::test_y[a-b]")
