@@ -56,6 +56,7 @@ fn the_python_package_builds_and_its_tests_pass() {
             "--disable-pip-version-check",
             "numpy",
             "pytest",
+            "pytest-xdist", // test_plugin.py runs the pytest plugin under -n 2
         ]),
     );
     // The libraries python/tests/test_libraries.py audits, pinned: a new release may change

@@ -299,6 +299,24 @@ class GateRecord:
                              ensure_ascii=False, indent=2) for i, layer, rec in self.records]
         return "[\n" + ",\n".join(parts) + "\n]"
 
+    def write_report(self, directory) -> str:
+        """The gate's HTML report in ``directory`` (created if needed): each audit's page (one per
+        pair and layer) in ``directory/<run-id>/`` (``audit.json``, ``index.html``, the bound
+        figures), as ``audit report`` renders a saved record, each written whole or not at all;
+        then ``directory/index.html``, the gate's page: its verdict, its audits (pair, layer,
+        verdict, largest bound against what the claim allows) linked to their pages, the
+        reproduce line and the account (without wall times: the same bytes on every run).
+        Returns that page's path. One gate per directory: a second one's page replaces it."""
+        import os
+        from . import _gate_report
+        directory = os.fsdecode(directory)
+        os.makedirs(directory, exist_ok=True)
+        pages = _gate_report.write_pages(self, directory)
+        index = os.path.join(directory, "index.html")
+        _gate_report.write_text_atomically(index, _gate_report.gate_html(
+            f"dp-audit gate: {self.name}", [(self, _gate_report.claim_of(self), pages)]))
+        return index
+
     def __str__(self) -> str:
         return self.text()
 

@@ -1024,6 +1024,21 @@ fn defaults(py: Python<'_>) -> PyResult<Py<pyo3::types::PyDict>> {
     Ok(all.unbind())
 }
 
+/// `audit report FILE --report-dir DIR`: the HTML page of a saved record (e.g. one audit of
+/// the gate, `GateRecord.write_report`) written to `report_dir/<run-id>/` and the folder's
+/// `index.html` regenerated; the path of the page's `index.html`.
+#[pyfunction]
+fn render_report(py: Python<'_>, file: String, report_dir: String) -> PyResult<String> {
+    py.detach(|| {
+        dp_audit::report::rerender(
+            std::path::Path::new(&file),
+            std::path::Path::new(&report_dir),
+        )
+    })
+    .map(|p| p.to_string_lossy().into_owned())
+    .map_err(to_py)
+}
+
 /// Whether the sequential test can stand for every tester `testers` names (each tester says
 /// so).
 #[pyfunction]
@@ -1044,6 +1059,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(one_run_trainer, m)?)?;
     m.add_function(wrap_pyfunction!(one_run, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(render_report, m)?)?;
     m.add_function(wrap_pyfunction!(calls::abandon_worker, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
