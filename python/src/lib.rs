@@ -498,6 +498,7 @@ fn gate(
         ),
     };
     let g = Gate::default()
+        .audience(dp_audit::gate::Audience::Python)
         .seed(seed)
         .samples_per_side(samples)
         .failure_probability(failure_probability)
