@@ -57,6 +57,8 @@
 //!   noise on a grid independent of the data instead: [`crate::mechanisms::snapping`] for
 //!   Laplace, or integer noise (discrete Laplace, discrete Gaussian) on an integer-valued query.
 //!   Integer outputs have an exact representation; the layer is skipped for them, and says so.
+//!   Told to the `dp_audit` Python package ([`Audience::Python`]), the same advice names its
+//!   `dp_audit.noise` samplers, which are these.
 //!
 //! [`assert_claim_holds`] fails on either layer. To gate the algorithm alone (a mechanism kept
 //! in the real-valued model on purpose, a prototype whose noise will be replaced), use
