@@ -21,7 +21,10 @@ what is allowed.
 (``os.urandom``): use it for a real release. ``seed=`` an integer in [0, 2^64) makes the noise
 reproducible: the same seed, parameters and values give the same array on every machine and
 thread count (with this version of dp_audit), which is what tests and ``assert_dp`` need (pass
-the ``seed`` ``assert_dp`` gives your mechanism). A seed anyone knows makes the noise known and
+the ``seed`` ``assert_dp`` gives your mechanism). The integer samplers use integer arithmetic
+only and are bit-identical everywhere; :func:`snapping_laplace` calls the platform's ``ln``,
+and a libm that rounds one result differently (within its ulp) can move an output near a grid
+cell's edge to the next cell, rarely. A seed anyone knows makes the noise known and
 the release not private: never publish an output drawn from a fixed seed. The key of an integer
 seed is derived by the engine's ChaCha20 stream derivation (``dp_audit::rng``); element i of the
 flattened (C-order) array takes its noise from ChaCha20 stream ⌊i/4096⌋ of that key, so element
