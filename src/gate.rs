@@ -57,6 +57,8 @@
 //!   noise on a grid independent of the data instead: [`crate::mechanisms::snapping`] for
 //!   Laplace, or integer noise (discrete Laplace, discrete Gaussian) on an integer-valued query.
 //!   Integer outputs have an exact representation; the layer is skipped for them, and says so.
+//!   Told to the `dp_audit` Python package ([`Audience::Python`]), the same advice names its
+//!   `dp_audit.noise` samplers, which are these.
 //!
 //! [`assert_claim_holds`] fails on either layer. To gate the algorithm alone (a mechanism kept
 //! in the real-valued model on purpose, a prototype whose noise will be replaced), use
@@ -96,6 +98,19 @@ use crate::report::text::render_text;
 use crate::rng::{Seed, Side, chunk_len, sample_parallel};
 use crate::testers::{HockeyStickTester, PropertyTester};
 
+/// Who reads the gate's advice: the fix [`GateOutcome::summary`] names for a violation found
+/// in the floating-point layer alone is written in that reader's language (the Rust items, or
+/// the `dp_audit` Python package's). Nothing else differs: the audits, the verdicts and the
+/// records are the same.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Audience {
+    /// Rust code (the default): `dp_audit::mechanisms::snapping`, `Gate::check_layers`.
+    #[default]
+    Rust,
+    /// The `dp_audit` Python package: `dp_audit.noise.*`, `assert_dp(..., check="mechanism")`.
+    Python,
+}
+
 /// A configured gate. See the module docs.
 #[derive(Debug)]
 pub struct Gate {
@@ -105,6 +120,7 @@ pub struct Gate {
     testers: Vec<Box<dyn PropertyTester>>,
     claim: Option<PrivacyClaim>,
     check: Check,
+    audience: Audience,
 }
 
 impl Default for Gate {
@@ -116,6 +132,7 @@ impl Default for Gate {
             testers: vec![Box::new(HockeyStickTester::default())],
             claim: None,
             check: Check::Both,
+            audience: Audience::Rust,
         }
     }
 }
@@ -162,6 +179,12 @@ impl Gate {
     /// `Check::Mechanism` gates the algorithm alone, on its output values, with all of β.
     pub fn check_layers(mut self, check: Check) -> Self {
         self.check = check;
+        self
+    }
+
+    /// Whose language the outcome's advice is written in (default [`Audience::Rust`]).
+    pub fn audience(mut self, audience: Audience) -> Self {
+        self.audience = audience;
         self
     }
 
@@ -278,6 +301,7 @@ impl Gate {
             failure_probability: self.failure_probability,
             check: self.check,
             pairs: checked,
+            audience: self.audience,
         })
     }
 }
@@ -349,6 +373,8 @@ pub struct GateOutcome {
     pub check: Check,
     /// One entry per pair, in order.
     pub pairs: Vec<GatePair>,
+    /// Whose language [`Self::summary`]'s advice is written in.
+    pub audience: Audience,
 }
 
 impl GateOutcome {
@@ -385,7 +411,13 @@ impl GateOutcome {
     pub fn summary(&self) -> String {
         match (self.mechanism_violation(), self.float_violation()) {
             (true, _) => "VIOLATION FOUND in the mechanism layer: the output values differ between the datasets more than the claim allows, so the algorithm itself (its noise scale, sensitivity or budget) breaks the claim. Fix the algorithm first".into(),
-            (false, true) => "VIOLATION FOUND in the floating-point layer: the values keep the claim, but the low-order bits or binade of the outputs reveal which dataset was used (noise computed in floating point on top of the exact answer, Mironov 2012). Fix: draw the noise on a grid independent of the data (dp_audit::mechanisms::snapping, or discrete Laplace / Gaussian noise on an integer query); to gate the algorithm alone, use Gate::default().check_layers(Check::Mechanism)".into(),
+            (false, true) => format!(
+                "VIOLATION FOUND in the floating-point layer: the values keep the claim, but the low-order bits or binade of the outputs reveal which dataset was used (noise computed in floating point on top of the exact answer, Mironov 2012). Fix: {}",
+                match self.audience {
+                    Audience::Rust => "draw the noise on a grid independent of the data (dp_audit::mechanisms::snapping, or discrete Laplace / Gaussian noise on an integer query); to gate the algorithm alone, use Gate::default().check_layers(Check::Mechanism)",
+                    Audience::Python => "draw the noise on a grid independent of the data: dp_audit.noise.snapping_laplace(values, epsilon=..., bound=..., seed=seed) for Laplace noise on a real-valued query, or dp_audit.noise.discrete_laplace(values, scale=..., seed=seed) / dp_audit.noise.discrete_gaussian(values, sigma=..., seed=seed) on an integer-valued query; to gate the algorithm alone, use dp_audit.assert_dp(..., check=\"mechanism\")",
+                }
+            ),
             (false, false) => format!(
                 "no violation found ({}): no bound exceeded what the claim allows on the pairs given",
                 match self.check {

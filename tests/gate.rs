@@ -6,7 +6,7 @@
 //! to investigate, never a seed to change. The "buggy is flagged" halves are power checks at
 //! fixed seeds whose bounds are far above the allowed values (margins are printed).
 
-use dp_audit::gate::{Check, Gate, assert_claim_holds, assert_gate_passes};
+use dp_audit::gate::{Audience, Check, Gate, assert_claim_holds, assert_gate_passes};
 use dp_audit::mechanisms::catalogue;
 use dp_audit::mechanisms::noise::{GaussianNoise, LaplaceNoise};
 use dp_audit::mechanisms::snapping::SnappingLaplace;
@@ -170,6 +170,23 @@ fn textbook_laplace_fails_the_gate_in_the_floating_point_layer() {
     );
     assert!(text.contains("snapping"), "{text}");
     assert!(text.contains("check_layers(Check::Mechanism)"), "{text}");
+    assert!(!text.contains("dp_audit.noise"), "{text}");
+    // The same outcome told to a Python user names the Python package's samplers instead.
+    let mut o = o;
+    o.audience = Audience::Python;
+    let python = o.explain();
+    for name in [
+        "dp_audit.noise.snapping_laplace",
+        "dp_audit.noise.discrete_laplace",
+        "dp_audit.noise.discrete_gaussian",
+        "check=\"mechanism\"",
+    ] {
+        assert!(python.contains(name), "{python}");
+    }
+    assert!(
+        !python.contains("dp_audit::") && !python.contains("check_layers"),
+        "{python}"
+    );
     let panic = std::panic::catch_unwind(|| assert_claim_holds(&m, &[edge_pair()]))
         .expect_err("assert_claim_holds passed a float leak");
     let message = panic.downcast_ref::<String>().cloned().unwrap_or_default();

@@ -33,6 +33,7 @@ from typing import Any, Callable, Optional, Sequence, Tuple
 import numpy as _np
 
 from . import _calls, _native
+from . import noise  # dp_audit.noise: float-safe noise (snapping, discrete Laplace/Gaussian)
 
 __version__ = _native.__version__
 

@@ -25,6 +25,7 @@ use pyo3::types::PyTuple;
 
 mod calls;
 use calls::lock;
+mod noise;
 
 /// A dp-audit error as a Python exception: bad inputs are `ValueError`s.
 fn to_py(e: dp_audit::Error) -> PyErr {
@@ -521,6 +522,7 @@ fn gate(
         ),
     };
     let g = Gate::default()
+        .audience(dp_audit::gate::Audience::Python)
         .seed(seed)
         .samples_per_side(samples)
         .failure_probability(failure_probability)
@@ -1061,6 +1063,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(render_report, m)?)?;
     m.add_function(wrap_pyfunction!(calls::abandon_worker, m)?)?;
+    m.add_submodule(&noise::module(m.py())?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
