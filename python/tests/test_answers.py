@@ -190,3 +190,40 @@ def test_the_page_of_a_budgeted_run_shows_how_hard_it_looked_and_the_records_lay
     assert "how hard it looked" in page
     assert f"audit.json layout {d['schema_version']}" in page
     assert "report schema" not in page
+
+
+# --- one layer, one answer -------------------------------------------------------------------
+
+
+def test_no_layer_block_says_both_no_violation_and_violated():
+    """Float noise at a fifth of its scale (OpenDP's scale-1 misuse on a sum of sensitivity 5,
+    in numpy), in each layer alone and both, at a few sizes: wherever the text says the claim is
+    violated, the verdict is a violation (deterministic: seeded)."""
+
+    def wrong_scale(data, n, seed):
+        return float(np.sum(data)) + np.random.default_rng(seed).laplace(0.0, 1.0, n)
+
+    d, d_prime = [1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 3.0, 4.0, 5.0]
+    for check in ("float", "mechanism", "both"):
+        for samples in (300, 3000):
+            rec = dp_audit.audit_callable(wrong_scale, "pure:1", d, d_prime, samples=samples,
+                                          check=check)
+            for block in rec.text().split("\n--- pair ")[1:]:
+                if "the claim is violated" in block:
+                    assert "verdict      violation found" in block, block
+
+
+# --- one pin -------------------------------------------------------------------------------
+
+
+def test_every_page_pins_the_scikit_learn_the_tests_install():
+    """The scikit-learn range tests/python.rs installs is the one every doc and example names."""
+    import re
+
+    pin = re.search(r'"scikit-learn([^"]*)"', (ROOT / "tests" / "python.rs").read_text()).group(1)
+    files = [*(ROOT / "docs").rglob("*.md"), ROOT / "README.md",
+             *(ROOT / "examples").rglob("*.py"), *(ROOT / "python").rglob("*.py"),
+             *(ROOT / "tests").glob("*.rs")]
+    for f in files:
+        for m in re.finditer(r"scikit-learn\s*([<>=][^\"'`\s)]*)", f.read_text(errors="replace")):
+            assert m.group(1) == pin, f"{f}: scikit-learn{m.group(1)}; the tests install {pin}"

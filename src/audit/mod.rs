@@ -491,18 +491,7 @@ fn measure(
         (Some(e), _) => Some(e),
         (None, v) => v,
     };
-    // The empirical ε is a lower confidence bound too, simultaneous with the bounds (its share
-    // of β is in the union bound): above the ε the claim states at its δ, it rejects the claim
-    // as a bound above what the claim allows does, and the answer says so once.
-    let verdict = if bounds.iter().any(|b| b.violation)
-        || empirical_epsilon
-            .as_ref()
-            .is_some_and(EmpiricalEpsilon::exceeds_claim)
-    {
-        Verdict::Violation
-    } else {
-        Verdict::NoViolation
-    };
+    let verdict = verdict_of(&bounds, empirical_epsilon.as_ref());
     let rule = beta_rule(claim, config, k, per_bound, estimate_beta, &rule_parts);
     Ok(Measured {
         beta: BetaSplit {
@@ -515,6 +504,21 @@ fn measure(
         verdict,
         empirical_epsilon,
     })
+}
+
+/// The verdict of one measurement: a violation when a bound exceeds what the claim allows or
+/// when the empirical ε does. The empirical ε is a lower confidence bound too, simultaneous with
+/// the bounds (its share of β is in the union bound): above the ε the claim states at its δ, it
+/// rejects the claim as a bound above what the claim allows does, so that one answer never says
+/// both "no violation found" and "the claim is violated".
+fn verdict_of(bounds: &[BoundRecord], empirical_epsilon: Option<&EmpiricalEpsilon>) -> Verdict {
+    if bounds.iter().any(|b| b.violation)
+        || empirical_epsilon.is_some_and(EmpiricalEpsilon::exceeds_claim)
+    {
+        Verdict::Violation
+    } else {
+        Verdict::NoViolation
+    }
 }
 
 /// One β group of planned bounds: (tester, planned from the claim alone, its (divergence,
@@ -863,4 +867,50 @@ fn audit_data(
         empirical_epsilon: m.empirical_epsilon,
         output_transform: None,
     })
+}
+
+#[cfg(test)]
+mod verdict_tests {
+    use super::*;
+
+    fn epsilon(lower_bound: f64, claimed: Option<f64>) -> EmpiricalEpsilon {
+        EmpiricalEpsilon {
+            delta: 0.0,
+            lower_bound,
+            confidence: 0.999,
+            source: None,
+            event: None,
+            evidence: None,
+            estimate_beta: None,
+            claimed_epsilon: claimed,
+            accountant: None,
+            mu_lower: None,
+        }
+    }
+
+    /// Issue 50: a block said "no violation found" and then "empirical ε ≥ 2.85 … the claim is
+    /// violated". An empirical ε above the claimed ε is a violation; at or below it, or with no
+    /// ε stated at its δ, the bounds decide.
+    #[test]
+    fn an_empirical_epsilon_above_the_claim_is_a_violation() {
+        let e = |l, c| Some(epsilon(l, c));
+        assert_eq!(
+            verdict_of(&[], e(2.85, Some(1.0)).as_ref()),
+            Verdict::Violation
+        );
+        assert_eq!(
+            verdict_of(&[], e(1.0, Some(1.0)).as_ref()),
+            Verdict::NoViolation
+        );
+        assert_eq!(
+            verdict_of(&[], e(0.9, Some(1.0)).as_ref()),
+            Verdict::NoViolation
+        );
+        assert_eq!(verdict_of(&[], e(5.0, None).as_ref()), Verdict::NoViolation);
+        assert_eq!(
+            verdict_of(&[], e(5.0, Some(f64::INFINITY)).as_ref()),
+            Verdict::NoViolation
+        );
+        assert_eq!(verdict_of(&[], None), Verdict::NoViolation);
+    }
 }
