@@ -116,8 +116,8 @@ fn the_python_package_builds_and_its_tests_pass() {
         ]),
     );
     // The libraries python/tests/test_libraries.py audits, pinned: a new release may change
-    // what the audits find (diffprivlib 0.6.6 needs scikit-learn < 1.8, whose tree module it
-    // imports). Best effort: where they cannot be installed (no index, no wheel cache), those
+    // what the audits find (diffprivlib 0.6.6 needs a scikit-learn below 1.8, whose tree
+    // module it imports). Best effort: where they cannot be installed (no index, no wheel cache), those
     // tests are skipped and pytest says why.
     best_effort_install(
         &python,

@@ -461,7 +461,12 @@ fn gate(
             .strip_prefix("invalid setting: ")
             .unwrap_or(&words)
             .replace(&prefix, "");
-        let msg = format!("claim='{}': {why}", claim.replace('\'', "\\'"));
+        let allowed = if why.contains("allowed") {
+            String::new()
+        } else {
+            format!("; allowed: {}", dp_audit::modes::claim::claim_forms())
+        };
+        let msg = format!("claim='{}': {why}{allowed}", claim.replace('\'', "\\'"));
         match e {
             dp_audit::Error::Io { .. } => PyOSError::new_err(msg),
             _ => PyValueError::new_err(msg),

@@ -13,7 +13,7 @@ pub const DEFAULT_LEDGER_DELTA: f64 = 1e-5;
 
 /// The `--claim` forms, as its errors list them: the claim kinds of
 /// [`crate::mechanisms::claim::CLAIM_FORMS`], then `ledger:FILE[:DELTA]`.
-pub(crate) fn claim_forms() -> String {
+pub fn claim_forms() -> String {
     let mut forms = CLAIM_FORMS.to_vec();
     forms.push(LEDGER_FORM);
     forms.join(", ")
