@@ -168,7 +168,10 @@ impl SnappingLaplace {
         let x = if x.is_nan() { 0.0 } else { x };
         let sign = if rng.random::<bool>() { 1.0 } else { -1.0 };
         let noisy = x + sign * self.scale * uniform_double(rng).ln();
-        let snapped = ((noisy / self.grid).round() * self.grid).clamp(-b, b);
+        // `+ 0.0` turns −0.0 into +0.0: `round` keeps the sign of a noisy value in
+        // (−Λ/2, 0), and the sign of a zero would tell which side of 0 the noisy value fell on,
+        // a function of the exact answer beyond the snapped value.
+        let snapped = ((noisy / self.grid).round() * self.grid).clamp(-b, b) + 0.0;
         snapped * self.sensitivity
     }
 }
@@ -178,6 +181,24 @@ mod tests {
     use super::*;
     use rand::SeedableRng;
     use rand_chacha::ChaCha20Rng;
+
+    /// A release of zero is +0.0 whatever the sign of the noisy value it was rounded from.
+    #[test]
+    fn zero_has_no_sign() {
+        let m = SnappingLaplace::new(3.0, 64.0).unwrap();
+        let mut rng = ChaCha20Rng::seed_from_u64(2);
+        let mut zeros = 0;
+        for x in [0.0, 0.2, -0.2, 1.0] {
+            for _ in 0..2_000 {
+                let y = m.release(x, &mut rng);
+                if y == 0.0 {
+                    zeros += 1;
+                    assert!(y.is_sign_positive(), "−0.0 from {x}");
+                }
+            }
+        }
+        assert!(zeros > 100, "the test saw {zeros} zeros");
+    }
 
     #[test]
     fn outputs_lie_on_the_grid_whatever_the_answer() {
