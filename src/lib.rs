@@ -56,6 +56,7 @@ pub mod record;
 pub mod report;
 pub mod rng;
 pub mod sources;
+pub mod stages;
 pub mod testers;
 
 pub use dp_audit_accounting as accounting;

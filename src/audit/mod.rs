@@ -483,7 +483,9 @@ fn measure(
     }
     let from_bounds = epsilon_from_bounds(claim, &bounds, config, estimate_beta);
     let estimated = match (estimate_at, estimate_beta) {
-        (Some(delta), Some(b)) => estimate_stage(data, claim, delta, b, config)?,
+        (Some(delta), Some(b)) => crate::stages::time("the ε estimate", || {
+            estimate_stage(data, claim, delta, b, config)
+        })?,
         _ => None,
     };
     let empirical_epsilon = match (estimated, from_bounds) {

@@ -146,7 +146,7 @@ impl From<&TestArgs> for TestOptions {
 /// `audit test`: the test on `--jobs` threads (all cores by default).
 pub(super) fn test_samples(a: &TestArgs) -> Result<Outcome> {
     let opts = TestOptions::from(a);
-    match a.jobs {
+    let out = match a.jobs {
         None => crate::modes::test::test(&opts),
         Some(j) => {
             super::run::check_count("--jobs", j, 1, super::run::max_jobs())?;
@@ -156,5 +156,7 @@ pub(super) fn test_samples(a: &TestArgs) -> Result<Outcome> {
                 .map_err(|e| Error::InvalidConfig(format!("--jobs {j}: {e}")))?
                 .install(|| crate::modes::test::test(&opts))
         }
-    }
+    };
+    crate::stages::write();
+    out
 }

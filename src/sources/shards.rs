@@ -169,8 +169,61 @@ pub struct Shard {
     pub provenance: Option<Provenance>,
     /// Where its bytes are read: the file itself, or the copy of a stream ([`Stored`]).
     source: PathBuf,
-    /// Releases held in memory ([`Shard::in_memory`]): read from here, not from `source`.
+    /// Releases held in memory ([`Shard::in_memory`], or a text shard parsed when opened, see
+    /// [`Cached`]): read from here, not from `source`.
     memory: Option<std::sync::Arc<Samples>>,
+    /// The bytes of memory the parsed releases of a text shard hold against
+    /// [`TEXT_CACHE_BYTES`] (given back when the last copy of the shard is dropped).
+    cached: Option<std::sync::Arc<Cached>>,
+}
+
+/// Most bytes of parsed releases that text shards keep in memory at once, over every shard a
+/// process has open: 512 MiB, about 3·10^7 one-dimensional releases per side of a test.
+///
+/// A text shard is parsed once, when it is opened, and kept in memory when its releases fit
+/// in what is left of this budget: every later pass (the training rows and the held-out
+/// counts of each layer, the ε estimate) then reads memory instead of parsing the text again,
+/// which is what text costs. A shard that does not fit is only sized when opened and streamed,
+/// parsed in every pass, in memory bounded by the training rows (`audit test`'s streaming, the
+/// module docs).
+pub const TEXT_CACHE_BYTES: usize = 512 << 20;
+
+/// Bytes of [`TEXT_CACHE_BYTES`] in use.
+static TEXT_CACHE_USED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// A share of [`TEXT_CACHE_BYTES`], given back when dropped.
+#[derive(Debug)]
+struct Cached(usize);
+
+impl Cached {
+    /// Takes `bytes` more of the budget, or nothing when they do not fit.
+    fn take(bytes: usize) -> Option<Cached> {
+        use std::sync::atomic::Ordering;
+        TEXT_CACHE_USED
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |used| {
+                used.checked_add(bytes).filter(|&u| u <= TEXT_CACHE_BYTES)
+            })
+            .ok()
+            .map(|_| Cached(bytes))
+    }
+
+    /// Takes `more` bytes on top of this share; false (nothing taken) when they do not fit.
+    fn grow(&mut self, more: usize) -> bool {
+        match Cached::take(more) {
+            Some(extra) => {
+                self.0 += extra.0;
+                std::mem::forget(extra);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+impl Drop for Cached {
+    fn drop(&mut self) {
+        TEXT_CACHE_USED.fetch_sub(self.0, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 /// A pipe, FIFO or `<(…)` process substitution given as a shard, read once (streaming, in
@@ -434,6 +487,7 @@ impl Shard {
             provenance,
             source: path.to_path_buf(),
             memory: None,
+            cached: None,
         }
     }
 
@@ -460,17 +514,25 @@ impl Shard {
             provenance: None,
             source: path.to_path_buf(),
             memory: Some(samples),
+            cached: None,
         })
     }
 
     /// Whether the releases are read from the file named (not from the stored copy of a pipe
     /// or FIFO, which exists only while this process runs).
     pub fn is_regular_file(&self) -> bool {
-        self.memory.is_none() && self.source == self.path
+        (self.memory.is_none() || self.cached.is_some()) && self.source == self.path
+    }
+
+    /// Whether any row can be read without the ones before it: a binary shard (from its byte
+    /// offset) or releases in memory.
+    fn seekable(&self) -> bool {
+        self.format == Format::Binary || self.memory.is_some()
     }
 
     /// [`Shard::open`] of a regular file `source` in `format`, named `path` in errors.
     fn open_at(path: &Path, source: &Path, format: Format) -> Result<Shard> {
+        let mut memory = (None, None);
         let (dim, rows, provenance) = if format == Format::Binary {
             let mut f = open_file(source)?;
             let len = f
@@ -484,7 +546,21 @@ impl Shard {
                 .map_err(|e| bad(path, format!("cannot be read ({e})")))?;
             parse_header(path, &h, len)?
         } else {
-            let (dim, rows) = count_lines(path, source, format)?;
+            let (dim, rows) = match crate::stages::time("open: read the text", || {
+                parse_text(path, source, format)
+            })? {
+                Ok((parsed, share)) => {
+                    let sized = (parsed.dim(), parsed.n());
+                    memory = (
+                        Some(std::sync::Arc::new(parsed)),
+                        Some(std::sync::Arc::new(share)),
+                    );
+                    sized
+                }
+                Err(()) => {
+                    crate::stages::time("count the lines", || count_lines(path, source, format))?
+                }
+            };
             let sidecar = sidecar_path(path);
             let provenance = if sidecar.exists() {
                 let text = crate::sources::text::read_text(&sidecar)
@@ -519,7 +595,8 @@ impl Shard {
             rows,
             provenance,
             source: source.to_path_buf(),
-            memory: None,
+            memory: memory.0,
+            cached: memory.1,
         })
     }
 
@@ -531,7 +608,7 @@ impl Shard {
         transform: &Transform,
         mut visit: impl FnMut(usize, &Samples) -> Result<bool>,
     ) -> Result<()> {
-        if self.format == Format::Binary {
+        if self.seekable() {
             return self.binary_chunks(0..self.rows, transform, visit);
         }
         let path = &self.path;
@@ -542,60 +619,18 @@ impl Shard {
             let chunk = if transform.is_identity() {
                 chunk
             } else {
-                transform
-                    .apply(&chunk)
+                crate::stages::time("the view (transform)", || transform.apply(&chunk))
                     .map_err(|e| bad(path, format!("releases {first}.. (counted from 0): {e}")))?
             };
             visit(first, &chunk)
         };
-        // Text is read in blocks of about TEXT_BLOCK bytes ending at a line break, up to one
-        // block per worker thread at a time; the blocks are checked (UTF-8) and parsed in
-        // parallel (rayon) and handed on in order: parsing, not reading, is what text costs.
-        let mut reader = text_reader(path, &self.source, self.format)?;
-        let batch = rayon::current_num_threads().clamp(1, 8);
-        let mut carry = Vec::new();
-        let mut lines = 0usize;
-        loop {
-            let mut blocks: Vec<(Vec<u8>, usize)> = Vec::with_capacity(batch);
-            while blocks.len() < batch {
-                let block = next_block(&mut *reader, &mut carry).map_err(|(e, k)| {
-                    bad(
-                        path,
-                        format!("unreadable or corrupt in line {} ({e})", lines + k + 1),
-                    )
-                })?;
-                let Some(block) = block else { break };
-                let breaks = block.iter().filter(|&&b| b == b'\n').count();
-                let first = lines;
-                lines += breaks + usize::from(block.last() != Some(&b'\n'));
-                blocks.push((block, first));
-            }
-            if blocks.is_empty() {
-                break;
-            }
-            let parsed: Vec<std::result::Result<Samples, String>> = blocks
-                .par_iter()
-                .map(|(block, first)| {
-                    let text = std::str::from_utf8(block).map_err(|e| {
-                        let line = first
-                            + block[..e.valid_up_to()]
-                                .iter()
-                                .filter(|&&b| b == b'\n')
-                                .count()
-                            + 1;
-                        format!("line {line} is not UTF-8 text")
-                    })?;
-                    crate::sources::exec::parse_chunk(text, *first, Some(self.dim))
-                })
-                .collect();
-            for chunk in parsed {
-                let chunk = chunk.map_err(|e| bad(path, e))?;
-                if !emit(chunk, &mut row)? {
-                    return Ok(());
-                }
-            }
-        }
-        if row != self.rows {
+        let mut stopped = false;
+        text_chunks(path, &self.source, self.format, self.dim, |chunk| {
+            let go = emit(chunk, &mut row)?;
+            stopped = !go;
+            Ok(go)
+        })?;
+        if !stopped && row != self.rows {
             return Err(bad(
                 path,
                 format!(
@@ -624,8 +659,7 @@ impl Shard {
             let chunk = if transform.is_identity() {
                 chunk
             } else {
-                transform
-                    .apply(&chunk)
+                crate::stages::time("the view (transform)", || transform.apply(&chunk))
                     .map_err(|e| bad(path, format!("releases {first}.. (counted from 0): {e}")))?
             };
             visit(first, &chunk)
@@ -689,6 +723,115 @@ impl Shard {
         }
         Ok(())
     }
+}
+
+/// Every release of a text shard (`source`, in `format`; named `path` in errors) of dimension
+/// `dim`, in order, in the chunks its blocks parse to, each handed to `visit`; stops early when
+/// `visit` returns `false`.
+///
+/// Text is read in blocks of about [`TEXT_BLOCK`] bytes ending at a line break, up to one block
+/// per worker thread at a time; the blocks are checked (UTF-8) and parsed in parallel (rayon)
+/// and handed on in order: parsing, not reading, is what text costs.
+fn text_chunks(
+    path: &Path,
+    source: &Path,
+    format: Format,
+    dim: usize,
+    mut visit: impl FnMut(Samples) -> Result<bool>,
+) -> Result<()> {
+    let mut reader = text_reader(path, source, format)?;
+    let batch = rayon::current_num_threads().clamp(1, 8);
+    let mut carry = Vec::new();
+    let mut lines = 0usize;
+    loop {
+        let mut blocks: Vec<(Vec<u8>, usize)> = Vec::with_capacity(batch);
+        while blocks.len() < batch {
+            let block = next_block(&mut *reader, &mut carry).map_err(|(e, k)| {
+                bad(
+                    path,
+                    format!("unreadable or corrupt in line {} ({e})", lines + k + 1),
+                )
+            })?;
+            let Some(block) = block else { break };
+            let breaks = block.iter().filter(|&&b| b == b'\n').count();
+            let first = lines;
+            lines += breaks + usize::from(block.last() != Some(&b'\n'));
+            blocks.push((block, first));
+        }
+        if blocks.is_empty() {
+            return Ok(());
+        }
+        let parsed: Vec<std::result::Result<Samples, String>> = blocks
+            .par_iter()
+            .map(|(block, first)| {
+                let text = std::str::from_utf8(block).map_err(|e| {
+                    let line = first
+                        + block[..e.valid_up_to()]
+                            .iter()
+                            .filter(|&&b| b == b'\n')
+                            .count()
+                        + 1;
+                    format!("line {line} is not UTF-8 text")
+                })?;
+                crate::stages::time("parse text", || {
+                    crate::sources::exec::parse_chunk(text, *first, Some(dim))
+                })
+            })
+            .collect();
+        for chunk in parsed {
+            if !visit(chunk.map_err(|e| bad(path, e))?)? {
+                return Ok(());
+            }
+        }
+    }
+}
+
+/// A text shard parsed whole into memory, with its share of [`TEXT_CACHE_BYTES`]: `Ok(Err(()))`
+/// when its releases do not fit in what is left of the budget (the shard is then streamed).
+/// The dimension is that of the first line, as [`count_lines`] reads it; every line is checked
+/// against it.
+#[allow(clippy::type_complexity)]
+fn parse_text(
+    path: &Path,
+    source: &Path,
+    format: Format,
+) -> Result<std::result::Result<(Samples, Cached), ()>> {
+    let dim = first_line_dim(path, source, format)?;
+    let Some(mut share) = Cached::take(0) else {
+        return Ok(Err(()));
+    };
+    let mut parts: Vec<Samples> = Vec::new();
+    let mut fits = true;
+    text_chunks(path, source, format, dim, |chunk| {
+        fits = share.grow(chunk.n() * chunk.dim() * 8);
+        if fits {
+            parts.push(chunk);
+        }
+        Ok(fits)
+    })?;
+    if !fits {
+        return Ok(Err(()));
+    }
+    // The parts are copied into one array: for a moment both are held (twice the shard's
+    // releases, within twice the budget).
+    let all = Samples::concat(&parts)?;
+    Ok(Ok((all, share)))
+}
+
+/// The dimension of a text shard's first release (the errors of an empty or unreadable file
+/// name it).
+fn first_line_dim(path: &Path, source: &Path, format: Format) -> Result<usize> {
+    let mut reader = text_reader(path, source, format)?;
+    let mut first = String::new();
+    reader
+        .read_line(&mut first)
+        .map_err(|e| bad(path, format!("unreadable or corrupt in line 1 ({e})")))?;
+    if first.is_empty() {
+        return Err(bad(path, "holds no releases (empty file)"));
+    }
+    Ok(crate::sources::exec::parse_chunk(&first, 0, None)
+        .map_err(|e| bad(path, e))?
+        .dim())
 }
 
 /// Bytes of text parsed at a time by one thread (a block ends at a line break, so a longer
@@ -807,7 +950,7 @@ impl ShardSet {
             if got >= n {
                 break;
             }
-            if s.format == Format::Binary {
+            if s.seekable() {
                 // Segments read from their own byte offsets in parallel, kept in row order.
                 let take = (n - got).min(s.rows);
                 let segments: Vec<std::ops::Range<usize>> = (0..take)
@@ -1000,7 +1143,7 @@ pub(crate) fn count_rows(
             continue;
         }
         let from = start.saturating_sub(off);
-        if shard.format == Format::Binary {
+        if shard.seekable() {
             let mut r = from;
             while r < shard.rows {
                 let to = (r + SEGMENT_ROWS).min(shard.rows);
@@ -1022,7 +1165,7 @@ pub(crate) fn count_rows(
                 y += cy;
                 Ok(true)
             };
-            if shard.format == Format::Binary {
+            if shard.seekable() {
                 shard.binary_chunks(rows.clone(), transform, &mut visit)?;
             } else {
                 shard.for_each_chunk(transform, &mut visit)?;
@@ -1096,7 +1239,7 @@ pub(crate) fn count_shard_views(
         }
         a
     };
-    if shard.format != Format::Binary {
+    if !shard.seekable() {
         let mut counts = zero;
         shard.for_each_chunk(&Transform::None, |first, chunk| {
             visit_into(&mut counts, first, chunk)

@@ -610,8 +610,58 @@ fn auto_features(v: f64) -> [f64; AUTO_PER_COORD] {
     f
 }
 
-/// The `float-repr` block of one finite value, see [`FLOAT_REPR_FEATURES`].
+/// The `float-repr` block of one finite value, see [`FLOAT_REPR_FEATURES`], read from the bits
+/// of v: the same five numbers as [`float_repr_reference`] (the `auto` block's, whose dyadic
+/// flags cost 13 multiplications and `fract`s a value; the unit test
+/// `float_repr_from_bits_is_the_reference` holds them equal), at a few integer operations.
+///
+/// The grid level is the least k in 0..=12 with v·2^k an integer (13: none). A finite v ≠ 0 with
+/// biased exponent E ≥ 1 is m·2^(E−1075), m = 2^52 + its fraction bits, so v·2^k is an integer
+/// exactly when E − 1075 + tz(m) + k ≥ 0 (tz: trailing zero bits): k = 1075 − E − tz(m), at
+/// least 0. A subnormal (E = 0) needs k ≥ 1074 − 51 > 12; zero is an integer (level 0).
 fn float_repr(v: f64) -> [f64; FLOAT_REPR_PER_COORD] {
+    let bits = v.to_bits();
+    let low = (1u64 << LOW_MANTISSA_BITS) - 1;
+    let biased = ((bits >> 52) & 0x7ff) as i64;
+    let fraction = bits & ((1u64 << 52) - 1);
+    let no_grid = (FLOAT_BITS_PER_COORD - 2) as i64;
+    let level = if biased == 0 {
+        if fraction == 0 { 0 } else { no_grid }
+    } else {
+        let m = fraction | (1u64 << 52);
+        let need = 1075 - biased - i64::from(m.trailing_zeros());
+        if need <= 0 {
+            0
+        } else if need <= *DYADIC_EXPONENTS.end() as i64 {
+            need
+        } else {
+            no_grid
+        }
+    };
+    let as_f32 = v as f32;
+    let is_f32 = f64::from(as_f32) == v;
+    let exponent = if biased == 0 {
+        *BINADE_RANGE.start()
+    } else {
+        biased as i32 - 1023
+    };
+    [
+        (bits & low) as f64,
+        f64::from(is_f32),
+        level as f64,
+        if is_f32 {
+            (as_f32.to_bits() & low as u32) as f64
+        } else {
+            0.0
+        },
+        f64::from(exponent.clamp(*BINADE_RANGE.start(), *BINADE_RANGE.end())),
+    ]
+}
+
+/// The `float-repr` block as first defined, from the `auto` block: what [`float_repr`] is held
+/// equal to.
+#[cfg(test)]
+fn float_repr_reference(v: f64) -> [f64; FLOAT_REPR_PER_COORD] {
     let a = auto_features(v);
     // The dyadic flags sit at a[2..15] for k = 0..=12; they are nested, so the first set one
     // is the grid level (13: on none of them).
@@ -788,6 +838,54 @@ mod tests {
             let y = t.apply(&x).unwrap();
             assert_eq!(t.feature_names(3).len(), y.dim(), "{t}");
             assert_eq!(t.output_dim(3), y.dim(), "{t}");
+        }
+    }
+
+    #[test]
+    fn float_repr_from_bits_is_the_reference() {
+        use rand::{RngExt, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(54);
+        let mut values = vec![
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            0.5,
+            3.0,
+            0.1,
+            f64::MIN_POSITIVE,
+            -f64::MIN_POSITIVE / 8.0,
+            5e-324,
+            f64::MAX,
+            -f64::MAX,
+            2f64.powi(52),
+            2f64.powi(53) + 2.0,
+            2f64.powi(-12),
+            -2f64.powi(-13),
+            3.0 * 2f64.powi(-12),
+            1e300,
+            1e-300,
+            f64::from(0.1f32),
+        ];
+        for _ in 0..100_000 {
+            let k: i32 = rng.random_range(-40..40);
+            let m: f64 = rng.random_range(-1.0..1.0);
+            values.push(m * 2f64.powi(k));
+            values.push((m * 4096.0).round() / 2f64.powi(rng.random_range(0..16)));
+            values.push(f64::from((m * 2f64.powi(k)) as f32));
+            let fraction = rng.random::<u64>() & !(0xfffu64 << 52);
+            let any = f64::from_bits(fraction | (rng.random_range(0..0xfffu64) << 52));
+            if any.is_finite() {
+                values.push(any);
+            }
+        }
+        for v in values {
+            let (fast, slow) = (float_repr(v), float_repr_reference(v));
+            assert_eq!(
+                fast.map(f64::to_bits),
+                slow.map(f64::to_bits),
+                "{v:e}: {fast:?} against {slow:?}"
+            );
         }
     }
 

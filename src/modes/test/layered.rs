@@ -80,7 +80,7 @@ pub(super) fn layered_outputs(
     let share = a.failure_probability / layers.len() as f64;
     // Every shard is opened and sized first (headers, line counts): a missing, truncated or
     // mismatched shard stops here, before any release is used.
-    let sides = held.sides(a)?;
+    let sides = crate::stages::time("open the shards", || held.sides(a))?;
     if !a.output.no_report && held.is_read_or_replay() {
         crate::report::prepare_report_dir(&a.output.report_dir)?;
     }
@@ -99,7 +99,9 @@ pub(super) fn layered_outputs(
         write_layered_page(a, held, pages, &verdicts, &mut late)
     };
     let record = if json {
-        Some(layered_record(&results, code, held)?)
+        Some(crate::stages::time("the record", || {
+            layered_record(&results, code, held)
+        })?)
     } else {
         None
     };

@@ -116,10 +116,12 @@ fn audit_streamed(
     let claim = claim_arg.claim;
     let (set_a, set_b) = (sides.0.clone(), sides.1.clone());
     let (na, nb) = (set_a.names(), set_b.names());
-    let (ta, tb) = (
-        set_a.head(train.0, &transform)?,
-        set_b.head(train.1, &transform)?,
-    );
+    let (ta, tb) = crate::stages::time("read the training rows", || {
+        Ok::<_, Error>((
+            set_a.head(train.0, &transform)?,
+            set_b.head(train.1, &transform)?,
+        ))
+    })?;
     let held_out = (set_a.rows - train.0, set_b.rows - train.1);
     let train_rows = (&ta, &tb);
     let r = match held {

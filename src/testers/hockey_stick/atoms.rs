@@ -2,11 +2,9 @@
 //! patterns (how many distinct, the atom tables of estimated log-likelihood ratios of joint
 //! patterns) and near-atoms, clusters of values equal to 9 significant digits.
 
-use std::collections::HashMap;
-
 use rayon::prelude::*;
 
-use super::score::key;
+use super::score::{AtomTable, PatternMap, with_key};
 use crate::mechanisms::Samples;
 
 /// Distinct values (as bits) of coordinate j among rows, up to `cap + 1`.
@@ -16,7 +14,7 @@ pub(super) fn distinct_values(
     j: usize,
     cap: usize,
 ) -> usize {
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = rustc_hash::FxHashSet::default();
     for i in rows {
         seen.insert(s.values()[[i, j]].to_bits());
         if seen.len() > cap {
@@ -33,19 +31,23 @@ pub(super) fn atom_table(
     q: &Samples,
     nq: usize,
     coords: &[usize],
-) -> HashMap<Vec<u64>, f64> {
+) -> AtomTable {
     // The two sides counted at once, then merged: each count is a whole number of rows of one
     // side, so the table is the same as counted in one pass.
     let side = |s: &Samples, n: usize| {
-        let mut m: HashMap<Vec<u64>, f64> = HashMap::new();
+        let mut m: PatternMap<f64> = PatternMap::default();
         for i in 0..n {
-            *m.entry(key(&s.row(i), coords)).or_default() += 1.0;
+            with_key(&s.row(i), coords, |k| match m.get_mut(k) {
+                Some(c) => *c += 1.0,
+                None => {
+                    m.insert(k.to_vec(), 1.0);
+                }
+            });
         }
         m
     };
     let (cp, cq) = rayon::join(|| side(p, np), || side(q, nq));
-    let mut counts: HashMap<Vec<u64>, (f64, f64)> =
-        cp.into_iter().map(|(k, c)| (k, (c, 0.0))).collect();
+    let mut counts: PatternMap<(f64, f64)> = cp.into_iter().map(|(k, c)| (k, (c, 0.0))).collect();
     for (k, c) in cq {
         counts.entry(k).or_default().1 += c;
     }
@@ -113,30 +115,40 @@ pub(super) fn near_centres(p: &Samples, np: usize, q: &Samples, nq: usize, j: us
         let m = (x / 10f64.powi(e - (NEAR_DIGITS - 1))).round();
         (e, m as i64)
     };
-    // Groups as runs of (key, value) pairs sorted by key then value: 24 bytes per value, where a
-    // map of vectors took ~80 (most continuous values are alone in their group).
-    let mut keyed: Vec<((i32, i64), f64)> = values.par_iter().map(|&x| (group(x), x)).collect();
-    drop(values);
-    // Elements equal under this order are identical (key, then value by total_cmp), so the
-    // parallel unstable sort gives the sequential sort's sequence.
-    keyed.par_sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.total_cmp(&b.1)));
-    let min_count = 10.max((np + nq) / 1000);
-    // (key, first index, length) of every group holding at least `min_count` values.
-    let mut big: Vec<((i32, i64), usize, usize)> = Vec::new();
-    let mut start = 0;
-    while start < keyed.len() {
-        let k = keyed[start].0;
-        let len = keyed[start..].partition_point(|e| e.0 == k);
-        if len >= min_count {
-            big.push((k, start, len));
-        }
-        start += len;
+    // Group sizes counted in a hash map (most continuous values are alone in their group, so
+    // no group is big and nothing more is read); only the big groups' values are then gathered
+    // and sorted. Linear in the rows, where sorting every (key, value) pair was n log n.
+    let keys: Vec<(i32, i64)> = values.par_iter().map(|&x| group(x)).collect();
+    let mut sizes: rustc_hash::FxHashMap<(i32, i64), usize> = rustc_hash::FxHashMap::default();
+    for &k in &keys {
+        *sizes.entry(k).or_default() += 1;
     }
-    big.sort_by(|a, b| b.2.cmp(&a.2).then_with(|| a.0.cmp(&b.0)));
+    let min_count = 10.max((np + nq) / 1000);
+    // (key, size) of every group holding at least `min_count` values, largest first (ties by
+    // key).
+    let mut big: Vec<((i32, i64), usize)> = sizes
+        .into_iter()
+        .filter(|&(_, len)| len >= min_count)
+        .collect();
+    big.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let index: rustc_hash::FxHashMap<(i32, i64), usize> =
+        big.iter().enumerate().map(|(i, &(k, _))| (k, i)).collect();
+    let mut members: Vec<Vec<f64>> = big
+        .iter()
+        .map(|&(_, len)| Vec::with_capacity(len))
+        .collect();
+    if !index.is_empty() {
+        for (k, &x) in keys.iter().zip(&values) {
+            if let Some(&i) = index.get(k) {
+                members[i].push(x);
+            }
+        }
+    }
     let mut centres: Vec<f64> = Vec::new();
-    for (_, first, len) in big {
-        // The group's values are sorted (by total_cmp): its median is the middle one.
-        let c = keyed[first + len / 2].1;
+    for group in &mut members {
+        // The group's values sorted by total_cmp: its median is the middle one.
+        group.sort_unstable_by(f64::total_cmp);
+        let c = group[group.len() / 2];
         let apart = |k: f64| (k - c).abs() > resolution * k.abs().max(c.abs()).max(scale);
         if centres.iter().all(|&k| apart(k)) {
             centres.push(c);

@@ -2,13 +2,11 @@
 //! discrete, continuous or varying, and the scores the event search (or the variational form's
 //! one discriminator) offers for them.
 
-use std::collections::HashMap;
-
 use rayon::prelude::*;
 
 use super::atoms::{MAX_PAIRED_DISCRETE, atom_table, distinct_values, near_centres};
-use super::learned::{LearnedScore, fit_learned};
-use super::score::{Score, key};
+use super::learned::fit_learned;
+use super::score::{AtomTable, PatternMap, Score, with_key};
 use super::{HockeyStickForm, HockeyStickTester};
 use crate::mechanisms::Samples;
 
@@ -26,23 +24,12 @@ struct Coordinates {
 }
 
 impl HockeyStickTester {
-    /// The candidate scores of `p` against `q` from their training rows. `mirror`: the learned
-    /// score already fitted for the opposite direction (same training rows, labels swapped),
-    /// whose negation is this direction's fit (the L2-penalized logistic loss is symmetric under
-    /// swapping the labels and negating the parameters), so it is not fitted twice.
-    pub(super) fn candidates(
-        &self,
-        p: &Samples,
-        np: usize,
-        q: &Samples,
-        nq: usize,
-        mirror: Option<&LearnedScore>,
-    ) -> Vec<Score> {
+    /// The candidate scores of `p` against `q` from their training rows. Those of `q` against
+    /// `p` are these mirrored ([`Score::mirrored`]): every choice below reads both sides'
+    /// training rows symmetrically.
+    pub(super) fn candidates(&self, p: &Samples, np: usize, q: &Samples, nq: usize) -> Vec<Score> {
         let fit = |coords: &[usize], decision: bool| {
-            mirror
-                .map(LearnedScore::negated)
-                .or_else(|| fit_learned(p, np, q, nq, coords, decision))
-                .map(|m| Score::Learned(Box::new(m)))
+            fit_learned(p, np, q, nq, coords, decision).map(|m| Score::Learned(Box::new(m)))
         };
         let Coordinates {
             discrete,
@@ -181,7 +168,7 @@ fn atom_scores(
     q: &Samples,
     nq: usize,
     coords: &Coordinates,
-    table: HashMap<Vec<u64>, f64>,
+    table: AtomTable,
     fine: bool,
 ) -> Vec<Score> {
     let Coordinates {
@@ -231,12 +218,16 @@ fn conditional_scores(
         continuous,
         ..
     } = coords;
-    let mut freq: HashMap<Vec<u64>, usize> = HashMap::new();
-    for i in 0..np {
-        *freq.entry(key(&p.row(i), discrete)).or_default() += 1;
-    }
-    for i in 0..nq {
-        *freq.entry(key(&q.row(i), discrete)).or_default() += 1;
+    let mut freq: PatternMap<usize> = PatternMap::default();
+    for (s, n) in [(p, np), (q, nq)] {
+        for i in 0..n {
+            with_key(&s.row(i), discrete, |k| match freq.get_mut(k) {
+                Some(c) => *c += 1,
+                None => {
+                    freq.insert(k.to_vec(), 1);
+                }
+            });
+        }
     }
     let mut patterns: Vec<(usize, Vec<u64>)> = freq.into_iter().map(|(k, c)| (c, k)).collect();
     patterns.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));

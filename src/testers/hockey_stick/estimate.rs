@@ -386,11 +386,8 @@ impl HockeyStickTester {
             form: HockeyStickForm::EventSearch,
             ..self.clone()
         };
-        let forward = search.candidates(p, np, q, nq, None);
-        let learned = forward.iter().find_map(|s| match s {
-            Score::Learned(m) => Some((**m).clone()),
-            _ => None,
-        });
+        let forward = crate::stages::time("candidate events", || search.candidates(p, np, q, nq));
+        let backward: Vec<Score> = forward.iter().map(Score::mirrored).collect();
         // Every candidate's curve (threshold ranks growing by 1 %), in parallel: the forward
         // curves while the reverse candidates are formed, collected in candidate order.
         let (fwd, rev): (Vec<Curve>, Vec<Curve>) = rayon::join(
@@ -401,8 +398,7 @@ impl HockeyStickTester {
                     .collect()
             },
             || {
-                search
-                    .candidates(q, nq, p, np, learned.as_ref())
+                backward
                     .into_par_iter()
                     .map(|score| curve_with_growth(score, q, nq, p, np, 0.0, 1.01))
                     .collect()

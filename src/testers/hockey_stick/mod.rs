@@ -402,30 +402,34 @@ impl HockeyStickTester {
             reverse: true,
             pair: true,
         };
-        let Some((index, choice, curves)) = self.select(
-            p,
-            np,
-            q,
-            nq,
-            (held.rows(false), held.rows(true)),
-            &cands,
-            failure_probability,
-            allowed,
-        ) else {
+        let Some((index, choice, curves)) = crate::stages::time("select the event", || {
+            self.select(
+                p,
+                np,
+                q,
+                nq,
+                (held.rows(false), held.rows(true)),
+                &cands,
+                failure_probability,
+                allowed,
+            )
+        }) else {
             return Err(Error::InvalidSamples(
                 "no candidate event could be formed".into(),
             ));
         };
         let (epsilon, allow) = cands[index];
-        let mut measurement = self.measure(
-            held,
-            choice,
-            &curves,
-            epsilon,
-            allow,
-            failure_probability,
-            rng,
-        )?;
+        let mut measurement = crate::stages::time("count the held-out rows", || {
+            self.measure(
+                held,
+                choice,
+                &curves,
+                epsilon,
+                allow,
+                failure_probability,
+                rng,
+            )
+        })?;
         measurement.inequality = format!(
             "{}; the direction (or both summed){} and the event(s) were chosen on the training split among {} ε value(s), so one bound carries the whole β",
             measurement.inequality,

@@ -1,8 +1,6 @@
 //! A candidate score s(x) of the event search, whose upper sets {s(x) ≥ t} are the candidate
 //! events, and [`HeldOutEvents`], the chosen event(s) as the held-out count reads them.
 
-use std::collections::HashMap;
-
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -22,7 +20,7 @@ pub(super) enum Score {
     Atoms {
         coords: Vec<usize>,
         #[serde(with = "sorted_table")]
-        table: HashMap<Vec<u64>, f64>,
+        table: AtomTable,
         /// Training rows per side the table was estimated on (0: all of them, and the
         /// threshold is chosen on the same rows; else the threshold and the selection read only
         /// the training rows after them, see [`Score::selection_start`]).
@@ -41,15 +39,20 @@ pub(super) enum Score {
     Learned(Box<LearnedScore>),
 }
 
+/// An atom table: the estimated log-likelihood ratio of each joint value (bit patterns) of some
+/// coordinates.
+pub(super) type AtomTable = PatternMap<f64>;
+
+/// A map keyed by the bit patterns of some coordinates of a release (FxHash: see Cargo.toml).
+pub(super) type PatternMap<V> = std::collections::HashMap<Vec<u64>, V, rustc_hash::FxBuildHasher>;
+
 /// An atom table as a list of (key, value) sorted by key: JSON object keys must be strings, and
 /// a sorted list is the same bytes however the map was filled.
 mod sorted_table {
-    use std::collections::HashMap;
-
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
     pub(super) fn serialize<S: Serializer>(
-        table: &HashMap<Vec<u64>, f64>,
+        table: &super::AtomTable,
         s: S,
     ) -> std::result::Result<S::Ok, S::Error> {
         let mut v: Vec<(&Vec<u64>, &f64)> = table.iter().collect();
@@ -59,7 +62,7 @@ mod sorted_table {
 
     pub(super) fn deserialize<'de, D: Deserializer<'de>>(
         d: D,
-    ) -> std::result::Result<HashMap<Vec<u64>, f64>, D::Error> {
+    ) -> std::result::Result<super::AtomTable, D::Error> {
         let v: Vec<(Vec<u64>, f64)> = Vec::deserialize(d)?;
         Ok(v.into_iter().collect())
     }
@@ -106,18 +109,38 @@ pub(super) fn key(row: &ndarray::ArrayView1<'_, f64>, coords: &[usize]) -> Vec<u
     coords.iter().map(|&c| row[c].to_bits()).collect()
 }
 
+/// [`key`] handed to `f` without allocating (on the stack for up to 16 coordinates): the atom
+/// scores look one up for every release they count.
+pub(super) fn with_key<T>(
+    row: &ndarray::ArrayView1<'_, f64>,
+    coords: &[usize],
+    f: impl FnOnce(&[u64]) -> T,
+) -> T {
+    const STACK: usize = 16;
+    if coords.len() > STACK {
+        return f(&key(row, coords));
+    }
+    let mut buf = [0u64; STACK];
+    for (b, &c) in buf.iter_mut().zip(coords) {
+        *b = row[c].to_bits();
+    }
+    f(&buf[..coords.len()])
+}
+
 impl Score {
     pub(super) fn eval(&self, row: &ndarray::ArrayView1<'_, f64>) -> f64 {
         match self {
             Score::Coordinate { j, sign } => sign * row[*j],
-            Score::Atoms { coords, table, .. } => *table.get(&key(row, coords)).unwrap_or(&0.0),
+            Score::Atoms { coords, table, .. } => {
+                with_key(row, coords, |k| table.get(k).copied().unwrap_or(0.0))
+            }
             Score::Conditional {
                 coords,
                 pattern,
                 j,
                 sign,
             } => {
-                if key(row, coords) == *pattern {
+                if with_key(row, coords, |k| k == pattern.as_slice()) {
                     sign * row[*j]
                 } else {
                     f64::NEG_INFINITY
@@ -183,6 +206,40 @@ impl Score {
 }
 
 impl Score {
+    /// This candidate for the opposite direction (the sides swapped), exactly as
+    /// [`HockeyStickTester::candidates`](super::HockeyStickTester) would form it from the
+    /// swapped training rows, without forming it again:
+    /// - coordinates (both signs are offered), near-atoms (their centres pool both sides) and
+    ///   conditional scores (patterns ranked by pooled counts) are the same;
+    /// - an atom table's ratios are negated: with the sides swapped each entry is
+    ///   ln(b) − ln(a) where it was ln(a) − ln(b) (the same logarithms, the same `a` and smoothing),
+    ///   and IEEE subtraction rounds symmetrically, so fl(ln b − ln a) = −fl(ln a − ln b) bit
+    ///   for bit, except that x − x is +0 either way (a zero stays +0 here);
+    /// - the learned score is negated (the L2-penalized logistic loss is symmetric under
+    ///   swapping the labels and negating the parameters).
+    ///
+    /// The reverse direction's candidates are formed this way, so the pooled work (sorting every
+    /// training value for the near-atoms, counting the atom tables, fitting the discriminator)
+    /// is done once per selection instead of twice.
+    pub(super) fn mirrored(&self) -> Score {
+        match self {
+            Score::Atoms {
+                coords,
+                table,
+                fitted_rows,
+            } => Score::Atoms {
+                coords: coords.clone(),
+                table: table
+                    .iter()
+                    .map(|(k, &v)| (k.clone(), if v == 0.0 { 0.0 } else { -v }))
+                    .collect(),
+                fitted_rows: *fitted_rows,
+            },
+            Score::Learned(m) => Score::Learned(Box::new(m.negated())),
+            other => other.clone(),
+        }
+    }
+
     /// First training row (per side) the threshold and the selection may read: the learned score
     /// is fitted on rows `0..m` and judged on the training rows after them, so that its
     /// in-sample fit does not make it look better than the other candidates. Still training rows
