@@ -93,6 +93,15 @@ impl Samples {
 
     /// The first non-finite value, as (row, column, value), if any.
     pub fn first_non_finite(&self) -> Option<(usize, usize, f64)> {
+        // Row-major arrays (all but views) are searched as one slice: the index of the first
+        // non-finite value gives its row and coordinate, the same as the indexed search.
+        if let Some(flat) = self.values.as_slice() {
+            let d = self.values.ncols();
+            return flat
+                .iter()
+                .position(|v| !v.is_finite())
+                .map(|k| (k / d, k % d, flat[k]));
+        }
         self.values
             .indexed_iter()
             .find(|(_, v)| !v.is_finite())

@@ -67,6 +67,34 @@ pub enum BenchKind {
         #[arg(long)]
         json: bool,
     },
+    /// `audit test` beside its floor (reading and parsing both sides' files alone) at each size,
+    /// format and thread count, both layers and each layer; and the per-stage profile of
+    /// `audit test` at 1 thread. Prints text or JSON only; writes no report.
+    Floor {
+        /// Folder of the shards N.a.jsonl, N.b.jsonl, N.a.bin, N.b.bin (written with `audit
+        /// sample --mechanism laplace-sum` when missing).
+        #[arg(long, value_name = "DIR")]
+        dir: PathBuf,
+        /// Releases per side, comma-separated.
+        #[arg(long, default_value = "1000,10000,100000,1000000,10000000")]
+        samples: String,
+        /// Shard formats, comma-separated: jsonl, bin.
+        #[arg(long, default_value = "jsonl,bin")]
+        formats: String,
+        /// Thread counts, comma-separated.
+        #[arg(long, default_value = "1,2")]
+        threads: String,
+        /// Timed runs of each figure (the median is reported).
+        #[arg(allow_hyphen_values = true, long, default_value_t = 5)]
+        repeats: u64,
+        /// Sizes whose per-stage profile is printed (1 thread, both layers), comma-separated;
+        /// "none" for none.
+        #[arg(long, default_value = "1000000")]
+        profile: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// The real-world suite: every case of tests/suite/cases.json (programs re-implementing
     /// published DP bugs, and correct ones) through `audit run --exec` with the data description
     /// and the claim only; prints a table and `suite: caught B/NB buggy, flagged F/NC correct`.
@@ -459,6 +487,53 @@ pub fn run_cli(a: &BenchArgs) -> Result<Outcome> {
             extra,
             json,
         } => bench_suite(cases, *samples, *seed, only, extra, *json)?,
+        BenchKind::Floor {
+            dir,
+            samples,
+            formats,
+            threads,
+            repeats,
+            profile,
+            json,
+        } => {
+            check_repeats("--repeats", *repeats)?;
+            let formats: Vec<String> = formats.split(',').map(|f| f.trim().to_string()).collect();
+            if let Some(bad) = formats
+                .iter()
+                .find(|f| !matches!(f.as_str(), "jsonl" | "bin"))
+            {
+                return Err(Error::InvalidConfig(format!(
+                    "--formats {bad:?}; allowed: jsonl, bin (comma-separated)"
+                )));
+            }
+            let threads = threads
+                .split(',')
+                .map(|t| {
+                    let t = t.trim();
+                    let j: usize = t.parse().map_err(|_| {
+                        Error::InvalidConfig(format!(
+                            "--threads {t:?}; allowed: comma-separated thread counts, e.g. 1,2"
+                        ))
+                    })?;
+                    super::run::check_count("--threads", j, 1, super::run::max_jobs())?;
+                    Ok(j)
+                })
+                .collect::<Result<Vec<usize>>>()?;
+            let profile = if profile.trim() == "none" {
+                Vec::new()
+            } else {
+                parse_sizes(profile)?
+            };
+            super::floor::bench_floor(&super::floor::FloorArgs {
+                dir,
+                sizes: parse_sizes(samples)?,
+                formats,
+                threads,
+                repeats: *repeats,
+                profile,
+                json: *json,
+            })?
+        }
         BenchKind::Pacing {
             budget,
             seed,

@@ -10,6 +10,7 @@ use crate::error::Result;
 pub mod accountant;
 pub mod bench;
 mod common;
+mod floor;
 pub mod list;
 pub mod load;
 pub mod one_run;

@@ -1268,15 +1268,15 @@ pub(crate) fn count_chunk(
     rows: std::ops::Range<usize>,
     events: &HeldOutEvents,
 ) -> (u64, u64) {
-    rows.into_par_iter()
-        .with_min_len(1 << 13)
-        .fold(
-            || (0u64, 0u64),
-            |(a, b), i| {
-                let (fx, fy) = events.flags(&chunk.row(i));
-                (a + u64::from(fx), b + u64::from(fy))
-            },
-        )
+    const BLOCK: usize = 1 << 13;
+    let blocks: Vec<std::ops::Range<usize>> = rows
+        .clone()
+        .step_by(BLOCK)
+        .map(|r| r..(r + BLOCK).min(rows.end))
+        .collect();
+    blocks
+        .into_par_iter()
+        .map(|b| events.count_rows(chunk, b))
         .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
 }
 

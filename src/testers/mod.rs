@@ -496,9 +496,6 @@ pub trait HeldOut: Sync {
     fn count(&self, second: bool, limit: usize, events: &HeldOutEvents) -> Result<(u64, u64)>;
 }
 
-/// Rows per parallel task when held-out rows in memory are counted.
-const COUNT_BLOCK: usize = 1 << 14;
-
 /// In-memory held-out rows: the rows `np..` of `p` and `nq..` of `q`.
 pub struct Tail<'a> {
     /// First side and its training rows.
@@ -514,20 +511,13 @@ impl HeldOut for Tail<'_> {
     }
 
     fn count(&self, second: bool, limit: usize, events: &HeldOutEvents) -> Result<(u64, u64)> {
-        use rayon::prelude::*;
         let (s, start) = if second { self.q } else { self.p };
         // Blocks of rows counted in parallel; integer sums, so any thread count gives the same.
-        Ok((start..start + limit)
-            .into_par_iter()
-            .with_min_len(COUNT_BLOCK)
-            .fold(
-                || (0u64, 0u64),
-                |(a, b), i| {
-                    let (x, y) = events.flags(&s.row(i));
-                    (a + u64::from(x), b + u64::from(y))
-                },
-            )
-            .reduce(|| (0, 0), |x, y| (x.0 + y.0, x.1 + y.1)))
+        Ok(crate::sources::shards::count_chunk(
+            s,
+            start..start + limit,
+            events,
+        ))
     }
 }
 

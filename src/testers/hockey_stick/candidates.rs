@@ -23,7 +23,75 @@ struct Coordinates {
     varying: Vec<usize>,
 }
 
+/// The candidate lists formed most recently, by [`MemoKey`]: the verdict's selection and the
+/// ε estimate form the same candidates from the same training rows, and they are formed once.
+static MEMO: std::sync::Mutex<Vec<(MemoKey, Vec<Score>)>> = std::sync::Mutex::new(Vec::new());
+
+/// Lists [`MEMO`] keeps (one per layer running at once, and a spare).
+const MEMO_LISTS: usize = 4;
+
+/// What a candidate list is a function of: the tester's settings that shape it, the training
+/// rows' count and dimension, where they are in memory, and a hash (FxHash) of every training
+/// value's bits.
+///
+/// Soundness does not rest on the key: candidates are a function of training rows only, and a
+/// list formed from any rows other than this test's held-out rows is independent of those rows,
+/// which is all the bounds need (module docs, "Why it holds"). A collision (the same address,
+/// counts and 64-bit hash for other values) could only cost power.
+#[derive(Clone, PartialEq, Eq)]
+struct MemoKey {
+    settings: (HockeyStickForm, usize, bool, bool),
+    rows: (usize, usize, usize),
+    addresses: (usize, usize),
+    hash: u64,
+}
+
+impl MemoKey {
+    fn of(t: &HockeyStickTester, p: &Samples, np: usize, q: &Samples, nq: usize) -> MemoKey {
+        use std::hash::Hasher;
+        let mut h = rustc_hash::FxHasher::default();
+        for (s, n) in [(p, np), (q, nq)] {
+            let v = s.values();
+            match v.as_slice() {
+                Some(flat) => flat[..n * s.dim()]
+                    .iter()
+                    .for_each(|x| h.write_u64(x.to_bits())),
+                None => (0..n).for_each(|i| v.row(i).iter().for_each(|x| h.write_u64(x.to_bits()))),
+            }
+        }
+        MemoKey {
+            settings: (t.form, t.max_discrete_values, t.near_atoms, t.learned_score),
+            rows: (np, nq, p.dim()),
+            addresses: (p.values().as_ptr() as usize, q.values().as_ptr() as usize),
+            hash: h.finish(),
+        }
+    }
+}
+
 impl HockeyStickTester {
+    /// [`Self::candidates`], formed once for the same training rows and settings (see
+    /// [`MemoKey`]): the verdict's selection and the ε estimate ask for the same list.
+    pub(super) fn candidates_once(
+        &self,
+        p: &Samples,
+        np: usize,
+        q: &Samples,
+        nq: usize,
+    ) -> Vec<Score> {
+        let key = MemoKey::of(self, p, np, q, nq);
+        let memo = || MEMO.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, list)) = memo().iter().find(|(k, _)| *k == key) {
+            return list.clone();
+        }
+        let list = self.candidates(p, np, q, nq);
+        let mut m = memo();
+        if m.len() == MEMO_LISTS {
+            m.remove(0);
+        }
+        m.push((key, list.clone()));
+        list
+    }
+
     /// The candidate scores of `p` against `q` from their training rows. Those of `q` against
     /// `p` are these mirrored ([`Score::mirrored`]): every choice below reads both sides'
     /// training rows symmetrically.

@@ -386,7 +386,8 @@ impl HockeyStickTester {
             form: HockeyStickForm::EventSearch,
             ..self.clone()
         };
-        let forward = crate::stages::time("candidate events", || search.candidates(p, np, q, nq));
+        let forward =
+            crate::stages::time("candidate events", || search.candidates_once(p, np, q, nq));
         let backward: Vec<Score> = forward.iter().map(Score::mirrored).collect();
         // Every candidate's curve (threshold ranks growing by 1 %), in parallel: the forward
         // curves while the reverse candidates are formed, collected in candidate order.

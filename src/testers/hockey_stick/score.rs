@@ -87,6 +87,26 @@ impl HeldOutEvents {
         (in1, in2)
     }
 
+    /// (releases in S₁, releases in S₂ \ S₁) among the rows `rows` of `s`: [`Self::flags`] of
+    /// each row, counted, with the scores computed a block at a time ([`Score::eval_rows`]).
+    pub fn count_rows(&self, s: &Samples, rows: std::ops::Range<usize>) -> (u64, u64) {
+        let first = self.first.0.eval_rows(s, rows.clone());
+        let t1 = self.first.1;
+        match &self.second {
+            None => (first.iter().filter(|&&v| v >= t1).count() as u64, 0),
+            Some((score, t2)) => {
+                let second = score.eval_rows(s, rows);
+                first
+                    .iter()
+                    .zip(&second)
+                    .fold((0, 0), |(a, b), (&v1, &v2)| {
+                        let in1 = v1 >= t1;
+                        (a + u64::from(in1), b + u64::from(!in1 && v2 >= *t2))
+                    })
+            }
+        }
+    }
+
     /// The largest coordinate index any score reads (so a count can refuse releases of too
     /// small a dimension instead of indexing out of range).
     pub fn max_coordinate(&self) -> usize {
@@ -148,6 +168,18 @@ impl Score {
             }
             Score::Near { j, centre } => -(row[*j] - centre).abs(),
             Score::Learned(m) => m.logit(row),
+        }
+    }
+
+    /// [`Score::eval`] of the rows `rows` of `s`, in order; the one-coordinate scores read down
+    /// their column (the same arithmetic, so the same values bit for bit), the others row by
+    /// row.
+    pub(super) fn eval_rows(&self, s: &Samples, rows: std::ops::Range<usize>) -> Vec<f64> {
+        let column = |j: usize| s.values().slice(ndarray::s![rows.clone(), j]);
+        match self {
+            Score::Coordinate { j, sign } => column(*j).iter().map(|&x| sign * x).collect(),
+            Score::Near { j, centre } => column(*j).iter().map(|&x| -(x - centre).abs()).collect(),
+            _ => rows.map(|i| self.eval(&s.row(i))).collect(),
         }
     }
 
@@ -255,10 +287,16 @@ impl Score {
 
 /// The scores of `rows`, in row order (computed in parallel blocks).
 pub(super) fn scores_of(score: &Score, s: &Samples, rows: std::ops::Range<usize>) -> Vec<f64> {
-    rows.into_par_iter()
-        .with_min_len(PAR_ROWS)
-        .map(|i| score.eval(&s.row(i)))
-        .collect()
+    let blocks: Vec<std::ops::Range<usize>> = rows
+        .clone()
+        .step_by(PAR_ROWS)
+        .map(|r| r..(r + PAR_ROWS).min(rows.end))
+        .collect();
+    let parts: Vec<Vec<f64>> = blocks
+        .into_par_iter()
+        .map(|b| score.eval_rows(s, b))
+        .collect();
+    parts.concat()
 }
 
 /// Rows per parallel task on the training split.

@@ -248,7 +248,8 @@ impl HockeyStickTester {
         lambda: f64,
         reverse: bool,
     ) -> [Vec<Curve>; 2] {
-        let forward = crate::stages::time("candidate events", || self.candidates(p, np, q, nq));
+        let forward =
+            crate::stages::time("candidate events", || self.candidates_once(p, np, q, nq));
         let backward: Vec<Score> = if reverse {
             forward.iter().map(Score::mirrored).collect()
         } else {
