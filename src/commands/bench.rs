@@ -91,6 +91,10 @@ pub enum BenchKind {
         /// "none" for none.
         #[arg(long, default_value = "1000000")]
         profile: String,
+        /// The `audit` executable timed as `audit test` (e.g. an earlier build, for a
+        /// before-and-after table; its profile is empty unless it writes one); default: this one.
+        #[arg(long, value_name = "PATH")]
+        audit: Option<PathBuf>,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -494,6 +498,7 @@ pub fn run_cli(a: &BenchArgs) -> Result<Outcome> {
             threads,
             repeats,
             profile,
+            audit,
             json,
         } => {
             check_repeats("--repeats", *repeats)?;
@@ -532,6 +537,7 @@ pub fn run_cli(a: &BenchArgs) -> Result<Outcome> {
                 repeats: *repeats,
                 profile,
                 json: *json,
+                audit: audit.as_deref(),
             })?
         }
         BenchKind::Pacing {

@@ -23,6 +23,9 @@ pub(super) struct FloorArgs<'a> {
     pub(super) repeats: u64,
     pub(super) profile: Vec<usize>,
     pub(super) json: bool,
+    /// The `audit` executable timed as `audit test` (another build, for a before-and-after
+    /// table); this one by default.
+    pub(super) audit: Option<&'a Path>,
 }
 
 /// One row of the table: (releases per side, format, threads, floor, both layers, mechanism
@@ -113,13 +116,14 @@ fn floor_once(a: &Path, b: &Path, threads: usize) -> Result<f64> {
 
 /// `audit test` once as a whole process: its wall time (the exit code 0 or 1 is a verdict).
 fn test_once(
+    audit: &Path,
     a: &Path,
     b: &Path,
     threads: usize,
     check: &str,
     stages: Option<&Path>,
 ) -> Result<f64> {
-    let mut cmd = std::process::Command::new(exe()?);
+    let mut cmd = std::process::Command::new(audit);
     cmd.arg("test")
         .arg("--samples-a")
         .arg(a)
@@ -155,6 +159,10 @@ fn median(mut v: Vec<f64>) -> f64 {
 pub(super) fn bench_floor(f: &FloorArgs<'_>) -> Result<String> {
     std::fs::create_dir_all(f.dir)
         .map_err(|e| io_err(format!("--dir {}: {e}", f.dir.display())))?;
+    let audit = match f.audit {
+        Some(p) => p.to_path_buf(),
+        None => exe()?,
+    };
     let mut rows = Vec::new();
     for &n in &f.sizes {
         for format in &f.formats {
@@ -171,9 +179,9 @@ pub(super) fn bench_floor(f: &FloorArgs<'_>) -> Result<String> {
                     format: format.clone(),
                     threads: t,
                     floor_s: times(&|| floor_once(&a, &b, t))?,
-                    both_s: times(&|| test_once(&a, &b, t, "both", None))?,
-                    mechanism_s: times(&|| test_once(&a, &b, t, "mechanism", None))?,
-                    float_s: times(&|| test_once(&a, &b, t, "float", None))?,
+                    both_s: times(&|| test_once(&audit, &a, &b, t, "both", None))?,
+                    mechanism_s: times(&|| test_once(&audit, &a, &b, t, "mechanism", None))?,
+                    float_s: times(&|| test_once(&audit, &a, &b, t, "float", None))?,
                 });
             }
         }
@@ -184,9 +192,14 @@ pub(super) fn bench_floor(f: &FloorArgs<'_>) -> Result<String> {
             let (a, b) = shards(f.dir, n, format)?;
             let file =
                 std::env::temp_dir().join(format!("dp-audit-stages-{}.json", std::process::id()));
-            let wall = test_once(&a, &b, 1, "both", Some(&file))?;
-            let text = std::fs::read_to_string(&file)
-                .map_err(|e| io_err(format!("the stage profile {}: {e}", file.display())))?;
+            let wall = test_once(&audit, &a, &b, 1, "both", Some(&file))?;
+            // An `audit` that writes no profile (an earlier build) leaves no file: no stages.
+            let text = if file.exists() {
+                std::fs::read_to_string(&file)
+                    .map_err(|e| io_err(format!("the stage profile {}: {e}", file.display())))?
+            } else {
+                "{}".to_string()
+            };
             let _ = std::fs::remove_file(&file);
             let map: std::collections::BTreeMap<String, (f64, u64)> =
                 serde_json::from_str(&text)

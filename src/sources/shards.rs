@@ -625,7 +625,7 @@ impl Shard {
             visit(first, &chunk)
         };
         let mut stopped = false;
-        text_chunks(path, &self.source, self.format, self.dim, |chunk| {
+        text_chunks(path, &self.source, self.format, self.dim, |chunk, _| {
             let go = emit(chunk, &mut row)?;
             stopped = !go;
             Ok(go)
@@ -726,8 +726,8 @@ impl Shard {
 }
 
 /// Every release of a text shard (`source`, in `format`; named `path` in errors) of dimension
-/// `dim`, in order, in the chunks its blocks parse to, each handed to `visit`; stops early when
-/// `visit` returns `false`.
+/// `dim`, in order, in the chunks its blocks parse to, each handed to `visit` with the bytes of
+/// text it was parsed from; stops early when `visit` returns `false`.
 ///
 /// Text is read in blocks of about [`TEXT_BLOCK`] bytes ending at a line break, up to one block
 /// per worker thread at a time; the blocks are checked (UTF-8) and parsed in parallel (rayon)
@@ -737,7 +737,7 @@ fn text_chunks(
     source: &Path,
     format: Format,
     dim: usize,
-    mut visit: impl FnMut(Samples) -> Result<bool>,
+    mut visit: impl FnMut(Samples, usize) -> Result<bool>,
 ) -> Result<()> {
     let mut reader = text_reader(path, source, format)?;
     let batch = rayon::current_num_threads().clamp(1, 8);
@@ -761,7 +761,7 @@ fn text_chunks(
         if blocks.is_empty() {
             return Ok(());
         }
-        let parsed: Vec<std::result::Result<Samples, String>> = blocks
+        let parsed: Vec<(std::result::Result<Samples, String>, usize)> = blocks
             .par_iter()
             .map(|(block, first)| {
                 let text = std::str::from_utf8(block).map_err(|e| {
@@ -772,14 +772,17 @@ fn text_chunks(
                             .count()
                         + 1;
                     format!("line {line} is not UTF-8 text")
-                })?;
-                crate::stages::time("parse text", || {
-                    crate::sources::exec::parse_chunk(text, *first, Some(dim))
-                })
+                });
+                let chunk = text.and_then(|text| {
+                    crate::stages::time("parse text", || {
+                        crate::sources::exec::parse_chunk(text, *first, Some(dim))
+                    })
+                });
+                (chunk, block.len())
             })
             .collect();
-        for chunk in parsed {
-            if !visit(chunk.map_err(|e| bad(path, e))?)? {
+        for (chunk, bytes) in parsed {
+            if !visit(chunk.map_err(|e| bad(path, e))?, bytes)? {
                 return Ok(());
             }
         }
@@ -800,22 +803,39 @@ fn parse_text(
     let Some(mut share) = Cached::take(0) else {
         return Ok(Err(()));
     };
-    let mut parts: Vec<Samples> = Vec::new();
+    // The releases go into one flat array, reserved from the first block's bytes per release
+    // and the file's length (plain text), so that it is allocated about once: no second copy
+    // of the shard is held while it is read.
+    let file_len = match format {
+        Format::Lines => std::fs::metadata(source).map(|m| m.len()).unwrap_or(0),
+        _ => 0,
+    };
+    let mut flat: Vec<f64> = Vec::new();
     let mut fits = true;
-    text_chunks(path, source, format, dim, |chunk| {
+    text_chunks(path, source, format, dim, |chunk, bytes| {
         fits = share.grow(chunk.n() * chunk.dim() * 8);
-        if fits {
-            parts.push(chunk);
+        if !fits {
+            return Ok(false);
         }
-        Ok(fits)
+        if flat.is_empty() && file_len > 0 {
+            let per_release = (bytes as f64 / chunk.n().max(1) as f64).max(1.0);
+            let rows = (file_len as f64 / per_release * 1.02) as usize + chunk.n();
+            flat.reserve(rows.saturating_mul(dim).min(TEXT_CACHE_BYTES / 8));
+        }
+        match chunk.values().as_slice() {
+            Some(v) => flat.extend_from_slice(v),
+            None => flat.extend(chunk.values().iter()),
+        }
+        Ok(true)
     })?;
     if !fits {
         return Ok(Err(()));
     }
-    // The parts are copied into one array: for a moment both are held (twice the shard's
-    // releases, within twice the budget).
-    let all = Samples::concat(&parts)?;
-    Ok(Ok((all, share)))
+    // A reservation a few per cent too large is kept (shrinking it would copy the array).
+    if flat.capacity() > flat.len() + flat.len() / 8 {
+        flat.shrink_to_fit();
+    }
+    Ok(Ok((Samples::from_flat(dim, flat)?, share)))
 }
 
 /// The dimension of a text shard's first release (the errors of an empty or unreadable file

@@ -115,15 +115,31 @@ pub(super) fn near_centres(p: &Samples, np: usize, q: &Samples, nq: usize, j: us
         let m = (x / 10f64.powi(e - (NEAR_DIGITS - 1))).round();
         (e, m as i64)
     };
-    // Group sizes counted in a hash map (most continuous values are alone in their group, so
-    // no group is big and nothing more is read); only the big groups' values are then gathered
-    // and sorted. Linear in the rows, where sorting every (key, value) pair was n log n.
-    let keys: Vec<(i32, i64)> = values.par_iter().map(|&x| group(x)).collect();
-    let mut sizes: rustc_hash::FxHashMap<(i32, i64), usize> = rustc_hash::FxHashMap::default();
-    for &k in &keys {
-        *sizes.entry(k).or_default() += 1;
-    }
+    // Big groups found in linear time and small memory (sorting every (key, value) pair was
+    // n log n and 24 bytes a value; a map of every group ~50). First each group's key is
+    // counted in one of BUCKETS counters by its hash: a bucket's count is at least the size of
+    // every group hashed to it, so a group of `min_count` values or more lies in a bucket that
+    // reached `min_count`. Then only the keys in such buckets are counted exactly, and the big
+    // groups' values gathered and sorted. Most continuous values are alone in their group, so
+    // typically no bucket qualifies and the second pass counts nothing.
+    const BUCKETS: usize = 1 << 16;
     let min_count = 10.max((np + nq) / 1000);
+    let keys: Vec<(i32, i64)> = values.par_iter().map(|&x| group(x)).collect();
+    let bucket = |k: &(i32, i64)| {
+        use std::hash::BuildHasher;
+        (rustc_hash::FxBuildHasher.hash_one(k) >> 48) as usize % BUCKETS
+    };
+    let mut counts = vec![0u32; BUCKETS];
+    for k in &keys {
+        counts[bucket(k)] = counts[bucket(k)].saturating_add(1);
+    }
+    let mut sizes: rustc_hash::FxHashMap<(i32, i64), usize> = rustc_hash::FxHashMap::default();
+    for k in &keys {
+        if counts[bucket(k)] as usize >= min_count {
+            *sizes.entry(*k).or_default() += 1;
+        }
+    }
+    drop(counts);
     // (key, size) of every group holding at least `min_count` values, largest first (ties by
     // key).
     let mut big: Vec<((i32, i64), usize)> = sizes
