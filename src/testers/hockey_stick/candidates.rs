@@ -7,6 +7,7 @@ use rayon::prelude::*;
 use super::atoms::{MAX_PAIRED_DISCRETE, atom_table, distinct_values, near_centres};
 use super::learned::fit_learned;
 use super::score::{AtomTable, PatternMap, Score, with_key};
+use super::selection::Curve;
 use super::{HockeyStickForm, HockeyStickTester};
 use crate::mechanisms::Samples;
 
@@ -27,6 +28,29 @@ struct Coordinates {
 /// ε estimate form the same candidates from the same training rows, and they are formed once.
 static MEMO: std::sync::Mutex<Vec<(MemoKey, Vec<Score>)>> = std::sync::Mutex::new(Vec::new());
 
+/// The ε estimate's curves computed with a verdict's selection (from the same sorted training
+/// scores), by the [`MemoKey`] of their candidates: the estimate reads them instead of scoring
+/// and sorting the training rows again. The same argument as [`MemoKey`]'s: curves are a
+/// function of training rows only.
+static ESTIMATE_CURVES: std::sync::Mutex<Vec<(MemoKey, [Vec<Curve>; 2])>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// Keeps the ε estimate's curves of the candidates `key` (see [`ESTIMATE_CURVES`]).
+pub(super) fn keep_estimate_curves(key: MemoKey, curves: [Vec<Curve>; 2]) {
+    let mut m = ESTIMATE_CURVES.lock().unwrap_or_else(|e| e.into_inner());
+    m.retain(|(k, _)| *k != key);
+    if m.len() == MEMO_LISTS {
+        m.remove(0);
+    }
+    m.push((key, curves));
+}
+
+/// The ε estimate's curves kept for the candidates `key`, if any.
+pub(super) fn estimate_curves_kept(key: &MemoKey) -> Option<[Vec<Curve>; 2]> {
+    let m = ESTIMATE_CURVES.lock().unwrap_or_else(|e| e.into_inner());
+    m.iter().find(|(k, _)| k == key).map(|(_, c)| c.clone())
+}
+
 /// Lists [`MEMO`] keeps (one per layer running at once, and a spare).
 const MEMO_LISTS: usize = 4;
 
@@ -39,7 +63,7 @@ const MEMO_LISTS: usize = 4;
 /// which is all the bounds need (module docs, "Why it holds"). A collision (the same address,
 /// counts and 64-bit hash for other values) could only cost power.
 #[derive(Clone, PartialEq, Eq)]
-struct MemoKey {
+pub(super) struct MemoKey {
     settings: (HockeyStickForm, usize, bool, bool),
     rows: (usize, usize, usize),
     addresses: (usize, usize),
@@ -77,19 +101,19 @@ impl HockeyStickTester {
         np: usize,
         q: &Samples,
         nq: usize,
-    ) -> Vec<Score> {
+    ) -> (MemoKey, Vec<Score>) {
         let key = MemoKey::of(self, p, np, q, nq);
         let memo = || MEMO.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((_, list)) = memo().iter().find(|(k, _)| *k == key) {
-            return list.clone();
+            return (key, list.clone());
         }
         let list = self.candidates(p, np, q, nq);
         let mut m = memo();
         if m.len() == MEMO_LISTS {
             m.remove(0);
         }
-        m.push((key, list.clone()));
-        list
+        m.push((key.clone(), list.clone()));
+        (key, list)
     }
 
     /// The candidate scores of `p` against `q` from their training rows. Those of `q` against

@@ -8,7 +8,7 @@ use rayon::prelude::*;
 use super::counting::bound_event;
 use super::score::Score;
 use super::selection::{
-    Choice, Curve, NUISANCE_SHARE, curve_with_growth, poisson_mean, predicted_z,
+    Choice, Curve, ESTIMATE_GROWTH, NUISANCE_SHARE, curve_with_growth, poisson_mean, predicted_z,
 };
 use super::{HockeyStickForm, HockeyStickTester};
 use crate::bounds::{normal_upper_quantile, wilson_lower, wilson_upper};
@@ -386,8 +386,11 @@ impl HockeyStickTester {
             form: HockeyStickForm::EventSearch,
             ..self.clone()
         };
-        let forward =
+        let (key, forward) =
             crate::stages::time("candidate events", || search.candidates_once(p, np, q, nq));
+        if let Some(curves) = super::candidates::estimate_curves_kept(&key) {
+            return curves;
+        }
         let backward: Vec<Score> = forward.iter().map(Score::mirrored).collect();
         // Every candidate's curve (threshold ranks growing by 1 %), in parallel: the forward
         // curves while the reverse candidates are formed, collected in candidate order.
@@ -395,13 +398,13 @@ impl HockeyStickTester {
             || {
                 forward
                     .into_par_iter()
-                    .map(|score| curve_with_growth(score, p, np, q, nq, 0.0, 1.01))
+                    .map(|score| curve_with_growth(score, p, np, q, nq, 0.0, ESTIMATE_GROWTH))
                     .collect()
             },
             || {
                 backward
                     .into_par_iter()
-                    .map(|score| curve_with_growth(score, q, nq, p, np, 0.0, 1.01))
+                    .map(|score| curve_with_growth(score, q, nq, p, np, 0.0, ESTIMATE_GROWTH))
                     .collect()
             },
         );

@@ -24,6 +24,7 @@ pub(super) fn poisson_mean(m: usize) -> f64 {
 
 /// One score's candidate thresholds in one direction ("a against b") on the training rows, with
 /// the counts of training rows of a and b at or above each.
+#[derive(Clone)]
 pub(super) struct Curve {
     pub(super) score: Score,
     /// Training rows of a and b the curve was built on.
@@ -38,7 +39,7 @@ pub(super) struct Curve {
     pub(super) ts: Vec<f64>,
     pub(super) ka: Vec<f64>,
     pub(super) kb: Vec<f64>,
-    /// Subtracted from this score's predicted z (the learned score's, see [`curve_of`]).
+    /// Subtracted from this score's predicted z (the learned score's, see [`discount_of`]).
     pub(super) discount: f64,
 }
 
@@ -61,21 +62,15 @@ impl Curve {
     }
 }
 
-/// The candidate thresholds of `score` from the training rows `start..na` of `a` and
-/// `start..nb` of `b`: the a-scores at ranks 1, 2, … growing by 6 % (about 170 thresholds for
-/// 2·10^4 rows).
-pub(super) fn curve_of(
-    score: Score,
-    a: &Samples,
-    na: usize,
-    b: &Samples,
-    nb: usize,
-    lambda: f64,
-) -> Curve {
-    curve_with_growth(score, a, na, b, nb, lambda, 1.06)
-}
+/// The growth of the selection's threshold ranks (about 170 thresholds for 2·10^4 rows).
+pub(super) const SELECTION_GROWTH: f64 = 1.06;
+/// The growth of the ε estimate's threshold ranks.
+pub(super) const ESTIMATE_GROWTH: f64 = 1.01;
 
-/// [`curve_of`] with candidate thresholds at a-ranks growing by the factor `growth`.
+/// The candidate thresholds of `score` from the training rows `start..na` of `a` and
+/// `start..nb` of `b`: the a-scores at ranks 1, 2, … growing by the factor `growth` (by
+/// [`SELECTION_GROWTH`], about 170 thresholds for 2·10^4 rows), with the counts of a and b at or
+/// above each.
 pub(super) fn curve_with_growth(
     score: Score,
     a: &Samples,
@@ -85,6 +80,21 @@ pub(super) fn curve_with_growth(
     lambda: f64,
     growth: f64,
 ) -> Curve {
+    let mut curves = curves_with_growths(score, a, na, b, nb, &[(lambda, growth)]);
+    curves.swap_remove(0)
+}
+
+/// The curves of one score at several (λ, growth): [`curve_with_growth`] of each, from one
+/// computation and sort of the training scores (the verdict's selection and the ε estimate read
+/// the same sorted scores at different threshold spacings).
+pub(super) fn curves_with_growths(
+    score: Score,
+    a: &Samples,
+    na: usize,
+    b: &Samples,
+    nb: usize,
+    spacings: &[(f64, f64)],
+) -> Vec<Curve> {
     let start = score.selection_start();
     let (mut sa, mut sb) = rayon::join(
         || scores_of(&score, a, start.min(na)..na),
@@ -98,6 +108,40 @@ pub(super) fn curve_with_growth(
         || sa.sort_unstable_by(|x, y| y.total_cmp(x)),
         || sb.sort_unstable_by(|x, y| y.total_cmp(x)),
     );
+    let decision = matches!(&score, Score::Learned(m) if m.decision);
+    let (len_a, len_b) = (sa.len(), sb.len());
+    let mut sorted = Some((sa, sb));
+    let mut out = Vec::with_capacity(spacings.len());
+    for (k, &(lambda, growth)) in spacings.iter().enumerate() {
+        let Some((sa, sb)) = sorted.as_ref() else {
+            break;
+        };
+        let (ts, ka, kb) = thresholds(sa, sb, growth);
+        let discount = discount_of(&score, lambda, len_a);
+        let last = k + 1 == spacings.len();
+        let decision_scores = match (decision, last) {
+            (false, _) => None,
+            (true, true) => sorted.take(),
+            (true, false) => sorted.clone(),
+        };
+        out.push(Curve {
+            score: score.clone(),
+            len_a,
+            len_b,
+            decision_scores,
+            ts,
+            ka,
+            kb,
+            discount,
+        });
+    }
+    out
+}
+
+/// The candidate thresholds of sorted (descending) training scores `sa`: the a-scores at ranks
+/// 1, 2, … growing by the factor `growth`, with the counts of `sa` and `sb` at or above each.
+#[allow(clippy::type_complexity)]
+fn thresholds(sa: &[f64], sb: &[f64], growth: f64) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
     let count_ge = |v: &[f64], t: f64| v.partition_point(|&x| x >= t) as f64;
     let (mut ts, mut ka, mut kb) = (Vec::new(), Vec::new(), Vec::new());
     let mut rank = 1.0_f64;
@@ -110,29 +154,22 @@ pub(super) fn curve_with_growth(
         }
         last_t = t;
         ts.push(t);
-        ka.push(count_ge(&sa, t));
-        kb.push(count_ge(&sb, t));
+        ka.push(count_ge(sa, t));
+        kb.push(count_ge(sb, t));
     }
+    (ts, ka, kb)
+}
+
+/// The discount subtracted from a score's predicted z: the learned score's, else 0.
+fn discount_of(score: &Score, lambda: f64, len_a: usize) -> f64 {
     // The learned score competes with simpler candidates that are often as good (a difference
     // along one coordinate); choosing it on a noisy tie costs power (its threshold is set on
     // fewer rows), so its predicted z is discounted by one standard error of the training
     // estimate, ≈ √(λ / training rows) in z units: it wins only when clearly better. Selection
     // only; no claim rests on it.
-    let discount = match &score {
-        Score::Learned(m) if !m.decision => (lambda / sa.len().max(1) as f64).sqrt(),
+    match score {
+        Score::Learned(m) if !m.decision => (lambda / len_a.max(1) as f64).sqrt(),
         _ => 0.0,
-    };
-    let (len_a, len_b) = (sa.len(), sb.len());
-    let decision_scores = matches!(&score, Score::Learned(m) if m.decision).then_some((sa, sb));
-    Curve {
-        score,
-        len_a,
-        len_b,
-        decision_scores,
-        ts,
-        ka,
-        kb,
-        discount,
     }
 }
 
@@ -248,37 +285,56 @@ impl HockeyStickTester {
         lambda: f64,
         reverse: bool,
     ) -> [Vec<Curve>; 2] {
-        let forward =
+        let (key, forward) =
             crate::stages::time("candidate events", || self.candidates_once(p, np, q, nq));
         let backward: Vec<Score> = if reverse {
             forward.iter().map(Score::mirrored).collect()
         } else {
             Vec::new()
         };
-        // Each candidate's curve is scored on its own (in parallel, collected in candidate
+        // With both directions (a verdict's selection), the ε estimate's curves (λ = 0, ranks
+        // growing by 1 %) are read from the same sorted scores and kept for it.
+        let spacings: &[(f64, f64)] = if reverse {
+            &[(lambda, SELECTION_GROWTH), (0.0, ESTIMATE_GROWTH)]
+        } else {
+            &[(lambda, SELECTION_GROWTH)]
+        };
+        // Each candidate's curves are scored on their own (in parallel, collected in candidate
         // order): the same curves on any number of threads.
-        let (fwd, rev): (Vec<Curve>, Vec<Curve>) = rayon::join(
+        let score = |s: Score, (a, na): (&Samples, usize), (b, nb): (&Samples, usize)| {
+            crate::stages::time("score the candidates", || {
+                curves_with_growths(s, a, na, b, nb, spacings)
+            })
+        };
+        let (fwd, rev): (Vec<Vec<Curve>>, Vec<Vec<Curve>>) = rayon::join(
             || {
                 forward
                     .into_par_iter()
-                    .map(|s| {
-                        crate::stages::time("score the candidates", || {
-                            curve_of(s, p, np, q, nq, lambda)
-                        })
-                    })
+                    .map(|s| score(s, (p, np), (q, nq)))
                     .collect()
             },
             || {
                 backward
                     .into_par_iter()
-                    .map(|s| {
-                        crate::stages::time("score the candidates", || {
-                            curve_of(s, q, nq, p, np, lambda)
-                        })
-                    })
+                    .map(|s| score(s, (q, nq), (p, np)))
                     .collect()
             },
         );
+        let split = |all: Vec<Vec<Curve>>| -> (Vec<Curve>, Vec<Curve>) {
+            let mut first = Vec::with_capacity(all.len());
+            let mut second = Vec::new();
+            for mut c in all {
+                if c.len() == 2 {
+                    second.push(c.pop().expect("two curves"));
+                }
+                first.extend(c.pop());
+            }
+            (first, second)
+        };
+        let ((fwd, fwd_estimate), (rev, rev_estimate)) = (split(fwd), split(rev));
+        if reverse {
+            super::candidates::keep_estimate_curves(key, [fwd_estimate, rev_estimate]);
+        }
         [fwd, rev]
     }
 }
