@@ -435,8 +435,11 @@ impl Transform {
             Transform::Checkpoints { block } => checkpoint_features(x, block),
         };
         let out = Samples::new(out)?;
-        // Increments of finite values can overflow too.
-        if let Some((i, j, v)) = out.first_non_finite() {
+        // Increments of finite values can overflow too (norms, checkpoint increments); the
+        // float-representation block is small integers, always finite.
+        if !matches!(self, Transform::FloatRepr)
+            && let Some((i, j, v)) = out.first_non_finite()
+        {
             return Err(Error::InvalidSamples(format!(
                 "transform {self}: release {i}, feature {j} is {v} (a norm of finite values overflowed)"
             )));
@@ -526,15 +529,12 @@ fn values_with_norms(x: &Array2<f64>) -> Array2<f64> {
 fn float_repr_features(x: &Array2<f64>) -> Array2<f64> {
     let (n, d) = x.dim();
     let w = FLOAT_REPR_PER_COORD;
-    let mut out = Array2::zeros((n, d * w));
-    for (i, row) in x.outer_iter().enumerate() {
-        for (j, &v) in row.iter().enumerate() {
-            for (k, f) in float_repr(v).into_iter().enumerate() {
-                out[[i, j * w + k]] = f;
-            }
-        }
+    // Row-major: the block of value k (row k / d, coordinate k % d) is out[k·w .. k·w + w].
+    let mut flat = Vec::with_capacity(n * d * w);
+    for &v in x.iter() {
+        flat.extend_from_slice(&float_repr(v));
     }
-    out
+    Array2::from_shape_vec((n, d * w), flat).unwrap_or_else(|_| unreachable!("n·d·w values"))
 }
 
 /// `checkpoints:B`: per coordinate of a block, the last iterate and the largest and smallest
