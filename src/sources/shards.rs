@@ -820,7 +820,17 @@ fn parse_text(
         if flat.is_empty() && file_len > 0 {
             let per_release = (bytes as f64 / chunk.n().max(1) as f64).max(1.0);
             let rows = (file_len as f64 / per_release * 1.02) as usize + chunk.n();
-            flat.reserve(rows.saturating_mul(dim).min(TEXT_CACHE_BYTES / 8));
+            let values = rows.saturating_mul(dim);
+            // A shard clearly too large for what is left of the budget (by this estimate, 10 %
+            // to spare) is streamed at once, without parsing the part that would fit.
+            match Cached::take(values.saturating_mul(8) / 10 * 9) {
+                Some(probe) => drop(probe),
+                None => {
+                    fits = false;
+                    return Ok(false);
+                }
+            }
+            flat.reserve(values.min(TEXT_CACHE_BYTES / 8));
         }
         match chunk.values().as_slice() {
             Some(v) => flat.extend_from_slice(v),
