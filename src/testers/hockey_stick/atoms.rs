@@ -124,22 +124,24 @@ pub(super) fn near_centres(p: &Samples, np: usize, q: &Samples, nq: usize, j: us
     // typically no bucket qualifies and the second pass counts nothing.
     const BUCKETS: usize = 1 << 16;
     let min_count = 10.max((np + nq) / 1000);
-    let keys: Vec<(i32, i64)> = values.par_iter().map(|&x| group(x)).collect();
-    let bucket = |k: &(i32, i64)| {
+    let bucket = |x: f64| {
         use std::hash::BuildHasher;
-        (rustc_hash::FxBuildHasher.hash_one(k) >> 48) as usize % BUCKETS
+        ((rustc_hash::FxBuildHasher.hash_one(group(x)) >> 48) as usize % BUCKETS) as u16
     };
+    // Each value's bucket (2 bytes a value); a group's key is computed again only for the
+    // values in a bucket that reached `min_count`.
+    let buckets: Vec<u16> = values.par_iter().map(|&x| bucket(x)).collect();
     let mut counts = vec![0u32; BUCKETS];
-    for k in &keys {
-        counts[bucket(k)] = counts[bucket(k)].saturating_add(1);
+    for &b in &buckets {
+        counts[usize::from(b)] = counts[usize::from(b)].saturating_add(1);
     }
+    let hot = |b: u16| counts[usize::from(b)] as usize >= min_count;
     let mut sizes: rustc_hash::FxHashMap<(i32, i64), usize> = rustc_hash::FxHashMap::default();
-    for k in &keys {
-        if counts[bucket(k)] as usize >= min_count {
-            *sizes.entry(*k).or_default() += 1;
+    for (&x, &b) in values.iter().zip(&buckets) {
+        if hot(b) {
+            *sizes.entry(group(x)).or_default() += 1;
         }
     }
-    drop(counts);
     // (key, size) of every group holding at least `min_count` values, largest first (ties by
     // key).
     let mut big: Vec<((i32, i64), usize)> = sizes
@@ -154,8 +156,10 @@ pub(super) fn near_centres(p: &Samples, np: usize, q: &Samples, nq: usize, j: us
         .map(|&(_, len)| Vec::with_capacity(len))
         .collect();
     if !index.is_empty() {
-        for (k, &x) in keys.iter().zip(&values) {
-            if let Some(&i) = index.get(k) {
+        for (&x, &b) in values.iter().zip(&buckets) {
+            if hot(b)
+                && let Some(&i) = index.get(&group(x))
+            {
                 members[i].push(x);
             }
         }
