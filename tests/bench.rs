@@ -247,3 +247,82 @@ fn bench_pacing_probe_slow_bad_input_exits_two() {
         );
     }
 }
+
+/// `audit bench floor` at tiny sizes: it writes the shards it lacks, times the floor and
+/// `audit test` per layer, and prints the per-stage profile, whose stages include the parse of
+/// the text (read once) and the held-out count. Fails if a stage goes missing or the table
+/// loses a row.
+#[test]
+fn bench_floor_times_the_floor_and_profiles_the_stages() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench-floor");
+    let _ = std::fs::remove_dir_all(&dir);
+    let o = audit(&[
+        "bench",
+        "floor",
+        "--dir",
+        dir.to_str().unwrap(),
+        "--samples",
+        "2000",
+        "--threads",
+        "1,2",
+        "--repeats",
+        "1",
+        "--profile",
+        "2000",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    // 1 size × 2 formats × 2 thread counts.
+    assert_eq!(rows.len(), 4, "{v}");
+    for r in rows {
+        for k in ["floor_s", "both_s", "mechanism_s", "float_s"] {
+            assert!(r[k].as_f64().unwrap() > 0.0, "{k} in {r}");
+        }
+    }
+    let profiles = v["profiles"].as_array().unwrap();
+    assert_eq!(profiles.len(), 2, "{v}");
+    let stages = |i: usize| -> Vec<String> {
+        profiles[i]["stages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s[0].as_str().unwrap().to_string())
+            .collect()
+    };
+    let text = stages(0);
+    for stage in [
+        "open: read the text",
+        "parse text",
+        "select the event",
+        "count the held-out rows",
+        "the ε estimate",
+    ] {
+        assert!(text.iter().any(|s| s == stage), "{stage} missing: {text:?}");
+    }
+    // One parse of each text file: the profile shows no line-count pass.
+    assert!(!text.iter().any(|s| s == "count the lines"), "{text:?}");
+    assert!(dir.join("2000.a.jsonl").exists() && dir.join("2000.b.bin").exists());
+}
+
+/// A bad `--formats` value is refused with exit code 2, naming the value and what is allowed.
+#[test]
+fn bench_floor_refuses_an_unknown_format() {
+    let o = audit(&[
+        "bench",
+        "floor",
+        "--dir",
+        "/tmp",
+        "--formats",
+        "csv",
+        "--samples",
+        "1000",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("csv") && stderr(&o).contains("jsonl, bin"),
+        "{}",
+        stderr(&o)
+    );
+}

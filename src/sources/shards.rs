@@ -453,8 +453,9 @@ pub fn header(dim: usize, rows: usize, provenance: Option<Provenance>) -> Result
 
 impl Shard {
     /// Opens and sizes a shard: a binary header is read and checked against the file length;
-    /// a text shard is read once to count its lines (and its first line parsed for the
-    /// dimension).
+    /// a text shard is parsed whole and kept in memory when it fits in what is left of
+    /// [`TEXT_CACHE_BYTES`], else read once to count its lines (and its first line parsed for
+    /// the dimension).
     pub fn open(path: &Path) -> Result<Shard> {
         // A shard is read more than once (sized, then streamed): a pipe, FIFO or process
         // substitution is read once, here, into a temporary file (its format from its first
