@@ -20,6 +20,38 @@ pub struct BenchArgs {
     pub which: BenchKind,
 }
 
+/// Options of `audit bench floor`.
+#[derive(Debug, clap::Args)]
+pub struct FloorFlags {
+    /// Folder of the shards N.a.jsonl, N.b.jsonl, N.a.bin, N.b.bin (written with `audit
+    /// sample --mechanism laplace-sum` when missing).
+    #[arg(long, value_name = "DIR")]
+    pub dir: PathBuf,
+    /// Releases per side, comma-separated.
+    #[arg(long, default_value = "1000,10000,100000,1000000,10000000")]
+    pub samples: String,
+    /// Shard formats, comma-separated: jsonl, bin.
+    #[arg(long, default_value = "jsonl,bin")]
+    pub formats: String,
+    /// Thread counts, comma-separated.
+    #[arg(long, default_value = "1,2")]
+    pub threads: String,
+    /// Timed runs of each figure (the median is reported).
+    #[arg(allow_hyphen_values = true, long, default_value_t = 5)]
+    pub repeats: u64,
+    /// Sizes whose per-stage profile is printed (1 thread, both layers), comma-separated;
+    /// "none" for none.
+    #[arg(long, default_value = "1000000")]
+    pub profile: String,
+    /// The `audit` executable timed as `audit test` (e.g. an earlier build, for a
+    /// before-and-after table; its profile is empty unless it writes one); default: this one.
+    #[arg(long, value_name = "PATH")]
+    pub audit: Option<PathBuf>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// The benchmarks.
 #[derive(Debug, clap::Subcommand)]
 pub enum BenchKind {
@@ -70,35 +102,7 @@ pub enum BenchKind {
     /// `audit test` beside its floor (reading and parsing both sides' files alone) at each size,
     /// format and thread count, both layers and each layer; and the per-stage profile of
     /// `audit test` at 1 thread. Prints text or JSON only; writes no report.
-    Floor {
-        /// Folder of the shards N.a.jsonl, N.b.jsonl, N.a.bin, N.b.bin (written with `audit
-        /// sample --mechanism laplace-sum` when missing).
-        #[arg(long, value_name = "DIR")]
-        dir: PathBuf,
-        /// Releases per side, comma-separated.
-        #[arg(long, default_value = "1000,10000,100000,1000000,10000000")]
-        samples: String,
-        /// Shard formats, comma-separated: jsonl, bin.
-        #[arg(long, default_value = "jsonl,bin")]
-        formats: String,
-        /// Thread counts, comma-separated.
-        #[arg(long, default_value = "1,2")]
-        threads: String,
-        /// Timed runs of each figure (the median is reported).
-        #[arg(allow_hyphen_values = true, long, default_value_t = 5)]
-        repeats: u64,
-        /// Sizes whose per-stage profile is printed (1 thread, both layers), comma-separated;
-        /// "none" for none.
-        #[arg(long, default_value = "1000000")]
-        profile: String,
-        /// The `audit` executable timed as `audit test` (e.g. an earlier build, for a
-        /// before-and-after table; its profile is empty unless it writes one); default: this one.
-        #[arg(long, value_name = "PATH")]
-        audit: Option<PathBuf>,
-        /// Print JSON.
-        #[arg(long)]
-        json: bool,
-    },
+    Floor(FloorFlags),
     /// The real-world suite: every case of tests/suite/cases.json (programs re-implementing
     /// published DP bugs, and correct ones) through `audit run --exec` with the data description
     /// and the claim only; prints a table and `suite: caught B/NB buggy, flagged F/NC correct`.
@@ -368,17 +372,22 @@ pub enum BenchKind {
 }
 
 fn parse_sizes(spec: &str) -> Result<Vec<usize>> {
+    parse_sizes_of("--samples", spec)
+}
+
+/// [`parse_sizes`] of the flag `flag` (named in its errors).
+fn parse_sizes_of(flag: &str, spec: &str) -> Result<Vec<usize>> {
     spec.split(',')
         .map(|t| {
             let t = t.trim();
             let v: f64 = t.parse().map_err(|_| {
                 Error::InvalidConfig(format!(
-                    "--samples {t:?}; allowed: comma-separated sample counts, e.g. 10000,1e5"
+                    "{flag} {t:?}; allowed: comma-separated sample counts, e.g. 10000,1e5"
                 ))
             })?;
             if !((20.0..=1e8).contains(&v) && v.fract() == 0.0) {
                 return Err(Error::InvalidConfig(format!(
-                    "--samples {t}; allowed: whole numbers from 20 to 1e8"
+                    "{flag} {t}; allowed: whole numbers from 20 to 1e8"
                 )));
             }
             Ok(v as usize)
@@ -491,55 +500,7 @@ pub fn run_cli(a: &BenchArgs) -> Result<Outcome> {
             extra,
             json,
         } => bench_suite(cases, *samples, *seed, only, extra, *json)?,
-        BenchKind::Floor {
-            dir,
-            samples,
-            formats,
-            threads,
-            repeats,
-            profile,
-            audit,
-            json,
-        } => {
-            check_repeats("--repeats", *repeats)?;
-            let formats: Vec<String> = formats.split(',').map(|f| f.trim().to_string()).collect();
-            if let Some(bad) = formats
-                .iter()
-                .find(|f| !matches!(f.as_str(), "jsonl" | "bin"))
-            {
-                return Err(Error::InvalidConfig(format!(
-                    "--formats {bad:?}; allowed: jsonl, bin (comma-separated)"
-                )));
-            }
-            let threads = threads
-                .split(',')
-                .map(|t| {
-                    let t = t.trim();
-                    let j: usize = t.parse().map_err(|_| {
-                        Error::InvalidConfig(format!(
-                            "--threads {t:?}; allowed: comma-separated thread counts, e.g. 1,2"
-                        ))
-                    })?;
-                    super::run::check_count("--threads", j, 1, super::run::max_jobs())?;
-                    Ok(j)
-                })
-                .collect::<Result<Vec<usize>>>()?;
-            let profile = if profile.trim() == "none" {
-                Vec::new()
-            } else {
-                parse_sizes(profile)?
-            };
-            super::floor::bench_floor(&super::floor::FloorArgs {
-                dir,
-                sizes: parse_sizes(samples)?,
-                formats,
-                threads,
-                repeats: *repeats,
-                profile,
-                json: *json,
-                audit: audit.as_deref(),
-            })?
-        }
+        BenchKind::Floor(f) => bench_floor(f)?,
         BenchKind::Pacing {
             budget,
             seed,
@@ -628,6 +589,59 @@ pub fn run_cli(a: &BenchArgs) -> Result<Outcome> {
         )?,
     };
     Ok(Outcome::new(stdout, 0))
+}
+
+/// `audit bench floor`: the flags checked, then [`super::floor::bench_floor`].
+fn bench_floor(f: &FloorFlags) -> Result<String> {
+    let FloorFlags {
+        dir,
+        samples,
+        formats,
+        threads,
+        repeats,
+        profile,
+        audit,
+        json,
+    } = f;
+    let (repeats, audit, json) = (*repeats, audit.as_deref(), *json);
+    check_repeats("--repeats", repeats)?;
+    let formats: Vec<String> = formats.split(',').map(|f| f.trim().to_string()).collect();
+    if let Some(bad) = formats
+        .iter()
+        .find(|f| !matches!(f.as_str(), "jsonl" | "bin"))
+    {
+        return Err(Error::InvalidConfig(format!(
+            "--formats {bad:?}; allowed: jsonl, bin (comma-separated)"
+        )));
+    }
+    let threads = threads
+        .split(',')
+        .map(|t| {
+            let t = t.trim();
+            let j: usize = t.parse().map_err(|_| {
+                Error::InvalidConfig(format!(
+                    "--threads {t:?}; allowed: comma-separated thread counts, e.g. 1,2"
+                ))
+            })?;
+            super::run::check_count("--threads", j, 1, super::run::max_jobs())?;
+            Ok(j)
+        })
+        .collect::<Result<Vec<usize>>>()?;
+    let profile = if profile.trim() == "none" {
+        Vec::new()
+    } else {
+        parse_sizes_of("--profile", profile)?
+    };
+    super::floor::bench_floor(&super::floor::FloorArgs {
+        dir,
+        sizes: parse_sizes(samples)?,
+        formats,
+        threads,
+        repeats,
+        profile,
+        json,
+        audit,
+    })
 }
 
 /// `audit bench power`: detections per noise scale, n and tester, and one sweep report per

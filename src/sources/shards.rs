@@ -852,6 +852,16 @@ fn parse_text(
 /// The dimension of a text shard's first release (the errors of an empty or unreadable file
 /// name it).
 fn first_line_dim(path: &Path, source: &Path, format: Format) -> Result<usize> {
+    Ok(first_line(path, source, format)?.2)
+}
+
+/// A text shard's reader after its first line, that line, and the dimension of its release
+/// (the errors of an empty or unreadable file name it).
+fn first_line(
+    path: &Path,
+    source: &Path,
+    format: Format,
+) -> Result<(Box<dyn BufRead + Send>, String, usize)> {
     let mut reader = text_reader(path, source, format)?;
     let mut first = String::new();
     reader
@@ -860,9 +870,10 @@ fn first_line_dim(path: &Path, source: &Path, format: Format) -> Result<usize> {
     if first.is_empty() {
         return Err(bad(path, "holds no releases (empty file)"));
     }
-    Ok(crate::sources::exec::parse_chunk(&first, 0, None)
+    let dim = crate::sources::exec::parse_chunk(&first, 0, None)
         .map_err(|e| bad(path, e))?
-        .dim())
+        .dim();
+    Ok((reader, first, dim))
 }
 
 /// Bytes of text parsed at a time by one thread (a block ends at a line break, so a longer
@@ -903,17 +914,7 @@ fn next_block(
 /// (dimension, lines) of a text shard: every line counted (line breaks, plus a last line
 /// without one), the first parsed for the dimension.
 fn count_lines(path: &Path, source: &Path, format: Format) -> Result<(usize, usize)> {
-    let mut reader = text_reader(path, source, format)?;
-    let mut first = String::new();
-    reader
-        .read_line(&mut first)
-        .map_err(|e| bad(path, format!("unreadable or corrupt in line 1 ({e})")))?;
-    if first.is_empty() {
-        return Err(bad(path, "holds no releases (empty file)"));
-    }
-    let dim = crate::sources::exec::parse_chunk(&first, 0, None)
-        .map_err(|e| bad(path, e))?
-        .dim();
+    let (mut reader, first, dim) = first_line(path, source, format)?;
     let mut breaks = usize::from(first.ends_with('\n'));
     let mut bytes = first.len() as u64;
     let mut last = *first.as_bytes().last().unwrap_or(&b'\n');

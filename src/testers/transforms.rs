@@ -529,12 +529,15 @@ fn values_with_norms(x: &Array2<f64>) -> Array2<f64> {
 fn float_repr_features(x: &Array2<f64>) -> Array2<f64> {
     let (n, d) = x.dim();
     let w = FLOAT_REPR_PER_COORD;
-    // Row-major: the block of value k (row k / d, coordinate k % d) is out[k·w .. k·w + w].
-    let mut flat = Vec::with_capacity(n * d * w);
-    for &v in x.iter() {
-        flat.extend_from_slice(&float_repr(v));
+    let mut out = Array2::zeros((n, d * w));
+    // A new array is row-major: the block of value k (row k / d, coordinate k % d, in `x.iter()`
+    // order) is out[k·w .. k·w + w].
+    if let Some(flat) = out.as_slice_mut() {
+        for (block, &v) in flat.chunks_exact_mut(w).zip(x.iter()) {
+            block.copy_from_slice(&float_repr(v));
+        }
     }
-    Array2::from_shape_vec((n, d * w), flat).unwrap_or_else(|_| unreachable!("n·d·w values"))
+    out
 }
 
 /// `checkpoints:B`: per coordinate of a block, the last iterate and the largest and smallest

@@ -325,7 +325,7 @@ impl HockeyStickTester {
             let mut second = Vec::new();
             for mut c in all {
                 if c.len() == 2 {
-                    second.push(c.pop().expect("two curves"));
+                    second.extend(c.pop());
                 }
                 first.extend(c.pop());
             }
