@@ -1192,7 +1192,7 @@ pub(crate) fn count_rows(
             let mut visit = |first: usize, chunk: &Samples| -> Result<bool> {
                 let lo = start.saturating_sub(off + first).min(chunk.n());
                 let hi = end.saturating_sub(off + first).min(chunk.n());
-                let (cx, cy) = count_chunk(chunk, lo..hi.max(lo), events);
+                let (cx, cy) = crate::testers::count_chunk(chunk, lo..hi.max(lo), events);
                 x += cx;
                 y += cy;
                 Ok(true)
@@ -1255,7 +1255,7 @@ pub(crate) fn count_shard_views(
                 };
                 for ((end, events), c) in v.queries.iter().zip(out.iter_mut()) {
                     let hi = end.saturating_sub(offset + first).min(chunk.n());
-                    let (x, y) = count_chunk(&seen, lo..hi.max(lo), events);
+                    let (x, y) = crate::testers::count_chunk(&seen, lo..hi.max(lo), events);
                     c.0 += x;
                     c.1 += y;
                 }
@@ -1292,24 +1292,6 @@ pub(crate) fn count_shard_views(
             Ok(counts)
         })
         .try_reduce(|| zero.clone(), |a, b| Ok(add(a, b)))
-}
-
-/// The two event counts of `events` among the rows `rows` of `chunk`, in parallel blocks.
-pub(crate) fn count_chunk(
-    chunk: &Samples,
-    rows: std::ops::Range<usize>,
-    events: &HeldOutEvents,
-) -> (u64, u64) {
-    const BLOCK: usize = 1 << 13;
-    let blocks: Vec<std::ops::Range<usize>> = rows
-        .clone()
-        .step_by(BLOCK)
-        .map(|r| r..(r + BLOCK).min(rows.end))
-        .collect();
-    blocks
-        .into_par_iter()
-        .map(|b| events.count_rows(chunk, b))
-        .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
 }
 
 /// Writes `samples` as a shard at `path` in the format its name asks for (a sidecar beside a

@@ -513,12 +513,27 @@ impl HeldOut for Tail<'_> {
     fn count(&self, second: bool, limit: usize, events: &HeldOutEvents) -> Result<(u64, u64)> {
         let (s, start) = if second { self.q } else { self.p };
         // Blocks of rows counted in parallel; integer sums, so any thread count gives the same.
-        Ok(crate::sources::shards::count_chunk(
-            s,
-            start..start + limit,
-            events,
-        ))
+        Ok(count_chunk(s, start..start + limit, events))
     }
+}
+
+/// The two event counts of `events` among the rows `rows` of `chunk`, in parallel blocks.
+pub(crate) fn count_chunk(
+    chunk: &Samples,
+    rows: std::ops::Range<usize>,
+    events: &HeldOutEvents,
+) -> (u64, u64) {
+    const BLOCK: usize = 1 << 13;
+    let blocks: Vec<std::ops::Range<usize>> = rows
+        .clone()
+        .step_by(BLOCK)
+        .map(|r| r..(r + BLOCK).min(rows.end))
+        .collect();
+    use rayon::prelude::*;
+    blocks
+        .into_par_iter()
+        .map(|b| events.count_rows(chunk, b))
+        .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
 }
 
 /// Checks what every tester needs of its inputs: β in (0, 1), equal dimensions, finite values,
