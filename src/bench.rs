@@ -361,7 +361,8 @@ pub struct SpeedRow {
     pub sampling_seconds: f64,
 }
 
-fn median(v: &mut [f64]) -> f64 {
+/// The median of `v` (the mean of the two middle values for an even count); sorts `v`.
+pub(crate) fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
     let m = v.len() / 2;
     if v.len() % 2 == 1 {

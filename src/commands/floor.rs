@@ -150,11 +150,6 @@ fn test_once(
     Ok(took)
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
 /// Runs the benchmark; its table (or JSON).
 pub(super) fn bench_floor(f: &FloorArgs<'_>) -> Result<String> {
     std::fs::create_dir_all(f.dir)
@@ -169,10 +164,10 @@ pub(super) fn bench_floor(f: &FloorArgs<'_>) -> Result<String> {
             let (a, b) = shards(f.dir, n, format)?;
             for &t in &f.threads {
                 let times = |what: &dyn Fn() -> Result<f64>| -> Result<f64> {
-                    let runs = (0..f.repeats)
+                    let mut runs = (0..f.repeats)
                         .map(|_| what())
                         .collect::<Result<Vec<f64>>>()?;
-                    Ok(median(runs))
+                    Ok(crate::bench::median(&mut runs))
                 };
                 rows.push(Row {
                     samples_per_side: n,
