@@ -95,10 +95,23 @@ pub(super) fn curves_with_growths(
     nb: usize,
     spacings: &[(f64, f64)],
 ) -> Vec<Curve> {
+    let (sa, sb) = sorted_scores(&score, a, na, b, nb);
+    curves_from_sorted(score, sa, sb, spacings)
+}
+
+/// The training scores of `score` on the rows `start..na` of `a` and `start..nb` of `b`
+/// (`start` its [`Score::selection_start`]), each sorted descending by total_cmp.
+pub(super) fn sorted_scores(
+    score: &Score,
+    a: &Samples,
+    na: usize,
+    b: &Samples,
+    nb: usize,
+) -> (Vec<f64>, Vec<f64>) {
     let start = score.selection_start();
     let (mut sa, mut sb) = rayon::join(
-        || scores_of(&score, a, start.min(na)..na),
-        || scores_of(&score, b, start.min(nb)..nb),
+        || scores_of(score, a, start.min(na)..na),
+        || scores_of(score, b, start.min(nb)..nb),
     );
     // Both sides sorted at once, descending by total_cmp (values equal under it have the same
     // bits, so an unstable sort gives the stable sort's sequence). A radix sort (radsort) was
@@ -108,6 +121,23 @@ pub(super) fn curves_with_growths(
         || sa.sort_unstable_by(|x, y| y.total_cmp(x)),
         || sb.sort_unstable_by(|x, y| y.total_cmp(x)),
     );
+    (sa, sb)
+}
+
+/// `v` (sorted descending by total_cmp) negated and reversed: the sorted scores of the negated
+/// score, bit for bit (negation reverses IEEE total order, ±0 and infinities included).
+pub(super) fn negated_sorted(v: &[f64]) -> Vec<f64> {
+    v.iter().rev().map(|&x| -x).collect()
+}
+
+/// The curves of `score` at each of `spacings` from its sorted training scores `sa`, `sb` (as
+/// [`sorted_scores`] gives them).
+pub(super) fn curves_from_sorted(
+    score: Score,
+    sa: Vec<f64>,
+    sb: Vec<f64>,
+    spacings: &[(f64, f64)],
+) -> Vec<Curve> {
     let decision = matches!(&score, Score::Learned(m) if m.decision);
     let (len_a, len_b) = (sa.len(), sb.len());
     let mut sorted = Some((sa, sb));
@@ -136,6 +166,32 @@ pub(super) fn curves_with_growths(
         });
     }
     out
+}
+
+/// [`curves_from_sorted`] of a score that keeps no sorted scores (not a decision score), read
+/// from borrowed sorted scores.
+fn curves_from_sorted_ref(
+    score: &Score,
+    sa: &[f64],
+    sb: &[f64],
+    spacings: &[(f64, f64)],
+) -> Vec<Curve> {
+    spacings
+        .iter()
+        .map(|&(lambda, growth)| {
+            let (ts, ka, kb) = thresholds(sa, sb, growth);
+            Curve {
+                score: score.clone(),
+                len_a: sa.len(),
+                len_b: sb.len(),
+                decision_scores: None,
+                ts,
+                ka,
+                kb,
+                discount: discount_of(score, lambda, sa.len()),
+            }
+        })
+        .collect()
 }
 
 /// The candidate thresholds of sorted (descending) training scores `sa`: the a-scores at ranks
@@ -287,11 +343,6 @@ impl HockeyStickTester {
     ) -> [Vec<Curve>; 2] {
         let (key, forward) =
             crate::stages::time("candidate events", || self.candidates_once(p, np, q, nq));
-        let backward: Vec<Score> = if reverse {
-            forward.iter().map(Score::mirrored).collect()
-        } else {
-            Vec::new()
-        };
         // With both directions (a verdict's selection), the ε estimate's curves (λ = 0, ranks
         // growing by 1 %) are read from the same sorted scores and kept for it.
         let spacings: &[(f64, f64)] = if reverse {
@@ -299,27 +350,26 @@ impl HockeyStickTester {
         } else {
             &[(lambda, SELECTION_GROWTH)]
         };
-        // Each candidate's curves are scored on their own (in parallel, collected in candidate
-        // order): the same curves on any number of threads.
-        let score = |s: Score, (a, na): (&Samples, usize), (b, nb): (&Samples, usize)| {
-            crate::stages::time("score the candidates", || {
-                curves_with_growths(s, a, na, b, nb, spacings)
+        // Candidates are scored in jobs (in parallel, collected in candidate order: the same
+        // curves on any number of threads). A job scores and sorts one candidate's training rows
+        // once and reads from them every curve they determine (see [`Shared`]): its reverse
+        // direction, and a coordinate's other sign.
+        let jobs = shared_jobs(&forward);
+        let done: Vec<Vec<JobCurves>> = jobs
+            .into_par_iter()
+            .map(|(i, paired)| {
+                crate::stages::time("score the candidates", || {
+                    job_curves(&forward, i, paired, (p, np), (q, nq), reverse, spacings)
+                })
             })
-        };
-        let (fwd, rev): (Vec<Vec<Curve>>, Vec<Vec<Curve>>) = rayon::join(
-            || {
-                forward
-                    .into_par_iter()
-                    .map(|s| score(s, (p, np), (q, nq)))
-                    .collect()
-            },
-            || {
-                backward
-                    .into_par_iter()
-                    .map(|s| score(s, (q, nq), (p, np)))
-                    .collect()
-            },
-        );
+            .collect();
+        let (mut fwd, mut rev): (Vec<Vec<Curve>>, Vec<Vec<Curve>>) = (Vec::new(), Vec::new());
+        for (_, f, r) in done.into_iter().flatten() {
+            fwd.push(f);
+            if reverse {
+                rev.push(r);
+            }
+        }
         let split = |all: Vec<Vec<Curve>>| -> (Vec<Curve>, Vec<Curve>) {
             let mut first = Vec::with_capacity(all.len());
             let mut second = Vec::new();
@@ -337,6 +387,113 @@ impl HockeyStickTester {
         }
         [fwd, rev]
     }
+}
+
+/// One candidate's curves from a scoring job: (its index, its forward curves, its mirror's).
+pub(super) type JobCurves = (usize, Vec<Curve>, Vec<Curve>);
+
+/// How a candidate's reverse curve (Q against P, scored by [`Score::mirrored`]) reads the
+/// forward curve's sorted training scores (P's as `sp`, Q's as `sq`).
+enum Shared {
+    /// The mirrored score is the same function (coordinates, near-atoms, conditional scores):
+    /// the reverse curve reads `sq` against `sp`.
+    Same,
+    /// The mirrored atom table is the forward one negated, zeros kept +0: the reverse scores
+    /// are the forward ones negated (order reversed) with −0 written +0.
+    Negated,
+    /// Scored on its own (the learned score: negating its parameters negates its logit, but
+    /// the sign of a zero logit depends on how its terms cancel).
+    Own,
+}
+
+impl Shared {
+    fn of(score: &Score) -> Shared {
+        match score {
+            Score::Coordinate { .. } | Score::Near { .. } | Score::Conditional { .. } => {
+                Shared::Same
+            }
+            Score::Atoms { .. } => Shared::Negated,
+            Score::Learned(_) => Shared::Own,
+        }
+    }
+}
+
+/// The scoring jobs of the candidates `forward`, in order: (index, paired), where `paired` says
+/// that the candidate at `index + 1` is the same coordinate with the other sign, read from the
+/// same sorted scores negated ([`negated_sorted`]: sign · x is exactly −(−sign · x)).
+pub(super) fn shared_jobs(forward: &[Score]) -> Vec<(usize, bool)> {
+    let mut jobs = Vec::with_capacity(forward.len());
+    let mut i = 0;
+    while i < forward.len() {
+        let paired = match (&forward[i], forward.get(i + 1)) {
+            (Score::Coordinate { j, sign }, Some(Score::Coordinate { j: k, sign: t })) => {
+                j == k && *t == -*sign
+            }
+            _ => false,
+        };
+        jobs.push((i, paired));
+        i += if paired { 2 } else { 1 };
+    }
+    jobs
+}
+
+/// The curves of the job (`i`, `paired`) of [`shared_jobs`]: for each of its candidates, its
+/// forward curves and (when `reverse`) those of its mirror, at `spacings`. The same curves, bit
+/// for bit, as scoring and sorting each candidate and mirror on its own
+/// ([`curves_with_growths`]).
+pub(super) fn job_curves(
+    forward: &[Score],
+    i: usize,
+    paired: bool,
+    (p, np): (&Samples, usize),
+    (q, nq): (&Samples, usize),
+    reverse: bool,
+    spacings: &[(f64, f64)],
+) -> Vec<JobCurves> {
+    let score = &forward[i];
+    let shared = Shared::of(score);
+    if matches!(shared, Shared::Own) {
+        let f = curves_with_growths(score.clone(), p, np, q, nq, spacings);
+        let r = if reverse {
+            curves_with_growths(score.mirrored(), q, nq, p, np, spacings)
+        } else {
+            Vec::new()
+        };
+        return vec![(i, f, r)];
+    }
+    let (sp, sq) = sorted_scores(score, p, np, q, nq);
+    let curves = |s: &Score, a: &[f64], b: &[f64]| curves_from_sorted_ref(s, a, b, spacings);
+    let mut out = Vec::with_capacity(2);
+    let f = curves(score, &sp, &sq);
+    let r = match (reverse, shared) {
+        (false, _) => Vec::new(),
+        (true, Shared::Negated) => {
+            let positive_zero = |v: Vec<f64>| -> Vec<f64> {
+                v.into_iter()
+                    .map(|x| if x == 0.0 { 0.0 } else { x })
+                    .collect()
+            };
+            let (rq, rp) = (
+                positive_zero(negated_sorted(&sq)),
+                positive_zero(negated_sorted(&sp)),
+            );
+            curves(&score.mirrored(), &rq, &rp)
+        }
+        (true, _) => curves(&score.mirrored(), &sq, &sp),
+    };
+    out.push((i, f, r));
+    if paired {
+        let other = &forward[i + 1];
+        let (np_, nq_) = (negated_sorted(&sp), negated_sorted(&sq));
+        let f = curves(other, &np_, &nq_);
+        let r = if reverse {
+            curves(&other.mirrored(), &nq_, &np_)
+        } else {
+            Vec::new()
+        };
+        out.push((i + 1, f, r));
+    }
+    out
 }
 
 /// One candidate of a selection: its index, its ε and what the claim allows there.

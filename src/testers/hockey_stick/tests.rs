@@ -269,3 +269,81 @@ fn near_centres_cluster_around_zero() {
     assert_eq!(centres.len(), 1, "{centres:?}");
     assert!(centres[0].abs() < 1e-11, "{centres:?}");
 }
+
+/// The selection's shared scoring ([`selection::job_curves`]: one sort per candidate, read for
+/// its mirror and a coordinate's other sign) gives every curve bit for bit as scoring and
+/// sorting each candidate and mirror on its own, on releases with every kind of candidate: a
+/// continuous coordinate with a near-atom, a multi-valued discrete one, a flag, and zeros (the
+/// atom tables' +0 and a coordinate's ±0).
+#[test]
+fn shared_scoring_is_each_candidate_scored_alone() {
+    use super::score::Score;
+    use super::selection::{Curve, curves_with_growths, job_curves, shared_jobs};
+    let side = |shift: f64, seed: u64| {
+        let mut rng = Seed(seed).rng(Stream::Other { tag: 12, index: 0 });
+        let z = Normal::new(0.0, 1.0).unwrap();
+        let flat: Vec<f64> = (0..6000)
+            .flat_map(|i| {
+                let x = if i % 5 == 0 {
+                    0.0
+                } else if i % 7 == 0 {
+                    3.0 + 1e-12 * z.sample(&mut rng)
+                } else {
+                    shift + z.sample(&mut rng)
+                };
+                // Values seen once (each side its own): their patterns score +0 in the atom
+                // tables.
+                let k = if i % 97 == 0 {
+                    (1000 + 2 * i) as f64 + shift.signum()
+                } else {
+                    (rng.random::<f64>() * 6.0 + shift).floor()
+                };
+                let flag = f64::from(u8::from(rng.random::<f64>() < 0.3 + 0.1 * shift));
+                [x, k, flag]
+            })
+            .collect();
+        Samples::from_flat(3, flat).unwrap()
+    };
+    let (p, q) = (side(0.5, 1), side(0.0, 2));
+    let (np, nq) = (3000, 3000);
+    let t = HockeyStickTester::default();
+    let forward = t.candidates(&p, np, &q, nq);
+    let kinds = |f: fn(&Score) -> bool| forward.iter().filter(|s| f(s)).count();
+    assert!(
+        kinds(|s| matches!(s, Score::Near { .. })) > 0,
+        "{forward:?}"
+    );
+    assert!(kinds(|s| matches!(s, Score::Atoms { .. })) > 0);
+    assert!(kinds(|s| matches!(s, Score::Conditional { .. })) > 0);
+    let spacings = [(100.0, 1.06), (0.0, 1.01)];
+    let same = |x: &[Curve], y: &[Curve]| {
+        assert_eq!(x.len(), y.len());
+        for (a, b) in x.iter().zip(y) {
+            assert_eq!(a.score, b.score);
+            assert_eq!(
+                (a.len_a, a.len_b, a.discount),
+                (b.len_a, b.len_b, b.discount)
+            );
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&a.ts), bits(&b.ts), "{:?}", a.score);
+            assert_eq!((&a.ka, &a.kb), (&b.ka, &b.kb));
+        }
+    };
+    let mut seen = 0;
+    for (i, paired) in shared_jobs(&forward) {
+        for (k, f, r) in job_curves(&forward, i, paired, (&p, np), (&q, nq), true, &spacings) {
+            let s = &forward[k];
+            same(
+                &f,
+                &curves_with_growths(s.clone(), &p, np, &q, nq, &spacings),
+            );
+            same(
+                &r,
+                &curves_with_growths(s.mirrored(), &q, nq, &p, np, &spacings),
+            );
+            assert_eq!(k, seen);
+            seen += 1;
+        }
+    }
+    assert_eq!(seen, forward.len());
+}
