@@ -42,6 +42,7 @@ use crate::error::{Error, Result};
 use crate::mechanisms::math::readable;
 use crate::mechanisms::{DatasetPair, Mechanism, PrivacyClaim, Samples};
 use crate::rng::{Seed, Side, Stream, chunk_len, sample_parallel};
+use crate::testers::pooled::{Pooled, Recorder};
 use crate::testers::{Divergence, HeldOut, HockeyStickTester, PropertyTester, allowed, violates};
 
 // The result record's types, where the runners' callers have always found them.
@@ -434,6 +435,32 @@ fn measure(
     let estimate_beta = estimate_at.map(|_| config.failure_probability * ESTIMATE_SHARE);
     let verdict_beta = config.failure_probability - estimate_beta.unwrap_or(0.0);
     let per_bound = verdict_beta / k as f64;
+    // The ε estimate's held-out counts are named ahead, by a run of its stage that counts
+    // nothing (its events are chosen on the training split), when the verdict first counts, and
+    // counted in the verdict's pass over the held-out rows (see `crate::testers::pooled`).
+    let pooled;
+    let data = match (data, estimate_at, estimate_beta) {
+        (Data::Split { train, held }, Some(delta), Some(b)) => {
+            pooled = Pooled::new(
+                held,
+                Box::new(move || {
+                    let recorder = Recorder::new(held);
+                    let named = Data::Split {
+                        train,
+                        held: &recorder,
+                    };
+                    // Its answer is discarded: only the queries are kept.
+                    let _ = estimate_stage(named, claim, delta, b, config);
+                    recorder.asked()
+                }),
+            );
+            Data::Split {
+                train,
+                held: &pooled,
+            }
+        }
+        (data, _, _) => data,
+    };
     let mut bounds = Vec::with_capacity(k);
     let mut slot = 0u64;
     let mut next_rng = || {

@@ -1148,6 +1148,23 @@ impl HeldOut for Streamed {
         };
         count_rows(set, start, start + limit, &self.transform, events)
     }
+
+    fn count_many(
+        &self,
+        second: bool,
+        queries: &[(usize, &HeldOutEvents)],
+    ) -> Result<Vec<(u64, u64)>> {
+        let (set, start) = if second {
+            (&self.b, self.train.1)
+        } else {
+            (&self.a, self.train.0)
+        };
+        let ends: Vec<(usize, &HeldOutEvents)> = queries
+            .iter()
+            .map(|&(limit, events)| (start + limit, events))
+            .collect();
+        count_rows_many(set, start, &ends, &self.transform)
+    }
 }
 
 /// Rows of a binary shard read by one parallel task when held-out rows are counted.
@@ -1168,6 +1185,18 @@ pub(crate) fn count_rows(
     transform: &Transform,
     events: &HeldOutEvents,
 ) -> Result<(u64, u64)> {
+    let counts = count_rows_many(set, start, &[(end, events)], transform)?;
+    Ok(counts.first().copied().unwrap_or((0, 0)))
+}
+
+/// [`count_rows`] of each (end, events) of `queries` (rows `start..end` each), in one pass over
+/// the rows: each chunk is read and transformed once and counted for every query.
+pub(crate) fn count_rows_many(
+    set: &ShardSet,
+    start: usize,
+    queries: &[(usize, &HeldOutEvents)],
+    transform: &Transform,
+) -> Result<Vec<(u64, u64)>> {
     // (first row of the shard in the side's order, the shard, rows of the shard to read).
     let mut work: Vec<(usize, &Shard, std::ops::Range<usize>)> = Vec::new();
     for (&off, shard) in set.offsets.iter().zip(&set.shards) {
@@ -1186,15 +1215,18 @@ pub(crate) fn count_rows(
             work.push((off, shard, 0..shard.rows));
         }
     }
+    let zero = vec![(0u64, 0u64); queries.len()];
     work.par_iter()
-        .map(|(off, shard, rows)| -> Result<(u64, u64)> {
-            let (mut x, mut y) = (0u64, 0u64);
+        .map(|(off, shard, rows)| -> Result<Vec<(u64, u64)>> {
+            let mut counts = zero.clone();
             let mut visit = |first: usize, chunk: &Samples| -> Result<bool> {
                 let lo = start.saturating_sub(off + first).min(chunk.n());
-                let hi = end.saturating_sub(off + first).min(chunk.n());
-                let (cx, cy) = crate::testers::count_chunk(chunk, lo..hi.max(lo), events);
-                x += cx;
-                y += cy;
+                for (&(end, events), c) in queries.iter().zip(counts.iter_mut()) {
+                    let hi = end.saturating_sub(off + first).min(chunk.n());
+                    let (x, y) = crate::testers::count_chunk(chunk, lo..hi.max(lo), events);
+                    c.0 += x;
+                    c.1 += y;
+                }
                 Ok(true)
             };
             if shard.seekable() {
@@ -1202,9 +1234,18 @@ pub(crate) fn count_rows(
             } else {
                 shard.for_each_chunk(transform, &mut visit)?;
             }
-            Ok((x, y))
+            Ok(counts)
         })
-        .try_reduce(|| (0, 0), |a, b| Ok((a.0 + b.0, a.1 + b.1)))
+        .try_reduce(
+            || zero.clone(),
+            |mut a, b| {
+                for (x, y) in a.iter_mut().zip(b) {
+                    x.0 += y.0;
+                    x.1 += y.1;
+                }
+                Ok(a)
+            },
+        )
 }
 
 /// One view of a plan counted on one shard: the view's transform, the first held-out row of the

@@ -17,6 +17,7 @@ mod common;
 pub mod histogram;
 pub mod hockey_stick;
 pub mod mmd;
+pub(crate) mod pooled;
 pub mod renyi;
 pub mod transforms;
 
@@ -494,6 +495,23 @@ pub trait HeldOut: Sync {
     /// # Errors
     /// The rows cannot be read (a shard missing, truncated or corrupt).
     fn count(&self, second: bool, limit: usize, events: &HeldOutEvents) -> Result<(u64, u64)>;
+
+    /// [`HeldOut::count`] of each (limit, events) of `queries` on one side: the same counts.
+    /// Sources that read their rows for a count (shards) override it to count every query in
+    /// one pass; the default counts them one by one.
+    ///
+    /// # Errors
+    /// As [`HeldOut::count`].
+    fn count_many(
+        &self,
+        second: bool,
+        queries: &[(usize, &HeldOutEvents)],
+    ) -> Result<Vec<(u64, u64)>> {
+        queries
+            .iter()
+            .map(|&(limit, events)| self.count(second, limit, events))
+            .collect()
+    }
 }
 
 /// In-memory held-out rows: the rows `np..` of `p` and `nq..` of `q`.

@@ -6,9 +6,9 @@ use rand::Rng;
 use rayon::prelude::*;
 
 use super::counting::bound_event;
-use super::score::Score;
 use super::selection::{
-    Choice, Curve, ESTIMATE_GROWTH, NUISANCE_SHARE, curve_with_growth, poisson_mean, predicted_z,
+    Choice, Curve, ESTIMATE_GROWTH, JobCurves, NUISANCE_SHARE, job_curves, poisson_mean,
+    predicted_z, shared_jobs,
 };
 use super::{HockeyStickForm, HockeyStickTester};
 use crate::bounds::{normal_upper_quantile, wilson_lower, wilson_upper};
@@ -391,23 +391,20 @@ impl HockeyStickTester {
         if let Some(curves) = super::candidates::estimate_curves_kept(&key) {
             return curves;
         }
-        let backward: Vec<Score> = forward.iter().map(Score::mirrored).collect();
-        // Every candidate's curve (threshold ranks growing by 1 %), in parallel: the forward
-        // curves while the reverse candidates are formed, collected in candidate order.
-        let (fwd, rev): (Vec<Curve>, Vec<Curve>) = rayon::join(
-            || {
-                forward
-                    .into_par_iter()
-                    .map(|score| curve_with_growth(score, p, np, q, nq, 0.0, ESTIMATE_GROWTH))
-                    .collect()
-            },
-            || {
-                backward
-                    .into_par_iter()
-                    .map(|score| curve_with_growth(score, q, nq, p, np, 0.0, ESTIMATE_GROWTH))
-                    .collect()
-            },
-        );
+        // Every candidate's curve in each direction (threshold ranks growing by 1 %), scored in
+        // the selection's shared jobs (in parallel, collected in candidate order), and kept for
+        // a second estimate on the same rows.
+        let spacings = [(0.0, ESTIMATE_GROWTH)];
+        let done: Vec<Vec<JobCurves>> = shared_jobs(&forward)
+            .into_par_iter()
+            .map(|(i, paired)| job_curves(&forward, i, paired, (p, np), (q, nq), true, &spacings))
+            .collect();
+        let (mut fwd, mut rev) = (Vec::new(), Vec::new());
+        for (_, mut f, mut r) in done.into_iter().flatten() {
+            fwd.extend(f.pop());
+            rev.extend(r.pop());
+        }
+        super::candidates::keep_estimate_curves(key, [fwd.clone(), rev.clone()]);
         [fwd, rev]
     }
 }

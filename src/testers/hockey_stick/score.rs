@@ -147,6 +147,78 @@ pub(super) fn with_key<T>(
     f(&buf[..coords.len()])
 }
 
+/// An atom table read through small indices: each coordinate's value is found among the values
+/// that coordinate takes in the table's patterns (sorted bit patterns, searched by bisection),
+/// and the indices of a pattern's values, in mixed radix, index its ratio. The same score as
+/// [`Score::eval`] (a pattern with a value the table never holds for its coordinate is unseen
+/// and scores 0), without hashing and comparing each release's key: the atom scores are
+/// evaluated for every training and held-out release.
+pub(super) struct PackedAtoms<'a> {
+    coords: &'a [usize],
+    /// Per coordinate, the distinct bit patterns of its values in the table, sorted.
+    values: Vec<Vec<u64>>,
+    /// Per coordinate, the mixed-radix weight of its index.
+    strides: Vec<usize>,
+    /// The ratio of each packed index (0 where no pattern has it).
+    dense: Vec<f64>,
+}
+
+/// Most packed indices [`PackedAtoms`] holds in its dense array (8 MiB of ratios).
+const PACKED_MAX: usize = 1 << 20;
+
+impl<'a> PackedAtoms<'a> {
+    /// `None` when the patterns' values span more than [`PACKED_MAX`] packed indices (then the
+    /// table is read by hashing, [`Score::eval`]).
+    pub(super) fn new(coords: &'a [usize], table: &AtomTable) -> Option<Self> {
+        let mut values: Vec<Vec<u64>> = vec![Vec::new(); coords.len()];
+        for key in table.keys() {
+            if key.len() != coords.len() {
+                return None;
+            }
+            for (v, &bits) in values.iter_mut().zip(key) {
+                v.push(bits);
+            }
+        }
+        let mut strides = Vec::with_capacity(coords.len());
+        let mut size = 1usize;
+        for v in &mut values {
+            v.sort_unstable();
+            v.dedup();
+            strides.push(size);
+            size = size.checked_mul(v.len().max(1))?;
+            if size > PACKED_MAX {
+                return None;
+            }
+        }
+        let mut dense = vec![0.0; size];
+        for (key, &ratio) in table {
+            let mut index = 0;
+            for ((v, &bits), &stride) in values.iter().zip(key).zip(&strides) {
+                index += v.binary_search(&bits).ok()? * stride;
+            }
+            dense[index] = ratio;
+        }
+        Some(Self {
+            coords,
+            values,
+            strides,
+            dense,
+        })
+    }
+
+    /// The score of one release (its coordinates as a slice).
+    pub(super) fn eval(&self, row: &[f64]) -> f64 {
+        let mut index = 0;
+        for ((&c, v), &stride) in self.coords.iter().zip(&self.values).zip(&self.strides) {
+            match v.binary_search(&row[c].to_bits()) {
+                Ok(i) => index += i * stride,
+                Err(_) => return 0.0,
+            }
+        }
+        self.dense[index]
+    }
+}
+
 impl Score {
     pub(super) fn eval(&self, row: &ndarray::ArrayView1<'_, f64>) -> f64 {
         match self {
@@ -179,6 +251,16 @@ impl Score {
         match self {
             Score::Coordinate { j, sign } => column(*j).iter().map(|&x| sign * x).collect(),
             Score::Near { j, centre } => column(*j).iter().map(|&x| -(x - centre).abs()).collect(),
+            Score::Atoms { coords, table, .. } => {
+                match (PackedAtoms::new(coords, table), s.values().as_slice()) {
+                    (Some(packed), Some(flat)) => {
+                        let d = s.dim();
+                        rows.map(|i| packed.eval(&flat[i * d..(i + 1) * d]))
+                            .collect()
+                    }
+                    _ => rows.map(|i| self.eval(&s.row(i))).collect(),
+                }
+            }
             _ => rows.map(|i| self.eval(&s.row(i))).collect(),
         }
     }

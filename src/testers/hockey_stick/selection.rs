@@ -67,25 +67,9 @@ pub(super) const SELECTION_GROWTH: f64 = 1.06;
 /// The growth of the ε estimate's threshold ranks.
 pub(super) const ESTIMATE_GROWTH: f64 = 1.01;
 
-/// The candidate thresholds of `score` from the training rows `start..na` of `a` and
-/// `start..nb` of `b`: the a-scores at ranks 1, 2, … growing by the factor `growth` (by
-/// [`SELECTION_GROWTH`], about 170 thresholds for 2·10^4 rows), with the counts of a and b at or
-/// above each.
-pub(super) fn curve_with_growth(
-    score: Score,
-    a: &Samples,
-    na: usize,
-    b: &Samples,
-    nb: usize,
-    lambda: f64,
-    growth: f64,
-) -> Curve {
-    let mut curves = curves_with_growths(score, a, na, b, nb, &[(lambda, growth)]);
-    curves.swap_remove(0)
-}
-
-/// The curves of one score at several (λ, growth): [`curve_with_growth`] of each, from one
-/// computation and sort of the training scores (the verdict's selection and the ε estimate read
+/// The curves of one score at several (λ, growth), each the a-scores at ranks 1, 2, … growing
+/// by the factor `growth` (by [`SELECTION_GROWTH`], about 170 thresholds for 2·10^4 rows) with
+/// the counts of a and b at or above each, from one computation and sort of the training scores (the verdict's selection and the ε estimate read
 /// the same sorted scores at different threshold spacings).
 pub(super) fn curves_with_growths(
     score: Score,

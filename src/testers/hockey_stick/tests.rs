@@ -329,6 +329,16 @@ fn shared_scoring_is_each_candidate_scored_alone() {
             assert_eq!((&a.ka, &a.kb), (&b.ka, &b.kb));
         }
     };
+    // The atom scores read through packed indices (`eval_rows`) score every row as the table
+    // does (`eval`), rows with values the table never saw included.
+    for s in forward.iter().filter(|s| matches!(s, Score::Atoms { .. })) {
+        for side in [&p, &q] {
+            let bulk = s.eval_rows(side, 0..side.n());
+            for (i, v) in bulk.iter().enumerate() {
+                assert_eq!(v.to_bits(), s.eval(&side.row(i)).to_bits(), "row {i}");
+            }
+        }
+    }
     let mut seen = 0;
     for (i, paired) in shared_jobs(&forward) {
         for (k, f, r) in job_curves(&forward, i, paired, (&p, np), (&q, nq), true, &spacings) {
