@@ -159,12 +159,19 @@ pub(super) struct PackedAtoms<'a> {
     values: Vec<Vec<u64>>,
     /// Per coordinate, the mixed-radix weight of its index.
     strides: Vec<usize>,
+    /// Per coordinate whose values in the table are all small integers (counts, flags, the
+    /// float view's features): for each integer k in −[`SMALL`]..[`SMALL`], the bits of k and
+    /// its index (`u32::MAX`: not in the table), read directly instead of by bisection.
+    small: Vec<Option<Vec<(u64, u32)>>>,
     /// The ratio of each packed index (0 where no pattern has it).
     dense: Vec<f64>,
 }
 
 /// Most packed indices [`PackedAtoms`] holds in its dense array (8 MiB of ratios).
 const PACKED_MAX: usize = 1 << 20;
+
+/// The small integers [`PackedAtoms`] looks up directly: −SMALL..SMALL.
+const SMALL: i64 = 256;
 
 impl<'a> PackedAtoms<'a> {
     /// `None` when the patterns' values span more than [`PACKED_MAX`] packed indices (then the
@@ -198,10 +205,30 @@ impl<'a> PackedAtoms<'a> {
             }
             dense[index] = ratio;
         }
+        let small = values
+            .iter()
+            .map(|v| {
+                // x is the integer k exactly when k as f64 has x's bits (−0 is not).
+                let integer = |bits: u64| {
+                    let k = f64::from_bits(bits) as i64;
+                    ((-SMALL..SMALL).contains(&k) && (k as f64).to_bits() == bits).then_some(k)
+                };
+                if !v.iter().all(|&b| integer(b).is_some()) {
+                    return None;
+                }
+                let mut lut = vec![(0u64, u32::MAX); 2 * SMALL as usize];
+                for (i, &b) in v.iter().enumerate() {
+                    let k = integer(b)?;
+                    lut[(k + SMALL) as usize] = (b, u32::try_from(i).ok()?);
+                }
+                Some(lut)
+            })
+            .collect();
         Some(Self {
             coords,
             values,
             strides,
+            small,
             dense,
         })
     }
@@ -209,10 +236,30 @@ impl<'a> PackedAtoms<'a> {
     /// The score of one release (its coordinates as a slice).
     pub(super) fn eval(&self, row: &[f64]) -> f64 {
         let mut index = 0;
-        for ((&c, v), &stride) in self.coords.iter().zip(&self.values).zip(&self.strides) {
-            match v.binary_search(&row[c].to_bits()) {
-                Ok(i) => index += i * stride,
-                Err(_) => return 0.0,
+        for (((&c, v), &stride), small) in self
+            .coords
+            .iter()
+            .zip(&self.values)
+            .zip(&self.strides)
+            .zip(&self.small)
+        {
+            let x = row[c];
+            let found = match small {
+                Some(lut) => {
+                    // Every value of this coordinate in the table is a small integer: x is one
+                    // of them only if it is the integer it truncates to.
+                    let k = x as i64;
+                    if !(-SMALL..SMALL).contains(&k) {
+                        return 0.0;
+                    }
+                    let (bits, i) = lut[(k + SMALL) as usize];
+                    (bits == x.to_bits() && i != u32::MAX).then_some(i as usize)
+                }
+                None => v.binary_search(&x.to_bits()).ok(),
+            };
+            match found {
+                Some(i) => index += i * stride,
+                None => return 0.0,
             }
         }
         self.dense[index]
