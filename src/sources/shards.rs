@@ -982,6 +982,41 @@ impl ShardSet {
             if got >= n {
                 break;
             }
+            if let Some(memory) = &s.memory {
+                // Releases in memory: blocks viewed in place and transformed in parallel, kept
+                // in row order (no chunk is copied but the one a transform reads).
+                let take = (n - got).min(s.rows);
+                let blocks: Vec<std::ops::Range<usize>> = (0..take)
+                    .step_by(CHUNK_ROWS)
+                    .map(|r| r..(r + CHUNK_ROWS).min(take))
+                    .collect();
+                let read: Vec<Result<Samples>> = blocks
+                    .par_iter()
+                    .map(|rows| {
+                        let block = Samples::new(
+                            memory
+                                .values()
+                                .slice(ndarray::s![rows.clone(), ..])
+                                .to_owned(),
+                        )?;
+                        if transform.is_identity() {
+                            return Ok(block);
+                        }
+                        crate::stages::time("the view (transform)", || transform.apply(&block))
+                            .map_err(|e| {
+                                bad(
+                                    &s.path,
+                                    format!("releases {}.. (counted from 0): {e}", rows.start),
+                                )
+                            })
+                    })
+                    .collect();
+                for block in read {
+                    parts.push(block?);
+                }
+                got += take;
+                continue;
+            }
             if s.seekable() {
                 // Segments read from their own byte offsets in parallel, kept in row order.
                 let take = (n - got).min(s.rows);
