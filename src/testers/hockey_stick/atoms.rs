@@ -4,7 +4,7 @@
 
 use rayon::prelude::*;
 
-use super::score::{AtomTable, PatternMap, with_key};
+use super::score::{AtomTable, Packer, PatternMap, with_key};
 use crate::mechanisms::Samples;
 
 /// Distinct values (as bits) of coordinate j among rows, up to `cap + 1`.
@@ -15,10 +15,35 @@ pub(super) fn distinct_values(
     cap: usize,
 ) -> usize {
     let mut seen = rustc_hash::FxHashSet::default();
-    for i in rows {
-        seen.insert(s.values()[[i, j]].to_bits());
-        if seen.len() > cap {
-            break;
+    // A direct-mapped cache of values already in `seen`, by the top bits of a multiplicative
+    // hash: a discrete coordinate's few values are found there without a hash-set insert (a
+    // miss only costs the insert, which does not count a value twice).
+    let mut cache = [u64::MAX; 256];
+    let mut note = |bits: u64| {
+        let slot = (bits.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as usize;
+        // (u64::MAX, the sentinel, is a NaN and never cached.)
+        if cache[slot] != bits || bits == u64::MAX {
+            cache[slot] = bits;
+            seen.insert(bits);
+        }
+        seen.len()
+    };
+    let v = s.values();
+    match v.as_slice() {
+        Some(flat) => {
+            let d = s.dim();
+            for i in rows {
+                if note(flat[i * d + j].to_bits()) > cap {
+                    break;
+                }
+            }
+        }
+        None => {
+            for i in rows {
+                if note(v[[i, j]].to_bits()) > cap {
+                    break;
+                }
+            }
         }
     }
     seen.len()
@@ -32,6 +57,99 @@ pub(super) fn atom_table(
     nq: usize,
     coords: &[usize],
 ) -> AtomTable {
+    let counts = match packed_counts(p, np, q, nq, coords) {
+        Some(counts) => counts,
+        None => hashed_counts(p, np, q, nq, coords),
+    };
+    let a = counts.len() as f64;
+    counts
+        .into_iter()
+        .map(|(k, (cp, cq))| {
+            // A pattern seen once in all the training rows says nothing about its ratio (it is
+            // typically a continuous value that happened to land in a mostly discrete
+            // coordinate, never to be seen again): it scores 0, like unseen patterns, instead of
+            // the ±ln 3 its smoothed counts would give.
+            if cp + cq < 2.0 {
+                return (k, 0.0);
+            }
+            let lr = ((cp + 0.5) / (np as f64 + 0.5 * a)).ln()
+                - ((cq + 0.5) / (nq as f64 + 0.5 * a)).ln();
+            (k, lr)
+        })
+        .collect()
+}
+
+/// Most distinct values per coordinate [`packed_counts`] packs.
+const PACKED_VALUES: usize = 4096;
+
+/// The training rows' count of each pattern of `coords` on each side, counted through a
+/// [`Packer`] of the values each coordinate takes (found first, in a pass per coordinate): the
+/// same counts as [`hashed_counts`], without hashing a key per row. `None` when a coordinate
+/// has more than [`PACKED_VALUES`] values or the patterns span more packed indices than
+/// max(2^16, the rows), where a dense array of counts would not pay.
+pub(super) fn packed_counts(
+    p: &Samples,
+    np: usize,
+    q: &Samples,
+    nq: usize,
+    coords: &[usize],
+) -> Option<PatternMap<(f64, f64)>> {
+    let (fp, fq) = (p.values().as_slice()?, q.values().as_slice()?);
+    let d = p.dim();
+    let values: Vec<Vec<u64>> = coords
+        .par_iter()
+        .map(|&j| {
+            let mut seen = rustc_hash::FxHashSet::default();
+            let mut cache = [u64::MAX; 256];
+            for (flat, n) in [(fp, np), (fq, nq)] {
+                for i in 0..n {
+                    let bits = flat[i * d + j].to_bits();
+                    let slot = (bits.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as usize;
+                    if cache[slot] != bits || bits == u64::MAX {
+                        cache[slot] = bits;
+                        seen.insert(bits);
+                        if seen.len() > PACKED_VALUES {
+                            return None;
+                        }
+                    }
+                }
+            }
+            Some(seen.into_iter().collect())
+        })
+        .collect::<Option<Vec<Vec<u64>>>>()?;
+    let packer = Packer::new(coords, values)?;
+    if packer.size > (1 << 16).max(np + nq) {
+        return None;
+    }
+    let side = |flat: &[f64], n: usize| -> Option<Vec<u32>> {
+        let mut counts = vec![0u32; packer.size];
+        for i in 0..n {
+            let c = &mut counts[packer.index(&flat[i * d..(i + 1) * d])?];
+            *c = c.checked_add(1)?;
+        }
+        Some(counts)
+    };
+    let (cp, cq) = rayon::join(|| side(fp, np), || side(fq, nq));
+    let (cp, cq) = (cp?, cq?);
+    Some(
+        cp.iter()
+            .zip(&cq)
+            .enumerate()
+            .filter(|(_, (a, b))| **a > 0 || **b > 0)
+            .map(|(i, (&a, &b))| (packer.pattern(i), (f64::from(a), f64::from(b))))
+            .collect(),
+    )
+}
+
+/// The training rows' count of each pattern of `coords` on each side, by hashing each row's
+/// key.
+pub(super) fn hashed_counts(
+    p: &Samples,
+    np: usize,
+    q: &Samples,
+    nq: usize,
+    coords: &[usize],
+) -> PatternMap<(f64, f64)> {
     // The two sides counted at once, then merged: each count is a whole number of rows of one
     // side, so the table is the same as counted in one pass.
     let side = |s: &Samples, n: usize| {
@@ -51,22 +169,7 @@ pub(super) fn atom_table(
     for (k, c) in cq {
         counts.entry(k).or_default().1 += c;
     }
-    let a = counts.len() as f64;
     counts
-        .into_iter()
-        .map(|(k, (cp, cq))| {
-            // A pattern seen once in all the training rows says nothing about its ratio (it is
-            // typically a continuous value that happened to land in a mostly discrete
-            // coordinate, never to be seen again): it scores 0, like unseen patterns, instead of
-            // the ±ln 3 its smoothed counts would give.
-            if cp + cq < 2.0 {
-                return (k, 0.0);
-            }
-            let lr = ((cp + 0.5) / (np as f64 + 0.5 * a)).ln()
-                - ((cq + 0.5) / (nq as f64 + 0.5 * a)).ln();
-            (k, lr)
-        })
-        .collect()
 }
 
 /// Most discrete coordinates with more than two values whose pairs are offered as atom tables

@@ -147,31 +147,127 @@ pub(super) fn with_key<T>(
     f(&buf[..coords.len()])
 }
 
-/// An atom table read through small indices: each coordinate's value is found among the values
-/// that coordinate takes in the table's patterns (sorted bit patterns, searched by bisection),
-/// and the indices of a pattern's values, in mixed radix, index its ratio. The same score as
-/// [`Score::eval`] (a pattern with a value the table never holds for its coordinate is unseen
-/// and scores 0), without hashing and comparing each release's key: the atom scores are
-/// evaluated for every training and held-out release.
-pub(super) struct PackedAtoms<'a> {
+/// Patterns of some coordinates as small indices: each coordinate's value is found among a
+/// given list of values for it (sorted bit patterns, searched by bisection, or read directly
+/// when they are all small integers), and the indices of a pattern's values, in mixed radix,
+/// are its packed index. Atom tables are counted and read this way, without hashing and
+/// comparing each release's key: they are evaluated for every training and held-out release.
+pub(super) struct Packer<'a> {
     coords: &'a [usize],
-    /// Per coordinate, the distinct bit patterns of its values in the table, sorted.
+    /// Per coordinate, the distinct bit patterns of its values, sorted.
     values: Vec<Vec<u64>>,
     /// Per coordinate, the mixed-radix weight of its index.
     strides: Vec<usize>,
-    /// Per coordinate whose values in the table are all small integers (counts, flags, the
-    /// float view's features): for each integer k in −[`SMALL`]..[`SMALL`], the bits of k and
-    /// its index (`u32::MAX`: not in the table), read directly instead of by bisection.
+    /// Per coordinate whose values are all small integers (counts, flags, the float view's
+    /// features): for each integer k in −[`SMALL`]..[`SMALL`], the bits of k and its index
+    /// (`u32::MAX`: not a value of the list), read directly instead of by bisection.
     small: Vec<Option<Vec<(u64, u32)>>>,
+    /// Packed indices in all (the product of the lists' lengths).
+    pub(super) size: usize,
+}
+
+/// Most packed indices a [`Packer`] may have (a dense array of them is at most 8 MiB of f64).
+pub(super) const PACKED_MAX: usize = 1 << 20;
+
+/// The small integers a [`Packer`] looks up directly: −SMALL..SMALL.
+const SMALL: i64 = 256;
+
+impl<'a> Packer<'a> {
+    /// The packer of the values `values[k]` of coordinate `coords[k]` (any order, repeats
+    /// allowed); `None` when the patterns span more than [`PACKED_MAX`] packed indices.
+    pub(super) fn new(coords: &'a [usize], mut values: Vec<Vec<u64>>) -> Option<Self> {
+        if values.len() != coords.len() {
+            return None;
+        }
+        let mut strides = Vec::with_capacity(coords.len());
+        let mut size = 1usize;
+        for v in &mut values {
+            v.sort_unstable();
+            v.dedup();
+            strides.push(size);
+            size = size.checked_mul(v.len().max(1))?;
+            if size > PACKED_MAX {
+                return None;
+            }
+        }
+        let small = values
+            .iter()
+            .map(|v| {
+                // x is the integer k exactly when k as f64 has x's bits (−0 is not).
+                let integer = |bits: u64| {
+                    let k = f64::from_bits(bits) as i64;
+                    ((-SMALL..SMALL).contains(&k) && (k as f64).to_bits() == bits).then_some(k)
+                };
+                let mut lut = vec![(0u64, u32::MAX); 2 * SMALL as usize];
+                for (i, &b) in v.iter().enumerate() {
+                    let k = integer(b)?;
+                    lut[(k + SMALL) as usize] = (b, u32::try_from(i).ok()?);
+                }
+                Some(lut)
+            })
+            .collect();
+        Some(Self {
+            coords,
+            values,
+            strides,
+            small,
+            size,
+        })
+    }
+
+    /// The packed index of a release's pattern (its coordinates as a slice); `None` when a
+    /// coordinate's value is not in its list.
+    pub(super) fn index(&self, row: &[f64]) -> Option<usize> {
+        let mut index = 0;
+        for (((&c, v), &stride), small) in self
+            .coords
+            .iter()
+            .zip(&self.values)
+            .zip(&self.strides)
+            .zip(&self.small)
+        {
+            let x = row[c];
+            let i = match small {
+                Some(lut) => {
+                    // Every value in the list is a small integer: x is one of them only if it
+                    // is the integer it truncates to.
+                    let k = x as i64;
+                    if !(-SMALL..SMALL).contains(&k) {
+                        return None;
+                    }
+                    let (bits, i) = lut[(k + SMALL) as usize];
+                    if bits != x.to_bits() || i == u32::MAX {
+                        return None;
+                    }
+                    i as usize
+                }
+                None => v.binary_search(&x.to_bits()).ok()?,
+            };
+            index += i * stride;
+        }
+        Some(index)
+    }
+
+    /// The pattern (bit patterns, in coordinate order) of a packed index.
+    pub(super) fn pattern(&self, mut index: usize) -> Vec<u64> {
+        let mut out = Vec::with_capacity(self.values.len());
+        for v in &self.values {
+            let len = v.len().max(1);
+            out.push(v.get(index % len).copied().unwrap_or(0));
+            index /= len;
+        }
+        out
+    }
+}
+
+/// An atom table read through a [`Packer`] of the values its patterns hold: the same score as
+/// [`Score::eval`] (a pattern with a value the table never holds for its coordinate is unseen
+/// and scores 0).
+pub(super) struct PackedAtoms<'a> {
+    packer: Packer<'a>,
     /// The ratio of each packed index (0 where no pattern has it).
     dense: Vec<f64>,
 }
-
-/// Most packed indices [`PackedAtoms`] holds in its dense array (8 MiB of ratios).
-const PACKED_MAX: usize = 1 << 20;
-
-/// The small integers [`PackedAtoms`] looks up directly: −SMALL..SMALL.
-const SMALL: i64 = 256;
 
 impl<'a> PackedAtoms<'a> {
     /// `None` when the patterns' values span more than [`PACKED_MAX`] packed indices (then the
@@ -186,83 +282,21 @@ impl<'a> PackedAtoms<'a> {
                 v.push(bits);
             }
         }
-        let mut strides = Vec::with_capacity(coords.len());
-        let mut size = 1usize;
-        for v in &mut values {
-            v.sort_unstable();
-            v.dedup();
-            strides.push(size);
-            size = size.checked_mul(v.len().max(1))?;
-            if size > PACKED_MAX {
-                return None;
-            }
-        }
-        let mut dense = vec![0.0; size];
+        let packer = Packer::new(coords, values)?;
+        let mut dense = vec![0.0; packer.size];
         for (key, &ratio) in table {
-            let mut index = 0;
-            for ((v, &bits), &stride) in values.iter().zip(key).zip(&strides) {
-                index += v.binary_search(&bits).ok()? * stride;
+            let mut row = vec![0.0; coords.iter().copied().max().map_or(0, |m| m + 1)];
+            for (&c, &bits) in coords.iter().zip(key) {
+                row[c] = f64::from_bits(bits);
             }
-            dense[index] = ratio;
+            dense[packer.index(&row)?] = ratio;
         }
-        let small = values
-            .iter()
-            .map(|v| {
-                // x is the integer k exactly when k as f64 has x's bits (−0 is not).
-                let integer = |bits: u64| {
-                    let k = f64::from_bits(bits) as i64;
-                    ((-SMALL..SMALL).contains(&k) && (k as f64).to_bits() == bits).then_some(k)
-                };
-                if !v.iter().all(|&b| integer(b).is_some()) {
-                    return None;
-                }
-                let mut lut = vec![(0u64, u32::MAX); 2 * SMALL as usize];
-                for (i, &b) in v.iter().enumerate() {
-                    let k = integer(b)?;
-                    lut[(k + SMALL) as usize] = (b, u32::try_from(i).ok()?);
-                }
-                Some(lut)
-            })
-            .collect();
-        Some(Self {
-            coords,
-            values,
-            strides,
-            small,
-            dense,
-        })
+        Some(Self { packer, dense })
     }
 
     /// The score of one release (its coordinates as a slice).
     pub(super) fn eval(&self, row: &[f64]) -> f64 {
-        let mut index = 0;
-        for (((&c, v), &stride), small) in self
-            .coords
-            .iter()
-            .zip(&self.values)
-            .zip(&self.strides)
-            .zip(&self.small)
-        {
-            let x = row[c];
-            let found = match small {
-                Some(lut) => {
-                    // Every value of this coordinate in the table is a small integer: x is one
-                    // of them only if it is the integer it truncates to.
-                    let k = x as i64;
-                    if !(-SMALL..SMALL).contains(&k) {
-                        return 0.0;
-                    }
-                    let (bits, i) = lut[(k + SMALL) as usize];
-                    (bits == x.to_bits() && i != u32::MAX).then_some(i as usize)
-                }
-                None => v.binary_search(&x.to_bits()).ok(),
-            };
-            match found {
-                Some(i) => index += i * stride,
-                None => return 0.0,
-            }
-        }
-        self.dense[index]
+        self.packer.index(row).map_or(0.0, |i| self.dense[i])
     }
 }
 

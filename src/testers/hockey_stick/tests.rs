@@ -329,6 +329,12 @@ fn shared_scoring_is_each_candidate_scored_alone() {
             assert_eq!((&a.ka, &a.kb), (&b.ka, &b.kb));
         }
     };
+    // The atom tables' counts through packed indices are the hashed counts, for the joint
+    // table, each pair and a coordinate alone.
+    for coords in [vec![1, 2], vec![1], vec![2, 1]] {
+        let packed = super::atoms::packed_counts(&p, np, &q, nq, &coords).unwrap();
+        assert_eq!(packed, super::atoms::hashed_counts(&p, np, &q, nq, &coords));
+    }
     // The atom scores read through packed indices (`eval_rows`) score every row as the table
     // does (`eval`), rows with values the table never saw included.
     for s in forward.iter().filter(|s| matches!(s, Score::Atoms { .. })) {
