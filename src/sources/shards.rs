@@ -1254,11 +1254,15 @@ pub(crate) fn count_rows_many(
     work.par_iter()
         .map(|(off, shard, rows)| -> Result<Vec<(u64, u64)>> {
             let mut counts = zero.clone();
+            let events: Vec<&HeldOutEvents> = queries.iter().map(|q| q.1).collect();
             let mut visit = |first: usize, chunk: &Samples| -> Result<bool> {
                 let lo = start.saturating_sub(off + first).min(chunk.n());
-                for (&(end, events), c) in queries.iter().zip(counts.iter_mut()) {
-                    let hi = end.saturating_sub(off + first).min(chunk.n());
-                    let (x, y) = crate::testers::count_chunk(chunk, lo..hi.max(lo), events);
+                let ranges: Vec<std::ops::Range<usize>> = queries
+                    .iter()
+                    .map(|&(end, _)| lo..end.saturating_sub(off + first).min(chunk.n()).max(lo))
+                    .collect();
+                let got = crate::testers::count_chunk_many(chunk, &ranges, &events);
+                for (c, (x, y)) in counts.iter_mut().zip(got) {
                     c.0 += x;
                     c.1 += y;
                 }

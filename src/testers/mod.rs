@@ -554,6 +554,41 @@ pub(crate) fn count_chunk(
         .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
 }
 
+/// [`count_chunk`] of each of `events` among its rows `ranges[k]` of `chunk`, in one pass of
+/// parallel blocks that evaluates each distinct score once
+/// ([`HeldOutEvents::count_rows_many`]); integer sums, so any thread count gives the same.
+pub(crate) fn count_chunk_many(
+    chunk: &Samples,
+    ranges: &[std::ops::Range<usize>],
+    events: &[&HeldOutEvents],
+) -> Vec<(u64, u64)> {
+    const BLOCK: usize = 1 << 13;
+    let zero = vec![(0u64, 0u64); events.len()];
+    let lo = ranges.iter().map(|r| r.start).min().unwrap_or(0);
+    let hi = ranges.iter().map(|r| r.end).max().unwrap_or(0);
+    if lo >= hi {
+        return zero;
+    }
+    let blocks: Vec<std::ops::Range<usize>> = (lo..hi)
+        .step_by(BLOCK)
+        .map(|r| r..(r + BLOCK).min(hi))
+        .collect();
+    use rayon::prelude::*;
+    blocks
+        .into_par_iter()
+        .map(|b| HeldOutEvents::count_rows_many(events, chunk, b, ranges))
+        .reduce(
+            || zero.clone(),
+            |mut a, b| {
+                for (x, y) in a.iter_mut().zip(b) {
+                    x.0 += y.0;
+                    x.1 += y.1;
+                }
+                a
+            },
+        )
+}
+
 /// Checks what every tester needs of its inputs: β in (0, 1), equal dimensions, finite values,
 /// at least `min_n` samples per side.
 pub fn check_inputs(

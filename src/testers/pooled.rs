@@ -164,6 +164,25 @@ mod tests {
         .unwrap()
     }
 
+    /// Several queries counted in one pass, each distinct score evaluated once, give each
+    /// query's own count: the same score at other thresholds, a pair of events, other rows.
+    #[test]
+    fn one_pass_counts_are_each_querys_count() {
+        let s = Samples::from_column((0..50_000).map(|i| f64::from(i % 997)).collect());
+        let pair: HeldOutEvents = serde_json::from_str(
+            r#"{"first":[{"coordinate":{"j":0,"sign":1.0}},900.0],"second":[{"coordinate":{"j":0,"sign":-1.0}},-20.0]}"#,
+        )
+        .unwrap();
+        let queries = [event(500.0), event(100.0), pair, event(996.0)];
+        let ranges = [0..50_000, 1000..30_000, 5..49_999, 20_000..20_000];
+        let refs: Vec<&HeldOutEvents> = queries.iter().collect();
+        let many = crate::testers::count_chunk_many(&s, &ranges, &refs);
+        for ((e, r), got) in queries.iter().zip(&ranges).zip(&many) {
+            assert_eq!(*got, crate::testers::count_chunk(&s, r.clone(), e));
+        }
+        assert!(many[2].1 > 0 && many[2].0 > 0, "{many:?}");
+    }
+
     /// Counts named ahead are made in the first pass over their side and answered from there,
     /// each the count the rows give; a query not named is counted when asked.
     #[test]
