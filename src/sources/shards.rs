@@ -1275,16 +1275,7 @@ pub(crate) fn count_rows_many(
             }
             Ok(counts)
         })
-        .try_reduce(
-            || zero.clone(),
-            |mut a, b| {
-                for (x, y) in a.iter_mut().zip(b) {
-                    x.0 += y.0;
-                    x.1 += y.1;
-                }
-                Ok(a)
-            },
-        )
+        .try_reduce(|| zero.clone(), |a, b| Ok(crate::testers::add_counts(a, b)))
 }
 
 /// One view of a plan counted on one shard: the view's transform, the first held-out row of the

@@ -577,16 +577,16 @@ pub(crate) fn count_chunk_many(
     blocks
         .into_par_iter()
         .map(|b| HeldOutEvents::count_rows_many(events, chunk, b, ranges))
-        .reduce(
-            || zero.clone(),
-            |mut a, b| {
-                for (x, y) in a.iter_mut().zip(b) {
-                    x.0 += y.0;
-                    x.1 += y.1;
-                }
-                a
-            },
-        )
+        .reduce(|| zero.clone(), add_counts)
+}
+
+/// The sums, query by query, of two lists of (first event, second event) counts.
+pub(crate) fn add_counts(mut a: Vec<(u64, u64)>, b: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
+    for (x, y) in a.iter_mut().zip(b) {
+        x.0 += y.0;
+        x.1 += y.1;
+    }
+    a
 }
 
 /// Checks what every tester needs of its inputs: β in (0, 1), equal dimensions, finite values,
