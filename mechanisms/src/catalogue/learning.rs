@@ -12,6 +12,8 @@
 //! | `model-aggregation-average-party-size` | buggy | 1-DP | 67-DP |
 //! | `gradient-perturbation` | correct | 0.021715-zCDP | 0.021697-zCDP (final model) |
 //! | `gradient-perturbation-no-composition` | buggy | 0.021715-zCDP | 0.21697-zCDP (final model) |
+//! | `gradient-perturbation-iterate` | correct | (1, 1e-5)-DP (θ_1 of T = 16, ε = 4) | δ(1) = 5.3e-8 |
+//! | `gradient-perturbation-iterate-linear` | buggy | (0.25, 1e-5)-DP (θ_1 of T = 16, ε = 4) | δ(0.25) = 1.32e-2 |
 //!
 //! # The learning problem
 //! Records are labelled examples (x, y): x ∈ [−1, 1]^d (the first d coordinates, projected onto
@@ -74,6 +76,16 @@ pub(crate) fn specs() -> Vec<Spec> {
             id: "gradient-perturbation-no-composition",
             summary: "noisy gradient descent accounted for one step only",
             build: gradient_perturbation_no_composition,
+        },
+        Spec {
+            id: "gradient-perturbation-iterate",
+            summary: "an intermediate iterate θ_t of noisy gradient descent, claimed (√(t/T)·ε, δ)-DP (the seed's corollary)",
+            build: gradient_perturbation_iterate,
+        },
+        Spec {
+            id: "gradient-perturbation-iterate-linear",
+            summary: "an intermediate iterate θ_t claimed ((t/T)·ε, δ)-DP: ε scaled linearly in the steps taken",
+            build: gradient_perturbation_iterate_linear,
         },
     ]
 }
@@ -565,9 +577,14 @@ impl GradientPerturbation {
     /// (S₁, S₂) = (Σ_{s<T} a^s, Σ_{s<T} a^{2s}) with a = 1 − ηλ: θ_T = η·S₁·g plus Gaussian noise
     /// of variance η²σ²S₂ per coordinate, where g = (1/m)(1/n₁) Σ y x̃.
     fn geometric_sums(&self) -> (f64, f64) {
+        self.geometric_sums_to(self.steps)
+    }
+
+    /// The sums of [`Self::geometric_sums`] for θ_t: (Σ_{s<t} a^s, Σ_{s<t} a^{2s}).
+    fn geometric_sums_to(&self, t: u64) -> (f64, f64) {
         let a = 1.0 - self.learning_rate * self.lambda;
         let (mut s1, mut s2, mut p) = (0.0, 0.0, 1.0);
-        for _ in 0..self.steps {
+        for _ in 0..t {
             s1 += p;
             s2 += p * p;
             p *= a;
@@ -611,10 +628,24 @@ impl GradientPerturbation {
             self.rho(),
             self.delta
         );
-        let (id, dim) = (self.id(), self.dim);
+        let (id, steps) = (self.id(), self.steps);
+        let claim = PrivacyClaim::ZeroConcentrated { rho: self.rho() };
+        self.declared_run(id, claim, source, steps)
+    }
+
+    /// The declaration of a run calibrated as configured that releases θ_`run` (`run` ≤ T steps
+    /// taken), with its claim and the claim's source.
+    fn declared_run(
+        self,
+        id: &'static str,
+        claim: PrivacyClaim,
+        source: String,
+        run: u64,
+    ) -> Declared {
+        let dim = self.dim;
         declared(
             id,
-            PrivacyClaim::ZeroConcentrated { rho: self.rho() },
+            claim,
             source,
             dim,
             move |sum, n1, n, rng| {
@@ -627,7 +658,7 @@ impl GradientPerturbation {
                 let mut theta = vec![0.0; dim];
                 for _ in 0..n {
                     theta.fill(0.0);
-                    for _ in 0..self.steps {
+                    for _ in 0..run {
                         for (t, gj) in theta.iter_mut().zip(&g) {
                             *t -= eta * (lambda * *t - gj + noise.sample(&mut *rng));
                         }
@@ -641,11 +672,20 @@ impl GradientPerturbation {
 }
 
 fn gradient(params: &mut Params, id: &str, composed: bool) -> Result<GradientPerturbation> {
-    let epsilon = epsilon_param(params, id)?;
+    gradient_with_steps(params, id, composed, (1.0, 10.0))
+}
+
+fn gradient_with_steps(
+    params: &mut Params,
+    id: &str,
+    composed: bool,
+    (default_epsilon, default_steps): (f64, f64),
+) -> Result<GradientPerturbation> {
+    let epsilon = params.take_in(id, "epsilon", default_epsilon, 1e-6, 100.0)?;
     let delta = delta_param(params, id)?;
     let lambda = lambda_param(params, id, 0.1)?;
     let learning_rate = params.take_in(id, "learning_rate", 0.1, 1e-6, 1e3)?;
-    let steps = params.take("steps", 10.0);
+    let steps = params.take("steps", default_steps);
     if !(steps.fract() == 0.0 && (1.0..=1000.0).contains(&steps)) {
         return Err(invalid(
             id,
@@ -709,6 +749,159 @@ fn gradient_perturbation_no_composition(params: &mut Params) -> Result<Entry> {
         status,
         witness,
     })
+}
+
+/// An intermediate iterate of [`GradientPerturbation`] (the seed's slides, "Iterative Learning
+/// with Gradient Perturbation", Corollary: "Intermediate model estimator θ_t at each iteration is
+/// (√(t/T)·ε, δ)-DP"): the run is calibrated for T steps exactly as `gradient-perturbation`
+/// (σ² = 8G²T ln(1/δ)/(m² n₍₁₎² ε²)), and θ_t, the model after t ≤ T steps, is released.
+///
+/// # Claim
+/// (√(t/T)·ε, δ)-DP under replace-one (the corollary). Derivation: θ_t is the Gaussian
+/// mechanism with shift η·S₁(t)·Δ and noise η·σ·√S₂(t) per coordinate (S₁(t) = Σ_{s<t} a^s,
+/// S₂(t) = Σ_{s<t} a^{2s}, a = 1 − ηλ, Δ = 2G/(m n₁)), i.e. exactly μ_t-GDP with
+/// μ_t = S₁(t)Δ/(σ√S₂(t)) ≤ √t·Δ/σ (Cauchy–Schwarz, S₁² ≤ t·S₂) = √(t/T)·ε/√(2 ln(1/δ)). The
+/// Gaussian mechanism at μ = ε′/√(2 ln(1/δ)) has δ(ε′) = Φ(μ/2 − ε′/μ) − e^ε′·Φ(−μ/2 − ε′/μ)
+/// ≤ Φ(μ/2 − √(2 ln(1/δ))), below δ for moderate ε′ (defaults ε = 4, T = 16, t = 1, δ = 1e-5:
+/// ε′ = 1, μ_1 = Δ/σ = 0.208397 exactly, δ(1) = 5.3e-8). The zCDP route gives (ρ_t + 2√(ρ_t ln(1/δ)), δ)
+/// with ρ_t = (t/T)·ρ, slightly more than √(t/T)·ε; the exact curve above is what the claim rests
+/// on, and [`IterateRelease::true_delta`] computes it.
+///
+/// # Output
+/// d reals: θ_t.
+#[derive(Debug, Clone)]
+pub struct IterateRelease {
+    /// The run (calibrated for its T = `steps`).
+    pub run: GradientPerturbation,
+    /// The iterate t released (1 ≤ t ≤ T).
+    pub iterate: u64,
+    /// Whether ε is scaled by t/T (the bug) instead of √(t/T).
+    pub linear: bool,
+}
+
+impl IterateRelease {
+    /// The claimed ε at the run's δ: √(t/T)·ε, or (t/T)·ε for the bug.
+    pub fn claimed_epsilon(&self) -> f64 {
+        let share = self.iterate as f64 / self.run.steps as f64;
+        if self.linear {
+            share * self.run.epsilon
+        } else {
+            share.sqrt() * self.run.epsilon
+        }
+    }
+
+    /// μ of the released θ_t (exact; the sup over party sizes, at n₁ = 1 as in
+    /// [`GradientPerturbation::true_rho`]).
+    pub fn true_mu(&self) -> f64 {
+        let (s1, s2) = self.run.geometric_sums_to(self.iterate);
+        let delta = 2.0 * LIPSCHITZ / self.run.parties.count as f64;
+        s1 * delta / (self.run.sigma(1.0) * s2.sqrt())
+    }
+
+    /// The exact δ of θ_t at the claimed ε (the Gaussian-DP curve at [`Self::true_mu`]).
+    pub fn true_delta(&self) -> f64 {
+        dp_audit_accounting::math::gaussian_dp_delta(self.claimed_epsilon(), self.true_mu())
+    }
+
+    fn id(&self) -> &'static str {
+        if self.linear {
+            "gradient-perturbation-iterate-linear"
+        } else {
+            "gradient-perturbation-iterate"
+        }
+    }
+
+    fn declared(self) -> Declared {
+        let (t, big_t) = (self.iterate, self.run.steps);
+        let scaling = if self.linear { "t/T" } else { "√(t/T)" };
+        let epsilon = self.claimed_epsilon();
+        let source = format!(
+            "gradient perturbation (Jayaraman et al. 2018), iterate t = {t} of a run calibrated \
+             for T = {big_t} steps (sigma² = 8G²T ln(1/δ)/(m² n₍₁₎² ε²), ε = {}, δ = {:e}, m = \
+             {}): θ_t claimed ({scaling}·ε = {epsilon:.6}, δ)-DP",
+            self.run.epsilon, self.run.delta, self.run.parties.count
+        );
+        let claim = PrivacyClaim::Approximate {
+            epsilon,
+            delta: self.run.delta,
+        };
+        let id = self.id();
+        self.run.declared_run(id, claim, source, t)
+    }
+}
+
+fn iterate_release(params: &mut Params, id: &str, linear: bool) -> Result<IterateRelease> {
+    // Defaults where the two claims differ most visibly: ε = 4 over T = 16 steps, θ_1 released
+    // (claimed (1, δ) by the corollary, (0.25, δ) by the bug).
+    let run = gradient_with_steps(params, id, true, (4.0, 16.0))?;
+    let iterate = params.take_integer_in(id, "iterate", 1.0, 1.0, run.steps as f64)? as u64;
+    Ok(IterateRelease {
+        run,
+        iterate,
+        linear,
+    })
+}
+
+fn gradient_perturbation_iterate(params: &mut Params) -> Result<Entry> {
+    let m = iterate_release(params, "gradient-perturbation-iterate", false)?;
+    let witness = label_flip_witness(m.run.dim, 1)?;
+    let status = iterate_status(&m);
+    Ok(Entry {
+        mechanism: Box::new(m.declared()),
+        status,
+        witness,
+    })
+}
+
+/// `gradient-perturbation-iterate-linear`: [`IterateRelease`] with ε scaled linearly in the
+/// steps taken, ((t/T)·ε, δ).
+///
+/// # Bug
+/// The run's privacy loss grows like √t under composition (zCDP adds ρ per step; ε of the
+/// Gaussian mechanism grows with μ ∝ √t), not like t: reading the per-step share of a
+/// T-step budget as ε/T, and θ_t as t of those shares, understates the early iterates' ε by a
+/// factor √(T/t).
+///
+/// # True guarantee
+/// θ_t is exactly μ_t-GDP (see [`IterateRelease`]). Defaults (ε = 4, T = 16, t = 1,
+/// δ = 1e-5, η = λ = 0.1, m = 3): μ_1 = ε/√(2T ln(1/δ)) = 0.208397 and the exact
+/// δ(0.25) = 1.32e-2, where the claim allows 1e-5; the iterate is (1, 1e-5)-DP, as the correct
+/// entry claims (δ(1) = 5.3e-8).
+fn gradient_perturbation_iterate_linear(params: &mut Params) -> Result<Entry> {
+    let m = iterate_release(params, "gradient-perturbation-iterate-linear", true)?;
+    let witness = label_flip_witness(m.run.dim, 1)?;
+    let status = iterate_status(&m);
+    Ok(Entry {
+        mechanism: Box::new(m.declared()),
+        status,
+        witness,
+    })
+}
+
+/// Correct when the exact δ of θ_t at the claimed ε is within the claimed δ (with t = T and
+/// √(t/T) = t/T = 1 the two entries are the same mechanism and both correct).
+fn iterate_status(m: &IterateRelease) -> Status {
+    let truth = m.true_delta();
+    if truth <= m.run.delta {
+        return Status::Correct;
+    }
+    let bug = if m.linear {
+        "the iterate's ε scaled by t/T: privacy loss grows like √t under composition, so an \
+         early iterate's ε is understated by a factor √(T/t)"
+    } else {
+        "at these parameters the corollary's (√(t/T)·ε, δ) is below the iterate's exact \
+         Gaussian curve (large ε)"
+    };
+    Status::Buggy {
+        bug: bug.into(),
+        true_guarantee: format!(
+            "θ_{} is exactly {:.6}-GDP: δ({:.6}) = {truth:.3e} against the claimed {:e}",
+            m.iterate,
+            m.true_mu(),
+            m.claimed_epsilon(),
+            m.run.delta
+        ),
+    }
 }
 
 #[cfg(test)]
@@ -828,6 +1021,36 @@ mod tests {
         let s = draws(&e, e.witness.second(), N, 9);
         let xs = s.column(0).to_vec();
         assert_moments("gp bug", &xs, -0.1 * s1 / 3.0, sd * sd, 3.0 * sd.powi(4));
+    }
+
+    /// The iterate entries: the claims at the defaults, the exact δ of θ_1 (μ_1 = Δ/σ, the
+    /// Gaussian curve; checked against the closed form computed by hand), θ_1's mean and variance
+    /// (η·g and η²σ²), and the statuses.
+    #[test]
+    fn iterate_claims_truths_and_moments() {
+        let e = build("gradient-perturbation-iterate", &[]);
+        let PrivacyClaim::Approximate { epsilon, delta } = e.mechanism.claim() else {
+            panic!()
+        };
+        assert!((epsilon - 1.0).abs() < 1e-12 && delta == 1e-5);
+        assert!(!e.status.is_buggy());
+        let lin = build("gradient-perturbation-iterate-linear", &[]);
+        let PrivacyClaim::Approximate { epsilon, .. } = lin.mechanism.claim() else {
+            panic!()
+        };
+        assert!((epsilon - 0.25).abs() < 1e-12);
+        assert!(lin.status.is_buggy());
+        let m = iterate_release(&mut Params::new(), "gradient-perturbation-iterate-linear", true)
+            .unwrap();
+        let mu = 4.0 / (2.0 * 16.0 * (1e5_f64).ln()).sqrt();
+        assert!((m.true_mu() - mu).abs() < 1e-12, "{}", m.true_mu());
+        assert!((m.true_delta() - 1.320_994e-2).abs() < 1e-7, "{}", m.true_delta());
+        // θ_1 = η·(g − N(0, σ²)) on the witness's D (one record, label +1: g = 1/m).
+        let xs = draws(&e, e.witness.first(), 200_000, 7);
+        let sigma = m.run.sigma(1.0);
+        let (mean, var) = (0.1 / 3.0, 0.01 * sigma * sigma);
+        let v: Vec<f64> = xs.values().column(0).to_vec();
+        assert_moments("θ_1", &v, mean, var, 3.0 * var * var);
     }
 
     #[test]
