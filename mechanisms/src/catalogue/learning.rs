@@ -91,7 +91,7 @@ pub(crate) fn specs() -> Vec<Spec> {
 }
 
 /// Lipschitz constant of the loss (linear loss, unit-ball features, |y| ≤ 1).
-const LIPSCHITZ: f64 = 1.0;
+pub(super) const LIPSCHITZ: f64 = 1.0;
 
 fn invalid(id: &str, message: String) -> MechanismError {
     MechanismError::InvalidParameter {
@@ -156,13 +156,13 @@ fn add_l2_laplace(out: &mut [f64], scale: f64, unit: &GaussianNoise, rng: &mut d
     }
 }
 
-fn domain(dim: usize) -> RecordDomain {
+pub(super) fn domain(dim: usize) -> RecordDomain {
     RecordDomain::real(-1.0, 1.0, dim + 1).with_sizes(1, 1000)
 }
 
 /// The worst replace-one pair: `n` records, one of them the unit example e₁ with label +1,
 /// against the same with label −1 (the others all-zero). θ* moves by 2/(nλ) along e₁.
-fn label_flip_witness(dim: usize, n: usize) -> Result<DatasetPair> {
+pub(super) fn label_flip_witness(dim: usize, n: usize) -> Result<DatasetPair> {
     let mut plus = vec![0.0; dim + 1];
     plus[0] = 1.0;
     plus[dim] = 1.0;
@@ -202,7 +202,7 @@ fn declared(
 }
 
 /// `n` releases of `centre` plus noise of density ∝ exp(−‖b‖/scale) (see [`add_l2_laplace`]).
-fn l2_laplace_rows(centre: &[f64], scale: f64, n: usize, rng: &mut dyn Rng) -> Result<Samples> {
+pub(super) fn l2_laplace_rows(centre: &[f64], scale: f64, n: usize, rng: &mut dyn Rng) -> Result<Samples> {
     let dim = centre.len();
     let unit = GaussianNoise::new(1.0)?;
     let mut flat = Vec::with_capacity(n * dim);
@@ -273,11 +273,11 @@ impl ErmOutputPerturbation {
     }
 }
 
-fn lambda_param(params: &mut Params, id: &str, default: f64) -> Result<f64> {
+pub(super) fn lambda_param(params: &mut Params, id: &str, default: f64) -> Result<f64> {
     params.take_in(id, "lambda", default, 1e-6, 1e6)
 }
 
-fn dim_param(params: &mut Params, id: &str) -> Result<usize> {
+pub(super) fn dim_param(params: &mut Params, id: &str) -> Result<usize> {
     let d = params.take("dim", 1.0);
     if d.fract() == 0.0 && (1.0..=64.0).contains(&d) {
         Ok(d as usize)

@@ -16,7 +16,9 @@
 //! correct with a twin accounted per example; `normalisation.rs` the noisy sum divided by a
 //! public batch size, and by one read off the dataset: Opacus #571; `adam.rs` DP-Adam, and a
 //! second moment read before noise), `learning.rs` (output perturbation, model
-//! aggregation and gradient perturbation, each with a buggy twin),
+//! aggregation and gradient perturbation, each with a buggy twin, and an intermediate iterate
+//! with the seed's √(t/T)·ε claim), `logistic.rs` (output perturbation of regularized logistic
+//! regression, minimized by Newton's method, and a twin minimizing the summed loss),
 //! `float_leak.rs` (a floating-point leak in the style of Mironov 2012, audited through the
 //! `float-bits` output transform: [`recommended_transform`]), and the deployed systems of catalogue
 //! v2: `attribution.rs` (Attribution Reporting summary reports), `heatmap.rs` (DP heatmaps),
@@ -73,6 +75,7 @@ groups!(
     float_safe,
     dpsgd,
     learning,
+    logistic,
     attribution,
     heatmap,
     units,
