@@ -843,7 +843,12 @@ fn iterate_release(params: &mut Params, id: &str, linear: bool) -> Result<Iterat
 }
 
 fn gradient_perturbation_iterate(params: &mut Params) -> Result<Entry> {
-    let m = iterate_release(params, "gradient-perturbation-iterate", false)?;
+    iterate_entry(params, "gradient-perturbation-iterate", false)
+}
+
+/// The entry of an [`IterateRelease`], its status computed ([`iterate_status`]).
+fn iterate_entry(params: &mut Params, id: &str, linear: bool) -> Result<Entry> {
+    let m = iterate_release(params, id, linear)?;
     let witness = label_flip_witness(m.run.dim, 1)?;
     let status = iterate_status(&m);
     Ok(Entry {
@@ -868,14 +873,7 @@ fn gradient_perturbation_iterate(params: &mut Params) -> Result<Entry> {
 /// δ(0.25) = 1.32e-2, where the claim allows 1e-5; the iterate is (1, 1e-5)-DP, as the correct
 /// entry claims (δ(1) = 5.3e-8).
 fn gradient_perturbation_iterate_linear(params: &mut Params) -> Result<Entry> {
-    let m = iterate_release(params, "gradient-perturbation-iterate-linear", true)?;
-    let witness = label_flip_witness(m.run.dim, 1)?;
-    let status = iterate_status(&m);
-    Ok(Entry {
-        mechanism: Box::new(m.declared()),
-        status,
-        witness,
-    })
+    iterate_entry(params, "gradient-perturbation-iterate-linear", true)
 }
 
 /// Correct when the exact δ of θ_t at the claimed ε is within the claimed δ (with t = T and
