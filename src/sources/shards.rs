@@ -1333,14 +1333,11 @@ pub(crate) fn count_shard_views(
             }
             Ok(true)
         };
-    let add = |mut a: Vec<Vec<(u64, u64)>>, b: Vec<Vec<(u64, u64)>>| {
-        for (x, y) in a.iter_mut().zip(b) {
-            for (p, q) in x.iter_mut().zip(y) {
-                p.0 += q.0;
-                p.1 += q.1;
-            }
-        }
-        a
+    let add = |a: Vec<Vec<(u64, u64)>>, b: Vec<Vec<(u64, u64)>>| -> Vec<Vec<(u64, u64)>> {
+        a.into_iter()
+            .zip(b)
+            .map(|(x, y)| crate::testers::add_counts(x, y))
+            .collect()
     };
     if !shard.seekable() {
         let mut counts = zero;

@@ -156,7 +156,7 @@ fn add_l2_laplace(out: &mut [f64], scale: f64, unit: &GaussianNoise, rng: &mut d
     }
 }
 
-pub(super) fn domain(dim: usize) -> RecordDomain {
+fn domain(dim: usize) -> RecordDomain {
     RecordDomain::real(-1.0, 1.0, dim + 1).with_sizes(1, 1000)
 }
 
@@ -185,6 +185,21 @@ fn declared(
     dim: usize,
     release: impl Fn(Vec<f64>, f64, usize, &mut dyn Rng) -> Result<Samples> + Send + Sync + 'static,
 ) -> Declared {
+    declared_on_records(id, claim, source, dim, move |data, n, rng| {
+        let (sum, count) = labelled_sum(data, dim, id)?;
+        release(sum, count as f64, n, rng)
+    })
+}
+
+/// [`declared`] for a release that reads the records themselves (`sample(records, n, rng)`
+/// draws `n` releases), not only their labelled sum: the logistic loss's minimizer.
+pub(super) fn declared_on_records(
+    id: &'static str,
+    claim: PrivacyClaim,
+    source: String,
+    dim: usize,
+    sample: impl Fn(&Dataset, usize, &mut dyn Rng) -> Result<Samples> + Send + Sync + 'static,
+) -> Declared {
     Declared {
         id,
         claim,
@@ -194,10 +209,7 @@ fn declared(
         output_dim: dim,
         recommended_transform: None,
         setting: crate::mechanism::DpSetting::Central,
-        sample: Box::new(move |data: &Dataset, n, rng| {
-            let (sum, count) = labelled_sum(data, dim, id)?;
-            release(sum, count as f64, n, rng)
-        }),
+        sample: Box::new(sample),
     }
 }
 

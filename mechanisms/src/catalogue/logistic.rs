@@ -26,13 +26,14 @@
 //! the crates that solve linear systems with ndarray (ndarray-linalg) need a system LAPACK,
 //! which this crate does not take on for one small symmetric positive definite system.
 
-use rand::Rng;
 
 use super::declare::Declared;
-use super::learning::{LIPSCHITZ, dim_param, domain, l2_laplace_rows, label_flip_witness, lambda_param};
+use super::learning::{
+    LIPSCHITZ, declared_on_records, dim_param, l2_laplace_rows, label_flip_witness, lambda_param,
+};
 use super::{Entry, Spec, Status};
 use crate::claim::PrivacyClaim;
-use crate::dataset::{Dataset, Neighboring};
+use crate::dataset::Dataset;
 use crate::error::{MechanismError, Result};
 use crate::mechanism::Params;
 
@@ -156,7 +157,10 @@ impl LogisticOutputPerturbation {
                 return Ok(theta);
             }
             let step = cholesky_solve(&mut hess, &grad, d).ok_or_else(|| {
-                MechanismError::InvalidDataset(format!("{id}: Newton system not positive definite"))
+                MechanismError::InvalidDataset(format!(
+                    "{id}: Newton's system is not positive definite at λ = {} (λ > 0 makes it so; allowed: lambda in [1e-6, 1e6])",
+                    self.lambda
+                ))
             })?;
             // Backtracking (Armijo) on F along the Newton direction.
             let (f0, slope) = (objective(&theta), dot(&grad, &step));
@@ -183,23 +187,14 @@ impl LogisticOutputPerturbation {
             if self.summed { "summed" } else { "mean" },
             self.lambda
         );
-        Declared {
-            id,
-            claim: PrivacyClaim::Pure {
-                epsilon: self.epsilon,
-            },
-            claim_source: Some(source),
-            neighboring: Neighboring::ReplaceOne,
-            domain: domain(dim),
-            output_dim: dim,
-            recommended_transform: None,
-            setting: crate::mechanism::DpSetting::Central,
-            sample: Box::new(move |data: &Dataset, n, rng: &mut dyn Rng| {
-                let theta = self.minimizer(data)?;
-                let scale = self.sensitivity(data.len() as f64) / self.epsilon;
-                l2_laplace_rows(&theta, scale, n, rng)
-            }),
-        }
+        let claim = PrivacyClaim::Pure {
+            epsilon: self.epsilon,
+        };
+        declared_on_records(id, claim, source, dim, move |data, n, rng| {
+            let theta = self.minimizer(data)?;
+            let scale = self.sensitivity(data.len() as f64) / self.epsilon;
+            l2_laplace_rows(&theta, scale, n, rng)
+        })
     }
 
     /// The shift of the computed minimizer on the witness pair (‖θ̂(D) − θ̂(D′)‖), in units of
