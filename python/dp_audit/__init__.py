@@ -640,6 +640,17 @@ class BayesianAccountRecord(_PrintedAccount):
         bound)."""
         return self.to_dict()["moments_accountant_epsilon"]
 
+    @property
+    def noise_multiplier(self) -> float:
+        """The noise multiplier accounted: the one given, or the one ``target_epsilon`` found."""
+        return self.to_dict()["noise_multiplier"]
+
+    @property
+    def calibration(self) -> Optional[dict]:
+        """With ``target_epsilon``: the z found, its ε_μ, and the moments and PLD accountants'
+        z for the same ε with the ratios; ``None`` otherwise."""
+        return self.to_dict().get("calibration")
+
 def _percent_list(v, name: str, default: str) -> str:
     """Percentages as the CLI's comma-separated text (each number's repr: the same double)."""
     if v is None:
@@ -653,8 +664,9 @@ def _percent_list(v, name: str, default: str) -> str:
                         "comma-separated string such as '50,90,99'") from e
 
 
-def account_bayesian(data, *, sampling_rate: float, noise_multiplier: float, steps: int,
-                     delta: float, gamma: Optional[float] = None,
+def account_bayesian(data, *, sampling_rate: float, steps: int, delta: float,
+                     noise_multiplier: Optional[float] = None,
+                     target_epsilon: Optional[float] = None, gamma: Optional[float] = None,
                      distance_quantiles=None, markov_percentiles=None,
                      estimator: Optional[str] = None, max_distance: Optional[float] = None,
                      group: Optional[int] = None,
@@ -675,11 +687,19 @@ def account_bayesian(data, *, sampling_rate: float, noise_multiplier: float, ste
     which assumes normality and was measured under-stating the cost more often than γ at high
     orders: docs/bayesian.md, Theorem 4 check). ``group``: K ≥ 1, the guarantee for datasets
     differing in K records drawn i.i.d. from μ (Proposition 4: (Kε_μ, K·e^{(K−1)ε_μ}·δ_μ), in
-    ``to_dict()["group"]``; default 1). ``.json()`` is the CLI's ``--json`` output on the same
-    file."""
+    ``to_dict()["group"]``; default 1). ``target_epsilon`` instead of ``noise_multiplier``
+    (``--target-epsilon`` with ``--bayesian``): the smallest z whose ε_μ is at most it, with the
+    moments and PLD accountants' z for the same ε beside it (``.calibration``), and the account
+    at that z. ``.json()`` is the CLI's ``--json`` output on the same file."""
     delta = _number(delta, "delta")
     sampling_rate = _number(sampling_rate, "sampling_rate")
-    noise_multiplier = _number(noise_multiplier, "noise_multiplier")
+    if (noise_multiplier is None) == (target_epsilon is None):
+        raise ValueError(f"noise_multiplier={noise_multiplier!r}, target_epsilon={target_epsilon!r}; "
+                         "allowed: exactly one of them (the z to account, or the ε_μ to reach)")
+    if noise_multiplier is not None:
+        noise_multiplier = _number(noise_multiplier, "noise_multiplier")
+    if target_epsilon is not None:
+        target_epsilon = _number(target_epsilon, "target_epsilon")
     steps = _positive_int(steps, "steps")
     if gamma is not None:
         gamma = _number(gamma, "gamma")
@@ -713,7 +733,7 @@ def account_bayesian(data, *, sampling_rate: float, noise_multiplier: float, ste
         # repr is each double's shortest round-trip form: the engine reads the same bits.
         path, text = name, "".join(repr(float(x)) + "\n" for x in a)
     args = (delta, path, text, sampling_rate, noise_multiplier, steps, gamma, quantiles, markov,
-            estimator, max_distance, group, True)
+            estimator, max_distance, group, target_epsilon, True)
     return BayesianAccountRecord(_native.account_bayesian(*args), args)
 
 

@@ -708,7 +708,7 @@ fn account(
 /// `--estimator`, `--max-distance` and `--group` (None: the CLI's defaults). Returns what the
 /// CLI prints.
 #[pyfunction]
-#[pyo3(signature = (delta, data_path, data_text, sampling_rate, noise_multiplier, steps, gamma, distance_quantiles, markov_percentiles, estimator, max_distance, group, json))]
+#[pyo3(signature = (delta, data_path, data_text, sampling_rate, noise_multiplier, steps, gamma, distance_quantiles, markov_percentiles, estimator, max_distance, group, target_epsilon, json))]
 #[allow(clippy::too_many_arguments)]
 fn account_bayesian(
     py: Python<'_>,
@@ -716,7 +716,7 @@ fn account_bayesian(
     data_path: String,
     data_text: Option<String>,
     sampling_rate: f64,
-    noise_multiplier: f64,
+    noise_multiplier: Option<f64>,
     steps: u64,
     gamma: Option<f64>,
     distance_quantiles: String,
@@ -724,13 +724,15 @@ fn account_bayesian(
     estimator: Option<String>,
     max_distance: Option<f64>,
     group: Option<u64>,
+    target_epsilon: Option<f64>,
     json: bool,
 ) -> PyResult<String> {
     use dp_audit::modes::accountant::{AccountantOptions, account};
     // Distances given as lines are read by the parser `--data FILE` uses.
     let options = AccountantOptions {
         sampling_rate: Some(sampling_rate),
-        noise_multiplier: Some(noise_multiplier),
+        noise_multiplier,
+        target_epsilon,
         steps: Some(steps),
         delta,
         bayesian: true,

@@ -191,6 +191,22 @@ def test_bayesian_group_is_the_clis_group():
     assert want <= g["delta"] < want * (1 + 1e-9)
 
 
+def test_bayesian_target_epsilon_is_the_clis_calibration():
+    # --target-epsilon with --bayesian: the smallest z whose ε_μ reaches the target, the
+    # moments and PLD accountants' z beside it, then the account at that z.
+    kw = dict(sampling_rate=0.01, steps=100, delta=1e-5)
+    rec = dp_audit.account_bayesian(DISTANCES, target_epsilon=1.0, **kw)
+    flags = ["--bayesian", "--sampling-rate", "0.01", "--steps", "100", "--delta", "1e-5",
+             "--target-epsilon", "1", "--data", str(DISTANCES)]
+    assert rec.json() == cli(*flags, "--json")
+    cal = rec.calibration
+    assert cal["noise_multiplier"] == rec.noise_multiplier
+    assert rec.epsilon <= 1.0
+    assert cal["moments_noise_multiplier"] > 0 and cal["dp_noise_multiplier"] > 0
+    with pytest.raises(ValueError, match="exactly one of them"):
+        dp_audit.account_bayesian(DISTANCES, **kw)
+
+
 @pytest.mark.parametrize("data,kw,err,words", [
     ([0.1, 2.5], {}, ValueError, r"line 2: distance 2.5; allowed: 0 to 2"),
     ([0.1, float("nan")], {}, ValueError, "line 2"),

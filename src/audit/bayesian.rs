@@ -172,8 +172,8 @@ use crate::error::{Error, Result};
 use crate::mechanisms::math::readable;
 use crate::mechanisms::{Dataset, Mechanism, Neighboring, PrivacyClaim, RecordDomain, Samples};
 use crate::record::{
-    AuditReport, BayesianInfo, BetaSplit, BoundRecord, Direction, DrawnRecord, GroupInfo,
-    MechanismInfo, SCHEMA_VERSION, Verdict,
+    AuditReport, BayesianInfo, BetaSplit, BoundRecord, Direction, DrawnRecord, EmpiricalEpsilon,
+    GroupInfo, MechanismInfo, SCHEMA_VERSION, Verdict,
 };
 use crate::rng::{Seed, Side, Stream, chunk_len, sample_parallel};
 use crate::testers::{Divergence, HockeyStickTester, PropertyTester, violates};
@@ -1031,7 +1031,12 @@ pub struct Outcome {
 
 /// The report of a Bayesian audit.
 pub fn report(mechanism: MechanismInfo, o: Outcome, start: Instant) -> AuditReport {
-    let verdict = if o.bound.violation {
+    let empirical_epsilon = empirical_epsilon_mu(&o.bound, o.beta);
+    let verdict = if o.bound.violation
+        || empirical_epsilon
+            .as_ref()
+            .is_some_and(EmpiricalEpsilon::exceeds_claim)
+    {
         Verdict::Violation
     } else {
         Verdict::NoViolation
@@ -1058,7 +1063,7 @@ pub fn report(mechanism: MechanismInfo, o: Outcome, start: Instant) -> AuditRepo
         },
         bounds: vec![o.bound],
         verdict,
-        empirical_epsilon: None,
+        empirical_epsilon,
         output_transform: None,
         wall_time_seconds: Some(start.elapsed().as_secs_f64()),
         reproduce: None,
@@ -1068,6 +1073,38 @@ pub fn report(mechanism: MechanismInfo, o: Outcome, start: Instant) -> AuditRepo
         layers: None,
         effort: None,
     }
+}
+
+/// The empirical ε_μ of a Bayesian audit: the largest ε' at which the verdict's own test
+/// (its event, chosen on the training split, and its held-out counts) refutes (ε', δ_μ)-BDP
+/// at the claim's δ_μ, in the units a reader compares with the claim's ε_μ.
+///
+/// Why it is valid. Both definitions imply, for the joint laws the test compares (Definition 1)
+/// or for the output laws (Definition 2), P(S) ≤ e^{ε'} Q(S) + δ_μ for every event S, in both
+/// orders (proof in the module docs). The hockey-stick test's contrast inverts its own exact
+/// test in ε' at δ_μ (`EventBound::epsilon_lower`), on the same counts and at the same β as the
+/// verdict's bound: with probability ≥ 1 − β the bound and this ε' hold together, so it needs
+/// no share of β of its own. Rounded down. `None` when the test refutes no ε' ≥ 0.
+fn empirical_epsilon_mu(bound: &BoundRecord, beta: f64) -> Option<EmpiricalEpsilon> {
+    let Divergence::HockeyStick { epsilon } = bound.divergence else {
+        return None;
+    };
+    let lower_bound = bound.event.as_ref()?.epsilon_lower(bound.allowed)?;
+    Some(EmpiricalEpsilon {
+        delta: bound.allowed,
+        lower_bound,
+        confidence: 1.0 - beta,
+        source: Some(
+            "the verdict's own event and held-out counts (the same test, inverted in ε at the claim's δ_μ; no share of β of its own)"
+                .into(),
+        ),
+        event: None,
+        evidence: None,
+        estimate_beta: None,
+        claimed_epsilon: Some(epsilon),
+        accountant: None,
+        mu_lower: None,
+    })
 }
 
 /// The (ε_μ, δ_μ) of a `bdp:` claim, or the error naming what was given.

@@ -41,7 +41,9 @@ pub struct AccountantArgs {
     #[arg(allow_hyphen_values = true, long)]
     pub delta: f64,
     /// Instead of ε: the smallest noise multiplier whose PLD ε (upper bound) at δ after T steps
-    /// at rate q is at most this ε (binary search).
+    /// at rate q is at most this ε (binary search). With --bayesian: the smallest z whose
+    /// Bayesian ε_μ at δ_μ = --delta on the distances is at most this ε, with DP's z beside it
+    /// (how much less noise Bayesian DP needs for the same ε), then the account at that z.
     #[arg(allow_hyphen_values = true, long, value_name = "EPS")]
     pub target_epsilon: Option<f64>,
     /// A privacy ledger to re-account instead of q, z, T: one JSON event per line,
@@ -67,7 +69,7 @@ pub struct AccountantArgs {
     /// Bayesian DP (Triastcyn & Faltings 2020) instead of DP: ε_μ at δ_μ = --delta from the
     /// gradient-distance samples of --data (typical case over the data, weaker than DP), beside
     /// the moments and RDP accountants' DP ε for the same run.
-    #[arg(long, conflicts_with_all = ["ledger", "target_epsilon"])]
+    #[arg(long, conflicts_with = "ledger")]
     pub bayesian: bool,
     /// With --bayesian: samples of the distance ‖g − g'‖/C between a record's clipped gradient
     /// and its neighbor's, one number in [0, 2] per line.

@@ -688,7 +688,28 @@ pub fn render_run(r: &AuditReport, run_id: &str, figures: &[Figure]) -> String {
 fn empirical_epsilon_html(r: &AuditReport) -> String {
     let m = &r.mechanism;
     let mut b = String::new();
-    if let Some(emp) = &r.empirical_epsilon {
+    if let (Some(emp), Some(_)) = (&r.empirical_epsilon, &r.bayesian) {
+        let claimed = emp
+            .claimed_epsilon
+            .map(|c| format!(" The claim states ε_μ = {}.", num(c)))
+            .unwrap_or_default();
+        let _ = writeln!(
+            b,
+            "<h2>Empirical ε_μ</h2><p id=\"empirical-epsilon\">With confidence {} (simultaneous with the verdict), the mechanism is <b>not</b> (ε_μ', δ_μ)-Bayesian DP \
+             for any ε_μ' below <b>{}</b> at δ_μ = {}, for records x' drawn from this data.{} This is Bayesian DP (averaged over x' ~ μ), not a worst-case ε, and a lower bound: the true value may be larger.</p>",
+            percent(emp.confidence),
+            e(&num(emp.lower_bound)),
+            e(&num(emp.delta)),
+            e(&claimed),
+        );
+        if let Some(src) = &emp.source {
+            let _ = writeln!(
+                b,
+                "<dl id=\"empirical-epsilon-detail\"><dt>from</dt><dd>{}</dd></dl>",
+                e(src)
+            );
+        }
+    } else if let Some(emp) = &r.empirical_epsilon {
         let claimed = m
             .claim
             .natural_epsilon()

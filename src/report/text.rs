@@ -21,11 +21,43 @@ pub fn render_text(r: &AuditReport) -> String {
         .trim_end_matches('0')
         .trim_end_matches('.')
         .to_string();
-    if let Some(e) = &r.empirical_epsilon {
-        s.push_str(&empirical_epsilon_text(e, &conf));
+    match (&r.empirical_epsilon, &r.bayesian) {
+        (Some(e), Some(_)) => s.push_str(&bayesian_epsilon_text(e, &conf)),
+        (Some(e), None) => s.push_str(&empirical_epsilon_text(e, &conf)),
+        _ => {}
     }
     if let Some(t) = r.wall_time_seconds {
         let _ = writeln!(s, "time         {t:.2} s");
+    }
+    s
+}
+
+/// The empirical ε_μ lines of a Bayesian audit: the bound in the claim's own units (ε_μ at
+/// δ_μ, averaged over x' ~ μ, not a worst-case ε), and how it compares with the claim.
+fn bayesian_epsilon_text(e: &crate::audit::EmpiricalEpsilon, conf: &str) -> String {
+    let mut s = format!(
+        "empirical ε_μ ≥ {:.4} at δ_μ = {} (Bayesian DP over x' ~ μ, not a worst-case ε; confidence 1 − β = {conf}%, simultaneous with the verdict)\n",
+        e.lower_bound,
+        readable(e.delta)
+    );
+    if let Some(c) = e.claimed_epsilon.filter(|c| c.is_finite() && *c > 0.0) {
+        let reading = if e.lower_bound > c {
+            format!(
+                "the claim states ε_μ = {}: a typical record's privacy loss exceeds it (the claim is violated at this δ_μ)",
+                readable(c)
+            )
+        } else {
+            format!(
+                "the claim states ε_μ = {}: if it holds, it is at most {:.0} % loose on this data",
+                readable(c),
+                ((c - e.lower_bound) / c * 100.0).ceil()
+            )
+        };
+        let _ = writeln!(s, "             {reading}");
+    }
+    if let Some(src) = &e.source {
+        let short = src.split('(').next().unwrap_or(src).trim_end();
+        let _ = writeln!(s, "             from {short}");
     }
     s
 }

@@ -62,14 +62,22 @@ struct Accounts {
 /// distances of `o.data` (its text `o.data_text` when the caller has it; the file is read
 /// otherwise) or drawn from a Weibull law.
 pub(super) fn account(o: &AccountantOptions) -> Result<Outcome> {
-    let s = settings(o)?;
+    let mut s = settings(o)?;
     let (d, path) = distances(o, &s)?;
     let c = choose(o, &s, &d, &path)?;
+    let calibration = match o.target_epsilon {
+        Some(target) => {
+            let found = calibrate(o, &s, &d, &path, &c, target)?;
+            s.z = found.z;
+            Some(found)
+        }
+        None => None,
+    };
     let acc = compute(o, &s, &d, &path, &c)?;
-    let stdout = if o.json {
-        record(o, &s, &path, &c, &acc)?
-    } else {
-        text(o, &s, &d, &path, &c, &acc)
+    let stdout = match (o.json, &calibration) {
+        (true, _) => record(o, &s, &path, &c, &acc, calibration.as_ref())?,
+        (false, Some(cal)) => calibration_text(o, cal) + &text(o, &s, &d, &path, &c, &acc),
+        (false, None) => text(o, &s, &d, &path, &c, &acc),
     };
     Ok(Outcome {
         stdout,
@@ -97,8 +105,15 @@ fn settings(o: &AccountantOptions) -> Result<Settings<'_>> {
     if steps == 0 {
         return Err(bad("--steps", steps, "a whole number ≥ 1"));
     }
-    let z = o.noise_multiplier.unwrap_or(f64::NAN);
-    if !(z.is_finite() && z > 0.0) {
+    // With --target-epsilon the noise multiplier is what is searched for (`calibrate`).
+    let z = match o.target_epsilon {
+        Some(target) if !(target.is_finite() && target > 0.0) => {
+            return Err(bad("--target-epsilon", target, "a finite number > 0"));
+        }
+        Some(_) => f64::NAN,
+        None => o.noise_multiplier.unwrap_or(f64::NAN),
+    };
+    if o.target_epsilon.is_none() && !(z.is_finite() && z > 0.0) {
         return Err(bad("--noise-multiplier", z, "a finite number > 0"));
     }
     let gamma = o.gamma.unwrap_or(o.delta / 1000.0);
@@ -363,13 +378,190 @@ fn compute(
     })
 }
 
-/// `--json` of a Bayesian account.
+/// `--target-epsilon` with `--bayesian`: the noise multiplier found, and DP's beside it.
+struct Calibration {
+    target: f64,
+    /// The smallest z found whose ε_μ at δ_μ is at most the target.
+    z: f64,
+    /// Its ε_μ.
+    epsilon: f64,
+    /// The noise multiplier the moments accountant (DP, the same machinery at the worst-case
+    /// distance) needs for the same ε at the same δ; `None` above the largest z searched.
+    moments_z: Option<f64>,
+    /// The noise multiplier DP needs for the same ε at the same δ (PLD upper bound, add/remove):
+    /// `None` when the PLD search fails (named in `dp_error`).
+    dp_z: Option<f64>,
+    dp_error: Option<String>,
+}
+
+/// Relative width at which the noise-multiplier search stops.
+const CALIBRATION_TOLERANCE: f64 = 1e-3;
+
+/// The largest noise multiplier the calibration looks at.
+const MAX_CALIBRATED_Z: f64 = 1e4;
+
+/// The smallest z (to [`CALIBRATION_TOLERANCE`], rounded up) with `eps(z)` ≤ `target`, by
+/// doubling to a bracket then bisection, for an ε that falls as z grows; `None` when no
+/// z ≤ [`MAX_CALIBRATED_Z`] reaches the target. The z returned is one at which `eps` was
+/// computed and met the target. (Hand-written: argmin's solvers minimize; this is a
+/// root bracket of a monotone step, a dozen lines.)
+fn smallest_z(eps: &dyn Fn(f64) -> Result<f64>, target: f64) -> Result<Option<f64>> {
+    let min_z = dp_audit_accounting::pld::MIN_NOISE_MULTIPLIER;
+    let mut hi = 1.0;
+    while eps(hi)? > target {
+        hi *= 2.0;
+        if hi > MAX_CALIBRATED_Z {
+            return Ok(None);
+        }
+    }
+    let mut lo = hi / 2.0;
+    while lo > min_z && eps(lo)? <= target {
+        hi = lo;
+        lo /= 2.0;
+    }
+    if lo <= min_z && eps(min_z)? <= target {
+        return Ok(Some(min_z));
+    }
+    while hi - lo > CALIBRATION_TOLERANCE * hi {
+        let mid = 0.5 * (lo + hi);
+        if eps(mid)? <= target {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Ok(Some(hi))
+}
+
+/// The smallest noise multiplier z (to [`CALIBRATION_TOLERANCE`], rounded up: the z returned
+/// is one whose ε_μ was computed and is at most the target) at which the Bayesian accountant's
+/// ε_μ at δ_μ after T steps at rate q, on these distances and with this estimator, is at most
+/// `target`; beside it, DP's noise multiplier for the same ε (PLD).
+///
+/// A bisection, which assumes ε_μ falls as z grows: every term e^{T·c(λ, d)} of the account
+/// falls with the noise (c is the Rényi cost of N(d, z²) against N(0, z²) under subsampling,
+/// decreasing in z for every d), and so does each estimator's bound on their mean. The z
+/// returned is checked, not inferred: its own ε_μ is computed and printed.
+fn calibrate(
+    o: &AccountantOptions,
+    s: &Settings<'_>,
+    d: &[f64],
+    path: &str,
+    c: &Choice,
+    target: f64,
+) -> Result<Calibration> {
+    let orders = default_orders();
+    let named = |e: AccountingError| {
+        Error::InvalidConfig(format!(
+            "--bayesian --target-epsilon {} on --data {path}: {e}",
+            readable(target)
+        ))
+    };
+    let eps = |z: f64| -> Result<f64> {
+        Ok(c.kind
+            .account(d, s.q, z, s.steps, o.delta, s.gamma, &orders)
+            .map_err(named)?
+            .epsilon)
+    };
+    let too_large = || {
+        bad(
+            "--target-epsilon",
+            readable(target),
+            &format!(
+                "an ε_μ some noise multiplier z ≤ {} reaches at q = {}, T = {}, δ = {} on these distances (a larger target, fewer steps or a smaller rate)",
+                readable(MAX_CALIBRATED_Z),
+                readable(s.q),
+                s.steps,
+                readable(o.delta)
+            ),
+        )
+    };
+    let hi = smallest_z(&eps, target)?.ok_or_else(too_large)?;
+    let epsilon = eps(hi)?;
+    // The paper's comparison: the same moments machinery at the worst-case distance (the
+    // clipping bound), i.e. the moments accountant's DP ε.
+    let moments = |z: f64| -> Result<f64> {
+        Ok(
+            moments_accountant_epsilon(s.q, z, s.steps, o.delta, &orders)
+                .map_err(named)?
+                .0,
+        )
+    };
+    let moments_z = smallest_z(&moments, target)?;
+    let (dp_z, dp_error) = match dp_audit_accounting::pld::noise_multiplier_for(
+        s.q,
+        s.steps,
+        target,
+        o.delta,
+        dp_audit_accounting::Neighboring::AddRemove,
+    ) {
+        Ok(z) => (Some(z), None),
+        Err(e) => (None, Some(e.to_string())),
+    };
+    Ok(Calibration {
+        target,
+        z: hi,
+        epsilon,
+        moments_z,
+        dp_z,
+        dp_error,
+    })
+}
+
+/// The lines a `--target-epsilon` Bayesian account starts with.
+fn calibration_text(o: &AccountantOptions, cal: &Calibration) -> String {
+    let share = |dp: f64| {
+        let r = cal.z / dp;
+        if r <= 1.0 {
+            format!(
+                "Bayesian DP needs {} of that noise ({} less)",
+                crate::record::result::percent(r, false),
+                crate::record::result::percent(1.0 - r, false)
+            )
+        } else {
+            format!(
+                "Bayesian DP needs {} of that noise (more: on these distances its bound gains nothing over the worst case)",
+                crate::record::result::percent(r, false)
+            )
+        }
+    };
+    let moments = match cal.moments_z {
+        Some(m) => format!(
+            "DP needs      z = {} for ε = {} at δ = {} by the moments accountant (the same machinery at the worst-case distance, the paper's comparison): {}\n",
+            readable(m),
+            readable(cal.target),
+            readable(o.delta),
+            share(m)
+        ),
+        None => String::new(),
+    };
+    let pld = match (cal.dp_z, &cal.dp_error) {
+        (Some(dp), _) => format!(
+            "              z = {} by the PLD accountant (upper bound, add/remove; tighter than moments): {}\n",
+            readable(dp),
+            share(dp)
+        ),
+        (None, Some(e)) => format!("              PLD: not computed ({e})\n"),
+        (None, None) => String::new(),
+    };
+    format!(
+        "noise multiplier z = {}  (smallest z found by bisection, to a relative {}, whose Bayesian ε_μ at δ_μ = {} is ≤ the target ε_μ = {}: ε_μ = {})\n{moments}{pld}",
+        readable(cal.z),
+        readable(CALIBRATION_TOLERANCE),
+        readable(o.delta),
+        readable(cal.target),
+        readable(cal.epsilon)
+    )
+}
+
+/// `--json` of a Bayesian account (with the calibration when `--target-epsilon` asked for it).
 fn record(
     o: &AccountantOptions,
     s: &Settings<'_>,
     path: &str,
     c: &Choice,
     acc: &Accounts,
+    calibration: Option<&Calibration>,
 ) -> Result<String> {
     let Settings {
         q,
@@ -397,7 +589,7 @@ fn record(
         curves_written,
         assumptions,
     } = acc;
-    to_json(&json!({
+    let mut value = json!({
         "sampling_rate": q, "noise_multiplier": z, "steps": steps, "delta": o.delta,
         "bayesian": b, "data": path,
         "moments_accountant_epsilon": ma, "moments_accountant_order": ma_order,
@@ -420,7 +612,26 @@ fn record(
         },
         "distance_quantiles": rows,
         "markov_percentiles": curve,
-    }))
+    });
+    if let (Some(cal), Some(map)) = (calibration, value.as_object_mut()) {
+        map.insert(
+            "calibration".into(),
+            json!({
+                "target_epsilon": cal.target,
+                "noise_multiplier": cal.z,
+                "epsilon": cal.epsilon,
+                "tolerance": CALIBRATION_TOLERANCE,
+                "method": "bisection on z of the Bayesian accountant's ε_μ at δ_μ; the z returned is the smallest whose ε_μ was computed and is ≤ the target",
+                "moments_noise_multiplier": cal.moments_z,
+                "moments_noise_ratio": cal.moments_z.map(|m| cal.z / m),
+                "dp_noise_multiplier": cal.dp_z,
+                "dp_method": "PLD upper bound (Connect-the-Dots), add/remove: noise_multiplier_for",
+                "dp_error": cal.dp_error,
+                "noise_ratio": cal.dp_z.map(|dp| cal.z / dp),
+            }),
+        );
+    }
+    to_json(&value)
 }
 
 /// The text of a Bayesian account.

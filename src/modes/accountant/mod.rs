@@ -203,9 +203,9 @@ fn check_given_distances(o: &AccountantOptions) -> Result<()> {
         ));
     }
     // What clap refuses beside --bayesian (conflicts_with_all) is refused here too.
-    if o.ledger.is_some() || o.target_epsilon.is_some() {
+    if o.ledger.is_some() {
         return Err(Error::InvalidConfig(
-            "bayesian with a ledger or target_epsilon; allowed: sampling_rate, noise_multiplier and steps".into(),
+            "bayesian with a ledger; allowed: sampling_rate, steps, and noise_multiplier or target_epsilon".into(),
         ));
     }
     Ok(())
