@@ -196,3 +196,92 @@ fn accountant_messages_say_what_the_user_can_do() {
         "{v}"
     );
 }
+
+/// The DP-fy ML report (seed 002's guide, §5.3): a ledger's `dp-fy-ml` line states the data
+/// accesses and outputs covered, which both readers skip as an event (the same ε with or
+/// without it) and the accountant reports with the tier of its ε; the flags override the line;
+/// a bad value is an error naming it (exit 2). A catalogue DP-SGD audit's record carries the
+/// tier of its claim and what the trainer releases; an exec audit carries what the flags say.
+#[test]
+fn dp_fy_ml_fields_from_the_ledger_and_the_flags() {
+    let dir = temp_dir("dpfy");
+    let plain = std::fs::read_to_string(EXAMPLE).unwrap();
+    let path = dir.join("scoped.jsonl");
+    std::fs::write(
+        &path,
+        format!(
+            "{plain}{{\"event\": \"dp-fy-ml\", \"data_accesses\": \"training-and-tuning\", \"outputs\": \"final-model\"}}\n"
+        ),
+    )
+    .unwrap();
+    let p = path.to_str().unwrap();
+    assert_eq!(
+        accountant_epsilon(p, "1e-5"),
+        accountant_epsilon(EXAMPLE, "1e-5")
+    );
+    let json = |extra: &[&str]| {
+        let mut args = vec!["accountant", "--ledger", p, "--delta", "1e-5", "--json"];
+        args.extend(extra);
+        let o = audit(&args);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap()["dp_fy_ml"].clone()
+    };
+    let d = json(&[]);
+    assert_eq!(d["data_accesses"], "training-and-tuning");
+    assert_eq!(d["outputs_covered"], "final-model");
+    // ε = 4.285 at δ = 1e-5: tier 2 (ε ≤ 10).
+    assert_eq!(d["tier"], 2, "{d}");
+    assert!(d["assumptions"].as_str().unwrap().contains("Poisson"));
+    let d = json(&["--outputs-covered", "every-iterate"]);
+    assert_eq!(d["outputs_covered"], "every-iterate");
+    assert_eq!(d["data_accesses"], "training-and-tuning");
+    let o = audit(&["accountant", "--ledger", p, "--delta", "1e-5"]);
+    let text = stdout(&o);
+    assert!(
+        text.contains("DP-fy ML report") && text.contains("Tier 2"),
+        "{text}"
+    );
+    let o = audit(&[
+        "accountant",
+        "--ledger",
+        p,
+        "--delta",
+        "1e-5",
+        "--data-accesses",
+        "everything",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--data-accesses everything; allowed: single-training-run"));
+    // The same line read by --claim ledger:FILE: the record states it.
+    let o = audit(&[
+        "run",
+        "--exec",
+        "python3 examples/exec/textbook_laplace_sum.py",
+        "--record-range=-5:5",
+        "--claim",
+        &format!("ledger:{p}"),
+        "--outputs-covered",
+        "checkpoints",
+        "--samples",
+        "2000",
+        "--trials",
+        "1",
+        "--no-report",
+        "--json",
+    ]);
+    if matches!(o.status.code(), Some(0 | 1)) {
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let d = &v["dp_fy_ml"];
+        assert_eq!(d["data_accesses"], "training-and-tuning", "{v}");
+        assert_eq!(d["outputs_covered"], "checkpoints", "{v}");
+    } else {
+        // No python3 here: every test that runs Python programs skips alike.
+        assert!(stderr(&o).contains("python3"), "{}", stderr(&o));
+    }
+    // A catalogue trainer states what it releases.
+    let o = audit(&["run", "--mechanism", "dpsgd", "--no-report", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["dp_fy_ml"]["tier"], 1, "{v}");
+    assert_eq!(v["dp_fy_ml"]["outputs_covered"], "final-model");
+    assert_eq!(v["dp_fy_ml"]["data_accesses"], "single-training-run");
+}

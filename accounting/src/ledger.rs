@@ -167,7 +167,9 @@ pub fn parse_ledger_with_policies(text: &str) -> Result<Vec<(usize, LedgerEvent,
     for (i, line) in text.lines().enumerate() {
         let line_no = i + 1;
         let t = line.trim();
-        if t.is_empty() || t.starts_with('#') {
+        // A `dp-fy-ml` line states what the guarantee covers, not an event: read by
+        // `crate::dpfy::ledger_scope`.
+        if t.is_empty() || t.starts_with('#') || crate::dpfy::is_scope_line(t) {
             continue;
         }
         let bad = |message: String| AccountingError::InvalidParameter {

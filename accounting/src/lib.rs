@@ -47,6 +47,7 @@
 
 pub mod accountant;
 pub mod bayesian;
+pub mod dpfy;
 pub mod error;
 pub mod exact_gaussian;
 pub mod ledger;

@@ -78,6 +78,14 @@ pub trait Mechanism: Send + Sync + fmt::Debug {
         privacy_unit_words(self.neighboring(), self.setting())
     }
 
+    /// What the guarantee covers, in the DP-fy ML guide's terms (data accesses: one training
+    /// run or tuning too; outputs: the final model, checkpoints or every iterate), when the
+    /// mechanism knows it: a trainer that releases every iterate says so. Empty by default
+    /// (not stated); `audit run --data-accesses/--outputs-covered` state it for a program.
+    fn dp_fy_scope(&self) -> dp_audit_accounting::dpfy::DpFyScope {
+        dp_audit_accounting::dpfy::DpFyScope::default()
+    }
+
     /// Records and dataset sizes the mechanism accepts.
     fn domain(&self) -> RecordDomain;
 

@@ -690,6 +690,11 @@ fn account(
                     ))
                 })?;
             options.ledger_events = Some(events.into_iter().map(|(_, e, p)| (e, p)).collect());
+            // Its `dp-fy-ml` line (DP-fy ML: what the guarantee covers), as the file's.
+            options.ledger_scope = Some(
+                dp_audit::accounting::dpfy::ledger_scope(t)
+                    .map_err(|e| dp_audit::Error::InvalidConfig(format!("--ledger {p}: {e}")))?,
+            );
         }
         let out = account(&options)?;
         Ok(out.stdout)

@@ -1185,6 +1185,7 @@ pub fn audit_bayesian(
         catalogue_status: None,
         setting: mechanism.setting(),
         privacy_unit: mechanism.privacy_unit(),
+        scope: mechanism.dp_fy_scope(),
     };
     Ok(report(
         mechanism_info,

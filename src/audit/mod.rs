@@ -323,6 +323,7 @@ pub fn audit_drawn(
             catalogue_status: None,
             setting: mechanism.setting(),
             privacy_unit: mechanism.privacy_unit(),
+            scope: mechanism.dp_fy_scope(),
         },
         pair: Some(pair.clone()),
         sample_files: None,

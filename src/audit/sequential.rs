@@ -626,6 +626,7 @@ pub fn audit_sequential(
         catalogue_status: None,
         setting: mechanism.setting(),
         privacy_unit: mechanism.privacy_unit(),
+        scope: mechanism.dp_fy_scope(),
     };
     let mut r = betting_test(&draw, info, config, start)?;
     r.pair = Some(pair.clone());

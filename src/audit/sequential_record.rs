@@ -125,6 +125,7 @@ impl ResultRecord {
             neighbors: Some(r.mechanism.neighboring.to_string()),
             privacy_unit: crate::record::result::unit_of(&r.mechanism, r.sample_files.is_none()).0,
             setting: crate::record::result::unit_of(&r.mechanism, r.sample_files.is_none()).1,
+            dp_fy_ml: crate::record::result::dp_fy_of(&r.mechanism),
             seed: r.seed,
             pairs,
             layers,

@@ -156,6 +156,17 @@ pub struct AccountantArgs {
     /// Welch's t-test for equal means and Levene's test for equal variances of the two sets.
     #[arg(long, value_name = "FILE", requires = "bayesian")]
     pub test_distances: Option<PathBuf>,
+    /// DP-fy ML report: the data accesses the guarantee covers, `single-training-run` or
+    /// `training-and-tuning` (it also covers hyperparameter tuning); over the ledger's
+    /// `{"event": "dp-fy-ml", "data_accesses": …}` line. Not stated when absent, and the report
+    /// says so.
+    #[arg(long, value_name = "WHICH", conflicts_with = "bayesian")]
+    pub data_accesses: Option<String>,
+    /// DP-fy ML report: the outputs the guarantee covers, `final-model`, `checkpoints` or
+    /// `every-iterate` (the full sequence of privatized gradients); over the ledger's
+    /// `"outputs"` field.
+    #[arg(long, value_name = "WHICH", conflicts_with = "bayesian")]
+    pub outputs_covered: Option<String>,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -190,6 +201,9 @@ impl AccountantArgs {
             unclipped: self.unclipped,
             group: self.group,
             test_distances: self.test_distances.clone(),
+            data_accesses: self.data_accesses.clone(),
+            outputs_covered: self.outputs_covered.clone(),
+            ledger_scope: None,
             json: self.json,
         }
     }

@@ -53,6 +53,16 @@ pub struct RunArgs {
     /// removed").
     #[arg(long, value_name = "TEXT")]
     pub privacy_unit: Option<String>,
+    /// With --exec: what the guarantee covers, for the DP-fy ML report: the data accesses,
+    /// single-training-run or training-and-tuning (it also covers hyperparameter tuning); over a
+    /// ledger claim's dp-fy-ml line. Reporting only: the audit is the same.
+    #[arg(long, value_name = "WHICH")]
+    pub data_accesses: Option<String>,
+    /// With --exec: the outputs the guarantee covers, final-model, checkpoints or every-iterate
+    /// (the full sequence of privatized gradients), for the DP-fy ML report; over a ledger
+    /// claim's dp-fy-ml line. Reporting only.
+    #[arg(long, value_name = "WHICH")]
+    pub outputs_covered: Option<String>,
     /// Override the claim: pure:EPS, approx:EPS:DELTA, renyi:ALPHA:EPS, zcdp:RHO, gdp:MU,
     /// dpsgd:Q:Z:T, bdp:EPS:DELTA (with --data), or ledger:FILE[:DELTA] (the PLD accountant's ε
     /// on a privacy ledger at δ, default 1e-5: one JSON event per line,
@@ -558,6 +568,7 @@ fn build_target(
             datasets_per_request: args.limits.exec_datasets,
         })?
         .with_unit(setting, privacy_unit)
+        .with_dp_fy_scope(parsed.scope.overridden_by(scope_flags(args)?))
         .with_timeout(timeout);
         return Target::exec(
             m,
@@ -567,11 +578,7 @@ fn build_target(
             args.transform.as_deref(),
         );
     }
-    if args.setting.is_some() || args.privacy_unit.is_some() {
-        return Err(Error::InvalidConfig(
-            "--setting/--privacy-unit with --mechanism; allowed: those flags with --exec PROGRAM (a catalogue entry declares its own setting and privacy unit: `audit list ID`)".into(),
-        ));
-    }
+    refuse_exec_only_flags(args)?;
     let id = args.mechanism.as_deref().unwrap_or_default();
     let params = Params::parse(&args.params)?;
     let entry = catalogue::build(id, &params)?;
@@ -932,4 +939,44 @@ mod delta_warning_tests {
         assert!(delta_warning(&approx(1e-3), 1000).is_some());
         assert!(delta_warning(&PrivacyClaim::Pure { epsilon: 1.0 }, 6).is_none());
     }
+}
+
+/// The DP-fy ML scope `--data-accesses` and `--outputs-covered` state (empty fields when not
+/// given), or the error naming the value and what is allowed.
+fn scope_flags(args: &RunArgs) -> Result<crate::mechanisms::accounting::dpfy::DpFyScope> {
+    use crate::mechanisms::accounting::dpfy::{DataAccesses, DpFyScope, OutputsCovered};
+    let data_accesses = match &args.data_accesses {
+        Some(s) => Some(s.parse::<DataAccesses>().map_err(|_| {
+            Error::InvalidConfig(format!(
+                "--data-accesses {s:?}; allowed: single-training-run (the guarantee covers one training run) or training-and-tuning (it also covers hyperparameter tuning)"
+            ))
+        })?),
+        None => None,
+    };
+    let outputs = match &args.outputs_covered {
+        Some(s) => Some(s.parse::<OutputsCovered>().map_err(|_| {
+            Error::InvalidConfig(format!(
+                "--outputs-covered {s:?}; allowed: final-model, checkpoints or every-iterate (the full sequence of privatized gradients)"
+            ))
+        })?),
+        None => None,
+    };
+    Ok(DpFyScope {
+        data_accesses,
+        outputs,
+    })
+}
+
+/// The reporting flags a catalogue entry refuses (it declares its own).
+fn refuse_exec_only_flags(args: &RunArgs) -> Result<()> {
+    if args.setting.is_some()
+        || args.privacy_unit.is_some()
+        || args.data_accesses.is_some()
+        || args.outputs_covered.is_some()
+    {
+        return Err(Error::InvalidConfig(
+            "--setting/--privacy-unit/--data-accesses/--outputs-covered with --mechanism; allowed: those flags with --exec PROGRAM (a catalogue entry declares its own setting, privacy unit and what its guarantee covers: `audit list ID`)".into(),
+        ));
+    }
+    Ok(())
 }

@@ -31,6 +31,8 @@ pub struct ClaimArg {
     pub source: Option<String>,
     /// The accountant's optimistic and pessimistic ε at the claim's δ (a ledger claim).
     pub accountant: Option<AccountantRange>,
+    /// What the guarantee covers (DP-fy ML), as the ledger's `dp-fy-ml` line states it.
+    pub scope: crate::mechanisms::accounting::dpfy::DpFyScope,
 }
 
 /// Parses `--claim TEXT` for an audit under `neighbors`.
@@ -59,6 +61,7 @@ pub fn parse_claim_arg(text: &str, neighbors: Neighboring) -> Result<ClaimArg> {
             claim,
             source: None,
             accountant: None,
+            scope: Default::default(),
         });
     };
     // FILE:DELTA when the text after the last ':' is a number and FILE exists; FILE otherwise
@@ -80,6 +83,10 @@ pub fn parse_claim_arg(text: &str, neighbors: Neighboring) -> Result<ClaimArg> {
         )));
     }
     let events = crate::sources::text::read_ledger(
+        Path::new(path),
+        &format!("--claim {text}: the ledger {path}"),
+    )?;
+    let scope = crate::sources::text::read_ledger_scope(
         Path::new(path),
         &format!("--claim {text}: the ledger {path}"),
     )?;
@@ -105,6 +112,7 @@ pub fn parse_claim_arg(text: &str, neighbors: Neighboring) -> Result<ClaimArg> {
         )),
         claim,
         accountant: Some(range),
+        scope,
     })
 }
 

@@ -181,6 +181,9 @@ impl Mechanism for SharedMechanism {
     fn privacy_unit(&self) -> String {
         self.0.privacy_unit()
     }
+    fn dp_fy_scope(&self) -> crate::mechanisms::accounting::dpfy::DpFyScope {
+        self.0.dp_fy_scope()
+    }
     fn domain(&self) -> RecordDomain {
         self.0.domain()
     }

@@ -41,6 +41,13 @@ pub struct MechanismInfo {
     /// from files) or in reports written before the field was added.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub privacy_unit: String,
+    /// What the guarantee covers, in the DP-fy ML guide's terms, as the mechanism, the flags or
+    /// a ledger claim state it (absent: not stated, and in reports written before the field).
+    #[serde(
+        default,
+        skip_serializing_if = "crate::mechanisms::accounting::dpfy::DpFyScope::is_empty"
+    )]
+    pub scope: crate::mechanisms::accounting::dpfy::DpFyScope,
 }
 
 /// The result of an audit: the source of truth for every rendering (text, JSON, HTML).
@@ -200,6 +207,7 @@ impl SampleTestReport {
                 catalogue_status: None,
                 setting: Default::default(),
                 privacy_unit: String::new(),
+                scope: Default::default(),
             },
             pair: None,
             sample_files: Some(SampleFiles {

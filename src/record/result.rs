@@ -271,6 +271,11 @@ pub struct ResultRecord {
     /// Where the mechanism runs: `central`, `local` or `shuffle` (absent as `privacy_unit`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub setting: Option<String>,
+    /// The DP-fy ML guide's report items (seed 002): the claim's privacy tier, and what the
+    /// guarantee covers when it was stated (absent when the claim states no ε and nothing was
+    /// stated, and in records written before the field was added).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dp_fy_ml: Option<DpFyRecord>,
     /// The seed every random choice flowed from.
     pub seed: u64,
     /// The pairs of datasets tried.
@@ -408,6 +413,41 @@ pub(crate) fn unit_of(
         (!m.privacy_unit.is_empty()).then(|| m.privacy_unit.clone()),
         Some(m.setting.name().to_string()),
     )
+}
+
+/// The DP-fy ML guide's report items of a record (Ponomareva et al. 2023, §5.3, seed 002).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DpFyRecord {
+    /// The tier (1 strong, 2 reasonable, 3 weak) of the ε the claim states, by the guide's
+    /// thresholds (ε ≤ 1, ε ≤ 10, finite); absent when the claim states no ε at its δ.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tier: Option<u8>,
+    /// The tier in the guide's words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tier_words: Option<String>,
+    /// Data accesses covered: `single-training-run` or `training-and-tuning` (absent: not
+    /// stated).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_accesses: Option<String>,
+    /// Outputs covered: `final-model`, `checkpoints` or `every-iterate` (absent: not stated).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outputs_covered: Option<String>,
+}
+
+/// The DP-fy ML items of a mechanism's record: the tier of the ε its claim states, and the
+/// scope it or the user stated; `None` when there is neither.
+pub(crate) fn dp_fy_of(m: &crate::record::MechanismInfo) -> Option<DpFyRecord> {
+    use crate::mechanisms::accounting::dpfy::Tier;
+    let tier = m.claim.natural_epsilon().and_then(Tier::of);
+    if tier.is_none() && m.scope.is_empty() {
+        return None;
+    }
+    Some(DpFyRecord {
+        tier: tier.map(Tier::number),
+        tier_words: tier.map(|t| t.words().to_string()),
+        data_accesses: m.scope.data_accesses.map(|a| a.name().to_string()),
+        outputs_covered: m.scope.outputs.map(|o| o.name().to_string()),
+    })
 }
 
 pub(crate) fn claim_of(r: &AuditReport) -> ClaimRecord {
@@ -622,6 +662,7 @@ impl ResultRecord {
             neighbors: (r.sample_files.is_none()).then(|| r.mechanism.neighboring.to_string()),
             privacy_unit: unit_of(&r.mechanism, r.sample_files.is_none()).0,
             setting: unit_of(&r.mechanism, r.sample_files.is_none()).1,
+            dp_fy_ml: dp_fy_of(&r.mechanism),
             seed: r.seed,
             pairs,
             empirical_epsilon: strongest_epsilon(&layers),
@@ -702,6 +743,7 @@ impl ResultRecord {
             neighbors: None,
             privacy_unit: None,
             setting: None,
+            dp_fy_ml: None,
             seed: 0,
             pairs: Vec::new(),
             layers: Vec::new(),

@@ -193,6 +193,19 @@ pub(crate) fn record_html(rec: &crate::record::ResultRecord) -> String {
     if let Some(u) = &rec.privacy_unit {
         row("privacy unit", e(u));
     }
+    if let Some(d) = &rec.dp_fy_ml {
+        let mut items = Vec::new();
+        if let (Some(t), Some(w)) = (d.tier, &d.tier_words) {
+            items.push(format!("privacy tier {t} ({w})"));
+        }
+        if let Some(a) = &d.data_accesses {
+            items.push(format!("data accesses covered: {a}"));
+        }
+        if let Some(o) = &d.outputs_covered {
+            items.push(format!("outputs covered: {o}"));
+        }
+        row("DP-fy ML", e(&items.join("; ")));
+    }
     if let Some(setting) = rec
         .setting
         .as_deref()

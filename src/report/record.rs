@@ -74,6 +74,7 @@ impl ResultRecord {
             neighbors: Some("add-remove of one canary".into()),
             privacy_unit: None,
             setting: None,
+            dp_fy_ml: None,
             seed: r.seed,
             pairs: Vec::new(),
             layers: vec![LayerRecord {
@@ -127,6 +128,7 @@ impl ResultRecord {
             neighbors: None,
             privacy_unit: None,
             setting: None,
+            dp_fy_ml: None,
             seed: r.seed,
             pairs: Vec::new(),
             layers: Vec::new(),
@@ -168,6 +170,7 @@ impl ResultRecord {
             neighbors: None,
             privacy_unit: None,
             setting: None,
+            dp_fy_ml: None,
             seed: r.seed,
             pairs: Vec::new(),
             layers: Vec::new(),

@@ -62,6 +62,29 @@ fn bayesian_epsilon_text(e: &crate::audit::EmpiricalEpsilon, conf: &str) -> Stri
     s
 }
 
+/// The DP-fy ML guide's items of an audit, in one line: the tier of the claimed ε, and what
+/// the guarantee covers when stated; `None` when there is neither.
+pub fn dp_fy_line(m: &crate::record::MechanismInfo) -> Option<String> {
+    use crate::mechanisms::accounting::dpfy::Tier;
+    let tier = m.claim.natural_epsilon().and_then(Tier::of);
+    let mut parts = Vec::new();
+    if let (Some(t), Some(e)) = (tier, m.claim.natural_epsilon()) {
+        parts.push(format!(
+            "privacy tier {} of the claimed ε = {} (Ponomareva et al. 2023: {})",
+            t.number(),
+            readable(e),
+            t.words()
+        ));
+    }
+    if let Some(a) = m.scope.data_accesses {
+        parts.push(format!("data accesses covered: {}", a.words()));
+    }
+    if let Some(o) = m.scope.outputs {
+        parts.push(format!("outputs covered: {}", o.words()));
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
 /// The lines saying what was tested: mechanism, claim, neighbors, datasets or files, testers,
 /// transform, samples and β.
 fn tested_text(r: &AuditReport) -> String {
@@ -82,6 +105,9 @@ fn tested_text(r: &AuditReport) -> String {
             m.privacy_unit,
             m.setting.describe()
         );
+    }
+    if let Some(line) = dp_fy_line(&r.mechanism) {
+        let _ = writeln!(s, "dp-fy ml     {line}");
     }
     if let Some(pair) = &r.pair {
         let [d, d2] = pair.short_sides();

@@ -127,6 +127,9 @@ pub struct ExecMechanism {
     setting: crate::mechanisms::DpSetting,
     /// The privacy unit in the user's words (`--privacy-unit`); `None`: the relation's words.
     privacy_unit: Option<String>,
+    /// What the guarantee covers (DP-fy ML: `--data-accesses`, `--outputs-covered`, or a
+    /// ledger claim's `dp-fy-ml` line). For the report only.
+    scope: crate::mechanisms::accounting::dpfy::DpFyScope,
 }
 
 fn exec_error(command: &str, message: String) -> MechanismError {
@@ -182,6 +185,11 @@ impl ExecMechanism {
             privacy_unit: unit,
             ..self
         }
+    }
+
+    /// The same program, its guarantee declared to cover `scope` (DP-fy ML). For the report only.
+    pub fn with_dp_fy_scope(self, scope: crate::mechanisms::accounting::dpfy::DpFyScope) -> Self {
+        Self { scope, ..self }
     }
 
     /// The same program, its claim read off a privacy ledger by the accountant whose range this
@@ -251,6 +259,7 @@ impl ExecMechanism {
             datasets_per_request: None,
             setting: crate::mechanisms::DpSetting::Central,
             privacy_unit: None,
+            scope: Default::default(),
         };
         domain.validate()?;
         domain.check(probe)?;
@@ -1254,6 +1263,9 @@ impl Mechanism for ExecMechanism {
     }
     fn setting(&self) -> crate::mechanisms::DpSetting {
         self.setting
+    }
+    fn dp_fy_scope(&self) -> crate::mechanisms::accounting::dpfy::DpFyScope {
+        self.scope
     }
     fn privacy_unit(&self) -> String {
         match &self.privacy_unit {

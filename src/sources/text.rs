@@ -16,6 +16,7 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::mechanisms::accountant::{LedgerEvent, SamplingPolicy, parse_ledger_with_policies};
+use crate::mechanisms::accounting::dpfy::{DpFyScope, ledger_scope};
 
 /// The byte-order mark as a char.
 pub const BOM: char = '\u{feff}';
@@ -90,6 +91,16 @@ pub fn read_ledger(path: &Path, context: &str) -> Result<Vec<(LedgerEvent, Sampl
     parse_ledger_with_policies(&text)
         .map(|lines| lines.into_iter().map(|(_, e, p)| (e, p)).collect())
         .map_err(|e| Error::InvalidConfig(format!("{context}: {e}")))
+}
+
+/// The DP-fy ML scope a ledger file states in its `dp-fy-ml` line (empty when none), named by
+/// `context` in errors.
+pub fn read_ledger_scope(path: &Path, context: &str) -> Result<DpFyScope> {
+    let text = read_text(path).map_err(|e| Error::Io {
+        context: context.to_string(),
+        source: e,
+    })?;
+    ledger_scope(&text).map_err(|e| Error::InvalidConfig(format!("{context}: {e}")))
 }
 
 /// An explanation to add to an error about `line` when it starts with a byte-order mark (one

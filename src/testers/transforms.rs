@@ -729,6 +729,9 @@ impl Mechanism for TransformedMechanism {
     fn privacy_unit(&self) -> String {
         self.inner.privacy_unit()
     }
+    fn dp_fy_scope(&self) -> crate::mechanisms::accounting::dpfy::DpFyScope {
+        self.inner.dp_fy_scope()
+    }
     fn domain(&self) -> RecordDomain {
         self.inner.domain()
     }

@@ -12,10 +12,12 @@
 //! written in `answer_line` and `answer_json`.
 
 mod bayesian;
+mod dpfy;
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
+use dp_audit_accounting::dpfy::DpFyScope;
 use dp_audit_accounting::ledger::ledger_line;
 use dp_audit_accounting::math::readable;
 use dp_audit_accounting::pld::{PldAccountant, noise_multiplier_for_policy};
@@ -58,6 +60,8 @@ pub struct AccountantOptions {
     /// The ledger's events when the caller has them already (the file `ledger` is then not
     /// read; it names them in the output).
     pub ledger_events: Option<Vec<(LedgerEvent, SamplingPolicy)>>,
+    /// With `ledger_events`: the scope its `dp-fy-ml` line states, when the caller read it.
+    pub ledger_scope: Option<DpFyScope>,
     /// `add-remove`, `replace-one` or `zero-out`.
     pub neighbors: String,
     /// Bayesian DP (Triastcyn & Faltings 2020) instead of DP.
@@ -93,6 +97,12 @@ pub struct AccountantOptions {
     pub group: Option<u64>,
     /// With `bayesian`: held-out distances to compare with.
     pub test_distances: Option<PathBuf>,
+    /// DP-fy ML: the data accesses the guarantee covers (`single-training-run` or
+    /// `training-and-tuning`; `None`: the ledger's `dp-fy-ml` line, or not stated).
+    pub data_accesses: Option<String>,
+    /// DP-fy ML: the outputs the guarantee covers (`final-model`, `checkpoints` or
+    /// `every-iterate`; `None`: the ledger's, or not stated).
+    pub outputs_covered: Option<String>,
     /// JSON instead of text.
     pub json: bool,
 }
@@ -108,6 +118,7 @@ impl Default for AccountantOptions {
             target_epsilon: None,
             ledger: None,
             ledger_events: None,
+            ledger_scope: None,
             neighbors: DEFAULT_NEIGHBORS.to_string(),
             bayesian: false,
             data: None,
@@ -125,6 +136,8 @@ impl Default for AccountantOptions {
             unclipped: false,
             group: None,
             test_distances: None,
+            data_accesses: None,
+            outputs_covered: None,
             json: false,
         }
     }
@@ -226,6 +239,8 @@ enum Plan {
 /// (`single`, with its `policy`).
 struct Ledger {
     events: Vec<(LedgerEvent, SamplingPolicy)>,
+    /// What the guarantee covers (DP-fy ML): the ledger's `dp-fy-ml` line, the flags over it.
+    scope: DpFyScope,
     single: Option<(f64, f64, u64)>,
     policy: SamplingPolicy,
 }
@@ -233,14 +248,17 @@ struct Ledger {
 /// The ledger of the options, or the inverse search they ask for, their values checked.
 fn plan(o: &AccountantOptions, neighbors: Neighboring) -> Result<Plan> {
     if let Some(path) = &o.ledger {
-        let events = match &o.ledger_events {
-            Some(events) => events.clone(),
-            None => {
-                crate::sources::text::read_ledger(path, &format!("--ledger {}", path.display()))?
-            }
+        let context = format!("--ledger {}", path.display());
+        let (events, from_ledger) = match &o.ledger_events {
+            Some(events) => (events.clone(), o.ledger_scope.unwrap_or_default()),
+            None => (
+                crate::sources::text::read_ledger(path, &context)?,
+                crate::sources::text::read_ledger_scope(path, &context)?,
+            ),
         };
         return Ok(Plan::Ledger(Ledger {
             events,
+            scope: dpfy::scope(o, from_ledger)?,
             single: None,
             policy: SamplingPolicy::Poisson,
         }));
@@ -283,6 +301,7 @@ fn plan(o: &AccountantOptions, neighbors: Neighboring) -> Result<Plan> {
     ];
     Ok(Plan::Ledger(Ledger {
         events,
+        scope: dpfy::scope(o, DpFyScope::default())?,
         single: Some((q, z, steps)),
         policy,
     }))
@@ -413,6 +432,13 @@ fn ledger_json(
         "neighbors": neighbors.to_string(),
     });
     let fixed_size = has_fixed_size(ledger);
+    let (_, dp_fy) = dpfy::report(
+        o,
+        neighbors,
+        &ledger.events,
+        ledger.scope,
+        pld_upper(answers),
+    );
     if let Some(map) = record.as_object_mut() {
         for name in dp_audit_accounting::accountants(neighbors)
             .iter()
@@ -436,6 +462,7 @@ fn ledger_json(
                 );
             }
         }
+        map.insert("dp_fy_ml".into(), dp_fy);
     }
     to_json(&record)
 }
@@ -506,7 +533,7 @@ fn ledger_text(
             )
         );
     }
-    s
+    s + &dpfy::report(o, neighbors, &ledger.events, ledger.scope, upper).0
 }
 
 /// One accountant's line(s) of the text.

@@ -44,6 +44,7 @@ pub(super) fn test_bayesian(a: &TestOptions, claim: &ClaimArg) -> Result<Outcome
         catalogue_status: None,
         setting: Default::default(),
         privacy_unit: String::new(),
+        scope: Default::default(),
     };
     let mut report = crate::audit::bayesian::report(
         mechanism,

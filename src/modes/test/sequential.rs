@@ -131,6 +131,7 @@ pub(super) fn test_sequential_on(
         catalogue_status: None,
         setting: Default::default(),
         privacy_unit: String::new(),
+        scope: Default::default(),
     };
     let (runs, reports) = bet_on_views(
         (&set_a, &set_b),

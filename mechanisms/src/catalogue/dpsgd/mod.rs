@@ -799,6 +799,19 @@ impl Mechanism for DpSgd {
     fn id(&self) -> &str {
         self.id
     }
+    /// What is released, in the DP-fy ML guide's terms: the final model (`release_every` 0),
+    /// checkpoints (k > 1) or every iterate (k = 1); one training run (no tuning).
+    fn dp_fy_scope(&self) -> crate::accounting::dpfy::DpFyScope {
+        use crate::accounting::dpfy::{DataAccesses, DpFyScope, OutputsCovered};
+        DpFyScope {
+            data_accesses: Some(DataAccesses::SingleTrainingRun),
+            outputs: Some(match self.config.release_every {
+                0 => OutputsCovered::FinalModel,
+                1 => OutputsCovered::EveryIterate,
+                _ => OutputsCovered::Checkpoints,
+            }),
+        }
+    }
     fn claim(&self) -> PrivacyClaim {
         if self.config.profile_claim {
             // The ledger's whole profile: the accounted rate and the effective multiplier of one
