@@ -30,7 +30,7 @@
 //! shuffled randomized response, Feldman, McMillan & Talwar 2021), `continual.rs` (continual
 //! counting: the binary tree mechanism over a stream), `posts.rs` (algorithms seed 002's posts
 //! name: one-bit local entropy estimation, sliding-window distinct counts, two-server
-//! histograms audited through one server's view) and `float_safe.rs` (float-safe twins of the
+//! histograms audited through one server's view, cross-publisher reach and frequency) and `float_safe.rs` (float-safe twins of the
 //! textbook entries: snapping and exact discrete noise). New entries are declarations
 //! (`declare.rs`).
 //!

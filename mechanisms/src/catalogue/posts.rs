@@ -1,8 +1,9 @@
 //! Algorithms seed 002's posts name (Google Research's 2022 review, "Privacy and federated
 //! learning"), each at a scale the testers resolve, with a buggy twin of a mistake an implementer
 //! could make: one-bit local estimation of the Gini entropy, distinct counts over a sliding window
-//! of a stream, and sparse histograms in the two-server model, audited through what one server
-//! sees. Page: docs/seeds/posts-algorithms.md.
+//! of a stream, sparse histograms in the two-server model, audited through what one server
+//! sees, and the cross-publisher reach and frequency histogram. Page:
+//! docs/seeds/posts-algorithms.md.
 //!
 //! | id | release | claim (defaults) | true guarantee |
 //! |---|---|---|---|
@@ -10,9 +11,11 @@
 //! | `entropy-one-bit-flip-as-resample` | the same, the bit resampled with the flip probability | ε = 1 | exactly ln(2e^ε + 1) = 1.862; δ(ε) = 1/4 |
 //! | `sliding-window-distinct-tree` | T = 8 window distinct counts, W = 4, tree on the differences | ε = 1 (event level) | within ε (2L/(2(L + 1))·ε = 0.75ε) |
 //! | `sliding-window-distinct-per-window` | each window count + Lap_ℤ(1/ε) | ε = 1 | exactly min(W, T)·ε = 4ε |
-//! | `two-server-histogram` | server 1's view: K = 4 key counts with both servers' dummies | (1, 1e-5) (add/remove) | (1, 7.67e-6), exact |
+//! | `two-server-histogram` | server 1's view: K = 4 key counts with both servers' dummies | (1, 1e-5) (add/remove) | (1, 7.72e-6), exact |
 //! | `two-server-histogram-one-server-noise` | the same, only server 1 adds dummies | (1, 1e-5) | no finite ε: δ = 1 at every ε |
 //! | `two-server-histogram-clamped-dummies` | the same, dummies max(0, Lap_ℤ(1/ε)), no shift | (1, 1e-5) | δ(ε) = e^ε/(e^ε + 1) = 0.731 |
+//! | `reach-frequency-histogram` | users reached 1, 2, 3+ times across publishers, Lap_ℤ(2/ε) each | ε = 1 (one impression) | ε, tight on the witness |
+//! | `reach-frequency-sensitivity-one` | the same, Lap_ℤ(1/ε) each | ε = 1 | exactly 2ε |
 //!
 //! # One-bit entropy estimation (local DP)
 //! Bravo-Hermsdorff, Busa-Fekete, Ghavamzadeh, Muñoz Medina & Syed, "Private and
@@ -90,7 +93,7 @@
 //! the overlap the ratio is e^{±ε} (neighbouring z), so H_{e^ε} is exactly the uncovered mass,
 //! P(Z = 0) = e^{−ετ}/N(τ) with N(τ) = Σ_{z=0}^{2τ} e^{−ε|z − τ|} (either direction, by symmetry):
 //! (ε, e^{−ετ}/N)-DP. τ is the smallest integer with e^{−ετ}/N(τ) ≤ δ = 1e-5: τ = 11 at ε = 1,
-//! exact δ = 7.67e-6. Z is drawn exactly: τ + Lap_ℤ(1/ε) by `exact`'s sampler, redrawn until it
+//! exact δ = 7.72e-6. Z is drawn exactly: τ + Lap_ℤ(1/ε) by `exact`'s sampler, redrawn until it
 //! lies in [0, 2τ] (rejection gives the truncated law exactly).
 //!
 //! *Twin 1* (`two-server-histogram-one-server-noise`): only server 1 adds dummies ("one noise is
@@ -101,6 +104,26 @@
 //! rounded up to zero dummies, and no shift. c + Z then puts mass P(L ≤ 0) = e^ε/(e^ε + 1) on c,
 //! which c + 1 never outputs; elsewhere the ratio is at most e^ε. δ at the claimed ε is exactly
 //! e^ε/(e^ε + 1) = 0.731 at ε = 1, against 1e-5.
+//!
+//! # Cross-publisher reach and frequency
+//! Ghazi, Kreuter, Kumar, Manurangsi, Peng, Skvortsov, Wang & Wright, "Multiparty Reach and
+//! Frequency Histogram: Private, Secure and Practical" (PETS 2022), and Kreuter, Wright,
+//! Skvortsov, Mirisola & Wang, "Privacy-Preserving Secure Cardinality and Frequency Estimation"
+//! (Google 2020): publishers' sketches of the users their ads reached are combined in MPC, and
+//! what is released is a noisy *frequency histogram* across publishers — how many distinct users
+//! saw the campaign 1, 2, …, F − 1 and ≥ F times (reach is its sum). The sketches' job is to
+//! deduplicate users across publishers at scale; at the auditable scale the deduplication is
+//! exact. A record x ∈ [0, 1] is one impression, of user min(⌊x·U⌋, U − 1) (at whichever
+//! publisher: a user's frequency sums over publishers); neighbours add or remove one impression.
+//! The release is h_j = |{u : f(u) = j}| (j < F), h_F = |{u : f(u) ≥ F}|, each + Lap_ℤ(2/ε).
+//!
+//! *Sensitivity.* One more impression of u moves u from bucket f(u) to f(u) + 1 (from no bucket
+//! into bucket 1 when f(u) = 0; nowhere when f(u) ≥ F): ‖h − h′‖₁ ≤ 2. Lap_ℤ(2/ε) per bucket
+//! is ε-DP (the discrete Laplace mechanism), tight when a user moves between two buckets (the
+//! witness: f = 1 → 2). *The twin* (`reach-frequency-sensitivity-one`) adds Lap_ℤ(1/ε) — "a
+//! histogram has sensitivity 1", true when a record is one bucket's member, not when it is one
+//! of a member's impressions: its ratio reaches e^{ε·‖h − h′‖₁} = e^{2ε} (both outputs beyond
+//! their counts), exactly 2ε-DP.
 
 use rand::{Rng, RngExt};
 
@@ -140,6 +163,16 @@ pub(crate) fn specs() -> Vec<Spec> {
             id: "sliding-window-distinct-per-window",
             summary: "distinct items among the last W steps, each window count noised at ε as if an event were in one window only",
             build: window_per_count,
+        },
+        Spec {
+            id: "reach-frequency-histogram",
+            summary: "cross-publisher reach and frequency histogram (users reached 1…F+ times), discrete Laplace for an impression's L1 sensitivity 2",
+            build: reach_correct,
+        },
+        Spec {
+            id: "reach-frequency-sensitivity-one",
+            summary: "cross-publisher frequency histogram noised for sensitivity 1, though one impression moves a user between two buckets",
+            build: reach_twin,
         },
         Spec {
             id: "two-server-histogram",
@@ -504,6 +537,65 @@ fn two_server_clamped(params: &mut Params) -> Result<Entry> {
     )
 }
 
+// ------------------------------------------------------- cross-publisher reach and frequency
+
+/// The frequency histogram of the impressions in `data` over `users` users, capped at `cap`
+/// (module docs): h_1…h_{F−1}, h_{F+}.
+fn frequency_histogram(data: &Dataset, users: usize, cap: usize) -> Vec<i64> {
+    let mut f = vec![0usize; users];
+    for x in data.column(0) {
+        f[((x * users as f64).floor().max(0.0) as usize).min(users - 1)] += 1;
+    }
+    let mut h = vec![0i64; cap];
+    for &fu in f.iter().filter(|&&fu| fu > 0) {
+        h[fu.min(cap) - 1] += 1;
+    }
+    h
+}
+
+fn reach_frequency(params: &mut Params, id: &'static str, sensitivity: f64) -> Result<Entry> {
+    let users = params.take_integer_in(id, "users", 4.0, 1.0, 64.0)?;
+    let cap = params.take_integer_in(id, "max-frequency", 3.0, 2.0, 8.0)?;
+    let epsilon = params.take_in(id, "epsilon", 1.0, 1e-3, 10.0)?;
+    let bucket_noise = noise(id, sensitivity / epsilon)?;
+    let m = vector(
+        id,
+        PrivacyClaim::pure(epsilon)?,
+        Neighboring::AddRemove,
+        RecordDomain::real(0.0, 1.0, 1),
+        cap,
+        move |d| frequency_histogram(d, users, cap),
+        move |h, rng: &mut dyn Rng, out| {
+            out.extend(h.iter().map(|v| (v + bucket_noise.sample(&mut *rng)) as f64));
+        },
+    )
+    .with_claim_source(format!(
+        "one impression; discrete Laplace of scale {}/ε = {} per frequency bucket",
+        sensitivity,
+        readable(sensitivity / epsilon)
+    ));
+    // User 0 reached twice and user 1 once, against user 1 reached twice: buckets 1 and 2 move.
+    let d = Dataset::scalars(vec![0.1, 0.1, 0.3])?;
+    Ok(Entry {
+        mechanism: Box::new(m),
+        status: pure_status(
+            2.0 / sensitivity * epsilon,
+            epsilon,
+            || "the frequency histogram gets discrete Laplace noise for sensitivity 1, but one impression moves its user from one bucket to the next: L1 sensitivity 2".to_string(),
+            " (2ε)",
+        ),
+        witness: DatasetPair::new(d.clone(), d.with_record(&[0.3])?, Neighboring::AddRemove)?,
+    })
+}
+
+fn reach_correct(params: &mut Params) -> Result<Entry> {
+    reach_frequency(params, "reach-frequency-histogram", 2.0)
+}
+
+fn reach_twin(params: &mut Params) -> Result<Entry> {
+    reach_frequency(params, "reach-frequency-sensitivity-one", 1.0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -536,6 +628,8 @@ mod tests {
             ("two-server-histogram", "correct"),
             ("two-server-histogram-one-server-noise", "buggy"),
             ("two-server-histogram-clamped-dummies", "buggy"),
+            ("reach-frequency-histogram", "correct"),
+            ("reach-frequency-sensitivity-one", "buggy"),
         ] {
             assert_eq!(build(id).status.word(), word, "{id}");
         }
@@ -557,12 +651,12 @@ mod tests {
 
     #[test]
     fn exact_values() {
-        // ln(2e + 1) = 1.86203…
-        assert!((flip_as_resample_epsilon(1.0) - 1.862_030).abs() < 1e-6);
-        // τ = 11 at ε = 1: e^−11/N(11) = 7.67e-6 ≤ 1e-5 < e^−10/N(10) = 2.08e-5.
+        // ln(2e + 1) = 1.861995…
+        assert!((flip_as_resample_epsilon(1.0) - 1.861_995).abs() < 1e-6);
+        // τ = 11 at ε = 1: e^−11/N(11) = 7.72e-6 ≤ 1e-5 < e^−10/N(10) = 2.10e-5.
         assert_eq!(shift_for(1.0, 1e-5).unwrap(), 11);
         let d11 = truncated_delta(1.0, 11);
-        assert!((d11 - 7.67e-6).abs() < 5e-8, "{d11}");
+        assert!((d11 - 7.72e-6).abs() < 5e-8, "{d11}");
         assert!(truncated_delta(1.0, 10) > 1e-5);
         // N(1) = 1 + 2/e; δ(1) = e^−1/N(1).
         let e = 1f64.exp();
@@ -588,6 +682,21 @@ mod tests {
         let (a, b) = (w.counts(&d), w.counts(&d2));
         let changed: Vec<usize> = (0..8).filter(|&t| a[t] != b[t]).collect();
         assert_eq!(changed, [3]);
+    }
+
+    #[test]
+    fn frequency_histograms() {
+        let pair = build("reach-frequency-histogram").witness;
+        // Users 0 (twice) and 1 (once), then user 1 twice: one user moves from bucket 1 to 2.
+        assert_eq!(frequency_histogram(pair.first(), 4, 3), [1, 1, 0]);
+        assert_eq!(frequency_histogram(pair.second(), 4, 3), [0, 2, 0]);
+        // A fifth impression of a user at the cap stays in the F+ bucket.
+        let d = Dataset::scalars(vec![0.9; 4]).unwrap();
+        assert_eq!(frequency_histogram(&d, 4, 3), [0, 0, 1]);
+        let d = d.with_record(&[0.9]).unwrap();
+        assert_eq!(frequency_histogram(&d, 4, 3), [0, 0, 1]);
+        let twin = build("reach-frequency-sensitivity-one");
+        assert!(format!("{:?}", twin.status).contains("2-DP"), "{:?}", twin.status);
     }
 
     #[test]
