@@ -70,7 +70,7 @@ fn parameters(params: &mut Params, id: &str) -> Result<(u32, f64)> {
     Ok((depth, epsilon))
 }
 
-fn noise(id: &str, scale: f64) -> Result<ExactDiscreteLaplace> {
+pub(crate) fn noise(id: &str, scale: f64) -> Result<ExactDiscreteLaplace> {
     ExactDiscreteLaplace::new(scale).map_err(|e| MechanismError::InvalidParameter {
         mechanism: id.into(),
         message: e.to_string(),

@@ -28,7 +28,9 @@
 //! `median.rs` (reorder-slice-compute median), `rsc_steps.rs` (k adaptive reorder-slice-compute
 //! steps), `rsc_noisy_rank/` (k steps cut at a noisy rank) and `tuning.rs` (best-of-k hyperparameter tuning, Papernot & Steinke 2022), `shuffle.rs` (local and
 //! shuffled randomized response, Feldman, McMillan & Talwar 2021), `continual.rs` (continual
-//! counting: the binary tree mechanism over a stream) and `float_safe.rs` (float-safe twins of the
+//! counting: the binary tree mechanism over a stream), `posts.rs` (algorithms seed 002's posts
+//! name: one-bit local entropy estimation, sliding-window distinct counts, two-server
+//! histograms audited through one server's view, cross-publisher reach and frequency) and `float_safe.rs` (float-safe twins of the
 //! textbook entries: snapping and exact discrete noise). New entries are declarations
 //! (`declare.rs`).
 //!
@@ -88,6 +90,7 @@ groups!(
     rsc_noisy_rank,
     tuning,
     shuffle,
+    posts,
 );
 
 #[cfg(test)]

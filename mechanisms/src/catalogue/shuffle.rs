@@ -98,12 +98,13 @@ pub(crate) fn specs() -> Vec<Spec> {
     ]
 }
 
-/// The settings shared by the family.
+/// The settings shared by the family (also the local randomizer of `posts.rs`'s one-bit
+/// entries: binary randomized response is `Rr` with k = 2).
 #[derive(Clone, Copy, Debug)]
-struct Rr {
-    users: usize,
-    k: usize,
-    eps0: f64,
+pub(crate) struct Rr {
+    pub(crate) users: usize,
+    pub(crate) k: usize,
+    pub(crate) eps0: f64,
 }
 
 impl Rr {
@@ -115,21 +116,21 @@ impl Rr {
     }
 
     /// P(report = v | value v).
-    fn p(&self) -> f64 {
+    pub(crate) fn p(&self) -> f64 {
         self.eps0.exp() / (self.eps0.exp() + self.k as f64 - 1.0)
     }
 
     /// P(report = j | value v ≠ j).
-    fn p_bar(&self) -> f64 {
+    pub(crate) fn p_bar(&self) -> f64 {
         1.0 / (self.eps0.exp() + self.k as f64 - 1.0)
     }
 
-    fn value(&self, x: f64) -> usize {
+    pub(crate) fn value(&self, x: f64) -> usize {
         ((x * self.k as f64).floor().max(0.0) as usize).min(self.k - 1)
     }
 
     /// One report of a user holding `v` (module docs: keep, else uniform).
-    fn report(&self, v: usize, keep: f64, rng: &mut dyn Rng) -> usize {
+    pub(crate) fn report(&self, v: usize, keep: f64, rng: &mut dyn Rng) -> usize {
         if rng.random_bool(keep) {
             v
         } else {
@@ -138,7 +139,7 @@ impl Rr {
     }
 
     /// The probability of the "keep" branch.
-    fn keep(&self) -> f64 {
+    pub(crate) fn keep(&self) -> f64 {
         (self.eps0.exp() - 1.0) / (self.eps0.exp() + self.k as f64 - 1.0)
     }
 
@@ -155,12 +156,12 @@ impl Rr {
         self.users.div_ceil(self.per_coordinate())
     }
 
-    fn domain(&self) -> RecordDomain {
+    pub(crate) fn domain(&self) -> RecordDomain {
         RecordDomain::real(0.0, 1.0, 1).with_sizes(self.users, self.users)
     }
 
     /// First user at value 0 against k − 1, the others spread over the values.
-    fn witness(&self) -> Result<DatasetPair> {
+    pub(crate) fn witness(&self) -> Result<DatasetPair> {
         let d: Vec<f64> = (0..self.users)
             .map(|i| (i % self.k) as f64 / self.k as f64)
             .collect();
