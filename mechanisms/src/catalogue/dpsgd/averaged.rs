@@ -119,7 +119,7 @@ use crate::catalogue::{Entry, Spec, Status};
 use crate::claim::PrivacyClaim;
 use crate::dataset::{Dataset, DatasetPair, Neighboring, RecordDomain};
 use crate::error::{MechanismError, Result};
-use crate::math::{readable, std_normal_cdf};
+use crate::math::readable;
 use crate::mechanism::Params;
 use crate::noise::GaussianNoise;
 use crate::pld::PldAccountant;
@@ -439,7 +439,7 @@ fn replace_event_mass(comps: &[(f64, f64, f64)], d: usize, r0: f64, t: f64, abov
             } else {
                 chi2_lower((d - 1) as f64, r0 / (s * s))
             };
-            w * rest * std_normal_cdf((m - t) / s)
+            w * rest * crate::math::std_normal_cdf((m - t) / s)
         })
         .sum()
 }
