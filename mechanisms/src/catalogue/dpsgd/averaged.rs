@@ -337,7 +337,9 @@ fn ln_density(comps: &[(f64, f64)], k: f64, r: f64) -> f64 {
     top + terms.iter().map(|t| (t - top).exp()).sum::<f64>().ln()
 }
 
-/// The root in [lo, hi] of `f` (which changes sign there), by bisection.
+/// The root in [lo, hi] of `f` (which changes sign there), by bisection (hand-written like
+/// `guarantee.rs`'s: a sign change on a bracket needs no solver crate, and any point found is
+/// fine, since the event it ends is scored exactly).
 fn bisect(f: impl Fn(f64) -> f64, mut lo: f64, mut hi: f64) -> f64 {
     let positive_at_lo = f(lo) > 0.0;
     for _ in 0..100 {
