@@ -31,7 +31,8 @@
 //!   of the noisy sums S_t + Z_t, a post-processing of the replace-one SGM, and the replace-one
 //!   PLD accountant (`PldAccountant::new(ReplaceOne)`, the pair (1−q)·N(0, z²) + q·N(∓1, z²))
 //!   bounds it. Its witness {0, −e₁} against {0, +e₁} realises that pair exactly (the zero
-//!   record only sets n = 2), so the claim is tight there.
+//!   record only sets n = 2; the other d − 1 coordinates are the same noise on both sides), so
+//!   the claim is tight there up to the accountant's pessimistic rounding.
 //! - **Add/remove, n a public constant N** (b = q·N fixed before the data is seen): the same
 //!   post-processing argument under the add/remove SGM. That is `dpsgd-normalise-public-batch`
 //!   with `batch = q·N` (`normalisation.rs`), not repeated here.
@@ -97,16 +98,18 @@
 //! - EASGM with a public n (replace-one, or a public N under add/remove): **does not hold** —
 //!   a post-processing of the SGM, so the SGM PLD under the same relation is valid (a proof,
 //!   not an audit); the audit does not flag `dpsgd-expected-averaged`. Report the SGM PLD.
-//! - EASGM with n = |D| under add/remove: **confirmed** at every parameter (unbounded loss;
+//! - EASGM with n = |D| under add/remove: **confirmed** at every parameter the entry takes
+//!   (the build checks δ > 1e-5 at the claimed ε; the loss is unbounded;
 //!   δ → 1 with T·d). No finite ε is valid at small δ; the fix is a public divisor (then the
 //!   SGM PLD), or replace-one semantics with its own PLD.
 //! - ASGM under add/remove: **confirmed** for small datasets in moderate dimension (d = 16:
 //!   δ ≥ 0.101 at ε = 3.534 on two records; d = 12: 0.038; d = 8: 3.8e-4), **not shown** at
 //!   d = 1 (the witnesses give δ below the claim). Under replace-one: **confirmed**
-//!   analytically at d ≥ 16 (δ ≥ 3.7e-3 at ε = 4.222; 1.5e-2 at d = 32). The SGM curve is not a valid account; the fix is a public divisor (the
-//!   EASGM with public n) or releasing the size with noise and accounting it
-//!   (`dpsgd-batch-size-released`); a valid bound for the ASGM as is would have to account
-//!   (S + Z, |B|), whose exact size has no finite ε on small datasets.
+//!   analytically at d ≥ 16 (δ ≥ 3.7e-3 at ε = 4.222; 1.5e-2 at d = 32). The SGM curve is
+//!   not a valid account; the fix is a public divisor (the EASGM with public n) or releasing
+//!   the size with noise and accounting it (`dpsgd-batch-size-released`); a valid bound for
+//!   the ASGM as is would have to account (S + Z, |B|), whose exact size has no finite ε on
+//!   small datasets.
 //!
 //! Noise is f64 Gaussian on the exact clipped sums, as the other DP-SGD entries.
 
