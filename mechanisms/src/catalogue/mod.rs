@@ -14,7 +14,9 @@
 //! each with a twin accounted as Poisson sampling; `batch_coupling/` components that couple the
 //! examples of a batch: batch normalization, a contrastive loss, gradient accumulation, each
 //! correct with a twin accounted per example; `normalisation.rs` the noisy sum divided by a
-//! public batch size, and by one read off the dataset: Opacus #571; `adam.rs` DP-Adam, and a
+//! public batch size, and by one read off the dataset: Opacus #571; `averaged.rs` the
+//! expected-averaged and batch-averaged mechanisms of arXiv:2605.15648 (q·n public under
+//! replace-one, q·|D| private under add/remove, the realised |B|); `adam.rs` DP-Adam, and a
 //! second moment read before noise), `learning.rs` (output perturbation, model
 //! aggregation and gradient perturbation, each with a buggy twin, and an intermediate iterate
 //! with the seed's √(t/T)·ε claim), `logistic.rs` (output perturbation of regularized logistic

@@ -10,8 +10,8 @@
 //!
 //! The rest of the DP-SGD family lives beside it in this folder, each file its own entries:
 //! `variants/` (DP-SGD as it is really run), `microbatch.rs`, `shuffled.rs`, `fixed_batches/`,
-//! `batch_coupling/`, `normalisation.rs` and `adam.rs`; [`specs`] lists this module's entries,
-//! then theirs, in that order.
+//! `batch_coupling/`, `normalisation.rs`, `averaged.rs` and `adam.rs`; [`specs`] lists this
+//! module's entries, then theirs, in that order.
 //!
 //! | id | status (defaults) | claim (defaults) | true guarantee (defaults) |
 //! |---|---|---|---|
@@ -57,6 +57,7 @@ use guarantee::{claim_from_ledger, final_model_deltas, final_model_epsilon};
 // The rest of the family, each its own group of entries, listed after this module's in this
 // order (the order `audit list` shows).
 mod adam;
+mod averaged;
 mod batch_coupling;
 mod fixed_batches;
 mod microbatch;
@@ -73,6 +74,7 @@ pub(crate) fn specs() -> Vec<Spec> {
     all.extend(fixed_batches::specs());
     all.extend(batch_coupling::specs());
     all.extend(normalisation::specs());
+    all.extend(averaged::specs());
     all.extend(adam::specs());
     all
 }
