@@ -34,7 +34,8 @@
 //! and the remaining sets become equal: g(z′)/g(z′ − 1) = e^{−ε₀} and A_t(S′) ≤ e^{ε₀}A_t(S),
 //! a factor ≤ 1; later steps are equal. A D path z has as preimages: the path hitting at its
 //! j-th ambiguous step (a near miss or cascade, where the hit z + 1 is also valid), with j − 1
-//! earlier near misses or cascades, and one path continuing to the end. Those with fewer than n
+//! earlier near misses or cascades, and one more: the path that hits where z itself is a hit
+//! (z ≥ p, z > m: only z + 1 maps there), or never hits if z has none. Those with fewer than n
 //! near misses and cascades (N′ < n) are at most n, each with at most n − 1 cascades, so they
 //! weigh at most n·e^{2(n−1)ε₀}·w(z). On the D′ side every step with z′ ≥ p − 1 continues (near
 //! miss or cascade) with conditional probability exactly a (p − 1 ≥ m: P(z′ = p − 1 | z′ ≥
