@@ -31,6 +31,7 @@ pub mod exact;
 pub mod math;
 pub mod mechanism;
 pub mod noise;
+pub mod rsc_bound;
 pub mod samples;
 pub mod snapping;
 

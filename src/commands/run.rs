@@ -64,11 +64,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "WHICH")]
     pub outputs_covered: Option<String>,
     /// Override the claim: pure:EPS, approx:EPS:DELTA, renyi:ALPHA:EPS, zcdp:RHO, gdp:MU,
-    /// dpsgd:Q:Z:T, bdp:EPS:DELTA (with --data), or ledger:FILE[:DELTA] (the PLD accountant's ε
+    /// dpsgd:Q:Z:T, bdp:EPS:DELTA (with --data), ledger:FILE[:DELTA] (the PLD accountant's ε
     /// on a privacy ledger at δ, default 1e-5: one JSON event per line,
     /// {"event": "sampling", "probability": Q, "repetitions": T} then
     /// {"event": "gaussian-sum", "noise_multiplier": Z}; format in docs/accountant.md, example in
-    /// examples/ledger/dpsgd.jsonl).
+    /// examples/ledger/dpsgd.jsonl), or rsc:K:EPS0:DELTA (k reorder-slice-compute steps of pure
+    /// ε₀-DP compute: the k-free RSC bound at δ, docs/seeds/rsc-applications.md).
     #[arg(long)]
     pub claim: Option<String>,
     /// The data distribution μ of a Bayesian DP claim (bdp:EPS:DELTA): one record per line, a

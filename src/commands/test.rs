@@ -35,7 +35,8 @@ pub struct TestArgs {
     #[arg(long, value_name = "N", default_value_t = TestOptions::default().max_train_rows)]
     pub max_train_rows: usize,
     /// The claim: pure:EPS, approx:EPS:DELTA, renyi:ALPHA:EPS, zcdp:RHO, gdp:MU, dpsgd:Q:Z:T,
-    /// or ledger:FILE[:DELTA] (the PLD accountant's ε on a privacy ledger at δ, default 1e-5).
+    /// ledger:FILE[:DELTA] (the PLD accountant's ε on a privacy ledger at δ, default 1e-5), or
+    /// rsc:K:EPS0:DELTA (the k-free reorder-slice-compute bound).
     /// Required, except with --plan (the plan holds it).
     #[arg(long, required_unless_present = "plan")]
     pub claim: Option<String>,

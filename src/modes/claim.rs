@@ -1,21 +1,25 @@
 //! A `--claim` value as the user gives it: a claim in its own syntax (`pure:EPS`,
-//! `approx:EPS:DELTA`, …) or `ledger:FILE[:DELTA]`, the claim a privacy ledger states.
+//! `approx:EPS:DELTA`, …), `ledger:FILE[:DELTA]`, the claim a privacy ledger states, or
+//! `rsc:K:EPS0:DELTA`, the k-free bound of k reorder-slice-compute steps
+//! ([`crate::mechanisms::rsc_bound`]).
 
 use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::mechanisms::claim::{CLAIM_FORMS, is_claim_kind};
 use crate::mechanisms::math::readable;
+use crate::mechanisms::rsc_bound::{RSC_FORM, RscBound};
 use crate::mechanisms::{AccountantRange, Neighboring, PrivacyClaim};
 
 /// δ of a `ledger:FILE` claim when none is given: the customary 10⁻⁵.
 pub const DEFAULT_LEDGER_DELTA: f64 = 1e-5;
 
 /// The `--claim` forms, as its errors list them: the claim kinds of
-/// [`crate::mechanisms::claim::CLAIM_FORMS`], then `ledger:FILE[:DELTA]`.
+/// [`crate::mechanisms::claim::CLAIM_FORMS`], then `ledger:FILE[:DELTA]` and `rsc:K:EPS0:DELTA`.
 pub fn claim_forms() -> String {
     let mut forms = CLAIM_FORMS.to_vec();
     forms.push(LEDGER_FORM);
+    forms.push(RSC_FORM);
     forms.join(", ")
 }
 
@@ -42,10 +46,26 @@ pub struct ClaimArg {
 /// claim is (ε, δ)-DP with ε the PLD accountant's pessimistic (Connect-the-Dots) bound on the
 /// ledger at δ (default 10⁻⁵), rounded up; the optimistic ε is kept for the tightness line.
 ///
+/// `rsc:K:EPS0:DELTA`: k reorder-slice-compute steps of pure ε₀-DP compute with slice sizes
+/// m + Geom(1 − e^{−ε₀}); the claim is (ε, DELTA)-DP with ε the k-free bound of
+/// [`crate::mechanisms::rsc_bound`], and the source names the theorem.
+///
 /// # Errors
 /// An unreadable or malformed ledger, δ out of range, a ledger the accountant cannot account
 /// (each naming the file and the value), or a malformed claim.
 pub fn parse_claim_arg(text: &str, neighbors: Neighboring) -> Result<ClaimArg> {
+    if text.trim().starts_with("rsc:") {
+        let bound = RscBound::parse(text)
+            .map_err(|e| Error::InvalidConfig(format!("--claim {text}: {e}")))?;
+        let claim = bound
+            .claim()
+            .map_err(|e| Error::InvalidConfig(format!("--claim {text}: {e}")))?;
+        return Ok(ClaimArg {
+            claim,
+            source: Some(bound.source()),
+            accountant: None,
+        });
+    }
     let Some(rest) = text.strip_prefix("ledger:") else {
         let kind = text.split(':').next().unwrap_or_default();
         if !is_claim_kind(kind) {
@@ -170,6 +190,7 @@ mod tests {
             .unwrap_or_default();
         let mut expected = CLAIM_FORMS.to_vec();
         expected.push(LEDGER_FORM);
+        expected.push(RSC_FORM);
         assert_eq!(listed, expected, "{e}");
         // Every listed form is read (the catalogue's forms are checked in claim.rs).
         let example = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/ledger/dpsgd.jsonl");
@@ -178,6 +199,7 @@ mod tests {
             format!("ledger:{example}:1e-6"),
             "pure:1".into(),
             "dpsgd:0.01:1.1:100:replace-one".into(),
+            "rsc:8:0.25:1e-3".into(),
         ] {
             assert!(
                 listed
@@ -188,6 +210,32 @@ mod tests {
             parse_claim_arg(&text, Neighboring::AddRemove)
                 .unwrap_or_else(|e| panic!("{text}: {e}"));
         }
+    }
+
+    /// `rsc:8:0.25:1e-3`: n = 5, ε = ln 5 + 8·0.25 = 3.6094379 at δ = 10⁻³ (hand-computed in
+    /// rsc_bound.rs); the source names the theorem; a bad field is refused naming it.
+    #[test]
+    fn an_rsc_claim_is_the_k_free_bound_naming_the_theorem() {
+        let c = parse_claim_arg("rsc:8:0.25:1e-3", Neighboring::AddRemove).unwrap();
+        match c.claim {
+            PrivacyClaim::Approximate { epsilon, delta } => {
+                assert!(
+                    (epsilon - 3.609_437_912_434_100_5).abs() < 1e-12,
+                    "{epsilon}"
+                );
+                assert_eq!(delta, 1e-3);
+            }
+            other => panic!("{other}"),
+        }
+        let source = c.source.unwrap();
+        assert!(
+            source.contains("RSC theorem") && source.contains("Stemmer"),
+            "{source}"
+        );
+        let e = parse_claim_arg("rsc:8:0:1e-3", Neighboring::AddRemove)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("EPS0 = 0") && e.contains("allowed"), "{e}");
     }
 
     #[test]

@@ -28,7 +28,8 @@
 //! (matrix-factorization DP-FTRL over several epochs),
 //! `gaps.rs` (the gaps the DP-Auditorium post names: Gaussian mean, vector sensitivity, top-k),
 //! `median.rs` (reorder-slice-compute median), `rsc_steps.rs` (k adaptive reorder-slice-compute
-//! steps), `rsc_noisy_rank/` (k steps cut at a noisy rank) and `tuning.rs` (best-of-k hyperparameter tuning, Papernot & Steinke 2022), `shuffle.rs` (local and
+//! steps), `rsc_noisy_rank/` (k steps cut at a noisy rank), `rsc_apps/` (RSC applications: a
+//! private interval point and axis-aligned rectangles, declared with the k-free RSC claim) and `tuning.rs` (best-of-k hyperparameter tuning, Papernot & Steinke 2022), `shuffle.rs` (local and
 //! shuffled randomized response, Feldman, McMillan & Talwar 2021), `continual.rs` (continual
 //! counting: the binary tree mechanism over a stream), `posts.rs` (algorithms seed 002's posts
 //! name: one-bit local entropy estimation, sliding-window distinct counts, two-server
@@ -90,6 +91,7 @@ groups!(
     median,
     rsc_steps,
     rsc_noisy_rank,
+    rsc_apps,
     tuning,
     shuffle,
     posts,
