@@ -64,6 +64,7 @@ pub fn parse_claim_arg(text: &str, neighbors: Neighboring) -> Result<ClaimArg> {
             claim,
             source: Some(bound.source()),
             accountant: None,
+            scope: Default::default(),
         });
     }
     let Some(rest) = text.strip_prefix("ledger:") else {
