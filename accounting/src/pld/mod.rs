@@ -108,6 +108,7 @@ pub mod common;
 pub mod pld_pmf;
 pub mod pld_privacy_accountant;
 pub mod privacy_loss_distribution;
+pub mod privacy_loss_events;
 pub mod privacy_loss_mechanism;
 
 pub use common::{
@@ -121,6 +122,9 @@ pub use pld_privacy_accountant::{
     noise_multiplier_for_policy,
 };
 pub use privacy_loss_distribution::{Pld, poisson_gaussian_pld};
+pub use privacy_loss_events::NoiseEvent;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_events;
