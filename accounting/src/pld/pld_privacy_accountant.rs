@@ -447,8 +447,7 @@ impl PldAccountant {
         ledger: &[(LedgerEvent, SamplingPolicy)],
     ) -> Result<()> {
         // (q, repetitions, Σ z⁻², policy, the other queries with their event numbers)
-        let mut blocks: Vec<(f64, u64, f64, SamplingPolicy, Vec<(usize, LedgerEvent)>)> =
-            Vec::new();
+        let mut blocks: Vec<LedgerBlock> = Vec::new();
         for (i, (event, policy)) in ledger.iter().enumerate() {
             match *event {
                 LedgerEvent::Sampling {
@@ -738,6 +737,10 @@ impl PldAccountant {
         Ok((upper.delta(epsilon), lower.delta(epsilon)))
     }
 }
+
+/// One sampling block of a ledger as composed: (q, repetitions, Σ z⁻² of its Gaussian sums,
+/// policy, its other queries with their event numbers).
+type LedgerBlock = (f64, u64, f64, SamplingPolicy, Vec<(usize, LedgerEvent)>);
 
 /// The error text without the `pld-accountant: invalid parameter: ` prefix (re-wrapped).
 fn strip_pld(message: &str) -> String {

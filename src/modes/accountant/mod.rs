@@ -453,10 +453,11 @@ fn ledger_json(
             let mut value = range.map_or(serde_json::Value::Null, |r| {
                 answer_json(name, &r, fixed_size)
             });
-            if let (Some(v), true) = (value.as_object_mut(), has_other_queries(ledger)) {
-                if name == "pld" {
-                    v.insert("method".into(), json!(PLD_METHOD_EVENTS));
-                }
+            if let (Some(v), true) = (
+                value.as_object_mut(),
+                name == "pld" && has_other_queries(ledger),
+            ) {
+                v.insert("method".into(), json!(PLD_METHOD_EVENTS));
             }
             map.insert(name.replace('-', "_"), value);
             if name == "pld" {
