@@ -32,6 +32,92 @@ pub enum LedgerEvent {
         /// z > 0.
         noise_multiplier: f64,
     },
+    /// A scalar sum query whose records each move it by at most 1 (ℓ1-sensitivity 1 under
+    /// add/remove; 2 under replace-one), answered with Laplace noise of scale `scale` (density
+    /// ∝ e^{−|x|/b}), on the current sample. The PLD accountant amplifies it by a Poisson sample
+    /// of rate q < 1 under add/remove and zero-out (one such query per sample); under
+    /// replace-one it takes it at q = 1 only. `dp_accounting`'s `LaplaceDpEvent`.
+    LaplaceSum {
+        /// b > 0 (finite).
+        scale: f64,
+    },
+    /// k-ary randomized response of one record's value (`values` = k ≥ 2 values): the true
+    /// value with probability e^ε/(e^ε + k − 1), each other value with 1/(e^ε + k − 1); the
+    /// neighboring pair is the record's value changing (for add/remove and zero-out: the absent
+    /// record reported as a default value). Only in samples of probability 1 (its amplification
+    /// depends on how the reports are collected). `dp_accounting`'s `RandomizedResponseDpEvent`
+    /// with noise parameter p = k/(e^ε + k − 1).
+    RandomizedResponse {
+        /// ε > 0 (finite).
+        epsilon: f64,
+        /// k ≥ 2.
+        values: u64,
+    },
+    /// An Attribution Reporting summary report: each user's contributions, non-negative
+    /// integers of L1 total at most `l1_budget` = L across the aggregation keys, summed per key,
+    /// discrete Laplace noise P(k) ∝ e^{−|k|/t} of scale `scale` = t added to every key (ARA's
+    /// t = L/ε; the catalogue's `ara-summary-report`). Only in samples of probability 1; under
+    /// replace-one a replaced user moves the sums by up to 2L.
+    AttributionSummary {
+        /// L ≥ 1.
+        l1_budget: u64,
+        /// t > 0 (finite).
+        scale: f64,
+    },
+}
+
+impl LedgerEvent {
+    /// Whether this event is a query (anything but a sampling event).
+    pub fn is_query(&self) -> bool {
+        !matches!(self, Self::Sampling { .. })
+    }
+
+    /// The ledger spelling of the event's kind (`"gaussian-sum"`, `"laplace-sum"`, …).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Sampling { .. } => "sampling",
+            Self::GaussianSum { .. } => "gaussian-sum",
+            Self::LaplaceSum { .. } => "laplace-sum",
+            Self::RandomizedResponse { .. } => "randomized-response",
+            Self::AttributionSummary { .. } => "attribution-summary",
+        }
+    }
+
+    /// The parameter checks of a query event other than the Gaussian sum: Ok or the message
+    /// naming the field and what is allowed.
+    pub fn check_other_query(&self) -> std::result::Result<(), String> {
+        let positive = |name: &str, v: f64| {
+            if v.is_finite() && v > 0.0 {
+                Ok(())
+            } else {
+                Err(format!(
+                    "field \"{name}\" = {v}; allowed: a finite number > 0"
+                ))
+            }
+        };
+        match *self {
+            Self::LaplaceSum { scale } => positive("scale", scale),
+            Self::RandomizedResponse { epsilon, values } => {
+                positive("epsilon", epsilon)?;
+                if values < 2 {
+                    return Err(format!(
+                        "field \"values\" = {values}; allowed: a whole number ≥ 2"
+                    ));
+                }
+                Ok(())
+            }
+            Self::AttributionSummary { l1_budget, scale } => {
+                positive("scale", scale)?;
+                if l1_budget == 0 || l1_budget > 1 << 20 {
+                    return Err(format!(
+                        "field \"l1_budget\" = {l1_budget}; allowed: a whole number from 1 to 1048576 (ARA's budget is 65536)"
+                    ));
+                }
+                Ok(())
+            }
+            Self::Sampling { .. } | Self::GaussianSum { .. } => Ok(()),
+        }
+    }
 }
 
 /// How the sample of a [`LedgerEvent::Sampling`] event is drawn: the `"policy"` field of a
@@ -96,6 +182,17 @@ enum LedgerLine {
     GaussianSum {
         noise_multiplier: f64,
     },
+    LaplaceSum {
+        scale: f64,
+    },
+    RandomizedResponse {
+        epsilon: f64,
+        values: u64,
+    },
+    AttributionSummary {
+        l1_budget: u64,
+        scale: f64,
+    },
 }
 
 /// One ledger line of `event` (JSON, as [`parse_ledger`] reads it), with `policy` on a sampling
@@ -113,6 +210,13 @@ pub fn ledger_line(event: &LedgerEvent, policy: SamplingPolicy) -> String {
         },
         LedgerEvent::GaussianSum { noise_multiplier } => {
             LedgerLine::GaussianSum { noise_multiplier }
+        }
+        LedgerEvent::LaplaceSum { scale } => LedgerLine::LaplaceSum { scale },
+        LedgerEvent::RandomizedResponse { epsilon, values } => {
+            LedgerLine::RandomizedResponse { epsilon, values }
+        }
+        LedgerEvent::AttributionSummary { l1_budget, scale } => {
+            LedgerLine::AttributionSummary { l1_budget, scale }
         }
     };
     // Serializing two numbers and a unit variant cannot fail; `null` would be refused on read.
@@ -189,7 +293,7 @@ pub fn parse_ledger_with_policies(text: &str) -> Result<Vec<(usize, LedgerEvent,
                 None => what,
             };
             bad(format!(
-                "{what}; allowed: {{\"event\": \"sampling\", \"probability\": Q, \"repetitions\": T}} (optionally \"policy\": \"poisson\", \"fixed-size\" or \"shuffled\"; absent: poisson) or {{\"event\": \"gaussian-sum\", \"noise_multiplier\": Z}}"
+                "{what}; allowed: {{\"event\": \"sampling\", \"probability\": Q, \"repetitions\": T}} (optionally \"policy\": \"poisson\", \"fixed-size\" or \"shuffled\"; absent: poisson) or {{\"event\": \"gaussian-sum\", \"noise_multiplier\": Z}}, {{\"event\": \"laplace-sum\", \"scale\": B}}, {{\"event\": \"randomized-response\", \"epsilon\": E, \"values\": K}}, {{\"event\": \"attribution-summary\", \"l1_budget\": L, \"scale\": T}}"
             ))
         })?;
         let (event, policy) = match parsed {
@@ -206,6 +310,18 @@ pub fn parse_ledger_with_policies(text: &str) -> Result<Vec<(usize, LedgerEvent,
             ),
             LedgerLine::GaussianSum { noise_multiplier } => (
                 LedgerEvent::GaussianSum { noise_multiplier },
+                sampled.unwrap_or_default(),
+            ),
+            LedgerLine::LaplaceSum { scale } => (
+                LedgerEvent::LaplaceSum { scale },
+                sampled.unwrap_or_default(),
+            ),
+            LedgerLine::RandomizedResponse { epsilon, values } => (
+                LedgerEvent::RandomizedResponse { epsilon, values },
+                sampled.unwrap_or_default(),
+            ),
+            LedgerLine::AttributionSummary { l1_budget, scale } => (
+                LedgerEvent::AttributionSummary { l1_budget, scale },
                 sampled.unwrap_or_default(),
             ),
         };
@@ -236,6 +352,15 @@ pub fn parse_ledger_with_policies(text: &str) -> Result<Vec<(usize, LedgerEvent,
                     return Err(bad(
                         "a gaussian-sum event before any sampling event; allowed: a sampling event first (probability 1 for a full batch)".into(),
                     ));
+                }
+            }
+            other => {
+                other.check_other_query().map_err(bad)?;
+                if sampled.is_none() {
+                    return Err(bad(format!(
+                        "a {} event before any sampling event; allowed: a sampling event first (probability 1 for a full batch)",
+                        other.kind()
+                    )));
                 }
             }
         }
@@ -302,6 +427,15 @@ impl FullBatchBlocks {
                     ));
                 };
                 sums.push(noise_multiplier);
+            }
+            other => {
+                return Err(AccountingError::invalid(
+                    accountant,
+                    format!(
+                        "a {} event: this accountant composes Gaussian sum queries only; allowed: sampling and gaussian-sum events (the PLD accountant also accounts laplace-sum, randomized-response and attribution-summary events)",
+                        other.kind()
+                    ),
+                ));
             }
         }
         Ok(())

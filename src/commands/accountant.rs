@@ -53,7 +53,10 @@ pub struct AccountantArgs {
     /// sampling event may say how its sample is drawn: `"policy": "poisson"` (the default when
     /// absent), `"fixed-size"` (B of n without replacement each step; accounted under
     /// --neighbors replace-one only) or `"shuffled"` (refused, named: account it as
-    /// "probability": 1 under --neighbors replace-one). Example:
+    /// "probability": 1 under --neighbors replace-one). A sample may also hold
+    /// `{"event": "laplace-sum", "scale": B}`, `{"event": "randomized-response", "epsilon": E,
+    /// "values": K}` and `{"event": "attribution-summary", "l1_budget": L, "scale": T}` (the
+    /// PLD accountant; docs/seeds/pld-events.md says which samples each may be in). Example:
     /// examples/ledger/dpsgd.jsonl; format: docs/accountant.md. `--claim ledger:FILE` reads the
     /// same files.
     #[arg(

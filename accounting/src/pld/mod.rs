@@ -1,5 +1,7 @@
-//! Privacy-loss-distribution (PLD) accounting of the Poisson-subsampled Gaussian mechanism:
-//! discretized PLDs, composition by FFT, and (ε, δ) upper and lower bounds.
+//! Privacy-loss-distribution (PLD) accounting of the Poisson-subsampled Gaussian mechanism
+//! (and of the ledger's Laplace sums, randomized response and Attribution Reporting summary
+//! reports: [`privacy_loss_events`], whose documentation derives their pairs): discretized
+//! PLDs, composition by FFT, and (ε, δ) upper and lower bounds.
 //!
 //! # What is computed, and from where
 //! - The **privacy loss distribution** of a pair (P, Q) is the law of L = ln(p(X)/q(X)) for
@@ -100,7 +102,9 @@
 //! # Layers
 //! As in `dp_accounting`'s `pld/`, one module per layer, each using only the ones above it:
 //! [`common`] (constants, input checks, scalar helpers) ← [`pld_pmf`] (a discretised PLD and its
-//! composition by FFT) ← [`privacy_loss_mechanism`] (the mechanisms' losses, discretised) ←
+//! composition by FFT) ← [`privacy_loss_mechanism`] (the mechanisms' losses, discretised; the
+//! Gaussian's there, the other ledger events' in [`privacy_loss_events`], which builds their
+//! [`Pld`]s) ←
 //! [`privacy_loss_distribution`] (a mechanism's PLD, composed and queried) ←
 //! [`pld_privacy_accountant`] (the ledger's accountant).
 
@@ -108,6 +112,7 @@ pub mod common;
 pub mod pld_pmf;
 pub mod pld_privacy_accountant;
 pub mod privacy_loss_distribution;
+pub mod privacy_loss_events;
 pub mod privacy_loss_mechanism;
 
 pub use common::{
@@ -121,6 +126,9 @@ pub use pld_privacy_accountant::{
     noise_multiplier_for_policy,
 };
 pub use privacy_loss_distribution::{Pld, poisson_gaussian_pld};
+pub use privacy_loss_events::NoiseEvent;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_events;

@@ -6,6 +6,7 @@
 use super::common::*;
 use super::pld_pmf::*;
 use super::privacy_loss_distribution::*;
+use super::privacy_loss_events::NoiseEvent;
 use crate::Neighboring;
 use crate::accountant::{ALL_RELATIONS, DeltaRange, EpsilonRange, PrivacyAccountant, Scope};
 use crate::error::Result;
@@ -266,6 +267,9 @@ pub struct PldAccountant {
     pub(super) neighbors: Neighboring,
     pub(super) discretization: f64,
     pub(super) events: Vec<PoissonGaussianEvent>,
+    /// The ledger's queries other than Gaussian sums (Laplace sums, randomized response,
+    /// attribution summaries), each with its sample's rate and repetitions.
+    pub(super) others: Vec<NoiseEvent>,
     /// Events composed one at a time through [`PrivacyAccountant::compose`] whose block may
     /// still grow (a sampling event waits for its sums): composed into `events` when the next
     /// sampling event comes or a [`PrivacyAccountant`] query is asked. The inherent methods
@@ -280,6 +284,7 @@ impl PldAccountant {
             neighbors,
             discretization: DEFAULT_DISCRETIZATION,
             events: Vec::new(),
+            others: Vec::new(),
             open: Vec::new(),
         }
     }
@@ -294,6 +299,7 @@ impl PldAccountant {
             neighbors,
             discretization,
             events: Vec::new(),
+            others: Vec::new(),
             open: Vec::new(),
         })
     }
@@ -306,6 +312,49 @@ impl PldAccountant {
     /// The ledger, in the order events were recorded.
     pub fn events(&self) -> &[PoissonGaussianEvent] {
         &self.events
+    }
+
+    /// The ledger's queries other than Gaussian sums, in the order recorded.
+    pub fn noise_events(&self) -> &[NoiseEvent] {
+        &self.others
+    }
+
+    /// Records `steps` steps of one query other than the Gaussian sum
+    /// ([`LedgerEvent::LaplaceSum`], [`LedgerEvent::RandomizedResponse`],
+    /// [`LedgerEvent::AttributionSummary`]) on a Poisson sample of rate `q` (the query alone
+    /// on its sample).
+    ///
+    /// # Errors
+    /// A sampling or Gaussian-sum event (use the other methods); q outside (0, 1]; steps = 0; a
+    /// parameter out of range; a combination not accounted (q < 1 for randomized response and
+    /// attribution summaries, and for a Laplace sum under replace-one): the message names the
+    /// event and what is allowed. Nothing is recorded on error.
+    pub fn compose_noise_event(&mut self, query: LedgerEvent, q: f64, steps: u64) -> Result<()> {
+        check_sampling_rate(q)?;
+        check_steps(steps)?;
+        let event = NoiseEvent { query, q, steps };
+        if !query.is_query() || matches!(query, LedgerEvent::GaussianSum { .. }) {
+            return Err(invalid(format!(
+                "{}: allowed here: laplace-sum, randomized-response or attribution-summary (Gaussian sums: compose_poisson_gaussian)",
+                event.describe()
+            )));
+        }
+        query
+            .check_other_query()
+            .map_err(|m| invalid(format!("{}: {m}", event.describe())))?;
+        let sampled_ok = match query {
+            LedgerEvent::LaplaceSum { .. } => self.neighbors != Neighboring::ReplaceOne,
+            _ => false,
+        };
+        if q < 1.0 && !sampled_ok {
+            return Err(invalid(format!(
+                "{} on a Poisson sample of rate q = {q} under {} neighbors: not amplified here; allowed: a laplace-sum in a sample of any rate under add/remove or zero-out neighbors, and probability 1 for randomized-response, attribution-summary and (under replace-one) laplace-sum events (the amplification of randomized response and of summary reports depends on how the reports are collected; the subsampled Laplace pair under replace-one mixes two shifts)",
+                event.describe(),
+                self.neighbors
+            )));
+        }
+        self.others.push(event);
+        Ok(())
     }
 
     /// Records `steps` steps of the Poisson-subsampled Gaussian mechanism.
@@ -397,8 +446,8 @@ impl PldAccountant {
         &mut self,
         ledger: &[(LedgerEvent, SamplingPolicy)],
     ) -> Result<()> {
-        // (q, repetitions, Σ z⁻², policy)
-        let mut blocks: Vec<(f64, u64, f64, SamplingPolicy)> = Vec::new();
+        // (q, repetitions, Σ z⁻², policy, the other queries with their event numbers)
+        let mut blocks: Vec<LedgerBlock> = Vec::new();
         for (i, (event, policy)) in ledger.iter().enumerate() {
             match *event {
                 LedgerEvent::Sampling {
@@ -422,7 +471,7 @@ impl PldAccountant {
                             )));
                         }
                     }
-                    blocks.push((probability, repetitions, 0.0, *policy));
+                    blocks.push((probability, repetitions, 0.0, *policy, Vec::new()));
                 }
                 LedgerEvent::GaussianSum { noise_multiplier } => {
                     check_noise_multiplier(noise_multiplier)?;
@@ -434,10 +483,30 @@ impl PldAccountant {
                     };
                     b.2 += noise_multiplier.powi(-2);
                 }
+                other => {
+                    let Some(b) = blocks.last_mut() else {
+                        return Err(invalid(format!(
+                            "ledger event {}: a {} event before any sampling event; allowed: a sampling event first (probability 1 for a full batch)",
+                            i + 1,
+                            other.kind()
+                        )));
+                    };
+                    b.4.push((i + 1, other));
+                }
             }
         }
         let mut added = Vec::new();
-        for (k, (q, steps, inv, policy)) in blocks.into_iter().enumerate() {
+        let mut trial = self.clone();
+        for (k, (q, steps, inv, policy, others)) in blocks.into_iter().enumerate() {
+            trial.check_block_of_others(k + 1, (q, policy), inv > 0.0, &others)?;
+            for (i, query) in others.iter().copied() {
+                trial.compose_noise_event(query, q, steps).map_err(|e| {
+                    invalid(format!("ledger event {i}: {}", strip_pld(&e.to_string())))
+                })?;
+            }
+            if inv <= 0.0 && !others.is_empty() {
+                continue;
+            }
             if inv <= 0.0 {
                 // A sample with no query is a ledger cut off (or a step that released
                 // nothing): charging it nothing silently could under-count, so it is refused.
@@ -463,6 +532,39 @@ impl PldAccountant {
             });
         }
         self.events.extend(added);
+        self.others = trial.others;
+        Ok(())
+    }
+
+    /// The rules of a sample holding queries other than Gaussian sums: at q = 1 any mix (each
+    /// query its own mechanism); at q < 1 that query alone, on a Poisson sample (the queries of
+    /// one sample see the same records, so a subsampled pair would be needed for the whole
+    /// block, which is derived here for one Gaussian or one Laplace query only).
+    fn check_block_of_others(
+        &self,
+        block: usize,
+        (q, policy): (f64, SamplingPolicy),
+        has_gaussian: bool,
+        others: &[(usize, LedgerEvent)],
+    ) -> Result<()> {
+        let Some((first, query)) = others.first() else {
+            return Ok(());
+        };
+        if q == 1.0 {
+            return Ok(());
+        }
+        if policy != SamplingPolicy::Poisson {
+            return Err(invalid(format!(
+                "ledger event {first}: a {} event in a sample with \"policy\": \"{policy}\" and probability {q}; allowed: Poisson samples (or probability 1) for queries other than gaussian-sum",
+                query.kind()
+            )));
+        }
+        if has_gaussian || others.len() > 1 {
+            return Err(invalid(format!(
+                "ledger event {first}: a {} event shares sampling event {block} (probability {q} < 1) with other queries; allowed: one query per sample of probability < 1 when it is not a gaussian-sum (the queries of one sample see the same records, and only one Gaussian (effective) or one Laplace query's subsampled pair is accounted), or probability 1",
+                query.kind()
+            )));
+        }
         Ok(())
     }
 
@@ -490,9 +592,13 @@ impl PldAccountant {
     /// Whether the ledger is one event (after merging repeats), composed tilted by
     /// [`PldAccountant::pld_at`].
     pub(super) fn is_one_event(&self) -> bool {
-        self.events.iter().all(|e| {
-            e.q == self.events[0].q && e.z == self.events[0].z && e.policy == self.events[0].policy
-        }) && !self.events.is_empty()
+        self.others.is_empty()
+            && self.events.iter().all(|e| {
+                e.q == self.events[0].q
+                    && e.z == self.events[0].z
+                    && e.policy == self.events[0].policy
+            })
+            && !self.events.is_empty()
     }
 
     pub(super) fn pld_tilted(
@@ -523,7 +629,7 @@ impl PldAccountant {
             }
         }
         let mut pld = Pld::identity(self.discretization, estimate)?;
-        if let (Some(target), [e]) = (tilt_for, merged.as_slice()) {
+        if let (Some(target), [e], true) = (tilt_for, merged.as_slice(), self.others.is_empty()) {
             // One event: its composition tilted toward the ε of δ (see `Pmf`).
             let step = e.step(self.neighbors, estimate, self.discretization)?;
             let d = self.discretization;
@@ -536,6 +642,10 @@ impl PldAccountant {
             return step.self_compose_tilted(e.steps, tilts);
         }
         for e in merged {
+            let step = e.step(self.neighbors, estimate, self.discretization)?;
+            pld = pld.compose(&step.self_compose(e.steps)?)?;
+        }
+        for e in merge_noise_events(&self.others)? {
             let step = e.step(self.neighbors, estimate, self.discretization)?;
             pld = pld.compose(&step.self_compose(e.steps)?)?;
         }
@@ -626,6 +736,46 @@ impl PldAccountant {
         let lower = self.pld(Estimate::Optimistic)?;
         Ok((upper.delta(epsilon), lower.delta(epsilon)))
     }
+}
+
+/// One sampling block of a ledger as composed: (q, repetitions, Σ z⁻² of its Gaussian sums,
+/// policy, its other queries with their event numbers).
+type LedgerBlock = (f64, u64, f64, SamplingPolicy, Vec<(usize, LedgerEvent)>);
+
+/// The error text without the `pld-accountant: invalid parameter: ` prefix (re-wrapped).
+fn strip_pld(message: &str) -> String {
+    message
+        .strip_prefix("pld-accountant: invalid parameter: ")
+        .unwrap_or(message)
+        .to_string()
+}
+
+/// The noise events with equal query and rate merged (their steps added, checked).
+fn merge_noise_events(events: &[NoiseEvent]) -> Result<Vec<NoiseEvent>> {
+    let mut merged: Vec<NoiseEvent> = Vec::new();
+    for e in events {
+        match merged
+            .iter_mut()
+            .find(|m| m.query == e.query && m.q == e.q)
+        {
+            Some(m) => {
+                m.steps = m
+                    .steps
+                    .checked_add(e.steps)
+                    .filter(|&t| t <= MAX_STEPS)
+                    .ok_or_else(|| {
+                        invalid(format!(
+                            "the ledger repeats {} {} + {} times; allowed: at most {MAX_STEPS} (2^53) steps in all",
+                            e.describe(),
+                            m.steps,
+                            e.steps
+                        ))
+                    })?
+            }
+            None => merged.push(*e),
+        }
+    }
+    Ok(merged)
 }
 
 impl PldAccountant {

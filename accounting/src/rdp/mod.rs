@@ -410,6 +410,9 @@ pub fn rdp_to_epsilon(orders: &[f64], rdp: &[f64], delta: f64) -> Result<(f64, f
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RdpAccountant {
     ledger: Vec<LedgerEvent>,
+    /// The full-batch queries other than Gaussian sums, with their block's repetitions
+    /// ([`RdpAccountant::record_other_query`]).
+    others: Vec<(u64, LedgerEvent)>,
 }
 
 impl RdpAccountant {
@@ -421,6 +424,13 @@ impl RdpAccountant {
     /// The ledger, in the order events were recorded.
     pub fn ledger(&self) -> &[LedgerEvent] {
         &self.ledger
+    }
+
+    /// The full-batch queries other than Gaussian sums recorded by
+    /// [`RdpAccountant::record_other_query`], each with its block's repetitions (not in
+    /// [`RdpAccountant::ledger`], which holds the sampling and Gaussian-sum events).
+    pub fn other_queries(&self) -> &[(u64, LedgerEvent)] {
+        &self.others
     }
 
     /// Records a Poisson sampling event with rate `probability`, repeated `repetitions` times
@@ -475,6 +485,47 @@ impl RdpAccountant {
         Ok(())
     }
 
+    /// Records a query other than a Gaussian sum on the current sample, which must have
+    /// probability 1: a Laplace sum, k-ary randomized response or an attribution summary, each
+    /// with its closed-form RDP ([`other_query_rdp`]) times the sample's repetitions.
+    ///
+    /// # Errors
+    /// No sampling event yet; a sample of probability < 1 (no subsampled RDP bound for these
+    /// queries here: the PLD accountant amplifies a Laplace sum); a parameter out of range; a
+    /// sampling or Gaussian-sum event.
+    pub fn record_other_query(&mut self, query: LedgerEvent) -> Result<()> {
+        if !query.is_query() || matches!(query, LedgerEvent::GaussianSum { .. }) {
+            return Err(invalid(format!(
+                "a {} event given as another query; allowed: laplace-sum, randomized-response or attribution-summary",
+                query.kind()
+            )));
+        }
+        query
+            .check_other_query()
+            .map_err(|m| invalid(format!("a {} event: {m}", query.kind())))?;
+        let last = self.ledger.iter().rev().find_map(|e| match *e {
+            LedgerEvent::Sampling {
+                probability,
+                repetitions,
+            } => Some((probability, repetitions)),
+            _ => None,
+        });
+        match last {
+            None => Err(invalid(format!(
+                "a {} event recorded before any sampling event; allowed: after a sampling event (probability 1 for a full batch)",
+                query.kind()
+            ))),
+            Some((q, _)) if q < 1.0 => Err(invalid(format!(
+                "a {} event on a Poisson sample of rate q = {q}: the RDP accountant has no subsampled bound for it; allowed: probability 1 (full batch), or the PLD accountant, which amplifies a laplace-sum by Poisson sampling",
+                query.kind()
+            ))),
+            Some((_, reps)) => {
+                self.others.push((reps, query));
+                Ok(())
+            }
+        }
+    }
+
     /// Records `steps` steps of the Poisson-subsampled Gaussian mechanism (rate `q`, noise
     /// multiplier `z`): one sampling event with `steps` repetitions followed by one Gaussian sum.
     ///
@@ -504,6 +555,10 @@ impl RdpAccountant {
                         block.1 += noise_multiplier.powi(-2);
                     }
                 }
+                // Never in `ledger`: kept in `others` by `record_other_query`.
+                LedgerEvent::LaplaceSum { .. }
+                | LedgerEvent::RandomizedResponse { .. }
+                | LedgerEvent::AttributionSummary { .. } => {}
             }
         }
         let mut merged: BTreeMap<(u64, u64), u64> = BTreeMap::new();
@@ -536,9 +591,12 @@ impl RdpAccountant {
                         "Rényi order alpha = {alpha}; allowed: 1 < α < ∞"
                     )));
                 }
-                samples.iter().try_fold(0.0, |acc, &(q, z, reps)| {
+                let gaussian = samples.iter().try_fold(0.0, |acc, &(q, z, reps)| {
                     Ok(acc + reps as f64 * subsampled_gaussian_rdp(q, z, alpha)?)
-                })
+                })?;
+                Ok(self.others.iter().fold(gaussian, |acc, (reps, query)| {
+                    acc + *reps as f64 * other_query_rdp(query, alpha)
+                }))
             })
             .collect()
     }
@@ -574,6 +632,47 @@ impl RdpAccountant {
     pub fn epsilon_with_orders(&self, orders: &[f64], delta: f64) -> Result<(f64, f64)> {
         check_delta(delta)?;
         rdp_to_epsilon(orders, &self.rdp(orders), delta)
+    }
+}
+
+/// The Rényi divergence of order α > 1 of one full-batch query other than a Gaussian sum,
+/// under add/remove (closed forms; +∞ for a sampling or Gaussian-sum event, which do not come
+/// here):
+/// - Laplace sum, a = 1/b: (1/(α−1))·ln(α/(2α−1)·e^{(α−1)a} + (α−1)/(2α−1)·e^{−αa})
+///   (Mironov 2017, "Rényi differential privacy", Table II);
+/// - k-ary randomized response with ε, p = e^ε/(e^ε + k − 1), r = p·e^{−ε}:
+///   (1/(α−1))·ln(p^α r^{1−α} + r^α p^{1−α} + (k − 2)r), the divergence of the reports of two
+///   different values (the module `pld::privacy_loss_events` derives the pair);
+/// - attribution summary: the report is ε₀-DP with ε₀ = L/t and so dominated by binary
+///   randomized response with ε₀ (Kairouz, Oh & Viswanath 2015), whose divergence it takes
+///   (Rényi divergence respects that order by data processing).
+pub fn other_query_rdp(query: &LedgerEvent, alpha: f64) -> f64 {
+    let rr = |eps: f64, k: u64| -> f64 {
+        let others = (k - 1) as f64;
+        let ln_p = -(others * (-eps).exp()).ln_1p();
+        let ln_r = ln_p - eps;
+        let mut terms = vec![
+            alpha * ln_p + (1.0 - alpha) * ln_r,
+            alpha * ln_r + (1.0 - alpha) * ln_p,
+        ];
+        if k > 2 {
+            terms.push(((k - 2) as f64).ln() + ln_r);
+        }
+        let m = terms.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let sum: f64 = terms.iter().map(|t| (t - m).exp()).sum();
+        ((m + sum.ln()) / (alpha - 1.0)).max(0.0)
+    };
+    match *query {
+        LedgerEvent::LaplaceSum { scale } => {
+            let a = 1.0 / scale;
+            let x = (alpha / (2.0 * alpha - 1.0)).ln() + (alpha - 1.0) * a;
+            let y = ((alpha - 1.0) / (2.0 * alpha - 1.0)).ln() - alpha * a;
+            let m = x.max(y);
+            ((m + ((x - m).exp() + (y - m).exp()).ln()) / (alpha - 1.0)).max(0.0)
+        }
+        LedgerEvent::RandomizedResponse { epsilon, values } => rr(epsilon, values),
+        LedgerEvent::AttributionSummary { l1_budget, scale } => rr(l1_budget as f64 / scale, 2),
+        LedgerEvent::Sampling { .. } | LedgerEvent::GaussianSum { .. } => f64::INFINITY,
     }
 }
 
@@ -784,6 +883,7 @@ impl PrivacyAccountant for RdpAccountant {
             LedgerEvent::GaussianSum { noise_multiplier } => {
                 self.record_gaussian_sum(noise_multiplier)
             }
+            other => self.record_other_query(other),
         }
     }
 

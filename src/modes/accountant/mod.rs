@@ -311,6 +311,10 @@ fn plan(o: &AccountantOptions, neighbors: Neighboring) -> Result<Plan> {
 struct Answer {
     name: &'static str,
     range: Option<EpsilonRange>,
+    /// Why an accountant that applies under the relation did not account this ledger (a query
+    /// kind or combination it does not take, e.g. a subsampled Laplace sum for the RDP
+    /// accountant); `None` for a relation it does not account.
+    refused: Option<String>,
 }
 
 /// Every accountant of [`dp_audit_accounting::accountants`] on the ledger, in turn, through
@@ -333,19 +337,43 @@ fn run_accountants(
             continue;
         }
         if !applies {
-            answers.push(Answer { name, range: None });
+            answers.push(Answer {
+                name,
+                range: None,
+                refused: None,
+            });
             continue;
         }
-        accountant.compose_ledger(&ledger.events).map_err(named)?;
+        let composed = accountant.compose_ledger(&ledger.events);
+        if let (Err(e), true) = (&composed, name != "pld" && has_other_queries(ledger)) {
+            // A ledger with Laplace, randomized-response or attribution-summary events: the
+            // PLD accountant answers; another that does not take one of them says why.
+            answers.push(Answer {
+                name,
+                range: None,
+                refused: Some(e.to_string()),
+            });
+            continue;
+        }
+        composed.map_err(named)?;
         let spinner = crate::report::progress::Spinner::start(false, &spinner_words(name));
         let range = accountant.epsilon(delta).map_err(named)?;
         drop(spinner);
         answers.push(Answer {
             name,
             range: Some(range),
+            refused: None,
         });
     }
     Ok(answers)
+}
+
+/// True when the ledger holds a query other than a Gaussian sum.
+fn has_other_queries(ledger: &Ledger) -> bool {
+    ledger
+        .events
+        .iter()
+        .any(|(e, _)| e.is_query() && !matches!(e, LedgerEvent::GaussianSum { .. }))
 }
 
 /// What the spinner says while an accountant composes (after a second, on a terminal).
@@ -448,9 +476,15 @@ fn ledger_json(
                 .iter()
                 .find(|a| a.name == name)
                 .and_then(|a| a.range);
-            let value = range.map_or(serde_json::Value::Null, |r| {
+            let mut value = range.map_or(serde_json::Value::Null, |r| {
                 answer_json(name, &r, fixed_size)
             });
+            if let (Some(v), true) = (
+                value.as_object_mut(),
+                name == "pld" && has_other_queries(ledger),
+            ) {
+                v.insert("method".into(), json!(PLD_METHOD_EVENTS));
+            }
             map.insert(name.replace('-', "_"), value);
             if name == "pld" {
                 map.insert(
@@ -543,6 +577,9 @@ fn answer_line(a: &Answer, ledger: &Ledger, neighbors: Neighboring) -> String {
             "rdp" => "RDP accountant  ",
             other => other,
         };
+        if let Some(why) = &a.refused {
+            return format!("{label} not computed for this ledger: {why}\n");
+        }
         return format!("{label} (add-remove only; not computed for {neighbors})\n");
     };
     let parameter = r.parameter.map_or(f64::NAN, |(_, v)| v);
@@ -741,6 +778,7 @@ fn policy_words(policy: SamplingPolicy) -> &'static str {
 }
 
 const PLD_METHOD: &str = "privacy loss distribution of the Poisson-subsampled Gaussian (both add and remove directions), Connect-the-Dots discretization at interval 1e-4 (Doroshenko et al. 2022), composed by FFT (Koskela et al. 2020); the pessimistic PLD gives an upper bound on ε (rounded up), the optimistic one a lower bound";
+const PLD_METHOD_EVENTS: &str = "privacy loss distribution of every block: Gaussian sums as the (Poisson-subsampled) Gaussian, Laplace sums as the (Poisson-subsampled) Laplace pair, randomized response exactly (its three-atom pair), attribution summaries bracketed by binary randomized response at eps0 = L/t (upper) and the one-key discrete Laplace pair (lower); Connect-the-Dots discretization at interval 1e-4 (Doroshenko et al. 2022), composed by FFT (Koskela et al. 2020); the pessimistic PLD gives an upper bound on ε (rounded up), the optimistic one a lower bound (docs/seeds/pld-events.md)";
 const PLD_METHOD_FIXED_SIZE: &str = "privacy loss distribution; Poisson samples: the subsampled Gaussian (both add and remove directions); fixed-size samples (B of n without replacement, replace-one): per step the larger of the add and remove profiles at sensitivity 2 (Dong, Roth & Su 2022, Theorem 4.2, C_q(G_{2/z})), each direction composed on its own for the optimistic PLD (a realized pair); Connect-the-Dots discretization at interval 1e-4 (Doroshenko et al. 2022), composed by FFT (Koskela et al. 2020); the pessimistic PLD gives an upper bound on ε (rounded up), the optimistic one a lower bound";
 /// The text's line under the PLD bounds of fixed-size batches: which rule gave them.
 const FIXED_SIZE_NOTE: &str = "fixed-size batches (B of n drawn without replacement each step): each such step is bounded by the larger of the two add/remove profiles at sensitivity 2 (Dong, Roth & Su 2022, Theorem 4.2), which is the upper bound; the optimistic estimate is each direction composed on its own, a pair the mechanism realizes (n − 1 records at −C, the replaced one +C against −C)";

@@ -51,7 +51,25 @@ pub fn claim_from_ledger(ledger: &RdpAccountant, delta: f64) -> Result<(f64, Str
                     b.2.push(noise_multiplier);
                 }
             }
+            other => {
+                return Err(MechanismError::InvalidParameter {
+                    mechanism: "privacy-ledger".into(),
+                    message: format!(
+                        "a {} event in a DP-SGD ledger; allowed: sampling and gaussian-sum events",
+                        other.kind()
+                    ),
+                });
+            }
         }
+    }
+    if let Some((_, other)) = ledger.other_queries().first() {
+        return Err(MechanismError::InvalidParameter {
+            mechanism: "privacy-ledger".into(),
+            message: format!(
+                "a {} event in a DP-SGD ledger; allowed: sampling and gaussian-sum events",
+                other.kind()
+            ),
+        });
     }
     let description = blocks
         .iter()
