@@ -46,6 +46,7 @@
 #![warn(missing_docs)]
 
 pub mod accountant;
+pub mod allocation;
 pub mod bayesian;
 pub mod dpfy;
 pub mod error;

@@ -9,7 +9,8 @@
 //! mistakes), `svt.rs` (the sparse vector family of Lyu, Su & Li 2017), `dpsgd/` (the DP-SGD
 //! family, one folder: `mod.rs` DP-SGD / DP-GD with a privacy ledger, McMahan et al. 2018, and
 //! its bugs; `variants/` DP-SGD as it is really run: per-group clipping, user level, batch
-//! sizes, private clip norms, each correct with a buggy twin; `microbatch.rs` position-based
+//! sizes, private clip norms, each correct with a buggy twin, and the ledger's noise allocation
+//! over groups (`variants/allocation.rs`, seed 000 §4); `microbatch.rs` position-based
 //! microbatches; `shuffled.rs` and `fixed_batches/` shuffled and independent fixed-size batches,
 //! each with a twin accounted as Poisson sampling; `batch_coupling/` components that couple the
 //! examples of a batch: batch normalization, a contrastive loss, gradient accumulation, each
@@ -190,6 +191,10 @@ const REAL_VALUED_ONLY: &[(&str, &str)] = &[
     ),
     (
         "dpsgd-per-group-clipping",
+        "f64 Gaussian noise on the exact clipped sums, as dpsgd",
+    ),
+    (
+        "dpsgd-noise-allocator",
         "f64 Gaussian noise on the exact clipped sums, as dpsgd",
     ),
     (

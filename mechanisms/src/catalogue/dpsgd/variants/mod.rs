@@ -72,7 +72,7 @@ use crate::pld::{DEFAULT_DISCRETIZATION, Estimate, PldAccountant, poisson_gaussi
 use crate::samples::Samples;
 
 pub(crate) fn specs() -> Vec<Spec> {
-    vec![
+    let mut all = vec![
         Spec {
             id: "dpsgd-per-group-clipping",
             summary: "DP-SGD with per-group clipping norms and noise (C_j, σ_j), groups accounted jointly",
@@ -113,7 +113,10 @@ pub(crate) fn specs() -> Vec<Spec> {
             summary: "DP-GD whose clip norm is the batch's median gradient norm, not accounted",
             build: private_clip_norm,
         },
-    ]
+    ];
+    // The ledger's noise allocation (seed 000 §4) after per-group clipping's other entries.
+    all.extend(allocation::specs());
+    all
 }
 
 /// Relative margin within which a lower bound on the true δ is not taken as exceeding the claimed
@@ -138,6 +141,10 @@ pub enum Variant {
         sigmas: Vec<f64>,
         /// The bug: groups accounted as independent mechanisms.
         independent: bool,
+        /// The noise multiplier the ledger records instead of the one the groups compose to
+        /// (the allocator's twin: it records the target z its allocation misses); `None`: the
+        /// groups' own (joint, or the largest group's when `independent`).
+        ledger_z: Option<f64>,
     },
     /// A record is a user with m examples (record dimension m; a user with fewer examples has
     /// zero gradients in the unused slots). Correct: the sum of the user's gradients is clipped
@@ -420,31 +427,8 @@ impl DpSgdVariant {
                 clips,
                 sigmas,
                 independent,
-            } => {
-                if clips.is_empty() || clips.len() != sigmas.len() {
-                    return Err(invalid(
-                        id,
-                        format!(
-                            "{} clip norms and {} noise scales; allowed: the same number ≥ 1",
-                            clips.len(),
-                            sigmas.len()
-                        ),
-                    ));
-                }
-                if let Some(v) = clips.iter().chain(sigmas).find(|v| !pos(**v)) {
-                    return Err(invalid(
-                        id,
-                        format!("a group clip norm or noise scale is {v}; allowed: finite and > 0"),
-                    ));
-                }
-                let ratios = clips.iter().zip(sigmas).map(|(c, s)| c / s);
-                let mu = if *independent {
-                    ratios.fold(0.0, f64::max)
-                } else {
-                    ratios.map(|r| r * r).sum::<f64>().sqrt()
-                };
-                1.0 / mu
-            }
+                ledger_z,
+            } => per_group_z(id, clips, sigmas, *independent, *ledger_z)?,
             Variant::UserLevel { examples, .. } => {
                 if *examples == 0 {
                     return Err(invalid(
@@ -975,6 +959,49 @@ fn built(m: DpSgdVariant, witness: DatasetPair, bug: Option<String>) -> Result<E
     })
 }
 
+/// The noise multiplier the ledger of a per-group variant records: the groups' joint one
+/// ((Σ_j (C_j/σ_j)²)^(−1/2)), the largest group's when `independent`, or `ledger_z` when given
+/// (the allocator twin's target); an error for mismatched or non-positive values.
+fn per_group_z(
+    id: &str,
+    clips: &[f64],
+    sigmas: &[f64],
+    independent: bool,
+    ledger_z: Option<f64>,
+) -> Result<f64> {
+    let pos = |v: f64| v.is_finite() && v > 0.0;
+        if clips.is_empty() || clips.len() != sigmas.len() {
+            return Err(invalid(
+                id,
+                format!(
+                    "{} clip norms and {} noise scales; allowed: the same number ≥ 1",
+                    clips.len(),
+                    sigmas.len()
+                ),
+            ));
+        }
+        if let Some(v) = clips.iter().chain(sigmas).find(|v| !pos(**v)) {
+            return Err(invalid(
+                id,
+                format!("a group clip norm or noise scale is {v}; allowed: finite and > 0"),
+            ));
+        }
+        let ratios = clips.iter().zip(sigmas).map(|(c, s)| c / s);
+        let mu = if independent {
+            ratios.fold(0.0, f64::max)
+        } else {
+            ratios.map(|r| r * r).sum::<f64>().sqrt()
+        };
+        match ledger_z {
+            Some(z) if pos(z) => Ok(z),
+            Some(z) => Err(invalid(
+                id,
+                format!("ledger noise multiplier {z}; allowed: finite and > 0"),
+            )),
+            None => Ok(1.0 / mu),
+        }
+}
+
 /// Per-group parameters: `groups` k (1 to 8, default 4), `clip_j` (default 1) and `noise_j`
 /// (default the analytic σ for (1, 1e-5)) for j = 1..k, `sampling_rate` (1), `steps` (1),
 /// `delta` (1e-5).
@@ -994,6 +1021,7 @@ fn per_group(params: &mut Params, id: &'static str, independent: bool) -> Result
         clips,
         sigmas,
         independent,
+        ledger_z: None,
     };
     let m = DpSgdVariant::new(id, variant, q, steps, 1.0, 1.0, delta)?;
     let witness = ones_witness(k)?;
@@ -1133,5 +1161,6 @@ fn private_clip_norm(params: &mut Params) -> Result<Entry> {
     built(m, clip_witness()?, Some(bug))
 }
 
+mod allocation;
 #[cfg(test)]
 mod tests;

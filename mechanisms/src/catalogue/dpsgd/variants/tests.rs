@@ -108,6 +108,7 @@ fn construction_errors_name_the_value() {
             clips: vec![1.0],
             sigmas: vec![],
             independent: false,
+            ledger_z: None,
         },
         1.0,
         1,
@@ -463,4 +464,48 @@ fn binomial_pmf_matches_statrs() {
             );
         }
     }
+}
+
+/// The allocator (seed 000 §4): the dimension-adjusted σ_j compose to the target z (μ = 1/z to
+/// rounding, never above) and the claim is the target's; the twin's σ_j compose to
+/// z·√(k/Σ d) = z·√(4/1111) (μ = 4.4673 at the default z) while its ledger records z, and its
+/// status is buggy with δ ≥ 0.95 at the claimed ε (the exact Gaussian profile).
+#[test]
+fn the_allocator_meets_its_target_and_the_twin_misses_it() {
+    use crate::accounting::allocation::{AllocationRule, Group, allocate};
+    let z = default_noise_multiplier("x").unwrap();
+    let groups: Vec<Group> = [(1.0, 100), (0.5, 10), (0.25, 1000), (1.0, 1)]
+        .iter()
+        .map(|&(clip, dim)| Group { clip, dim })
+        .collect();
+    let clips: Vec<f64> = groups.iter().map(|g| g.clip).collect();
+    let sigmas = allocate(AllocationRule::DimensionAdjusted, &groups, z).unwrap();
+    let variant = |sigmas: Vec<f64>, ledger_z| Variant::PerGroup {
+        clips: clips.clone(),
+        sigmas,
+        independent: false,
+        ledger_z,
+    };
+    let m = DpSgdVariant::new("x", variant(sigmas, None), 1.0, 1, 1.0, 1.0, 1e-5).unwrap();
+    let mu = m.true_step_mu().unwrap();
+    assert!(mu <= 1.0 / z && mu > (1.0 - 1e-12) / z, "{mu} vs {}", 1.0 / z);
+    assert!((m.accounted_z - z).abs() < 1e-12 * z, "{}", m.accounted_z);
+    let e = build("dpsgd-noise-allocator", &[]);
+    assert_eq!(e.status, Status::Correct);
+    assert_eq!(e.mechanism.claim(), m.claim());
+    let twin: Vec<f64> = groups
+        .iter()
+        .map(|g| z * 2.0 * g.clip / (g.dim as f64).sqrt())
+        .collect();
+    let m = DpSgdVariant::new("x", variant(twin, Some(z)), 1.0, 1, 1.0, 1.0, 1e-5).unwrap();
+    let mu = m.true_step_mu().unwrap();
+    assert!((mu - (1111.0f64 / 4.0).sqrt() / z).abs() < 1e-9, "{mu}");
+    assert_eq!(m.accounted_z, z);
+    let e = build("dpsgd-noise-allocator-reused-constant", &[]);
+    assert_eq!(e.mechanism.claim(), m.claim());
+    let Status::Buggy { true_guarantee, .. } = &e.status else {
+        panic!("{:?}", e.status)
+    };
+    assert!(true_guarantee.contains("4.467"), "{true_guarantee}");
+    assert!(gaussian_dp_delta(1.0, mu) > 0.95);
 }
