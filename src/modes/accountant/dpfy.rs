@@ -108,7 +108,7 @@ pub(super) fn report(
     for (k, v) in [
         (
             "DP setting",
-            "central DP with a trusted service provider (the trainer runs DP-SGD on the data)",
+            "central DP with a trusted service provider (the trainer answers the ledger's queries on the data)",
         ),
         ("data accesses", accesses.as_str()),
         ("outputs covered", outputs.as_str()),
