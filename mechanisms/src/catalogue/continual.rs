@@ -70,6 +70,28 @@ fn parameters(params: &mut Params, id: &str) -> Result<(u32, f64)> {
     Ok((depth, epsilon))
 }
 
+/// One release of the tree mechanism: every node of `nodes` plus its own draw of `node_noise`,
+/// then the noisy prefix counts the tree answers, as floats into `out` (shared by the
+/// continual-counting entries and posts.rs's sliding-window tree).
+pub(crate) fn noisy_prefixes(
+    nodes: &[Vec<i64>],
+    node_noise: &ExactDiscreteLaplace,
+    depth: u32,
+    rng: &mut dyn Rng,
+    out: &mut Vec<f64>,
+) {
+    let noisy: Vec<Vec<i64>> = nodes
+        .iter()
+        .map(|level| {
+            level
+                .iter()
+                .map(|v| v + node_noise.sample(&mut *rng))
+                .collect()
+        })
+        .collect();
+    out.extend(tree_prefixes(&noisy, depth).map(|c| c as f64));
+}
+
 pub(crate) fn noise(id: &str, scale: f64) -> Result<ExactDiscreteLaplace> {
     ExactDiscreteLaplace::new(scale).map_err(|e| MechanismError::InvalidParameter {
         mechanism: id.into(),
@@ -97,18 +119,7 @@ fn tree(params: &mut Params) -> Result<Entry> {
         RecordDomain::real(0.0, 1.0, 1),
         steps,
         move |d| tree_nodes(&stream(d, steps), depth),
-        move |nodes, rng: &mut dyn Rng, out| {
-            let noisy: Vec<Vec<i64>> = nodes
-                .iter()
-                .map(|level| {
-                    level
-                        .iter()
-                        .map(|v| v + node_noise.sample(&mut *rng))
-                        .collect()
-                })
-                .collect();
-            out.extend(tree_prefixes(&noisy, depth).map(|c| c as f64));
-        },
+        move |nodes, rng: &mut dyn Rng, out| noisy_prefixes(nodes, &node_noise, depth, rng, out),
     )
     .with_claim_source(format!(
         "tree mechanism: discrete Laplace of scale (depth + 1)/ε = {} per node, L1 sensitivity depth + 1 = {levels}",

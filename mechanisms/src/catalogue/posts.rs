@@ -127,9 +127,9 @@
 
 use rand::{Rng, RngExt};
 
-use super::continual::noise;
+use super::continual::{noise, noisy_prefixes};
 use super::declare::{pure_status, vector};
-use super::ftrl::{tree_nodes, tree_prefixes};
+use super::ftrl::tree_nodes;
 use super::shuffle::Rr;
 use super::{Entry, Spec, Status};
 use crate::claim::PrivacyClaim;
@@ -355,18 +355,7 @@ fn window_tree(params: &mut Params) -> Result<Entry> {
                 .collect();
             tree_nodes(&diff, depth)
         },
-        move |nodes, rng: &mut dyn Rng, out| {
-            let noisy: Vec<Vec<i64>> = nodes
-                .iter()
-                .map(|level| {
-                    level
-                        .iter()
-                        .map(|v| v + node_noise.sample(&mut *rng))
-                        .collect()
-                })
-                .collect();
-            out.extend(tree_prefixes(&noisy, depth).map(|c| c as f64));
-        },
+        move |nodes, rng: &mut dyn Rng, out| noisy_prefixes(nodes, &node_noise, depth, rng, out),
     )
     .with_claim_source(format!(
         "tree on the difference stream: discrete Laplace of scale 2(depth + 1)/ε = {} per node (an event moves two differences)",
