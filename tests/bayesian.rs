@@ -456,6 +456,36 @@ fn bayesian_accountant_estimators_and_unclipped() {
     let c = &v["train_vs_test"];
     assert!(c["t_p_value"].as_f64().unwrap() > 0.5, "{c}");
     assert!(c["levene_p_value"].as_f64().unwrap() > 0.5, "{c}");
+}
+
+/// The paper's curves from Weibull draws and the accountant's last refusals: the second half of
+/// `bayesian_accountant_estimators_and_unclipped`'s checks, on the same settings.
+#[test]
+fn bayesian_accountant_curves_and_refusals() {
+    let base = [
+        "accountant",
+        "--bayesian",
+        "--sampling-rate",
+        "0.01",
+        "--noise-multiplier",
+        "1.1",
+        "--steps",
+        "600",
+        "--delta",
+        "1e-5",
+    ];
+    let run = |extra: &[&str]| {
+        let mut args = base.to_vec();
+        args.extend(extra);
+        std::process::Command::new(env!("CARGO_BIN_EXE_audit"))
+            .args(&args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .unwrap()
+    };
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("bdp-curves-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
     // The paper's curves from Weibull draws (§5.1 / App. B.3): files written, ε grows with the
     // steps, the least ε over the orders is the account's; bad Weibull values exit 2.
     let curves = dir.join("curves");
