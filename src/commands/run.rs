@@ -555,22 +555,28 @@ fn build_target(
             ),
             None => timeout,
         };
-        let m = ExecMechanism::from_options(&ExecOptions {
-            command: command.clone(),
-            claim: parsed.claim,
-            neighboring: relation,
-            lower: lo,
-            upper: hi,
-            dim,
-            timeout: first_timeout,
-            batch: args.limits.batch(),
-            probe_size: size,
-            accountant: parsed.accountant,
-            datasets_per_request: args.limits.exec_datasets,
-        })?
-        .with_unit(setting, privacy_unit)
-        .with_dp_fy_scope(parsed.scope.overridden_by(scope_flags(args)?))
-        .with_timeout(timeout);
+        let m =
+            ExecMechanism::from_options(&ExecOptions {
+                command: command.clone(),
+                claim: parsed.claim,
+                neighboring: relation,
+                lower: lo,
+                upper: hi,
+                dim,
+                timeout: first_timeout,
+                batch: args.limits.batch(),
+                probe_size: size,
+                accountant: parsed.accountant,
+                datasets_per_request: args.limits.exec_datasets,
+            })?
+            .with_unit(setting, privacy_unit)
+            .with_dp_fy_scope(parsed.scope.overridden_by(
+                crate::modes::accountant::scope_from_flags(
+                    args.data_accesses.as_deref(),
+                    args.outputs_covered.as_deref(),
+                )?,
+            ))
+            .with_timeout(timeout);
         return Target::exec(
             m,
             parsed.claim,
@@ -940,32 +946,6 @@ mod delta_warning_tests {
         assert!(delta_warning(&approx(1e-3), 1000).is_some());
         assert!(delta_warning(&PrivacyClaim::Pure { epsilon: 1.0 }, 6).is_none());
     }
-}
-
-/// The DP-fy ML scope `--data-accesses` and `--outputs-covered` state (empty fields when not
-/// given), or the error naming the value and what is allowed.
-fn scope_flags(args: &RunArgs) -> Result<crate::mechanisms::accounting::dpfy::DpFyScope> {
-    use crate::mechanisms::accounting::dpfy::{DataAccesses, DpFyScope, OutputsCovered};
-    let data_accesses = match &args.data_accesses {
-        Some(s) => Some(s.parse::<DataAccesses>().map_err(|_| {
-            Error::InvalidConfig(format!(
-                "--data-accesses {s:?}; allowed: single-training-run (the guarantee covers one training run) or training-and-tuning (it also covers hyperparameter tuning)"
-            ))
-        })?),
-        None => None,
-    };
-    let outputs = match &args.outputs_covered {
-        Some(s) => Some(s.parse::<OutputsCovered>().map_err(|_| {
-            Error::InvalidConfig(format!(
-                "--outputs-covered {s:?}; allowed: final-model, checkpoints or every-iterate (the full sequence of privatized gradients)"
-            ))
-        })?),
-        None => None,
-    };
-    Ok(DpFyScope {
-        data_accesses,
-        outputs,
-    })
 }
 
 /// The reporting flags a catalogue entry refuses (it declares its own).

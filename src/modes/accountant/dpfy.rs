@@ -20,7 +20,20 @@ pub const GUIDE: &str =
 
 /// The scope the options state (`--data-accesses`, `--outputs-covered`) over the ledger's.
 pub(super) fn scope(o: &AccountantOptions, from_ledger: DpFyScope) -> Result<DpFyScope> {
-    let data_accesses = match &o.data_accesses {
+    Ok(from_ledger.overridden_by(scope_from_flags(
+        o.data_accesses.as_deref(),
+        o.outputs_covered.as_deref(),
+    )?))
+}
+
+/// The scope `--data-accesses` and `--outputs-covered` state (a field not given stays empty),
+/// or the error naming the flag, its value and what is allowed (`audit accountant` and
+/// `audit run --exec` read the same flags).
+pub fn scope_from_flags(
+    data_accesses: Option<&str>,
+    outputs_covered: Option<&str>,
+) -> Result<DpFyScope> {
+    let data_accesses = match data_accesses {
         Some(s) => Some(s.parse::<DataAccesses>().map_err(|_| {
             bad(
                 "--data-accesses",
@@ -30,7 +43,7 @@ pub(super) fn scope(o: &AccountantOptions, from_ledger: DpFyScope) -> Result<DpF
         })?),
         None => None,
     };
-    let outputs = match &o.outputs_covered {
+    let outputs = match outputs_covered {
         Some(s) => Some(s.parse::<OutputsCovered>().map_err(|_| {
             bad(
                 "--outputs-covered",
@@ -40,10 +53,10 @@ pub(super) fn scope(o: &AccountantOptions, from_ledger: DpFyScope) -> Result<DpF
         })?),
         None => None,
     };
-    Ok(from_ledger.overridden_by(DpFyScope {
+    Ok(DpFyScope {
         data_accesses,
         outputs,
-    }))
+    })
 }
 
 /// The adjacency in the guide's words.

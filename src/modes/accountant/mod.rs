@@ -13,6 +13,7 @@
 
 mod bayesian;
 mod dpfy;
+pub use dpfy::scope_from_flags;
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
