@@ -754,7 +754,7 @@ fn text_chunks(
                 )
             })?;
             let Some(block) = block else { break };
-            let breaks = block.iter().filter(|&&b| b == b'\n').count();
+            let breaks = memchr::memchr_iter(b'\n', &block).count();
             let first = lines;
             lines += breaks + usize::from(block.last() != Some(&b'\n'));
             blocks.push((block, first));
@@ -929,7 +929,7 @@ fn count_lines(path: &Path, source: &Path, format: Format) -> Result<(usize, usi
             )
         })?;
         let Some(&end) = buf.last() else { break };
-        breaks += buf.iter().filter(|&&b| b == b'\n').count();
+        breaks += memchr::memchr_iter(b'\n', buf).count();
         bytes += buf.len() as u64;
         last = end;
         let n = buf.len();

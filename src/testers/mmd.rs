@@ -254,13 +254,41 @@ struct Projection {
     feature: Feature,
     /// Pooled A values of the projection, ascending.
     pooled: Vec<f64>,
+    /// Every [`LEAP`]-th value of `pooled` (`pooled[0]`, `pooled[LEAP]`, …): a small index that
+    /// stays in cache, searched first (see [`Projection::below`]).
+    leaps: Vec<f64>,
 }
 
+/// Pooled values per step of [`Projection::leaps`].
+const LEAP: usize = 64;
+
 impl Projection {
+    fn new(feature: Feature, pooled: Vec<f64>) -> Self {
+        let leaps = pooled.iter().step_by(LEAP).copied().collect();
+        Self {
+            feature,
+            pooled,
+            leaps,
+        }
+    }
+
+    /// The number of pooled values below v: `pooled.partition_point(|&x| x < v)`, found in two
+    /// steps, the index of every [`LEAP`]-th value, then one block of `pooled`. The answer is
+    /// the same (the predicate is monotone on the sorted values: all before `lo` are below v,
+    /// all from `hi` on are not), with one cache-missing search of 64 values instead of a
+    /// search of the whole array per held-out release; hand-written because no crate offers a
+    /// static sorted-array index with `partition_point`'s exact semantics.
+    fn below(&self, v: f64) -> usize {
+        let j = self.leaps.partition_point(|&x| x < v);
+        let lo = j.saturating_sub(1) * LEAP;
+        let hi = (j * LEAP).min(self.pooled.len());
+        lo + self.pooled[lo..hi.max(lo)].partition_point(|&x| x < v)
+    }
+
     /// Mid-rank pooled ECDF u ∈ [0, 1] of the projected row.
     fn u(&self, row: &ndarray::ArrayView1<'_, f64>) -> f64 {
         let v = self.feature.eval(row);
-        let below = self.pooled.partition_point(|&x| x < v);
+        let below = self.below(v);
         // A second search only when v ties a pooled value (rare for continuous features).
         let upto = if self.pooled.get(below) == Some(&v) {
             below + self.pooled[below..].partition_point(|&x| x <= v)
@@ -646,7 +674,7 @@ fn best_event(
         let vq = feature.values(q, 0..aq);
         let mut pooled: Vec<f64> = vp.iter().chain(vq.iter()).copied().collect();
         pooled.sort_by(f64::total_cmp);
-        let projection = Arc::new(Projection { feature, pooled });
+        let projection = Arc::new(Projection::new(feature, pooled));
         let (cp, cq) = rayon::join(
             || bin_counts(&(0..ap).map(|i| projection.u(&p.row(i))).collect::<Vec<_>>()),
             || bin_counts(&(0..aq).map(|i| projection.u(&q.row(i))).collect::<Vec<_>>()),
@@ -696,6 +724,30 @@ mod tests {
     use super::*;
     use crate::rng::{Seed, Stream};
     use crate::testers::common::fixtures;
+
+    #[test]
+    fn the_two_step_search_is_partition_point() {
+        // Continuous values, many ties, both zeros, and sizes around the step: every query
+        // (each value, its neighbours, values outside) gets partition_point's answer.
+        let mut cases: Vec<Vec<f64>> = vec![vec![], vec![1.0]];
+        for n in [63, 64, 65, 127, 128, 129, 1000, 4097] {
+            cases.push((0..n).map(|i| ((i * 7919) % 1013) as f64 / 10.0 - 50.0).collect());
+            cases.push((0..n).map(|i| (i % 5) as f64).collect());
+            cases.push((0..n).map(|i| if i % 2 == 0 { 0.0 } else { -0.0 }).collect());
+        }
+        for mut pooled in cases {
+            pooled.sort_by(f64::total_cmp);
+            let mut queries: Vec<f64> = pooled.clone();
+            queries.extend(pooled.iter().map(|v| v.next_up()));
+            queries.extend(pooled.iter().map(|v| v.next_down()));
+            queries.extend([-1e300, 1e300, 0.0, -0.0, 2.5]);
+            let projection = Projection::new(Feature::Coordinate { j: 0, sign: 1.0 }, pooled);
+            for v in queries {
+                let direct = projection.pooled.partition_point(|&x| x < v);
+                assert_eq!(projection.below(v), direct, "{v}");
+            }
+        }
+    }
 
     fn gaussian(n: usize, mean: f64, sd: f64, seed: u64) -> Samples {
         fixtures::gaussian(n, mean, sd, seed, 31)
