@@ -1346,7 +1346,9 @@ pub fn parse_lines(
     expected_dim: Option<usize>,
 ) -> Result<Samples, String> {
     let mut parser = LineParser::new(expected_n, expected_dim);
-    parser.push_text(text).map_err(|e| e.replace(NON_FINITE, ""))?;
+    parser
+        .push_text(text)
+        .map_err(|e| e.replace(NON_FINITE, ""))?;
     parser.finish()
 }
 
@@ -1359,7 +1361,9 @@ pub(crate) fn parse_chunk(
 ) -> Result<Samples, String> {
     let mut parser = LineParser::new(None, expected_dim);
     parser.first_line = first_line;
-    parser.push_text(text).map_err(|e| e.replace(NON_FINITE, ""))?;
+    parser
+        .push_text(text)
+        .map_err(|e| e.replace(NON_FINITE, ""))?;
     parser.finish()
 }
 
@@ -1722,9 +1726,27 @@ mod tests {
         }
         strings.extend(
             [
-                "1e308", "1e309", "-1e400", "4.9e-324", "2e-324", "1e-400", "+.5", "-.5e-3",
-                "5.", ".", "e5", "1e", "1e+", "00.0100", "\u{feff}1.5", "1.5 ", " 1.5", "[1.5]",
-                "12345678901234567890123456789e-10", "0.30000000000000004", "True",
+                "1e308",
+                "1e309",
+                "-1e400",
+                "4.9e-324",
+                "2e-324",
+                "1e-400",
+                "+.5",
+                "-.5e-3",
+                "5.",
+                ".",
+                "e5",
+                "1e",
+                "1e+",
+                "00.0100",
+                "\u{feff}1.5",
+                "1.5 ",
+                " 1.5",
+                "[1.5]",
+                "12345678901234567890123456789e-10",
+                "0.30000000000000004",
+                "True",
             ]
             .map(String::from),
         );

@@ -983,37 +983,53 @@ impl ShardSet {
                 break;
             }
             if let Some(memory) = &s.memory {
-                // Releases in memory: blocks viewed in place and transformed in parallel, kept
-                // in row order (no chunk is copied but the one a transform reads).
+                // Releases in memory: blocks viewed in place and transformed in parallel, each
+                // written into its rows of one array (no list of blocks joined afterwards, so
+                // the view is held once, not twice, while it is built).
                 let take = (n - got).min(s.rows);
-                let blocks: Vec<std::ops::Range<usize>> = (0..take)
-                    .step_by(CHUNK_ROWS)
-                    .map(|r| r..(r + CHUNK_ROWS).min(take))
-                    .collect();
-                let read: Vec<Result<Samples>> = blocks
-                    .par_iter()
-                    .map(|rows| {
-                        let block = Samples::new(
-                            memory
-                                .values()
-                                .slice(ndarray::s![rows.clone(), ..])
-                                .to_owned(),
-                        )?;
+                let out_dim = transform.output_dim(s.dim);
+                let mut flat = vec![0.0f64; take * out_dim];
+                let written: Vec<Result<()>> = flat
+                    .par_chunks_mut((CHUNK_ROWS * out_dim).max(1))
+                    .enumerate()
+                    .map(|(k, dst)| {
+                        let start = k * CHUNK_ROWS;
+                        let rows = start..start + dst.len() / out_dim.max(1);
+                        let src = memory.values().slice(ndarray::s![rows.clone(), ..]);
                         if transform.is_identity() {
-                            return Ok(block);
+                            dst.iter_mut().zip(src.iter()).for_each(|(d, &v)| *d = v);
+                            return Ok(());
                         }
-                        crate::stages::time("the view (transform)", || transform.apply(&block))
-                            .map_err(|e| {
-                                bad(
-                                    &s.path,
-                                    format!("releases {}.. (counted from 0): {e}", rows.start),
-                                )
-                            })
+                        let block = Samples::new(src.to_owned())?;
+                        let view =
+                            crate::stages::time("the view (transform)", || transform.apply(&block))
+                                .map_err(|e| {
+                                    bad(
+                                        &s.path,
+                                        format!("releases {}.. (counted from 0): {e}", rows.start),
+                                    )
+                                })?;
+                        if view.dim() != out_dim || view.n() != rows.len() {
+                            return Err(bad(
+                                &s.path,
+                                format!(
+                                    "releases {}..: the view has {}×{} values, {}×{out_dim} expected",
+                                    rows.start,
+                                    view.n(),
+                                    view.dim(),
+                                    rows.len()
+                                ),
+                            ));
+                        }
+                        dst.iter_mut()
+                            .zip(view.values().iter())
+                            .for_each(|(d, &v)| *d = v);
+                        Ok(())
                     })
                     .collect();
-                for block in read {
-                    parts.push(block?);
-                }
+                // The first error in row order, as a sequential read would give.
+                written.into_iter().collect::<Result<()>>()?;
+                parts.push(Samples::from_flat(out_dim, flat)?);
                 got += take;
                 continue;
             }
@@ -1055,6 +1071,11 @@ impl ShardSet {
                 // that goes on past them is read again, whole, by the held-out pass.
                 Ok(got < n)
             })?;
+        }
+        if parts.len() == 1 {
+            // One part (one shard, or the first n rows of the first): it is the result, so it
+            // is not copied.
+            return Ok(parts.swap_remove(0));
         }
         Ok(Samples::concat(&parts)?)
     }

@@ -731,9 +731,17 @@ mod tests {
         // (each value, its neighbours, values outside) gets partition_point's answer.
         let mut cases: Vec<Vec<f64>> = vec![vec![], vec![1.0]];
         for n in [63, 64, 65, 127, 128, 129, 1000, 4097] {
-            cases.push((0..n).map(|i| ((i * 7919) % 1013) as f64 / 10.0 - 50.0).collect());
+            cases.push(
+                (0..n)
+                    .map(|i| ((i * 7919) % 1013) as f64 / 10.0 - 50.0)
+                    .collect(),
+            );
             cases.push((0..n).map(|i| (i % 5) as f64).collect());
-            cases.push((0..n).map(|i| if i % 2 == 0 { 0.0 } else { -0.0 }).collect());
+            cases.push(
+                (0..n)
+                    .map(|i| if i % 2 == 0 { 0.0 } else { -0.0 })
+                    .collect(),
+            );
         }
         for mut pooled in cases {
             pooled.sort_by(f64::total_cmp);
