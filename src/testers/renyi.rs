@@ -178,6 +178,34 @@ struct Choice {
     predicted: f64,
 }
 
+/// exp(k·u) for the values u of a clamped unit feature, u ∈ [−1, 0]: the two clamping levels,
+/// u = 0 and u = −1, are often a large share of the values and take their exp from a constant.
+/// The same bits as `(k * u).exp()` for every u: k·(±0) is ±0 (k finite), whose exp is exactly
+/// 1, and k·(−1) is −k exactly, whose exp is computed once.
+struct ClampedExp {
+    k: f64,
+    at_minus_one: f64,
+}
+
+impl ClampedExp {
+    fn new(k: f64) -> Self {
+        Self {
+            k,
+            at_minus_one: (k * -1.0).exp(),
+        }
+    }
+
+    fn at(&self, u: f64) -> f64 {
+        if u == 0.0 && self.k.is_finite() {
+            1.0
+        } else if u == -1.0 {
+            self.at_minus_one
+        } else {
+            (self.k * u).exp()
+        }
+    }
+}
+
 /// Predicted (training) bound of the clamped family at (a, b, c).
 #[allow(clippy::too_many_arguments)]
 fn predict_clamped(
@@ -191,8 +219,9 @@ fn predict_clamped(
 ) -> f64 {
     let moments = |pts: &[(f64, f64)], k: f64| {
         let (mut m1, mut m2) = (0.0, 0.0);
+        let exp = ClampedExp::new(k);
         for &(u, w) in pts {
-            let x = (k * u).exp();
+            let x = exp.at(u);
             m1 += w * x;
             m2 += w * x * x;
         }
@@ -399,13 +428,14 @@ fn clamped_bound(
     let ky = alpha * c;
     let lo_x = (-kx).exp() * (1.0 - 1e-12);
     let lo_y = (-ky).exp() * (1.0 - 1e-12);
+    let (ex, ey) = (ClampedExp::new(kx), ClampedExp::new(ky));
     let xs: Vec<f64> = fp
         .iter()
-        .map(|&v| (kx * clamp_unit(v, a, b)).exp().clamp(lo_x, 1.0))
+        .map(|&v| ex.at(clamp_unit(v, a, b)).clamp(lo_x, 1.0))
         .collect();
     let ys: Vec<f64> = fq
         .iter()
-        .map(|&v| (ky * clamp_unit(v, a, b)).exp().clamp(lo_y, 1.0))
+        .map(|&v| ey.at(clamp_unit(v, a, b)).clamp(lo_y, 1.0))
         .collect();
     let lx = empirical_bernstein_lower(&xs, lo_x, 1.0, half);
     let uy = empirical_bernstein_upper(&ys, lo_y, 1.0, half);
@@ -464,6 +494,27 @@ fn event_bound(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn clamped_exp_is_exp() {
+        let us = [
+            0.0,
+            -0.0,
+            -1.0,
+            -0.5,
+            -1e-300,
+            -0.999_999_999,
+            -2.0,
+            1.0,
+            f64::MIN_POSITIVE,
+        ];
+        for k in [0.0, -0.0, 0.05, 1.35, 7.5, 40.0, 800.0, -3.0, f64::INFINITY] {
+            let e = ClampedExp::new(k);
+            for u in us {
+                assert_eq!(e.at(u).to_bits(), (k * u).exp().to_bits(), "k {k}, u {u}");
+            }
+        }
+    }
     use crate::rng::{Seed, Stream};
     use crate::testers::common::fixtures;
 
