@@ -130,6 +130,10 @@ pub struct ExecMechanism {
     /// What the guarantee covers (DP-fy ML: `--data-accesses`, `--outputs-covered`, or a
     /// ledger claim's `dp-fy-ml` line). For the report only.
     scope: crate::mechanisms::accounting::dpfy::DpFyScope,
+    /// Keys sent in every request besides the dataset, the count and the seed (e.g. a
+    /// final-model audit's `"initial_model"` and `"queries"`), serialized once as
+    /// `,"key":value…`; empty for a plain program.
+    extra: Arc<str>,
 }
 
 fn exec_error(command: &str, message: String) -> MechanismError {
@@ -223,6 +227,25 @@ impl ExecMechanism {
         timeout: Duration,
         probe: &Dataset,
     ) -> Result<Self, MechanismError> {
+        let keys = serde_json::Map::new();
+        Self::with_request_keys(command, claim, neighboring, domain, timeout, probe, &keys)
+    }
+
+    /// [`ExecMechanism::new`] for a program whose every request (the probe's included) also
+    /// carries `keys`, e.g. `{"initial_model": [...], "queries": [[...], ...]}` for a
+    /// final-model audit (docs/exec-protocol.md). Keys are written in sorted order after the
+    /// dataset; `dataset`, `datasets`, `samples` and `seed` are the protocol's own and are
+    /// refused.
+    pub fn with_request_keys(
+        command: &str,
+        claim: PrivacyClaim,
+        neighboring: Neighboring,
+        domain: RecordDomain,
+        timeout: Duration,
+        probe: &Dataset,
+        keys: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<Self, MechanismError> {
+        let extra = request_extra(keys).map_err(|e| exec_error(command, e))?;
         let words = shlex::split(command).ok_or_else(|| {
             exec_error(
                 command,
@@ -260,6 +283,7 @@ impl ExecMechanism {
             setting: crate::mechanisms::DpSetting::Central,
             privacy_unit: None,
             scope: Default::default(),
+            extra: Arc::from(extra),
         };
         domain.validate()?;
         domain.check(probe)?;
@@ -382,13 +406,21 @@ impl ExecMechanism {
         let n = what.releases();
         let ctx = CallContext {
             command: &self.command,
-            preview: what.preview(seed),
+            preview: if self.extra.is_empty() {
+                what.preview(seed)
+            } else {
+                format!(
+                    "{} with the keys {}",
+                    what.preview(seed),
+                    extra_key_names(&self.extra)
+                )
+            },
             tail: Arc::new(Mutex::new(Vec::new())),
             closed_early: std::cell::Cell::new(false),
         };
         let time = self.call_time(n)?;
         let (mut group, rx, chunk_tx) = self.start_program(&ctx, n, expected_dim)?;
-        let mut ex = Exchange::new(rx, chunk_tx, what, seed);
+        let mut ex = Exchange::new(rx, chunk_tx, what, seed, &self.extra);
         if ex.collect(time.deadline) {
             ex.kill_and_drain(&mut group);
             return Err(self.timed_out_error(&ctx, &ex, n, &time));
@@ -789,6 +821,7 @@ impl<'a> Exchange<'a> {
         chunk_tx: mpsc::Sender<Vec<u8>>,
         what: Request<'a>,
         seed: u64,
+        extra: &'a str,
     ) -> Self {
         Exchange {
             rx,
@@ -796,6 +829,7 @@ impl<'a> Exchange<'a> {
             chunks: RequestChunks {
                 what,
                 seed,
+                extra,
                 dataset: 0,
                 next: 0,
                 started: false,
@@ -1037,6 +1071,8 @@ impl Request<'_> {
 struct RequestChunks<'a> {
     what: Request<'a>,
     seed: u64,
+    /// The program's extra keys, `,"key":value…` (see [`ExecMechanism::with_request_keys`]).
+    extra: &'a str,
     /// The dataset being written (of a many-dataset request).
     dataset: usize,
     /// The next record of it.
@@ -1088,12 +1124,48 @@ impl RequestChunks<'_> {
         // The closing newline is written by the writer on its own (see `write_request`).
         let _ = write!(
             buf,
-            "],\"samples\":{},\"seed\":{}}}",
+            "]{},\"samples\":{},\"seed\":{}}}",
+            self.extra,
             self.what.releases(),
             self.seed
         );
         false
     }
+}
+
+/// `keys` as the request carries them after the dataset: `,"key":value…`, in sorted order; an
+/// error names a key that is the protocol's own.
+fn request_extra(keys: &serde_json::Map<String, serde_json::Value>) -> Result<String, String> {
+    let mut extra = String::new();
+    let mut sorted: Vec<(&String, &serde_json::Value)> = keys.iter().collect();
+    sorted.sort_by(|a, b| a.0.cmp(b.0));
+    for (key, value) in sorted {
+        if ["dataset", "datasets", "samples", "seed"].contains(&key.as_str()) {
+            return Err(format!(
+                "the request key \"{key}\" is the protocol's own; allowed: other keys (e.g. \"initial_model\", \"queries\")"
+            ));
+        }
+        extra.push(',');
+        extra.push_str(&serde_json::Value::String(key.clone()).to_string());
+        extra.push(':');
+        extra.push_str(&value.to_string());
+    }
+    Ok(extra)
+}
+
+/// The names of the extra keys in `extra` (`,"key":value…`), for error messages.
+fn extra_key_names(extra: &str) -> String {
+    serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(&format!(
+        "{{{}}}",
+        extra.strip_prefix(',').unwrap_or(extra)
+    ))
+    .map(|m| {
+        m.keys()
+            .map(|k| format!("\"{k}\""))
+            .collect::<Vec<_>>()
+            .join(", ")
+    })
+    .unwrap_or_default()
 }
 
 /// A record as the protocol sends it: a number when the records are scalars, else an array.
@@ -1918,6 +1990,45 @@ mod tests {
         assert!(err.contains("line 2 is empty"), "{err}");
     }
 
+    /// Extra keys (a final-model audit's initial model and queries) sit between the dataset
+    /// and the count, in sorted order: the request is what serde_json prints for the object.
+    #[test]
+    fn extra_request_keys_are_written_in_order() {
+        let d = Dataset::vectors(2, &[vec![0.5, -1.0], vec![1e-3, 2.0]]).unwrap();
+        let keys = serde_json::json!({"queries": [[1.0, -1.0]], "initial_model": [0.25, -0.0]});
+        let extra = match &keys {
+            serde_json::Value::Object(m) => request_extra(m).unwrap(),
+            _ => unreachable!(),
+        };
+        let mut own = serde_json::Map::new();
+        own.insert("seed".into(), 1.into());
+        assert!(
+            request_extra(&own)
+                .unwrap_err()
+                .contains("\"seed\" is the protocol's own")
+        );
+        let mut chunks = RequestChunks {
+            what: Request::One(&d, 3),
+            seed: 9,
+            extra: &extra,
+            dataset: 0,
+            next: 0,
+            started: false,
+        };
+        let mut buf = Vec::new();
+        while chunks.fill(&mut buf) {}
+        let want = serde_json::json!({
+            "dataset": d.to_json_records(),
+            "initial_model": [0.25, -0.0],
+            "queries": [[1.0, -1.0]],
+            "samples": 3,
+            "seed": 9,
+        })
+        .to_string();
+        assert_eq!(String::from_utf8(buf).unwrap(), want);
+        assert_eq!(extra_key_names(&extra), "\"initial_model\", \"queries\"");
+    }
+
     /// The streamed request is, byte for byte, what serde_json prints for the whole object
     /// (as before streaming), across chunk boundaries, for scalar and vector records.
     #[test]
@@ -1949,6 +2060,7 @@ mod tests {
             let got = all_of(RequestChunks {
                 what: Request::Many(many),
                 seed: 7,
+                extra: "",
                 dataset: 0,
                 next: 0,
                 started: false,
@@ -1965,6 +2077,7 @@ mod tests {
             let mut chunks = RequestChunks {
                 what: Request::One(&d, 50_000),
                 seed: u64::MAX,
+                extra: "",
                 dataset: 0,
                 next: 0,
                 started: false,
