@@ -61,7 +61,15 @@ pub fn config_from_options(o: &FinalModelOptions) -> Result<FinalModelConfig> {
     super::checks::check_beta(o.failure_probability)?;
     super::checks::check_count("--runs", o.runs, 100, 1_000_000)?;
     super::checks::check_count("--exploration-runs", o.exploration_runs, 20, 100_000)?;
-    let trainer = TrainerConfig::from_params(Params::parse(&o.params)?)?;
+    let params = Params::parse(&o.params)?;
+    if params.iter().any(|(n, _)| n == "canary_norm") {
+        return Err(Error::InvalidConfig(
+            "--param canary_norm: the final-model audit has no canaries; allowed: the target's \
+             scale through --target dirac:A"
+                .into(),
+        ));
+    }
+    let trainer = TrainerConfig::from_params(params)?;
     let init = match o.initial_model.trim() {
         "auto" => None,
         s => Some(InitKind::parse(s)?),
