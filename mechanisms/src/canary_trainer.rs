@@ -676,13 +676,6 @@ pub fn train<R: Rng + ?Sized>(
     let f = config.features;
     let d = f + canaries.len();
     let p = config.parameters(canaries.len());
-    let q = config.sampling_rate;
-    let c = config.clip;
-    let a = config.canary_norm;
-    let sigma = config.noise_scale * config.noise_multiplier * c;
-    let per_example_clip = !(config.batch_clip || config.clip_after_noise);
-    let denominator = q * data.len().max(1) as f64;
-    let step_size = config.learning_rate / denominator;
     let members: Vec<usize> = (0..canaries.len()).filter(|&i| included[i]).collect();
     let mut theta = initial_parameters(config, d, p, rng);
     let mut iterates = Vec::new();
@@ -690,10 +683,64 @@ pub fn train<R: Rng + ?Sized>(
         iterates.reserve(config.steps as usize + 1);
         iterates.push(theta.clone());
     }
+    let extra = Extra::Canaries {
+        slots: &canaries.slot,
+        members: &members,
+        threat,
+    };
+    descend(config, data, d, &mut theta, &extra, rng, |t| {
+        if threat == ThreatModel::WhiteBox {
+            iterates.push(t.to_vec());
+        }
+    });
+    if threat == ThreatModel::BlackBox {
+        iterates.push(theta);
+    }
+    Ok(Release { iterates })
+}
+
+/// What joins the real records at every step of [`descend`].
+enum Extra<'a> {
+    /// The canaries of a one-run audit: the `members` (indices into `slots`) that are in.
+    Canaries {
+        slots: &'a [usize],
+        members: &'a [usize],
+        threat: ThreatModel,
+    },
+    /// Extra input records (sparse x over the d inputs, label y), as [`train_final`]'s.
+    Records(&'a [(Vec<(usize, f64)>, f64)]),
+}
+
+/// The T steps of DP-SGD shared by [`train`] and [`train_final`], from `theta` (updated in
+/// place) on d inputs; `on_step` sees θ_t after each step. Per step, in this order: one
+/// Poisson coin per real record (q < 1), one per extra example, one standard normal per
+/// parameter — the draw order [`train`] has always had (tests/byte_identity.rs, goldens).
+fn descend<R: Rng + ?Sized>(
+    config: &TrainerConfig,
+    data: &TrainingData,
+    d: usize,
+    theta: &mut [f64],
+    extra: &Extra<'_>,
+    rng: &mut R,
+    mut on_step: impl FnMut(&[f64]),
+) {
+    let f = config.features;
+    let p = theta.len();
+    let q = config.sampling_rate;
+    let c = config.clip;
+    let a = config.canary_norm;
+    let sigma = config.noise_scale * config.noise_multiplier * c;
+    let per_example_clip = !(config.batch_clip || config.clip_after_noise);
+    let denominator = q * data.len().max(1) as f64;
+    let step_size = config.learning_rate / denominator;
     let mut grad = vec![0.0_f64; p];
     let mut g: Sparse = Vec::new();
     let mut x: Vec<(usize, f64)> = Vec::with_capacity(f);
     let mut act = vec![0.0_f64; config.hidden];
+    let extras = match extra {
+        Extra::Canaries { members, .. } => members.len(),
+        Extra::Records(r) => r.len(),
+    };
     for _ in 0..config.steps {
         grad.iter_mut().for_each(|v| *v = 0.0);
         // Real records.
@@ -703,7 +750,7 @@ pub fn train<R: Rng + ?Sized>(
             }
             x.clear();
             x.extend(row.iter().copied().enumerate());
-            example_gradient(config, d, &theta, &x, data.y[j], &mut act, &mut g);
+            example_gradient(config, d, theta, &x, data.y[j], &mut act, &mut g);
             if per_example_clip {
                 clip_sparse(&mut g, c);
             }
@@ -711,21 +758,33 @@ pub fn train<R: Rng + ?Sized>(
                 grad[k] += v;
             }
         }
-        // Canaries that are in the data set.
-        for &i in &members {
+        // Canaries that are in the data set, or the extra records.
+        for e in 0..extras {
             if q < 1.0 && !rng.random_bool(q) {
                 continue;
             }
-            let s = canaries.slot[i];
-            match threat {
-                // Gradient canary: a·C·e_slot, whatever θ.
-                ThreatModel::WhiteBox => {
-                    g.clear();
-                    g.push((s, a * c));
+            match extra {
+                Extra::Canaries {
+                    slots,
+                    members,
+                    threat,
+                } => {
+                    let s = slots[members[e]];
+                    match threat {
+                        // Gradient canary: a·C·e_slot, whatever θ.
+                        ThreatModel::WhiteBox => {
+                            g.clear();
+                            g.push((s, a * c));
+                        }
+                        // Input canary (x = a·e_slot, y = 1).
+                        ThreatModel::BlackBox => {
+                            example_gradient(config, d, theta, &[(s, a)], 1.0, &mut act, &mut g);
+                        }
+                    }
                 }
-                // Input canary (x = a·e_slot, y = 1).
-                ThreatModel::BlackBox => {
-                    example_gradient(config, d, &theta, &[(s, a)], 1.0, &mut act, &mut g);
+                Extra::Records(r) => {
+                    let (rx, ry) = &r[e];
+                    example_gradient(config, d, theta, rx, *ry, &mut act, &mut g);
                 }
             }
             if per_example_clip {
@@ -748,14 +807,183 @@ pub fn train<R: Rng + ?Sized>(
         for (t, gv) in theta.iter_mut().zip(&grad) {
             *t -= step_size * gv;
         }
-        if threat == ThreatModel::WhiteBox {
-            iterates.push(theta.clone());
+        on_step(theta);
+    }
+}
+
+/// A record given to [`train_final`]: sparse x over the model's d inputs, label y ∈ {0, 1}.
+pub type InputRecord = (Vec<(usize, f64)>, f64);
+
+/// Checks θ₀ and the extra records against a model with d = features + `extra_inputs` inputs.
+fn check_final(
+    config: &TrainerConfig,
+    data: &TrainingData,
+    extra_inputs: usize,
+    extra: &[InputRecord],
+    theta0: &[f64],
+) -> Result<usize> {
+    if data.features != config.features {
+        return Err(invalid(format!(
+            "data with {} features for a model of {}; allowed: equal",
+            data.features, config.features
+        )));
+    }
+    let d = config.features + extra_inputs;
+    let p = config.parameters(extra_inputs);
+    if theta0.len() != p {
+        return Err(invalid(format!(
+            "an initial model of {} parameters for a model of {p} ({d} inputs, hidden = {}); \
+             allowed: exactly {p}",
+            theta0.len(),
+            config.hidden
+        )));
+    }
+    if let Some(bad) = theta0.iter().find(|v| !v.is_finite()) {
+        return Err(invalid(format!(
+            "initial model parameter {bad}; allowed: finite numbers"
+        )));
+    }
+    for (x, y) in extra {
+        if *y != 0.0 && *y != 1.0 {
+            return Err(invalid(format!("extra record label {y}; allowed: 0 or 1")));
+        }
+        if let Some(&(k, v)) = x.iter().find(|(k, v)| *k >= d || !v.is_finite()) {
+            return Err(invalid(format!(
+                "extra record input ({k}, {v}); allowed: index below {d}, finite value"
+            )));
         }
     }
-    if threat == ThreatModel::BlackBox {
-        iterates.push(theta);
+    Ok(d)
+}
+
+/// Trains once from the given initial model `theta0` on `data` plus the `extra` records (each
+/// goes through the same loss, Poisson sampling and per-example clipping as a real record),
+/// with d = features + `extra_inputs` inputs (extra inputs no real record touches), and
+/// returns θ_T only: the final model. The step loop is [`train`]'s; sampling coins and noise
+/// come from `rng` in the same order (no draw for θ₀, which is given).
+///
+/// DP-SGD's guarantee ([`TrainerConfig::claim`]) holds for every θ₀ and every record, so an
+/// auditor may choose both (Annamalai & De Cristofaro 2024).
+///
+/// # Errors
+/// `theta0` is not of [`TrainerConfig::parameters`]`(extra_inputs)` finite values; an extra
+/// record's index is not below d or its label not 0 or 1; the data's feature dimension is
+/// not the config's.
+pub fn train_final<R: Rng + ?Sized>(
+    config: &TrainerConfig,
+    data: &TrainingData,
+    extra_inputs: usize,
+    extra: &[InputRecord],
+    theta0: &[f64],
+    rng: &mut R,
+) -> Result<Vec<f64>> {
+    let d = check_final(config, data, extra_inputs, extra, theta0)?;
+    let mut theta = theta0.to_vec();
+    descend(
+        config,
+        data,
+        d,
+        &mut theta,
+        &Extra::Records(extra),
+        rng,
+        |_| {},
+    );
+    Ok(theta)
+}
+
+/// Non-private full-batch gradient descent on `data` alone (logistic loss, unclipped mean
+/// gradient, step η = `learning_rate`), `steps` steps from `theta0`, on d = features +
+/// `extra_inputs` inputs: the pre-trained initial model of Annamalai & De Cristofaro (2024).
+/// Deterministic (no generator): the extra inputs' parameters of a logistic regression are
+/// left where `theta0` puts them (no real record touches them).
+///
+/// # Errors
+/// As [`train_final`].
+pub fn pretrain(
+    config: &TrainerConfig,
+    data: &TrainingData,
+    extra_inputs: usize,
+    theta0: &[f64],
+    steps: usize,
+) -> Result<Vec<f64>> {
+    let d = check_final(config, data, extra_inputs, &[], theta0)?;
+    let f = config.features;
+    let mut theta = theta0.to_vec();
+    let scale = config.learning_rate / data.len().max(1) as f64;
+    let mut grad = vec![0.0_f64; theta.len()];
+    let mut g: Sparse = Vec::new();
+    let mut x: Vec<(usize, f64)> = Vec::with_capacity(f);
+    let mut act = vec![0.0_f64; config.hidden];
+    for _ in 0..steps {
+        grad.iter_mut().for_each(|v| *v = 0.0);
+        for (j, row) in data.x.chunks_exact(f).enumerate() {
+            x.clear();
+            x.extend(row.iter().copied().enumerate());
+            example_gradient(config, d, &theta, &x, data.y[j], &mut act, &mut g);
+            for &(k, v) in &g {
+                grad[k] += v;
+            }
+        }
+        for (t, gv) in theta.iter_mut().zip(&grad) {
+            *t -= scale * gv;
+        }
     }
-    Ok(Release { iterates })
+    Ok(theta)
+}
+
+/// The model's logit at input x (sparse over d = features + `extra_inputs` inputs) under θ.
+///
+/// # Errors
+/// θ is not of [`TrainerConfig::parameters`]`(extra_inputs)` values, or an index is not below d.
+pub fn logit(
+    config: &TrainerConfig,
+    extra_inputs: usize,
+    theta: &[f64],
+    x: &[(usize, f64)],
+) -> Result<f64> {
+    let d = config.features + extra_inputs;
+    let p = config.parameters(extra_inputs);
+    if theta.len() != p || x.iter().any(|(k, _)| *k >= d) {
+        return Err(invalid(format!(
+            "a model of {} parameters and an input of indices {:?}; allowed: {p} parameters, \
+             indices below {d}",
+            theta.len(),
+            x.iter().map(|(k, _)| *k).collect::<Vec<_>>()
+        )));
+    }
+    let mut act = vec![0.0_f64; config.hidden];
+    Ok(forward(config, d, theta, x, &mut act))
+}
+
+/// The logistic-loss gradient of one example (x sparse over d = features + `extra_inputs`
+/// inputs, label y) at θ, before clipping, as (parameter index, value) pairs.
+///
+/// # Errors
+/// As [`logit`].
+pub fn input_gradient(
+    config: &TrainerConfig,
+    extra_inputs: usize,
+    theta: &[f64],
+    x: &[(usize, f64)],
+    y: f64,
+) -> Result<Vec<(usize, f64)>> {
+    logit(config, extra_inputs, theta, x)?;
+    let d = config.features + extra_inputs;
+    let mut act = vec![0.0_f64; config.hidden];
+    let mut g = Vec::new();
+    example_gradient(config, d, theta, x, y, &mut act, &mut g);
+    Ok(g)
+}
+
+/// The trainer's own random initial model on d = features + `extra_inputs` inputs (0 for
+/// logistic regression; the network's N(0, 1/fan-in) weights from `rng`), as [`train`] draws it.
+pub fn random_initial_model<R: Rng + ?Sized>(
+    config: &TrainerConfig,
+    extra_inputs: usize,
+    rng: &mut R,
+) -> Vec<f64> {
+    let d = config.features + extra_inputs;
+    initial_parameters(config, d, config.parameters(extra_inputs), rng)
 }
 
 /// The auditor's scores (higher = "in"), from the release and the public canary definitions
@@ -924,6 +1152,92 @@ mod tests {
                 dense[k]
             );
         }
+        Ok(())
+    }
+
+    /// `train_final` shares `train`'s step loop and draw order: a black-box canary included in
+    /// `train` and the same record given to `train_final` from θ₀ = 0 give the same bits.
+    #[test]
+    fn train_final_matches_train() -> Result<()> {
+        let config = TrainerConfig::from_params(
+            Params::new()
+                .set("records", 200.0)
+                .set("sampling_rate", 0.5)
+                .set("canary_norm", 3.0),
+        )?;
+        let mut rng = ChaCha20Rng::seed_from_u64(8);
+        let data = TrainingData::synthetic(config.records, config.features, &mut rng);
+        let canaries = Canaries { slot: vec![8] };
+        let mut r1 = ChaCha20Rng::seed_from_u64(9);
+        let a = train(
+            &config,
+            &data,
+            &canaries,
+            &[true],
+            ThreatModel::BlackBox,
+            &mut r1,
+        )?;
+        let mut r2 = ChaCha20Rng::seed_from_u64(9);
+        let extra = vec![(vec![(8usize, 3.0)], 1.0)];
+        let b = train_final(&config, &data, 1, &extra, &[0.0; 9], &mut r2)?;
+        assert_eq!(a.iterates[0], b);
+        // A given θ₀ is where training starts: shifting θ₀ on the untouched extra input shifts
+        // θ_T there by the same amount when the record is absent.
+        let mut r3 = ChaCha20Rng::seed_from_u64(9);
+        let zero = train_final(&config, &data, 1, &[], &[0.0; 9], &mut r3)?;
+        let mut start = vec![0.0; 9];
+        start[8] = -2.0;
+        let mut r4 = ChaCha20Rng::seed_from_u64(9);
+        let moved = train_final(&config, &data, 1, &[], &start, &mut r4)?;
+        assert!((moved[8] - zero[8] + 2.0).abs() < 1e-12);
+        assert_eq!(moved[..8], zero[..8]);
+        assert!(train_final(&config, &data, 1, &extra, &[0.0; 8], &mut r4).is_err());
+        assert!(
+            train_final(
+                &config,
+                &data,
+                1,
+                &[(vec![(9, 1.0)], 1.0)],
+                &[0.0; 9],
+                &mut r4
+            )
+            .is_err()
+        );
+        Ok(())
+    }
+
+    /// Non-private pre-training lowers the mean logistic loss, is deterministic and leaves the
+    /// extra input's parameter of a logistic regression where θ₀ put it.
+    #[test]
+    fn pretrain_fits_the_data() -> Result<()> {
+        let config = TrainerConfig::from_params(Params::new().set("records", 500.0))?;
+        let mut rng = ChaCha20Rng::seed_from_u64(4);
+        let data = TrainingData::synthetic(config.records, config.features, &mut rng);
+        let loss = |th: &[f64]| -> Result<f64> {
+            let mut s = 0.0;
+            for (j, row) in data.x.chunks_exact(8).enumerate() {
+                let x: Vec<(usize, f64)> = row.iter().copied().enumerate().collect();
+                let z = logit(&config, 1, th, &x)?;
+                let p = sigmoid(z);
+                s -= if data.y[j] == 1.0 {
+                    p.ln()
+                } else {
+                    (1.0 - p).ln()
+                };
+            }
+            Ok(s / 500.0)
+        };
+        let mut start = vec![0.0; 9];
+        start[8] = 0.7;
+        let fitted = pretrain(&config, &data, 1, &start, 100)?;
+        assert_eq!(fitted, pretrain(&config, &data, 1, &start, 100)?);
+        assert_eq!(fitted[8], 0.7);
+        assert!(
+            loss(&fitted)? < loss(&start)? - 0.05,
+            "{} vs {}",
+            loss(&fitted)?,
+            loss(&start)?
+        );
         Ok(())
     }
 

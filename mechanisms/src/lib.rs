@@ -28,6 +28,7 @@ pub mod claim;
 pub mod dataset;
 pub mod error;
 pub mod exact;
+pub mod final_model;
 pub mod math;
 pub mod mechanism;
 pub mod noise;

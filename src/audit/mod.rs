@@ -28,6 +28,7 @@
 //! hold on that same event of probability ≥ 1 − β).
 
 pub mod bayesian;
+pub mod final_model;
 pub mod one_run;
 pub mod one_run_exec;
 pub mod sequential;

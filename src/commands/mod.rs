@@ -10,6 +10,7 @@ use crate::error::Result;
 pub mod accountant;
 pub mod bench;
 mod common;
+pub mod final_model;
 mod floor;
 pub mod list;
 pub mod load;
@@ -85,6 +86,10 @@ pub enum Command {
     Bench(bench::BenchArgs),
     /// Audit a DP-SGD training run in one run: m canaries, each included with probability 1/2.
     OneRun(one_run::OneRunArgs),
+    /// Audit the built-in DP-SGD trainer from its final model only, over many training runs:
+    /// the auditor chooses the initial model and the target record on exploration runs, then
+    /// fresh runs on each side decide (black-box, final model only, many runs).
+    FinalModel(final_model::FinalModelArgs),
 }
 
 /// Runs a parsed command.
@@ -100,5 +105,6 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         Command::Report(args) => report::rerender_report(&args),
         Command::Bench(args) => bench::run_cli(&args),
         Command::OneRun(args) => one_run::one_run(&args),
+        Command::FinalModel(args) => final_model::final_model(&args),
     }
 }

@@ -7,12 +7,15 @@
 //! - [`accountant`]: `audit accountant`, the accountants of a privacy ledger through one trait;
 //! - [`test`]: `audit test`, a claim tested on release samples drawn elsewhere;
 //! - [`one_run`]: `audit one-run`, a training run audited in one run from its canaries;
+//! - [`final_model`]: `audit final-model`, the built-in trainer audited from its final model
+//!   over many runs;
 //! - [`claim`]: a `--claim` value, including `ledger:FILE[:DELTA]`;
 //! - [`checks`]: the checks of numbers every mode makes, with the errors the user reads.
 
 pub mod accountant;
 pub mod checks;
 pub mod claim;
+pub mod final_model;
 pub mod one_run;
 pub mod run;
 pub mod test;

@@ -98,6 +98,10 @@ groups!(
     posts,
 );
 
+/// The exact final-model privacy profile of DP-SGD's gradient (linear) form: the last-iterate
+/// heuristic of Steinke et al. 2025, for [`crate::final_model`]'s labelled reference.
+pub use dpsgd::final_model_epsilon;
+
 #[cfg(test)]
 mod distribution_tests;
 

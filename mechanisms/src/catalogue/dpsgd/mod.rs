@@ -52,7 +52,11 @@ use crate::samples::Samples;
 mod entries;
 mod guarantee;
 
-use guarantee::{claim_from_ledger, final_model_deltas, final_model_epsilon};
+/// The exact final-model profile of the gradient (linear) form, which is the last-iterate
+/// heuristic of Steinke et al. 2025 ("The Last Iterate Advantage", arXiv:2410.06186): used by
+/// [`crate::final_model`] as a labelled reference, never as a verdict.
+pub use guarantee::final_model_epsilon;
+use guarantee::{claim_from_ledger, final_model_deltas};
 
 // The rest of the family, each its own group of entries, listed after this module's in this
 // order (the order `audit list` shows).
