@@ -29,6 +29,7 @@
 
 pub mod bayesian;
 pub mod final_model;
+pub mod final_model_exec;
 pub mod one_run;
 pub mod one_run_exec;
 pub mod sequential;

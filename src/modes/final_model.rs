@@ -34,6 +34,27 @@ pub struct FinalModelOptions {
     pub failure_probability: f64,
     /// JSON instead of text.
     pub json: bool,
+    /// A program to audit instead of the built-in trainer (`--exec`), with its settings.
+    pub exec: Option<ExecFinalModelOptions>,
+}
+
+/// `audit final-model --exec`'s settings (see [`crate::modes::final_model_exec`]).
+#[derive(Clone, Debug, Default)]
+pub struct ExecFinalModelOptions {
+    /// The program.
+    pub command: String,
+    /// `--data FILE`: the training data D.
+    pub data: Option<std::path::PathBuf>,
+    /// `--record-range L:U`.
+    pub record_range: Option<String>,
+    /// `--claim`.
+    pub claim: Option<String>,
+    /// `--delta`: δ of the ε shown for a `gdp` claim.
+    pub delta: f64,
+    /// `--exec-timeout` seconds.
+    pub timeout: f64,
+    /// `--exec-batch`: runs per request.
+    pub batch: usize,
 }
 
 impl Default for FinalModelOptions {
@@ -49,6 +70,7 @@ impl Default for FinalModelOptions {
             seed: 0,
             failure_probability: crate::audit::AuditConfig::default().failure_probability,
             json: false,
+            exec: None,
         }
     }
 }
@@ -107,6 +129,9 @@ pub fn config_from_options(o: &FinalModelOptions) -> Result<FinalModelConfig> {
 /// # Errors
 /// A bad flag; the trainer; the tester.
 pub fn final_model(o: &FinalModelOptions) -> Result<Outcome> {
+    if let Some(exec) = &o.exec {
+        return super::final_model_exec::final_model_exec(o, exec);
+    }
     let config = config_from_options(o)?;
     let audit = audit_final_model(&config)?;
     let code = u8::from(audit.violation);

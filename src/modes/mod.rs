@@ -16,6 +16,7 @@ pub mod accountant;
 pub mod checks;
 pub mod claim;
 pub mod final_model;
+pub mod final_model_exec;
 pub mod one_run;
 pub mod run;
 pub mod test;
