@@ -34,6 +34,7 @@
 
 mod util;
 
+use dp_audit::audit::one_run::calibrated::ScoreKind;
 use dp_audit::audit::one_run::{TrainerAuditConfig, audit_trainer};
 use dp_audit::mechanisms::Params;
 use dp_audit::mechanisms::canary_trainer::{DataSet, ThreatModel, TrainerConfig};
@@ -53,10 +54,11 @@ fn config_on(
     TrainerAuditConfig {
         canaries: m,
         threat,
-        trainer: TrainerConfig::from_params_on(p, dataset).expect("valid params"),
+        trainer: TrainerConfig::from_params_for(p, dataset, threat).expect("valid params"),
         seed,
         failure_probability: beta,
         guess_sizes: None,
+        score: ScoreKind::Loss,
     }
 }
 
