@@ -152,7 +152,8 @@ fn least_squares(x: &Array2<f64>, y: &Array1<f64>) -> Result<Vec<f64>> {
             let s: f64 = (0..j).map(|k| l[[i, k]] * l[[j, k]]).sum();
             if i == j {
                 let d = a[[i, i]] - s;
-                if !(d > PIVOT_TOLERANCE * scale) {
+                // Also refuses a NaN pivot (non-finite features are refused earlier).
+                if d.is_nan() || d <= PIVOT_TOLERANCE * scale {
                     return Err(Error::InvalidConfig(format!(
                         "the holdouts' features are collinear (column {i}); allowed: features \
                          that vary independently over at least p + 1 holdouts"
