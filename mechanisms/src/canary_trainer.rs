@@ -27,6 +27,18 @@
 //! example, so a > 1 costs a correct trainer nothing and exposes twins that skip per-example
 //! clipping.
 //!
+//! **Saturated black-box canaries** ([`BLACK_BOX_CANARY_NORM`], the black-box default of
+//! [`TrainerConfig::from_params_for`]): an input canary's logistic-loss gradient is
+//! (σ(a·θ[slot]) − 1)·a·e_slot, of norm a·(1 − σ(a·θ[slot])); at θ[slot] = 0 that is a/2, so
+//! with a = 1 a canary carries C/2 (half the clipping norm) and is only μ/2-GDP in effect, while
+//! the claim is μ. With a = 4 the norm is ≥ C as long as σ(4·θ[slot]) ≤ 3/4, i.e.
+//! θ[slot] ≤ ln(3)/4 ≈ 0.27 (the defaults move θ[slot] by about 0.01): the clipped gradient is
+//! then exactly −C·e_slot at every step, the canary's whole budget. This is sound for any a: a
+//! correct trainer clips every example to C, and the claim holds for adding or removing any
+//! record. The ranking of logistic-regression scores does not depend on a (ln σ(a·θ) is
+//! increasing in θ for a > 0); for the network a larger a also puts more of the clipped norm on
+//! the canary's own input column.
+//!
 //! # Models
 //! - `hidden` = 0: logistic regression, θ ∈ R^d.
 //! - `hidden` = h > 0: a multilayer network with one hidden layer of h tanh units and a sigmoid
@@ -188,7 +200,26 @@ pub const WINE_RECORDS: usize = 1599;
 /// Features of the wine quality data.
 pub const WINE_FEATURES: usize = 11;
 
+/// The canary scale a of black-box input canaries when `canary_norm` is not given: saturated
+/// canaries (module documentation). White-box gradient canaries keep a = 1.
+pub const BLACK_BOX_CANARY_NORM: f64 = 4.0;
+
 impl TrainerConfig {
+    /// As [`Self::from_params_on`], with the threat model's default canary scale: a = 1
+    /// white-box, [`BLACK_BOX_CANARY_NORM`] black-box (saturated input canaries; see the
+    /// module documentation). A given `canary_norm` is kept.
+    ///
+    /// # Errors
+    /// As [`Self::from_params_on`].
+    pub fn from_params_for(p: Params, dataset: DataSet, threat: ThreatModel) -> Result<Self> {
+        let given = p.iter().any(|(n, _)| n == "canary_norm");
+        let mut config = Self::from_params_on(p, dataset)?;
+        if threat == ThreatModel::BlackBox && !given {
+            config.canary_norm = BLACK_BOX_CANARY_NORM;
+        }
+        Ok(config)
+    }
+
     /// Reads the `--param`s (defaults: 3000 records, 8 features, T = 25, q = 1, z = 10, C = 1,
     /// η = 0.5, δ = 1e-5: μ = √T/z = 0.5-GDP, ε = 1.99 at δ = 1e-5) and refuses unknown ones.
     ///
@@ -1266,6 +1297,39 @@ mod tests {
                 .is_err()
         );
         assert!(DataSet::parse("mnist").is_err());
+        Ok(())
+    }
+
+    /// The black-box default canary scale is saturated: at θ[slot] = 0 the input canary's
+    /// gradient norm a·(1 − σ(0)) = a/2 is 2 ≥ C = 1, so it is clipped to exactly C.
+    #[test]
+    fn black_box_canaries_saturate_by_default() -> Result<()> {
+        let bb = TrainerConfig::from_params_for(
+            Params::new(),
+            DataSet::Synthetic,
+            ThreatModel::BlackBox,
+        )?;
+        assert_eq!(bb.canary_norm, BLACK_BOX_CANARY_NORM);
+        let wb = TrainerConfig::from_params_for(
+            Params::new(),
+            DataSet::Synthetic,
+            ThreatModel::WhiteBox,
+        )?;
+        assert_eq!(wb.canary_norm, 1.0);
+        let given = TrainerConfig::from_params_for(
+            Params::new().set("canary_norm", 1.0),
+            DataSet::Synthetic,
+            ThreatModel::BlackBox,
+        )?;
+        assert_eq!(given.canary_norm, 1.0);
+        let d = bb.features + 1;
+        let theta = vec![0.0; d];
+        let mut g = Vec::new();
+        let s = bb.features;
+        example_gradient(&bb, d, &theta, &[(s, bb.canary_norm)], 1.0, &mut [], &mut g);
+        assert_eq!(g, vec![(s, -2.0)]);
+        clip_sparse(&mut g, bb.clip);
+        assert_eq!(g, vec![(s, -1.0)]);
         Ok(())
     }
 

@@ -67,6 +67,7 @@
 //! accurate to about 1e-11 relative; a unit test checks that perturbing ḡ⁻¹ by a relative 1e-8
 //! moves ρ₀ + h₀ by less than 1e-6 relative).
 
+pub mod calibrated;
 pub mod order;
 
 use serde::{Deserialize, Serialize};
@@ -776,6 +777,8 @@ pub struct TrainerAuditConfig {
     pub failure_probability: f64,
     /// (k₊, k₋) guess sizes tried (β is split over them); `None`: [`default_guess_sizes`].
     pub guess_sizes: Option<Vec<(usize, usize)>>,
+    /// The membership score the guesses rank by ([`calibrated`]).
+    pub score: calibrated::ScoreKind,
 }
 
 /// What one audit of the canary trainer found.
@@ -798,6 +801,10 @@ pub struct TrainerAudit {
     pub bound: OneRunBound,
     /// True iff the lower bound exceeds the claimed ε.
     pub violation: bool,
+    /// The membership score the guesses ranked by.
+    pub score: calibrated::ScoreKind,
+    /// The non-member model fitted on the holdouts (calibrated score only).
+    pub calibration: Option<calibrated::Calibration>,
 }
 
 /// What is known of the built-in trainer's canaries (fixed by its configuration, before any
@@ -805,22 +812,76 @@ pub struct TrainerAudit {
 /// channels: each gradient canary owns one coordinate that no record's gradient touches, the
 /// noise is independent per coordinate, Poisson sampling is independent per canary and the
 /// batch is divided by its expected size, so the iterates are a bijection (given the data) of
-/// the per-coordinate noisy sums. Black-box, or with the whole batch clipped or the noise
-/// clipped, the canaries share parameters or a norm: nothing is known.
+/// the per-coordinate noisy sums.
+///
+/// Black-box logistic regression (`hidden` = 0) with per-example clipping is a product too. The
+/// model has no bias, so input canary i (x = a·e_slot(i), y = 1) has logit a·θ[slot(i)] and its
+/// gradient (σ(a·θ[slot(i)]) − 1)·a·e_slot(i) lives on its own coordinate and depends on θ only
+/// through θ[slot(i)]; real records are 0 on every canary coordinate; each example is clipped on
+/// its own; the noise is independent per coordinate; each example is sampled independently; the
+/// step size η/(q·n) is fixed. So θ_t[slot(i)] = θ_{t−1}[slot(i)] − η/(q·n)·(S_i·B_{i,t}·
+/// clip(g(θ_{t−1}[slot(i)])) + σ·N_{t,slot(i)}) is a Markov chain driven by canary i's own bit
+/// S_i, sampling B_{i,t} and noise only: given the bits, the final model's canary coordinates are
+/// independent, and independent of the real-feature coordinates. Each coordinate is a marginal
+/// (post-processing) of the release, so it keeps the claim for adding or removing canary i.
+///
+/// The network (`hidden` > 0: b₁, w₂ and b₂ are shared by every input), a clipped batch or
+/// clipped noise couple the canaries: nothing is known.
 pub fn canary_model(trainer: &TrainerConfig, threat: ThreatModel) -> CanaryModel {
-    if threat == ThreatModel::BlackBox {
-        CanaryModel::Unknown("black-box input canaries share the model's parameters".into())
-    } else if trainer.batch_clip || trainer.clip_after_noise {
+    if trainer.batch_clip || trainer.clip_after_noise {
         CanaryModel::Unknown(
             "the batch or the noisy gradient is clipped as a whole, which couples the canaries"
                 .into(),
         )
-    } else {
+    } else if threat == ThreatModel::WhiteBox {
         CanaryModel::Independent(
             "white-box gradient canaries, each on its own coordinate, with independent noise \
              and sampling per coordinate"
                 .into(),
         )
+    } else if trainer.hidden == 0 {
+        CanaryModel::Independent(
+            "black-box input canaries of a logistic regression without bias: each canary's \
+             gradient lives on its own coordinate and depends only on it, with per-example \
+             clipping and independent noise and sampling per coordinate"
+                .into(),
+        )
+    } else {
+        CanaryModel::Unknown(
+            "black-box input canaries of the network share its hidden layer and output".into(),
+        )
+    }
+}
+
+/// Canaries and holdouts of one audit: m canaries first, then the holdouts (never included).
+fn canaries_and_holdouts(config: &TrainerAuditConfig) -> usize {
+    match config.score {
+        calibrated::ScoreKind::Loss => config.canaries,
+        calibrated::ScoreKind::Calibrated => 2 * config.canaries,
+    }
+}
+
+/// The scores the guesses rank by, from the release's raw scores of the m canaries followed by
+/// the holdouts: the raw ones, or calibrated on the holdouts. The built-in trainer's Dirac
+/// canaries have no distinguishing public feature, so the fit has an intercept only (the
+/// calibrated score is then an increasing affine map of the raw one: see [`calibrated`]).
+fn ranked_scores(
+    raw: Vec<f64>,
+    m: usize,
+    score: calibrated::ScoreKind,
+) -> Result<(Vec<f64>, Option<calibrated::Calibration>)> {
+    match score {
+        calibrated::ScoreKind::Loss => Ok((raw, None)),
+        calibrated::ScoreKind::Calibrated => {
+            let (canary, holdout) = raw.split_at(m.min(raw.len()));
+            let (z, cal) = calibrated::calibrate(
+                canary,
+                &vec![Vec::new(); canary.len()],
+                holdout,
+                &vec![Vec::new(); holdout.len()],
+            )?;
+            Ok((z, Some(cal)))
+        }
     }
 }
 
@@ -856,7 +917,7 @@ pub fn audit_trainer(config: &TrainerAuditConfig) -> Result<TrainerAudit> {
     }
     let t = &config.trainer;
     if config.threat == ThreatModel::WhiteBox {
-        let values = (t.steps as f64 + 1.0) * t.parameters(m) as f64;
+        let values = (t.steps as f64 + 1.0) * t.parameters(canaries_and_holdouts(config)) as f64;
         if values > MAX_RELEASED_VALUES {
             return Err(Error::InvalidConfig(format!(
                 "--canaries {m} with --param steps={} hidden={} releases {values:e} numbers \
@@ -875,19 +936,27 @@ pub fn audit_trainer(config: &TrainerAuditConfig) -> Result<TrainerAudit> {
         }
         DataSet::Winequality => TrainingData::winequality()?,
     };
-    let canaries = Canaries::random(m, t.features, &mut stream(streams::CANARY_SLOTS));
+    // The holdouts of a calibrated score are extra canary slots, never included.
+    let all = canaries_and_holdouts(config);
+    let canaries = Canaries::random(all, t.features, &mut stream(streams::CANARY_SLOTS));
     let mut inclusion = stream(streams::INCLUSION);
     let included: Vec<bool> = (0..m).map(|_| inclusion.random_bool(0.5)).collect();
+    let mut trained = included.clone();
+    trained.resize(all, false);
     let release = train(
         t,
         &data,
         &canaries,
-        &included,
+        &trained,
         config.threat,
         &mut stream(streams::TRAINING),
     )?;
-    // The scorer sees the release and the canary definitions, never `included`.
-    let s = scores(&release, &canaries, t, config.threat)?;
+    // The scorer sees the release and the canary and holdout definitions, never `included`.
+    let (s, calibration) = ranked_scores(
+        scores(&release, &canaries, t, config.threat)?,
+        m,
+        config.score,
+    )?;
     let bound = audit_scores_with(
         &s,
         &included,
@@ -906,6 +975,8 @@ pub fn audit_trainer(config: &TrainerAuditConfig) -> Result<TrainerAudit> {
         seed: config.seed,
         bound,
         violation,
+        score: config.score,
+        calibration,
     })
 }
 

@@ -76,6 +76,12 @@ pub struct OneRunArgs {
     /// guessed "in", the K- lowest "out". Default: k:k for k = 1, 2, 5, 10, 20 % of m.
     #[arg(long, value_name = "K+:K-,...")]
     pub guesses: Option<String>,
+    /// The membership score the guesses rank by: loss (the raw score: -loss of the canary
+    /// black-box, the updates' alignment white-box) or calibrated (Phi((s - mu(x))/sigma(x)),
+    /// mu and sigma fitted on as many never-included holdout canaries as canaries; the built-in
+    /// trainer only) [default: loss].
+    #[arg(long, value_name = "loss|calibrated")]
+    pub score: Option<String>,
     /// Seed of every random choice; the same seed gives the same result.
     #[arg(allow_hyphen_values = true, long, default_value_t = OneRunOptions::default().seed)]
     pub seed: u64,
@@ -106,6 +112,7 @@ impl From<&OneRunArgs> for OneRunOptions {
             dataset: a.dataset.clone(),
             inclusion_probability: a.inclusion_probability,
             guesses: a.guesses.clone(),
+            score: a.score.clone(),
             seed: a.seed,
             failure_probability: a.failure_probability,
             output: a.report.output(a.json),

@@ -5,6 +5,7 @@
 
 use std::fmt::Write as _;
 
+use crate::audit::one_run::calibrated::ScoreKind;
 use crate::audit::one_run::{TrainerAuditConfig, audit_trainer};
 use crate::error::{Error, Result};
 use crate::mechanisms::Params;
@@ -48,6 +49,8 @@ pub struct OneRunOptions {
     pub inclusion_probability: f64,
     /// Guess sizes K+:K-, comma-separated.
     pub guesses: Option<String>,
+    /// The membership score: loss (default) or calibrated (the built-in trainer).
+    pub score: Option<String>,
     /// Seed of every random choice.
     pub seed: u64,
     /// β.
@@ -74,6 +77,7 @@ impl Default for OneRunOptions {
             dataset: None,
             inclusion_probability: 0.5,
             guesses: None,
+            score: None,
             seed: 0,
             failure_probability: crate::audit::AuditConfig::default().failure_probability,
             output: OutputOptions {
@@ -112,6 +116,7 @@ impl OneRunOptions {
         flag("--record-range", self.record_range.clone());
         flag("--record-dim", self.record_dim.map(|n| n.to_string()));
         flag("--guesses", self.guesses.clone());
+        flag("--score", self.score.clone());
         flag("--exec-timeout", self.exec_timeout.map(|t| format!("{t}")));
         for p in &self.params {
             flag("--param", Some(p.clone()));
@@ -246,8 +251,10 @@ pub(crate) fn config_from_args(args: &OneRunOptions) -> Result<TrainerAuditConfi
     }
     let threat = ThreatModel::parse(args.threat_model.as_deref().unwrap_or("white-box"))?;
     let dataset = DataSet::parse(args.dataset.as_deref().unwrap_or("synthetic"))?;
-    let trainer = TrainerConfig::from_params_on(Params::parse(&args.params)?, dataset)?;
+    // Black-box input canaries default to the saturated scale (canary_trainer's docs).
+    let trainer = TrainerConfig::from_params_for(Params::parse(&args.params)?, dataset, threat)?;
     let guess_sizes = args.guesses.as_deref().map(parse_guesses).transpose()?;
+    let score = ScoreKind::parse(args.score.as_deref().unwrap_or("loss"))?;
     Ok(TrainerAuditConfig {
         canaries: args.canaries,
         threat,
@@ -255,6 +262,7 @@ pub(crate) fn config_from_args(args: &OneRunOptions) -> Result<TrainerAuditConfi
         seed: args.seed,
         failure_probability: args.failure_probability,
         guess_sizes,
+        score,
     })
 }
 
@@ -281,14 +289,16 @@ pub fn one_run(args: &OneRunOptions) -> Result<Outcome> {
     let code = u8::from(audit.violation);
     let report = report_of(
         audit.target.to_string(),
-        match audit.threat_model {
-            ThreatModel::WhiteBox => {
-                "white-box: every iterate released; gradient canaries (Dirac, norm C); score = sum of the updates' alignment with the canary".to_string()
-            }
-            ThreatModel::BlackBox => {
-                "black-box: final model released; input canaries; score = -loss".to_string()
-            }
-        },
+        format!(
+            "{}; score = {}",
+            match audit.threat_model {
+                ThreatModel::WhiteBox => {
+                    "white-box: every iterate released; gradient canaries (Dirac, norm C)"
+                }
+                ThreatModel::BlackBox => "black-box: final model released; input canaries",
+            },
+            score_words(audit.threat_model, audit.score)
+        ),
         (
             audit.claim.epsilon,
             audit.claim.delta,
@@ -310,7 +320,7 @@ pub fn one_run(args: &OneRunOptions) -> Result<Outcome> {
     let mut out = String::new();
     let what = match audit.threat_model {
         ThreatModel::WhiteBox => "every iterate released; gradient canaries (Dirac, norm C)",
-        ThreatModel::BlackBox => "final model released; input canaries, score = -loss",
+        ThreatModel::BlackBox => "final model released; input canaries",
     };
     let _ = writeln!(
         out,
@@ -318,6 +328,21 @@ pub fn one_run(args: &OneRunOptions) -> Result<Outcome> {
         audit.target,
         audit.threat_model.name()
     );
+    let _ = writeln!(
+        out,
+        "score        {}",
+        score_words(audit.threat_model, audit.score)
+    );
+    if let Some(c) = &audit.calibration {
+        let (mu, sd) = c.mean_sd(&[]);
+        let _ = writeln!(
+            out,
+            "calibration  non-member model fitted on {} holdouts: mu = {mu:.6e}, sigma = \
+             {sd:.6e} (no public feature tells the Dirac canaries apart: the calibrated score \
+             ranks as the raw one, the guesses are the same)",
+            c.holdouts
+        );
+    }
     let _ = writeln!(
         out,
         "trainer      {} on {} data: records={} features={} steps={} sampling_rate={} \
@@ -377,6 +402,22 @@ pub fn one_run(args: &OneRunOptions) -> Result<Outcome> {
     let _ = writeln!(out, "seed         {}", audit.seed);
     let _ = writeln!(out, "time         {:.2} s", started.elapsed().as_secs_f64());
     finish(args, report, out, code)
+}
+
+/// The score's name and what it is, for the text and the report.
+fn score_words(threat: ThreatModel, score: ScoreKind) -> String {
+    let raw = match threat {
+        ThreatModel::WhiteBox => "sum of the updates' alignment with the canary",
+        ThreatModel::BlackBox => "-loss of the canary under the final model",
+    };
+    match score {
+        ScoreKind::Loss => format!("loss ({raw})"),
+        ScoreKind::Calibrated => format!(
+            "calibrated: Phi((s - mu(x))/sigma(x)), s = {raw}, mu and sigma fitted by \
+             least squares on as many never-included holdouts as canaries (a function of the \
+             release and public points only: the bounds keep their guarantee)"
+        ),
+    }
 }
 
 /// The guesses (one line per guess size), the bound and its inequality, as text.
@@ -587,6 +628,13 @@ fn exec_config(
 
 /// A training program's audit (run as `exec`, or the caller's `given` training).
 fn one_run_exec_with(args: &OneRunOptions, given: Option<GivenTraining<'_>>) -> Result<Outcome> {
+    if args.score.as_deref().is_some_and(|s| s.trim() != "loss") {
+        return Err(Error::InvalidConfig(format!(
+            "--score {:?} with --exec; allowed: loss (the program prints its own scores; \
+             holdout queries for a calibrated score are not part of dp-audit-one-run/1)",
+            args.score.as_deref().unwrap_or_default()
+        )));
+    }
     if !args.params.is_empty() || args.threat_model.is_some() || args.dataset.is_some() {
         return Err(Error::InvalidConfig(
             "--param, --threat-model and --dataset configure the built-in trainer; allowed with --exec: \
