@@ -1824,7 +1824,7 @@ mod tests {
         );
         for x in &strings {
             for text in [
-                format!("{x}"),
+                x.to_string(),
                 format!("{x}\n"),
                 format!("1.25\n{x}\r\n-3\n"),
                 format!("2\r\n{x}\n\n"),

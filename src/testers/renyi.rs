@@ -181,7 +181,7 @@ struct Choice {
 /// exp(k·u) for the values u of a clamped unit feature, u ∈ [−1, 0]: the two clamping levels,
 /// u = 0 and u = −1, are often a large share of the values and take their exp from a constant.
 /// The same bits as `(k * u).exp()` for every u: k·(±0) is ±0 (k finite), whose exp is exactly
-/// 1, and k·(−1) is −k exactly, whose exp is computed once.
+/// 1, and k·(−1) is −k exactly (a sign flip), whose exp is computed once.
 struct ClampedExp {
     k: f64,
     at_minus_one: f64,
@@ -191,7 +191,7 @@ impl ClampedExp {
     fn new(k: f64) -> Self {
         Self {
             k,
-            at_minus_one: (k * -1.0).exp(),
+            at_minus_one: (-k).exp(),
         }
     }
 
