@@ -96,7 +96,8 @@ fn correct_trainer_passes_at_a_fixed_seed() {
 /// Soundness at the ε = 2 claim (z = 10, q = 1), 200 seeds at β = 0.05, at a reduced size
 /// (records = 300, 1 000 runs per side, 100 exploration runs per candidate: the full size,
 /// 3 000 records and 5 000 runs, takes about 40 s per seed on a shared machine). Fails above
-/// 22 of 200 (false-failure rate ≤ P[Bin(200, 0.05) ≥ 23] = 1.9e-4).
+/// 22 of 200 (false-failure rate ≤ P[Bin(200, 0.05) ≥ 23] = 1.9e-4). Measured: 1/200, mean
+/// ε̂ 1.132 against 1.993 (202 s).
 #[test]
 #[ignore = "200 audits: minutes"]
 fn soundness_correct_trainer_eps2_200_seeds() {
@@ -110,7 +111,7 @@ fn soundness_correct_trainer_eps2_200_seeds() {
     assert!(hits <= 22, "{hits}/200 seeds rejected the correct trainer");
 }
 
-/// As above at the ε = 10 claim (z = 2.5).
+/// As above at the ε = 10 claim (z = 2.5). Measured: 0/200, mean ε̂ 8.596 against 9.997.
 #[test]
 #[ignore = "200 audits: minutes"]
 fn soundness_correct_trainer_eps10_200_seeds() {
@@ -126,6 +127,7 @@ fn soundness_correct_trainer_eps10_200_seeds() {
 
 /// The (ε, δ) route (q = 0.5: the PLD accountant's claim, audited by the hockey-stick tester
 /// on the runs), 200 seeds at β = 0.05, reduced size (records = 300, 1 000 runs per side).
+/// Measured: 0/200, mean ε̂ 1.269 against 4.815 (752 s).
 #[test]
 #[ignore = "200 audits: minutes"]
 fn soundness_subsampled_trainer_200_seeds() {
@@ -144,7 +146,7 @@ fn soundness_subsampled_trainer_200_seeds() {
 }
 
 /// The network (4 tanh units), 200 seeds at β = 0.05, reduced size (records = 300, 500 runs
-/// per side).
+/// per side). Measured: 0/200, mean ε̂ 7.004 against 9.997.
 #[test]
 #[ignore = "200 audits: minutes"]
 fn soundness_network_200_seeds() {

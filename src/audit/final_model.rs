@@ -495,17 +495,20 @@ pub fn audit_final_model(config: &FinalModelConfig) -> Result<FinalModelAudit> {
                 CONFIRM_PHASE.tester_base(),
             )?;
             let eps = r.empirical_epsilon.as_ref().map_or(0.0, |e| e.lower_bound);
-            let event = r
+            let source = r
                 .empirical_epsilon
                 .as_ref()
-                .and_then(|e| e.event.clone())
-                .unwrap_or_default();
+                .and_then(|e| e.source.clone().or_else(|| e.event.clone()))
+                .map_or(String::new(), |s| format!("; epsilon_lower from {s}"));
             (
                 "approximate".to_string(),
                 None,
                 eps,
                 format!(
-                    "(eps, delta)-DP at the claim's (eps, delta): the hockey-stick tester's bounds at beta/k each (Bonferroni) decide; {event}"
+                    "(eps, delta)-DP at the claim's ({:.4}, {}): the hockey-stick tester's {} bound(s), each at its share of beta (Bonferroni), decide; violation iff one exceeds what the claim allows{source}",
+                    claim.epsilon,
+                    claim.delta,
+                    r.bounds.len()
                 ),
                 r.verdict == crate::audit::Verdict::Violation,
             )
