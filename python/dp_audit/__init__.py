@@ -45,6 +45,7 @@ _ONE_RUN = _DEFAULTS["one_run"]
 _ACCOUNTANT = _DEFAULTS["accountant"]
 
 __all__ = [
+    "final_model",
     "Record",
     "GateRecord",
     "test_samples",
@@ -857,14 +858,15 @@ def one_run_trainer(*, canaries: int = _ONE_RUN["canaries"], threat_model: str =
                     guesses: Optional[Sequence[Tuple[int, int]]] = None,
                     seed: int = _ONE_RUN["seed"],
                     failure_probability: float = _ONE_RUN["failure_probability"],
-                    text: bool = False) -> OneRunRecord:
+                    score: str = "loss", text: bool = False) -> OneRunRecord:
     """``audit one-run`` without ``--exec``: the built-in canary DP-SGD trainer (docs/one-run.md)
     trained once, its claim (the trainer's own accountant) audited from its m = ``canaries``
     canaries. ``threat_model``: ``white-box`` (every iterate released, gradient canaries) or
     ``black-box`` (final model, input canaries); ``dataset``: ``synthetic`` or ``winequality``;
     ``params``: the trainer's ``--param NAME=VALUE`` settings as a dict (records, steps,
     sampling_rate, noise_multiplier, clip, …, and the bugs noise_scale, sampling_rate_ratio,
-    batch_clip, clip_after_noise; see ``audit one-run --help``).
+    batch_clip, clip_after_noise; see ``audit one-run --help``); ``score``: the black-box
+    membership score, ``loss`` or ``calibrated`` (docs/one-run.md).
 
     ``.json()`` is ``audit one-run … --json``'s output, byte for byte, and ``.reproduce`` that
     command; ``.text()`` only with ``text=True`` (the trainer runs again)."""
@@ -873,7 +875,7 @@ def one_run_trainer(*, canaries: int = _ONE_RUN["canaries"], threat_model: str =
     if canaries != _ONE_RUN["canaries"]:
         words += ["--canaries", str(canaries)]
     for value, flag, default in [(threat_model, "--threat-model", "white-box"),
-                                 (dataset, "--dataset", "synthetic")]:
+                                 (dataset, "--dataset", "synthetic"), (score, "--score", "loss")]:
         if not isinstance(value, str):
             raise TypeError(f"{flag[2:].replace('-', '_')}={value!r}; allowed: a string")
         if value != default:
@@ -903,6 +905,39 @@ def one_run_trainer(*, canaries: int = _ONE_RUN["canaries"], threat_model: str =
     js, code = _native.one_run_trainer(words + ["--json", "--no-report", "--quiet"])
     txt = _native.one_run_trainer(words + ["--no-report", "--quiet"])[0] if text else ""
     return OneRunRecord(js, txt, code, _json.loads(js).get("reproduce") or "")
+
+
+def final_model(*, params: Optional[dict] = None, runs: int = 1000, exploration_runs: int = 200,
+                initial_model: str = "auto", target: str = "auto", seed: int = 0,
+                failure_probability: Optional[float] = None) -> dict:
+    """``audit final-model``: the built-in DP-SGD trainer audited from its final model over many
+    training runs, with the initial model and the target record chosen by the auditor on
+    exploration runs (docs/final-model.md). ``params``: the trainer's ``--param`` settings as a
+    dict (noise_multiplier, steps, records, …, and the bug noise_scale). Returns the JSON record
+    (``audit final-model --json``) as a dict; ``record["audit"]["violation"]`` is the verdict,
+    ``record["exit_code"]`` the CLI's exit code (1: violation found)."""
+    words = ["final-model", "--runs", str(_positive_int(runs, "runs")),
+             "--exploration-runs", str(_positive_int(exploration_runs, "exploration_runs")),
+             "--seed", str(_seed(seed))]
+    for value, flag in [(initial_model, "--initial-model"), (target, "--target")]:
+        if not isinstance(value, str):
+            raise TypeError(f"{flag[2:].replace('-', '_')}={value!r}; allowed: a string")
+        words += [flag, value]
+    if failure_probability is not None:
+        words += ["--failure-probability", repr(_beta(failure_probability))]
+    if params is not None:
+        if not isinstance(params, dict):
+            raise TypeError(f"params={params!r}; allowed: a dict such as "
+                            "{'noise_multiplier': 2.5, 'noise_scale': 0.5}")
+        for k, v in params.items():
+            if not isinstance(k, str) or isinstance(v, bool) or not isinstance(
+                    v, (int, float, _np.integer, _np.floating)):
+                raise TypeError(f"params[{k!r}]={v!r}; allowed: a name and a number")
+            words += ["--param", f"{k}={v!r}" if isinstance(v, float) else f"{k}={v}"]
+    js, code = _native.final_model(words + ["--json"])
+    record = _json.loads(js)
+    record["exit_code"] = code
+    return record
 
 
 # --- audit run on a callable ------------------------------------------------------------------

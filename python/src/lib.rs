@@ -787,6 +787,27 @@ fn one_run_trainer(py: Python<'_>, words: Vec<String>) -> PyResult<(String, u8)>
     .map_err(to_py)
 }
 
+/// `audit final-model` with the built-in trainer (`words`: the command line after `audit`, read
+/// by the CLI's own parser): (what the CLI prints, exit code).
+#[pyfunction]
+fn final_model(py: Python<'_>, words: Vec<String>) -> PyResult<(String, u8)> {
+    use clap::Parser;
+    use dp_audit::commands::{Cli, Command};
+    let cli = Cli::try_parse_from(std::iter::once("audit".to_string()).chain(words.clone()))
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let Command::FinalModel(args) = cli.command else {
+        return Err(PyValueError::new_err(format!(
+            "{:?}; allowed: the flags of `audit final-model`",
+            words.first()
+        )));
+    };
+    calls::interruptible(py, move || {
+        dp_audit::commands::final_model::run_final_model(&(&args).into())
+    })?
+    .map(|out| (out.stdout, out.code))
+    .map_err(to_py)
+}
+
 /// `audit one-run --exec NAME --claim CLAIM … [--json]` with the training done by `train`, a
 /// Python callable from the protocol's request (JSON text) to the program's output (scores as
 /// text): (what the CLI prints, exit code).
@@ -1071,6 +1092,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(account, m)?)?;
     m.add_function(wrap_pyfunction!(account_bayesian, m)?)?;
     m.add_function(wrap_pyfunction!(one_run_trainer, m)?)?;
+    m.add_function(wrap_pyfunction!(final_model, m)?)?;
     m.add_function(wrap_pyfunction!(one_run, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(render_report, m)?)?;

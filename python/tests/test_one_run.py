@@ -142,3 +142,20 @@ def test_the_built_in_trainer_errors_are_python_exceptions():
         dp_audit.one_run_trainer(canaries=0)
     with pytest.raises(TypeError, match="params"):
         dp_audit.one_run_trainer(params=[("steps", 1)])
+
+
+def test_final_model_catches_halved_noise_and_passes_the_correct_trainer():
+    # The built-in trainer at the ε = 10 claim (z = 2.5, T = 25, q = 1: μ = 2), 300 records,
+    # 500 runs per side, the auditor's choice of θ₀ and target: tests/final_model.rs derives
+    # μ̂ ≈ 3.4 for the halved-noise twin (true μ 4), about 7 sd above 2; the correct trainer is
+    # flagged with probability ≤ β = 1e-3 (a fixed seed: the verdict is the same on every run).
+    bad = dp_audit.final_model(params={"noise_multiplier": 2.5, "noise_scale": 0.5,
+                                       "records": 300}, runs=500, exploration_runs=100, seed=1)
+    assert bad["audit"]["violation"] and bad["exit_code"] == 1, bad["audit"]
+    ok = dp_audit.final_model(params={"noise_multiplier": 2.5, "records": 300}, runs=500,
+                              exploration_runs=100, seed=11)
+    assert not ok["audit"]["violation"] and ok["exit_code"] == 0, ok["audit"]
+    assert ok["audit"]["route"] == "gaussian-dp"
+    assert "not a bound" in ok["last_iterate_heuristic"]["label"]
+    with pytest.raises(TypeError):
+        dp_audit.final_model(params=[("noise_multiplier", 2.5)])
