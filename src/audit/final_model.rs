@@ -379,6 +379,48 @@ fn mean_sd(v: &[f64]) -> (f64, f64) {
     (m, var.sqrt())
 }
 
+/// (mean_in − mean_out)/sd of the first coordinate of two sides' runs, sd the root of the mean
+/// of the two variances: the μ of a Gaussian shift, a point estimate that only ranks
+/// candidates (0 when both sides are constant).
+pub(crate) fn standardised_gap(out: &Samples, inn: &Samples) -> f64 {
+    let (mo, so) = mean_sd(&out.column(0).to_vec());
+    let (mi, si) = mean_sd(&inn.column(0).to_vec());
+    let sd = ((so * so + si * si) / 2.0).sqrt();
+    if sd > 0.0 { (mi - mo) / sd } else { 0.0 }
+}
+
+/// The Gaussian-DP decision on confirming runs `p` (on D) and `q` (on D ∪ {target}) of a μ-GDP
+/// claim: the hockey-stick tester's μ̂ = Φ⁻¹(A̲) − Φ⁻¹(B̄) at the full β, violation iff μ̂ > μ;
+/// `epsilon_lower` is ε(μ̂) at `delta`.
+pub(crate) struct GdpDecision {
+    pub(crate) mu_lower: f64,
+    pub(crate) epsilon_lower: f64,
+    pub(crate) inequality: String,
+    pub(crate) violation: bool,
+}
+
+/// See [`GdpDecision`].
+pub(crate) fn decide_gdp(
+    p: &Samples,
+    q: &Samples,
+    mu: f64,
+    delta: f64,
+    beta: f64,
+) -> Result<GdpDecision> {
+    let est = HockeyStickTester::default().estimate_mu_in_memory(p, q, beta)?;
+    let mu_hat = est.as_ref().and_then(|e| e.lower_bound).unwrap_or(0.0);
+    let inequality = est.map_or_else(
+        || "no event found: mu_lower = 0".to_string(),
+        |e| e.inequality,
+    );
+    Ok(GdpDecision {
+        mu_lower: mu_hat,
+        epsilon_lower: gdp_epsilon_lower(mu_hat, delta),
+        inequality: format!("violation iff mu_lower > mu = {mu}; {inequality}"),
+        violation: mu_hat > mu,
+    })
+}
+
 /// Explores every candidate on its own search streams and returns the table and the index
 /// of the one to confirm (the largest `mu_point`; the first on ties).
 ///
@@ -409,10 +451,7 @@ pub fn explore(
             config.seed,
             exploration_phase(t as u64),
         )?;
-        let (mo, so) = mean_sd(&out.column(0).to_vec());
-        let (mi, si) = mean_sd(&inn.column(0).to_vec());
-        let sd = ((so * so + si * si) / 2.0).sqrt();
-        let mu = if sd > 0.0 { (mi - mo) / sd } else { 0.0 };
+        let mu = standardised_gap(&out, &inn);
         // Saturation at the end of training: for a Dirac target on a logistic regression the
         // margin is s = a·θ_T[k] and the gradient norm a·(1 − σ(s)) falls as s grows, so the
         // in-side run of largest margin has the smallest norm.
@@ -463,18 +502,13 @@ pub fn audit_final_model(config: &FinalModelConfig) -> Result<FinalModelAudit> {
     let claim = m.ledger_claim().clone();
     let (route, mu_lower, epsilon_lower, inequality, violation) = match claim.mu {
         Some(mu) => {
-            let est = HockeyStickTester::default().estimate_mu_in_memory(&p, &q, beta)?;
-            let mu_hat = est.as_ref().and_then(|e| e.lower_bound).unwrap_or(0.0);
-            let inequality = est.map_or_else(
-                || "no event found: mu_lower = 0".to_string(),
-                |e| e.inequality,
-            );
+            let d = decide_gdp(&p, &q, mu, claim.delta, beta)?;
             (
                 "gaussian-dp".to_string(),
-                Some(mu_hat),
-                gdp_epsilon_lower(mu_hat, claim.delta),
-                format!("violation iff mu_lower > mu = {mu}; {inequality}"),
-                mu_hat > mu,
+                Some(d.mu_lower),
+                d.epsilon_lower,
+                d.inequality,
+                d.violation,
             )
         }
         None => {

@@ -38,8 +38,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::audit::final_model::{CONFIRM_PHASE, exploration_phase};
-use crate::audit::one_run::gdp_epsilon_lower;
+use crate::audit::final_model::{CONFIRM_PHASE, decide_gdp, exploration_phase, standardised_gap};
 use crate::audit::{AuditConfig, Phase, Verdict, audit_drawn};
 use crate::error::{Error, Result};
 use crate::mechanisms::{
@@ -208,13 +207,6 @@ fn draw(
     Ok((p, q))
 }
 
-fn mean_sd(v: &[f64]) -> (f64, f64) {
-    let n = v.len().max(1) as f64;
-    let m = v.iter().sum::<f64>() / n;
-    let var = v.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (n - 1.0).max(1.0);
-    (m, var.sqrt())
-}
-
 /// The exploration table and the chosen (initial model, target) indices.
 fn explore(c: &ExecFinalModelConfig) -> Result<(Vec<ExecExplorationRow>, (usize, usize))> {
     let single = c.initial_models.len() * c.targets.len() == 1;
@@ -233,10 +225,8 @@ fn explore(c: &ExecFinalModelConfig) -> Result<(Vec<ExecExplorationRow>, (usize,
                 )?;
                 let t = (i * c.targets.len() + j) as u64;
                 let (out, inn) = draw(c, &m, &pair, c.exploration_runs, exploration_phase(t))?;
-                let (mo, so) = mean_sd(&out.column(0).to_vec());
-                let (mi, si) = mean_sd(&inn.column(0).to_vec());
-                let sd = ((so * so + si * si) / 2.0).sqrt();
-                let mu = if sd > 0.0 { (mi - mo).abs() / sd } else { 0.0 };
+                // Either direction: a program's score may fall or rise with membership.
+                let mu = standardised_gap(&out, &inn).abs();
                 if mu > best.1 {
                     best = ((i, j), mu);
                 }
@@ -289,19 +279,14 @@ pub fn audit_exec_final_model(c: &ExecFinalModelConfig) -> Result<ExecFinalModel
     let beta = c.failure_probability;
     let (route, mu_lower, epsilon_lower, delta, inequality, violation) = match c.claim {
         PrivacyClaim::GaussianDp { mu } => {
-            let est = HockeyStickTester::default().estimate_mu_in_memory(&p, &q, beta)?;
-            let mu_hat = est.as_ref().and_then(|e| e.lower_bound).unwrap_or(0.0);
-            let inequality = est.map_or_else(
-                || "no event found: mu_lower = 0".to_string(),
-                |e| e.inequality,
-            );
+            let d = decide_gdp(&p, &q, mu, c.delta, beta)?;
             (
                 "gaussian-dp".to_string(),
-                Some(mu_hat),
-                gdp_epsilon_lower(mu_hat, c.delta),
+                Some(d.mu_lower),
+                d.epsilon_lower,
                 c.delta,
-                format!("violation iff mu_lower > mu = {mu}; {inequality}"),
-                mu_hat > mu,
+                d.inequality,
+                d.violation,
             )
         }
         claim => {
