@@ -117,5 +117,9 @@ pub(super) fn final_model(args: &FinalModelArgs) -> Result<Outcome> {
             )));
         }
     }
-    run_final_model(&FinalModelOptions::from(args))
+    let options = FinalModelOptions::from(args);
+    match &options.exec {
+        Some(exec) => crate::modes::final_model_exec::final_model_exec(&options, exec),
+        None => run_final_model(&options),
+    }
 }

@@ -129,8 +129,12 @@ pub fn config_from_options(o: &FinalModelOptions) -> Result<FinalModelConfig> {
 /// # Errors
 /// A bad flag; the trainer; the tester.
 pub fn final_model(o: &FinalModelOptions) -> Result<Outcome> {
-    if let Some(exec) = &o.exec {
-        return super::final_model_exec::final_model_exec(o, exec);
+    if o.exec.is_some() {
+        return Err(Error::InvalidConfig(
+            "final-model with --exec: a program is audited by \
+             modes::final_model_exec::final_model_exec (the command line dispatches there)"
+                .into(),
+        ));
     }
     let config = config_from_options(o)?;
     let audit = audit_final_model(&config)?;
