@@ -52,7 +52,7 @@ use crate::mechanisms::canary_trainer::{
     LedgerClaim, TrainerConfig, TrainingData, input_gradient, pretrain, random_initial_model,
 };
 use crate::mechanisms::final_model::{FinalModelScore, Target, last_iterate_heuristic};
-use crate::rng::{Seed, Side, Stream, sample_parallel};
+use crate::rng::{Seed, Stream, sample_pair_parallel};
 use crate::testers::{HockeyStickTester, PropertyTester};
 
 /// Runs per side for each exploration candidate.
@@ -354,22 +354,14 @@ fn draw(
     phase: Phase,
 ) -> Result<(Samples, Samples)> {
     let pair = mechanism.pair()?;
-    let seed = Seed(seed);
-    let p = sample_parallel(
+    sample_pair_parallel(
         mechanism,
-        pair.first(),
+        &pair,
         n,
-        seed,
-        phase.stream_of(Side::First),
-    )?;
-    let q = sample_parallel(
-        mechanism,
-        pair.second(),
-        n,
-        seed,
-        phase.stream_of(Side::Second),
-    )?;
-    Ok((p, q))
+        Seed(seed),
+        |side| phase.stream_of(side),
+        None,
+    )
 }
 
 fn mean_sd(v: &[f64]) -> (f64, f64) {
@@ -575,6 +567,7 @@ pub fn audit_final_model(config: &FinalModelConfig) -> Result<FinalModelAudit> {
 mod tests {
     use super::*;
     use crate::mechanisms::Params;
+    use crate::rng::Side;
 
     fn small(params: Params, runs: usize, seed: u64) -> Result<FinalModelConfig> {
         let trainer = TrainerConfig::from_params(params.set("records", 200.0))?;

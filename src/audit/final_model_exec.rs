@@ -44,7 +44,7 @@ use crate::error::{Error, Result};
 use crate::mechanisms::{
     Dataset, DatasetPair, Mechanism, Neighboring, PrivacyClaim, RecordDomain, Samples,
 };
-use crate::rng::{Seed, Side, sample_parallel};
+use crate::rng::{Seed, sample_pair_parallel};
 use crate::sources::exec::ExecMechanism;
 use crate::testers::{HockeyStickTester, PropertyTester};
 
@@ -201,10 +201,7 @@ fn draw(
     n: usize,
     phase: Phase,
 ) -> Result<(Samples, Samples)> {
-    let seed = Seed(c.seed);
-    let p = sample_parallel(m, pair.first(), n, seed, phase.stream_of(Side::First))?;
-    let q = sample_parallel(m, pair.second(), n, seed, phase.stream_of(Side::Second))?;
-    Ok((p, q))
+    sample_pair_parallel(m, pair, n, Seed(c.seed), |side| phase.stream_of(side), None)
 }
 
 /// The exploration table and the chosen (initial model, target) indices.
