@@ -1272,17 +1272,20 @@ pub(crate) fn count_rows_many(
         }
     }
     let zero = vec![(0u64, 0u64); queries.len()];
+    // The events prepared once for every chunk of every shard (distinct scores, atom tables
+    // through shared packed indices).
+    let events: Vec<&HeldOutEvents> = queries.iter().map(|q| q.1).collect();
+    let prepared = crate::testers::PreparedEvents::new(&events);
     work.par_iter()
         .map(|(off, shard, rows)| -> Result<Vec<(u64, u64)>> {
             let mut counts = zero.clone();
-            let events: Vec<&HeldOutEvents> = queries.iter().map(|q| q.1).collect();
             let mut visit = |first: usize, chunk: &Samples| -> Result<bool> {
                 let lo = start.saturating_sub(off + first).min(chunk.n());
                 let ranges: Vec<std::ops::Range<usize>> = queries
                     .iter()
                     .map(|&(end, _)| lo..end.saturating_sub(off + first).min(chunk.n()).max(lo))
                     .collect();
-                let got = crate::testers::count_chunk_many(chunk, &ranges, &events);
+                let got = crate::testers::count_chunk_many(chunk, &ranges, &prepared);
                 for (c, (x, y)) in counts.iter_mut().zip(got) {
                     c.0 += x;
                     c.1 += y;

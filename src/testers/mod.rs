@@ -24,7 +24,7 @@ pub mod transforms;
 pub(crate) use common::PLANNING_NOISE_REDUCTION;
 pub use common::{empirical_bernstein_lower, empirical_bernstein_upper};
 pub use histogram::HistogramTester;
-pub use hockey_stick::{HeldOutEvents, HockeyStickTester};
+pub use hockey_stick::{HeldOutEvents, HockeyStickTester, PreparedEvents};
 pub use mmd::MmdTester;
 pub use renyi::RenyiTester;
 pub use transforms::{Transform, TransformedMechanism};
@@ -541,29 +541,23 @@ pub(crate) fn count_chunk(
     rows: std::ops::Range<usize>,
     events: &HeldOutEvents,
 ) -> (u64, u64) {
-    const BLOCK: usize = 1 << 13;
-    let blocks: Vec<std::ops::Range<usize>> = rows
-        .clone()
-        .step_by(BLOCK)
-        .map(|r| r..(r + BLOCK).min(rows.end))
-        .collect();
-    use rayon::prelude::*;
-    blocks
-        .into_par_iter()
-        .map(|b| events.count_rows(chunk, b))
-        .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
+    let prepared = PreparedEvents::new(&[events]);
+    count_chunk_many(chunk, &[rows], &prepared)
+        .first()
+        .copied()
+        .unwrap_or((0, 0))
 }
 
-/// [`count_chunk`] of each of `events` among its rows `ranges[k]` of `chunk`, in one pass of
-/// parallel blocks that evaluates each distinct score once
-/// ([`HeldOutEvents::count_rows_many`]); integer sums, so any thread count gives the same.
+/// The counts of each of the `prepared` events among its rows `ranges[k]` of `chunk`, in one
+/// pass of parallel blocks that evaluates each distinct score once
+/// ([`PreparedEvents::count_block`]); integer sums, so any thread count gives the same.
 pub(crate) fn count_chunk_many(
     chunk: &Samples,
     ranges: &[std::ops::Range<usize>],
-    events: &[&HeldOutEvents],
+    prepared: &PreparedEvents<'_>,
 ) -> Vec<(u64, u64)> {
     const BLOCK: usize = 1 << 13;
-    let zero = vec![(0u64, 0u64); events.len()];
+    let zero = vec![(0u64, 0u64); ranges.len()];
     let lo = ranges.iter().map(|r| r.start).min().unwrap_or(0);
     let hi = ranges.iter().map(|r| r.end).max().unwrap_or(0);
     if lo >= hi {
@@ -576,7 +570,7 @@ pub(crate) fn count_chunk_many(
     use rayon::prelude::*;
     blocks
         .into_par_iter()
-        .map(|b| HeldOutEvents::count_rows_many(events, chunk, b, ranges))
+        .map(|b| prepared.count_block(chunk, b, ranges))
         .reduce(|| zero.clone(), add_counts)
 }
 

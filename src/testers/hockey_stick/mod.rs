@@ -121,6 +121,7 @@ mod candidates;
 mod counting;
 mod estimate;
 mod learned;
+mod prepared;
 mod score;
 mod selection;
 
@@ -133,6 +134,7 @@ use crate::error::{Error, Result};
 use crate::mechanisms::{PrivacyClaim, Samples};
 
 pub use self::estimate::{EpsilonEvent, MuEvent};
+pub use self::prepared::PreparedEvents;
 pub use self::score::HeldOutEvents;
 
 /// How the hockey-stick tester chooses its event (see the module docs).

@@ -310,6 +310,20 @@ impl<'a> Packer<'a> {
         Some(index)
     }
 
+    /// The packed index of a pattern given as bit patterns in coordinate order (the index
+    /// [`Self::index`] gives a release with these values); `None` when a value is not in its
+    /// coordinate's list.
+    pub(super) fn index_of_pattern(&self, bits: &[u64]) -> Option<usize> {
+        if bits.len() != self.values.len() {
+            return None;
+        }
+        let mut index = 0;
+        for ((v, &stride), b) in self.values.iter().zip(&self.strides).zip(bits) {
+            index += v.binary_search(b).ok()? * stride;
+        }
+        Some(index)
+    }
+
     /// The pattern (bit patterns, in coordinate order) of a packed index.
     pub(super) fn pattern(&self, mut index: usize) -> Vec<u64> {
         let mut out = Vec::with_capacity(self.values.len());

@@ -363,3 +363,68 @@ fn shared_scoring_is_each_candidate_scored_alone() {
     }
     assert_eq!(seen, forward.len());
 }
+
+/// Held-out counts through [`super::PreparedEvents`] (each distinct score evaluated once per
+/// block, atom tables over the same coordinates read through one shared packed index) are the
+/// counts of each event counted alone row by row ([`HeldOutEvents::count_rows`]): atom tables
+/// paired with their mirrors, tables over the same coordinates fitted on other rows (other
+/// keys, so a shared packer holds values a table lacks), every other kind of score, and
+/// held-out rows with values no table saw.
+#[test]
+fn prepared_counts_are_each_events_own_counts() {
+    use super::score::Score;
+    let side = |shift: f64, seed: u64| {
+        let mut rng = Seed(seed).rng(Stream::Other { tag: 13, index: 0 });
+        let z = Normal::new(0.0, 1.0).unwrap();
+        let flat: Vec<f64> = (0..20_000)
+            .flat_map(|i| {
+                let x = shift + z.sample(&mut rng);
+                let k = if i % 89 == 0 {
+                    (5000 + i) as f64
+                } else {
+                    (rng.random::<f64>() * 6.0 + shift).floor()
+                };
+                let flag = f64::from(u8::from(rng.random::<f64>() < 0.3 + 0.1 * shift));
+                [x, k, flag]
+            })
+            .collect();
+        Samples::from_flat(3, flat).unwrap()
+    };
+    let (p, q) = (side(0.5, 3), side(0.0, 4));
+    let t = HockeyStickTester::default();
+    let mut scores = t.candidates(&p, 3000, &q, 3000);
+    scores.extend(t.candidates(&p, 500, &q, 700));
+    let atoms: Vec<&Score> = scores
+        .iter()
+        .filter(|s| matches!(s, Score::Atoms { .. }))
+        .collect();
+    assert!(atoms.len() >= 2, "{scores:?}");
+    let mut events: Vec<HeldOutEvents> = Vec::new();
+    for (i, s) in scores.iter().enumerate() {
+        events.push(HeldOutEvents {
+            first: (s.clone(), 0.1 * i as f64 - 0.5),
+            second: Some((s.mirrored(), 0.2)),
+        });
+        events.push(HeldOutEvents {
+            first: (s.clone(), 0.0),
+            second: None,
+        });
+    }
+    for pair in atoms.windows(2) {
+        events.push(HeldOutEvents {
+            first: (pair[0].clone(), 0.3),
+            second: Some((pair[1].clone(), -0.1)),
+        });
+    }
+    let refs: Vec<&HeldOutEvents> = events.iter().collect();
+    let prepared = super::PreparedEvents::new(&refs);
+    for s in [&p, &q] {
+        let ranges: Vec<std::ops::Range<usize>> = (0..events.len())
+            .map(|k| (3000 + 7 * k)..(20_000 - 11 * k))
+            .collect();
+        let got = crate::testers::count_chunk_many(s, &ranges, &prepared);
+        for ((e, r), g) in events.iter().zip(&ranges).zip(&got) {
+            assert_eq!(*g, e.count_rows(s, r.clone()), "{:?}", e.first.0);
+        }
+    }
+}

@@ -1,0 +1,248 @@
+//! Held-out events prepared once for counting many blocks of rows ([`PreparedEvents`]): each
+//! distinct score is evaluated once per block, and the atom tables that read the same
+//! coordinates share one packed index per row.
+//!
+//! The counts are those of [`HeldOutEvents::count_rows_many`] bit for bit: a row's score is the
+//! same number whichever way it is read. An atom table's score is the table's ratio of the row's
+//! pattern, 0 when the table does not hold it ([`Score::eval`]); here the pattern's packed index
+//! in a [`Packer`] of the values of every table of the group is looked up in a dense array of the
+//! table's ratios (0 where the table holds no pattern), built once. A pattern with a value no
+//! table of the group holds has no index and scores 0, as in the table; one whose values all
+//! appear but not together in this table finds 0 in the dense array, as in the table. The
+//! verdict's pair of directions reads an atom table and its mirror (the same keys), so the two
+//! share one index per row instead of two, and the dense arrays are built once per count
+//! instead of once per block of 8 192 rows.
+
+use super::score::{HeldOutEvents, Packer, Score};
+use crate::mechanisms::Samples;
+
+/// How a distinct score is evaluated on a block.
+enum Eval {
+    /// Through the packed index of group `group` and this table's ratios by index.
+    Packed { group: usize, dense: Vec<f64> },
+    /// [`Score::eval_rows`].
+    Plain,
+}
+
+/// Events prepared for counting: their distinct scores, how each is evaluated, and the shared
+/// packers (one per set of atom coordinates).
+pub struct PreparedEvents<'e> {
+    events: Vec<&'e HeldOutEvents>,
+    /// Distinct scores, in first-use order.
+    scores: Vec<&'e Score>,
+    eval: Vec<Eval>,
+    /// (first score, second score) of each event, as indices into `scores`.
+    reads: Vec<(usize, Option<usize>)>,
+    packers: Vec<Packer<'e>>,
+}
+
+impl<'e> PreparedEvents<'e> {
+    /// Prepares `events` (any number; repeats and shared scores allowed).
+    pub fn new(events: &[&'e HeldOutEvents]) -> Self {
+        let mut scores: Vec<&'e Score> = Vec::new();
+        let mut index_of = |score: &'e Score| -> usize {
+            match scores
+                .iter()
+                .position(|t| std::ptr::eq(*t, score) || *t == score)
+            {
+                Some(i) => i,
+                None => {
+                    scores.push(score);
+                    scores.len() - 1
+                }
+            }
+        };
+        let reads: Vec<(usize, Option<usize>)> = events
+            .iter()
+            .map(|e| {
+                let first = index_of(&e.first.0);
+                (first, e.second.as_ref().map(|(s, _)| index_of(s)))
+            })
+            .collect();
+        let (eval, packers) = packed_groups(&scores);
+        Self {
+            events: events.to_vec(),
+            scores,
+            eval,
+            reads,
+            packers,
+        }
+    }
+
+    /// The events' counts among their rows `ranges[k]` ∩ `block` of `s` (the same as
+    /// [`HeldOutEvents::count_rows_many`]).
+    pub fn count_block(
+        &self,
+        s: &Samples,
+        block: std::ops::Range<usize>,
+        ranges: &[std::ops::Range<usize>],
+    ) -> Vec<(u64, u64)> {
+        // Which scores this block needs (a query whose rows miss it reads nothing).
+        let mut needed = vec![false; self.scores.len()];
+        let windows: Vec<Option<std::ops::Range<usize>>> = ranges
+            .iter()
+            .zip(&self.reads)
+            .map(|(r, &(first, second))| {
+                let (lo, hi) = (r.start.max(block.start), r.end.min(block.end));
+                if lo >= hi {
+                    return None;
+                }
+                needed[first] = true;
+                if let Some(k) = second {
+                    needed[k] = true;
+                }
+                Some(lo - block.start..hi - block.start)
+            })
+            .collect();
+        let values = self.scored(s, block, &needed);
+        self.events
+            .iter()
+            .zip(&self.reads)
+            .zip(windows)
+            .map(|((e, &(first, second)), w)| {
+                let Some(r) = w else { return (0, 0) };
+                let t1 = e.first.1;
+                let v1 = &values[first][r.clone()];
+                match (second, &e.second) {
+                    (Some(k), Some((_, t2))) => {
+                        v1.iter()
+                            .zip(&values[k][r])
+                            .fold((0, 0), |(a, b), (&x1, &x2)| {
+                                let in1 = x1 >= t1;
+                                (a + u64::from(in1), b + u64::from(!in1 && x2 >= *t2))
+                            })
+                    }
+                    _ => (v1.iter().filter(|&&v| v >= t1).count() as u64, 0),
+                }
+            })
+            .collect()
+    }
+
+    /// The values on `block` of each needed score (empty for the others).
+    fn scored(&self, s: &Samples, block: std::ops::Range<usize>, needed: &[bool]) -> Vec<Vec<f64>> {
+        let flat = s.values().as_slice();
+        let d = s.dim();
+        // Each needed group's packed index of every row (u32::MAX: a value no table holds).
+        let mut indices: Vec<Option<Vec<u32>>> = vec![None; self.packers.len()];
+        for (k, e) in self.eval.iter().enumerate() {
+            if let (true, Eval::Packed { group, .. }, Some(flat)) = (needed[k], e, flat)
+                && indices[*group].is_none()
+            {
+                let packer = &self.packers[*group];
+                indices[*group] = Some(
+                    block
+                        .clone()
+                        .map(|i| {
+                            packer
+                                .index(&flat[i * d..(i + 1) * d])
+                                .map_or(u32::MAX, |x| x as u32)
+                        })
+                        .collect(),
+                );
+            }
+        }
+        self.scores
+            .iter()
+            .zip(&self.eval)
+            .enumerate()
+            .map(|(k, (score, e))| {
+                if !needed[k] {
+                    return Vec::new();
+                }
+                match (e, indices.get(group_of(e)).and_then(|x| x.as_ref())) {
+                    (Eval::Packed { dense, .. }, Some(idx)) => idx
+                        .iter()
+                        .map(|&i| {
+                            if i == u32::MAX {
+                                0.0
+                            } else {
+                                dense[i as usize]
+                            }
+                        })
+                        .collect(),
+                    _ => score.eval_rows(s, block.clone()),
+                }
+            })
+            .collect()
+    }
+}
+
+fn group_of(e: &Eval) -> usize {
+    match e {
+        Eval::Packed { group, .. } => *group,
+        Eval::Plain => usize::MAX,
+    }
+}
+
+/// The atom tables of `scores` grouped by their coordinates, each group read through one packer
+/// of every value its tables hold (a table alone when the group's patterns would span too many
+/// packed indices; the hashed table when its own do); every other score plainly.
+fn packed_groups<'e>(scores: &[&'e Score]) -> (Vec<Eval>, Vec<Packer<'e>>) {
+    let mut eval: Vec<Eval> = scores.iter().map(|_| Eval::Plain).collect();
+    let mut packers: Vec<Packer<'e>> = Vec::new();
+    let mut done = vec![false; scores.len()];
+    for k in 0..scores.len() {
+        let Score::Atoms { coords, .. } = scores[k] else {
+            continue;
+        };
+        if done[k] {
+            continue;
+        }
+        let members: Vec<usize> = (k..scores.len())
+            .filter(|&m| matches!(scores[m], Score::Atoms { coords: c, .. } if c == coords))
+            .collect();
+        members.iter().for_each(|&m| done[m] = true);
+        let tables: Vec<&super::score::AtomTable> = members
+            .iter()
+            .filter_map(|&m| match scores[m] {
+                Score::Atoms { table, .. } => Some(table),
+                _ => None,
+            })
+            .collect();
+        let mut try_group = |ms: &[usize], ts: &[&super::score::AtomTable]| -> bool {
+            let Some(packer) = packer_of(coords, ts) else {
+                return false;
+            };
+            let mut denses = Vec::with_capacity(ts.len());
+            for t in ts {
+                let mut dense = vec![0.0; packer.size];
+                for (key, &ratio) in t.iter() {
+                    match packer.index_of_pattern(key) {
+                        Some(i) => dense[i] = ratio,
+                        None => return false,
+                    }
+                }
+                denses.push(dense);
+            }
+            let group = packers.len();
+            for (&m, dense) in ms.iter().zip(denses) {
+                eval[m] = Eval::Packed { group, dense };
+            }
+            packers.push(packer);
+            true
+        };
+        if !try_group(&members, &tables) {
+            for (&m, t) in members.iter().zip(&tables) {
+                try_group(&[m], &[t]);
+            }
+        }
+    }
+    (eval, packers)
+}
+
+/// A packer of every value the tables hold, coordinate by coordinate; `None` when a key has the
+/// wrong length or the patterns span too many packed indices.
+fn packer_of<'e>(coords: &'e [usize], tables: &[&super::score::AtomTable]) -> Option<Packer<'e>> {
+    let mut values: Vec<Vec<u64>> = vec![Vec::new(); coords.len()];
+    for t in tables {
+        for key in t.keys() {
+            if key.len() != coords.len() {
+                return None;
+            }
+            for (v, &bits) in values.iter_mut().zip(key) {
+                v.push(bits);
+            }
+        }
+    }
+    Packer::new(coords, values)
+}
