@@ -620,7 +620,7 @@ impl Shard {
             let chunk = if transform.is_identity() {
                 chunk
             } else {
-                crate::stages::time("the view (transform)", || transform.apply(&chunk))
+                crate::stages::time("the view (transform)", || transform.apply_owned(chunk))
                     .map_err(|e| bad(path, format!("releases {first}.. (counted from 0): {e}")))?
             };
             visit(first, &chunk)
@@ -660,7 +660,7 @@ impl Shard {
             let chunk = if transform.is_identity() {
                 chunk
             } else {
-                crate::stages::time("the view (transform)", || transform.apply(&chunk))
+                crate::stages::time("the view (transform)", || transform.apply_owned(chunk))
                     .map_err(|e| bad(path, format!("releases {first}.. (counted from 0): {e}")))?
             };
             visit(first, &chunk)
@@ -996,8 +996,20 @@ impl ShardSet {
                         let start = k * CHUNK_ROWS;
                         let rows = start..start + dst.len() / out_dim.max(1);
                         let src = memory.values().slice(ndarray::s![rows.clone(), ..]);
-                        if transform.is_identity() {
+                        if transform.keeps_values(s.dim) {
                             dst.iter_mut().zip(src.iter()).for_each(|(d, &v)| *d = v);
+                            // The finite check `apply` makes (none for `none`), on the copy.
+                            let bad_value = (!transform.is_identity())
+                                .then(|| dst.iter().position(|v| !v.is_finite()))
+                                .flatten();
+                            if let Some(k) = bad_value {
+                                let d = s.dim.max(1);
+                                let e = transform.non_finite_error(k / d, k % d, dst[k]);
+                                return Err(bad(
+                                    &s.path,
+                                    format!("releases {}.. (counted from 0): {e}", rows.start),
+                                ));
+                            }
                             return Ok(());
                         }
                         let block = Samples::new(src.to_owned())?;

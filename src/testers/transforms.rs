@@ -403,6 +403,40 @@ impl Transform {
         }
     }
 
+    /// Whether the transform gives releases of dimension `dim` back value for value (once they
+    /// are checked finite): `none`, and `values` on one coordinate (it adds norms only from
+    /// two coordinates on), so no copy of them is needed ([`Self::apply_owned`]).
+    pub fn keeps_values(&self, dim: usize) -> bool {
+        self.is_identity() || (matches!(self, Transform::Values) && dim < 2)
+    }
+
+    /// The error [`Self::apply`] gives for the non-finite value `v` at release `i`, coordinate
+    /// `j`.
+    pub fn non_finite_error(&self, i: usize, j: usize, v: f64) -> Error {
+        Error::InvalidSamples(format!(
+            "release {i}, coordinate {j} is {v}; transform {self} needs finite values"
+        ))
+    }
+
+    /// [`Self::apply`] taking the releases by value: the same releases or the same error, but
+    /// those a transform keeps value for value ([`Self::keeps_values`]) are handed back without
+    /// a copy.
+    ///
+    /// # Errors
+    /// As [`Self::apply`].
+    pub fn apply_owned(&self, samples: Samples) -> Result<Samples> {
+        if !self.keeps_values(samples.dim()) {
+            return self.apply(&samples);
+        }
+        self.validate_for(samples.dim())?;
+        if !self.is_identity()
+            && let Some((i, j, v)) = samples.first_non_finite()
+        {
+            return Err(self.non_finite_error(i, j, v));
+        }
+        Ok(samples)
+    }
+
     /// Applies the transform to every release.
     ///
     /// Layout of the result for releases (x_1, …, x_d): `tanh` gives (tanh(S·x_1), …);
@@ -419,9 +453,7 @@ impl Transform {
             return Ok(samples.clone());
         }
         if let Some((i, j, v)) = samples.first_non_finite() {
-            return Err(Error::InvalidSamples(format!(
-                "release {i}, coordinate {j} is {v}; transform {self} needs finite values"
-            )));
+            return Err(self.non_finite_error(i, j, v));
         }
         let x = samples.values();
         let out = match *self {
@@ -845,6 +877,35 @@ mod tests {
             assert_eq!(t.feature_names(3).len(), y.dim(), "{t}");
             assert_eq!(t.output_dim(3), y.dim(), "{t}");
         }
+    }
+
+    /// `apply_owned` gives what `apply` gives, releases or error, for every transform that keeps
+    /// the values (and the others), on finite and non-finite releases.
+    #[test]
+    fn apply_owned_is_apply() {
+        let finite = Samples::from_column(vec![0.5, -0.0, 3.0, 1e300, -7.25]);
+        let with_nan = Samples::from_column(vec![0.5, 2.0, f64::NAN, 1.0]);
+        let two = Samples::from_flat(2, vec![1.0, 2.0, 3.0, f64::INFINITY]).unwrap();
+        let bits = |s: &Samples| s.values().iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        for t in [
+            Transform::None,
+            Transform::Values,
+            Transform::FloatRepr,
+            Transform::Auto,
+        ] {
+            for s in [&finite, &with_nan, &two] {
+                let (a, b) = (t.apply(s), t.apply_owned(s.clone()));
+                match (a, b) {
+                    (Ok(a), Ok(b)) => {
+                        assert_eq!((a.n(), a.dim()), (b.n(), b.dim()));
+                        assert_eq!(bits(&a), bits(&b), "{t}");
+                    }
+                    (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+                    (a, b) => panic!("{t}: {a:?} against {b:?}"),
+                }
+            }
+        }
+        assert!(Transform::Values.keeps_values(1) && !Transform::Values.keeps_values(2));
     }
 
     #[test]
