@@ -531,11 +531,13 @@ pub(super) fn scores_of(score: &Score, s: &Samples, rows: std::ops::Range<usize>
         .step_by(PAR_ROWS)
         .map(|r| r..(r + PAR_ROWS).min(rows.end))
         .collect();
-    let parts: Vec<Vec<f64>> = blocks
-        .into_par_iter()
-        .map(|b| score.eval_rows(s, b))
-        .collect();
-    parts.concat()
+    // Each block written into its place in one array (no list of parts joined afterwards: the
+    // scores are held once, not twice).
+    let mut out = vec![0.0; rows.len()];
+    out.par_chunks_mut(PAR_ROWS)
+        .zip(blocks)
+        .for_each(|(dst, b)| dst.copy_from_slice(&score.eval_rows(s, b)));
+    out
 }
 
 /// Rows per parallel task on the training split.
