@@ -654,6 +654,33 @@ impl Shard {
         mut visit: impl FnMut(usize, &Samples) -> Result<bool>,
     ) -> Result<()> {
         let path = &self.path;
+        let end = rows.end.min(self.rows);
+        let mut row = rows.start.min(end);
+        if let Some(memory) = &self.memory {
+            while row < end {
+                let n = (end - row).min(CHUNK_ROWS);
+                let rows = memory.values().slice(ndarray::s![row..row + n, ..]);
+                let first = row;
+                row += n;
+                let in_words = |e| bad(path, format!("releases {first}.. (counted from 0): {e}"));
+                // Transformed straight from the releases in memory (no copy of them first),
+                // unless the transform keeps them as they are.
+                let view = if transform.is_identity() {
+                    Samples::new(rows.to_owned())?
+                } else if transform.keeps_values(self.dim) {
+                    let chunk = Samples::new(rows.to_owned())?;
+                    crate::stages::time("the view (transform)", || transform.apply_owned(chunk))
+                        .map_err(in_words)?
+                } else {
+                    crate::stages::time("the view (transform)", || transform.apply_view(&rows))
+                        .map_err(in_words)?
+                };
+                if !visit(first, &view)? {
+                    return Ok(());
+                }
+            }
+            return Ok(());
+        }
         let mut emit = |chunk: Samples, row: &mut usize| -> Result<bool> {
             let first = *row;
             *row += chunk.n();
@@ -665,23 +692,6 @@ impl Shard {
             };
             visit(first, &chunk)
         };
-        let end = rows.end.min(self.rows);
-        let mut row = rows.start.min(end);
-        if let Some(memory) = &self.memory {
-            while row < end {
-                let n = (end - row).min(CHUNK_ROWS);
-                let chunk = Samples::new(
-                    memory
-                        .values()
-                        .slice(ndarray::s![row..row + n, ..])
-                        .to_owned(),
-                )?;
-                if !emit(chunk, &mut row)? {
-                    return Ok(());
-                }
-            }
-            return Ok(());
-        }
         let mut f = BufReader::with_capacity(1 << 20, open_file(&self.source)?);
         let start = (HEADER_LEN + row * 8 * self.dim) as u64;
         std::io::Seek::seek(&mut f, std::io::SeekFrom::Start(start)).map_err(|e| {
@@ -1012,9 +1022,8 @@ impl ShardSet {
                             }
                             return Ok(());
                         }
-                        let block = Samples::new(src.to_owned())?;
                         let view =
-                            crate::stages::time("the view (transform)", || transform.apply(&block))
+                            crate::stages::time("the view (transform)", || transform.apply_view(&src))
                                 .map_err(|e| {
                                     bad(
                                         &s.path,

@@ -50,7 +50,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use ndarray::Array2;
+use ndarray::{Array2, ArrayView2};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
@@ -455,9 +455,40 @@ impl Transform {
         if let Some((i, j, v)) = samples.first_non_finite() {
             return Err(self.non_finite_error(i, j, v));
         }
-        let x = samples.values();
+        self.features(&samples.values().view())
+    }
+
+    /// [`Self::apply`] of the releases `x` (rows of a larger array, say), without copying them
+    /// first: the same releases or the same error.
+    ///
+    /// # Errors
+    /// As [`Self::apply`].
+    pub fn apply_view(&self, x: &ArrayView2<f64>) -> Result<Samples> {
+        self.validate_for(x.ncols())?;
+        if self.is_identity() {
+            return Ok(Samples::new(x.to_owned())?);
+        }
+        // The first non-finite value in row order, as `Samples::first_non_finite` finds it.
+        let bad = match x.as_slice() {
+            Some(flat) => flat.iter().position(|v| !v.is_finite()).map(|k| {
+                let d = x.ncols().max(1);
+                (k / d, k % d, flat[k])
+            }),
+            None => x
+                .indexed_iter()
+                .find(|(_, v)| !v.is_finite())
+                .map(|((i, j), v)| (i, j, *v)),
+        };
+        if let Some((i, j, v)) = bad {
+            return Err(self.non_finite_error(i, j, v));
+        }
+        self.features(x)
+    }
+
+    /// The transform of finite releases `x` (not the identity).
+    fn features(&self, x: &ArrayView2<f64>) -> Result<Samples> {
         let out = match *self {
-            Transform::None => unreachable!("handled above"),
+            Transform::None => x.to_owned(),
             Transform::Tanh { scale } => x.mapv(|v| (scale * v).tanh()),
             Transform::Chebyshev { degree } => chebyshev_features(x, degree),
             Transform::FloatBits => float_bits_features(x),
@@ -481,7 +512,7 @@ impl Transform {
 }
 
 /// `chebyshev:K`: each coordinate, then T_1..T_K of tanh of each coordinate.
-fn chebyshev_features(x: &Array2<f64>, degree: usize) -> Array2<f64> {
+fn chebyshev_features(x: &ArrayView2<f64>, degree: usize) -> Array2<f64> {
     let (n, d) = x.dim();
     let mut out = Array2::zeros((n, d * (1 + degree)));
     for (i, row) in x.outer_iter().enumerate() {
@@ -497,7 +528,7 @@ fn chebyshev_features(x: &Array2<f64>, degree: usize) -> Array2<f64> {
 }
 
 /// `float-bits`: each coordinate, then the [`FLOAT_BITS_FEATURES`] block of each.
-fn float_bits_features(x: &Array2<f64>) -> Array2<f64> {
+fn float_bits_features(x: &ArrayView2<f64>) -> Array2<f64> {
     let (n, d) = x.dim();
     let w = FLOAT_BITS_PER_COORD;
     let mut out = Array2::zeros((n, d * (1 + w)));
@@ -514,7 +545,7 @@ fn float_bits_features(x: &Array2<f64>) -> Array2<f64> {
 
 /// `auto`: each coordinate, then the [`AUTO_FEATURES`] block of each, then (d ≥ 2) the
 /// L2, L1 and L∞ norms.
-fn auto_features_of(x: &Array2<f64>) -> Array2<f64> {
+fn auto_features_of(x: &ArrayView2<f64>) -> Array2<f64> {
     let (n, d) = x.dim();
     let w = AUTO_PER_COORD;
     let norms = if d >= 2 { AUTO_NORMS } else { 0 };
@@ -539,7 +570,7 @@ fn auto_features_of(x: &Array2<f64>) -> Array2<f64> {
 }
 
 /// `values`: each coordinate, then (d ≥ 2) the L2, L1 and L∞ norms.
-fn values_with_norms(x: &Array2<f64>) -> Array2<f64> {
+fn values_with_norms(x: &ArrayView2<f64>) -> Array2<f64> {
     let (n, d) = x.dim();
     let norms = if d >= 2 { AUTO_NORMS } else { 0 };
     let mut out = Array2::zeros((n, d + norms));
@@ -558,7 +589,7 @@ fn values_with_norms(x: &Array2<f64>) -> Array2<f64> {
 }
 
 /// `float-repr`: the float-representation block of each coordinate.
-fn float_repr_features(x: &Array2<f64>) -> Array2<f64> {
+fn float_repr_features(x: &ArrayView2<f64>) -> Array2<f64> {
     let (n, d) = x.dim();
     let w = FLOAT_REPR_PER_COORD;
     let mut out = Array2::zeros((n, d * w));
@@ -574,7 +605,7 @@ fn float_repr_features(x: &Array2<f64>) -> Array2<f64> {
 
 /// `checkpoints:B`: per coordinate of a block, the last iterate and the largest and smallest
 /// increment between consecutive iterates.
-fn checkpoint_features(x: &Array2<f64>, block: usize) -> Array2<f64> {
+fn checkpoint_features(x: &ArrayView2<f64>, block: usize) -> Array2<f64> {
     let (n, d) = x.dim();
     let k = d / block;
     let mut out = Array2::zeros((n, 3 * block));
@@ -906,6 +937,25 @@ mod tests {
             }
         }
         assert!(Transform::Values.keeps_values(1) && !Transform::Values.keeps_values(2));
+        // `apply_view` on rows of a larger array gives what `apply` gives on a copy of them.
+        let wide =
+            Samples::from_flat(2, vec![1.0, 2.5, -3.0, 4.0, f64::NAN, 6.0, 7.0, 8.0]).unwrap();
+        for t in [
+            Transform::None,
+            Transform::Values,
+            Transform::FloatRepr,
+            Transform::Auto,
+        ] {
+            for rows in [0..2, 1..4, 3..4] {
+                let view = wide.values().slice(ndarray::s![rows.clone(), ..]);
+                let copy = Samples::new(view.to_owned()).unwrap();
+                match (t.apply(&copy), t.apply_view(&view)) {
+                    (Ok(a), Ok(b)) => assert_eq!(bits(&a), bits(&b), "{t} {rows:?}"),
+                    (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+                    (a, b) => panic!("{t} {rows:?}: {a:?} against {b:?}"),
+                }
+            }
+        }
     }
 
     #[test]
