@@ -49,6 +49,51 @@ pub(super) fn distinct_values(
     seen.len()
 }
 
+/// [`distinct_values`] of every coordinate of `s` at once, in one pass over the rows (a
+/// coordinate stops counting when it passes `cap`): the same numbers, reading each row once
+/// instead of once per coordinate. For releases of a few coordinates (the float view's five);
+/// wider ones are counted a coordinate at a time, in parallel.
+pub(super) fn distinct_values_all(
+    s: &Samples,
+    rows: std::ops::Range<usize>,
+    cap: usize,
+) -> Vec<usize> {
+    let d = s.dim();
+    let v = s.values();
+    let Some(flat) = v.as_slice().filter(|_| d <= 16) else {
+        return (0..d)
+            .into_par_iter()
+            .map(|j| distinct_values(s, rows.clone(), j, cap))
+            .collect();
+    };
+    let mut seen: Vec<rustc_hash::FxHashSet<u64>> = vec![Default::default(); d];
+    // Per coordinate, the direct-mapped cache of `distinct_values`.
+    let mut cache = vec![[u64::MAX; 256]; d];
+    let mut open: Vec<usize> = (0..d).collect();
+    for i in rows {
+        let row = &flat[i * d..(i + 1) * d];
+        let mut k = 0;
+        while k < open.len() {
+            let j = open[k];
+            let bits = row[j].to_bits();
+            let slot = (bits.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as usize;
+            if cache[j][slot] != bits || bits == u64::MAX {
+                cache[j][slot] = bits;
+                seen[j].insert(bits);
+                if seen[j].len() > cap {
+                    open.swap_remove(k);
+                    continue;
+                }
+            }
+            k += 1;
+        }
+        if open.is_empty() {
+            break;
+        }
+    }
+    seen.iter().map(|h| h.len()).collect()
+}
+
 /// Smoothed log-likelihood-ratio table of the patterns of `coords` on the training rows.
 pub(super) fn atom_table(
     p: &Samples,

@@ -4,7 +4,7 @@
 
 use rayon::prelude::*;
 
-use super::atoms::{MAX_PAIRED_DISCRETE, atom_table, distinct_values, near_centres};
+use super::atoms::{MAX_PAIRED_DISCRETE, atom_table, distinct_values_all, near_centres};
 use super::learned::fit_learned;
 use super::score::{AtomTable, PatternMap, Score, with_key};
 use super::selection::Curve;
@@ -228,7 +228,6 @@ impl HockeyStickTester {
     /// discrete, more make it continuous, and a constant one is left out unless the sides'
     /// constants differ.
     fn classify_coordinates(&self, p: &Samples, np: usize, q: &Samples, nq: usize) -> Coordinates {
-        let d = p.dim();
         let cap = self.max_discrete_values;
         let mut c = Coordinates {
             discrete: Vec::new(),
@@ -237,15 +236,11 @@ impl HockeyStickTester {
             varying: Vec::new(),
         };
         // Distinct values of every coordinate on both sides, coordinates in parallel.
-        let distinct: Vec<(usize, usize)> = (0..d)
-            .into_par_iter()
-            .map(|j| {
-                rayon::join(
-                    || distinct_values(p, 0..np, j, cap),
-                    || distinct_values(q, 0..nq, j, cap),
-                )
-            })
-            .collect();
+        let (dp, dq) = rayon::join(
+            || distinct_values_all(p, 0..np, cap),
+            || distinct_values_all(q, 0..nq, cap),
+        );
+        let distinct: Vec<(usize, usize)> = dp.into_iter().zip(dq).collect();
         for (j, &(dp, dq)) in distinct.iter().enumerate() {
             let few = dp.max(dq) <= cap && dp.max(dq) * 10 <= np.min(nq);
             if dp.max(dq) <= 1 {

@@ -428,3 +428,39 @@ fn prepared_counts_are_each_events_own_counts() {
         }
     }
 }
+
+/// The distinct values of every coordinate counted in one pass ([`super::atoms::distinct_values_all`])
+/// are each coordinate's own count ([`super::atoms::distinct_values`]), capped the same way.
+#[test]
+fn distinct_values_in_one_pass_are_each_coordinates() {
+    use super::atoms::{distinct_values, distinct_values_all};
+    let mut rng = Seed(5).rng(Stream::Other { tag: 14, index: 0 });
+    let flat: Vec<f64> = (0..30_000)
+        .flat_map(|i| {
+            let u: f64 = rng.random();
+            [
+                u,
+                (u * 7.0).floor(),
+                if i % 2 == 0 { -0.0 } else { 0.0 },
+                (u * 300.0).floor() - 150.0,
+                1.0,
+                // The direct-mapped cache's sentinel, u64::MAX (a NaN), among other values.
+                if i % 3 == 0 {
+                    f64::from_bits(u64::MAX)
+                } else {
+                    (i % 40) as f64 * 0.25
+                },
+            ]
+        })
+        .collect();
+    let s = Samples::from_flat(6, flat).unwrap();
+    for cap in [1, 5, 8, 64, 200, 400] {
+        for rows in [0..30_000, 100..2_000, 7..8] {
+            let all = distinct_values_all(&s, rows.clone(), cap);
+            let each: Vec<usize> = (0..6)
+                .map(|j| distinct_values(&s, rows.clone(), j, cap))
+                .collect();
+            assert_eq!(all, each, "cap {cap}, rows {rows:?}");
+        }
+    }
+}
