@@ -1300,23 +1300,39 @@ pub(crate) fn count_rows_many(
     work.par_iter()
         .map(|(off, shard, rows)| -> Result<Vec<(u64, u64)>> {
             let mut counts = zero.clone();
+            // The float-representation view counted without writing it out, where the events
+            // allow it (`PreparedEvents::counts_through`): the chunk is read as it is, checked
+            // finite as the view would check it, and each row's view built where it is read.
+            let viewed = prepared.counts_through(transform, shard.dim);
             let mut visit = |first: usize, chunk: &Samples| -> Result<bool> {
                 let lo = start.saturating_sub(off + first).min(chunk.n());
                 let ranges: Vec<std::ops::Range<usize>> = queries
                     .iter()
                     .map(|&(end, _)| lo..end.saturating_sub(off + first).min(chunk.n()).max(lo))
                     .collect();
-                let got = crate::testers::count_chunk_many(chunk, &ranges, &prepared);
+                let got = if viewed {
+                    if let Some((i, j, v)) = chunk.first_non_finite() {
+                        let e = transform.non_finite_error(i, j, v);
+                        return Err(bad(
+                            &shard.path,
+                            format!("releases {first}.. (counted from 0): {e}"),
+                        ));
+                    }
+                    crate::testers::count_chunk_many_viewed(chunk, &ranges, &prepared)
+                } else {
+                    crate::testers::count_chunk_many(chunk, &ranges, &prepared)
+                };
                 for (c, (x, y)) in counts.iter_mut().zip(got) {
                     c.0 += x;
                     c.1 += y;
                 }
                 Ok(true)
             };
+            let read_as = if viewed { &Transform::None } else { transform };
             if shard.seekable() {
-                shard.binary_chunks(rows.clone(), transform, &mut visit)?;
+                shard.binary_chunks(rows.clone(), read_as, &mut visit)?;
             } else {
-                shard.for_each_chunk(transform, &mut visit)?;
+                shard.for_each_chunk(read_as, &mut visit)?;
             }
             Ok(counts)
         })

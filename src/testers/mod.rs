@@ -556,6 +556,26 @@ pub(crate) fn count_chunk_many(
     ranges: &[std::ops::Range<usize>],
     prepared: &PreparedEvents<'_>,
 ) -> Vec<(u64, u64)> {
+    count_chunk_many_as(chunk, ranges, prepared, false)
+}
+
+/// [`count_chunk_many`] of the float-representation view of the releases `raw`, the view never
+/// written out ([`PreparedEvents::count_block_viewed`]; only where
+/// [`PreparedEvents::counts_through`] allows it).
+pub(crate) fn count_chunk_many_viewed(
+    raw: &Samples,
+    ranges: &[std::ops::Range<usize>],
+    prepared: &PreparedEvents<'_>,
+) -> Vec<(u64, u64)> {
+    count_chunk_many_as(raw, ranges, prepared, true)
+}
+
+fn count_chunk_many_as(
+    chunk: &Samples,
+    ranges: &[std::ops::Range<usize>],
+    prepared: &PreparedEvents<'_>,
+    viewed: bool,
+) -> Vec<(u64, u64)> {
     const BLOCK: usize = 1 << 13;
     let zero = vec![(0u64, 0u64); ranges.len()];
     let lo = ranges.iter().map(|r| r.start).min().unwrap_or(0);
@@ -570,7 +590,13 @@ pub(crate) fn count_chunk_many(
     use rayon::prelude::*;
     blocks
         .into_par_iter()
-        .map(|b| prepared.count_block(chunk, b, ranges))
+        .map(|b| {
+            if viewed {
+                prepared.count_block_viewed(chunk, b, ranges)
+            } else {
+                prepared.count_block(chunk, b, ranges)
+            }
+        })
         .reduce(|| zero.clone(), add_counts)
 }
 

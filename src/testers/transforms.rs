@@ -685,7 +685,7 @@ fn auto_features(v: f64) -> [f64; AUTO_PER_COORD] {
 /// biased exponent E ≥ 1 is m·2^(E−1075), m = 2^52 + its fraction bits, so v·2^k is an integer
 /// exactly when E − 1075 + tz(m) + k ≥ 0 (tz: trailing zero bits): k = 1075 − E − tz(m), at
 /// least 0. A subnormal (E = 0) needs k ≥ 1074 − 51 > 12; zero is an integer (level 0).
-fn float_repr(v: f64) -> [f64; FLOAT_REPR_PER_COORD] {
+pub(crate) fn float_repr(v: f64) -> [f64; FLOAT_REPR_PER_COORD] {
     let bits = v.to_bits();
     let low = (1u64 << LOW_MANTISSA_BITS) - 1;
     let biased = ((bits >> 52) & 0x7ff) as i64;

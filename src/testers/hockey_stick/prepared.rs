@@ -12,9 +12,18 @@
 //! verdict's pair of directions reads an atom table and its mirror (the same keys), so the two
 //! share one index per row instead of two, and the dense arrays are built once per count
 //! instead of once per block of 8 192 rows.
+//!
+//! Under the float-representation view, when every score is such a table, the view's rows are
+//! not written out at all ([`PreparedEvents::count_block_viewed`]): each release's view row is
+//! built on the stack by the view's own function ([`float_repr`], so the same numbers) and read
+//! there.
 
 use super::score::{HeldOutEvents, Packer, Score};
 use crate::mechanisms::Samples;
+use crate::testers::transforms::{FLOAT_REPR_PER_COORD, Transform, float_repr};
+
+/// Most view coordinates a row built on the stack holds ([`PreparedEvents::count_block_viewed`]).
+const VIEW_STACK: usize = 80;
 
 /// How a distinct score is evaluated on a block.
 enum Eval {
@@ -77,6 +86,38 @@ impl<'e> PreparedEvents<'e> {
         block: std::ops::Range<usize>,
         ranges: &[std::ops::Range<usize>],
     ) -> Vec<(u64, u64)> {
+        self.count_with(block, ranges, |block, needed| self.scored(s, block, needed))
+    }
+
+    /// Whether these events can be counted on releases of dimension `dim` through `transform`
+    /// without the view written out ([`Self::count_block_viewed`]): the float-representation
+    /// view of releases of a few coordinates, every score an atom table read through a packer.
+    pub fn counts_through(&self, transform: &Transform, dim: usize) -> bool {
+        matches!(transform, Transform::FloatRepr)
+            && dim * FLOAT_REPR_PER_COORD <= VIEW_STACK
+            && self.eval.iter().all(|e| matches!(e, Eval::Packed { .. }))
+    }
+
+    /// [`Self::count_block`] of the float-representation view of the releases `raw` (finite;
+    /// see [`Self::counts_through`]): each view row built on the stack and read there.
+    pub fn count_block_viewed(
+        &self,
+        raw: &Samples,
+        block: std::ops::Range<usize>,
+        ranges: &[std::ops::Range<usize>],
+    ) -> Vec<(u64, u64)> {
+        self.count_with(block, ranges, |block, needed| {
+            self.scored_viewed(raw, block, needed)
+        })
+    }
+
+    /// The counts, with the needed scores of a block given by `scored`.
+    fn count_with(
+        &self,
+        block: std::ops::Range<usize>,
+        ranges: &[std::ops::Range<usize>],
+        scored: impl FnOnce(std::ops::Range<usize>, &[bool]) -> Vec<Vec<f64>>,
+    ) -> Vec<(u64, u64)> {
         // Which scores this block needs (a query whose rows miss it reads nothing).
         let mut needed = vec![false; self.scores.len()];
         let windows: Vec<Option<std::ops::Range<usize>>> = ranges
@@ -94,7 +135,7 @@ impl<'e> PreparedEvents<'e> {
                 Some(lo - block.start..hi - block.start)
             })
             .collect();
-        let values = self.scored(s, block, &needed);
+        let values = scored(block, &needed);
         self.events
             .iter()
             .zip(&self.reads)
@@ -162,6 +203,54 @@ impl<'e> PreparedEvents<'e> {
                         .collect(),
                     _ => score.eval_rows(s, block.clone()),
                 }
+            })
+            .collect()
+    }
+}
+
+impl PreparedEvents<'_> {
+    /// [`Self::scored`] of the float-representation view of `raw` (every score packed).
+    fn scored_viewed(
+        &self,
+        raw: &Samples,
+        block: std::ops::Range<usize>,
+        needed: &[bool],
+    ) -> Vec<Vec<f64>> {
+        let d = raw.dim();
+        let w = d * FLOAT_REPR_PER_COORD;
+        let mut groups = vec![false; self.packers.len()];
+        for (k, e) in self.eval.iter().enumerate() {
+            if let (true, Eval::Packed { group, .. }) = (needed[k], e) {
+                groups[*group] = true;
+            }
+        }
+        let wanted: Vec<usize> = (0..groups.len()).filter(|&g| groups[g]).collect();
+        let mut indices: Vec<Vec<u32>> = vec![Vec::with_capacity(block.len()); self.packers.len()];
+        let mut row = [0.0f64; VIEW_STACK];
+        for i in block {
+            for (j, cell) in row[..w].chunks_exact_mut(FLOAT_REPR_PER_COORD).enumerate() {
+                cell.copy_from_slice(&float_repr(raw.values()[[i, j]]));
+            }
+            for &g in &wanted {
+                let index = self.packers[g].index(&row[..w]);
+                indices[g].push(index.map_or(u32::MAX, |x| x as u32));
+            }
+        }
+        self.eval
+            .iter()
+            .enumerate()
+            .map(|(k, e)| match (needed[k], e) {
+                (true, Eval::Packed { group, dense }) => indices[*group]
+                    .iter()
+                    .map(|&i| {
+                        if i == u32::MAX {
+                            0.0
+                        } else {
+                            dense[i as usize]
+                        }
+                    })
+                    .collect(),
+                _ => Vec::new(),
             })
             .collect()
     }

@@ -226,6 +226,10 @@ pub(super) struct Packer<'a> {
     small: Vec<Option<Vec<(u64, u32)>>>,
     /// Packed indices in all (the product of the lists' lengths).
     pub(super) size: usize,
+    /// When every coordinate's values are small integers: per coordinate, its index and the
+    /// lookup table of `small` with each index already multiplied by its stride (the same
+    /// packed index, found in one pass without the general path's per-coordinate choices).
+    all_small: Option<Vec<(usize, Vec<(u64, u32)>)>>,
 }
 
 /// Most packed indices a [`Packer`] may have (a dense array of them is at most 8 MiB of f64).
@@ -252,7 +256,7 @@ impl<'a> Packer<'a> {
                 return None;
             }
         }
-        let small = values
+        let small: Vec<Option<Vec<(u64, u32)>>> = values
             .iter()
             .map(|v| {
                 // x is the integer k exactly when k as f64 has x's bits (−0 is not).
@@ -268,18 +272,52 @@ impl<'a> Packer<'a> {
                 Some(lut)
             })
             .collect();
+        let all_small = small
+            .iter()
+            .zip(&strides)
+            .zip(coords)
+            .map(|((lut, &stride), &c)| {
+                let lut = lut.as_ref()?;
+                let scaled = lut
+                    .iter()
+                    .map(|&(bits, i)| {
+                        let at = (i != u32::MAX)
+                            .then(|| u32::try_from(i as usize * stride).ok())
+                            .flatten();
+                        (bits, at.unwrap_or(u32::MAX))
+                    })
+                    .collect();
+                Some((c, scaled))
+            })
+            .collect();
         Some(Self {
             coords,
             values,
             strides,
             small,
             size,
+            all_small,
         })
     }
 
     /// The packed index of a release's pattern (its coordinates as a slice); `None` when a
     /// coordinate's value is not in its list.
     pub(super) fn index(&self, row: &[f64]) -> Option<usize> {
+        if let Some(axes) = &self.all_small {
+            let mut index = 0usize;
+            for (c, lut) in axes {
+                // As below: x is one of the list's integers only if it is the integer it
+                // truncates to (its bits are that integer's bits).
+                let x = row[*c];
+                let slot = (x as i64).wrapping_add(SMALL) as u64;
+                let &(bits, at) = lut.get(usize::try_from(slot).ok()?)?;
+                if bits != x.to_bits() || at == u32::MAX {
+                    return None;
+                }
+                index += at as usize;
+            }
+            return Some(index);
+        }
         let mut index = 0;
         for (((&c, v), &stride), small) in self
             .coords
