@@ -464,3 +464,72 @@ fn distinct_values_in_one_pass_are_each_coordinates() {
         }
     }
 }
+
+/// Counting the float-representation view without writing it out
+/// ([`super::PreparedEvents::count_block_viewed`]) gives the counts of the written view, for
+/// releases of one and two coordinates whose low bits and binades differ between the sides.
+#[test]
+fn viewed_counts_are_the_written_views_counts() {
+    use super::score::Score;
+    use crate::testers::Transform;
+    for dim in [1usize, 2] {
+        let side = |shift: f64, seed: u64| {
+            let mut rng = Seed(seed).rng(Stream::Other {
+                tag: 15,
+                index: dim as u64,
+            });
+            let flat: Vec<f64> = (0..12_000 * dim)
+                .map(|i| {
+                    let u: f64 = rng.random::<f64>() * 4.0 - 2.0 + shift;
+                    // Some values on a coarse grid (the view's grid level and f32 features
+                    // vary), the rest with full mantissas.
+                    if i % 3 == 0 {
+                        (u * 64.0).round() / 64.0
+                    } else {
+                        u
+                    }
+                })
+                .collect();
+            Samples::from_flat(dim, flat).unwrap()
+        };
+        let (p, q) = (side(0.3, 6), side(0.0, 7));
+        let t = Transform::FloatRepr;
+        let (vp, vq) = (t.apply(&p).unwrap(), t.apply(&q).unwrap());
+        let scores: Vec<Score> = HockeyStickTester::default()
+            .candidates(&vp, 4000, &vq, 4000)
+            .into_iter()
+            .filter(|s| matches!(s, Score::Atoms { .. }))
+            .collect();
+        assert!(!scores.is_empty());
+        let events: Vec<HeldOutEvents> = scores
+            .iter()
+            .map(|s| HeldOutEvents {
+                first: (s.clone(), 0.05),
+                second: Some((s.mirrored(), 0.0)),
+            })
+            .collect();
+        // The events whose tables a packer can hold (the view's joint table of many coordinates
+        // may span too many packed indices: it is then counted from the written view).
+        let events: Vec<HeldOutEvents> = events
+            .into_iter()
+            .filter(|e| super::PreparedEvents::new(&[e]).counts_through(&t, dim))
+            .collect();
+        assert!(!events.is_empty(), "dimension {dim}");
+        let refs: Vec<&HeldOutEvents> = events.iter().collect();
+        let prepared = super::PreparedEvents::new(&refs);
+        assert!(prepared.counts_through(&t, dim));
+        for (raw, view) in [(&p, &vp), (&q, &vq)] {
+            let ranges: Vec<std::ops::Range<usize>> = (0..events.len())
+                .map(|k| (4000 + k)..(12_000 - 3 * k))
+                .collect();
+            let viewed = crate::testers::count_chunk_many_viewed(raw, &ranges, &prepared);
+            assert_eq!(
+                viewed,
+                crate::testers::count_chunk_many(view, &ranges, &prepared)
+            );
+            for ((e, r), got) in events.iter().zip(&ranges).zip(&viewed) {
+                assert_eq!(*got, e.count_rows(view, r.clone()));
+            }
+        }
+    }
+}
