@@ -229,8 +229,12 @@ pub(super) struct Packer<'a> {
     /// When every coordinate's values are small integers: per coordinate, its index and the
     /// lookup table of `small` with each index already multiplied by its stride (the same
     /// packed index, found in one pass without the general path's per-coordinate choices).
-    all_small: Option<Vec<(usize, Vec<(u64, u32)>)>>,
+    all_small: Option<Vec<SmallAxis>>,
 }
+
+/// A coordinate of small-integer values: its index and, for each integer k in
+/// −[`SMALL`]..[`SMALL`], the bits of k and its packed offset (`u32::MAX`: not a value).
+type SmallAxis = (usize, Vec<(u64, u32)>);
 
 /// Most packed indices a [`Packer`] may have (a dense array of them is at most 8 MiB of f64).
 pub(super) const PACKED_MAX: usize = 1 << 20;
