@@ -97,10 +97,19 @@ impl Samples {
         // non-finite value gives its row and coordinate, the same as the indexed search.
         if let Some(flat) = self.values.as_slice() {
             let d = self.values.ncols();
-            return flat
+            // Blocks of values are first tested all at once (a branch-free fold over the
+            // exponent field, which the compiler vectorizes; the field is all ones exactly for
+            // ±∞ and NaN); only a block that holds a non-finite value is searched for the first.
+            const EXPONENT: u64 = 0x7FF0_0000_0000_0000;
+            const BLOCK: usize = 512;
+            let base = flat
+                .chunks(BLOCK)
+                .position(|b| b.iter().fold(false, |any, v| any | (v.to_bits() & EXPONENT == EXPONENT)))?
+                * BLOCK;
+            return flat[base..]
                 .iter()
                 .position(|v| !v.is_finite())
-                .map(|k| (k / d, k % d, flat[k]));
+                .map(|k| ((base + k) / d, (base + k) % d, flat[base + k]));
         }
         self.values
             .indexed_iter()

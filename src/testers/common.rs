@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use ndarray::ArrayView1;
+use rayon::prelude::*;
 
 use super::{Divergence, EventBound};
 use crate::bounds::{clopper_pearson_lower, clopper_pearson_upper, wilson_lower, wilson_upper};
@@ -115,9 +116,10 @@ pub(crate) fn bernstein_deviation(var: f64, range: f64, m: f64, a: f64) -> f64 {
     (2.0 * var.max(0.0) * l / m).sqrt() + 7.0 * range * l / (3.0 * (m - 1.0).max(1.0))
 }
 
-/// Distinct values (as bits) of coordinate j among rows, up to `cap + 1`.
+/// Distinct values (as bits) of coordinate j among rows, up to `cap + 1`. (FxHash: only the
+/// count is read, so the hasher cannot change an answer, and SipHash only cost time.)
 fn distinct_values(s: &Samples, rows: std::ops::Range<usize>, j: usize, cap: usize) -> usize {
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = rustc_hash::FxHashSet::default();
     let col = s.column(j);
     for i in rows {
         seen.insert(col[i].to_bits());
@@ -159,6 +161,48 @@ pub(crate) fn coordinate_kinds(
     (discrete, continuous)
 }
 
+/// A hash (FxHash) of the bits of every value of the training rows `0..np` of `p` and `0..nq`
+/// of `q`, with the row counts: the content part of the memo keys of the testers that form
+/// their candidates once per training split (the hockey-stick tester's `MemoKey`, the Rényi
+/// and MMD testers' memos). Blocks of values are hashed in parallel, each in four interleaved
+/// lanes (one FxHash chain a value is a chain of dependent multiplications), then the blocks'
+/// hashes in order: the same hash on any number of threads.
+pub(crate) fn training_hash(p: &Samples, np: usize, q: &Samples, nq: usize) -> u64 {
+    use std::hash::Hasher;
+    const BLOCK: usize = 1 << 16;
+    let block_hash = |xs: &[f64]| {
+        let mut lanes: [rustc_hash::FxHasher; 4] = std::array::from_fn(|_| Default::default());
+        let mut quads = xs.chunks_exact(4);
+        for quad in &mut quads {
+            for (h, x) in lanes.iter_mut().zip(quad) {
+                h.write_u64(x.to_bits());
+            }
+        }
+        for x in quads.remainder() {
+            lanes[0].write_u64(x.to_bits());
+        }
+        let mut h = rustc_hash::FxHasher::default();
+        lanes.iter().for_each(|l| h.write_u64(l.finish()));
+        h.finish()
+    };
+    let mut h = rustc_hash::FxHasher::default();
+    for (s, n) in [(p, np), (q, nq)] {
+        let v = s.values();
+        let owned;
+        let flat = match v.as_slice() {
+            Some(flat) => &flat[..n * s.dim()],
+            None => {
+                owned = (0..n).flat_map(|i| v.row(i).to_vec()).collect::<Vec<f64>>();
+                &owned[..]
+            }
+        };
+        let blocks: Vec<u64> = flat.par_chunks(BLOCK).map(block_hash).collect();
+        blocks.iter().for_each(|b| h.write_u64(*b));
+        h.write_usize(n);
+    }
+    h.finish()
+}
+
 /// SplitMix64-style mixing of a 64-bit word into a running hash.
 pub(crate) fn mix(h: u64, w: u64) -> u64 {
     let mut z = h ^ w.wrapping_add(0x9E37_79B9_7F4A_7C15).wrapping_add(h << 6);
@@ -171,6 +215,16 @@ pub(crate) fn mix(h: u64, w: u64) -> u64 {
 /// patterns into one cell; any fixed function of the output defines a valid partition, so
 /// collisions can cost power but never validity.
 pub(crate) fn pattern_key(row: &ArrayView1<'_, f64>, coords: &[usize]) -> u64 {
+    match row.as_slice() {
+        Some(row) => pattern_key_of(row, coords),
+        None => coords
+            .iter()
+            .fold(0x5151_5151_u64, |h, &c| mix(h, row[c].to_bits())),
+    }
+}
+
+/// [`pattern_key`] of a row given as a slice (the same fold, the same key).
+pub(crate) fn pattern_key_of(row: &[f64], coords: &[usize]) -> u64 {
     coords
         .iter()
         .fold(0x5151_5151_u64, |h, &c| mix(h, row[c].to_bits()))
@@ -221,11 +275,25 @@ pub(crate) enum Feature {
 
 impl Feature {
     pub(crate) fn eval(&self, row: &ArrayView1<'_, f64>) -> f64 {
+        if let Some(row) = row.as_slice() {
+            return self.eval_slice(row);
+        }
         match self {
             Feature::Coordinate { j, sign } => sign * row[*j],
             Feature::Linear { w } => w.iter().zip(row.iter()).map(|(a, b)| a * b).sum(),
             Feature::Atoms { coords, table } => {
                 *table.get(&pattern_key(row, coords)).unwrap_or(&0.0)
+            }
+        }
+    }
+
+    /// [`Self::eval`] of a row given as a slice: the same operations in the same order.
+    pub(crate) fn eval_slice(&self, row: &[f64]) -> f64 {
+        match self {
+            Feature::Coordinate { j, sign } => sign * row[*j],
+            Feature::Linear { w } => w.iter().zip(row).map(|(a, b)| a * b).sum(),
+            Feature::Atoms { coords, table } => {
+                *table.get(&pattern_key_of(row, coords)).unwrap_or(&0.0)
             }
         }
     }
@@ -254,9 +322,25 @@ impl Feature {
         }
     }
 
-    /// Values on rows `rows` of `s`.
+    /// Values on rows `rows` of `s`. Row-major samples (all but views) are read as one slice,
+    /// in parallel blocks of rows written to their own places: each value is computed alone,
+    /// so the result is the same on any number of threads.
     pub(crate) fn values(&self, s: &Samples, rows: std::ops::Range<usize>) -> Vec<f64> {
-        rows.map(|i| self.eval(&s.row(i))).collect()
+        let d = s.dim();
+        let Some(flat) = s.values().as_slice() else {
+            return rows.map(|i| self.eval(&s.row(i))).collect();
+        };
+        let flat = &flat[rows.start * d..rows.end * d];
+        let mut out = vec![0.0; rows.len()];
+        const BLOCK: usize = 1 << 14;
+        out.par_chunks_mut(BLOCK)
+            .zip(flat.par_chunks(BLOCK * d))
+            .for_each(|(o, x)| {
+                for (v, row) in o.iter_mut().zip(x.chunks_exact(d)) {
+                    *v = self.eval_slice(row);
+                }
+            });
+        out
     }
 }
 
@@ -323,9 +407,10 @@ pub(crate) fn candidate_features(
     out
 }
 
-/// Sorts descending (total order).
+/// Sorts descending (total order). Unstable sorting gives the same result as stable: values
+/// equal under `total_cmp` have identical bits, so no order among them can be seen.
 pub(crate) fn sorted_desc(mut v: Vec<f64>) -> Vec<f64> {
-    v.sort_by(|a, b| b.total_cmp(a));
+    v.sort_unstable_by(|a, b| b.total_cmp(a));
     v
 }
 
@@ -341,23 +426,58 @@ pub(crate) fn best_threshold(
     z: f64,
     objective: impl Fn(f64, f64) -> f64,
 ) -> Option<(f64, f64)> {
-    let (np, nq) = (sp.len() as f64, sq.len() as f64);
-    if sp.is_empty() || sq.is_empty() {
-        return None;
-    }
-    let count_ge = |v: &[f64], t: f64| v.partition_point(|&x| x >= t) as f64;
-    let mut best: Option<(f64, f64)> = None;
-    let mut rank = 1.0_f64;
-    let mut last_t = f64::NAN;
-    while (rank as usize) <= sp.len() {
-        let t = sp[rank as usize - 1];
-        rank = (rank * 1.06).max(rank + 1.0);
-        if t == last_t || t == f64::NEG_INFINITY {
-            continue;
+    best_of_thresholds(&ThresholdCounts::of(sp, sq), m_p, m_q, z, objective)
+}
+
+/// The thresholds [`best_threshold`] visits, with the training counts at each: a function of
+/// the sorted training scores only (not of the objective, the quantile or the held-out sizes),
+/// so a tester that asks for several objectives of the same scores forms it once.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ThresholdCounts {
+    /// Training sizes of the two sides (as reals).
+    np: f64,
+    nq: f64,
+    /// (t, k_p, k_q): the threshold and how many training scores of each side are ≥ t.
+    points: Vec<(f64, f64, f64)>,
+}
+
+impl ThresholdCounts {
+    /// The thresholds of `sp` (training scores sorted descending) at ranks 1, then ×1.06 (at
+    /// least +1) each step, skipping repeats and −∞, with the counts of `sp` and `sq` ≥ each.
+    pub(crate) fn of(sp: &[f64], sq: &[f64]) -> Self {
+        let (np, nq) = (sp.len() as f64, sq.len() as f64);
+        if sp.is_empty() || sq.is_empty() {
+            return Self::default();
         }
-        last_t = t;
-        let kp = count_ge(sp, t);
-        let kq = count_ge(sq, t);
+        let count_ge = |v: &[f64], t: f64| v.partition_point(|&x| x >= t) as f64;
+        let mut points = Vec::new();
+        let mut rank = 1.0_f64;
+        let mut last_t = f64::NAN;
+        while (rank as usize) <= sp.len() {
+            let t = sp[rank as usize - 1];
+            rank = (rank * 1.06).max(rank + 1.0);
+            if t == last_t || t == f64::NEG_INFINITY {
+                continue;
+            }
+            last_t = t;
+            points.push((t, count_ge(sp, t), count_ge(sq, t)));
+        }
+        Self { np, nq, points }
+    }
+}
+
+/// [`best_threshold`] over thresholds already counted: the first threshold with the largest
+/// `objective` at the predicted Wilson bounds, `None` when there is none.
+pub(crate) fn best_of_thresholds(
+    counts: &ThresholdCounts,
+    m_p: f64,
+    m_q: f64,
+    z: f64,
+    objective: impl Fn(f64, f64) -> f64,
+) -> Option<(f64, f64)> {
+    let (np, nq) = (counts.np, counts.nq);
+    let mut best: Option<(f64, f64)> = None;
+    for &(t, kp, kq) in &counts.points {
         let pl = wilson_lower(kp / np * m_p, m_p, z);
         let qu = wilson_upper(kq / nq * m_q, m_q, z);
         let pred = objective(pl, qu);

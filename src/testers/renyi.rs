@@ -71,9 +71,12 @@
 use rand::Rng;
 use rayon::prelude::*;
 
+use std::sync::Arc;
+
 use super::common::{
-    Feature, HeldOutEvent, bernstein_deviation, best_threshold, candidate_features, check_fraction,
-    empirical_bernstein_lower, empirical_bernstein_upper, sorted_desc, train_rows,
+    Feature, HeldOutEvent, ThresholdCounts, bernstein_deviation, best_of_thresholds,
+    candidate_features, check_fraction, empirical_bernstein_lower, empirical_bernstein_upper,
+    sorted_desc, train_rows, training_hash,
 };
 use super::{Divergence, Measurement, PropertyTester, check_inputs};
 use crate::bounds::normal_upper_quantile;
@@ -323,13 +326,13 @@ impl PropertyTester for RenyiTester {
         let half = failure_probability / 2.0;
 
         // 1–2. Choose the feature and test function on the training rows only.
-        let features = candidate_features(p, np, q, nq, self.max_discrete_values, true);
-        let Some(choice) = choose_test_function(&features, p, np, q, nq, alpha, half) else {
+        let training = self.training_once(p, np, q, nq);
+        let Some(choice) = choose_test_function(&training, p, np, q, nq, alpha, half) else {
             return Err(Error::InvalidSamples(
                 "no candidate test function could be formed".into(),
             ));
         };
-        let feature: &Feature = &features[choice.feature];
+        let feature: &Feature = &training.features[choice.feature];
 
         // 3. Bound on the held-out rows.
         let (fp, fq) = rayon::join(
@@ -346,12 +349,149 @@ impl PropertyTester for RenyiTester {
     }
 }
 
-/// Steps 1–2 on the training rows `0..np` of `p` and `0..nq` of `q`: for every feature, the
-/// event with the best predicted binary Rényi bound and, per pair of clamping levels, the best
-/// clamped test function over the grid of c; candidates evaluated in parallel and reduced in
-/// order (deterministic). The one with the largest finite prediction.
+/// What steps 1–2 need of the training rows, for every order α: the candidate features and,
+/// per feature, the thresholds of its events with their training counts, the pairs of
+/// clamping levels and the compressed training values. A function of the training rows and the
+/// tester's settings only.
+struct Training {
+    features: Vec<Feature>,
+    per_feature: Vec<FeatureTraining>,
+}
+
+/// [`Training`] of one feature.
+struct FeatureTraining {
+    /// The events' thresholds with the training counts of each side (see [`ThresholdCounts`]).
+    thresholds: ThresholdCounts,
+    /// Pairs (a, b) of clamping levels: quantiles of the pooled training values, b > a.
+    pairs: Vec<(f64, f64)>,
+    /// The training values of each side, compressed ([`compress`]).
+    cp: Vec<(f64, f64)>,
+    cq: Vec<(f64, f64)>,
+}
+
+/// The [`Training`]s formed most recently, by [`TrainingKey`]: the runner asks for a bound at
+/// every order α of the plan, in both directions, from the same training rows.
+static TRAININGS: std::sync::Mutex<Vec<(TrainingKey, Arc<Training>)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// [`TRAININGS`] kept at once: two directions for each of the layers that may run at once.
+const TRAININGS_KEPT: usize = 6;
+
+/// What a [`Training`] is a function of: the tester's settings, the training rows' counts and
+/// dimension, where they are in memory and a hash of every training value
+/// ([`training_hash`]), as the hockey-stick tester's memo key. Soundness does not rest on the
+/// key: a test function chosen on any rows other than this test's held-out rows is independent
+/// of them, which is all the bounds need (module docs); a collision could only cost power.
+#[derive(Clone, PartialEq, Eq)]
+struct TrainingKey {
+    settings: (u64, usize),
+    rows: (usize, usize, usize),
+    addresses: (usize, usize),
+    hash: u64,
+}
+
+impl RenyiTester {
+    /// [`training`] of the training rows `0..np` of `p` and `0..nq` of `q`, formed once for the
+    /// same rows and settings (see [`TrainingKey`]).
+    fn training_once(&self, p: &Samples, np: usize, q: &Samples, nq: usize) -> Arc<Training> {
+        let key = TrainingKey {
+            settings: (self.train_fraction.to_bits(), self.max_discrete_values),
+            rows: (np, nq, p.dim()),
+            addresses: (p.values().as_ptr() as usize, q.values().as_ptr() as usize),
+            hash: training_hash(p, np, q, nq),
+        };
+        let memo = || TRAININGS.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, t)) = memo().iter().find(|(k, _)| *k == key) {
+            return t.clone();
+        }
+        let t = Arc::new(training(p, np, q, nq, self.max_discrete_values));
+        let mut m = memo();
+        if m.len() >= TRAININGS_KEPT {
+            m.remove(0);
+        }
+        m.push((key, t.clone()));
+        t
+    }
+}
+
+/// The [`Training`] of the training rows `0..np` of `p` and `0..nq` of `q`: the candidate
+/// features (discrete coordinates: at most `cap` values), each one's training values sorted,
+/// its events' thresholds, the quantiles of its pooled values (the clamping levels) and its
+/// compressed values.
+fn training(p: &Samples, np: usize, q: &Samples, nq: usize, cap: usize) -> Training {
+    let features = candidate_features(p, np, q, nq, cap, true);
+    let levels = [(0.0, 1.0), (0.01, 0.99), (0.1, 0.9), (0.5, 0.5)];
+    let per_feature = features
+        .iter()
+        .map(|feature| {
+            let (sp, sq) = rayon::join(
+                || sorted_desc(feature.values(p, 0..np)),
+                || sorted_desc(feature.values(q, 0..nq)),
+            );
+            let thresholds = ThresholdCounts::of(&sp, &sq);
+            let quant = |l: f64| pooled_ascending_at(&sp, &sq, ((sp.len() + sq.len() - 1) as f64 * l).round() as usize);
+            let pairs: Vec<(f64, f64)> = levels
+                .iter()
+                .flat_map(|&(la, _)| levels.iter().map(move |&(_, lb)| (quant(la), quant(lb))))
+                .filter(|&(a, b)| b > a && (b - a).is_finite())
+                .collect();
+            FeatureTraining {
+                thresholds,
+                pairs,
+                cp: compress(&sp, 1024),
+                cq: compress(&sq, 1024),
+            }
+        })
+        .collect();
+    Training {
+        features,
+        per_feature,
+    }
+}
+
+/// Element `k` of the values of `sp` and `sq` (each sorted descending by `total_cmp`) pooled and
+/// sorted ascending by `total_cmp`: what sorting the pooled values would put there (values
+/// equal under `total_cmp` have identical bits), found by a binary search over how many of the
+/// k + 1 smallest come from `sp`, without forming the pooled list.
+fn pooled_ascending_at(sp: &[f64], sq: &[f64], k: usize) -> f64 {
+    // Ascending views: the i-th smallest of sp is sp[len − 1 − i].
+    let a = |i: usize| sp[sp.len() - 1 - i];
+    let b = |i: usize| sq[sq.len() - 1 - i];
+    let total = k + 1; // how many of the smallest are taken
+    // i from sp, total − i from sq; the right i is the largest with a(i − 1) ≤ b(total − i) …
+    let (mut lo, mut hi) = (total.saturating_sub(sq.len()), total.min(sp.len()));
+    while lo < hi {
+        let i = (lo + hi).div_ceil(2);
+        // Taking i from sp is too many if sp's i-th smallest exceeds sq's (total − i + 1)-th.
+        if total - i < sq.len() && a(i - 1).total_cmp(&b(total - i)).is_gt() {
+            hi = i - 1;
+        } else {
+            lo = i;
+        }
+    }
+    let i = lo;
+    let last_a = (i > 0).then(|| a(i - 1));
+    let last_b = (total > i).then(|| b(total - i - 1));
+    match (last_a, last_b) {
+        (Some(x), Some(y)) => {
+            if x.total_cmp(&y).is_ge() {
+                x
+            } else {
+                y
+            }
+        }
+        (Some(x), None) => x,
+        (None, Some(y)) => y,
+        (None, None) => f64::NAN,
+    }
+}
+
+/// Steps 1–2 with the training rows' [`Training`] (rows `0..np` of `p`, `0..nq` of `q`): for
+/// every feature, the event with the best predicted binary Rényi bound and, per pair of
+/// clamping levels, the best clamped test function over the grid of c; candidates evaluated in
+/// parallel and reduced in order (deterministic). The one with the largest finite prediction.
 fn choose_test_function(
-    features: &[Feature],
+    training: &Training,
     p: &Samples,
     np: usize,
     q: &Samples,
@@ -362,18 +502,15 @@ fn choose_test_function(
     let (m_p, m_q) = (p.n() - np, q.n() - nq);
     let z = normal_upper_quantile(half);
     let c_grid: Vec<f64> = (0..25).map(|k| 0.05 * 1.35_f64.powi(k)).collect();
-    let levels = [(0.0, 1.0), (0.01, 0.99), (0.1, 0.9), (0.5, 0.5)];
     // Candidates are evaluated in parallel and reduced in order (deterministic).
     let mut candidates: Vec<Choice> = Vec::new();
-    for (fi, feature) in features.iter().enumerate() {
-        let (sp, sq) = rayon::join(
-            || sorted_desc(feature.values(p, 0..np)),
-            || sorted_desc(feature.values(q, 0..nq)),
-        );
+    for (fi, ft) in training.per_feature.iter().enumerate() {
         // Events.
-        if let Some((t, pred)) = best_threshold(&sp, &sq, m_p as f64, m_q as f64, z, |a, b| {
-            binary_renyi_lower(alpha, a, b)
-        }) {
+        if let Some((t, pred)) =
+            best_of_thresholds(&ft.thresholds, m_p as f64, m_q as f64, z, |a, b| {
+                binary_renyi_lower(alpha, a, b)
+            })
+        {
             candidates.push(Choice {
                 feature: fi,
                 function: TestFunction::Event { t },
@@ -381,16 +518,8 @@ fn choose_test_function(
             });
         }
         // Clamped features.
-        let mut pooled: Vec<f64> = sp.iter().chain(sq.iter()).copied().collect();
-        pooled.sort_by(f64::total_cmp);
-        let quant = |l: f64| pooled[((pooled.len() - 1) as f64 * l).round() as usize];
-        let cp = compress(&sp, 1024);
-        let cq = compress(&sq, 1024);
-        let pairs: Vec<(f64, f64)> = levels
-            .iter()
-            .flat_map(|&(la, _)| levels.iter().map(move |&(_, lb)| (quant(la), quant(lb))))
-            .filter(|&(a, b)| b > a && (b - a).is_finite())
-            .collect();
+        let (cp, cq) = (&ft.cp, &ft.cq);
+        let pairs = ft.pairs.clone();
         candidates.par_extend(pairs.into_par_iter().filter_map(|(a, b)| {
             let up: Vec<(f64, f64)> = cp.iter().map(|&(v, w)| (clamp_unit(v, a, b), w)).collect();
             let uq: Vec<(f64, f64)> = cq.iter().map(|&(v, w)| (clamp_unit(v, a, b), w)).collect();
