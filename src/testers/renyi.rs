@@ -71,12 +71,12 @@
 use rand::Rng;
 use rayon::prelude::*;
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use super::common::{
-    Feature, HeldOutEvent, ThresholdCounts, bernstein_deviation, best_of_thresholds,
+    Feature, HeldOutEvent, KeyMap, ThresholdCounts, bernstein_deviation, best_of_thresholds,
     candidate_features, check_fraction, empirical_bernstein_lower, empirical_bernstein_upper,
-    sorted_desc, train_rows, training_hash,
+    pattern_key, pattern_key_of, sorted_desc, train_rows,
 };
 use super::{Divergence, Measurement, PropertyTester, check_inputs};
 use crate::bounds::normal_upper_quantile;
@@ -335,10 +335,7 @@ impl PropertyTester for RenyiTester {
         let feature: &Feature = &training.features[choice.feature];
 
         // 3. Bound on the held-out rows.
-        let (fp, fq) = rayon::join(
-            || feature.values(p, np..p.n()),
-            || feature.values(q, nq..q.n()),
-        );
+        let (fp, fq) = training.held_out_values(choice.feature, p, np, q, nq);
         let held = (&fp[..], &fq[..]);
         Ok(match choice.function {
             TestFunction::Clamped { a, b, c } => {
@@ -367,6 +364,8 @@ struct FeatureTraining {
     /// The training values of each side, compressed ([`compress`]).
     cp: Vec<(f64, f64)>,
     cq: Vec<(f64, f64)>,
+    /// The held-out values, when kept (see [`Training::held_out_values`]).
+    held: OnceLock<CodedValues>,
 }
 
 /// The [`Training`]s formed most recently, by [`TrainingKey`]: the runner asks for a bound at
@@ -377,28 +376,27 @@ static TRAININGS: std::sync::Mutex<Vec<(TrainingKey, Arc<Training>)>> =
 /// [`TRAININGS`] kept at once: two directions for each of the layers that may run at once.
 const TRAININGS_KEPT: usize = 6;
 
-/// What a [`Training`] is a function of: the tester's settings, the training rows' counts and
-/// dimension, where they are in memory and a hash of every training value
-/// ([`training_hash`]), as the hockey-stick tester's memo key. Soundness does not rest on the
-/// key: a test function chosen on any rows other than this test's held-out rows is independent
-/// of them, which is all the bounds need (module docs); a collision could only cost power.
+/// What a [`Training`] is a function of: the tester's settings, the row counts (training and
+/// all) and dimension, and the two samples' ids ([`Samples::id`]: samples with the same id have
+/// the same values, so the same id means the same training and held-out rows). The held-out
+/// values kept in a [`Training`] ([`FeatureTraining::held`]) are therefore those of this test's
+/// held-out rows, and the test function, chosen on training rows only, stays independent of
+/// them (module docs).
 #[derive(Clone, PartialEq, Eq)]
 struct TrainingKey {
     settings: (u64, usize),
-    rows: (usize, usize, usize),
-    addresses: (usize, usize),
-    hash: u64,
+    rows: (usize, usize, usize, usize, usize),
+    ids: (u64, u64),
 }
 
 impl RenyiTester {
     /// [`training`] of the training rows `0..np` of `p` and `0..nq` of `q`, formed once for the
-    /// same rows and settings (see [`TrainingKey`]).
+    /// same samples and settings (see [`TrainingKey`]).
     fn training_once(&self, p: &Samples, np: usize, q: &Samples, nq: usize) -> Arc<Training> {
         let key = TrainingKey {
             settings: (self.train_fraction.to_bits(), self.max_discrete_values),
-            rows: (np, nq, p.dim()),
-            addresses: (p.values().as_ptr() as usize, q.values().as_ptr() as usize),
-            hash: training_hash(p, np, q, nq),
+            rows: (np, nq, p.n(), q.n(), p.dim()),
+            ids: (p.id(), q.id()),
         };
         let memo = || TRAININGS.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((_, t)) = memo().iter().find(|(k, _)| *k == key) {
@@ -411,6 +409,77 @@ impl RenyiTester {
         }
         m.push((key, t.clone()));
         t
+    }
+}
+
+/// The held-out values of an estimated log-likelihood-ratio feature, kept as codes: each value
+/// is one of the table's (or 0 for a pattern unseen in training), so a row's value is
+/// `levels[code]`, the same bits as the feature's value. A quarter of the memory of the values.
+struct CodedValues {
+    levels: Vec<f64>,
+    p: Vec<u16>,
+    q: Vec<u16>,
+}
+
+impl Training {
+    /// The values of feature `fi` on the held-out rows `np..` of `p` and `nq..` of `q` (the
+    /// samples this training was formed for). An estimated log-likelihood-ratio feature's are
+    /// computed once and kept coded (every order α and direction may ask for them; its
+    /// values cost a hash of the pattern each); other features' are computed again.
+    fn held_out_values(
+        &self,
+        fi: usize,
+        p: &Samples,
+        np: usize,
+        q: &Samples,
+        nq: usize,
+    ) -> (Vec<f64>, Vec<f64>) {
+        let feature = &self.features[fi];
+        let Feature::Atoms { coords, table } = feature else {
+            return rayon::join(|| feature.values(p, np..p.n()), || feature.values(q, nq..q.n()));
+        };
+        if table.len() >= usize::from(u16::MAX) {
+            return rayon::join(|| feature.values(p, np..p.n()), || feature.values(q, nq..q.n()));
+        }
+        let coded = self.per_feature[fi].held.get_or_init(|| {
+            let mut levels = vec![0.0];
+            let mut index: KeyMap<u16> = KeyMap::default();
+            for (&k, &v) in table {
+                index.insert(k, levels.len() as u16);
+                levels.push(v);
+            }
+            let (cp, cq) = rayon::join(
+                || pattern_codes(coords, &index, p, np..p.n()),
+                || pattern_codes(coords, &index, q, nq..q.n()),
+            );
+            CodedValues {
+                levels,
+                p: cp,
+                q: cq,
+            }
+        });
+        let decode = |codes: &[u16]| codes.iter().map(|&c| coded.levels[usize::from(c)]).collect();
+        rayon::join(|| decode(&coded.p), || decode(&coded.q))
+    }
+}
+
+/// The code in `index` (0 if absent) of the pattern of `coords` in each of the rows `rows` of
+/// `s`, in order; row-major samples in parallel blocks (each code computed alone: the same
+/// result on any number of threads).
+fn pattern_codes(
+    coords: &[usize],
+    index: &KeyMap<u16>,
+    s: &Samples,
+    rows: std::ops::Range<usize>,
+) -> Vec<u16> {
+    let code = |k: u64| index.get(&k).copied().unwrap_or(0);
+    let d = s.dim();
+    match s.values().as_slice() {
+        Some(flat) => flat[rows.start * d..rows.end * d]
+            .par_chunks((1 << 14) * d)
+            .flat_map_iter(|x| x.chunks_exact(d).map(|r| code(pattern_key_of(r, coords))))
+            .collect(),
+        None => rows.map(|i| code(pattern_key(&s.row(i), coords))).collect(),
     }
 }
 
@@ -440,6 +509,7 @@ fn training(p: &Samples, np: usize, q: &Samples, nq: usize, cap: usize) -> Train
                 pairs,
                 cp: compress(&sp, 1024),
                 cq: compress(&sq, 1024),
+                held: OnceLock::new(),
             }
         })
         .collect();
