@@ -158,10 +158,10 @@ impl Samples {
             // ±∞ and NaN); only a block that holds a non-finite value is searched for the first.
             const EXPONENT: u64 = 0x7FF0_0000_0000_0000;
             const BLOCK: usize = 512;
-            let base = flat
-                .chunks(BLOCK)
-                .position(|b| b.iter().fold(false, |any, v| any | (v.to_bits() & EXPONENT == EXPONENT)))?
-                * BLOCK;
+            let base = flat.chunks(BLOCK).position(|b| {
+                b.iter()
+                    .fold(false, |any, v| any | (v.to_bits() & EXPONENT == EXPONENT))
+            })? * BLOCK;
             return flat[base..]
                 .iter()
                 .position(|v| !v.is_finite())

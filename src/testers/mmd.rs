@@ -377,9 +377,17 @@ fn projection_training(
     let kp: SideKey = (p.id(), ap, tp, p.n());
     let kq: SideKey = (q.id(), aq, tq, q.n());
     let (key, sides, order) = if kp <= kq {
-        ((j, sign.to_bits(), kp, kq), [0, 1], [(p, ap, tp), (q, aq, tq)])
+        (
+            (j, sign.to_bits(), kp, kq),
+            [0, 1],
+            [(p, ap, tp), (q, aq, tq)],
+        )
     } else {
-        ((j, sign.to_bits(), kq, kp), [1, 0], [(q, aq, tq), (p, ap, tp)])
+        (
+            (j, sign.to_bits(), kq, kp),
+            [1, 0],
+            [(q, aq, tq), (p, ap, tp)],
+        )
     };
     let memo = || PROJECTIONS.lock().unwrap_or_else(|e| e.into_inner());
     if let Some((_, t)) = memo().iter().find(|(k, _)| *k == key) {
@@ -691,7 +699,9 @@ fn held_out_count(score: &Score, t: f64, side: usize, s: &Samples, from: usize) 
                 .sum::<usize>() as u64;
         }
     }
-    (from..s.n()).filter(|&i| score.eval(&s.row(i)) >= t).count() as u64
+    (from..s.n())
+        .filter(|&i| score.eval(&s.row(i)) >= t)
+        .count() as u64
 }
 
 /// Part (a) of the MMD tester's bound: the linear-time MMD² on the held-out rows and the

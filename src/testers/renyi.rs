@@ -436,10 +436,16 @@ impl Training {
     ) -> (Vec<f64>, Vec<f64>) {
         let feature = &self.features[fi];
         let Feature::Atoms { coords, table } = feature else {
-            return rayon::join(|| feature.values(p, np..p.n()), || feature.values(q, nq..q.n()));
+            return rayon::join(
+                || feature.values(p, np..p.n()),
+                || feature.values(q, nq..q.n()),
+            );
         };
         if table.len() >= usize::from(u16::MAX) {
-            return rayon::join(|| feature.values(p, np..p.n()), || feature.values(q, nq..q.n()));
+            return rayon::join(
+                || feature.values(p, np..p.n()),
+                || feature.values(q, nq..q.n()),
+            );
         }
         let coded = self.per_feature[fi].held.get_or_init(|| {
             let mut levels = vec![0.0];
@@ -458,7 +464,12 @@ impl Training {
                 q: cq,
             }
         });
-        let decode = |codes: &[u16]| codes.iter().map(|&c| coded.levels[usize::from(c)]).collect();
+        let decode = |codes: &[u16]| {
+            codes
+                .iter()
+                .map(|&c| coded.levels[usize::from(c)])
+                .collect()
+        };
         rayon::join(|| decode(&coded.p), || decode(&coded.q))
     }
 }
@@ -498,7 +509,13 @@ fn training(p: &Samples, np: usize, q: &Samples, nq: usize, cap: usize) -> Train
                 || sorted_desc(feature.values(q, 0..nq)),
             );
             let thresholds = ThresholdCounts::of(&sp, &sq);
-            let quant = |l: f64| pooled_ascending_at(&sp, &sq, ((sp.len() + sq.len() - 1) as f64 * l).round() as usize);
+            let quant = |l: f64| {
+                pooled_ascending_at(
+                    &sp,
+                    &sq,
+                    ((sp.len() + sq.len() - 1) as f64 * l).round() as usize,
+                )
+            };
             let pairs: Vec<(f64, f64)> = levels
                 .iter()
                 .flat_map(|&(la, _)| levels.iter().map(move |&(_, lb)| (quant(la), quant(lb))))
