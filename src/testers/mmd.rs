@@ -936,7 +936,7 @@ mod tests {
         let cq: Vec<f64> = (0..=GRID).map(|i| ((i * 104_729) % 5) as f64).collect();
         for kernel in [Kernel::Rbf, Kernel::Laplacian] {
             for h in [0.003, 0.05, 0.4] {
-                let (sp, sq) = smooth_pair(cp, cq, kernel, h);
+                let (sp, sq) = smooth_pair(&cp, &cq, kernel, h);
                 let (rp, rq) = (smooth(&cp, kernel, h), smooth(&cq, kernel, h));
                 let direct = |c: &[f64], i: usize| -> f64 {
                     c.iter()

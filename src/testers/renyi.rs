@@ -734,6 +734,30 @@ mod tests {
     use crate::rng::{Seed, Stream};
     use crate::testers::common::fixtures;
 
+    /// The order statistic of two sorted lists is the pooled sort's element, bit for bit, at
+    /// every index: ties across and within the lists, zeros of both signs, unequal lengths.
+    #[test]
+    fn pooled_order_statistic_is_the_pooled_sort() {
+        let lists: Vec<Vec<f64>> = vec![
+            vec![1.0],
+            vec![0.0, -0.0, 0.0],
+            vec![3.0, 1.0, 1.0, -2.0, -0.0],
+            (0..37).map(|i| ((i * 7) % 11) as f64 - 5.0).collect(),
+            (0..5).map(|i| i as f64 * 0.5).collect(),
+        ];
+        for a in &lists {
+            for b in &lists {
+                let (sp, sq) = (sorted_desc(a.clone()), sorted_desc(b.clone()));
+                let mut pooled: Vec<f64> = a.iter().chain(b).copied().collect();
+                pooled.sort_by(f64::total_cmp);
+                for (k, want) in pooled.iter().enumerate() {
+                    let got = pooled_ascending_at(&sp, &sq, k);
+                    assert_eq!(got.to_bits(), want.to_bits(), "{a:?} {b:?} {k}");
+                }
+            }
+        }
+    }
+
     fn gaussian(n: usize, mean: f64, sd: f64, seed: u64) -> Samples {
         fixtures::gaussian(n, mean, sd, seed, 21)
     }
