@@ -519,6 +519,36 @@ impl ThresholdCounts {
         }
         Self { np, nq, points }
     }
+
+    /// [`Self::of`] with `sq` in any order: the same thresholds and counts. When every value
+    /// is finite, the counts of `sq` come from one pass over it (each value counts toward
+    /// every threshold ≤ it: the thresholds strictly decrease, so those form a suffix, found
+    /// by a search of the thresholds), instead of sorting it; otherwise `sq` is sorted.
+    pub(crate) fn of_unsorted_q(sp: &[f64], sq: &[f64]) -> Self {
+        if sp.is_empty() || sq.is_empty() {
+            return Self::of(sp, sq);
+        }
+        let finite = |v: &[f64]| v.iter().all(|x| x.is_finite());
+        if !(finite(sp) && finite(sq)) {
+            return Self::of(sp, &sorted_desc(sq.to_vec()));
+        }
+        let mut counts = Self::of(sp, &[0.0]);
+        if counts.points.is_empty() {
+            return Self::of(sp, sq);
+        }
+        counts.nq = sq.len() as f64;
+        let ts: Vec<f64> = counts.points.iter().map(|&(t, _, _)| t).collect();
+        let mut first = vec![0usize; ts.len() + 1];
+        for &x in sq {
+            first[ts.partition_point(|&t| t > x)] += 1;
+        }
+        let mut below = 0usize;
+        for (point, n) in counts.points.iter_mut().zip(&first) {
+            below += n;
+            point.2 = below as f64;
+        }
+        counts
+    }
 }
 
 /// [`best_threshold`] over thresholds already counted: the first threshold with the largest
@@ -864,6 +894,37 @@ mod tests {
             let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
             assert_eq!(bits(&got), bits(&want), "n = {n}");
             assert_eq!(bits(&sorted_desc(v)), bits(&want), "n = {n}");
+        }
+    }
+
+    /// Counting the second side unsorted gives the same thresholds and counts, bit for bit.
+    #[test]
+    fn unsorted_counts_are_the_sorted_counts() {
+        use crate::rng::{Seed, Stream};
+        use rand::RngExt;
+        let mut rng = Seed(4).rng(Stream::Other { tag: 79, index: 0 });
+        for (n, m) in [(1, 1), (10, 3), (500, 700), (3000, 20), (2, 0)] {
+            let sp: Vec<f64> = (0..n)
+                .map(|_| (rng.random::<f64>() * 40.0).round() / 4.0 - 5.0)
+                .collect();
+            let mut sq: Vec<f64> = (0..m)
+                .map(|_| (rng.random::<f64>() * 40.0).round() / 4.0 - 5.0)
+                .collect();
+            if m > 2 {
+                sq[0] = -0.0;
+                sq[1] = 0.0;
+            }
+            let sp = sorted_desc(sp);
+            let a = ThresholdCounts::of(&sp, &sorted_desc(sq.clone()));
+            let b = ThresholdCounts::of_unsorted_q(&sp, &sq);
+            let bits = |c: &ThresholdCounts| {
+                let mut v = vec![c.np.to_bits(), c.nq.to_bits()];
+                for &(t, x, y) in &c.points {
+                    v.extend([t.to_bits(), x.to_bits(), y.to_bits()]);
+                }
+                v
+            };
+            assert_eq!(bits(&a), bits(&b), "{n} {m}");
         }
     }
 

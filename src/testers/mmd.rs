@@ -78,8 +78,9 @@ use rustfft::FftPlanner;
 use rustfft::num_complex::Complex;
 
 use super::common::{
-    Feature, HeldOutEvent, bernstein_deviation, best_threshold, candidate_features, check_fraction,
-    empirical_bernstein_lower, hockey_stick_epsilon, hockey_stick_plan, sorted_desc, train_rows,
+    Feature, HeldOutEvent, ThresholdCounts, bernstein_deviation, best_of_thresholds,
+    candidate_features, check_fraction, empirical_bernstein_lower, hockey_stick_epsilon,
+    hockey_stick_plan, sorted_desc, train_rows,
 };
 use super::{Divergence, Measurement, PropertyTester, check_inputs};
 use crate::bounds::normal_upper_quantile;
@@ -219,7 +220,10 @@ fn linear_mmd_terms(
     rows_q: std::ops::Range<usize>,
 ) -> Vec<f64> {
     let pairs = rows_p.len().min(rows_q.len()) / 2;
+    // In parallel: each term is computed alone and collected in order (the same on any number
+    // of threads).
     (0..pairs)
+        .into_par_iter()
         .map(|i| {
             let (x1, x2) = (p.row(rows_p.start + 2 * i), p.row(rows_p.start + 2 * i + 1));
             let (y1, y2) = (q.row(rows_q.start + 2 * i), q.row(rows_q.start + 2 * i + 1));
@@ -630,9 +634,8 @@ impl PropertyTester for MmdTester {
         let features = fewest_projections(features, p, ap, q, aq);
         let objective = |pl: f64, qu: f64| pl - e_eps * qu;
         let choose = |sp: Vec<f64>, sq: Vec<f64>| {
-            best_threshold(
-                &sorted_desc(sp),
-                &sorted_desc(sq),
+            best_of_thresholds(
+                &ThresholdCounts::of_unsorted_q(&sorted_desc(sp), &sq),
                 m_p as f64,
                 m_q as f64,
                 z,

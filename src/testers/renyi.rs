@@ -645,12 +645,14 @@ fn clamped_bound(
     let lo_x = (-kx).exp() * (1.0 - 1e-12);
     let lo_y = (-ky).exp() * (1.0 - 1e-12);
     let (ex, ey) = (ClampedExp::new(kx), ClampedExp::new(ky));
+    // In parallel: each value is computed alone and collected in order (the same on any
+    // number of threads).
     let xs: Vec<f64> = fp
-        .iter()
+        .par_iter()
         .map(|&v| ex.at(clamp_unit(v, a, b)).clamp(lo_x, 1.0))
         .collect();
     let ys: Vec<f64> = fq
-        .iter()
+        .par_iter()
         .map(|&v| ey.at(clamp_unit(v, a, b)).clamp(lo_y, 1.0))
         .collect();
     let lx = empirical_bernstein_lower(&xs, lo_x, 1.0, half);
