@@ -264,6 +264,8 @@ struct Projection {
     /// The mid-rank sums ([`Projection::rank_sum`]) of the held-out rows of each of its two
     /// sides, once counted (see [`ProjectionTraining`] for which side is which).
     held: [OnceLock<Vec<u32>>; 2],
+    /// Whether `pooled` holds no NaN (then `x < v` is monotone along it for every v).
+    no_nan: bool,
 }
 
 /// Pooled values per step of [`Projection::leaps`].
@@ -272,11 +274,13 @@ const LEAP: usize = 64;
 impl Projection {
     fn new(feature: Feature, pooled: Vec<f64>) -> Self {
         let leaps = pooled.iter().step_by(LEAP).copied().collect();
+        let no_nan = !pooled.iter().any(|x| x.is_nan());
         Self {
             feature,
             pooled,
             leaps,
             held: Default::default(),
+            no_nan,
         }
     }
 
@@ -285,12 +289,20 @@ impl Projection {
     /// the same (the predicate is monotone on the sorted values: all before `lo` are below v,
     /// all from `hi` on are not), with one cache-missing search of 64 values instead of a
     /// search of the whole array per held-out release; hand-written because no crate offers a
-    /// static sorted-array index with `partition_point`'s exact semantics.
+    /// static sorted-array index with `partition_point`'s exact semantics. Within the block,
+    /// when no pooled value is NaN, the values below v are counted instead of searched: the
+    /// predicate is monotone, so its count is its partition point, and the count's loads do
+    /// not wait on each other (the search's each wait on the last, each a possible cache miss).
     fn below(&self, v: f64) -> usize {
         let j = self.leaps.partition_point(|&x| x < v);
         let lo = j.saturating_sub(1) * LEAP;
         let hi = (j * LEAP).min(self.pooled.len());
-        lo + self.pooled[lo..hi.max(lo)].partition_point(|&x| x < v)
+        let block = &self.pooled[lo..hi.max(lo)];
+        if self.no_nan {
+            lo + block.iter().map(|&x| usize::from(x < v)).sum::<usize>()
+        } else {
+            lo + block.partition_point(|&x| x < v)
+        }
     }
 
     /// Mid-rank pooled ECDF u ∈ [0, 1] of the projected row.
@@ -306,13 +318,33 @@ impl Projection {
     /// The number of pooled values below v plus the number up to v (twice the mid-rank).
     fn rank_sum(&self, v: f64) -> usize {
         let below = self.below(v);
-        // A second search only when v ties a pooled value (rare for continuous features).
+        // A second search only when v ties a pooled value (rare for continuous features, but
+        // every A row ties its own value).
         let upto = if self.pooled.get(below) == Some(&v) {
-            below + self.pooled[below..].partition_point(|&x| x <= v)
+            below + self.ties_from(below, v)
         } else {
             below
         };
         below + upto
+    }
+
+    /// `pooled[from..].partition_point(|&x| x <= v)` where `pooled[from] == v`. When no pooled
+    /// value is NaN the predicate is monotone, and the point is found by galloping from
+    /// `from` (doubling steps until a value above v, then a search of the last step): the same
+    /// point, in a few steps near `from` instead of a search of the whole rest.
+    fn ties_from(&self, from: usize, v: f64) -> usize {
+        let rest = &self.pooled[from..];
+        if !self.no_nan {
+            return rest.partition_point(|&x| x <= v);
+        }
+        // rest[0] == v; invariant: rest[bound / 2] <= v.
+        let mut bound = 1;
+        while bound < rest.len() && rest[bound] <= v {
+            bound *= 2;
+        }
+        let lo = bound / 2 + 1;
+        let hi = bound.min(rest.len());
+        lo + rest[lo..hi.max(lo)].partition_point(|&x| x <= v)
     }
 
     /// u of the rows `rows` of `s`, in order (values and searches in parallel blocks, each
@@ -912,6 +944,10 @@ mod tests {
             for v in queries {
                 let direct = projection.pooled.partition_point(|&x| x < v);
                 assert_eq!(projection.below(v), direct, "{v}");
+                if projection.pooled.get(direct) == Some(&v) {
+                    let upto = projection.pooled[direct..].partition_point(|&x| x <= v);
+                    assert_eq!(projection.ties_from(direct, v), upto, "{v}");
+                }
             }
         }
     }
