@@ -161,48 +161,6 @@ pub(crate) fn coordinate_kinds(
     (discrete, continuous)
 }
 
-/// A hash (FxHash) of the bits of every value of the training rows `0..np` of `p` and `0..nq`
-/// of `q`, with the row counts: the content part of the memo keys of the testers that form
-/// their candidates once per training split (the hockey-stick tester's `MemoKey`, the Rényi
-/// and MMD testers' memos). Blocks of values are hashed in parallel, each in four interleaved
-/// lanes (one FxHash chain a value is a chain of dependent multiplications), then the blocks'
-/// hashes in order: the same hash on any number of threads.
-pub(crate) fn training_hash(p: &Samples, np: usize, q: &Samples, nq: usize) -> u64 {
-    use std::hash::Hasher;
-    const BLOCK: usize = 1 << 16;
-    let block_hash = |xs: &[f64]| {
-        let mut lanes: [rustc_hash::FxHasher; 4] = std::array::from_fn(|_| Default::default());
-        let mut quads = xs.chunks_exact(4);
-        for quad in &mut quads {
-            for (h, x) in lanes.iter_mut().zip(quad) {
-                h.write_u64(x.to_bits());
-            }
-        }
-        for x in quads.remainder() {
-            lanes[0].write_u64(x.to_bits());
-        }
-        let mut h = rustc_hash::FxHasher::default();
-        lanes.iter().for_each(|l| h.write_u64(l.finish()));
-        h.finish()
-    };
-    let mut h = rustc_hash::FxHasher::default();
-    for (s, n) in [(p, np), (q, nq)] {
-        let v = s.values();
-        let owned;
-        let flat = match v.as_slice() {
-            Some(flat) => &flat[..n * s.dim()],
-            None => {
-                owned = (0..n).flat_map(|i| v.row(i).to_vec()).collect::<Vec<f64>>();
-                &owned[..]
-            }
-        };
-        let blocks: Vec<u64> = flat.par_chunks(BLOCK).map(block_hash).collect();
-        blocks.iter().for_each(|b| h.write_u64(*b));
-        h.write_usize(n);
-    }
-    h.finish()
-}
-
 /// SplitMix64-style mixing of a 64-bit word into a running hash.
 pub(crate) fn mix(h: u64, w: u64) -> u64 {
     let mut z = h ^ w.wrapping_add(0x9E37_79B9_7F4A_7C15).wrapping_add(h << 6);

@@ -10,7 +10,6 @@ use super::score::{AtomTable, PatternMap, Score, with_key};
 use super::selection::Curve;
 use super::{HockeyStickForm, HockeyStickTester};
 use crate::mechanisms::Samples;
-use crate::testers::common::training_hash;
 
 /// The coordinates of an output by what the training rows show of them.
 struct Coordinates {
@@ -73,11 +72,46 @@ pub(super) struct MemoKey {
 
 impl MemoKey {
     fn of(t: &HockeyStickTester, p: &Samples, np: usize, q: &Samples, nq: usize) -> MemoKey {
+        use std::hash::Hasher;
+        // Blocks of values hashed in parallel, each in four interleaved lanes (one FxHash chain
+        // a value is a chain of dependent multiplications), then the blocks' hashes in order:
+        // the same key on any number of threads.
+        const BLOCK: usize = 1 << 16;
+        let block_hash = |xs: &[f64]| {
+            let mut lanes: [rustc_hash::FxHasher; 4] = std::array::from_fn(|_| Default::default());
+            let mut quads = xs.chunks_exact(4);
+            for quad in &mut quads {
+                for (h, x) in lanes.iter_mut().zip(quad) {
+                    h.write_u64(x.to_bits());
+                }
+            }
+            for x in quads.remainder() {
+                lanes[0].write_u64(x.to_bits());
+            }
+            let mut h = rustc_hash::FxHasher::default();
+            lanes.iter().for_each(|l| h.write_u64(l.finish()));
+            h.finish()
+        };
+        let mut h = rustc_hash::FxHasher::default();
+        for (s, n) in [(p, np), (q, nq)] {
+            let v = s.values();
+            let owned;
+            let flat = match v.as_slice() {
+                Some(flat) => &flat[..n * s.dim()],
+                None => {
+                    owned = (0..n).flat_map(|i| v.row(i).to_vec()).collect::<Vec<f64>>();
+                    &owned[..]
+                }
+            };
+            let blocks: Vec<u64> = flat.par_chunks(BLOCK).map(block_hash).collect();
+            blocks.iter().for_each(|b| h.write_u64(*b));
+            h.write_usize(n);
+        }
         MemoKey {
             settings: (t.form, t.max_discrete_values, t.near_atoms, t.learned_score),
             rows: (np, nq, p.dim()),
             addresses: (p.values().as_ptr() as usize, q.values().as_ptr() as usize),
-            hash: training_hash(p, np, q, nq),
+            hash: h.finish(),
         }
     }
 }
