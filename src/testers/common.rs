@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use ndarray::ArrayView1;
+use rayon::prelude::*;
 
 use super::{Divergence, EventBound};
 use crate::bounds::{clopper_pearson_lower, clopper_pearson_upper, wilson_lower, wilson_upper};
@@ -115,9 +116,10 @@ pub(crate) fn bernstein_deviation(var: f64, range: f64, m: f64, a: f64) -> f64 {
     (2.0 * var.max(0.0) * l / m).sqrt() + 7.0 * range * l / (3.0 * (m - 1.0).max(1.0))
 }
 
-/// Distinct values (as bits) of coordinate j among rows, up to `cap + 1`.
+/// Distinct values (as bits) of coordinate j among rows, up to `cap + 1`. (FxHash: only the
+/// count is read, so the hasher cannot change an answer, and SipHash only cost time.)
 fn distinct_values(s: &Samples, rows: std::ops::Range<usize>, j: usize, cap: usize) -> usize {
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = rustc_hash::FxHashSet::default();
     let col = s.column(j);
     for i in rows {
         seen.insert(col[i].to_bits());
@@ -171,6 +173,16 @@ pub(crate) fn mix(h: u64, w: u64) -> u64 {
 /// patterns into one cell; any fixed function of the output defines a valid partition, so
 /// collisions can cost power but never validity.
 pub(crate) fn pattern_key(row: &ArrayView1<'_, f64>, coords: &[usize]) -> u64 {
+    match row.as_slice() {
+        Some(row) => pattern_key_of(row, coords),
+        None => coords
+            .iter()
+            .fold(0x5151_5151_u64, |h, &c| mix(h, row[c].to_bits())),
+    }
+}
+
+/// [`pattern_key`] of a row given as a slice (the same fold, the same key).
+pub(crate) fn pattern_key_of(row: &[f64], coords: &[usize]) -> u64 {
     coords
         .iter()
         .fold(0x5151_5151_u64, |h, &c| mix(h, row[c].to_bits()))
@@ -221,11 +233,25 @@ pub(crate) enum Feature {
 
 impl Feature {
     pub(crate) fn eval(&self, row: &ArrayView1<'_, f64>) -> f64 {
+        if let Some(row) = row.as_slice() {
+            return self.eval_slice(row);
+        }
         match self {
             Feature::Coordinate { j, sign } => sign * row[*j],
             Feature::Linear { w } => w.iter().zip(row.iter()).map(|(a, b)| a * b).sum(),
             Feature::Atoms { coords, table } => {
                 *table.get(&pattern_key(row, coords)).unwrap_or(&0.0)
+            }
+        }
+    }
+
+    /// [`Self::eval`] of a row given as a slice: the same operations in the same order.
+    pub(crate) fn eval_slice(&self, row: &[f64]) -> f64 {
+        match self {
+            Feature::Coordinate { j, sign } => sign * row[*j],
+            Feature::Linear { w } => w.iter().zip(row).map(|(a, b)| a * b).sum(),
+            Feature::Atoms { coords, table } => {
+                *table.get(&pattern_key_of(row, coords)).unwrap_or(&0.0)
             }
         }
     }
@@ -254,9 +280,25 @@ impl Feature {
         }
     }
 
-    /// Values on rows `rows` of `s`.
+    /// Values on rows `rows` of `s`. Row-major samples (all but views) are read as one slice,
+    /// in parallel blocks of rows written to their own places: each value is computed alone,
+    /// so the result is the same on any number of threads.
     pub(crate) fn values(&self, s: &Samples, rows: std::ops::Range<usize>) -> Vec<f64> {
-        rows.map(|i| self.eval(&s.row(i))).collect()
+        let d = s.dim();
+        let Some(flat) = s.values().as_slice() else {
+            return rows.map(|i| self.eval(&s.row(i))).collect();
+        };
+        let flat = &flat[rows.start * d..rows.end * d];
+        let mut out = vec![0.0; rows.len()];
+        const BLOCK: usize = 1 << 14;
+        out.par_chunks_mut(BLOCK)
+            .zip(flat.par_chunks(BLOCK * d))
+            .for_each(|(o, x)| {
+                for (v, row) in o.iter_mut().zip(x.chunks_exact(d)) {
+                    *v = self.eval_slice(row);
+                }
+            });
+        out
     }
 }
 
@@ -323,10 +365,66 @@ pub(crate) fn candidate_features(
     out
 }
 
-/// Sorts descending (total order).
+/// Sorts descending (total order). Any sort gives the same result: values equal under
+/// `total_cmp` have identical bits, so no order among them can be seen. Long lists by
+/// [`radix_sort_desc`], short ones by `sort_unstable_by`.
 pub(crate) fn sorted_desc(mut v: Vec<f64>) -> Vec<f64> {
-    v.sort_by(|a, b| b.total_cmp(a));
+    if v.len() >= 4096 {
+        radix_sort_desc(&mut v);
+    } else {
+        v.sort_unstable_by(|a, b| b.total_cmp(a));
+    }
     v
+}
+
+/// The key of a value whose unsigned order is `total_cmp`'s: negative values (sign bit set)
+/// have all bits flipped (larger magnitudes, larger bits, come first), the others only the sign
+/// bit (after every negative value). One-to-one; [`total_order_value`] undoes it.
+fn total_order_key(x: f64) -> u64 {
+    let b = x.to_bits();
+    if b >> 63 == 1 { !b } else { b | 1 << 63 }
+}
+
+/// The value of a [`total_order_key`].
+fn total_order_value(k: u64) -> f64 {
+    f64::from_bits(if k >> 63 == 1 { k & !(1 << 63) } else { !k })
+}
+
+/// Sorts descending by `total_cmp`: a least-significant-digit radix sort (8 passes of 8 bits
+/// over the complemented [`total_order_key`]s, skipping the passes whose digit is the same in
+/// every key), linear in the length. Hand-written: the sort crates we checked offer no sort of
+/// f64 in `total_cmp`'s order (−0 before +0, NaNs by sign) without a comparison per step.
+/// The result is the one sorted order of the values (see [`sorted_desc`]).
+fn radix_sort_desc(v: &mut [f64]) {
+    let n = v.len();
+    let mut keys: Vec<u64> = v.iter().map(|&x| !total_order_key(x)).collect();
+    let mut counts = vec![[0usize; 256]; 8];
+    for &k in &keys {
+        for (d, c) in counts.iter_mut().enumerate() {
+            c[((k >> (8 * d)) & 0xFF) as usize] += 1;
+        }
+    }
+    let mut other = vec![0u64; n];
+    for (d, c) in counts.iter().enumerate() {
+        if c.contains(&n) {
+            continue;
+        }
+        let mut next = [0usize; 256];
+        let mut sum = 0;
+        for (o, &k) in next.iter_mut().zip(c) {
+            *o = sum;
+            sum += k;
+        }
+        for &k in &keys {
+            let b = ((k >> (8 * d)) & 0xFF) as usize;
+            other[next[b]] = k;
+            next[b] += 1;
+        }
+        std::mem::swap(&mut keys, &mut other);
+    }
+    for (x, &k) in v.iter_mut().zip(&keys) {
+        *x = total_order_value(!k);
+    }
 }
 
 /// Best threshold t for the event {score ≥ t} on the training split, by the value `objective`
@@ -341,23 +439,88 @@ pub(crate) fn best_threshold(
     z: f64,
     objective: impl Fn(f64, f64) -> f64,
 ) -> Option<(f64, f64)> {
-    let (np, nq) = (sp.len() as f64, sq.len() as f64);
-    if sp.is_empty() || sq.is_empty() {
-        return None;
-    }
-    let count_ge = |v: &[f64], t: f64| v.partition_point(|&x| x >= t) as f64;
-    let mut best: Option<(f64, f64)> = None;
-    let mut rank = 1.0_f64;
-    let mut last_t = f64::NAN;
-    while (rank as usize) <= sp.len() {
-        let t = sp[rank as usize - 1];
-        rank = (rank * 1.06).max(rank + 1.0);
-        if t == last_t || t == f64::NEG_INFINITY {
-            continue;
+    best_of_thresholds(&ThresholdCounts::of(sp, sq), m_p, m_q, z, objective)
+}
+
+/// The thresholds [`best_threshold`] visits, with the training counts at each: a function of
+/// the sorted training scores only (not of the objective, the quantile or the held-out sizes),
+/// so a tester that asks for several objectives of the same scores forms it once.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ThresholdCounts {
+    /// Training sizes of the two sides (as reals).
+    np: f64,
+    nq: f64,
+    /// (t, k_p, k_q): the threshold and how many training scores of each side are ≥ t.
+    points: Vec<(f64, f64, f64)>,
+}
+
+impl ThresholdCounts {
+    /// The thresholds of `sp` (training scores sorted descending) at ranks 1, then ×1.06 (at
+    /// least +1) each step, skipping repeats and −∞, with the counts of `sp` and `sq` ≥ each.
+    pub(crate) fn of(sp: &[f64], sq: &[f64]) -> Self {
+        let (np, nq) = (sp.len() as f64, sq.len() as f64);
+        if sp.is_empty() || sq.is_empty() {
+            return Self::default();
         }
-        last_t = t;
-        let kp = count_ge(sp, t);
-        let kq = count_ge(sq, t);
+        let count_ge = |v: &[f64], t: f64| v.partition_point(|&x| x >= t) as f64;
+        let mut points = Vec::new();
+        let mut rank = 1.0_f64;
+        let mut last_t = f64::NAN;
+        while (rank as usize) <= sp.len() {
+            let t = sp[rank as usize - 1];
+            rank = (rank * 1.06).max(rank + 1.0);
+            if t == last_t || t == f64::NEG_INFINITY {
+                continue;
+            }
+            last_t = t;
+            points.push((t, count_ge(sp, t), count_ge(sq, t)));
+        }
+        Self { np, nq, points }
+    }
+
+    /// [`Self::of`] with `sq` in any order: the same thresholds and counts. When every value
+    /// is finite, the counts of `sq` come from one pass over it (each value counts toward
+    /// every threshold ≤ it: the thresholds strictly decrease, so those form a suffix, found
+    /// by a search of the thresholds), instead of sorting it; otherwise `sq` is sorted.
+    pub(crate) fn of_unsorted_q(sp: &[f64], sq: &[f64]) -> Self {
+        if sp.is_empty() || sq.is_empty() {
+            return Self::of(sp, sq);
+        }
+        let finite = |v: &[f64]| v.iter().all(|x| x.is_finite());
+        if !(finite(sp) && finite(sq)) {
+            return Self::of(sp, &sorted_desc(sq.to_vec()));
+        }
+        let mut counts = Self::of(sp, &[0.0]);
+        if counts.points.is_empty() {
+            return Self::of(sp, sq);
+        }
+        counts.nq = sq.len() as f64;
+        let ts: Vec<f64> = counts.points.iter().map(|&(t, _, _)| t).collect();
+        let mut first = vec![0usize; ts.len() + 1];
+        for &x in sq {
+            first[ts.partition_point(|&t| t > x)] += 1;
+        }
+        let mut below = 0usize;
+        for (point, n) in counts.points.iter_mut().zip(&first) {
+            below += n;
+            point.2 = below as f64;
+        }
+        counts
+    }
+}
+
+/// [`best_threshold`] over thresholds already counted: the first threshold with the largest
+/// `objective` at the predicted Wilson bounds, `None` when there is none.
+pub(crate) fn best_of_thresholds(
+    counts: &ThresholdCounts,
+    m_p: f64,
+    m_q: f64,
+    z: f64,
+    objective: impl Fn(f64, f64) -> f64,
+) -> Option<(f64, f64)> {
+    let (np, nq) = (counts.np, counts.nq);
+    let mut best: Option<(f64, f64)> = None;
+    for &(t, kp, kq) in &counts.points {
         let pl = wilson_lower(kp / np * m_p, m_p, z);
         let qu = wilson_upper(kq / nq * m_q, m_q, z);
         let pred = objective(pl, qu);
@@ -653,6 +816,74 @@ mod tests {
         );
         let z = planned_profile_epsilon(&PrivacyClaim::zcdp(0.05).unwrap(), 100_000);
         assert!(z.is_some_and(|e| e > 0.0), "{z:?}");
+    }
+
+    /// The radix sort puts values in `total_cmp`'s descending order, bit for bit: zeros of both
+    /// signs, infinities, NaNs, subnormals and many ties.
+    #[test]
+    fn radix_sort_is_the_sort() {
+        use crate::rng::{Seed, Stream};
+        use rand::RngExt;
+        let mut rng = Seed(3).rng(Stream::Other { tag: 78, index: 0 });
+        let specials = [
+            0.0,
+            -0.0,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            -f64::NAN,
+            f64::MIN_POSITIVE / 4.0,
+            -f64::MIN_POSITIVE / 4.0,
+            1.0,
+            -1.0,
+        ];
+        for n in [0, 1, 5, 4095, 4096, 10_000] {
+            let v: Vec<f64> = (0..n)
+                .map(|i| match i % 4 {
+                    0 => specials[rng.random_range(0..specials.len())],
+                    1 => (rng.random::<f64>() * 8.0).round() - 4.0,
+                    _ => (rng.random::<f64>() - 0.5) * 1e6,
+                })
+                .collect();
+            let mut want = v.clone();
+            want.sort_by(|a, b| b.total_cmp(a));
+            let mut got = v.clone();
+            radix_sort_desc(&mut got);
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&got), bits(&want), "n = {n}");
+            assert_eq!(bits(&sorted_desc(v)), bits(&want), "n = {n}");
+        }
+    }
+
+    /// Counting the second side unsorted gives the same thresholds and counts, bit for bit.
+    #[test]
+    fn unsorted_counts_are_the_sorted_counts() {
+        use crate::rng::{Seed, Stream};
+        use rand::RngExt;
+        let mut rng = Seed(4).rng(Stream::Other { tag: 79, index: 0 });
+        for (n, m) in [(1, 1), (10, 3), (500, 700), (3000, 20), (2, 0)] {
+            let sp: Vec<f64> = (0..n)
+                .map(|_| (rng.random::<f64>() * 40.0).round() / 4.0 - 5.0)
+                .collect();
+            let mut sq: Vec<f64> = (0..m)
+                .map(|_| (rng.random::<f64>() * 40.0).round() / 4.0 - 5.0)
+                .collect();
+            if m > 2 {
+                sq[0] = -0.0;
+                sq[1] = 0.0;
+            }
+            let sp = sorted_desc(sp);
+            let a = ThresholdCounts::of(&sp, &sorted_desc(sq.clone()));
+            let b = ThresholdCounts::of_unsorted_q(&sp, &sq);
+            let bits = |c: &ThresholdCounts| {
+                let mut v = vec![c.np.to_bits(), c.nq.to_bits()];
+                for &(t, x, y) in &c.points {
+                    v.extend([t.to_bits(), x.to_bits(), y.to_bits()]);
+                }
+                v
+            };
+            assert_eq!(bits(&a), bits(&b), "{n} {m}");
+        }
     }
 
     /// Coverage of the empirical Bernstein bound on Bernoulli(0.3) means, n = 200, a = 0.1: the

@@ -70,7 +70,7 @@
 //! bounds at 0.45·β each). Every choice (kernel, bandwidth, projection, threshold) is made on the
 //! training split and costs nothing.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use rand::Rng;
 use rayon::prelude::*;
@@ -78,8 +78,9 @@ use rustfft::FftPlanner;
 use rustfft::num_complex::Complex;
 
 use super::common::{
-    Feature, HeldOutEvent, bernstein_deviation, best_threshold, candidate_features, check_fraction,
-    empirical_bernstein_lower, hockey_stick_epsilon, hockey_stick_plan, sorted_desc, train_rows,
+    Feature, HeldOutEvent, ThresholdCounts, bernstein_deviation, best_of_thresholds,
+    candidate_features, check_fraction, empirical_bernstein_lower, hockey_stick_epsilon,
+    hockey_stick_plan, sorted_desc, train_rows,
 };
 use super::{Divergence, Measurement, PropertyTester, check_inputs};
 use crate::bounds::normal_upper_quantile;
@@ -219,7 +220,10 @@ fn linear_mmd_terms(
     rows_q: std::ops::Range<usize>,
 ) -> Vec<f64> {
     let pairs = rows_p.len().min(rows_q.len()) / 2;
+    // In parallel: each term is computed alone and collected in order (the same on any number
+    // of threads).
     (0..pairs)
+        .into_par_iter()
         .map(|i| {
             let (x1, x2) = (p.row(rows_p.start + 2 * i), p.row(rows_p.start + 2 * i + 1));
             let (y1, y2) = (q.row(rows_q.start + 2 * i), q.row(rows_q.start + 2 * i + 1));
@@ -257,6 +261,11 @@ struct Projection {
     /// Every [`LEAP`]-th value of `pooled` (`pooled[0]`, `pooled[LEAP]`, …): a small index that
     /// stays in cache, searched first (see [`Projection::below`]).
     leaps: Vec<f64>,
+    /// The mid-rank sums ([`Projection::rank_sum`]) of the held-out rows of each of its two
+    /// sides, once counted (see [`ProjectionTraining`] for which side is which).
+    held: [OnceLock<Vec<u32>>; 2],
+    /// Whether `pooled` holds no NaN (then `x < v` is monotone along it for every v).
+    no_nan: bool,
 }
 
 /// Pooled values per step of [`Projection::leaps`].
@@ -265,10 +274,13 @@ const LEAP: usize = 64;
 impl Projection {
     fn new(feature: Feature, pooled: Vec<f64>) -> Self {
         let leaps = pooled.iter().step_by(LEAP).copied().collect();
+        let no_nan = !pooled.iter().any(|x| x.is_nan());
         Self {
             feature,
             pooled,
             leaps,
+            held: Default::default(),
+            no_nan,
         }
     }
 
@@ -277,25 +289,176 @@ impl Projection {
     /// the same (the predicate is monotone on the sorted values: all before `lo` are below v,
     /// all from `hi` on are not), with one cache-missing search of 64 values instead of a
     /// search of the whole array per held-out release; hand-written because no crate offers a
-    /// static sorted-array index with `partition_point`'s exact semantics.
+    /// static sorted-array index with `partition_point`'s exact semantics. Within the block,
+    /// when no pooled value is NaN, the values below v are counted instead of searched: the
+    /// predicate is monotone, so its count is its partition point, and the count's loads do
+    /// not wait on each other (the search's each wait on the last, each a possible cache miss).
     fn below(&self, v: f64) -> usize {
         let j = self.leaps.partition_point(|&x| x < v);
         let lo = j.saturating_sub(1) * LEAP;
         let hi = (j * LEAP).min(self.pooled.len());
-        lo + self.pooled[lo..hi.max(lo)].partition_point(|&x| x < v)
+        let block = &self.pooled[lo..hi.max(lo)];
+        if self.no_nan {
+            lo + block.iter().map(|&x| usize::from(x < v)).sum::<usize>()
+        } else {
+            lo + block.partition_point(|&x| x < v)
+        }
     }
 
     /// Mid-rank pooled ECDF u ∈ [0, 1] of the projected row.
     fn u(&self, row: &ndarray::ArrayView1<'_, f64>) -> f64 {
-        let v = self.feature.eval(row);
+        self.u_of(self.rank_sum(self.feature.eval(row)))
+    }
+
+    /// u of a mid-rank sum: (below + up to) / (2·pooled).
+    fn u_of(&self, rank_sum: usize) -> f64 {
+        rank_sum as f64 / (2 * self.pooled.len()) as f64
+    }
+
+    /// The number of pooled values below v plus the number up to v (twice the mid-rank).
+    fn rank_sum(&self, v: f64) -> usize {
         let below = self.below(v);
-        // A second search only when v ties a pooled value (rare for continuous features).
+        // A second search only when v ties a pooled value (rare for continuous features, but
+        // every A row ties its own value).
         let upto = if self.pooled.get(below) == Some(&v) {
-            below + self.pooled[below..].partition_point(|&x| x <= v)
+            below + self.ties_from(below, v)
         } else {
             below
         };
-        (below + upto) as f64 / (2 * self.pooled.len()) as f64
+        below + upto
+    }
+
+    /// `pooled[from..].partition_point(|&x| x <= v)` where `pooled[from] == v`. When no pooled
+    /// value is NaN the predicate is monotone, and the point is found by galloping from
+    /// `from` (doubling steps until a value above v, then a search of the last step): the same
+    /// point, in a few steps near `from` instead of a search of the whole rest.
+    fn ties_from(&self, from: usize, v: f64) -> usize {
+        let rest = &self.pooled[from..];
+        if !self.no_nan {
+            return rest.partition_point(|&x| x <= v);
+        }
+        // rest[0] == v; invariant: rest[bound / 2] <= v.
+        let mut bound = 1;
+        while bound < rest.len() && rest[bound] <= v {
+            bound *= 2;
+        }
+        let lo = bound / 2 + 1;
+        let hi = bound.min(rest.len());
+        lo + rest[lo..hi.max(lo)].partition_point(|&x| x <= v)
+    }
+
+    /// u of the rows `rows` of `s`, in order (values and searches in parallel blocks, each
+    /// computed alone: the same on any number of threads).
+    fn us(&self, s: &Samples, rows: std::ops::Range<usize>) -> Vec<f64> {
+        let mut v = self.feature.values(s, rows);
+        v.par_chunks_mut(1 << 14)
+            .for_each(|b| b.iter_mut().for_each(|x| *x = self.u_of(self.rank_sum(*x))));
+        v
+    }
+
+    /// Mid-rank sums of the rows `rows` of `s` as u32, or `None` when they may not fit.
+    fn rank_sums(&self, s: &Samples, rows: std::ops::Range<usize>) -> Option<Vec<u32>> {
+        u32::try_from(2 * self.pooled.len()).ok()?;
+        let v = self.feature.values(s, rows);
+        Some(
+            v.par_chunks(1 << 14)
+                .flat_map_iter(|b| b.iter().map(|&x| self.rank_sum(x) as u32))
+                .collect(),
+        )
+    }
+}
+
+/// What part (b) needs of a coordinate's projection, from the training rows only: the
+/// projection (its pooled A values), each side's binned A values and its B values' u. The
+/// same for both directions (P, Q) and (Q, P): a coordinate is the same feature in both
+/// (the tester offers each coordinate with its sign +1 only), its pooled values are the same
+/// multiset (sorted, the same list: values equal under `total_cmp` have identical bits) and
+/// each side's rows are the same rows. So it is formed once per pair of samples and
+/// coordinate, for both directions and every ε, and kept by the samples' ids
+/// ([`Samples::id`]: the same id means the same values), its sides in a fixed order.
+struct ProjectionTraining {
+    projection: Arc<Projection>,
+    bins: [Vec<f64>; 2],
+    b_us: [Vec<f64>; 2],
+}
+
+/// A side of a test: the samples' id, the end of its A rows, of its B rows, and its size.
+type SideKey = (u64, usize, usize, usize);
+
+/// The [`ProjectionTraining`]s formed most recently, by coordinate (index, sign bits) and
+/// sides (in their fixed order, the smaller [`SideKey`] first).
+#[allow(clippy::type_complexity)]
+static PROJECTIONS: Mutex<Vec<((usize, u64, SideKey, SideKey), Arc<ProjectionTraining>)>> =
+    Mutex::new(Vec::new());
+
+/// [`PROJECTIONS`] kept at once.
+const PROJECTIONS_KEPT: usize = 8;
+
+/// The [`ProjectionTraining`] of `feature` on the sides (`p`, rows A `0..ap`, B `ap..tp`) and
+/// (`q`, `0..aq`, `aq..tq`), and which of its sides is P's and which Q's. A coordinate's is
+/// formed once (see [`ProjectionTraining`]); others' each time.
+fn projection_training(
+    feature: Feature,
+    p: &Samples,
+    (ap, tp): (usize, usize),
+    q: &Samples,
+    (aq, tq): (usize, usize),
+) -> (Arc<ProjectionTraining>, [usize; 2]) {
+    let Feature::Coordinate { j, sign } = feature else {
+        return (
+            Arc::new(form_projection(feature, [(p, ap, tp), (q, aq, tq)])),
+            [0, 1],
+        );
+    };
+    let kp: SideKey = (p.id(), ap, tp, p.n());
+    let kq: SideKey = (q.id(), aq, tq, q.n());
+    let (key, sides, order) = if kp <= kq {
+        (
+            (j, sign.to_bits(), kp, kq),
+            [0, 1],
+            [(p, ap, tp), (q, aq, tq)],
+        )
+    } else {
+        (
+            (j, sign.to_bits(), kq, kp),
+            [1, 0],
+            [(q, aq, tq), (p, ap, tp)],
+        )
+    };
+    let memo = || PROJECTIONS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, t)) = memo().iter().find(|(k, _)| *k == key) {
+        return (t.clone(), sides);
+    }
+    let t = Arc::new(form_projection(feature, order));
+    let mut m = memo();
+    if m.len() >= PROJECTIONS_KEPT {
+        m.remove(0);
+    }
+    m.push((key, t.clone()));
+    (t, sides)
+}
+
+/// A [`ProjectionTraining`] of `feature` on two sides (samples, end of A rows, end of B rows).
+fn form_projection(feature: Feature, sides: [(&Samples, usize, usize); 2]) -> ProjectionTraining {
+    let [(p, ap, tp), (q, aq, tq)] = sides;
+    let (vp, vq) = rayon::join(|| feature.values(p, 0..ap), || feature.values(q, 0..aq));
+    let mut pooled: Vec<f64> = vp.iter().chain(vq.iter()).copied().collect();
+    drop((vp, vq));
+    pooled.par_sort_unstable_by(f64::total_cmp);
+    let projection = Arc::new(Projection::new(feature, pooled));
+    let ((cp, cq), (up, uq)) = rayon::join(
+        || {
+            rayon::join(
+                || bin_counts(&projection.us(p, 0..ap)),
+                || bin_counts(&projection.us(q, 0..aq)),
+            )
+        },
+        || rayon::join(|| projection.us(p, ap..tp), || projection.us(q, aq..tq)),
+    );
+    ProjectionTraining {
+        projection,
+        bins: [cp, cq],
+        b_us: [up, uq],
     }
 }
 
@@ -305,6 +468,8 @@ impl Projection {
 enum Score {
     Smoothed {
         projection: Arc<Projection>,
+        /// The projection's sides ([`Projection::held`]) of P and of Q.
+        sides: [usize; 2],
         /// ln μ̂_P/μ̂_Q at u = i/GRID, i = 0..=GRID.
         table: Vec<f64>,
         kernel: Kernel,
@@ -501,9 +666,8 @@ impl PropertyTester for MmdTester {
         let features = fewest_projections(features, p, ap, q, aq);
         let objective = |pl: f64, qu: f64| pl - e_eps * qu;
         let choose = |sp: Vec<f64>, sq: Vec<f64>| {
-            best_threshold(
-                &sorted_desc(sp),
-                &sorted_desc(sq),
+            best_of_thresholds(
+                &ThresholdCounts::of_unsorted_q(&sorted_desc(sp), &sq),
                 m_p as f64,
                 m_q as f64,
                 z,
@@ -516,8 +680,8 @@ impl PropertyTester for MmdTester {
             ));
         };
         let (k_p, k_q) = rayon::join(
-            || (tp..p.n()).filter(|&i| score.eval(&p.row(i)) >= t).count() as u64,
-            || (tq..q.n()).filter(|&i| score.eval(&q.row(i)) >= t).count() as u64,
+            || held_out_count(&score, t, 0, p, tp),
+            || held_out_count(&score, t, 1, q, tq),
         );
         let held_out = HeldOutEvent::bound(k_p, m_p, k_q, m_q, half_b);
         let value_b = held_out.hockey_stick(e_eps);
@@ -538,6 +702,41 @@ impl PropertyTester for MmdTester {
             event: Some(held_out.event(score.describe(t))),
         })
     }
+}
+
+/// How many held-out rows `from..` of `s`, side `side` of the test (0 for P, 1 for Q), have
+/// `score` ≥ `t`. A kernel score's projection keeps the rows' mid-rank sums (the other
+/// direction and other ε ask for the same rows of a shared projection), and the score of a
+/// row is computed from its rank sum exactly as [`Score::eval`] computes it.
+fn held_out_count(score: &Score, t: f64, side: usize, s: &Samples, from: usize) -> u64 {
+    if let Score::Smoothed {
+        projection,
+        sides,
+        table,
+        ..
+    } = score
+    {
+        let held = &projection.held[sides[side]];
+        let ranks = match held.get() {
+            Some(r) => Some(r),
+            None => projection
+                .rank_sums(s, from..s.n())
+                .map(|r| held.get_or_init(|| r)),
+        };
+        if let Some(ranks) = ranks {
+            return ranks
+                .par_chunks(1 << 14)
+                .map(|b| {
+                    b.iter()
+                        .filter(|&&r| interpolate(table, projection.u_of(r as usize)) >= t)
+                        .count()
+                })
+                .sum::<usize>() as u64;
+        }
+    }
+    (from..s.n())
+        .filter(|&i| score.eval(&s.row(i)) >= t)
+        .count() as u64
 }
 
 /// Part (a) of the MMD tester's bound: the linear-time MMD² on the held-out rows and the
@@ -670,25 +869,16 @@ fn best_event(
             candidates.push(choose(sp, sq).map(|(t, pred)| (Score::Pattern(f), t, pred)));
             continue;
         }
-        let vp = feature.values(p, 0..ap);
-        let vq = feature.values(q, 0..aq);
-        let mut pooled: Vec<f64> = vp.iter().chain(vq.iter()).copied().collect();
-        pooled.sort_by(f64::total_cmp);
-        let projection = Arc::new(Projection::new(feature, pooled));
-        let (cp, cq) = rayon::join(
-            || bin_counts(&(0..ap).map(|i| projection.u(&p.row(i))).collect::<Vec<_>>()),
-            || bin_counts(&(0..aq).map(|i| projection.u(&q.row(i))).collect::<Vec<_>>()),
-        );
-        let (up, uq): (Vec<f64>, Vec<f64>) = rayon::join(
-            || (ap..tp).map(|i| projection.u(&p.row(i))).collect(),
-            || (aq..tq).map(|i| projection.u(&q.row(i))).collect(),
-        );
+        let (shared, sides) = projection_training(feature, p, (ap, tp), q, (aq, tq));
+        let projection = &shared.projection;
+        let (cp, cq) = (&shared.bins[sides[0]], &shared.bins[sides[1]]);
+        let (up, uq) = (&shared.b_us[sides[0]], &shared.b_us[sides[1]]);
         let grid: Vec<(Kernel, f64)> = [Kernel::Rbf, Kernel::Laplacian]
             .into_iter()
             .flat_map(|k| [0.125, 0.25, 0.5, 1.0, 2.0].map(|m| (k, silverman * m)))
             .collect();
         candidates.par_extend(grid.into_par_iter().map(|(kernel, h)| {
-            let (sp, sq) = smooth_pair(&cp, &cq, kernel, h);
+            let (sp, sq) = smooth_pair(cp, cq, kernel, h);
             let table: Vec<f64> = sp
                 .iter()
                 .zip(sq.iter())
@@ -700,6 +890,7 @@ fn best_event(
                 (
                     Score::Smoothed {
                         projection: projection.clone(),
+                        sides,
                         table,
                         kernel,
                         h,
@@ -753,6 +944,10 @@ mod tests {
             for v in queries {
                 let direct = projection.pooled.partition_point(|&x| x < v);
                 assert_eq!(projection.below(v), direct, "{v}");
+                if projection.pooled.get(direct) == Some(&v) {
+                    let upto = projection.pooled[direct..].partition_point(|&x| x <= v);
+                    assert_eq!(projection.ties_from(direct, v), upto, "{v}");
+                }
             }
         }
     }

@@ -71,9 +71,12 @@
 use rand::Rng;
 use rayon::prelude::*;
 
+use std::sync::{Arc, OnceLock};
+
 use super::common::{
-    Feature, HeldOutEvent, bernstein_deviation, best_threshold, candidate_features, check_fraction,
-    empirical_bernstein_lower, empirical_bernstein_upper, sorted_desc, train_rows,
+    Feature, HeldOutEvent, KeyMap, ThresholdCounts, bernstein_deviation, best_of_thresholds,
+    candidate_features, check_fraction, empirical_bernstein_lower, empirical_bernstein_upper,
+    pattern_key, pattern_key_of, sorted_desc, train_rows,
 };
 use super::{Divergence, Measurement, PropertyTester, check_inputs};
 use crate::bounds::normal_upper_quantile;
@@ -323,19 +326,16 @@ impl PropertyTester for RenyiTester {
         let half = failure_probability / 2.0;
 
         // 1–2. Choose the feature and test function on the training rows only.
-        let features = candidate_features(p, np, q, nq, self.max_discrete_values, true);
-        let Some(choice) = choose_test_function(&features, p, np, q, nq, alpha, half) else {
+        let training = self.training_once(p, np, q, nq);
+        let Some(choice) = choose_test_function(&training, p, np, q, nq, alpha, half) else {
             return Err(Error::InvalidSamples(
                 "no candidate test function could be formed".into(),
             ));
         };
-        let feature: &Feature = &features[choice.feature];
+        let feature: &Feature = &training.features[choice.feature];
 
         // 3. Bound on the held-out rows.
-        let (fp, fq) = rayon::join(
-            || feature.values(p, np..p.n()),
-            || feature.values(q, nq..q.n()),
-        );
+        let (fp, fq) = training.held_out_values(choice.feature, p, np, q, nq);
         let held = (&fp[..], &fq[..]);
         Ok(match choice.function {
             TestFunction::Clamped { a, b, c } => {
@@ -346,12 +346,239 @@ impl PropertyTester for RenyiTester {
     }
 }
 
-/// Steps 1–2 on the training rows `0..np` of `p` and `0..nq` of `q`: for every feature, the
-/// event with the best predicted binary Rényi bound and, per pair of clamping levels, the best
-/// clamped test function over the grid of c; candidates evaluated in parallel and reduced in
-/// order (deterministic). The one with the largest finite prediction.
+/// What steps 1–2 need of the training rows, for every order α: the candidate features and,
+/// per feature, the thresholds of its events with their training counts, the pairs of
+/// clamping levels and the compressed training values. A function of the training rows and the
+/// tester's settings only.
+struct Training {
+    features: Vec<Feature>,
+    per_feature: Vec<FeatureTraining>,
+}
+
+/// [`Training`] of one feature.
+struct FeatureTraining {
+    /// The events' thresholds with the training counts of each side (see [`ThresholdCounts`]).
+    thresholds: ThresholdCounts,
+    /// Pairs (a, b) of clamping levels: quantiles of the pooled training values, b > a.
+    pairs: Vec<(f64, f64)>,
+    /// The training values of each side, compressed ([`compress`]).
+    cp: Vec<(f64, f64)>,
+    cq: Vec<(f64, f64)>,
+    /// The held-out values, when kept (see [`Training::held_out_values`]).
+    held: OnceLock<CodedValues>,
+}
+
+/// The [`Training`]s formed most recently, by [`TrainingKey`]: the runner asks for a bound at
+/// every order α of the plan, in both directions, from the same training rows.
+static TRAININGS: std::sync::Mutex<Vec<(TrainingKey, Arc<Training>)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// [`TRAININGS`] kept at once: two directions for each of the layers that may run at once.
+const TRAININGS_KEPT: usize = 6;
+
+/// What a [`Training`] is a function of: the tester's settings, the row counts (training and
+/// all) and dimension, and the two samples' ids ([`Samples::id`]: samples with the same id have
+/// the same values, so the same id means the same training and held-out rows). The held-out
+/// values kept in a [`Training`] ([`FeatureTraining::held`]) are therefore those of this test's
+/// held-out rows, and the test function, chosen on training rows only, stays independent of
+/// them (module docs).
+#[derive(Clone, PartialEq, Eq)]
+struct TrainingKey {
+    settings: (u64, usize),
+    rows: (usize, usize, usize, usize, usize),
+    ids: (u64, u64),
+}
+
+impl RenyiTester {
+    /// [`training`] of the training rows `0..np` of `p` and `0..nq` of `q`, formed once for the
+    /// same samples and settings (see [`TrainingKey`]).
+    fn training_once(&self, p: &Samples, np: usize, q: &Samples, nq: usize) -> Arc<Training> {
+        let key = TrainingKey {
+            settings: (self.train_fraction.to_bits(), self.max_discrete_values),
+            rows: (np, nq, p.n(), q.n(), p.dim()),
+            ids: (p.id(), q.id()),
+        };
+        let memo = || TRAININGS.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, t)) = memo().iter().find(|(k, _)| *k == key) {
+            return t.clone();
+        }
+        let t = Arc::new(training(p, np, q, nq, self.max_discrete_values));
+        let mut m = memo();
+        if m.len() >= TRAININGS_KEPT {
+            m.remove(0);
+        }
+        m.push((key, t.clone()));
+        t
+    }
+}
+
+/// The held-out values of an estimated log-likelihood-ratio feature, kept as codes: each value
+/// is one of the table's (or 0 for a pattern unseen in training), so a row's value is
+/// `levels[code]`, the same bits as the feature's value. A quarter of the memory of the values.
+struct CodedValues {
+    levels: Vec<f64>,
+    p: Vec<u16>,
+    q: Vec<u16>,
+}
+
+impl Training {
+    /// The values of feature `fi` on the held-out rows `np..` of `p` and `nq..` of `q` (the
+    /// samples this training was formed for). An estimated log-likelihood-ratio feature's are
+    /// computed once and kept coded (every order α and direction may ask for them; its
+    /// values cost a hash of the pattern each); other features' are computed again.
+    fn held_out_values(
+        &self,
+        fi: usize,
+        p: &Samples,
+        np: usize,
+        q: &Samples,
+        nq: usize,
+    ) -> (Vec<f64>, Vec<f64>) {
+        let feature = &self.features[fi];
+        let Feature::Atoms { coords, table } = feature else {
+            return rayon::join(
+                || feature.values(p, np..p.n()),
+                || feature.values(q, nq..q.n()),
+            );
+        };
+        if table.len() >= usize::from(u16::MAX) {
+            return rayon::join(
+                || feature.values(p, np..p.n()),
+                || feature.values(q, nq..q.n()),
+            );
+        }
+        let coded = self.per_feature[fi].held.get_or_init(|| {
+            let mut levels = vec![0.0];
+            let mut index: KeyMap<u16> = KeyMap::default();
+            for (&k, &v) in table {
+                index.insert(k, levels.len() as u16);
+                levels.push(v);
+            }
+            let (cp, cq) = rayon::join(
+                || pattern_codes(coords, &index, p, np..p.n()),
+                || pattern_codes(coords, &index, q, nq..q.n()),
+            );
+            CodedValues {
+                levels,
+                p: cp,
+                q: cq,
+            }
+        });
+        let decode = |codes: &[u16]| {
+            codes
+                .iter()
+                .map(|&c| coded.levels[usize::from(c)])
+                .collect()
+        };
+        rayon::join(|| decode(&coded.p), || decode(&coded.q))
+    }
+}
+
+/// The code in `index` (0 if absent) of the pattern of `coords` in each of the rows `rows` of
+/// `s`, in order; row-major samples in parallel blocks (each code computed alone: the same
+/// result on any number of threads).
+fn pattern_codes(
+    coords: &[usize],
+    index: &KeyMap<u16>,
+    s: &Samples,
+    rows: std::ops::Range<usize>,
+) -> Vec<u16> {
+    let code = |k: u64| index.get(&k).copied().unwrap_or(0);
+    let d = s.dim();
+    match s.values().as_slice() {
+        Some(flat) => flat[rows.start * d..rows.end * d]
+            .par_chunks((1 << 14) * d)
+            .flat_map_iter(|x| x.chunks_exact(d).map(|r| code(pattern_key_of(r, coords))))
+            .collect(),
+        None => rows.map(|i| code(pattern_key(&s.row(i), coords))).collect(),
+    }
+}
+
+/// The [`Training`] of the training rows `0..np` of `p` and `0..nq` of `q`: the candidate
+/// features (discrete coordinates: at most `cap` values), each one's training values sorted,
+/// its events' thresholds, the quantiles of its pooled values (the clamping levels) and its
+/// compressed values.
+fn training(p: &Samples, np: usize, q: &Samples, nq: usize, cap: usize) -> Training {
+    let features = candidate_features(p, np, q, nq, cap, true);
+    let levels = [(0.0, 1.0), (0.01, 0.99), (0.1, 0.9), (0.5, 0.5)];
+    let per_feature = features
+        .iter()
+        .map(|feature| {
+            let (sp, sq) = rayon::join(
+                || sorted_desc(feature.values(p, 0..np)),
+                || sorted_desc(feature.values(q, 0..nq)),
+            );
+            let thresholds = ThresholdCounts::of(&sp, &sq);
+            let quant = |l: f64| {
+                pooled_ascending_at(
+                    &sp,
+                    &sq,
+                    ((sp.len() + sq.len() - 1) as f64 * l).round() as usize,
+                )
+            };
+            let pairs: Vec<(f64, f64)> = levels
+                .iter()
+                .flat_map(|&(la, _)| levels.iter().map(move |&(_, lb)| (quant(la), quant(lb))))
+                .filter(|&(a, b)| b > a && (b - a).is_finite())
+                .collect();
+            FeatureTraining {
+                thresholds,
+                pairs,
+                cp: compress(&sp, 1024),
+                cq: compress(&sq, 1024),
+                held: OnceLock::new(),
+            }
+        })
+        .collect();
+    Training {
+        features,
+        per_feature,
+    }
+}
+
+/// Element `k` of the values of `sp` and `sq` (each sorted descending by `total_cmp`) pooled and
+/// sorted ascending by `total_cmp`: what sorting the pooled values would put there (values
+/// equal under `total_cmp` have identical bits), found by a binary search over how many of the
+/// k + 1 smallest come from `sp`, without forming the pooled list.
+fn pooled_ascending_at(sp: &[f64], sq: &[f64], k: usize) -> f64 {
+    // Ascending views: the i-th smallest of sp is sp[len − 1 − i].
+    let a = |i: usize| sp[sp.len() - 1 - i];
+    let b = |i: usize| sq[sq.len() - 1 - i];
+    let total = k + 1; // how many of the smallest are taken
+    // i from sp, total − i from sq; the right i is the largest with a(i − 1) ≤ b(total − i) …
+    let (mut lo, mut hi) = (total.saturating_sub(sq.len()), total.min(sp.len()));
+    while lo < hi {
+        let i = (lo + hi).div_ceil(2);
+        // Taking i from sp is too many if sp's i-th smallest exceeds sq's (total − i + 1)-th.
+        if total - i < sq.len() && a(i - 1).total_cmp(&b(total - i)).is_gt() {
+            hi = i - 1;
+        } else {
+            lo = i;
+        }
+    }
+    let i = lo;
+    let last_a = (i > 0).then(|| a(i - 1));
+    let last_b = (total > i).then(|| b(total - i - 1));
+    match (last_a, last_b) {
+        (Some(x), Some(y)) => {
+            if x.total_cmp(&y).is_ge() {
+                x
+            } else {
+                y
+            }
+        }
+        (Some(x), None) => x,
+        (None, Some(y)) => y,
+        (None, None) => f64::NAN,
+    }
+}
+
+/// Steps 1–2 with the training rows' [`Training`] (rows `0..np` of `p`, `0..nq` of `q`): for
+/// every feature, the event with the best predicted binary Rényi bound and, per pair of
+/// clamping levels, the best clamped test function over the grid of c; candidates evaluated in
+/// parallel and reduced in order (deterministic). The one with the largest finite prediction.
 fn choose_test_function(
-    features: &[Feature],
+    training: &Training,
     p: &Samples,
     np: usize,
     q: &Samples,
@@ -362,18 +589,15 @@ fn choose_test_function(
     let (m_p, m_q) = (p.n() - np, q.n() - nq);
     let z = normal_upper_quantile(half);
     let c_grid: Vec<f64> = (0..25).map(|k| 0.05 * 1.35_f64.powi(k)).collect();
-    let levels = [(0.0, 1.0), (0.01, 0.99), (0.1, 0.9), (0.5, 0.5)];
     // Candidates are evaluated in parallel and reduced in order (deterministic).
     let mut candidates: Vec<Choice> = Vec::new();
-    for (fi, feature) in features.iter().enumerate() {
-        let (sp, sq) = rayon::join(
-            || sorted_desc(feature.values(p, 0..np)),
-            || sorted_desc(feature.values(q, 0..nq)),
-        );
+    for (fi, ft) in training.per_feature.iter().enumerate() {
         // Events.
-        if let Some((t, pred)) = best_threshold(&sp, &sq, m_p as f64, m_q as f64, z, |a, b| {
-            binary_renyi_lower(alpha, a, b)
-        }) {
+        if let Some((t, pred)) =
+            best_of_thresholds(&ft.thresholds, m_p as f64, m_q as f64, z, |a, b| {
+                binary_renyi_lower(alpha, a, b)
+            })
+        {
             candidates.push(Choice {
                 feature: fi,
                 function: TestFunction::Event { t },
@@ -381,16 +605,8 @@ fn choose_test_function(
             });
         }
         // Clamped features.
-        let mut pooled: Vec<f64> = sp.iter().chain(sq.iter()).copied().collect();
-        pooled.sort_by(f64::total_cmp);
-        let quant = |l: f64| pooled[((pooled.len() - 1) as f64 * l).round() as usize];
-        let cp = compress(&sp, 1024);
-        let cq = compress(&sq, 1024);
-        let pairs: Vec<(f64, f64)> = levels
-            .iter()
-            .flat_map(|&(la, _)| levels.iter().map(move |&(_, lb)| (quant(la), quant(lb))))
-            .filter(|&(a, b)| b > a && (b - a).is_finite())
-            .collect();
+        let (cp, cq) = (&ft.cp, &ft.cq);
+        let pairs = ft.pairs.clone();
         candidates.par_extend(pairs.into_par_iter().filter_map(|(a, b)| {
             let up: Vec<(f64, f64)> = cp.iter().map(|&(v, w)| (clamp_unit(v, a, b), w)).collect();
             let uq: Vec<(f64, f64)> = cq.iter().map(|&(v, w)| (clamp_unit(v, a, b), w)).collect();
@@ -429,12 +645,14 @@ fn clamped_bound(
     let lo_x = (-kx).exp() * (1.0 - 1e-12);
     let lo_y = (-ky).exp() * (1.0 - 1e-12);
     let (ex, ey) = (ClampedExp::new(kx), ClampedExp::new(ky));
+    // In parallel: each value is computed alone and collected in order (the same on any
+    // number of threads).
     let xs: Vec<f64> = fp
-        .iter()
+        .par_iter()
         .map(|&v| ex.at(clamp_unit(v, a, b)).clamp(lo_x, 1.0))
         .collect();
     let ys: Vec<f64> = fq
-        .iter()
+        .par_iter()
         .map(|&v| ey.at(clamp_unit(v, a, b)).clamp(lo_y, 1.0))
         .collect();
     let lx = empirical_bernstein_lower(&xs, lo_x, 1.0, half);
@@ -517,6 +735,30 @@ mod tests {
     }
     use crate::rng::{Seed, Stream};
     use crate::testers::common::fixtures;
+
+    /// The order statistic of two sorted lists is the pooled sort's element, bit for bit, at
+    /// every index: ties across and within the lists, zeros of both signs, unequal lengths.
+    #[test]
+    fn pooled_order_statistic_is_the_pooled_sort() {
+        let lists: Vec<Vec<f64>> = vec![
+            vec![1.0],
+            vec![0.0, -0.0, 0.0],
+            vec![3.0, 1.0, 1.0, -2.0, -0.0],
+            (0..37).map(|i| ((i * 7) % 11) as f64 - 5.0).collect(),
+            (0..5).map(|i| i as f64 * 0.5).collect(),
+        ];
+        for a in &lists {
+            for b in &lists {
+                let (sp, sq) = (sorted_desc(a.clone()), sorted_desc(b.clone()));
+                let mut pooled: Vec<f64> = a.iter().chain(b).copied().collect();
+                pooled.sort_by(f64::total_cmp);
+                for (k, want) in pooled.iter().enumerate() {
+                    let got = pooled_ascending_at(&sp, &sq, k);
+                    assert_eq!(got.to_bits(), want.to_bits(), "{a:?} {b:?} {k}");
+                }
+            }
+        }
+    }
 
     fn gaussian(n: usize, mean: f64, sd: f64, seed: u64) -> Samples {
         fixtures::gaussian(n, mean, sd, seed, 21)
