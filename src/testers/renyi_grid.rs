@@ -38,13 +38,13 @@
 //!    (i << 45), where H_i is 2^{i/N} rounded to nearest and tail_i = (2^{i/N} − H_i)/H_i
 //!    rounded to nearest. Every other x (|x| < 2^-54, |x| ≥ 512, non-finite: glibc's own special
 //!    path) is handed to the platform's scalar `f64::exp` lane by lane, so it is the same by
-//!    definition, except x ≤ −746, which the grid meets often (large α·c) and which gives +0:
-//!    for x ≤ −1024 glibc returns the underflow value 2^-767·2^-767 = +0; for −1024 < x ≤ −746 its
-//!    `specialcase` forms y ≈ e^x·2^1022 ≤ e^-746·2^1022 < 2^-54 (to within a relative error far
-//!    below 2^-50), then hi = 1 + y = 1 (y < 2^-53, half an ulp of 1), then (hi + lo) − 1 with
-//!    lo ≈ y, which rounds to 1 − 1 = +0, and returns 2^-1022·(+0) = +0. (e^-746 < 2^-1076, a
-//!    quarter of the least subnormal, so +0 is also the correctly rounded value.) The self-check
-//!    covers such inputs too.
+//!    definition, except two ranges the grid meets often (large α·c), done in vector form
+//!    too: x ≤ −1024, where glibc returns its underflow value 2^-767·2^-767 = +0 (or +0 for
+//!    −∞), and −1024 < x ≤ −512, where glibc computes tmp and sbits as above and then, in its
+//!    `specialcase` for k < 0 (math/exp.c; the operations read from the local libm's code, no
+//!    contraction there): scale = from_bits(sbits + (1022 << 52)); y = scale + scale·tmp; if
+//!    y < 1 { hi = 1 + y; lo = (scale − y) + scale·tmp; y = ((((1 − hi) + y) + lo) + hi) − 1, and
+//!    +0 if it is ±0 }; result y·2^-1022. The vector code does those operations in that order.
 //! 3. *The guard.* Whether the platform's `exp` is this algorithm is not something the program
 //!    can know (another libm, another glibc, a CPU without FMA, where glibc takes its non-FMA
 //!    variant). So the vector path is used only when the CPU has AVX2 and FMA *and* a one-time
@@ -71,14 +71,19 @@ pub(crate) fn moment_sums_grid(
         && let Some(tab) = port_table()
     {
         let mut out = Vec::with_capacity(ks.len());
-        for chunk in ks.chunks(4) {
-            // The last chunk is padded with its own last k; the padding lanes are dropped.
-            let mut k4 = [chunk[chunk.len() - 1]; 4];
-            k4[..chunk.len()].copy_from_slice(chunk);
+        // Eight k a pass (two vectors side by side), the rest four a pass; a last short chunk is
+        // padded with its own last k, and the padding lanes are dropped.
+        for chunk in ks.chunks(8) {
+            let lane = |j: usize| chunk[j.min(chunk.len() - 1)];
+            let vec4 = |v: usize| std::array::from_fn(|j| lane(4 * v + j));
             // SAFETY: `port_table` returns `Some` only when the CPU has AVX2 and FMA
-            // (`is_x86_feature_detected!`), the features `avx::moment_sums4` is compiled for.
-            let (m1, m2) = unsafe { avx::moment_sums4(pts, k4, tab) };
-            out.extend((0..chunk.len()).map(|j| (m1[j], m2[j])));
+            // (`is_x86_feature_detected!`), the features `avx::moment_sums_lanes` is compiled for.
+            let sums: Vec<([f64; 4], [f64; 4])> = if chunk.len() > 4 {
+                unsafe { avx::moment_sums_lanes(pts, [vec4(0), vec4(1)], tab) }.to_vec()
+            } else {
+                unsafe { avx::moment_sums_lanes(pts, [vec4(0)], tab) }.to_vec()
+            };
+            out.extend((0..chunk.len()).map(|j| (sums[j / 4].0[j % 4], sums[j / 4].1[j % 4])));
         }
         return out;
     }
@@ -133,9 +138,6 @@ mod k {
     /// 0x1.1111167a4d017p−7.
     pub const C5: u64 = 0x3f81_1111_67a4_d017;
 }
-
-/// At and below this x, glibc's `exp` returns +0 (module docs, step 2).
-const UNDERFLOW: f64 = -746.0;
 
 /// Fixed-point bits of the table computation.
 const P: usize = 192;
@@ -275,7 +277,7 @@ mod avx {
     //! only after `is_x86_feature_detected!` found them.
     use std::arch::x86_64::*;
 
-    use super::{Table, UNDERFLOW, k};
+    use super::{N, Table, k};
 
     /// e^x in four lanes by glibc's algorithm (module docs, step 2); lanes outside
     /// 2^-54 ≤ |x| < 512 (and NaN) are recomputed by the platform's scalar `exp`.
@@ -289,17 +291,23 @@ mod avx {
         let kd = _mm256_sub_pd(z, shift);
         let r = _mm256_fmadd_pd(kd, c(k::NEG_LN2_HI_N), x);
         let r = _mm256_fmadd_pd(kd, c(k::NEG_LN2_LO_N), r);
-        let idx = _mm256_slli_epi64::<1>(_mm256_and_si256(ki, _mm256_set1_epi64x(127)));
         let top = _mm256_slli_epi64::<45>(ki);
-        // SAFETY: idx is 2·(ki mod 128) ≤ 254, so entries idx and idx + 1 are inside the
-        // 256-entry table; the gathers read 8-byte entries (scale 8).
-        let (tail, sb) = unsafe {
-            let base = tab.as_ptr();
-            (
-                _mm256_i64gather_pd::<8>(base.cast::<f64>(), idx),
-                _mm256_i64gather_epi64::<8>(base.add(1).cast::<i64>(), idx),
-            )
+        // The entries 2i and 2i + 1 (tail_i, bits(H_i) − (i << 45)) of each lane's i = ki mod N,
+        // by one 16-byte load per lane (on this code's CPUs that is faster than two gathers).
+        let mut at = [0u64; 4];
+        // SAFETY: an unaligned store of four i64 to an array of four u64.
+        unsafe { _mm256_storeu_si256(at.as_mut_ptr().cast(), ki) };
+        let pair = |j: usize| {
+            let i = 2 * (at[j] as usize % N);
+            let e = &tab[i..i + 2];
+            // SAFETY: an unaligned 16-byte load of the two u64 of `e`.
+            unsafe { _mm_loadu_si128(e.as_ptr().cast()) }
         };
+        let (p0, p1, p2, p3) = (pair(0), pair(1), pair(2), pair(3));
+        let lo = _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(p0), p2);
+        let hi = _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(p1), p3);
+        let tail = _mm256_castsi256_pd(_mm256_unpacklo_epi64(lo, hi));
+        let sb = _mm256_unpackhi_epi64(lo, hi);
         let sbits = _mm256_add_epi64(sb, top);
         let r2 = _mm256_mul_pd(r, r);
         let p23 = _mm256_fmadd_pd(r, c(k::C3), c(k::C2));
@@ -319,18 +327,50 @@ mod avx {
         if _mm256_movemask_pd(ok) == 0b1111 {
             return y;
         }
-        // x ≤ −746 gives +0 (module docs, step 2); the other lanes off the fast path go to the
-        // scalar exp.
-        let zero = _mm256_cmp_pd::<_CMP_LE_OQ>(x, _mm256_set1_pd(UNDERFLOW));
-        let y = _mm256_andnot_pd(zero, y);
-        let done = _mm256_movemask_pd(_mm256_or_pd(ok, zero));
+        underflow(x, y, ok, tmp, sbits)
+    }
+
+    /// [`exp4`]'s lanes off glibc's fast path: −1024 < x ≤ −512 by glibc's `specialcase` for
+    /// k < 0 (module docs, step 2), x ≤ −1024 as +0, every other one (|x| < 2^-54, x ≥ 512, NaN)
+    /// by the scalar `exp`. `y`, `tmp` and `sbits` are the fast path's values.
+    #[target_feature(enable = "avx2,fma")]
+    #[inline(never)]
+    fn underflow(x: __m256d, y: __m256d, ok: __m256d, tmp: __m256d, sbits: __m256i) -> __m256d {
+        let one = _mm256_set1_pd(1.0);
+        let zero = _mm256_setzero_pd();
+        // sbits += 1022 << 52; scale = asdouble(sbits); y = scale + scale·tmp (not fused).
+        let scale = _mm256_castsi256_pd(_mm256_add_epi64(
+            sbits,
+            _mm256_set1_epi64x(0x3fe0_0000_0000_0000),
+        ));
+        let st = _mm256_mul_pd(scale, tmp);
+        let ys = _mm256_add_pd(scale, st);
+        // y < 1: lo = scale − y + scale·tmp; hi = 1 + y; lo = 1 − hi + y + lo; y = (hi + lo) − 1,
+        // and +0 for ±0.
+        let hi = _mm256_add_pd(ys, one);
+        let lo = _mm256_add_pd(_mm256_sub_pd(scale, ys), st);
+        let t = _mm256_add_pd(_mm256_sub_pd(one, hi), ys);
+        let t = _mm256_add_pd(t, lo);
+        let t = _mm256_sub_pd(_mm256_add_pd(t, hi), one);
+        let t = _mm256_andnot_pd(_mm256_cmp_pd::<_CMP_EQ_OQ>(t, zero), t);
+        let ys = _mm256_blendv_pd(ys, t, _mm256_cmp_pd::<_CMP_LT_OQ>(ys, one));
+        // y·2^-1022.
+        let ys = _mm256_mul_pd(ys, _mm256_set1_pd(f64::from_bits(0x0010_0000_0000_0000)));
+        let neg = _mm256_and_pd(
+            _mm256_cmp_pd::<_CMP_GT_OQ>(x, _mm256_set1_pd(-1024.0)),
+            _mm256_cmp_pd::<_CMP_LE_OQ>(x, _mm256_set1_pd(-512.0)),
+        );
+        let gone = _mm256_cmp_pd::<_CMP_LE_OQ>(x, _mm256_set1_pd(-1024.0));
+        let y = _mm256_andnot_pd(gone, _mm256_blendv_pd(y, ys, neg));
+        let done = _mm256_movemask_pd(_mm256_or_pd(ok, _mm256_or_pd(neg, gone)));
         if done == 0b1111 {
             return y;
         }
         special(x, y, done)
     }
 
-    /// Lanes not in `ok` recomputed by the scalar `exp` (glibc's special path, rare on the grid).
+    /// Lanes not in `ok` recomputed by the scalar `exp` (never met on the grid, where
+    /// −2200 ≲ x ≤ −2^-54 or x = ±0, handled before).
     #[target_feature(enable = "avx2,fma")]
     #[cold]
     fn special(x: __m256d, y: __m256d, ok: i32) -> __m256d {
@@ -361,39 +401,48 @@ mod avx {
         out
     }
 
-    /// The moment sums of four k at once (module docs, step 1): per lane, the operations of
-    /// [`crate::testers::renyi::moment_sums`] in its order. Every k must be finite.
+    /// The moment sums of 4·V values of k at once, V vectors of four lanes side by side (module
+    /// docs, step 1): per lane, the operations of [`crate::testers::renyi::moment_sums`] in its
+    /// order. Every k must be finite. Returns (Σ w·x, Σ (w·x)·x) lane by lane.
     #[target_feature(enable = "avx2,fma")]
-    pub(super) fn moment_sums4(
+    pub(super) fn moment_sums_lanes<const V: usize>(
         pts: &[(f64, f64)],
-        k4: [f64; 4],
+        ks: [[f64; 4]; V],
         tab: &Table,
-    ) -> ([f64; 4], [f64; 4]) {
-        let neg = k4.map(|k| (-k).exp());
-        // SAFETY: unaligned loads of four f64 from arrays of four.
-        let (kv, at_minus_one) =
-            unsafe { (_mm256_loadu_pd(k4.as_ptr()), _mm256_loadu_pd(neg.as_ptr())) };
-        let one = _mm256_set1_pd(1.0);
-        let (mut m1, mut m2) = (_mm256_setzero_pd(), _mm256_setzero_pd());
+    ) -> [([f64; 4], [f64; 4]); V] {
+        // SAFETY (all loads and stores below): unaligned, of four f64 from and to arrays of four.
+        let kv = ks.map(|k4| unsafe { _mm256_loadu_pd(k4.as_ptr()) });
+        let at_minus_one = ks.map(|k4| {
+            let neg = k4.map(|k| (-k).exp());
+            unsafe { _mm256_loadu_pd(neg.as_ptr()) }
+        });
+        let one = [_mm256_set1_pd(1.0); V];
+        let mut m1 = [_mm256_setzero_pd(); V];
+        let mut m2 = [_mm256_setzero_pd(); V];
         for &(u, w) in pts {
             let x = if u == 0.0 {
                 one
             } else if u == -1.0 {
                 at_minus_one
             } else {
-                exp4(_mm256_mul_pd(kv, _mm256_set1_pd(u)), tab)
+                let uv = _mm256_set1_pd(u);
+                kv.map(|k| exp4(_mm256_mul_pd(k, uv), tab))
             };
-            let wx = _mm256_mul_pd(_mm256_set1_pd(w), x);
-            m1 = _mm256_add_pd(m1, wx);
-            m2 = _mm256_add_pd(m2, _mm256_mul_pd(wx, x));
+            let wv = _mm256_set1_pd(w);
+            for v in 0..V {
+                let wx = _mm256_mul_pd(wv, x[v]);
+                m1[v] = _mm256_add_pd(m1[v], wx);
+                m2[v] = _mm256_add_pd(m2[v], _mm256_mul_pd(wx, x[v]));
+            }
         }
-        let (mut a, mut b) = ([0.0; 4], [0.0; 4]);
-        // SAFETY: unaligned stores of four f64 to arrays of four.
-        unsafe {
-            _mm256_storeu_pd(a.as_mut_ptr(), m1);
-            _mm256_storeu_pd(b.as_mut_ptr(), m2);
-        }
-        (a, b)
+        std::array::from_fn(|v| {
+            let (mut a, mut b) = ([0.0; 4], [0.0; 4]);
+            unsafe {
+                _mm256_storeu_pd(a.as_mut_ptr(), m1[v]);
+                _mm256_storeu_pd(b.as_mut_ptr(), m2[v]);
+            }
+            (a, b)
+        })
     }
 }
 
