@@ -9,8 +9,8 @@
 //! down to the last bit (two candidates can be a rounding apart). A vectorised exp from a library
 //! (e.g. a SIMD math crate or LLVM's vector libm) is accurate to an ulp or so but not the same
 //! function as the platform's scalar `exp`, so it would change which candidate wins on some
-//! inputs. This module therefore evaluates, four lanes at a time, the very algorithm of the
-//! platform's `exp` and proves the two agree before it is used.
+//! inputs. This module therefore evaluates, four lanes (AVX2) or eight (AVX-512F) at a time, the
+//! very algorithm of the platform's `exp`, and checks the two agree before it uses it.
 //!
 //! # Exactness argument
 //! 1. *The sums.* Lane j of a vector holds k_j; for each point (u, w), in the order of the points,
@@ -31,10 +31,10 @@
 //!    tail = T[2(ki mod N)]; sbits = T[2(ki mod N)+1] + (ki << 45);
 //!    r2 = r·r; t = fma(r2, fma(r, C3, C2), tail + r); tmp = fma(r2·r2, fma(r, C5, C4), t);
 //!    exp(x) = fma(s, tmp, s) with s = from_bits(sbits).
-//!    [`exp4`] performs exactly these IEEE operations (each correctly rounded, so the same
-//!    inputs give the same bits). The constants are the published ones (checked against the
-//!    bytes of the local libm by a unit test). The table is not copied: [`table`] computes it
-//!    with exact integer arithmetic (see there): T[2i] = bits of tail_i, T[2i+1] = bits(H_i) −
+//!    [`avx::exp4`] (and [`avx512::exp8`]) perform exactly these IEEE operations (each
+//!    correctly rounded, so the same inputs give the same bits). The constants are the
+//!    published ones (checked against the bytes of the local libm by a unit test). The table is
+//!    not copied: [`table`] computes it with exact integer arithmetic (see there): T[2i] = bits of tail_i, T[2i+1] = bits(H_i) −
 //!    (i << 45), where H_i is 2^{i/N} rounded to nearest and tail_i = (2^{i/N} − H_i)/H_i
 //!    rounded to nearest. Every other x (|x| < 2^-54, |x| ≥ 512, non-finite: glibc's own special
 //!    path) is handed to the platform's scalar `f64::exp` lane by lane, so it is the same by
@@ -48,9 +48,10 @@
 //! 3. *The guard.* Whether the platform's `exp` is this algorithm is not something the program
 //!    can know (another libm, another glibc, a CPU without FMA, where glibc takes its non-FMA
 //!    variant). So the vector path is used only when the CPU has AVX2 and FMA *and* a one-time
-//!    self-check ([`self_check`]) finds [`exp4`] equal to `f64::exp` bit for bit on a few thousand
-//!    inputs that cover every table index and the range the grid uses; otherwise every k goes
-//!    through the scalar loop, as before. Either way the sums, and the records, are the scalar
+//!    self-check ([`self_check`]) finds [`avx::exp4`] equal to `f64::exp` bit for bit on a few
+//!    thousand inputs that cover every table index and the range the grid uses; otherwise every
+//!    k goes through the scalar loop, as before. The 8-lane code is used where the CPU also has
+//!    AVX-512F and its own self-check passes. Either way the sums, and the records, are the scalar
 //!    loop's. The unit tests compare the two on 10^6 random inputs and on random point sets.
 
 use std::sync::OnceLock;
