@@ -54,7 +54,8 @@
 //!    AVX-512F and its own self-check passes. Either way the sums, and the records, are the scalar
 //!    loop's. The unit tests compare the two on 10^6 random inputs and on random point sets.
 
-use std::sync::OnceLock;
+// Off x86-64 only the scalar loop runs; the table and its checks are then unused.
+#![cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 
 /// Raw moment sums (Σ w·x, Σ (w·x)·x) of one k over a set of points.
 pub(crate) type Sums = (f64, f64);
@@ -104,7 +105,6 @@ pub(crate) fn moment_sums_grid(
 }
 
 /// The vector exp of this machine: its table, and whether the 8-lane code may be used too.
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 struct Port {
     table: Table,
     eight: bool,
@@ -115,7 +115,7 @@ struct Port {
 /// process.
 #[cfg(target_arch = "x86_64")]
 fn port() -> Option<&'static Port> {
-    static PORT: OnceLock<Option<Port>> = OnceLock::new();
+    static PORT: std::sync::OnceLock<Option<Port>> = std::sync::OnceLock::new();
     PORT.get_or_init(|| {
         if !(is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma")) {
             return None;
