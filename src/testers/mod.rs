@@ -19,6 +19,7 @@ pub mod hockey_stick;
 pub mod mmd;
 pub(crate) mod pooled;
 pub mod renyi;
+pub(crate) mod renyi_grid;
 pub mod transforms;
 
 pub(crate) use common::PLANNING_NOISE_REDUCTION;

@@ -209,29 +209,33 @@ impl ClampedExp {
     }
 }
 
-/// Predicted (training) bound of the clamped family at (a, b, c).
-#[allow(clippy::too_many_arguments)]
+/// The sums (Σ w·x, Σ (w·x)·x) with x = e^{k·u} over the points (u, w), in their order: the
+/// reference loop of the selection grid. [`super::renyi_grid::moment_sums_grid`] computes the
+/// same bits for several k at once.
+pub(crate) fn moment_sums(pts: &[(f64, f64)], k: f64) -> (f64, f64) {
+    let (mut m1, mut m2) = (0.0, 0.0);
+    let exp = ClampedExp::new(k);
+    for &(u, w) in pts {
+        let x = exp.at(u);
+        m1 += w * x;
+        m2 += w * x * x;
+    }
+    (m1, m2)
+}
+
+/// Predicted (training) bound of the clamped family at (a, b, c), from the moment sums
+/// ([`moment_sums`]) of the P-side points at k = (α−1)·c (`sx`) and of the Q-side points at
+/// k = α·c (`sy`).
 fn predict_clamped(
     alpha: f64,
-    up: &[(f64, f64)],
-    uq: &[(f64, f64)],
+    (sx, sy): ((f64, f64), (f64, f64)),
     c: f64,
-    m_p: f64,
-    m_q: f64,
+    (m_p, m_q): (f64, f64),
     half: f64,
 ) -> f64 {
-    let moments = |pts: &[(f64, f64)], k: f64| {
-        let (mut m1, mut m2) = (0.0, 0.0);
-        let exp = ClampedExp::new(k);
-        for &(u, w) in pts {
-            let x = exp.at(u);
-            m1 += w * x;
-            m2 += w * x * x;
-        }
-        (m1, (m2 - m1 * m1).max(0.0))
-    };
-    let (mx, vx) = moments(up, (alpha - 1.0) * c);
-    let (my, vy) = moments(uq, alpha * c);
+    let moments = |(m1, m2): (f64, f64)| (m1, (m2 - m1 * m1).max(0.0));
+    let (mx, vx) = moments(sx);
+    let (my, vy) = moments(sy);
     let lo_x = (-(alpha - 1.0) * c).exp();
     let lo_y = (-alpha * c).exp();
     let lx = (mx - bernstein_deviation(vx, 1.0 - lo_x, m_p, half)).max(lo_x);
@@ -610,12 +614,18 @@ fn choose_test_function(
         candidates.par_extend(pairs.into_par_iter().filter_map(|(a, b)| {
             let up: Vec<(f64, f64)> = cp.iter().map(|&(v, w)| (clamp_unit(v, a, b), w)).collect();
             let uq: Vec<(f64, f64)> = cq.iter().map(|&(v, w)| (clamp_unit(v, a, b), w)).collect();
+            // The moment sums of every c at once (the same bits as one c at a time).
+            let kx: Vec<f64> = c_grid.iter().map(|&c| (alpha - 1.0) * c).collect();
+            let ky: Vec<f64> = c_grid.iter().map(|&c| alpha * c).collect();
+            let sx = super::renyi_grid::moment_sums_grid(&up, &kx, moment_sums);
+            let sy = super::renyi_grid::moment_sums_grid(&uq, &ky, moment_sums);
             c_grid
                 .iter()
-                .map(|&c| Choice {
+                .zip(sx.into_iter().zip(sy))
+                .map(|(&c, s)| Choice {
                     feature: fi,
                     function: TestFunction::Clamped { a, b, c },
-                    predicted: predict_clamped(alpha, &up, &uq, c, m_p as f64, m_q as f64, half),
+                    predicted: predict_clamped(alpha, s, c, (m_p as f64, m_q as f64), half),
                 })
                 .filter(|c| c.predicted.is_finite())
                 .reduce(|x, y| if y.predicted > x.predicted { y } else { x })
