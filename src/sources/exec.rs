@@ -1519,7 +1519,11 @@ impl LineParser {
             (Some(b'\r'), Some(b'\n')) => end + 2,
             _ => return None,
         };
-        if k == 0 || !v.is_finite() || !bytes[pos..end].iter().all(|&b| plain_number_byte(b)) {
+        // The line is the number fast_float read, whole: its grammar ([+-] digits [. digits]
+        // [e|E [+-] digits], or an infinity or NaN, which are not finite) has only plain-number
+        // bytes, so a finite number read to the line's end is a plain-number line, the kind
+        // `push` reads the same way (unit test `fast_lines_are_push_lines`, letters included).
+        if k == 0 || !v.is_finite() {
             return None;
         }
         self.dim = Some(1);
@@ -1784,6 +1788,32 @@ mod tests {
                 .collect();
             strings.extend(last.iter().cloned());
         }
+        // Strings of up to three bytes with letters too (the words of infinities and NaNs, hex
+        // and other marks): a finite number is read to the end of a line only from plain-number
+        // bytes, so none of them takes the fast path.
+        let letters = b"0123456789+-.eEinfatyINFATYxX_ ";
+        let mut short = vec![String::new()];
+        for _ in 0..3 {
+            short = short
+                .iter()
+                .flat_map(|p| letters.iter().map(move |&c| format!("{p}{}", c as char)))
+                .collect();
+            strings.extend(short.iter().cloned());
+        }
+        strings.extend(
+            [
+                "inf",
+                "-inf",
+                "infinity",
+                "+Infinity",
+                "nan",
+                "NaN",
+                "-nan",
+                "1e5x",
+                "0x1p3",
+            ]
+            .map(String::from),
+        );
         // Longer ones: long digit strings, exponents at the range's ends, spaces and marks.
         use rand::{RngExt, SeedableRng};
         let mut rng = rand::rngs::StdRng::seed_from_u64(54);
