@@ -337,6 +337,25 @@ pub(crate) fn candidate_features(
     cap: usize,
     both_signs: bool,
 ) -> Vec<Feature> {
+    candidate_features_with(p, np, q, nq, cap, both_signs, |coords| {
+        let table = log_ratio_table(p, np, q, nq, |r| pattern_key(r, &coords));
+        Feature::Atoms { coords, table }
+    })
+}
+
+/// [`candidate_features`] with the pattern feature of the discrete coordinates formed by
+/// `atoms` (which must return the [`Feature::Atoms`] of [`log_ratio_table`] on those
+/// coordinates, or an equal one: the MMD tester forms it from counts it shares between
+/// directions).
+pub(crate) fn candidate_features_with(
+    p: &Samples,
+    np: usize,
+    q: &Samples,
+    nq: usize,
+    cap: usize,
+    both_signs: bool,
+    atoms: impl FnOnce(Vec<usize>) -> Feature,
+) -> Vec<Feature> {
     let (discrete, continuous) = coordinate_kinds(p, np, q, nq, cap);
     let mut out = Vec::new();
     for &j in &continuous {
@@ -351,12 +370,7 @@ pub(crate) fn candidate_features(
         out.push(f);
     }
     if !discrete.is_empty() {
-        let coords = discrete.clone();
-        let table = log_ratio_table(p, np, q, nq, |r| pattern_key(r, &coords));
-        out.push(Feature::Atoms {
-            coords: discrete,
-            table,
-        });
+        out.push(atoms(discrete));
     }
     if out.is_empty() {
         // Every coordinate constant and equal on both sides: one trivial feature.
