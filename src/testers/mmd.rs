@@ -80,7 +80,7 @@ use rustfft::num_complex::Complex;
 use super::common::{
     Feature, HeldOutEvent, KeyMap, ThresholdCounts, bernstein_deviation, best_of_thresholds,
     candidate_features_with, check_fraction, empirical_bernstein_lower, hockey_stick_epsilon,
-    hockey_stick_plan, log_ratio_table, pattern_key, sorted_desc, train_rows,
+    hockey_stick_plan, log_ratio_table, pattern_key, pattern_key_of, sorted_desc, train_rows,
 };
 use super::{Divergence, Measurement, PropertyTester, check_inputs};
 use crate::bounds::normal_upper_quantile;
@@ -491,12 +491,20 @@ fn form_pattern_cells(coords: &[usize], sides: [(&Samples, usize); 2]) -> Option
     if sides.iter().any(|(s, _)| s.n() >= UNSEEN as usize) {
         return None;
     }
+    // Row-major samples (all but views) are read as one slice: the same fold, the same keys.
     let keys_of = |s: &Samples| -> Vec<u64> {
-        (0..s.n())
-            .into_par_iter()
-            .with_min_len(1 << 12)
-            .map(|i| pattern_key(&s.row(i), coords))
-            .collect()
+        match s.values().as_slice() {
+            Some(flat) if s.dim() > 0 => flat
+                .par_chunks_exact(s.dim())
+                .with_min_len(1 << 12)
+                .map(|row| pattern_key_of(row, coords))
+                .collect(),
+            _ => (0..s.n())
+                .into_par_iter()
+                .with_min_len(1 << 12)
+                .map(|i| pattern_key(&s.row(i), coords))
+                .collect(),
+        }
     };
     let (k0, k1) = rayon::join(|| keys_of(sides[0].0), || keys_of(sides[1].0));
     let all = [k0, k1];
