@@ -9,6 +9,7 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Mutex;
 
 use ndarray::ArrayView1;
 use rayon::prelude::*;
@@ -133,7 +134,40 @@ fn distinct_values(s: &Samples, rows: std::ops::Range<usize>, j: usize, cap: usi
 /// Splits the output coordinates, on the training rows only, into discrete ones (at most `cap`
 /// distinct values on each side, and at most a tenth of the training size) and continuous ones.
 /// Coordinates constant on both sides are dropped unless the constants differ (then discrete).
+///
+/// The split is symmetric in its sides: swapping (p, np) and (q, nq) swaps the two counts of a
+/// coordinate (their maximum is the same), the two row-0 values (their inequality is the same)
+/// and np, nq (their minimum is the same). So the two directions of a test, and every ε, get
+/// the same split: it is formed once and kept by the samples' ids ([`Samples::id`]: the same
+/// id means the same values), sides in a fixed order.
 pub(crate) fn coordinate_kinds(
+    p: &Samples,
+    np: usize,
+    q: &Samples,
+    nq: usize,
+    cap: usize,
+) -> (Vec<usize>, Vec<usize>) {
+    type Kinds = (Vec<usize>, Vec<usize>);
+    #[allow(clippy::type_complexity)]
+    static KINDS: Mutex<Vec<((u64, usize, u64, usize, usize), Kinds)>> = Mutex::new(Vec::new());
+    let (a, b) = ((p.id(), np), (q.id(), nq));
+    let (a, b) = if a <= b { (a, b) } else { (b, a) };
+    let key = (a.0, a.1, b.0, b.1, cap);
+    let memo = || KINDS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, k)) = memo().iter().find(|(k, _)| *k == key) {
+        return k.clone();
+    }
+    let kinds = form_coordinate_kinds(p, np, q, nq, cap);
+    let mut m = memo();
+    if m.len() >= 8 {
+        m.remove(0);
+    }
+    m.push((key, kinds.clone()));
+    kinds
+}
+
+/// [`coordinate_kinds`], formed.
+fn form_coordinate_kinds(
     p: &Samples,
     np: usize,
     q: &Samples,
@@ -143,8 +177,10 @@ pub(crate) fn coordinate_kinds(
     let mut discrete = Vec::new();
     let mut continuous = Vec::new();
     for j in 0..p.dim() {
-        let dp = distinct_values(p, 0..np, j, cap);
-        let dq = distinct_values(q, 0..nq, j, cap);
+        let (dp, dq) = rayon::join(
+            || distinct_values(p, 0..np, j, cap),
+            || distinct_values(q, 0..nq, j, cap),
+        );
         let most = dp.max(dq);
         if most <= 1 {
             if p.values()[[0, j]].to_bits() != q.values()[[0, j]].to_bits() {
@@ -337,6 +373,25 @@ pub(crate) fn candidate_features(
     cap: usize,
     both_signs: bool,
 ) -> Vec<Feature> {
+    candidate_features_with(p, np, q, nq, cap, both_signs, |coords| {
+        let table = log_ratio_table(p, np, q, nq, |r| pattern_key(r, &coords));
+        Feature::Atoms { coords, table }
+    })
+}
+
+/// [`candidate_features`] with the pattern feature of the discrete coordinates formed by
+/// `atoms` (which must return the [`Feature::Atoms`] of [`log_ratio_table`] on those
+/// coordinates, or an equal one: the MMD tester forms it from counts it shares between
+/// directions).
+pub(crate) fn candidate_features_with(
+    p: &Samples,
+    np: usize,
+    q: &Samples,
+    nq: usize,
+    cap: usize,
+    both_signs: bool,
+    atoms: impl FnOnce(Vec<usize>) -> Feature,
+) -> Vec<Feature> {
     let (discrete, continuous) = coordinate_kinds(p, np, q, nq, cap);
     let mut out = Vec::new();
     for &j in &continuous {
@@ -351,12 +406,7 @@ pub(crate) fn candidate_features(
         out.push(f);
     }
     if !discrete.is_empty() {
-        let coords = discrete.clone();
-        let table = log_ratio_table(p, np, q, nq, |r| pattern_key(r, &coords));
-        out.push(Feature::Atoms {
-            coords: discrete,
-            table,
-        });
+        out.push(atoms(discrete));
     }
     if out.is_empty() {
         // Every coordinate constant and equal on both sides: one trivial feature.

@@ -78,9 +78,9 @@ use rustfft::FftPlanner;
 use rustfft::num_complex::Complex;
 
 use super::common::{
-    Feature, HeldOutEvent, ThresholdCounts, bernstein_deviation, best_of_thresholds,
-    candidate_features, check_fraction, empirical_bernstein_lower, hockey_stick_epsilon,
-    hockey_stick_plan, sorted_desc, train_rows,
+    Feature, HeldOutEvent, KeyMap, ThresholdCounts, bernstein_deviation, best_of_thresholds,
+    candidate_features_with, check_fraction, empirical_bernstein_lower, hockey_stick_epsilon,
+    hockey_stick_plan, log_ratio_table, pattern_key, pattern_key_of, sorted_desc, train_rows,
 };
 use super::{Divergence, Measurement, PropertyTester, check_inputs};
 use crate::bounds::normal_upper_quantile;
@@ -462,6 +462,184 @@ fn form_projection(feature: Feature, sides: [(&Samples, usize, usize); 2]) -> Pr
     }
 }
 
+/// The cells of the joint pattern of discrete coordinates on two sides, from the training rows
+/// A only, the same for both directions (P, Q) and (Q, P): the cells seen on the A rows (their
+/// keys, [`pattern_key`], in order of first sight), each side's A-row count per cell, and for
+/// each side's rows from its A end on (B rows, then held-out rows) the index of the row's cell
+/// ([`UNSEEN`] if none). Each direction's [`Feature::Atoms`] table is computed from these counts
+/// by [`log_ratio_table`](super::common::log_ratio_table)'s formula with its own sides in its
+/// own order, so it is that table value for value; and a row's score, its cell's value (0 for
+/// [`UNSEEN`]), is [`Feature::eval`]'s. So it is formed once per pair of samples and set of
+/// coordinates and kept by the samples' ids, like [`ProjectionTraining`].
+struct PatternCells {
+    keys: Vec<u64>,
+    counts: [Vec<f64>; 2],
+    rows: [Vec<u32>; 2],
+}
+
+/// The cell index of a pattern not seen on the A rows.
+const UNSEEN: u32 = u32::MAX;
+
+/// The [`PatternCells`] formed most recently, by coordinates and sides (as [`PROJECTIONS`]).
+#[allow(clippy::type_complexity)]
+static PATTERNS: Mutex<Vec<((Vec<usize>, SideKey, SideKey), Arc<PatternCells>)>> =
+    Mutex::new(Vec::new());
+
+/// The pattern cells of `coords` on the sides (samples, end of A rows), in that order, or `None`
+/// if a side has too many rows for a `u32` cell index.
+fn form_pattern_cells(coords: &[usize], sides: [(&Samples, usize); 2]) -> Option<PatternCells> {
+    if sides.iter().any(|(s, _)| s.n() >= UNSEEN as usize) {
+        return None;
+    }
+    // Row-major samples (all but views) are read as one slice: the same fold, the same keys.
+    let keys_of = |s: &Samples| -> Vec<u64> {
+        match s.values().as_slice() {
+            Some(flat) if s.dim() > 0 => flat
+                .par_chunks_exact(s.dim())
+                .with_min_len(1 << 12)
+                .map(|row| pattern_key_of(row, coords))
+                .collect(),
+            _ => (0..s.n())
+                .into_par_iter()
+                .with_min_len(1 << 12)
+                .map(|i| pattern_key(&s.row(i), coords))
+                .collect(),
+        }
+    };
+    let (k0, k1) = rayon::join(|| keys_of(sides[0].0), || keys_of(sides[1].0));
+    let all = [k0, k1];
+    let mut index: KeyMap<u32> = KeyMap::default();
+    let mut keys = Vec::new();
+    let mut counts: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
+    for (side, (_, a)) in sides.iter().enumerate() {
+        for &k in &all[side][..*a] {
+            let c = *index.entry(k).or_insert_with(|| {
+                keys.push(k);
+                counts[0].push(0.0);
+                counts[1].push(0.0);
+                (keys.len() - 1) as u32
+            });
+            counts[side][c as usize] += 1.0;
+        }
+    }
+    let lookup = |side: usize| -> Vec<u32> {
+        all[side][sides[side].1..]
+            .par_iter()
+            .with_min_len(1 << 12)
+            .map(|k| index.get(k).copied().unwrap_or(UNSEEN))
+            .collect()
+    };
+    let (r0, r1) = rayon::join(|| lookup(0), || lookup(1));
+    Some(PatternCells {
+        keys,
+        counts,
+        rows: [r0, r1],
+    })
+}
+
+/// One direction's pattern score: the shared cells, which of their sides is P's and which Q's,
+/// and each cell's smoothed log-likelihood ratio ln P̂/Q̂.
+#[derive(Debug)]
+struct PatternScore {
+    cells: Arc<PatternCells>,
+    sides: [usize; 2],
+    values: Vec<f64>,
+}
+
+impl std::fmt::Debug for PatternCells {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "PatternCells({} cells)", self.keys.len())
+    }
+}
+
+impl PatternScore {
+    /// The score of a row of cell `c`.
+    fn of(&self, c: u32) -> f64 {
+        if c == UNSEEN {
+            0.0
+        } else {
+            self.values[c as usize]
+        }
+    }
+
+    /// The scores of side `side`'s (0 for P) rows from its A end, `from..to` of them.
+    fn scores(&self, side: usize, range: std::ops::Range<usize>) -> impl Iterator<Item = f64> + '_ {
+        self.cells.rows[self.sides[side]][range]
+            .iter()
+            .map(|&c| self.of(c))
+    }
+}
+
+/// The pattern feature of `coords` (P = `p` with A rows `0..ap` of `0..tp`, Q likewise) and its
+/// [`PatternScore`], from the shared [`PatternCells`]; `None` if those cannot be formed.
+fn pattern_feature(
+    coords: &[usize],
+    p: &Samples,
+    (ap, tp): (usize, usize),
+    q: &Samples,
+    (aq, tq): (usize, usize),
+) -> Option<(Feature, PatternScore)> {
+    let kp: SideKey = (p.id(), ap, tp, p.n());
+    let kq: SideKey = (q.id(), aq, tq, q.n());
+    let (key, sides, order) = if kp <= kq {
+        ((coords.to_vec(), kp, kq), [0, 1], [(p, ap), (q, aq)])
+    } else {
+        ((coords.to_vec(), kq, kp), [1, 0], [(q, aq), (p, ap)])
+    };
+    let memo = || PATTERNS.lock().unwrap_or_else(|e| e.into_inner());
+    let found = memo()
+        .iter()
+        .find(|(k, _)| *k == key)
+        .map(|(_, c)| c.clone());
+    let cells = match found {
+        Some(c) => c,
+        None => {
+            let c = Arc::new(form_pattern_cells(coords, order)?);
+            let mut m = memo();
+            if m.len() >= PROJECTIONS_KEPT {
+                m.remove(0);
+            }
+            m.push((key, c.clone()));
+            c
+        }
+    };
+    // log_ratio_table's formula, P's counts first.
+    let a = cells.keys.len() as f64;
+    let (cp, cq) = (&cells.counts[sides[0]], &cells.counts[sides[1]]);
+    let values: Vec<f64> = cp
+        .iter()
+        .zip(cq)
+        .map(|(&cp, &cq)| {
+            ((cp + 0.5) / (ap as f64 + 0.5 * a)).ln() - ((cq + 0.5) / (aq as f64 + 0.5 * a)).ln()
+        })
+        .collect();
+    let table: KeyMap<f64> = cells
+        .keys
+        .iter()
+        .copied()
+        .zip(values.iter().copied())
+        .collect();
+    let feature = Feature::Atoms {
+        coords: coords.to_vec(),
+        table,
+    };
+    Some((
+        feature,
+        PatternScore {
+            cells,
+            sides,
+            values,
+        },
+    ))
+}
+
+/// The pattern feature of `coords` as [`candidate_features`](super::common::candidate_features)
+/// forms it.
+fn candidate_atoms(p: &Samples, ap: usize, q: &Samples, aq: usize, coords: Vec<usize>) -> Feature {
+    let table = log_ratio_table(p, ap, q, aq, |r| pattern_key(r, &coords));
+    Feature::Atoms { coords, table }
+}
+
 /// A kernel score: ln μ̂_P/μ̂_Q on a grid over the pooled-ECDF scale of a projection, or (for
 /// discrete coordinates) the smoothed count ratio of the pattern.
 #[derive(Clone, Debug)]
@@ -475,7 +653,8 @@ enum Score {
         kernel: Kernel,
         h: f64,
     },
-    Pattern(Arc<Feature>),
+    /// The pattern feature, and its scores by cell when the cells could be shared.
+    Pattern(Arc<Feature>, Option<Arc<PatternScore>>),
 }
 
 fn interpolate(table: &[f64], u: f64) -> f64 {
@@ -491,7 +670,7 @@ impl Score {
             Score::Smoothed {
                 projection, table, ..
             } => interpolate(table, projection.u(row)),
-            Score::Pattern(f) => f.eval(row),
+            Score::Pattern(f, _) => f.eval(row),
         }
     }
 
@@ -507,7 +686,7 @@ impl Score {
                 kernel.name(),
                 projection.feature.describe()
             ),
-            Score::Pattern(f) => format!("{} ≥ {t:.4}", f.describe()),
+            Score::Pattern(f, _) => format!("{} ≥ {t:.4}", f.describe()),
         }
     }
 }
@@ -662,7 +841,17 @@ impl PropertyTester for MmdTester {
         let dpa = dp_auditorium_delta(mmd2_lower, epsilon);
 
         // (b) Kernel likelihood-ratio event: embeddings on A, choices on B.
-        let features = candidate_features(p, ap, q, aq, self.max_discrete_values, false);
+        let mut pattern = None;
+        let features =
+            candidate_features_with(p, ap, q, aq, self.max_discrete_values, false, |coords| {
+                match pattern_feature(&coords, p, (ap, tp), q, (aq, tq)) {
+                    Some((f, cells)) => {
+                        pattern = Some(Arc::new(cells));
+                        f
+                    }
+                    None => candidate_atoms(p, ap, q, aq, coords),
+                }
+            });
         let features = fewest_projections(features, p, ap, q, aq);
         let objective = |pl: f64, qu: f64| pl - e_eps * qu;
         let choose = |sp: Vec<f64>, sq: Vec<f64>| {
@@ -674,14 +863,15 @@ impl PropertyTester for MmdTester {
                 objective,
             )
         };
-        let Some((score, t)) = best_event(features, p, (ap, tp), q, (aq, tq), &choose) else {
+        let sides = ((ap, tp), (aq, tq));
+        let Some((score, t)) = best_event(features, pattern, p, q, sides, &choose) else {
             return Err(Error::InvalidSamples(
                 "no candidate event could be formed".into(),
             ));
         };
         let (k_p, k_q) = rayon::join(
-            || held_out_count(&score, t, 0, p, tp),
-            || held_out_count(&score, t, 1, q, tq),
+            || held_out_count(&score, t, 0, p, (ap, tp)),
+            || held_out_count(&score, t, 1, q, (aq, tq)),
         );
         let held_out = HeldOutEvent::bound(k_p, m_p, k_q, m_q, half_b);
         let value_b = held_out.hockey_stick(e_eps);
@@ -707,8 +897,21 @@ impl PropertyTester for MmdTester {
 /// How many held-out rows `from..` of `s`, side `side` of the test (0 for P, 1 for Q), have
 /// `score` ≥ `t`. A kernel score's projection keeps the rows' mid-rank sums (the other
 /// direction and other ε ask for the same rows of a shared projection), and the score of a
-/// row is computed from its rank sum exactly as [`Score::eval`] computes it.
-fn held_out_count(score: &Score, t: f64, side: usize, s: &Samples, from: usize) -> u64 {
+/// row is computed from its rank sum exactly as [`Score::eval`] computes it; a pattern score's
+/// from the row's cell (see [`PatternCells`]). `s`'s A rows end at `a`, its B rows at `from`.
+fn held_out_count(
+    score: &Score,
+    t: f64,
+    side: usize,
+    s: &Samples,
+    (a, from): (usize, usize),
+) -> u64 {
+    if let Score::Pattern(_, Some(cells)) = score {
+        return cells
+            .scores(side, from - a..s.n() - a)
+            .filter(|&v| v >= t)
+            .count() as u64;
+    }
     if let Score::Smoothed {
         projection,
         sides,
@@ -851,10 +1054,10 @@ type Choose<'a> = dyn Fn(Vec<f64>, Vec<f64>) -> Option<(f64, f64)> + Sync + 'a;
 /// parallel and reduced in order; the (score, threshold) with the largest predicted bound.
 fn best_event(
     features: Vec<Feature>,
+    pattern: Option<Arc<PatternScore>>,
     p: &Samples,
-    (ap, tp): (usize, usize),
     q: &Samples,
-    (aq, tq): (usize, usize),
+    ((ap, tp), (aq, tq)): ((usize, usize), (usize, usize)),
     choose: &Choose<'_>,
 ) -> Option<(Score, f64)> {
     let lambda = 0.5 / ap.max(aq) as f64;
@@ -864,9 +1067,18 @@ fn best_event(
     for feature in features {
         if matches!(feature, Feature::Atoms { .. }) {
             let f = Arc::new(feature);
-            let sp = (ap..tp).map(|i| f.eval(&p.row(i))).collect();
-            let sq = (aq..tq).map(|i| f.eval(&q.row(i))).collect();
-            candidates.push(choose(sp, sq).map(|(t, pred)| (Score::Pattern(f), t, pred)));
+            let (sp, sq) = match &pattern {
+                Some(c) => (
+                    c.scores(0, 0..tp - ap).collect(),
+                    c.scores(1, 0..tq - aq).collect(),
+                ),
+                None => (
+                    (ap..tp).map(|i| f.eval(&p.row(i))).collect(),
+                    (aq..tq).map(|i| f.eval(&q.row(i))).collect(),
+                ),
+            };
+            let score = Score::Pattern(f, pattern.clone());
+            candidates.push(choose(sp, sq).map(|(t, pred)| (score, t, pred)));
             continue;
         }
         let (shared, sides) = projection_training(feature, p, (ap, tp), q, (aq, tq));
