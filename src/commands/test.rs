@@ -147,17 +147,22 @@ impl From<&TestArgs> for TestOptions {
 /// `audit test`: the test on `--jobs` threads (all cores by default).
 pub(super) fn test_samples(a: &TestArgs) -> Result<Outcome> {
     let opts = TestOptions::from(a);
-    let out = match a.jobs {
-        None => crate::modes::test::test(&opts),
-        Some(j) => {
-            super::run::check_count("--jobs", j, 1, super::run::max_jobs())?;
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(j)
-                .build()
-                .map_err(|e| Error::InvalidConfig(format!("--jobs {j}: {e}")))?
-                .install(|| crate::modes::test::test(&opts))
-        }
-    };
+    // The test runs inside a pool of its own, with or without `--jobs` (rayon's default size
+    // without: RAYON_NUM_THREADS, else every core): each parallel step then starts on a worker.
+    // Run from this thread, every step is handed over to the global pool and waited for, which
+    // measured 20 % slower at 10^6 releases per side (124 against 102 ms, 2 cores).
+    let mut pool = rayon::ThreadPoolBuilder::new();
+    if let Some(j) = a.jobs {
+        super::run::check_count("--jobs", j, 1, super::run::max_jobs())?;
+        pool = pool.num_threads(j);
+    }
+    let out = pool
+        .build()
+        .map_err(|e| match a.jobs {
+            Some(j) => Error::InvalidConfig(format!("--jobs {j}: {e}")),
+            None => Error::InvalidConfig(format!("cannot start the test's threads: {e}")),
+        })?
+        .install(|| crate::modes::test::test(&opts));
     crate::stages::write();
     out
 }
