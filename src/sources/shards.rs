@@ -617,13 +617,7 @@ impl Shard {
         let mut emit = |chunk: Samples, row: &mut usize| -> Result<bool> {
             let first = *row;
             *row += chunk.n();
-            let chunk = if transform.is_identity() {
-                chunk
-            } else {
-                crate::stages::time("the view (transform)", || transform.apply_owned(chunk))
-                    .map_err(|e| bad(path, format!("releases {first}.. (counted from 0): {e}")))?
-            };
-            visit(first, &chunk)
+            visit(first, &view_of(path, transform, first, chunk)?)
         };
         let mut stopped = false;
         text_chunks(path, &self.source, self.format, self.dim, |chunk, _| {
@@ -662,18 +656,15 @@ impl Shard {
                 let rows = memory.values().slice(ndarray::s![row..row + n, ..]);
                 let first = row;
                 row += n;
-                let in_words = |e| bad(path, format!("releases {first}.. (counted from 0): {e}"));
                 // Transformed straight from the releases in memory (no copy of them first),
                 // unless the transform keeps them as they are.
-                let view = if transform.is_identity() {
-                    Samples::new(rows.to_owned())?
-                } else if transform.keeps_values(self.dim) {
-                    let chunk = Samples::new(rows.to_owned())?;
-                    crate::stages::time("the view (transform)", || transform.apply_owned(chunk))
-                        .map_err(in_words)?
+                let view = if transform.keeps_values(self.dim) {
+                    view_of(path, transform, first, Samples::new(rows.to_owned())?)?
                 } else {
                     crate::stages::time("the view (transform)", || transform.apply_view(&rows))
-                        .map_err(in_words)?
+                        .map_err(|e| {
+                            bad(path, format!("releases {first}.. (counted from 0): {e}"))
+                        })?
                 };
                 if !visit(first, &view)? {
                     return Ok(());
@@ -684,13 +675,7 @@ impl Shard {
         let mut emit = |chunk: Samples, row: &mut usize| -> Result<bool> {
             let first = *row;
             *row += chunk.n();
-            let chunk = if transform.is_identity() {
-                chunk
-            } else {
-                crate::stages::time("the view (transform)", || transform.apply_owned(chunk))
-                    .map_err(|e| bad(path, format!("releases {first}.. (counted from 0): {e}")))?
-            };
-            visit(first, &chunk)
+            visit(first, &view_of(path, transform, first, chunk)?)
         };
         let mut f = BufReader::with_capacity(1 << 20, open_file(&self.source)?);
         let start = (HEADER_LEN + row * 8 * self.dim) as u64;
@@ -1242,6 +1227,17 @@ impl HeldOut for Streamed {
             .collect();
         count_rows_many(set, start, &ends, &self.transform)
     }
+}
+
+/// The view `transform` gives of the releases `chunk` of the shard `path` (their first row
+/// `first`): the releases themselves for `none`, else the transform's, its error naming the
+/// shard and the rows.
+fn view_of(path: &Path, transform: &Transform, first: usize, chunk: Samples) -> Result<Samples> {
+    if transform.is_identity() {
+        return Ok(chunk);
+    }
+    crate::stages::time("the view (transform)", || transform.apply_owned(chunk))
+        .map_err(|e| bad(path, format!("releases {first}.. (counted from 0): {e}")))
 }
 
 /// Rows of a binary shard read by one parallel task when held-out rows are counted.

@@ -191,16 +191,7 @@ impl<'e> PreparedEvents<'e> {
                     return Vec::new();
                 }
                 match (e, indices.get(group_of(e)).and_then(|x| x.as_ref())) {
-                    (Eval::Packed { dense, .. }, Some(idx)) => idx
-                        .iter()
-                        .map(|&i| {
-                            if i == u32::MAX {
-                                0.0
-                            } else {
-                                dense[i as usize]
-                            }
-                        })
-                        .collect(),
+                    (Eval::Packed { dense, .. }, Some(idx)) => read_dense(idx, dense),
                     _ => score.eval_rows(s, block.clone()),
                 }
             })
@@ -240,20 +231,26 @@ impl PreparedEvents<'_> {
             .iter()
             .enumerate()
             .map(|(k, e)| match (needed[k], e) {
-                (true, Eval::Packed { group, dense }) => indices[*group]
-                    .iter()
-                    .map(|&i| {
-                        if i == u32::MAX {
-                            0.0
-                        } else {
-                            dense[i as usize]
-                        }
-                    })
-                    .collect(),
+                (true, Eval::Packed { group, dense }) => read_dense(&indices[*group], dense),
                 _ => Vec::new(),
             })
             .collect()
     }
+}
+
+/// A table's scores of rows from their packed indices: its ratio at each index, 0 where the row
+/// has none (a value no table of the group holds: a pattern no table saw).
+fn read_dense(indices: &[u32], dense: &[f64]) -> Vec<f64> {
+    indices
+        .iter()
+        .map(|&i| {
+            if i == u32::MAX {
+                0.0
+            } else {
+                dense[i as usize]
+            }
+        })
+        .collect()
 }
 
 fn group_of(e: &Eval) -> usize {
