@@ -2,8 +2,8 @@
 //! distinct score is evaluated once per block, and the atom tables that read the same
 //! coordinates share one packed index per row.
 //!
-//! The counts are those of [`HeldOutEvents::count_rows_many`] bit for bit: a row's score is the
-//! same number whichever way it is read. An atom table's score is the table's ratio of the row's
+//! The counts are those of each event counted alone ([`HeldOutEvents::count_rows`]) bit for bit:
+//! a row's score is the same number whichever way it is read. An atom table's score is the table's ratio of the row's
 //! pattern, 0 when the table does not hold it ([`Score::eval`]); here the pattern's packed index
 //! in a [`Packer`] of the values of every table of the group is looked up in a dense array of the
 //! table's ratios (0 where the table holds no pattern), built once. A pattern with a value no
@@ -79,7 +79,7 @@ impl<'e> PreparedEvents<'e> {
     }
 
     /// The events' counts among their rows `ranges[k]` ∩ `block` of `s` (the same as
-    /// [`HeldOutEvents::count_rows_many`]).
+    /// [`HeldOutEvents::count_rows`] of each event alone).
     pub fn count_block(
         &self,
         s: &Samples,

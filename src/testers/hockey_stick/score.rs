@@ -107,68 +107,6 @@ impl HeldOutEvents {
         }
     }
 
-    /// [`Self::count_rows`] of each of `events` among its rows `ranges[k]` ∩ `block` of `s`:
-    /// every distinct score among them is evaluated once on the block (the verdict's events
-    /// and the ε estimate's often share a score at other thresholds), so the counts are the
-    /// same as counting each query on its own.
-    pub fn count_rows_many<'e>(
-        events: &[&'e HeldOutEvents],
-        s: &Samples,
-        block: std::ops::Range<usize>,
-        ranges: &[std::ops::Range<usize>],
-    ) -> Vec<(u64, u64)> {
-        let mut scored: Vec<(&'e Score, Vec<f64>)> = Vec::new();
-        let mut index_of = |score: &'e Score| -> usize {
-            match scored
-                .iter()
-                .position(|(t, _)| std::ptr::eq(*t, score) || *t == score)
-            {
-                Some(i) => i,
-                None => {
-                    scored.push((score, score.eval_rows(s, block.clone())));
-                    scored.len() - 1
-                }
-            }
-        };
-        // Which evaluated scores each query reads (evaluated only where a query needs the block).
-        // (first score, second score, rows within the block) of each query.
-        type Reads = (usize, Option<usize>, std::ops::Range<usize>);
-        let mut plan: Vec<Option<Reads>> = Vec::with_capacity(events.len());
-        for (e, r) in events.iter().zip(ranges) {
-            let lo = r.start.max(block.start);
-            let hi = r.end.min(block.end);
-            if lo >= hi {
-                plan.push(None);
-                continue;
-            }
-            let first = index_of(&e.first.0);
-            let second = e.second.as_ref().map(|(sc, _)| index_of(sc));
-            plan.push(Some((first, second, lo - block.start..hi - block.start)));
-        }
-        events
-            .iter()
-            .zip(plan)
-            .map(|(e, p)| {
-                let Some((first, second, r)) = p else {
-                    return (0, 0);
-                };
-                let t1 = e.first.1;
-                let v1 = &scored[first].1[r.clone()];
-                match (second, &e.second) {
-                    (Some(k), Some((_, t2))) => {
-                        v1.iter()
-                            .zip(&scored[k].1[r])
-                            .fold((0, 0), |(a, b), (&x1, &x2)| {
-                                let in1 = x1 >= t1;
-                                (a + u64::from(in1), b + u64::from(!in1 && x2 >= *t2))
-                            })
-                    }
-                    _ => (v1.iter().filter(|&&v| v >= t1).count() as u64, 0),
-                }
-            })
-            .collect()
-    }
-
     /// The largest coordinate index any score reads (so a count can refuse releases of too
     /// small a dimension instead of indexing out of range).
     pub fn max_coordinate(&self) -> usize {
