@@ -82,6 +82,7 @@ use super::common::{
     candidate_features_with, check_fraction, empirical_bernstein_lower, hockey_stick_epsilon,
     hockey_stick_plan, log_ratio_table, pattern_key, pattern_key_of, sorted_desc, train_rows,
 };
+use super::renyi_grid::exp_in_place;
 use super::{Divergence, Measurement, PropertyTester, check_inputs};
 use crate::bounds::normal_upper_quantile;
 use crate::error::{Error, Result};
@@ -164,18 +165,12 @@ impl Kernel {
         }
     }
 
-    fn eval(
-        self,
-        h: f64,
-        x: &ndarray::ArrayView1<'_, f64>,
-        y: &ndarray::ArrayView1<'_, f64>,
-    ) -> f64 {
-        let d = self.distance(x, y);
-        let v = match self {
-            Kernel::Rbf => (-(d * d) / (2.0 * h * h)).exp(),
-            Kernel::Laplacian => (-d / h).exp(),
-        };
-        v.clamp(0.0, 1.0)
+    /// The exponent of the kernel value at distance `d`: k = e^{arg}, clamped to [0, 1].
+    fn arg(self, h: f64, d: f64) -> f64 {
+        match self {
+            Kernel::Rbf => -(d * d) / (2.0 * h * h),
+            Kernel::Laplacian => -d / h,
+        }
     }
 }
 
@@ -210,7 +205,13 @@ fn median_bandwidth(
     }
 }
 
-/// Linear-time MMD terms h_i over disjoint quadruples of rows `rows_p` × `rows_q`.
+/// Linear-time MMD terms h_i over disjoint quadruples of rows `rows_p` × `rows_q`, of (P, Q)
+/// and of (Q, P) (the same kernel values, see [`mmd_parts_both`]).
+///
+/// In blocks of quadruples, in parallel: a block's four exponents per quadruple are formed, then
+/// exponentiated together by [`exp_in_place`] (the platform's `exp`, bit for bit, four or eight
+/// at a time), clamped to [0, 1] and combined; each term is computed alone and collected in
+/// order, the same on any number of threads.
 fn linear_mmd_terms(
     kernel: Kernel,
     h: f64,
@@ -218,20 +219,31 @@ fn linear_mmd_terms(
     rows_p: std::ops::Range<usize>,
     q: &Samples,
     rows_q: std::ops::Range<usize>,
-) -> Vec<f64> {
+) -> [Vec<f64>; 2] {
+    const BLOCK: usize = 2048;
     let pairs = rows_p.len().min(rows_q.len()) / 2;
-    // In parallel: each term is computed alone and collected in order (the same on any number
-    // of threads).
-    (0..pairs)
+    let (pq, qp) = (0..pairs.div_ceil(BLOCK))
         .into_par_iter()
-        .map(|i| {
-            let (x1, x2) = (p.row(rows_p.start + 2 * i), p.row(rows_p.start + 2 * i + 1));
-            let (y1, y2) = (q.row(rows_q.start + 2 * i), q.row(rows_q.start + 2 * i + 1));
-            kernel.eval(h, &x1, &x2) + kernel.eval(h, &y1, &y2)
-                - kernel.eval(h, &x1, &y2)
-                - kernel.eval(h, &x2, &y1)
+        .flat_map_iter(|b| {
+            let quads = b * BLOCK..((b + 1) * BLOCK).min(pairs);
+            let mut k = Vec::with_capacity(4 * quads.len());
+            for i in quads {
+                let (x1, x2) = (p.row(rows_p.start + 2 * i), p.row(rows_p.start + 2 * i + 1));
+                let (y1, y2) = (q.row(rows_q.start + 2 * i), q.row(rows_q.start + 2 * i + 1));
+                for (u, v) in [(&x1, &x2), (&y1, &y2), (&x1, &y2), (&x2, &y1)] {
+                    k.push(kernel.arg(h, kernel.distance(u, v)));
+                }
+            }
+            exp_in_place(&mut k);
+            k.chunks_exact(4)
+                .map(|v| {
+                    let [a, b, c, d] = [v[0], v[1], v[2], v[3]].map(|x| x.clamp(0.0, 1.0));
+                    (a + b - c - d, b + a - d - c)
+                })
+                .collect::<Vec<_>>()
         })
-        .collect()
+        .unzip();
+    [pq, qp]
 }
 
 /// The one-sided bound H ≥ e^ε·√(MMD²/2) − (e^ε − 1), rounded down, floored at 0.
@@ -262,7 +274,8 @@ struct Projection {
     /// stays in cache, searched first (see [`Projection::below`]).
     leaps: Vec<f64>,
     /// The mid-rank sums ([`Projection::rank_sum`]) of the held-out rows of each of its two
-    /// sides, once counted (see [`ProjectionTraining`] for which side is which).
+    /// sides, once counted (see [`ProjectionTraining`] for which side is which), in ascending
+    /// order (the held-out count only sees their multiset).
     held: [OnceLock<Vec<u32>>; 2],
     /// Whether `pooled` holds no NaN (then `x < v` is monotone along it for every v).
     no_nan: bool,
@@ -356,15 +369,64 @@ impl Projection {
         v
     }
 
-    /// Mid-rank sums of the rows `rows` of `s` as u32, or `None` when they may not fit.
+    /// u of the rows `rows` of `s`, in ascending order of the rows' values, not in row order
+    /// (for callers that only see the multiset: see [`Projection::ascending_rank_sums`]).
+    fn us_any_order(&self, s: &Samples, rows: std::ops::Range<usize>) -> Vec<f64> {
+        let v = self.feature.values(s, rows.clone());
+        let mut out = Vec::with_capacity(v.len());
+        if self.ascending_rank_sums(v, |r| out.push(self.u_of(r))) {
+            out
+        } else {
+            self.us(s, rows)
+        }
+    }
+
+    /// Mid-rank sums of the rows `rows` of `s` as u32, in ascending order of the rows' values
+    /// (the held-out count only sees their multiset), or `None` when they may not fit.
     fn rank_sums(&self, s: &Samples, rows: std::ops::Range<usize>) -> Option<Vec<u32>> {
         u32::try_from(2 * self.pooled.len()).ok()?;
+        let v = self.feature.values(s, rows.clone());
+        let mut out = Vec::with_capacity(v.len());
+        if self.ascending_rank_sums(v, |r| out.push(r as u32)) {
+            return Some(out);
+        }
         let v = self.feature.values(s, rows);
         Some(
             v.par_chunks(1 << 14)
                 .flat_map_iter(|b| b.iter().map(|&x| self.rank_sum(x) as u32))
                 .collect(),
         )
+    }
+
+    /// Calls `f` with [`Projection::rank_sum`] of every value of `values`, in ascending order
+    /// of the values, by one merge of the sorted values with `pooled` instead of a search per
+    /// value; false (nothing called) when a value or a pooled value is NaN.
+    ///
+    /// The same rank sums: with no NaN, `x < v` and `x ≤ v` are monotone along `pooled` (sorted
+    /// by `total_cmp`, which agrees with `<` except that −0 sorts before +0, and those compare
+    /// equal), so `below(v)` is the first index where `x < v` fails and `#{x ≤ v}` the first
+    /// where `x ≤ v` fails; both only grow as v grows in `total_cmp`'s order, so two pointers
+    /// walk `pooled` once. And `rank_sum(v)` is `below + #{x ≤ v}`: when `pooled[below] == v`
+    /// its second count is `#{x ≤ v}` ([`Projection::ties_from`]), otherwise no pooled value
+    /// equals v and `#{x ≤ v}` is `below`. The values are sorted by [`sorted_desc`] (a radix
+    /// sort) and walked from the end.
+    fn ascending_rank_sums(&self, values: Vec<f64>, mut f: impl FnMut(usize)) -> bool {
+        if !self.no_nan || values.iter().any(|x| x.is_nan()) {
+            return false;
+        }
+        let pooled = &self.pooled;
+        let (mut below, mut upto) = (0, 0);
+        for &v in sorted_desc(values).iter().rev() {
+            while below < pooled.len() && pooled[below] < v {
+                below += 1;
+            }
+            upto = upto.max(below);
+            while upto < pooled.len() && pooled[upto] <= v {
+                upto += 1;
+            }
+            f(below + upto);
+        }
+        true
     }
 }
 
@@ -379,6 +441,9 @@ impl Projection {
 struct ProjectionTraining {
     projection: Arc<Projection>,
     bins: [Vec<f64>; 2],
+    /// Each side's B values' u in ascending order, not row order: the threshold choice
+    /// ([`best_of_thresholds`] on [`ThresholdCounts::of_unsorted_q`] of the sorted P scores)
+    /// only counts them.
     b_us: [Vec<f64>; 2],
 }
 
@@ -453,7 +518,12 @@ fn form_projection(feature: Feature, sides: [(&Samples, usize, usize); 2]) -> Pr
                 || bin_counts(&projection.us(q, 0..aq)),
             )
         },
-        || rayon::join(|| projection.us(p, ap..tp), || projection.us(q, aq..tq)),
+        || {
+            rayon::join(
+                || projection.us_any_order(p, ap..tp),
+                || projection.us_any_order(q, aq..tq),
+            )
+        },
     );
     ProjectionTraining {
         projection,
@@ -837,22 +907,26 @@ impl PropertyTester for MmdTester {
             kernel: kernel_a,
             h: h_a,
             quadruples,
-        } = mmd_bound(p, tp, q, tq, epsilon, beta_a);
+        } = crate::stages::time("mmd: (a) linear-time MMD", || {
+            mmd_bound(p, tp, q, tq, epsilon, beta_a)
+        });
         let dpa = dp_auditorium_delta(mmd2_lower, epsilon);
 
         // (b) Kernel likelihood-ratio event: embeddings on A, choices on B.
         let mut pattern = None;
-        let features =
-            candidate_features_with(p, ap, q, aq, self.max_discrete_values, false, |coords| {
-                match pattern_feature(&coords, p, (ap, tp), q, (aq, tq)) {
-                    Some((f, cells)) => {
-                        pattern = Some(Arc::new(cells));
-                        f
+        let features = crate::stages::time("mmd: (b) candidate features", || {
+            let features =
+                candidate_features_with(p, ap, q, aq, self.max_discrete_values, false, |coords| {
+                    match pattern_feature(&coords, p, (ap, tp), q, (aq, tq)) {
+                        Some((f, cells)) => {
+                            pattern = Some(Arc::new(cells));
+                            f
+                        }
+                        None => candidate_atoms(p, ap, q, aq, coords),
                     }
-                    None => candidate_atoms(p, ap, q, aq, coords),
-                }
-            });
-        let features = fewest_projections(features, p, ap, q, aq);
+                });
+            fewest_projections(features, p, ap, q, aq)
+        });
         let objective = |pl: f64, qu: f64| pl - e_eps * qu;
         let choose = |sp: Vec<f64>, sq: Vec<f64>| {
             best_of_thresholds(
@@ -864,15 +938,20 @@ impl PropertyTester for MmdTester {
             )
         };
         let sides = ((ap, tp), (aq, tq));
-        let Some((score, t)) = best_event(features, pattern, p, q, sides, &choose) else {
+        let best = crate::stages::time("mmd: (b) select the event", || {
+            best_event(features, pattern, p, q, sides, &choose)
+        });
+        let Some((score, t)) = best else {
             return Err(Error::InvalidSamples(
                 "no candidate event could be formed".into(),
             ));
         };
-        let (k_p, k_q) = rayon::join(
-            || held_out_count(&score, t, 0, p, (ap, tp)),
-            || held_out_count(&score, t, 1, q, (aq, tq)),
-        );
+        let (k_p, k_q) = crate::stages::time("mmd: (b) count the held-out rows", || {
+            rayon::join(
+                || held_out_count(&score, t, 0, p, (ap, tp)),
+                || held_out_count(&score, t, 1, q, (aq, tq)),
+            )
+        });
         let held_out = HeldOutEvent::bound(k_p, m_p, k_q, m_q, half_b);
         let value_b = held_out.hockey_stick(e_eps);
         let point_estimate = held_out.hockey_stick_point(e_eps);
@@ -960,6 +1039,10 @@ struct MmdBound {
 /// Part (a): the kernel (RBF or Laplacian, median-heuristic bandwidth) with the largest predicted
 /// bound on the training rows `0..tp` and `0..tq`, then the linear-time MMD² on the held-out rows,
 /// bounded below by empirical Bernstein at `beta_a`.
+///
+/// Both directions at once, the other kept for its call (see [`mmd_parts_both`]): the statistic
+/// swaps its two cross terms when P and Q swap, and nothing else changes, so the kernel values
+/// are computed once for both.
 fn mmd_bound(
     p: &Samples,
     tp: usize,
@@ -968,33 +1051,107 @@ fn mmd_bound(
     epsilon: f64,
     beta_a: f64,
 ) -> MmdBound {
+    let kp: MmdSide = (p.id(), tp, p.n());
+    let kq: MmdSide = (q.id(), tq, q.n());
+    let memo = || MMD_PARTS.lock().unwrap_or_else(|e| e.into_inner());
+    let kept = memo()
+        .iter()
+        .position(|(k, _)| *k == (kp, kq, beta_a.to_bits()));
+    let parts = match kept.map(|i| memo().remove(i)) {
+        Some((_, parts)) => parts,
+        None => {
+            let (this, other) = mmd_parts_both(p, tp, q, tq, beta_a);
+            let mut m = memo();
+            if m.len() >= PROJECTIONS_KEPT {
+                m.remove(0);
+            }
+            m.push(((kq, kp, beta_a.to_bits()), other));
+            this
+        }
+    };
+    MmdBound {
+        value: hockey_stick_from_mmd(parts.lower, epsilon),
+        lower: parts.lower,
+        point: parts.point,
+        kernel: parts.kernel,
+        h: parts.h,
+        quadruples: parts.quadruples,
+    }
+}
+
+/// Part (a) without ε (which only enters through [`hockey_stick_from_mmd`]): the MMD² bound
+/// and point, the kernel and bandwidth, the quadruples.
+#[derive(Clone, Copy, Debug)]
+struct MmdParts {
+    lower: f64,
+    point: f64,
+    kernel: Kernel,
+    h: f64,
+    quadruples: usize,
+}
+
+/// A side of part (a): the samples' id ([`Samples::id`]: the same id means the same values),
+/// the end of its training rows, its size.
+type MmdSide = (u64, usize, usize);
+
+/// The other direction's [`MmdParts`] of the tests run most recently, by (P side, Q side,
+/// β_a's bits), taken by its call ([`mmd_bound`]).
+#[allow(clippy::type_complexity)]
+static MMD_PARTS: Mutex<Vec<((MmdSide, MmdSide, u64), MmdParts)>> = Mutex::new(Vec::new());
+
+/// Part (a) of (P, Q) and of (Q, P) on the same rows, each exactly as it is computed alone.
+///
+/// Swapping P and Q leaves the median-heuristic bandwidth the same (the same multiset of
+/// distances, sorted) and turns every term k(x₁,x₂) + k(y₁,y₂) − k(x₁,y₂) − k(x₂,y₁) into
+/// k(y₁,y₂) + k(x₁,x₂) − k(y₁,x₂) − k(y₂,x₁): the same kernel values (a distance is symmetric
+/// bit for bit: (a − b)² = (b − a)², |a − b| = |b − a|), the first sum in the other order
+/// (exact: addition commutes) and the cross terms subtracted in the other order (not exact, so
+/// each direction's terms are formed in its own order). Each direction then chooses its kernel
+/// and bounds its own terms.
+fn mmd_parts_both(
+    p: &Samples,
+    tp: usize,
+    q: &Samples,
+    tq: usize,
+    beta_a: f64,
+) -> (MmdParts, MmdParts) {
     let pairs_held = ((p.n() - tp).min(q.n() - tq) / 2) as f64;
-    let mut kernel_choice: Option<(Kernel, f64, f64)> = None;
+    let predict = |terms: &[f64]| {
+        let mean = terms.iter().sum::<f64>() / terms.len() as f64;
+        let var = terms.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (terms.len() - 1) as f64;
+        mean - bernstein_deviation(var, 4.0, pairs_held, beta_a)
+    };
+    let mut choice: [Option<(Kernel, f64, f64)>; 2] = [None, None];
     for kernel in [Kernel::Rbf, Kernel::Laplacian] {
         let h = median_bandwidth(kernel, p, 0..tp, q, 0..tq);
         let terms = linear_mmd_terms(kernel, h, p, 0..tp, q, 0..tq);
-        if terms.len() < 2 {
+        if terms[0].len() < 2 {
             continue;
         }
-        let mean = terms.iter().sum::<f64>() / terms.len() as f64;
-        let var = terms.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (terms.len() - 1) as f64;
-        let pred = mean - bernstein_deviation(var, 4.0, pairs_held, beta_a);
-        if kernel_choice.is_none_or(|(_, _, b)| pred > b) {
-            kernel_choice = Some((kernel, h, pred));
+        for (c, t) in choice.iter_mut().zip(&terms) {
+            let pred = predict(t);
+            if c.is_none_or(|(_, _, b)| pred > b) {
+                *c = Some((kernel, h, pred));
+            }
         }
     }
-    let (kernel, h, _) = kernel_choice.unwrap_or((Kernel::Rbf, 1.0, 0.0));
-    let terms = linear_mmd_terms(kernel, h, p, tp..p.n(), q, tq..q.n());
-    let point = terms.iter().sum::<f64>() / terms.len().max(1) as f64;
-    let lower = empirical_bernstein_lower(&terms, -2.0, 2.0, beta_a);
-    MmdBound {
-        value: hockey_stick_from_mmd(lower, epsilon),
-        lower,
-        point,
+    let [cp, cq] = choice.map(|c| c.map_or((Kernel::Rbf, 1.0), |(k, h, _)| (k, h)));
+    let held = |(kernel, h): (Kernel, f64)| linear_mmd_terms(kernel, h, p, tp..p.n(), q, tq..q.n());
+    let [terms_p, terms_q] = if cp.0 == cq.0 && cp.1.to_bits() == cq.1.to_bits() {
+        held(cp)
+    } else {
+        let [t, _] = held(cp);
+        let [_, u] = held(cq);
+        [t, u]
+    };
+    let parts = |(kernel, h): (Kernel, f64), terms: Vec<f64>| MmdParts {
+        lower: empirical_bernstein_lower(&terms, -2.0, 2.0, beta_a),
+        point: terms.iter().sum::<f64>() / terms.len().max(1) as f64,
         kernel,
         h,
         quadruples: terms.len(),
-    }
+    };
+    (parts(cp, terms_p), parts(cq, terms_q))
 }
 
 /// Few projections for high dimension: with more than 10 features, the discriminant, the

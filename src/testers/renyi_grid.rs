@@ -104,6 +104,26 @@ pub(crate) fn moment_sums_grid(
     ks.iter().map(|&k| scalar(pts, k)).collect()
 }
 
+/// `f64::exp` of every value of `xs`, in place, the same bits: by the vector port four or eight
+/// at a time where it may be used ([`port`]), else one by one. Also used by the MMD tester's
+/// kernel values, which its records hold to the last bit as this grid's are.
+pub(crate) fn exp_in_place(xs: &mut [f64]) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(port) = port() {
+        if port.eight {
+            // SAFETY: `port.eight` is set only when the CPU has AVX-512F.
+            unsafe { avx512::exp8_slice(xs, &port.table) };
+        } else {
+            // SAFETY: `port` returns `Some` only when the CPU has AVX2 and FMA.
+            unsafe { avx::exp4_slice(xs, &port.table) };
+        }
+        return;
+    }
+    for x in xs {
+        *x = x.exp();
+    }
+}
+
 /// The vector exp of this machine: its table, and whether the 8-lane code may be used too.
 struct Port {
     table: Table,
@@ -430,6 +450,22 @@ mod avx {
         unsafe { _mm256_loadu_pd(ya.as_ptr()) }
     }
 
+    /// [`exp4`] on every value of `xs`, in place (a last part shorter than four by `f64::exp`).
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) fn exp4_slice(xs: &mut [f64], tab: &Table) {
+        let mut chunks = xs.chunks_exact_mut(4);
+        for c in &mut chunks {
+            // SAFETY: unaligned load and store of four f64 from and to a chunk of four.
+            unsafe {
+                let y = exp4(_mm256_loadu_pd(c.as_ptr()), tab);
+                _mm256_storeu_pd(c.as_mut_ptr(), y);
+            }
+        }
+        for x in chunks.into_remainder() {
+            *x = x.exp();
+        }
+    }
+
     /// [`exp4`] on an array (the self-check and the tests).
     #[target_feature(enable = "avx2,fma")]
     pub(crate) fn exp4_array(x: [f64; 4], tab: &Table) -> [f64; 4] {
@@ -580,6 +616,22 @@ mod avx512 {
         }
         // SAFETY: as above.
         unsafe { _mm512_loadu_pd(ya.as_ptr()) }
+    }
+
+    /// [`exp8`] on every value of `xs`, in place (a last part shorter than eight by `f64::exp`).
+    #[target_feature(enable = "avx512f")]
+    pub(super) fn exp8_slice(xs: &mut [f64], tab: &Table) {
+        let mut chunks = xs.chunks_exact_mut(8);
+        for c in &mut chunks {
+            // SAFETY: unaligned load and store of eight f64 from and to a chunk of eight.
+            unsafe {
+                let y = exp8(_mm512_loadu_pd(c.as_ptr()), tab);
+                _mm512_storeu_pd(c.as_mut_ptr(), y);
+            }
+        }
+        for x in chunks.into_remainder() {
+            *x = x.exp();
+        }
     }
 
     /// [`exp8`] on an array (the self-check and the tests).
