@@ -11,6 +11,12 @@ What is timed
           --claim pure:1 --tester T --json --no-report -q` (reading and parsing the JSON-lines
           files included), once with the default layers (both) and once with `--check mechanism`;
           wall time by time.perf_counter() around subprocess.run.
+  ours, in process (--in-process)  the same test as DP-Auditorium's is timed: in process, on
+          numpy arrays already in memory (read before the clock starts), one
+          `dp_audit.test_samples(a, b, "pure:1", testers=T, check=LAYERS)` call of the Python
+          package (the same engine and record as `audit test`), after one untimed call on the
+          smallest sizes (the package's import and its thread pool's start, as their TensorFlow
+          import is untimed). Recorded as impl "ours-in-process".
   theirs  in process, on numpy arrays already in memory (the files are read before the clock
           starts, and TensorFlow is imported once, untimed; its import time is written to the
           meta line): building a fresh tester (their config, their default model) plus one
@@ -211,6 +217,28 @@ def ours_once(cmd):
     return rec
 
 
+class OursInProcess:
+    """Our Python package (dp_audit), imported once; arrays loaded as theirs are."""
+
+    def __init__(self):
+        import numpy as np
+        t0 = time.perf_counter()
+        import dp_audit
+        self.import_s = time.perf_counter() - t0
+        self.np, self.dp = np, dp_audit
+
+    def load(self, path):
+        with open(path) as f:
+            return self.np.asarray([json.loads(line) for line in f if line.strip()],
+                                   dtype=self.np.float64)
+
+    def run_once(self, tester, a, b, layers):
+        t0 = time.perf_counter()
+        rec = self.dp.test_samples(a, b, f"pure:{EPS:g}", testers=tester, check=layers)
+        wall = time.perf_counter() - t0
+        return {"wall_s": wall, "rc": rec.code}
+
+
 # ---------------------------------------------------------------- run
 
 def git_head(path):
@@ -237,7 +265,7 @@ def cmd_run(args):
                 sys.exit(f"missing {p}")
     do_ours = args.only in (None, "ours")
     do_theirs = args.only in (None, "theirs")
-    if do_ours and not args.audit:
+    if do_ours and not args.audit and not args.in_process:
         sys.exit("--audit is required unless --only theirs")
     if do_theirs and not args.dpa_src:
         sys.exit("--dpa-src is required unless --only ours")
@@ -252,7 +280,19 @@ def cmd_run(args):
         theirs = Theirs(args.dpa_src)
         meta.update({"dpa_root": theirs.root, "dpa_commit": dpa_commit(theirs.root),
                      "dpa_import_s": theirs.import_s, **theirs.versions()})
-    if do_ours:
+    inproc = None
+    if do_ours and args.in_process:
+        inproc = OursInProcess()
+        meta.update({"impl_ours": "ours-in-process", "dp_audit_version": inproc.dp.__version__,
+                     "dp_audit_import_s": inproc.import_s,
+                     "dp_audit_git": git_head(os.path.dirname(os.path.abspath(__file__)))})
+        warm = sample_paths(args.data, min(n for _, n in plan))
+        wa, wb = inproc.load(warm[0]), inproc.load(warm[1])
+        t0 = time.perf_counter()
+        for tester in testers:
+            inproc.run_once(tester, wa, wb, "both")
+        meta["warm_up_s"] = time.perf_counter() - t0
+    elif do_ours:
         audit = os.path.abspath(args.audit)
         v = subprocess.run([audit, "--version"], capture_output=True, text=True).stdout.strip()
         meta.update({"audit": audit, "audit_version": v,
@@ -279,7 +319,18 @@ def cmd_run(args):
                     print(f"theirs {tester:12s} n={n:>8d} run {r}: {rec['wall_s']:.3f} s "
                           f"(lb {rec['lower_bound']})", file=sys.stderr)
                 del a, b
-            if do_ours:
+            if inproc is not None:
+                a, b = inproc.load(a_path), inproc.load(b_path)
+                for r in range(args.runs):
+                    for layers in ("both", "mechanism"):
+                        rec = inproc.run_once(tester, a, b, layers)
+                        rec.update({"kind": "run", "impl": "ours-in-process", "tester": tester,
+                                    "n": n, "layers": layers, "run": r, "loadavg": loadavg()})
+                        emit(rec)
+                        print(f"ours in process {tester:12s} n={n:>8d} {layers:9s} run {r}: "
+                              f"{rec['wall_s']:.4f} s rc {rec['rc']}", file=sys.stderr)
+                del a, b
+            elif do_ours:
                 for r in range(args.runs):
                     for layers in ("both", "mechanism"):  # interleaved: same load for both
                         rec = ours_once(ours_cmd(audit, a_path, b_path, tester, layers))
@@ -320,6 +371,17 @@ def fmt_ratio(num, den):
 
 
 def table(recs):
+    """The side-by-side table of the whole process (impl "ours"), then, when there are runs
+    of the Python package in process (impl "ours-in-process"), the same table for those."""
+    out = table_of(recs, "ours", "Ours: the whole `audit test` process, reading the JSON-lines "
+                   "files")
+    if any(r.get("impl") == "ours-in-process" for r in recs):
+        out += "\n\n" + table_of(recs, "ours-in-process", "Ours: one `dp_audit.test_samples` "
+                                   "call in process on in-memory numpy arrays, as theirs")
+    return out
+
+
+def table_of(recs, ours, what):
     groups = {}
     for r in recs:
         if r.get("kind") != "run":
@@ -327,13 +389,14 @@ def table(recs):
         key = (r["impl"], r["tester"], r["n"], r.get("layers"))
         groups.setdefault(key, []).append(r["wall_s"])
     med = {k: (statistics.median(v), len(v)) for k, v in groups.items()}
-    rows = sorted({(k[1], k[2]) for k in med}, key=lambda x: (TESTERS.index(x[0]), x[1]))
+    rows = sorted({(k[1], k[2]) for k in med if k[0] == ours},
+                  key=lambda x: (TESTERS.index(x[0]), x[1]))
     lines = ["| tester | releases per side | ours, both layers | ours, --check mechanism | "
              "DP-Auditorium | ratio (both) | ratio (mechanism) |",
              "|---|---:|---:|---:|---:|---:|---:|"]
     for tester, n in rows:
-        both = med.get(("ours", tester, n, "both"), (None, 0))
-        mech = med.get(("ours", tester, n, "mechanism"), (None, 0))
+        both = med.get((ours, tester, n, "both"), (None, 0))
+        mech = med.get((ours, tester, n, "mechanism"), (None, 0))
         dpa = med.get(("dp-auditorium", tester, n, None), (None, 0))
         runs = {both[1], mech[1], dpa[1]} - {0}
         lines.append(f"| {tester} | {n:,} | {fmt_s(both[0])} | {fmt_s(mech[0])} | {fmt_s(dpa[0])} | "
@@ -341,9 +404,9 @@ def table(recs):
     lines.append("")
     lines.append("Medians of wall time per run (runs per cell: "
                  + ", ".join(sorted({str(c) for _, c in med.values()})) + "). Ratio = "
-                 "DP-Auditorium / ours (how many times longer theirs takes). Ours: the whole "
-                 "`audit test` process, reading the JSON-lines files; DP-Auditorium: tester "
-                 "construction + estimate_lower_bound on in-memory numpy arrays.")
+                 "DP-Auditorium / ours (how many times longer theirs takes). " + what + "; "
+                 "DP-Auditorium: tester construction + estimate_lower_bound on in-memory numpy "
+                 "arrays.")
     return "\n".join(lines)
 
 
@@ -363,6 +426,8 @@ def main():
     r.add_argument("--ns-other", default="1000,10000,100000", help="renyi and mmd sizes")
     r.add_argument("--testers", default=",".join(TESTERS))
     r.add_argument("--only", choices=("ours", "theirs"))
+    r.add_argument("--in-process", action="store_true",
+                   help="ours through the Python package (dp_audit) in this process, not --audit")
     r.add_argument("--seed", type=int, default=0, help="their runs: TF/numpy seed = seed + run")
     r.add_argument("--out", required=True, help="JSON lines, appended to")
     r.set_defaults(func=cmd_run)
