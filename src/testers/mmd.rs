@@ -153,7 +153,7 @@ impl Kernel {
         }
     }
 
-    fn distance(self, x: &ndarray::ArrayView1<'_, f64>, y: &ndarray::ArrayView1<'_, f64>) -> f64 {
+    fn distance(self, x: &[f64], y: &[f64]) -> f64 {
         match self {
             Kernel::Rbf => x
                 .iter()
@@ -174,6 +174,31 @@ impl Kernel {
     }
 }
 
+/// A sample's values in row-major order with its dimension: borrowed when the array is stored
+/// so (as `Samples` built from rows are), else copied once.
+struct Flat<'a> {
+    values: std::borrow::Cow<'a, [f64]>,
+    dim: usize,
+}
+
+impl<'a> Flat<'a> {
+    fn of(s: &'a Samples) -> Self {
+        let values = match s.values().as_slice() {
+            Some(v) => std::borrow::Cow::Borrowed(v),
+            None => std::borrow::Cow::Owned(s.values().iter().copied().collect()),
+        };
+        Flat {
+            values,
+            dim: s.dim(),
+        }
+    }
+}
+
+/// Row `i` of a [`Flat`] (the same values, in the same order, as `Samples::row`).
+fn row<'b>(f: &'b Flat<'_>, i: usize) -> &'b [f64] {
+    &f.values[i * f.dim..(i + 1) * f.dim]
+}
+
 /// Median-heuristic bandwidth on rows `rows_p` of p and `rows_q` of q: the median distance over
 /// within-P, within-Q and P–Q pairs of consecutive rows (up to 1000 of each).
 fn median_bandwidth(
@@ -184,12 +209,13 @@ fn median_bandwidth(
     rows_q: std::ops::Range<usize>,
 ) -> f64 {
     let k = (rows_p.len().min(rows_q.len()) / 2).min(1000);
+    let (fp, fq) = (Flat::of(p), Flat::of(q));
     let mut d = Vec::with_capacity(3 * k);
     for i in 0..k {
         let (a, b) = (rows_p.start + 2 * i, rows_q.start + 2 * i);
-        d.push(kernel.distance(&p.row(a), &p.row(a + 1)));
-        d.push(kernel.distance(&q.row(b), &q.row(b + 1)));
-        d.push(kernel.distance(&p.row(a), &q.row(b)));
+        d.push(kernel.distance(row(&fp, a), row(&fp, a + 1)));
+        d.push(kernel.distance(row(&fq, b), row(&fq, b + 1)));
+        d.push(kernel.distance(row(&fp, a), row(&fq, b)));
     }
     d.sort_by(f64::total_cmp);
     let med = d.get(d.len() / 2).copied().unwrap_or(1.0);
@@ -222,15 +248,17 @@ fn linear_mmd_terms(
 ) -> [Vec<f64>; 2] {
     const BLOCK: usize = 2048;
     let pairs = rows_p.len().min(rows_q.len()) / 2;
+    let (fp, fq) = (Flat::of(p), Flat::of(q));
     let (pq, qp) = (0..pairs.div_ceil(BLOCK))
         .into_par_iter()
         .flat_map_iter(|b| {
             let quads = b * BLOCK..((b + 1) * BLOCK).min(pairs);
             let mut k = Vec::with_capacity(4 * quads.len());
             for i in quads {
-                let (x1, x2) = (p.row(rows_p.start + 2 * i), p.row(rows_p.start + 2 * i + 1));
-                let (y1, y2) = (q.row(rows_q.start + 2 * i), q.row(rows_q.start + 2 * i + 1));
-                for (u, v) in [(&x1, &x2), (&y1, &y2), (&x1, &y2), (&x2, &y1)] {
+                let (a, b) = (rows_p.start + 2 * i, rows_q.start + 2 * i);
+                let (x1, x2) = (row(&fp, a), row(&fp, a + 1));
+                let (y1, y2) = (row(&fq, b), row(&fq, b + 1));
+                for (u, v) in [(x1, x2), (y1, y2), (x1, y2), (x2, y1)] {
                     k.push(kernel.arg(h, kernel.distance(u, v)));
                 }
             }
