@@ -1063,20 +1063,25 @@ impl ShardSet {
                 got += take;
                 continue;
             }
+            // The rows are copied into one array as they are read (not kept as chunks and
+            // joined afterwards, which held the training rows twice at the end).
+            let out_dim = transform.output_dim(s.dim);
+            let mut flat: Vec<f64> = Vec::with_capacity((n - got).min(s.rows) * out_dim);
+            let mut taken = 0usize;
             s.for_each_chunk(transform, |_, chunk| {
-                let take = chunk.n().min(n - got);
-                if take == chunk.n() {
-                    parts.push(chunk.clone());
-                } else if take > 0 {
-                    parts.push(Samples::new(
-                        chunk.values().slice(ndarray::s![..take, ..]).to_owned(),
-                    )?);
-                }
-                got += take;
+                let take = chunk.n().min(n - got - taken);
+                let rows = chunk.values().slice(ndarray::s![..take, ..]);
+                flat.extend(rows.iter().copied());
+                taken += take;
                 // A shard wholly in the first n rows is read (and checked) to its end here; one
                 // that goes on past them is read again, whole, by the held-out pass.
-                Ok(got < n)
+                Ok(got + taken < n)
             })?;
+            if taken > 0 {
+                let dim = flat.len() / taken;
+                parts.push(Samples::from_flat(dim, flat)?);
+            }
+            got += taken;
         }
         if parts.len() == 1 {
             // One part (one shard, or the first n rows of the first): it is the result, so it
@@ -1594,4 +1599,56 @@ fn write_body(out: &mut Vec<u8>, format: Format, samples: &Samples) -> std::io::
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The training rows read from text shards that are streamed (too large for the parse
+    /// budget: here shards opened without their parsed copy) are those read from the parsed
+    /// copy, for a head inside the first shard, across shards and past the end, in either view.
+    #[test]
+    fn streamed_head_equals_the_parsed_head() {
+        let dir = std::env::temp_dir().join(format!("dp-audit-head-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("scratch folder");
+        let paths: Vec<PathBuf> = (0..2)
+            .map(|k| {
+                let p = dir.join(format!("s{k}.jsonl"));
+                let text: String = (0..CHUNK_ROWS + 37)
+                    .map(|i| format!("{}\n", (i as f64 * 0.37 + k as f64).sin() * 1e3))
+                    .collect();
+                std::fs::write(&p, text).expect("shard written");
+                p
+            })
+            .collect();
+        let opened: Vec<Shard> = paths
+            .iter()
+            .map(|p| Shard::open(p).expect("shard opened"))
+            .collect();
+        assert!(
+            opened.iter().all(|s| s.memory.is_some()),
+            "the shards fit the budget"
+        );
+        let streamed: Vec<Shard> = opened
+            .iter()
+            .map(|s| Shard::recorded(&s.path, s.dim, s.rows, None))
+            .collect();
+        let (parsed, streamed) = (ShardSet::new(opened), ShardSet::new(streamed));
+        for transform in [Transform::None, Transform::FloatRepr] {
+            for n in [
+                1,
+                100,
+                CHUNK_ROWS,
+                CHUNK_ROWS + 37,
+                CHUNK_ROWS + 40,
+                3 * CHUNK_ROWS,
+            ] {
+                let a = parsed.head(n, &transform).expect("parsed head");
+                let b = streamed.head(n, &transform).expect("streamed head");
+                assert_eq!(a.values(), b.values(), "n = {n}, {transform:?}");
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
