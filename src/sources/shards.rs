@@ -1077,8 +1077,7 @@ impl ShardSet {
                 // that goes on past them is read again, whole, by the held-out pass.
                 Ok(got + taken < n)
             })?;
-            if taken > 0 {
-                let dim = flat.len() / taken;
+            if let Some(dim) = flat.len().checked_div(taken) {
                 parts.push(Samples::from_flat(dim, flat)?);
             }
             got += taken;
