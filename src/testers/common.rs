@@ -420,10 +420,9 @@ pub(crate) fn candidate_features_with(
 /// [`radix_sort_desc`], short ones by `sort_unstable_by`.
 pub(crate) fn sorted_desc(mut v: Vec<f64>) -> Vec<f64> {
     if v.len() >= 4096 {
-        radix_sort_desc(&mut v);
-    } else {
-        v.sort_unstable_by(|a, b| b.total_cmp(a));
+        return radix_sort_desc(v);
     }
+    v.sort_unstable_by(|a, b| b.total_cmp(a));
     v
 }
 
@@ -445,9 +444,13 @@ fn total_order_value(k: u64) -> f64 {
 /// every key), linear in the length. Hand-written: the sort crates we checked offer no sort of
 /// f64 in `total_cmp`'s order (−0 before +0, NaNs by sign) without a comparison per step.
 /// The result is the one sorted order of the values (see [`sorted_desc`]).
-fn radix_sort_desc(v: &mut [f64]) {
+///
+/// The keys are formed in `v`'s own allocation and the values come back in one of the two
+/// buffers (`collect` of a mapped `into_iter` of the same size reuses the allocation), so the
+/// sort holds two arrays of `v`'s size, not three.
+fn radix_sort_desc(v: Vec<f64>) -> Vec<f64> {
     let n = v.len();
-    let mut keys: Vec<u64> = v.iter().map(|&x| !total_order_key(x)).collect();
+    let mut keys: Vec<u64> = v.into_iter().map(|x| !total_order_key(x)).collect();
     let mut counts = vec![[0usize; 256]; 8];
     for &k in &keys {
         for (d, c) in counts.iter_mut().enumerate() {
@@ -472,9 +475,8 @@ fn radix_sort_desc(v: &mut [f64]) {
         }
         std::mem::swap(&mut keys, &mut other);
     }
-    for (x, &k) in v.iter_mut().zip(&keys) {
-        *x = total_order_value(!k);
-    }
+    drop(other);
+    keys.into_iter().map(|k| total_order_value(!k)).collect()
 }
 
 /// Best threshold t for the event {score ≥ t} on the training split, by the value `objective`
@@ -897,8 +899,7 @@ mod tests {
                 .collect();
             let mut want = v.clone();
             want.sort_by(|a, b| b.total_cmp(a));
-            let mut got = v.clone();
-            radix_sort_desc(&mut got);
+            let got = radix_sort_desc(v.clone());
             let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
             assert_eq!(bits(&got), bits(&want), "n = {n}");
             assert_eq!(bits(&sorted_desc(v)), bits(&want), "n = {n}");
