@@ -739,6 +739,29 @@ mod tests {
         p
     }
 
+    /// `exp_in_place` is `f64::exp` bit for bit, on every length around the lane widths.
+    #[test]
+    fn exp_in_place_is_the_platform_exp() {
+        let mut xs = check_inputs();
+        xs.extend([
+            -0.0,
+            0.0,
+            -1e-300,
+            1e-300,
+            -745.2,
+            709.8,
+            f64::NEG_INFINITY,
+            f64::NAN,
+        ]);
+        for len in [0, 1, 3, 4, 5, 7, 8, 9, 17, xs.len()] {
+            let mut got = xs[..len].to_vec();
+            exp_in_place(&mut got);
+            for (x, y) in xs[..len].iter().zip(&got) {
+                assert_eq!(x.exp().to_bits(), y.to_bits(), "exp({x})");
+            }
+        }
+    }
+
     #[test]
     fn the_table_is_decided_and_exact_at_known_entries() {
         let tab = table().expect("every rounding decided at P = 192 bits");
