@@ -392,20 +392,28 @@ impl Projection {
     /// computed alone: the same on any number of threads).
     fn us(&self, s: &Samples, rows: std::ops::Range<usize>) -> Vec<f64> {
         let mut v = self.feature.values(s, rows);
+        self.to_us(&mut v);
+        v
+    }
+
+    /// Each value replaced by its u, in place (searches in parallel blocks, each computed
+    /// alone: the same on any number of threads).
+    fn to_us(&self, v: &mut [f64]) {
         v.par_chunks_mut(1 << 14)
             .for_each(|b| b.iter_mut().for_each(|x| *x = self.u_of(self.rank_sum(*x))));
-        v
     }
 
     /// u of the rows `rows` of `s`, in ascending order of the rows' values, not in row order
     /// (for callers that only see the multiset: see [`Projection::ascending_rank_sums`]).
     fn us_any_order(&self, s: &Samples, rows: std::ops::Range<usize>) -> Vec<f64> {
-        let v = self.feature.values(s, rows.clone());
+        let v = self.feature.values(s, rows);
         let mut out = Vec::with_capacity(v.len());
-        if self.ascending_rank_sums(v, |r| out.push(self.u_of(r))) {
-            out
-        } else {
-            self.us(s, rows)
+        match self.ascending_rank_sums(v, |r| out.push(self.u_of(r))) {
+            None => out,
+            Some(mut v) => {
+                self.to_us(&mut v);
+                v
+            }
         }
     }
 
@@ -413,12 +421,11 @@ impl Projection {
     /// (the held-out count only sees their multiset), or `None` when they may not fit.
     fn rank_sums(&self, s: &Samples, rows: std::ops::Range<usize>) -> Option<Vec<u32>> {
         u32::try_from(2 * self.pooled.len()).ok()?;
-        let v = self.feature.values(s, rows.clone());
-        let mut out = Vec::with_capacity(v.len());
-        if self.ascending_rank_sums(v, |r| out.push(r as u32)) {
-            return Some(out);
-        }
         let v = self.feature.values(s, rows);
+        let mut out = Vec::with_capacity(v.len());
+        let Some(v) = self.ascending_rank_sums(v, |r| out.push(r as u32)) else {
+            return Some(out);
+        };
         Some(
             v.par_chunks(1 << 14)
                 .flat_map_iter(|b| b.iter().map(|&x| self.rank_sum(x) as u32))
@@ -428,7 +435,8 @@ impl Projection {
 
     /// Calls `f` with [`Projection::rank_sum`] of every value of `values`, in ascending order
     /// of the values, by one merge of the sorted values with `pooled` instead of a search per
-    /// value; false (nothing called) when a value or a pooled value is NaN.
+    /// value. When a value or a pooled value is NaN nothing is called and the values are given
+    /// back (for the per-value search).
     ///
     /// The same rank sums: with no NaN, `x < v` and `x ≤ v` are monotone along `pooled` (sorted
     /// by `total_cmp`, which agrees with `<` except that −0 sorts before +0, and those compare
@@ -438,9 +446,9 @@ impl Projection {
     /// its second count is `#{x ≤ v}` ([`Projection::ties_from`]), otherwise no pooled value
     /// equals v and `#{x ≤ v}` is `below`. The values are sorted by [`sorted_desc`] (a radix
     /// sort) and walked from the end.
-    fn ascending_rank_sums(&self, values: Vec<f64>, mut f: impl FnMut(usize)) -> bool {
+    fn ascending_rank_sums(&self, values: Vec<f64>, mut f: impl FnMut(usize)) -> Option<Vec<f64>> {
         if !self.no_nan || values.iter().any(|x| x.is_nan()) {
-            return false;
+            return Some(values);
         }
         let pooled = &self.pooled;
         let (mut below, mut upto) = (0, 0);
@@ -454,7 +462,7 @@ impl Projection {
             }
             f(below + upto);
         }
-        true
+        None
     }
 }
 
@@ -930,14 +938,16 @@ impl PropertyTester for MmdTester {
         let (m_p, m_q) = (p.n() - tp, q.n() - tq);
 
         // (a) Linear-time MMD.
-        let MmdBound {
-            value: value_a,
-            lower: mmd2_lower,
-            point: mmd2_point,
-            kernel: kernel_a,
-            h: h_a,
-            quadruples,
-        } = crate::stages::time("mmd: (a) linear-time MMD", || {
+        let (
+            value_a,
+            MmdParts {
+                lower: mmd2_lower,
+                point: mmd2_point,
+                kernel: kernel_a,
+                h: h_a,
+                quadruples,
+            },
+        ) = crate::stages::time("mmd: (a) linear-time MMD", || {
             mmd_bound(p, tp, q, tq, epsilon, beta_a)
         });
         let dpa = dp_auditorium_delta(mmd2_lower, epsilon);
@@ -1051,24 +1061,10 @@ fn held_out_count(
         .count() as u64
 }
 
-/// Part (a) of the MMD tester's bound: the linear-time MMD² on the held-out rows and the
-/// hockey-stick bound it implies.
-struct MmdBound {
-    /// The bound on H_e^ε(P ‖ Q) from the MMD² lower bound.
-    value: f64,
-    /// The empirical Bernstein lower bound on MMD², and its point estimate.
-    lower: f64,
-    point: f64,
-    /// The kernel and bandwidth chosen on the training rows.
-    kernel: Kernel,
-    h: f64,
-    /// Held-out quadruples (terms of the linear-time statistic).
-    quadruples: usize,
-}
-
 /// Part (a): the kernel (RBF or Laplacian, median-heuristic bandwidth) with the largest predicted
 /// bound on the training rows `0..tp` and `0..tq`, then the linear-time MMD² on the held-out rows,
-/// bounded below by empirical Bernstein at `beta_a`.
+/// bounded below by empirical Bernstein at `beta_a`: the bound on H_e^ε(P ‖ Q) it implies, and
+/// its parts.
 ///
 /// Both directions at once, the other kept for its call (see [`mmd_parts_both`]): the statistic
 /// swaps its two cross terms when P and Q swap, and nothing else changes, so the kernel values
@@ -1080,43 +1076,43 @@ fn mmd_bound(
     tq: usize,
     epsilon: f64,
     beta_a: f64,
-) -> MmdBound {
+) -> (f64, MmdParts) {
     let kp: MmdSide = (p.id(), tp, p.n());
     let kq: MmdSide = (q.id(), tq, q.n());
     let memo = || MMD_PARTS.lock().unwrap_or_else(|e| e.into_inner());
-    let kept = memo()
-        .iter()
-        .position(|(k, _)| *k == (kp, kq, beta_a.to_bits()));
-    let parts = match kept.map(|i| memo().remove(i)) {
-        Some((_, parts)) => parts,
+    // Found and taken under one lock (an index found under one lock could name another entry
+    // under the next).
+    let kept = {
+        let mut m = memo();
+        let at = m.iter().position(|(k, _)| *k == (kp, kq, beta_a.to_bits()));
+        at.map(|i| m.remove(i).1)
+    };
+    let parts = match kept {
+        Some(parts) => parts,
         None => {
             let (this, other) = mmd_parts_both(p, tp, q, tq, beta_a);
             let mut m = memo();
-            if m.len() >= PROJECTIONS_KEPT {
+            if m.len() >= MMD_PARTS_KEPT {
                 m.remove(0);
             }
             m.push(((kq, kp, beta_a.to_bits()), other));
             this
         }
     };
-    MmdBound {
-        value: hockey_stick_from_mmd(parts.lower, epsilon),
-        lower: parts.lower,
-        point: parts.point,
-        kernel: parts.kernel,
-        h: parts.h,
-        quadruples: parts.quadruples,
-    }
+    (hockey_stick_from_mmd(parts.lower, epsilon), parts)
 }
 
 /// Part (a) without ε (which only enters through [`hockey_stick_from_mmd`]): the MMD² bound
 /// and point, the kernel and bandwidth, the quadruples.
 #[derive(Clone, Copy, Debug)]
 struct MmdParts {
+    /// The empirical Bernstein lower bound on MMD², and its point estimate.
     lower: f64,
     point: f64,
+    /// The kernel and bandwidth chosen on the training rows.
     kernel: Kernel,
     h: f64,
+    /// Held-out quadruples (terms of the linear-time statistic).
     quadruples: usize,
 }
 
@@ -1128,6 +1124,10 @@ type MmdSide = (u64, usize, usize);
 /// β_a's bits), taken by its call ([`mmd_bound`]).
 #[allow(clippy::type_complexity)]
 static MMD_PARTS: Mutex<Vec<((MmdSide, MmdSide, u64), MmdParts)>> = Mutex::new(Vec::new());
+
+/// [`MMD_PARTS`] kept at once (an entry is taken by its call; more are only left by tests of
+/// one direction).
+const MMD_PARTS_KEPT: usize = 8;
 
 /// Part (a) of (P, Q) and of (Q, P) on the same rows, each exactly as it is computed alone.
 ///
@@ -1391,11 +1391,16 @@ mod tests {
                 .collect();
             want.sort_by(|a, b| a.0.total_cmp(&b.0));
             let mut got = Vec::new();
-            assert!(projection.ascending_rank_sums(values, |r| got.push(r)));
+            assert!(
+                projection
+                    .ascending_rank_sums(values, |r| got.push(r))
+                    .is_none()
+            );
             let want: Vec<usize> = want.into_iter().map(|(_, r)| r).collect();
             assert_eq!(got, want, "n = {n}");
             let mut called = false;
-            assert!(!projection.ascending_rank_sums(vec![1.0, f64::NAN], |_| called = true));
+            let back = projection.ascending_rank_sums(vec![1.0, f64::NAN], |_| called = true);
+            assert_eq!(back.map(|v| v.len()), Some(2));
             assert!(!called);
         }
     }
