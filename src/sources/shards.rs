@@ -1138,7 +1138,8 @@ pub fn open_sides(a: &[PathBuf], b: &[PathBuf]) -> Result<(ShardSet, ShardSet)> 
     let open = |paths: &[PathBuf]| -> Result<Vec<Shard>> {
         paths.par_iter().map(|p| Shard::open(p)).collect()
     };
-    let (sa, sb) = (open(a)?, open(b)?);
+    let (sa, sb) = rayon::join(|| open(a), || open(b));
+    let (sa, sb) = (sa?, sb?);
     let all: Vec<&Shard> = sa.iter().chain(&sb).collect();
     let first = all[0];
     if let Some(other) = all.iter().find(|s| s.dim != first.dim) {

@@ -129,8 +129,11 @@ fn run_layers(
     ),
 ) -> Vec<Result<Option<ViewRun>>> {
     use rayon::prelude::*;
-    layers
+    // In reverse: the calling thread starts on the last layer (the floating-point one, the
+    // longer of the two) at once, while the other waits for a second thread to take it.
+    let mut runs: Vec<Result<Option<ViewRun>>> = layers
         .par_iter()
+        .rev()
         .map(|&kind| -> Result<Option<ViewRun>> {
             if kind == LayerKind::FloatingPoint {
                 let head = |set: &crate::sources::shards::ShardSet| {
@@ -142,7 +145,9 @@ fn run_layers(
             }
             test_view_report(a, claim, kind.transform(), share, false, held, sides).map(Some)
         })
-        .collect()
+        .collect();
+    runs.reverse();
+    runs
 }
 
 /// The layers' runs in layer order: each answer (a skipped layer's too), its text, the exit
