@@ -4,11 +4,10 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use clap::Parser;
 use dp_audit::commands::{Cli, run};
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::parse_args(std::env::args_os().collect());
     let result = run(cli);
     // Temporary copies of streams given as shards (`<(zcat a.gz)`).
     dp_audit::sources::shards::remove_stored_streams();
