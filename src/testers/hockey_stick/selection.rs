@@ -98,14 +98,66 @@ pub(super) fn sorted_scores(
         || scores_of(score, b, start.min(nb)..nb),
     );
     // Both sides sorted at once, descending by total_cmp (values equal under it have the same
-    // bits, so an unstable sort gives the stable sort's sequence). A radix sort (radsort) was
-    // measured slower here: 8 passes over 64-bit keys for 2·10^5 values, where pattern-defeating
-    // quicksort also profits from the few distinct values of discrete scores.
-    rayon::join(
-        || sa.sort_unstable_by(|x, y| y.total_cmp(x)),
-        || sb.sort_unstable_by(|x, y| y.total_cmp(x)),
-    );
+    // bits, so an unstable sort gives the stable sort's sequence). A radix sort (radsort, and
+    // the project's own) was measured slower here: 8 passes over 64-bit keys for 2·10^5
+    // values; a discrete score's few values are counted instead (`sort_desc`).
+    rayon::join(|| sort_desc(&mut sa), || sort_desc(&mut sb));
     (sa, sb)
+}
+
+/// Most distinct values [`sort_desc`] sorts by counting.
+const COUNTED_VALUES: usize = 1024;
+
+/// Sorts `v` descending by total_cmp. A list of at most [`COUNTED_VALUES`] distinct values (a
+/// discrete score: an atom table's ratios, a coordinate of the float-representation view) is
+/// sorted by counting: each distinct bit pattern counted in one pass, the patterns sorted, the
+/// list written as runs of them. That is the sequence any sort gives, since values equal
+/// under total_cmp have the same bits and distinct bit patterns are never equal under it.
+/// With more distinct values the counting stops once it has seen one too many (a continuous
+/// score stops within its first thousand or so values) and pattern-defeating quicksort sorts,
+/// as before. Hand-written: no sort crate offers total_cmp's order by counting.
+pub(super) fn sort_desc(v: &mut [f64]) {
+    let Some(counts) = distinct_counts(v) else {
+        v.sort_unstable_by(|x, y| y.total_cmp(x));
+        return;
+    };
+    let mut runs = counts;
+    runs.sort_unstable_by(|a, b| f64::from_bits(b.0).total_cmp(&f64::from_bits(a.0)));
+    let mut at = 0;
+    for (bits, n) in runs {
+        v[at..at + n].fill(f64::from_bits(bits));
+        at += n;
+    }
+}
+
+/// (bit pattern, how many) of each distinct value of `v`, in first-seen order; `None` when
+/// there are more than [`COUNTED_VALUES`].
+fn distinct_counts(v: &[f64]) -> Option<Vec<(u64, usize)>> {
+    let mut index: rustc_hash::FxHashMap<u64, usize> = rustc_hash::FxHashMap::default();
+    let mut counts: Vec<(u64, usize)> = Vec::new();
+    // A direct-mapped cache of (bits, index into `counts`) by the top bits of a multiplicative
+    // hash: a discrete score's few values are counted there without a hash-map lookup (a miss
+    // only costs the lookup).
+    let mut cache = [(u64::MAX, usize::MAX); 256];
+    for &x in v {
+        let bits = x.to_bits();
+        let slot = (bits.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as usize;
+        let (cached, k) = cache[slot];
+        if cached == bits && k != usize::MAX {
+            counts[k].1 += 1;
+            continue;
+        }
+        let k = *index.entry(bits).or_insert_with(|| {
+            counts.push((bits, 0));
+            counts.len() - 1
+        });
+        if counts.len() > COUNTED_VALUES {
+            return None;
+        }
+        counts[k].1 += 1;
+        cache[slot] = (bits, k);
+    }
+    Some(counts)
 }
 
 /// `v` (sorted descending by total_cmp) negated and reversed: the sorted scores of the negated

@@ -533,3 +533,55 @@ fn viewed_counts_are_the_written_views_counts() {
         }
     }
 }
+
+/// The counting sort of discrete scores gives pdqsort's sequence bit for bit: few values
+/// (signed zeros, infinities, NaNs of two payloads and signs), exactly as many distinct values
+/// as it counts and one more (where it hands over to pdqsort), and continuous values.
+#[test]
+fn counted_sort_is_the_sort() {
+    use rand::SeedableRng;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5402);
+    let specials = [
+        0.0,
+        -0.0,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+        -f64::NAN,
+        f64::from_bits(f64::NAN.to_bits() | 1),
+        f64::from_bits(u64::MAX),
+        1.5,
+        -2.25,
+    ];
+    let few: Vec<f64> = (0..50_000)
+        .map(|_| specials[rng.random_range(0..specials.len())])
+        .collect();
+    let distinct = |k: usize, rng: &mut rand_chacha::ChaCha8Rng| -> Vec<f64> {
+        (0..30_000)
+            .map(|i| {
+                if i < k {
+                    i as f64
+                } else {
+                    rng.random_range(0..k) as f64
+                }
+            })
+            .collect()
+    };
+    let continuous: Vec<f64> = (0..30_000).map(|_| rng.random::<f64>() - 0.5).collect();
+    let lists = [
+        few,
+        distinct(1024, &mut rng),
+        distinct(1025, &mut rng),
+        continuous,
+        vec![],
+        vec![3.0],
+    ];
+    for list in lists {
+        let mut want = list.clone();
+        want.sort_unstable_by(|x, y| y.total_cmp(x));
+        let mut got = list.clone();
+        super::selection::sort_desc(&mut got);
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&got), bits(&want), "{} values", list.len());
+    }
+}
