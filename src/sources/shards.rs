@@ -1046,6 +1046,18 @@ impl ShardSet {
                             }
                             return Ok(());
                         }
+                        // The float-representation view is written in place (a view of its
+                        // own per block would be written, then copied).
+                        if let Some(done) = crate::stages::time("the view (transform)", || {
+                            transform.write_view(&src, dst)
+                        }) {
+                            return done.map_err(|e| {
+                                bad(
+                                    &s.path,
+                                    format!("releases {}.. (counted from 0): {e}", rows.start),
+                                )
+                            });
+                        }
                         let view =
                             crate::stages::time("the view (transform)", || transform.apply_view(&src))
                                 .map_err(|e| {

@@ -485,6 +485,36 @@ impl Transform {
         self.features(x)
     }
 
+    /// [`Transform::apply_view`] written into `dst` (row-major, [`Transform::output_dim`] values a
+    /// release) where that can be done without an array of its own: the float-representation
+    /// view of releases in one contiguous block (`None` for any other transform or layout; the
+    /// caller then copies the view). The same numbers and the same error (the first
+    /// non-finite value in row order); `dst` must hold exactly the view's values.
+    pub fn write_view(&self, x: &ArrayView2<f64>, dst: &mut [f64]) -> Option<Result<()>> {
+        let flat = x
+            .as_slice()
+            .filter(|_| matches!(self, Transform::FloatRepr))?;
+        let w = FLOAT_REPR_PER_COORD;
+        if dst.len() != flat.len() * w {
+            return Some(Err(Error::InvalidSamples(format!(
+                "transform {self}: {} values to write for {} releases of dimension {}",
+                dst.len(),
+                x.nrows(),
+                x.ncols()
+            ))));
+        }
+        if let Some(k) = flat.iter().position(|v| !v.is_finite()) {
+            let d = x.ncols().max(1);
+            return Some(Err(self.non_finite_error(k / d, k % d, flat[k])));
+        }
+        // The block of value k (row k / d, coordinate k % d) is dst[k·w .. k·w + w], as in
+        // `float_repr_features`.
+        for (block, &v) in dst.chunks_exact_mut(w).zip(flat) {
+            block.copy_from_slice(&float_repr(v));
+        }
+        Some(Ok(()))
+    }
+
     /// The transform of finite releases `x` (not the identity).
     fn features(&self, x: &ArrayView2<f64>) -> Result<Samples> {
         let out = match *self {
@@ -1004,6 +1034,39 @@ mod tests {
                 "{v:e}: {fast:?} against {slow:?}"
             );
         }
+    }
+
+    #[test]
+    fn written_view_is_the_applied_view() {
+        let x = ndarray::Array2::from_shape_fn((37, 3), |(i, j)| {
+            (i as f64 - 18.0) * 0.37 + j as f64 * 1e-3 + f64::from(i as u8 % 3)
+        });
+        let t = Transform::FloatRepr;
+        let mut dst = vec![0.0; 37 * 3 * FLOAT_REPR_PER_COORD];
+        assert!(matches!(t.write_view(&x.view(), &mut dst), Some(Ok(()))));
+        let applied = t.apply_view(&x.view()).unwrap();
+        let bits = |v: &mut dyn Iterator<Item = f64>| v.map(f64::to_bits).collect::<Vec<_>>();
+        assert_eq!(
+            bits(&mut dst.iter().copied()),
+            bits(&mut applied.values().iter().copied())
+        );
+        // The same error as `apply_view`: the first non-finite value in row order.
+        let mut y = x.clone();
+        y[[20, 2]] = f64::NAN;
+        y[[30, 0]] = f64::INFINITY;
+        let written = t
+            .write_view(&y.view(), &mut dst)
+            .map(|r| r.unwrap_err().to_string());
+        assert_eq!(
+            written,
+            Some(t.apply_view(&y.view()).unwrap_err().to_string())
+        );
+        // Other transforms, and a wrong-sized destination, are not written here.
+        assert!(Transform::None.write_view(&x.view(), &mut dst).is_none());
+        assert!(matches!(
+            t.write_view(&x.view(), &mut dst[1..]),
+            Some(Err(_))
+        ));
     }
 
     #[test]
