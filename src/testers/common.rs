@@ -808,6 +808,21 @@ pub(crate) mod fixtures {
     use crate::rng::{AuditRng, Seed, Stream};
     use crate::testers::{Divergence, Measurement, PropertyTester};
 
+    /// Values a sort by total_cmp must place exactly: signed zeros, infinities, NaNs of both
+    /// signs, subnormals of both signs, and two ordinary values.
+    pub(crate) const SORT_SPECIALS: [f64; 10] = [
+        0.0,
+        -0.0,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+        -f64::NAN,
+        f64::MIN_POSITIVE / 4.0,
+        -f64::MIN_POSITIVE / 4.0,
+        1.0,
+        -1.0,
+    ];
+
     /// n draws of N(`mean`, `sd`²) from the seeded stream (`tag`, 0); each tester's tests draw
     /// from a tag of their own.
     pub(crate) fn gaussian(n: usize, mean: f64, sd: f64, seed: u64, tag: u64) -> Samples {
@@ -877,18 +892,7 @@ mod tests {
         use crate::rng::{Seed, Stream};
         use rand::RngExt;
         let mut rng = Seed(3).rng(Stream::Other { tag: 78, index: 0 });
-        let specials = [
-            0.0,
-            -0.0,
-            f64::INFINITY,
-            f64::NEG_INFINITY,
-            f64::NAN,
-            -f64::NAN,
-            f64::MIN_POSITIVE / 4.0,
-            -f64::MIN_POSITIVE / 4.0,
-            1.0,
-            -1.0,
-        ];
+        let specials = super::fixtures::SORT_SPECIALS;
         for n in [0, 1, 5, 4095, 4096, 10_000] {
             let v: Vec<f64> = (0..n)
                 .map(|i| match i % 4 {
