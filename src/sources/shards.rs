@@ -341,40 +341,38 @@ pub(crate) fn text_reader(
     text_reader_with(path, source, format, 1 << 20)
 }
 
-/// [`text_reader`] whose plain text is buffered `capacity` bytes at a time (compressed text
-/// keeps 1 MiB buffers).
+/// [`text_reader`] whose plain text is buffered `capacity` bytes at a time (decompressed text
+/// 1 MiB at a time).
 fn text_reader_with(
     path: &Path,
     source: &Path,
     format: Format,
     capacity: usize,
 ) -> Result<Box<dyn BufRead + Send>> {
-    Ok(match format {
-        Format::Gzip => Box::new(BufReader::with_capacity(
-            1 << 20,
-            flate2::bufread::MultiGzDecoder::new(BufReader::with_capacity(
-                1 << 20,
-                open_file(source)?,
-            )),
-        )),
-        Format::Zstd => Box::new(BufReader::with_capacity(
-            1 << 20,
-            zstd::stream::read::Decoder::with_buffer(BufReader::with_capacity(
-                1 << 20,
-                open_file(source)?,
-            ))
-            .map_err(|e| bad(path, format!("is not a zstd stream ({e})")))?,
-        )),
-        _ => Box::new(BufReader::with_capacity(capacity, open_file(source)?)),
-    })
+    let capacity = match format {
+        Format::Gzip | Format::Zstd => 1 << 20,
+        _ => capacity,
+    };
+    Ok(Box::new(BufReader::with_capacity(
+        capacity,
+        text_bytes(path, source, format)?,
+    )))
 }
 
-/// A text shard's bytes, decompressed, unbuffered: [`text_chunks`] reads its blocks straight
-/// into them (a buffer in between would copy every byte once more).
+/// A text shard's bytes, decompressed (the compressed file read 1 MiB at a time), with no
+/// buffer after the decompression: [`text_chunks`] reads its blocks straight from here (a
+/// buffer in between would copy every byte once more).
 fn text_bytes(path: &Path, source: &Path, format: Format) -> Result<Box<dyn Read + Send>> {
+    let file = open_file(source)?;
     Ok(match format {
-        Format::Gzip | Format::Zstd => text_reader(path, source, format)?,
-        _ => Box::new(open_file(source)?),
+        Format::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(
+            BufReader::with_capacity(1 << 20, file),
+        )),
+        Format::Zstd => Box::new(
+            zstd::stream::read::Decoder::with_buffer(BufReader::with_capacity(1 << 20, file))
+                .map_err(|e| bad(path, format!("is not a zstd stream ({e})")))?,
+        ),
+        _ => Box::new(file),
     })
 }
 

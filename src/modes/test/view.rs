@@ -189,9 +189,9 @@ fn finish_view(
     };
     // Copied only for a page that will be written (the float layer's rows are five values
     // each: copying them cost a millisecond at 10^5 releases per side, for nothing).
-    let page = !a.output.no_report && held.is_read_or_replay();
+    let writes_page = !a.output.no_report && held.is_read_or_replay();
     let plots = crate::report::PlotData {
-        sides: if page {
+        sides: if writes_page {
             Some((head(sa)?, head(sb)?))
         } else {
             None
@@ -199,7 +199,7 @@ fn finish_view(
     };
     // As for `audit run`: the verdict is printed even when the report cannot be written. A
     // layered test (`announce` false) writes one page for both layers, in test_layered.
-    let written = if a.output.no_report || !announce || !held.is_read_or_replay() {
+    let written = if !writes_page || !announce {
         Ok(None)
     } else {
         let mut page = r.to_audit_report();

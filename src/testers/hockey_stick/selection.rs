@@ -117,11 +117,10 @@ const COUNTED_VALUES: usize = 1024;
 /// score stops within its first thousand or so values) and pattern-defeating quicksort sorts,
 /// as before. Hand-written: no sort crate offers total_cmp's order by counting.
 pub(super) fn sort_desc(v: &mut [f64]) {
-    let Some(counts) = distinct_counts(v) else {
+    let Some(mut runs) = distinct_counts(v) else {
         v.sort_unstable_by(|x, y| y.total_cmp(x));
         return;
     };
-    let mut runs = counts;
     runs.sort_unstable_by(|a, b| f64::from_bits(b.0).total_cmp(&f64::from_bits(a.0)));
     let mut at = 0;
     for (bits, n) in runs {
