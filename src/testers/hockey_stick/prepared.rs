@@ -20,7 +20,7 @@
 
 use super::score::{HeldOutEvents, Packer, Score};
 use crate::mechanisms::Samples;
-use crate::testers::transforms::{FLOAT_REPR_PER_COORD, Transform, float_repr};
+use crate::testers::transforms::{FLOAT_REPR_PER_COORD, Transform, float_repr, float_repr_feature};
 
 /// Most view coordinates a row built on the stack holds ([`PreparedEvents::count_block_viewed`]).
 const VIEW_STACK: usize = 80;
@@ -99,16 +99,89 @@ impl<'e> PreparedEvents<'e> {
     }
 
     /// [`Self::count_block`] of the float-representation view of the releases `raw` (finite;
-    /// see [`Self::counts_through`]): each view row built on the stack and read there.
+    /// see [`Self::counts_through`]): the view never written out. When every packer's values
+    /// are small integers (the view's features always are), each view coordinate a table reads
+    /// is computed alone as the integer it is ([`float_repr_feature`]) and looked up as one
+    /// ([`Packer::index_of_integers_with`]): the same packed indices, so the same scores and
+    /// counts. Otherwise each view row is built on the stack and read there.
     pub fn count_block_viewed(
         &self,
         raw: &Samples,
         block: std::ops::Range<usize>,
         ranges: &[std::ops::Range<usize>],
     ) -> Vec<(u64, u64)> {
-        self.count_with(block, ranges, |block, needed| {
-            self.scored_viewed(raw, block, needed)
-        })
+        if !self.packers.iter().all(Packer::reads_integers) {
+            return self.count_with(block, ranges, |block, needed| {
+                self.scored_viewed(raw, block, needed)
+            });
+        }
+        let (needed, windows) = self.windows(&block, ranges);
+        let indices = self.viewed_indices(raw, block, &needed);
+        // A table's score of a row from its packed index: 0 where it has none (as `read_dense`).
+        let reader = |k: usize| match &self.eval[k] {
+            Eval::Packed { group, dense } => Some((indices[*group].as_slice(), dense.as_slice())),
+            Eval::Plain => None,
+        };
+        let score = |dense: &[f64], i: u32| {
+            if i == u32::MAX {
+                0.0
+            } else {
+                dense[i as usize]
+            }
+        };
+        self.events
+            .iter()
+            .zip(&self.reads)
+            .zip(windows)
+            .map(|((e, &(first, second)), w)| {
+                let (Some(r), Some((i1, d1))) = (w, reader(first)) else {
+                    return (0, 0);
+                };
+                let v1 = i1[r.clone()].iter().map(|&i| score(d1, i));
+                match (second.and_then(reader), &e.second) {
+                    (Some((i2, d2)), Some((_, t2))) => {
+                        count_pair(v1.zip(i2[r].iter().map(|&i| score(d2, i))), e.first.1, *t2)
+                    }
+                    _ => (count_single(v1, e.first.1), 0),
+                }
+            })
+            .collect()
+    }
+
+    /// Each needed group's packed index of every row of `block` of the float-representation
+    /// view of `raw` (`u32::MAX`: a value no table holds), from the view's coordinates as
+    /// integers (every packer reads integers); empty for the groups not needed.
+    fn viewed_indices(
+        &self,
+        raw: &Samples,
+        block: std::ops::Range<usize>,
+        needed: &[bool],
+    ) -> Vec<Vec<u32>> {
+        let mut groups = vec![false; self.packers.len()];
+        for (k, e) in self.eval.iter().enumerate() {
+            if let (true, Eval::Packed { group, .. }) = (needed[k], e) {
+                groups[*group] = true;
+            }
+        }
+        let wanted: Vec<usize> = (0..groups.len()).filter(|&g| groups[g]).collect();
+        let mut indices: Vec<Vec<u32>> = (0..self.packers.len())
+            .map(|g| vec![0; if groups[g] { block.len() } else { 0 }])
+            .collect();
+        let values = raw.values();
+        for (r, i) in block.enumerate() {
+            // Only the features a table reads are computed, from the release's coordinate.
+            let feature = |c: usize| {
+                float_repr_feature(
+                    values[[i, c / FLOAT_REPR_PER_COORD]],
+                    c % FLOAT_REPR_PER_COORD,
+                )
+            };
+            for &g in &wanted {
+                let index = self.packers[g].index_of_integers_with(feature).flatten();
+                indices[g][r] = index.map_or(u32::MAX, |x| x as u32);
+            }
+        }
+        indices
     }
 
     /// The counts, with the needed scores of a block given by `scored`.
@@ -118,9 +191,34 @@ impl<'e> PreparedEvents<'e> {
         ranges: &[std::ops::Range<usize>],
         scored: impl FnOnce(std::ops::Range<usize>, &[bool]) -> Vec<Vec<f64>>,
     ) -> Vec<(u64, u64)> {
-        // Which scores this block needs (a query whose rows miss it reads nothing).
+        let (needed, windows) = self.windows(&block, ranges);
+        let values = scored(block, &needed);
+        self.events
+            .iter()
+            .zip(&self.reads)
+            .zip(windows)
+            .map(|((e, &(first, second)), w)| {
+                let Some(r) = w else { return (0, 0) };
+                let v1 = values[first][r.clone()].iter().copied();
+                match (second, &e.second) {
+                    (Some(k), Some((_, t2))) => {
+                        count_pair(v1.zip(values[k][r].iter().copied()), e.first.1, *t2)
+                    }
+                    _ => (count_single(v1, e.first.1), 0),
+                }
+            })
+            .collect()
+    }
+
+    /// Which scores a block needs (a query whose rows miss it reads nothing), and each query's
+    /// rows in the block, counted from the block's first row.
+    fn windows(
+        &self,
+        block: &std::ops::Range<usize>,
+        ranges: &[std::ops::Range<usize>],
+    ) -> (Vec<bool>, Vec<Option<std::ops::Range<usize>>>) {
         let mut needed = vec![false; self.scores.len()];
-        let windows: Vec<Option<std::ops::Range<usize>>> = ranges
+        let windows = ranges
             .iter()
             .zip(&self.reads)
             .map(|(r, &(first, second))| {
@@ -135,28 +233,7 @@ impl<'e> PreparedEvents<'e> {
                 Some(lo - block.start..hi - block.start)
             })
             .collect();
-        let values = scored(block, &needed);
-        self.events
-            .iter()
-            .zip(&self.reads)
-            .zip(windows)
-            .map(|((e, &(first, second)), w)| {
-                let Some(r) = w else { return (0, 0) };
-                let t1 = e.first.1;
-                let v1 = &values[first][r.clone()];
-                match (second, &e.second) {
-                    (Some(k), Some((_, t2))) => {
-                        v1.iter()
-                            .zip(&values[k][r])
-                            .fold((0, 0), |(a, b), (&x1, &x2)| {
-                                let in1 = x1 >= t1;
-                                (a + u64::from(in1), b + u64::from(!in1 && x2 >= *t2))
-                            })
-                    }
-                    _ => (v1.iter().filter(|&&v| v >= t1).count() as u64, 0),
-                }
-            })
-            .collect()
+        (needed, windows)
     }
 
     /// The values on `block` of each needed score (empty for the others).
@@ -331,4 +408,18 @@ fn packer_of<'e>(coords: &'e [usize], tables: &[&super::score::AtomTable]) -> Op
         }
     }
     Packer::new(coords, values)
+}
+
+/// Rows whose score is at least `t`, among the scores `v`.
+fn count_single(v: impl Iterator<Item = f64>, t: f64) -> u64 {
+    v.filter(|&x| x >= t).count() as u64
+}
+
+/// (rows in S₁ = {first score ≥ `t1`}, rows in S₂ \ S₁ with S₂ = {second score ≥ `t2`}) among
+/// the rows' pairs of scores `v`.
+fn count_pair(v: impl Iterator<Item = (f64, f64)>, t1: f64, t2: f64) -> (u64, u64) {
+    v.fold((0, 0), |(a, b), (x1, x2)| {
+        let in1 = x1 >= t1;
+        (a + u64::from(in1), b + u64::from(!in1 && x2 >= t2))
+    })
 }

@@ -168,11 +168,19 @@ pub(super) struct Packer<'a> {
     /// lookup table of `small` with each index already multiplied by its stride (the same
     /// packed index, found in one pass without the general path's per-coordinate choices).
     all_small: Option<Vec<SmallAxis>>,
+    /// `all_small`'s offsets alone (a quarter of its bytes), for rows given as integers
+    /// ([`Self::index_of_integers_with`]).
+    integer_axes: Option<Vec<IntegerAxis>>,
 }
 
 /// A coordinate of small-integer values: its index and, for each integer k in
 /// −[`SMALL`]..[`SMALL`], the bits of k and its packed offset (`u32::MAX`: not a value).
 type SmallAxis = (usize, Vec<(u64, u32)>);
+
+/// A coordinate of small-integer values read as integers: its index and, for each integer k in
+/// −[`SMALL`]..[`SMALL`], its packed offset (`u32::MAX`: not a value), in an array of fixed
+/// length (no bounds check for an index already compared with its length).
+type IntegerAxis = (usize, Box<[u32; 2 * SMALL as usize]>);
 
 /// Most packed indices a [`Packer`] may have (a dense array of them is at most 8 MiB of f64).
 pub(super) const PACKED_MAX: usize = 1 << 20;
@@ -214,7 +222,7 @@ impl<'a> Packer<'a> {
                 Some(lut)
             })
             .collect();
-        let all_small = small
+        let all_small: Option<Vec<SmallAxis>> = small
             .iter()
             .zip(&strides)
             .zip(coords)
@@ -232,6 +240,17 @@ impl<'a> Packer<'a> {
                 Some((c, scaled))
             })
             .collect();
+        let integer_axes = all_small.as_ref().map(|axes: &Vec<SmallAxis>| {
+            axes.iter()
+                .map(|(c, lut)| {
+                    let mut offsets = Box::new([u32::MAX; 2 * SMALL as usize]);
+                    for (o, &(_, at)) in offsets.iter_mut().zip(lut) {
+                        *o = at;
+                    }
+                    (*c, offsets)
+                })
+                .collect()
+        });
         Some(Self {
             coords,
             values,
@@ -239,6 +258,7 @@ impl<'a> Packer<'a> {
             small,
             size,
             all_small,
+            integer_axes,
         })
     }
 
@@ -288,6 +308,40 @@ impl<'a> Packer<'a> {
             index += i * stride;
         }
         Some(index)
+    }
+
+    /// Whether every coordinate's values are small integers ([`Self::index_of_integers_with`]
+    /// reads rows).
+    pub(super) fn reads_integers(&self) -> bool {
+        self.integer_axes.is_some()
+    }
+
+    /// [`Self::index`] of the row whose coordinate c is the integer `value(c)` (each value the
+    /// f64 its integer converts to exactly, as the float-representation view's features are),
+    /// each coordinate asked for only if the packer reads it: `Some(None)` as `None` there (a
+    /// value not in its coordinate's list); `None` when some coordinate's values are not all
+    /// small integers (then only [`Self::index`] reads rows).
+    pub(super) fn index_of_integers_with(
+        &self,
+        value: impl Fn(usize) -> i64,
+    ) -> Option<Option<usize>> {
+        let axes = self.integer_axes.as_ref()?;
+        let mut index = 0usize;
+        let mut missing = false;
+        for (c, offsets) in axes {
+            // The slot of k holds k's offset when k is in the list (the f64 of k has k's bits,
+            // so `index` finds the same), `u32::MAX` otherwise; whether a value is in its list
+            // is as random as the releases, so it is noted without a branch.
+            let slot = value(*c).wrapping_add(SMALL) as u64;
+            let at = if slot < 2 * SMALL as u64 {
+                offsets[slot as usize]
+            } else {
+                u32::MAX
+            };
+            missing |= at == u32::MAX;
+            index += at as usize;
+        }
+        Some((!missing).then_some(index))
     }
 
     /// The packed index of a pattern given as bit patterns in coordinate order (the index
