@@ -237,16 +237,20 @@ pub(super) const NEAR_PER_COORD: usize = 4;
 /// so the events built on them are independent of the held-out rows like every other
 /// candidate.
 pub(super) fn near_centres(p: &Samples, np: usize, q: &Samples, nq: usize, j: usize) -> Vec<f64> {
-    let values: Vec<f64> = (0..np)
-        .into_par_iter()
-        .map(|i| p.values()[[i, j]])
-        .chain((0..nq).into_par_iter().map(|i| q.values()[[i, j]]))
-        .filter(|x| x.is_finite())
-        .collect();
-    if values.is_empty() {
+    // The pooled finite training values, read in place (their order matters nowhere below:
+    // counts, and groups sorted before their medians are taken).
+    let pooled = || {
+        let (cp, cq) = (p.values().column(j), q.values().column(j));
+        let (cp, cq) = (
+            cp.slice_move(ndarray::s![..np]),
+            cq.slice_move(ndarray::s![..nq]),
+        );
+        cp.into_iter().chain(cq).copied().filter(|x| x.is_finite())
+    };
+    let mut abs: Vec<f64> = pooled().map(f64::abs).collect();
+    if abs.is_empty() {
         return Vec::new();
     }
-    let mut abs: Vec<f64> = values.par_iter().map(|x| x.abs()).collect();
     let k = abs.len() * 9 / 10;
     let scale = *abs.select_nth_unstable_by(k, f64::total_cmp).1;
     drop(abs);
@@ -264,29 +268,61 @@ pub(super) fn near_centres(p: &Samples, np: usize, q: &Samples, nq: usize, j: us
         (e, m as i64)
     };
     // Big groups found in linear time and small memory (sorting every (key, value) pair was
-    // n log n and 24 bytes a value; a map of every group ~50). First each group's key is
-    // counted in one of BUCKETS counters by its hash: a bucket's count is at least the size of
-    // every group hashed to it, so a group of `min_count` values or more lies in a bucket that
-    // reached `min_count`. Then only the keys in such buckets are counted exactly, and the big
-    // groups' values gathered and sorted. Most continuous values are alone in their group, so
-    // typically no bucket qualifies and the second pass counts nothing.
+    // n log n and 24 bytes a value; a map of every group ~50). First each value is counted in
+    // one of BUCKETS counters by the hash of a cell holding its group: a cell's count is at
+    // least the size of the part of every group in it. Near 0 (|x| < s, or x = 0) the cell is
+    // the group itself. Elsewhere it is the value's binary cell (its bits but the lowest 32:
+    // sign, exponent and 20 mantissa bits, a relative width of at least 2^-21 ≈ 4.8e-7),
+    // found without the logarithm a group needs: a group there is the values rounding to one
+    // 9-digit decimal (a relative width of at most about 1e-7, the rounding of x/10^(e−8)
+    // being monotone in x), so it lies within two adjacent binary cells, and a group of
+    // `min_count` values or more has every value in a cell whose count, with its neighbours',
+    // reaches `min_count`. Then only those values' groups are computed and counted exactly,
+    // and the big groups' values gathered and sorted. Most continuous values are alone in
+    // their group, so typically no value qualifies and the second pass counts nothing.
     const BUCKETS: usize = 1 << 16;
     let min_count = 10.max((np + nq) / 1000);
-    let bucket = |x: f64| {
-        use std::hash::BuildHasher;
-        ((rustc_hash::FxBuildHasher.hash_one(group(x)) >> 48) as usize % BUCKETS) as u16
+    // A multiplicative hash's top bits (Fibonacci hashing): a collision only adds to a
+    // bucket's count, so only makes more values pass.
+    let hash = |key: u64| (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 48) as usize % BUCKETS;
+    // (the bucket of the value's cell, and for a binary cell its neighbours' buckets).
+    let cells = |x: f64| -> (usize, Option<(usize, usize)>) {
+        if x.abs() < scale || x == 0.0 {
+            // The group near 0, (i32::MIN, k): k's bits hashed.
+            return (hash(group(x).1 as u64), None);
+        }
+        let cell = x.to_bits() >> 32;
+        // Cells hashed apart from the groups near 0 (a different odd multiplier's bits).
+        let at = |c: u64| hash(c.wrapping_mul(0xd6e8_feb8_6659_fd93) ^ 1);
+        (
+            at(cell),
+            Some((at(cell.wrapping_sub(1)), at(cell.wrapping_add(1)))),
+        )
     };
-    // Each value's bucket (2 bytes a value); a group's key is computed again only for the
-    // values in a bucket that reached `min_count`.
-    let buckets: Vec<u16> = values.par_iter().map(|&x| bucket(x)).collect();
     let mut counts = vec![0u32; BUCKETS];
-    for &b in &buckets {
-        counts[usize::from(b)] = counts[usize::from(b)].saturating_add(1);
+    for x in pooled() {
+        let b = cells(x).0;
+        counts[b] = counts[b].saturating_add(1);
     }
-    let hot = |b: u16| counts[usize::from(b)] as usize >= min_count;
+    // A value passes when its cell's count with a neighbour's reaches `min_count`, at most
+    // twice the largest count: continuous values (a few a bucket) stop here.
+    let most = counts.iter().copied().max().unwrap_or(0) as usize;
+    if 2 * most < min_count {
+        return Vec::new();
+    }
+    let hot = |x: f64| {
+        let (b, around) = cells(x);
+        let here = counts[b] as usize;
+        match around {
+            None => here >= min_count,
+            Some((below, above)) => {
+                here + (counts[below] as usize).max(counts[above] as usize) >= min_count
+            }
+        }
+    };
     let mut sizes: rustc_hash::FxHashMap<(i32, i64), usize> = rustc_hash::FxHashMap::default();
-    for (&x, &b) in values.iter().zip(&buckets) {
-        if hot(b) {
+    for x in pooled() {
+        if hot(x) {
             *sizes.entry(group(x)).or_default() += 1;
         }
     }
@@ -304,8 +340,8 @@ pub(super) fn near_centres(p: &Samples, np: usize, q: &Samples, nq: usize, j: us
         .map(|&(_, len)| Vec::with_capacity(len))
         .collect();
     if !index.is_empty() {
-        for (&x, &b) in values.iter().zip(&buckets) {
-            if hot(b)
+        for x in pooled() {
+            if hot(x)
                 && let Some(&i) = index.get(&group(x))
             {
                 members[i].push(x);

@@ -253,6 +253,115 @@ fn near_centres_only_for_repeated_values() {
     );
 }
 
+/// [`near_centres`] finds its big groups through cells that hold them (binary cells, read
+/// without a logarithm): the centres are those of counting every value's group, on clusters
+/// placed across binary cell and binade edges (1 and 2^k, each side of them, negative), at 0,
+/// and at the scale's edge, among continuous values.
+#[test]
+fn near_centres_are_those_of_exact_groups() {
+    // The reference: every value's group counted, the same selection of centres.
+    fn reference(x: &[f64]) -> Vec<f64> {
+        let mut abs: Vec<f64> = x.iter().map(|v| v.abs()).collect();
+        abs.sort_by(f64::total_cmp);
+        let scale = abs[abs.len() * 9 / 10];
+        let resolution = 10f64.powi(-8);
+        let group = |x: f64| -> (i32, i64) {
+            if x.abs() < scale {
+                return (i32::MIN, (x / (scale * resolution)).round() as i64);
+            }
+            if x == 0.0 {
+                return (i32::MIN, 0);
+            }
+            let e = x.abs().log10().floor() as i32;
+            (e, (x / 10f64.powi(e - 8)).round() as i64)
+        };
+        let mut groups: std::collections::HashMap<(i32, i64), Vec<f64>> = Default::default();
+        for &v in x {
+            groups.entry(group(v)).or_default().push(v);
+        }
+        let min_count = 10.max(x.len() / 1000);
+        let mut big: Vec<((i32, i64), Vec<f64>)> = groups
+            .into_iter()
+            .filter(|g| g.1.len() >= min_count)
+            .collect();
+        big.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.0.cmp(&b.0)));
+        let mut centres: Vec<f64> = Vec::new();
+        for (_, mut g) in big {
+            g.sort_by(f64::total_cmp);
+            let c = g[g.len() / 2];
+            let apart = |k: f64| (k - c).abs() > resolution * k.abs().max(c.abs()).max(scale);
+            if centres.iter().all(|&k| apart(k)) {
+                centres.push(c);
+                if centres.len() == NEAR_PER_COORD {
+                    break;
+                }
+            }
+        }
+        centres
+    }
+    let mut rng = Seed(54).rng(Stream::Other {
+        tag: 5403,
+        index: 0,
+    });
+    let z = Normal::new(0.0, 1.0).unwrap();
+    for (case, centre) in [
+        1.0,
+        1.0 - 2e-9,
+        2f64.powi(30),
+        -2f64.powi(-7),
+        -(1.0 + 2f64.powi(-20)),
+        1.0 + 3.0 * 2f64.powi(-20),
+        0.0,
+        123.456_789,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        // A cluster of 2·3 000/share values: every one of the 3 000 training rows (twice, one
+        // per side) at shares 3 and 40; at 400, 15 in all but about 7 on each side of the
+        // binary cell edge at ±(1 + 2^-20) and 1 + 3·2^-20 (the neighbours' counts are what
+        // finds them there).
+        for share in [3usize, 40, 400] {
+            let mut member = 0i32;
+            let x: Vec<f64> = (0..6_000)
+                .map(|i| {
+                    let v: f64 = z.sample(&mut rng);
+                    if i % share == 0 {
+                        // Values within 6e-10 of the centre (relative; absolute at 0), one
+                        // in two below it.
+                        member += 1;
+                        let k = f64::from(member % 6 + 1);
+                        let offset = 1e-10 * if member % 2 == 0 { k } else { -k };
+                        if centre == 0.0 {
+                            1e-3 * offset
+                        } else {
+                            centre * (1.0 + offset)
+                        }
+                    } else if i % 7 == 0 && share == 3 {
+                        // Competing groups (the modes of rounded values) where the cluster is
+                        // the largest.
+                        v.round()
+                    } else {
+                        v * 10.0
+                    }
+                })
+                .collect();
+            let s = Samples::from_column(x.clone());
+            assert_eq!(
+                near_centres(&s, 3_000, &s.clone(), 3_000, 0)
+                    .iter()
+                    .map(|c| c.to_bits())
+                    .collect::<Vec<_>>(),
+                reference(&[&x[..3_000], &x[..3_000]].concat())
+                    .iter()
+                    .map(|c| c.to_bits())
+                    .collect::<Vec<_>>(),
+                "case {case}, one value in {share}"
+            );
+        }
+    }
+}
+
 /// A near-atom at 0 (|x| ≤ ~1e-12, where relative rounding would scatter it) is one group.
 #[test]
 fn near_centres_cluster_around_zero() {
