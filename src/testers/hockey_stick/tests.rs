@@ -673,8 +673,16 @@ fn counted_sort_is_the_sort() {
             .collect()
     };
     let continuous: Vec<f64> = (0..30_000).map(|_| rng.random::<f64>() - 0.5).collect();
+    // Too many distinct values to count, with every special among them (sorted by their
+    // integer keys: negative NaNs first from the bottom, −0 below +0).
+    let mut mixed = continuous.clone();
+    for (i, &x) in specials.iter().enumerate() {
+        mixed[(i * 977) % 30_000] = x;
+        mixed.push(x);
+    }
     let lists = [
         few,
+        mixed,
         distinct(1024, &mut rng),
         distinct(1025, &mut rng),
         continuous,
