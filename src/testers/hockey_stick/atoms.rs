@@ -247,7 +247,8 @@ pub(super) fn near_centres(p: &Samples, np: usize, q: &Samples, nq: usize, j: us
         );
         cp.into_iter().chain(cq).copied().filter(|x| x.is_finite())
     };
-    let mut abs: Vec<f64> = pooled().map(f64::abs).collect();
+    let mut abs: Vec<f64> = Vec::with_capacity(np + nq);
+    abs.extend(pooled().map(f64::abs));
     if abs.is_empty() {
         return Vec::new();
     }

@@ -131,18 +131,18 @@ pub(super) fn sort_desc(v: &mut [f64]) {
 
 /// Sorts `v` descending by total_cmp through integer keys: total_cmp orders values as it
 /// orders the signed integers `bits ^ (((bits >> 63) as u64) >> 1)` (its own definition), so
-/// the keys are sorted as integers (pdqsort, about a third faster than comparing by total_cmp
-/// at 2·10^5 values) and turned back into the values they came from (the map is its own
-/// inverse). Values equal under total_cmp have the same bits, so the sequence is any sort's.
+/// each value is replaced in place by its key's bits, the keys sorted as integers (pdqsort,
+/// faster than comparing by total_cmp) and turned back into the values they came from (the
+/// map is its own inverse). Values equal under total_cmp have the same bits, so the sequence
+/// is any sort's.
 fn sort_keys_desc(v: &mut [f64]) {
-    let key = |x: f64| {
-        let bits = x.to_bits() as i64;
-        bits ^ (((bits >> 63) as u64) >> 1) as i64
-    };
-    let mut keys: Vec<i64> = v.iter().map(|&x| key(x)).collect();
-    keys.sort_unstable_by(|a, b| b.cmp(a));
-    for (x, &k) in v.iter_mut().zip(&keys) {
-        *x = f64::from_bits((k ^ (((k >> 63) as u64) >> 1) as i64) as u64);
+    let flip = |bits: i64| bits ^ (((bits >> 63) as u64) >> 1) as i64;
+    for x in v.iter_mut() {
+        *x = f64::from_bits(flip(x.to_bits() as i64) as u64);
+    }
+    v.sort_unstable_by_key(|x| std::cmp::Reverse(x.to_bits() as i64));
+    for x in v.iter_mut() {
+        *x = f64::from_bits(flip(x.to_bits() as i64) as u64);
     }
 }
 
@@ -180,6 +180,14 @@ fn distinct_counts(v: &[f64]) -> Option<Vec<(u64, usize)>> {
 /// score, bit for bit (negation reverses IEEE total order, ±0 and infinities included).
 pub(super) fn negated_sorted(v: &[f64]) -> Vec<f64> {
     v.iter().rev().map(|&x| -x).collect()
+}
+
+/// [`negated_sorted`] in place: the same values, without a second list beside the first.
+fn negate_sorted(v: &mut [f64]) {
+    v.reverse();
+    for x in v.iter_mut() {
+        *x = -*x;
+    }
 }
 
 /// The curves of `score` at each of `spacings` from its sorted training scores `sa`, `sb` (as
@@ -536,7 +544,10 @@ pub(super) fn job_curves(
     out.push((i, f, r));
     if paired {
         let other = &forward[i + 1];
-        let (np_, nq_) = (negated_sorted(&sp), negated_sorted(&sq));
+        // The lists are not read again: negated where they are.
+        let (mut np_, mut nq_) = (sp, sq);
+        negate_sorted(&mut np_);
+        negate_sorted(&mut nq_);
         let f = curves(other, &np_, &nq_);
         let r = if reverse {
             curves(&other.mirrored(), &nq_, &np_)
