@@ -349,8 +349,16 @@ pub(super) fn near_centres(p: &Samples, np: usize, q: &Samples, nq: usize, j: us
             }
         }
     }
+    centres_of(members, scale)
+}
+
+/// The centres of the big groups `groups` (largest first, ties by key), as [`near_centres`]
+/// takes them: each group's median, skipping one within the rounding resolution of a centre
+/// already taken, at most [`NEAR_PER_COORD`]; `scale` is the 90 % quantile of |x|.
+pub(super) fn centres_of(mut groups: Vec<Vec<f64>>, scale: f64) -> Vec<f64> {
+    let resolution = 10f64.powi(1 - NEAR_DIGITS);
     let mut centres: Vec<f64> = Vec::new();
-    for group in &mut members {
+    for group in &mut groups {
         // The group's values sorted by total_cmp: its median is the middle one.
         group.sort_unstable_by(f64::total_cmp);
         let c = group[group.len() / 2];

@@ -148,6 +148,18 @@ impl<'e> PreparedEvents<'e> {
             .collect()
     }
 
+    /// Which packer groups the needed scores read (by group), and their list.
+    fn wanted_groups(&self, needed: &[bool]) -> (Vec<bool>, Vec<usize>) {
+        let mut groups = vec![false; self.packers.len()];
+        for (k, e) in self.eval.iter().enumerate() {
+            if let (true, Eval::Packed { group, .. }) = (needed[k], e) {
+                groups[*group] = true;
+            }
+        }
+        let wanted = (0..groups.len()).filter(|&g| groups[g]).collect();
+        (groups, wanted)
+    }
+
     /// Each needed group's packed index of every row of `block` of the float-representation
     /// view of `raw` (`u32::MAX`: a value no table holds), from the view's coordinates as
     /// integers (every packer reads integers); empty for the groups not needed.
@@ -157,13 +169,7 @@ impl<'e> PreparedEvents<'e> {
         block: std::ops::Range<usize>,
         needed: &[bool],
     ) -> Vec<Vec<u32>> {
-        let mut groups = vec![false; self.packers.len()];
-        for (k, e) in self.eval.iter().enumerate() {
-            if let (true, Eval::Packed { group, .. }) = (needed[k], e) {
-                groups[*group] = true;
-            }
-        }
-        let wanted: Vec<usize> = (0..groups.len()).filter(|&g| groups[g]).collect();
+        let (groups, wanted) = self.wanted_groups(needed);
         let mut indices: Vec<Vec<u32>> = (0..self.packers.len())
             .map(|g| vec![0; if groups[g] { block.len() } else { 0 }])
             .collect();
@@ -286,13 +292,7 @@ impl PreparedEvents<'_> {
     ) -> Vec<Vec<f64>> {
         let d = raw.dim();
         let w = d * FLOAT_REPR_PER_COORD;
-        let mut groups = vec![false; self.packers.len()];
-        for (k, e) in self.eval.iter().enumerate() {
-            if let (true, Eval::Packed { group, .. }) = (needed[k], e) {
-                groups[*group] = true;
-            }
-        }
-        let wanted: Vec<usize> = (0..groups.len()).filter(|&g| groups[g]).collect();
+        let (_, wanted) = self.wanted_groups(needed);
         let mut indices: Vec<Vec<u32>> = vec![Vec::with_capacity(block.len()); self.packers.len()];
         let mut row = [0.0f64; VIEW_STACK];
         for i in block {

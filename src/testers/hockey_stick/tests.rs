@@ -1,6 +1,6 @@
 //! Unit tests of the hockey-stick tester.
 
-use super::atoms::{NEAR_PER_COORD, near_centres};
+use super::atoms::{NEAR_PER_COORD, centres_of, near_centres};
 use super::*;
 use crate::rng::{Seed, Stream};
 use crate::testers::common::fixtures;
@@ -259,7 +259,7 @@ fn near_centres_only_for_repeated_values() {
 /// and at the scale's edge, among continuous values.
 #[test]
 fn near_centres_are_those_of_exact_groups() {
-    // The reference: every value's group counted, the same selection of centres.
+    // The reference: every value's group counted exactly.
     fn reference(x: &[f64]) -> Vec<f64> {
         let mut abs: Vec<f64> = x.iter().map(|v| v.abs()).collect();
         abs.sort_by(f64::total_cmp);
@@ -285,19 +285,9 @@ fn near_centres_are_those_of_exact_groups() {
             .filter(|g| g.1.len() >= min_count)
             .collect();
         big.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.0.cmp(&b.0)));
-        let mut centres: Vec<f64> = Vec::new();
-        for (_, mut g) in big {
-            g.sort_by(f64::total_cmp);
-            let c = g[g.len() / 2];
-            let apart = |k: f64| (k - c).abs() > resolution * k.abs().max(c.abs()).max(scale);
-            if centres.iter().all(|&k| apart(k)) {
-                centres.push(c);
-                if centres.len() == NEAR_PER_COORD {
-                    break;
-                }
-            }
-        }
-        centres
+        // The centres taken from the groups as the tester takes them (the grouping is what
+        // is compared).
+        centres_of(big.into_iter().map(|(_, g)| g).collect(), scale)
     }
     let mut rng = Seed(54).rng(Stream::Other {
         tag: 5403,
