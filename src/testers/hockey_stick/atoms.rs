@@ -255,19 +255,7 @@ pub(super) fn near_centres(p: &Samples, np: usize, q: &Samples, nq: usize, j: us
     let k = abs.len() * 9 / 10;
     let scale = *abs.select_nth_unstable_by(k, f64::total_cmp).1;
     drop(abs);
-    let resolution = 10f64.powi(1 - NEAR_DIGITS);
-    let group = |x: f64| -> (i32, i64) {
-        if x.abs() < scale {
-            // Absolute grid of s·10^-8 near 0 (|x| < s).
-            return (i32::MIN, (x / (scale * resolution)).round() as i64);
-        }
-        if x == 0.0 {
-            return (i32::MIN, 0);
-        }
-        let e = x.abs().log10().floor() as i32;
-        let m = (x / 10f64.powi(e - (NEAR_DIGITS - 1))).round();
-        (e, m as i64)
-    };
+    let group = |x: f64| near_group(x, scale);
     // Big groups found in linear time and small memory (sorting every (key, value) pair was
     // n log n and 24 bytes a value; a map of every group ~50). First each value is counted in
     // one of BUCKETS counters by the hash of a cell holding its group: a cell's count is at
@@ -350,6 +338,23 @@ pub(super) fn near_centres(p: &Samples, np: usize, q: &Samples, nq: usize, j: us
         }
     }
     centres_of(members, scale)
+}
+
+/// The near-atom group of `x` ([`near_centres`]): its rounding to [`NEAR_DIGITS`] significant
+/// digits, (decimal exponent, mantissa), or (i32::MIN, k) on the absolute grid of
+/// `scale`·10^-8 near 0 (|x| < `scale`, the 90 % quantile of |x|).
+pub(super) fn near_group(x: f64, scale: f64) -> (i32, i64) {
+    let resolution = 10f64.powi(1 - NEAR_DIGITS);
+    if x.abs() < scale {
+        // Absolute grid of s·10^-8 near 0 (|x| < s).
+        return (i32::MIN, (x / (scale * resolution)).round() as i64);
+    }
+    if x == 0.0 {
+        return (i32::MIN, 0);
+    }
+    let e = x.abs().log10().floor() as i32;
+    let m = (x / 10f64.powi(e - (NEAR_DIGITS - 1))).round();
+    (e, m as i64)
 }
 
 /// The centres of the big groups `groups` (largest first, ties by key), as [`near_centres`]

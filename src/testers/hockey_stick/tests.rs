@@ -1,6 +1,6 @@
 //! Unit tests of the hockey-stick tester.
 
-use super::atoms::{NEAR_PER_COORD, centres_of, near_centres};
+use super::atoms::{NEAR_PER_COORD, centres_of, near_centres, near_group};
 use super::*;
 use crate::rng::{Seed, Stream};
 use crate::testers::common::fixtures;
@@ -259,22 +259,12 @@ fn near_centres_only_for_repeated_values() {
 /// and at the scale's edge, among continuous values.
 #[test]
 fn near_centres_are_those_of_exact_groups() {
-    // The reference: every value's group counted exactly.
+    // The reference: every value's group counted exactly (no cells, no neighbours).
     fn reference(x: &[f64]) -> Vec<f64> {
         let mut abs: Vec<f64> = x.iter().map(|v| v.abs()).collect();
         abs.sort_by(f64::total_cmp);
         let scale = abs[abs.len() * 9 / 10];
-        let resolution = 10f64.powi(-8);
-        let group = |x: f64| -> (i32, i64) {
-            if x.abs() < scale {
-                return (i32::MIN, (x / (scale * resolution)).round() as i64);
-            }
-            if x == 0.0 {
-                return (i32::MIN, 0);
-            }
-            let e = x.abs().log10().floor() as i32;
-            (e, (x / 10f64.powi(e - 8)).round() as i64)
-        };
+        let group = |x: f64| near_group(x, scale);
         let mut groups: std::collections::HashMap<(i32, i64), Vec<f64>> = Default::default();
         for &v in x {
             groups.entry(group(v)).or_default().push(v);
