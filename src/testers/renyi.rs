@@ -608,18 +608,27 @@ fn choose_test_function(
                 predicted: pred,
             });
         }
-        // Clamped features.
-        let (cp, cq) = (&ft.cp, &ft.cq);
-        let pairs = ft.pairs.clone();
-        candidates.par_extend(pairs.into_par_iter().filter_map(|(a, b)| {
-            let up: Vec<(f64, f64)> = cp.iter().map(|&(v, w)| (clamp_unit(v, a, b), w)).collect();
-            let uq: Vec<(f64, f64)> = cq.iter().map(|&(v, w)| (clamp_unit(v, a, b), w)).collect();
-            // The moment sums of every c at once (the same bits as one c at a time).
-            let kx: Vec<f64> = c_grid.iter().map(|&c| (alpha - 1.0) * c).collect();
-            let ky: Vec<f64> = c_grid.iter().map(|&c| alpha * c).collect();
-            let sx = super::renyi_grid::moment_sums_grid(&up, &kx, moment_sums);
-            let sy = super::renyi_grid::moment_sums_grid(&uq, &ky, moment_sums);
-            c_grid
+        // Clamped features: the moment sums of every pair of clamping levels and every c at
+        // once (the same bits as one pair and one c at a time).
+        let clamped = |points: &[(f64, f64)]| -> Vec<Vec<(f64, f64)>> {
+            ft.pairs
+                .iter()
+                .map(|&(a, b)| {
+                    points
+                        .iter()
+                        .map(|&(v, w)| (clamp_unit(v, a, b), w))
+                        .collect()
+                })
+                .collect()
+        };
+        let kx: Vec<f64> = c_grid.iter().map(|&c| (alpha - 1.0) * c).collect();
+        let ky: Vec<f64> = c_grid.iter().map(|&c| alpha * c).collect();
+        let (sx, sy) = rayon::join(
+            || super::renyi_grid::moment_sums_streams(&clamped(&ft.cp), &kx, moment_sums),
+            || super::renyi_grid::moment_sums_streams(&clamped(&ft.cq), &ky, moment_sums),
+        );
+        for (&(a, b), (sx, sy)) in ft.pairs.iter().zip(sx.into_iter().zip(sy)) {
+            let best = c_grid
                 .iter()
                 .zip(sx.into_iter().zip(sy))
                 .map(|(&c, s)| Choice {
@@ -628,8 +637,9 @@ fn choose_test_function(
                     predicted: predict_clamped(alpha, s, c, (m_p as f64, m_q as f64), half),
                 })
                 .filter(|c| c.predicted.is_finite())
-                .reduce(|x, y| if y.predicted > x.predicted { y } else { x })
-        }));
+                .reduce(|x, y| if y.predicted > x.predicted { y } else { x });
+            candidates.extend(best);
+        }
     }
     let mut best: Option<Choice> = None;
     for c in candidates {

@@ -20,7 +20,11 @@
 //!    operation the same whatever the lane, so each lane's sums are the scalar sums of its k.
 //!    The scalar loop's branches (u = 0 gives 1, u = −1 gives e^{−k}) depend on u only, which is
 //!    the same in every lane, and give the same bits as e^{k·u} (k·(±0) = ±0, k·(−1) = −k
-//!    exactly); the vector loop takes the same branches.
+//!    exactly); the vector loop takes the same branches. A point whose u equals the previous
+//!    point's reuses that point's x: e^{k·u} is a function of u (±0 both give 1), so this is the
+//!    same number, not computed again (a discrete feature's compressed values come in runs).
+//!    [`moment_sums_streams`] also puts eight point sets side by side, lane j over set j, for
+//!    one k: each lane still performs its own set's operations in its order.
 //! 2. *The exponential.* On x86-64 glibc with FMA hardware (glibc 2.28+, e.g. Debian 12's 2.36),
 //!    `exp` is `__exp_fma`: the algorithm of ARM's optimized-routines (math/exp.c and
 //!    math/exp_data.c, Szabolcs Nagy, MIT OR Apache-2.0 WITH LLVM-exception; N = 2^7 table
@@ -102,6 +106,62 @@ pub(crate) fn moment_sums_grid(
         return out;
     }
     ks.iter().map(|&k| scalar(pts, k)).collect()
+}
+
+/// For every point set of `streams` and every k of `ks`, the sums `scalar(stream, k)` returns
+/// (indexed [stream][k]), the same bits: [`moment_sums_grid`] on each stream for the k that fill
+/// passes of eight, and, where the 8-lane code may be used and the streams have one length, the
+/// k left over (25 = 3·8 + 1 in the Rényi grid) eight streams at a time, lane j holding stream j
+/// (`avx512::moment_sums_across8`) instead of a pass of four lanes with one in use per stream.
+/// Streams are evaluated in parallel (rayon) and the results placed by index, so the thread
+/// count cannot change them.
+pub(crate) fn moment_sums_streams(
+    streams: &[Vec<(f64, f64)>],
+    ks: &[f64],
+    scalar: impl Fn(&[(f64, f64)], f64) -> Sums + Sync,
+) -> Vec<Vec<Sums>> {
+    use rayon::prelude::*;
+    #[cfg(target_arch = "x86_64")]
+    if ks.iter().all(|k| k.is_finite())
+        && let Some(port) = port().filter(|p| p.eight)
+        && let Some(first) = streams.first()
+        && streams.iter().all(|s| s.len() == first.len())
+        && ks.len() % 8 != 0
+    {
+        let full = ks.len() - ks.len() % 8;
+        let mut out: Vec<Vec<Sums>> = streams
+            .par_iter()
+            .map(|s| moment_sums_grid(s, &ks[..full], &scalar))
+            .collect();
+        // Passes of eight streams for each k left over, the last pass padded with its own
+        // last stream (the padding lanes are dropped).
+        let passes: Vec<(usize, usize)> = (full..ks.len())
+            .flat_map(|ki| (0..streams.len()).step_by(8).map(move |from| (ki, from)))
+            .collect();
+        let sums: Vec<[Sums; 8]> = passes
+            .par_iter()
+            .map(|&(ki, from)| {
+                let lane = |j: usize| streams[(from + j).min(streams.len() - 1)].as_slice();
+                // SAFETY: `port.eight` is set only when the CPU has AVX-512F
+                // (`is_x86_feature_detected!`), the feature `moment_sums_across8` is compiled
+                // for; every stream has the same length (checked above).
+                let (m1, m2) = unsafe {
+                    avx512::moment_sums_across8(std::array::from_fn(lane), ks[ki], &port.table)
+                };
+                std::array::from_fn(|j| (m1[j], m2[j]))
+            })
+            .collect();
+        for (&(_, from), pass) in passes.iter().zip(&sums) {
+            for (j, &s) in pass.iter().enumerate().take(streams.len() - from) {
+                out[from + j].push(s);
+            }
+        }
+        return out;
+    }
+    streams
+        .par_iter()
+        .map(|s| moment_sums_grid(s, ks, &scalar))
+        .collect()
 }
 
 /// `f64::exp` of every value of `xs`, in place, the same bits: by the vector port four or eight
@@ -496,8 +556,11 @@ mod avx {
         let one = [_mm256_set1_pd(1.0); V];
         let mut m1 = [_mm256_setzero_pd(); V];
         let mut m2 = [_mm256_setzero_pd(); V];
+        let (mut last_u, mut last_x) = (f64::NAN, one);
         for &(u, w) in pts {
-            let x = if u == 0.0 {
+            let x = if u == last_u {
+                last_x
+            } else if u == 0.0 {
                 one
             } else if u == -1.0 {
                 at_minus_one
@@ -505,6 +568,7 @@ mod avx {
                 let uv = _mm256_set1_pd(u);
                 kv.map(|k| exp4(_mm256_mul_pd(k, uv), tab))
             };
+            (last_u, last_x) = (u, x);
             let wv = _mm256_set1_pd(w);
             for v in 0..V {
                 let wx = _mm256_mul_pd(wv, x[v]);
@@ -646,6 +710,67 @@ mod avx512 {
         out
     }
 
+    /// The moment sums of one k over eight point sets at once, lane j over `streams[j]` (all of
+    /// one length): per lane, the operations of [`crate::testers::renyi::moment_sums`] on its
+    /// stream in its order, so the same bits (module docs, step 1). The scalar loop's shortcuts
+    /// are lane by lane: where u = ±0 the lane takes 1, where u = −1 it takes e^{−k} (each the
+    /// bits of e^{k·u}, module docs), and those lanes are given −1 to the vector exp so that
+    /// they do not send the whole vector to the scalar path; a point whose eight u equal the
+    /// previous point's reuses its values (the same u, the same exp). k must be finite.
+    #[target_feature(enable = "avx512f")]
+    pub(super) fn moment_sums_across8(
+        streams: [&[(f64, f64)]; 8],
+        k: f64,
+        tab: &Table,
+    ) -> ([f64; 8], [f64; 8]) {
+        let len = streams.iter().map(|s| s.len()).min().unwrap_or(0);
+        let kv = _mm512_set1_pd(k);
+        let at_minus_one = _mm512_set1_pd((-k).exp());
+        let (zero, one, minus_one) = (
+            _mm512_setzero_pd(),
+            _mm512_set1_pd(1.0),
+            _mm512_set1_pd(-1.0),
+        );
+        let (mut m1, mut m2) = (_mm512_setzero_pd(), _mm512_setzero_pd());
+        let (mut last_u, mut last_x) = (_mm512_set1_pd(f64::NAN), one);
+        for i in 0..len {
+            let at = |j: usize| streams[j][i];
+            let (p0, p1, p2, p3, p4, p5, p6, p7) =
+                (at(0), at(1), at(2), at(3), at(4), at(5), at(6), at(7));
+            let u = _mm512_set_pd(p7.0, p6.0, p5.0, p4.0, p3.0, p2.0, p1.0, p0.0);
+            let w = _mm512_set_pd(p7.1, p6.1, p5.1, p4.1, p3.1, p2.1, p1.1, p0.1);
+            let x = if _mm512_cmp_pd_mask::<_CMP_EQ_OQ>(u, last_u) == 0xff {
+                last_x
+            } else {
+                let is_zero = _mm512_cmp_pd_mask::<_CMP_EQ_OQ>(u, zero);
+                let is_minus_one = _mm512_cmp_pd_mask::<_CMP_EQ_OQ>(u, minus_one);
+                let x = if is_zero | is_minus_one == 0xff {
+                    one
+                } else {
+                    let arg = _mm512_mask_blend_pd(
+                        is_zero | is_minus_one,
+                        _mm512_mul_pd(kv, u),
+                        minus_one,
+                    );
+                    exp8(arg, tab)
+                };
+                let x = _mm512_mask_blend_pd(is_zero, x, one);
+                _mm512_mask_blend_pd(is_minus_one, x, at_minus_one)
+            };
+            (last_u, last_x) = (u, x);
+            let wx = _mm512_mul_pd(w, x);
+            m1 = _mm512_add_pd(m1, wx);
+            m2 = _mm512_add_pd(m2, _mm512_mul_pd(wx, x));
+        }
+        let (mut a, mut b) = ([0.0; 8], [0.0; 8]);
+        // SAFETY: unaligned stores of eight f64 to arrays of eight.
+        unsafe {
+            _mm512_storeu_pd(a.as_mut_ptr(), m1);
+            _mm512_storeu_pd(b.as_mut_ptr(), m2);
+        }
+        (a, b)
+    }
+
     /// The moment sums of eight k at once, as [`super::avx::moment_sums_lanes`].
     #[target_feature(enable = "avx512f")]
     pub(super) fn moment_sums8(
@@ -659,14 +784,18 @@ mod avx512 {
             unsafe { (_mm512_loadu_pd(k8.as_ptr()), _mm512_loadu_pd(neg.as_ptr())) };
         let one = _mm512_set1_pd(1.0);
         let (mut m1, mut m2) = (_mm512_setzero_pd(), _mm512_setzero_pd());
+        let (mut last_u, mut last_x) = (f64::NAN, one);
         for &(u, w) in pts {
-            let x = if u == 0.0 {
+            let x = if u == last_u {
+                last_x
+            } else if u == 0.0 {
                 one
             } else if u == -1.0 {
                 at_minus_one
             } else {
                 exp8(_mm512_mul_pd(kv, _mm512_set1_pd(u)), tab)
             };
+            (last_u, last_x) = (u, x);
             let wx = _mm512_mul_pd(_mm512_set1_pd(w), x);
             m1 = _mm512_add_pd(m1, wx);
             m2 = _mm512_add_pd(m2, _mm512_mul_pd(wx, x));
@@ -854,19 +983,7 @@ mod tests {
         for set in 0..60u64 {
             let mut r = rng(1 + set);
             let n = [1, 3, 7, 50, 300, 1024][set as usize % 6];
-            let pts: Vec<(f64, f64)> = (0..n)
-                .map(|_| {
-                    let u = match r.random_range(0..8) {
-                        0 => 0.0,
-                        1 => -0.0,
-                        2 => -1.0,
-                        3 => -(r.random::<f64>() * 1e-17),
-                        4 => -f64::MIN_POSITIVE * r.random::<f64>(),
-                        _ => -r.random::<f64>(),
-                    };
-                    (u, r.random::<f64>() / n as f64)
-                })
-                .collect();
+            let pts = random_points(&mut r, n);
             let alpha = [2.0, 4.0, 8.0, 16.0, 32.0, 1.5, 300.0][set as usize % 7];
             for side in [alpha - 1.0, alpha] {
                 let ks: Vec<f64> = alpha_c.iter().map(|&c| side * c).collect();
@@ -878,6 +995,75 @@ mod tests {
                         (want.0.to_bits(), want.1.to_bits()),
                         "set {set}, k {k}: {:?} vs {want:?}",
                         got[j]
+                    );
+                }
+            }
+        }
+    }
+
+    /// Points (u, w) with u ∈ [−1, 0] of every kind the grid meets: ±0, −1, tiny, subnormal,
+    /// ordinary, and repeats of the previous point's u (runs of equal values, as a discrete
+    /// feature's compressed values have), with weights summing to about 1.
+    fn random_points(r: &mut crate::rng::AuditRng, n: usize) -> Vec<(f64, f64)> {
+        let mut last = -0.5;
+        (0..n)
+            .map(|_| {
+                let u = match r.random_range(0..10) {
+                    0 => 0.0,
+                    1 => -0.0,
+                    2 => -1.0,
+                    3 => -(r.random::<f64>() * 1e-17),
+                    4 => -f64::MIN_POSITIVE * r.random::<f64>(),
+                    5 | 6 => last,
+                    _ => -r.random::<f64>(),
+                };
+                last = u;
+                (u, r.random::<f64>() / n as f64)
+            })
+            .collect()
+    }
+
+    /// The grid over many streams ([`moment_sums_streams`]: the k left over from passes of
+    /// eight taken eight streams at a time) gives every stream and every k the reference loop's
+    /// sums bit for bit: stream counts that do and do not fill a pass, k counts with and
+    /// without a remainder, streams that share a position's u (a run across all lanes) and
+    /// streams of unequal length (the per-stream path).
+    #[test]
+    fn the_streams_grid_is_the_scalar_sums() {
+        let _ = port_here();
+        for set in 0..24u64 {
+            let mut r = rng(100 + set);
+            let n = [1, 7, 300, 1024][set as usize % 4];
+            let count = [1, 7, 8, 9, 15, 17][set as usize % 6];
+            let mut streams: Vec<Vec<(f64, f64)>> =
+                (0..count).map(|_| random_points(&mut r, n)).collect();
+            if set % 3 == 0 {
+                // Every stream the first one clamped differently: equal u across lanes where
+                // the first repeats, and whole runs of 0 or −1.
+                let base = streams[0].clone();
+                for (j, s) in streams.iter_mut().enumerate() {
+                    *s = base
+                        .iter()
+                        .map(|&(u, w)| ((u * (1.0 + j as f64 / 4.0)).max(-1.0), w))
+                        .collect();
+                }
+            }
+            if set % 8 == 7 {
+                streams[0].pop();
+            }
+            let alpha = [2.0, 32.0, 300.0][set as usize % 3];
+            let ks: Vec<f64> = (0..[25, 8, 3, 17][set as usize % 4])
+                .map(|j| alpha * 0.05 * 1.35_f64.powi(j))
+                .collect();
+            let got = moment_sums_streams(&streams, &ks, moment_sums);
+            for (s, stream) in streams.iter().enumerate() {
+                for (j, &k) in ks.iter().enumerate() {
+                    let want = moment_sums(stream, k);
+                    assert_eq!(
+                        (got[s][j].0.to_bits(), got[s][j].1.to_bits()),
+                        (want.0.to_bits(), want.1.to_bits()),
+                        "set {set}, stream {s}, k {k}: {:?} vs {want:?}",
+                        got[s][j]
                     );
                 }
             }
