@@ -126,7 +126,7 @@ pub(crate) fn moment_sums_streams(
         && let Some(port) = port().filter(|p| p.eight)
         && let Some(first) = streams.first()
         && streams.iter().all(|s| s.len() == first.len())
-        && ks.len() % 8 != 0
+        && !ks.len().is_multiple_of(8)
     {
         let full = ks.len() - ks.len() % 8;
         let mut out: Vec<Vec<Sums>> = streams
@@ -733,6 +733,8 @@ mod avx512 {
         );
         let (mut m1, mut m2) = (_mm512_setzero_pd(), _mm512_setzero_pd());
         let (mut last_u, mut last_x) = (_mm512_set1_pd(f64::NAN), one);
+        // `i` indexes the eight streams at once (clippy sees one of them).
+        #[allow(clippy::needless_range_loop)]
         for i in 0..len {
             let at = |j: usize| streams[j][i];
             let (p0, p1, p2, p3, p4, p5, p6, p7) =
