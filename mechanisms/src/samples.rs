@@ -3,7 +3,7 @@
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use ndarray::{Array2, ArrayView1, Axis};
+use ndarray::{ArcArray2, Array2, ArrayView1, Axis};
 
 use crate::error::{MechanismError, Result};
 
@@ -13,7 +13,9 @@ use crate::error::{MechanismError, Result};
 /// coding in an `# Output` section.
 #[derive(Clone)]
 pub struct Samples {
-    values: Array2<f64>,
+    /// Shared, never written after construction: [`Samples::head`] lends the first rows of a
+    /// matrix without copying them.
+    values: ArcArray2<f64>,
     /// [`Samples::first_non_finite`]'s answer, once asked: the values never change after
     /// construction (no method lends them mutably), and every tester's input check asks again
     /// (once per bound: ten times for a pure claim's Rényi bounds).
@@ -55,7 +57,7 @@ impl Samples {
             ));
         }
         Ok(Self {
-            values,
+            values: values.into_shared(),
             first_non_finite: OnceLock::new(),
             id: next_id(),
         })
@@ -65,7 +67,9 @@ impl Samples {
     pub fn from_column(values: Vec<f64>) -> Self {
         let n = values.len();
         Self {
-            values: Array2::from_shape_vec((n, 1), values).expect("n × 1 shape matches n values"),
+            values: Array2::from_shape_vec((n, 1), values)
+                .expect("n × 1 shape matches n values")
+                .into_shared(),
             first_non_finite: OnceLock::new(),
             id: next_id(),
         }
@@ -120,13 +124,26 @@ impl Samples {
     }
 
     /// The matrix of releases.
-    pub fn values(&self) -> &Array2<f64> {
+    pub fn values(&self) -> &ArcArray2<f64> {
         &self.values
     }
 
-    /// Consumes into the matrix.
+    /// Consumes into the matrix (a copy only when its values are shared with other samples,
+    /// see [`Samples::head`]).
     pub fn into_values(self) -> Array2<f64> {
-        self.values
+        self.values.into_owned()
+    }
+
+    /// The first `n` releases (all of them if `n` ≥ [`Samples::n`]) as samples of their own
+    /// that share these values instead of copying them (no value is ever written after
+    /// construction). New samples: a new [`Samples::id`].
+    pub fn head(&self, n: usize) -> Samples {
+        let n = n.min(self.n());
+        Self {
+            values: self.values.clone().slice_move(ndarray::s![..n, ..]),
+            first_non_finite: OnceLock::new(),
+            id: next_id(),
+        }
     }
 
     /// Release `i`.
@@ -171,5 +188,41 @@ impl Samples {
             .indexed_iter()
             .find(|(_, v)| !v.is_finite())
             .map(|((i, j), v)| (i, j, *v))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A head lends the first rows (the same values, no copy: the same memory), has an id of
+    /// its own, finds its own first non-finite value (none past its end), and copies when it
+    /// is consumed into a matrix.
+    #[test]
+    fn a_head_shares_the_first_rows() {
+        let mut v: Vec<f64> = (0..30).map(|i| i as f64 * 0.5).collect();
+        v[25] = f64::NAN;
+        let s = Samples::from_flat(3, v).expect("10 × 3");
+        let h = s.head(4);
+        assert_eq!(h.n(), 4);
+        assert_eq!(h.dim(), 3);
+        assert_eq!(h.values(), &s.values().slice(ndarray::s![..4, ..]));
+        assert_eq!(
+            h.values().as_ptr(),
+            s.values().as_ptr(),
+            "shared, not copied"
+        );
+        assert_ne!(h.id(), s.id());
+        assert_eq!(h.first_non_finite(), None);
+        assert_eq!(s.first_non_finite().map(|(r, c, _)| (r, c)), Some((8, 1)));
+        assert_eq!(
+            s.head(9).first_non_finite().map(|(r, c, _)| (r, c)),
+            Some((8, 1))
+        );
+        assert_eq!(s.head(50).n(), 10);
+        assert_eq!(
+            h.clone().into_values(),
+            s.values().slice(ndarray::s![..4, ..])
+        );
     }
 }

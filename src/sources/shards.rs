@@ -1014,6 +1014,28 @@ impl ShardSet {
             if got >= n {
                 break;
             }
+            if let Some(memory) = &s.memory
+                && transform.keeps_values(s.dim)
+            {
+                // Releases in memory that the view keeps as they are: lent, not copied, after
+                // the finite check `apply` makes (none for `none`), with the error the check
+                // of a copy by blocks of CHUNK_ROWS gives (the row counted in its block).
+                let take = (n - got).min(s.rows);
+                let head = memory.head(take);
+                if !transform.is_identity()
+                    && let Some((row, col, v)) = head.first_non_finite()
+                {
+                    let start = row / CHUNK_ROWS * CHUNK_ROWS;
+                    let e = transform.non_finite_error(row - start, col, v);
+                    return Err(bad(
+                        &s.path,
+                        format!("releases {start}.. (counted from 0): {e}"),
+                    ));
+                }
+                parts.push(head);
+                got += take;
+                continue;
+            }
             if let Some(memory) = &s.memory {
                 // Releases in memory: blocks viewed in place and transformed in parallel, each
                 // written into its rows of one array (no list of blocks joined afterwards, so
@@ -1684,7 +1706,7 @@ mod tests {
             .map(|s| Shard::recorded(&s.path, s.dim, s.rows, None))
             .collect();
         let (parsed, streamed) = (ShardSet::new(opened), ShardSet::new(streamed));
-        for transform in [Transform::None, Transform::FloatRepr] {
+        for transform in [Transform::None, Transform::Values, Transform::FloatRepr] {
             for n in [
                 1,
                 100,
