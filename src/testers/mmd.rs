@@ -249,10 +249,14 @@ fn linear_mmd_terms(
     const BLOCK: usize = 2048;
     let pairs = rows_p.len().min(rows_q.len()) / 2;
     let (fp, fq) = (Flat::of(p), Flat::of(q));
-    let (pq, qp) = (0..pairs.div_ceil(BLOCK))
-        .into_par_iter()
-        .flat_map_iter(|b| {
-            let quads = b * BLOCK..((b + 1) * BLOCK).min(pairs);
+    // Each block's terms are written into their places of the two lists (no per-block lists
+    // joined afterwards).
+    let (mut pq, mut qp) = (vec![0.0; pairs], vec![0.0; pairs]);
+    pq.par_chunks_mut(BLOCK)
+        .zip(qp.par_chunks_mut(BLOCK))
+        .enumerate()
+        .for_each(|(b, (out_pq, out_qp))| {
+            let quads = b * BLOCK..b * BLOCK + out_pq.len();
             let mut k = Vec::with_capacity(4 * quads.len());
             for i in quads {
                 let (a, b) = (rows_p.start + 2 * i, rows_q.start + 2 * i);
@@ -263,14 +267,11 @@ fn linear_mmd_terms(
                 }
             }
             exp_in_place(&mut k);
-            k.chunks_exact(4)
-                .map(|v| {
-                    let [a, b, c, d] = [v[0], v[1], v[2], v[3]].map(|x| x.clamp(0.0, 1.0));
-                    (a + b - c - d, b + a - d - c)
-                })
-                .collect::<Vec<_>>()
-        })
-        .unzip();
+            for ((v, x), y) in k.chunks_exact(4).zip(out_pq).zip(out_qp) {
+                let [a, b, c, d] = [v[0], v[1], v[2], v[3]].map(|x| x.clamp(0.0, 1.0));
+                (*x, *y) = (a + b - c - d, b + a - d - c);
+            }
+        });
     [pq, qp]
 }
 
