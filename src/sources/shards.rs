@@ -624,6 +624,139 @@ impl Shard {
         })
     }
 
+    /// [`ShardSet::head`] of a shard whose releases are in memory: its first `take` releases
+    /// in the view `transform`.
+    fn memory_head(&self, take: usize, transform: &Transform) -> Result<Samples> {
+        let Some(memory) = &self.memory else {
+            return Err(bad(&self.path, "its releases are not in memory"));
+        };
+        if transform.keeps_values(self.dim) {
+            // Releases in memory that the view keeps as they are: lent, not copied, after
+            // the finite check `apply` makes (none for `none`), with the error the check
+            // of a copy by blocks of CHUNK_ROWS gives (the row counted in its block).
+            let head = memory.head(take);
+            if !transform.is_identity()
+                && let Some((row, col, v)) = head.first_non_finite()
+            {
+                let start = row / CHUNK_ROWS * CHUNK_ROWS;
+                let e = transform.non_finite_error(row - start, col, v);
+                return Err(bad(
+                    &self.path,
+                    format!("releases {start}.. (counted from 0): {e}"),
+                ));
+            }
+            return Ok(head);
+        }
+        // Releases in memory: blocks viewed in place and transformed in parallel, each
+        // written into its rows of one array (no list of blocks joined afterwards, so the
+        // view is held once, not twice, while it is built).
+        let out_dim = transform.output_dim(self.dim);
+        let mut flat = vec![0.0f64; take * out_dim];
+        let written: Vec<Result<()>> = flat
+            .par_chunks_mut((CHUNK_ROWS * out_dim).max(1))
+            .enumerate()
+            .map(|(k, dst)| {
+                let start = k * CHUNK_ROWS;
+                let rows = start..start + dst.len() / out_dim.max(1);
+                let src = memory.values().slice(ndarray::s![rows.clone(), ..]);
+                // The float-representation view is written in place (a view of its
+                // own per block would be written, then copied).
+                if let Some(done) =
+                    crate::stages::time("the view (transform)", || transform.write_view(&src, dst))
+                {
+                    return done.map_err(|e| {
+                        bad(
+                            &self.path,
+                            format!("releases {}.. (counted from 0): {e}", rows.start),
+                        )
+                    });
+                }
+                let view =
+                    crate::stages::time("the view (transform)", || transform.apply_view(&src))
+                        .map_err(|e| {
+                            bad(
+                                &self.path,
+                                format!("releases {}.. (counted from 0): {e}", rows.start),
+                            )
+                        })?;
+                if view.dim() != out_dim || view.n() != rows.len() {
+                    return Err(bad(
+                        &self.path,
+                        format!(
+                            "releases {}..: the view has {}×{} values, {}×{out_dim} expected",
+                            rows.start,
+                            view.n(),
+                            view.dim(),
+                            rows.len()
+                        ),
+                    ));
+                }
+                dst.iter_mut()
+                    .zip(view.values().iter())
+                    .for_each(|(d, &v)| *d = v);
+                Ok(())
+            })
+            .collect();
+        // The first error in row order, as a sequential read would give.
+        written.into_iter().collect::<Result<()>>()?;
+        Ok(Samples::from_flat(out_dim, flat)?)
+    }
+
+    /// [`ShardSet::head`] of a binary shard read from its file: its first `take` releases in
+    /// the view `transform`.
+    fn binary_head(&self, take: usize, transform: &Transform) -> Result<Samples> {
+        // Segments read from their own byte offsets in parallel, each chunk copied into
+        // its rows of one array as it is read (kept as chunks and joined afterwards,
+        // the rows were held twice at the end: 16 MB more for the float layer's view
+        // at 10^6 releases per side).
+        let out_dim = transform.output_dim(self.dim).max(1);
+        let mut flat = vec![0.0f64; take * out_dim];
+        let read: Vec<Result<()>> = flat
+            .par_chunks_mut(SEGMENT_ROWS * out_dim)
+            .enumerate()
+            .map(|(k, dst)| {
+                let start = k * SEGMENT_ROWS;
+                let rows = start..start + dst.len() / out_dim;
+                let mut at = 0;
+                self.binary_chunks(rows.clone(), transform, |first, chunk| {
+                    let len = chunk.n() * chunk.dim();
+                    if chunk.dim() != out_dim || at + len > dst.len() {
+                        return Err(bad(
+                            &self.path,
+                            format!(
+                                "releases {first}..: the view has {}×{} values, rows of {out_dim} expected",
+                                chunk.n(),
+                                chunk.dim()
+                            ),
+                        ));
+                    }
+                    dst[at..at + len]
+                        .iter_mut()
+                        .zip(chunk.values().iter())
+                        .for_each(|(d, &v)| *d = v);
+                    at += len;
+                    Ok(true)
+                })?;
+                if at != dst.len() {
+                    return Err(bad(
+                        &self.path,
+                        format!(
+                            "releases {}..{}: {} values read, {} expected",
+                            rows.start,
+                            rows.end,
+                            at,
+                            dst.len()
+                        ),
+                    ));
+                }
+                Ok(())
+            })
+            .collect();
+        // The first error in row order, as a sequential read would give.
+        read.into_iter().collect::<Result<()>>()?;
+        Ok(Samples::from_flat(out_dim, flat)?)
+    }
+
     /// Reads every release in order, in chunks of at most [`CHUNK_ROWS`] (transformed by
     /// `transform`), calling `visit(first row of the chunk, chunk)`; stops early when `visit`
     /// returns `false`. Errors name the shard and the line (text) or byte offset (binary).
@@ -1014,154 +1147,14 @@ impl ShardSet {
             if got >= n {
                 break;
             }
-            if let Some(memory) = &s.memory
-                && transform.keeps_values(s.dim)
-            {
-                // Releases in memory that the view keeps as they are: lent, not copied, after
-                // the finite check `apply` makes (none for `none`), with the error the check
-                // of a copy by blocks of CHUNK_ROWS gives (the row counted in its block).
-                let take = (n - got).min(s.rows);
-                let head = memory.head(take);
-                if !transform.is_identity()
-                    && let Some((row, col, v)) = head.first_non_finite()
-                {
-                    let start = row / CHUNK_ROWS * CHUNK_ROWS;
-                    let e = transform.non_finite_error(row - start, col, v);
-                    return Err(bad(
-                        &s.path,
-                        format!("releases {start}.. (counted from 0): {e}"),
-                    ));
-                }
-                parts.push(head);
-                got += take;
-                continue;
-            }
-            if let Some(memory) = &s.memory {
-                // Releases in memory: blocks viewed in place and transformed in parallel, each
-                // written into its rows of one array (no list of blocks joined afterwards, so
-                // the view is held once, not twice, while it is built).
-                let take = (n - got).min(s.rows);
-                let out_dim = transform.output_dim(s.dim);
-                let mut flat = vec![0.0f64; take * out_dim];
-                let written: Vec<Result<()>> = flat
-                    .par_chunks_mut((CHUNK_ROWS * out_dim).max(1))
-                    .enumerate()
-                    .map(|(k, dst)| {
-                        let start = k * CHUNK_ROWS;
-                        let rows = start..start + dst.len() / out_dim.max(1);
-                        let src = memory.values().slice(ndarray::s![rows.clone(), ..]);
-                        if transform.keeps_values(s.dim) {
-                            dst.iter_mut().zip(src.iter()).for_each(|(d, &v)| *d = v);
-                            // The finite check `apply` makes (none for `none`), on the copy.
-                            let bad_value = (!transform.is_identity())
-                                .then(|| dst.iter().position(|v| !v.is_finite()))
-                                .flatten();
-                            if let Some(k) = bad_value {
-                                let d = s.dim.max(1);
-                                let e = transform.non_finite_error(k / d, k % d, dst[k]);
-                                return Err(bad(
-                                    &s.path,
-                                    format!("releases {}.. (counted from 0): {e}", rows.start),
-                                ));
-                            }
-                            return Ok(());
-                        }
-                        // The float-representation view is written in place (a view of its
-                        // own per block would be written, then copied).
-                        if let Some(done) = crate::stages::time("the view (transform)", || {
-                            transform.write_view(&src, dst)
-                        }) {
-                            return done.map_err(|e| {
-                                bad(
-                                    &s.path,
-                                    format!("releases {}.. (counted from 0): {e}", rows.start),
-                                )
-                            });
-                        }
-                        let view =
-                            crate::stages::time("the view (transform)", || transform.apply_view(&src))
-                                .map_err(|e| {
-                                    bad(
-                                        &s.path,
-                                        format!("releases {}.. (counted from 0): {e}", rows.start),
-                                    )
-                                })?;
-                        if view.dim() != out_dim || view.n() != rows.len() {
-                            return Err(bad(
-                                &s.path,
-                                format!(
-                                    "releases {}..: the view has {}×{} values, {}×{out_dim} expected",
-                                    rows.start,
-                                    view.n(),
-                                    view.dim(),
-                                    rows.len()
-                                ),
-                            ));
-                        }
-                        dst.iter_mut()
-                            .zip(view.values().iter())
-                            .for_each(|(d, &v)| *d = v);
-                        Ok(())
-                    })
-                    .collect();
-                // The first error in row order, as a sequential read would give.
-                written.into_iter().collect::<Result<()>>()?;
-                parts.push(Samples::from_flat(out_dim, flat)?);
+            let take = (n - got).min(s.rows);
+            if s.memory.is_some() {
+                parts.push(s.memory_head(take, transform)?);
                 got += take;
                 continue;
             }
             if s.seekable() {
-                // Segments read from their own byte offsets in parallel, each chunk copied into
-                // its rows of one array as it is read (kept as chunks and joined afterwards,
-                // the rows were held twice at the end: 16 MB more for the float layer's view
-                // at 10^6 releases per side).
-                let take = (n - got).min(s.rows);
-                let out_dim = transform.output_dim(s.dim).max(1);
-                let mut flat = vec![0.0f64; take * out_dim];
-                let read: Vec<Result<()>> = flat
-                    .par_chunks_mut(SEGMENT_ROWS * out_dim)
-                    .enumerate()
-                    .map(|(k, dst)| {
-                        let start = k * SEGMENT_ROWS;
-                        let rows = start..start + dst.len() / out_dim;
-                        let mut at = 0;
-                        s.binary_chunks(rows.clone(), transform, |first, chunk| {
-                            let len = chunk.n() * chunk.dim();
-                            if chunk.dim() != out_dim || at + len > dst.len() {
-                                return Err(bad(
-                                    &s.path,
-                                    format!(
-                                        "releases {first}..: the view has {}×{} values, rows of {out_dim} expected",
-                                        chunk.n(),
-                                        chunk.dim()
-                                    ),
-                                ));
-                            }
-                            dst[at..at + len]
-                                .iter_mut()
-                                .zip(chunk.values().iter())
-                                .for_each(|(d, &v)| *d = v);
-                            at += len;
-                            Ok(true)
-                        })?;
-                        if at != dst.len() {
-                            return Err(bad(
-                                &s.path,
-                                format!(
-                                    "releases {}..{}: {} values read, {} expected",
-                                    rows.start,
-                                    rows.end,
-                                    at,
-                                    dst.len()
-                                ),
-                            ));
-                        }
-                        Ok(())
-                    })
-                    .collect();
-                // The first error in row order, as a sequential read would give.
-                read.into_iter().collect::<Result<()>>()?;
-                parts.push(Samples::from_flat(out_dim, flat)?);
+                parts.push(s.binary_head(take, transform)?);
                 got += take;
                 continue;
             }

@@ -764,6 +764,12 @@ mod avx512 {
             m1 = _mm512_add_pd(m1, wx);
             m2 = _mm512_add_pd(m2, _mm512_mul_pd(wx, x));
         }
+        lanes(m1, m2)
+    }
+
+    /// The lanes of the two sums, as arrays.
+    #[target_feature(enable = "avx512f")]
+    fn lanes(m1: __m512d, m2: __m512d) -> ([f64; 8], [f64; 8]) {
         let (mut a, mut b) = ([0.0; 8], [0.0; 8]);
         // SAFETY: unaligned stores of eight f64 to arrays of eight.
         unsafe {
@@ -802,12 +808,7 @@ mod avx512 {
             m1 = _mm512_add_pd(m1, wx);
             m2 = _mm512_add_pd(m2, _mm512_mul_pd(wx, x));
         }
-        let (mut a, mut b) = ([0.0; 8], [0.0; 8]);
-        unsafe {
-            _mm512_storeu_pd(a.as_mut_ptr(), m1);
-            _mm512_storeu_pd(b.as_mut_ptr(), m2);
-        }
-        (a, b)
+        lanes(m1, m2)
     }
 }
 
