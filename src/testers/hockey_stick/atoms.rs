@@ -258,7 +258,7 @@ pub(super) fn near_centres(p: &Samples, np: usize, q: &Samples, nq: usize, j: us
     let group = |x: f64| near_group(x, scale);
     // Big groups found in linear time and small memory (sorting every (key, value) pair was
     // n log n and 24 bytes a value; a map of every group ~50). First each value is counted in
-    // one of BUCKETS counters by the hash of a cell holding its group: a cell's count is at
+    // one of `buckets` counters by the hash of a cell holding its group: a cell's count is at
     // least the size of the part of every group in it. Near 0 (|x| < s, or x = 0) the cell is
     // the group itself. Elsewhere it is the value's binary cell (its bits but the lowest 32:
     // sign, exponent and 20 mantissa bits, a relative width of at least 2^-21 ≈ 4.8e-7),
@@ -269,11 +269,15 @@ pub(super) fn near_centres(p: &Samples, np: usize, q: &Samples, nq: usize, j: us
     // reaches `min_count`. Then only those values' groups are computed and counted exactly,
     // and the big groups' values gathered and sorted. Most continuous values are alone in
     // their group, so typically no value qualifies and the second pass counts nothing.
-    const BUCKETS: usize = 1 << 16;
+    // About four buckets a value, at most 2^16: a table of 2^16 counters (256 KiB) for a
+    // thousand values cost more in fresh pages than the count itself. The number of buckets
+    // changes only which values pass to the exact count, never the groups found.
+    let buckets = (4 * (np + nq)).next_power_of_two().clamp(1 << 10, 1 << 16);
+    let bits = buckets.trailing_zeros();
     let min_count = 10.max((np + nq) / 1000);
     // A multiplicative hash's top bits (Fibonacci hashing): a collision only adds to a
     // bucket's count, so only makes more values pass.
-    let hash = |key: u64| (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 48) as usize % BUCKETS;
+    let hash = |key: u64| (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - bits)) as usize;
     // (the bucket of the value's cell, and for a binary cell its neighbours' buckets).
     let cells = |x: f64| -> (usize, Option<(usize, usize)>) {
         if x.abs() < scale || x == 0.0 {
@@ -288,7 +292,7 @@ pub(super) fn near_centres(p: &Samples, np: usize, q: &Samples, nq: usize, j: us
             Some((at(cell.wrapping_sub(1)), at(cell.wrapping_add(1)))),
         )
     };
-    let mut counts = vec![0u32; BUCKETS];
+    let mut counts = vec![0u32; buckets];
     for x in pooled() {
         let b = cells(x).0;
         counts[b] = counts[b].saturating_add(1);
