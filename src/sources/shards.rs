@@ -624,12 +624,9 @@ impl Shard {
         })
     }
 
-    /// [`ShardSet::head`] of a shard whose releases are in memory: its first `take` releases
-    /// in the view `transform`.
-    fn memory_head(&self, take: usize, transform: &Transform) -> Result<Samples> {
-        let Some(memory) = &self.memory else {
-            return Err(bad(&self.path, "its releases are not in memory"));
-        };
+    /// [`ShardSet::head`] of a shard whose releases are in memory (`memory`, its own): its
+    /// first `take` releases in the view `transform`.
+    fn memory_head(&self, memory: &Samples, take: usize, transform: &Transform) -> Result<Samples> {
         if transform.keeps_values(self.dim) {
             // Releases in memory that the view keeps as they are: lent, not copied, after
             // the finite check `apply` makes (none for `none`), with the error the check
@@ -1148,8 +1145,8 @@ impl ShardSet {
                 break;
             }
             let take = (n - got).min(s.rows);
-            if s.memory.is_some() {
-                parts.push(s.memory_head(take, transform)?);
+            if let Some(memory) = &s.memory {
+                parts.push(s.memory_head(memory, take, transform)?);
                 got += take;
                 continue;
             }
@@ -1161,13 +1158,13 @@ impl ShardSet {
             // The rows are copied into one array as they are read (not kept as chunks and
             // joined afterwards, which held the training rows twice at the end).
             let out_dim = transform.output_dim(s.dim);
-            let mut flat: Vec<f64> = Vec::with_capacity((n - got).min(s.rows) * out_dim);
+            let mut flat: Vec<f64> = Vec::with_capacity(take * out_dim);
             let mut taken = 0usize;
             s.for_each_chunk(transform, |_, chunk| {
-                let take = chunk.n().min(n - got - taken);
-                let rows = chunk.values().slice(ndarray::s![..take, ..]);
+                let part = chunk.n().min(take - taken);
+                let rows = chunk.values().slice(ndarray::s![..part, ..]);
                 flat.extend(rows.iter().copied());
-                taken += take;
+                taken += part;
                 // A shard wholly in the first n rows is read (and checked) to its end here; one
                 // that goes on past them is read again, whole, by the held-out pass.
                 Ok(got + taken < n)

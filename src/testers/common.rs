@@ -429,13 +429,13 @@ pub(crate) fn sorted_desc(mut v: Vec<f64>) -> Vec<f64> {
 /// The key of a value whose unsigned order is `total_cmp`'s: negative values (sign bit set)
 /// have all bits flipped (larger magnitudes, larger bits, come first), the others only the sign
 /// bit (after every negative value). One-to-one; [`total_order_value`] undoes it.
-fn total_order_key(x: f64) -> u64 {
+pub(crate) fn total_order_key(x: f64) -> u64 {
     let b = x.to_bits();
     if b >> 63 == 1 { !b } else { b | 1 << 63 }
 }
 
 /// The value of a [`total_order_key`].
-fn total_order_value(k: u64) -> f64 {
+pub(crate) fn total_order_value(k: u64) -> f64 {
     f64::from_bits(if k >> 63 == 1 { k & !(1 << 63) } else { !k })
 }
 

@@ -9,6 +9,7 @@ use super::counting::BINOMIAL_MAX_HELD;
 use super::score::{Score, scores_of};
 use crate::bounds::{contrast_null_share, normal_upper_quantile, wilson_lower, wilson_upper};
 use crate::mechanisms::Samples;
+use crate::testers::common::{total_order_key, total_order_value};
 
 /// Share of a bound's β spent on the Berger–Boos confidence bound of the nuisance mean μ_W (see
 /// [`crate::bounds::poisson_contrast_lower`]); the conditional test runs at the rest.
@@ -129,20 +130,19 @@ pub(super) fn sort_desc(v: &mut [f64]) {
     }
 }
 
-/// Sorts `v` descending by total_cmp through integer keys: total_cmp orders values as it
-/// orders the signed integers `bits ^ (((bits >> 63) as u64) >> 1)` (its own definition), so
-/// each value is replaced in place by its key's bits, the keys sorted as integers (pdqsort,
-/// faster than comparing by total_cmp) and turned back into the values they came from (the
-/// map is its own inverse). Values equal under total_cmp have the same bits, so the sequence
+/// Sorts `v` descending by total_cmp through integer keys: each value is replaced in place by
+/// the bits of its [`total_order_key`] (unsigned order = total_cmp's order, the key the radix
+/// sort of [`crate::testers::common`] uses too), the keys sorted as integers (pdqsort, faster
+/// than comparing by total_cmp) and turned back into the values they came from
+/// ([`total_order_value`]). Values equal under total_cmp have the same bits, so the sequence
 /// is any sort's.
 fn sort_keys_desc(v: &mut [f64]) {
-    let flip = |bits: i64| bits ^ (((bits >> 63) as u64) >> 1) as i64;
     for x in v.iter_mut() {
-        *x = f64::from_bits(flip(x.to_bits() as i64) as u64);
+        *x = f64::from_bits(total_order_key(*x));
     }
-    v.sort_unstable_by_key(|x| std::cmp::Reverse(x.to_bits() as i64));
+    v.sort_unstable_by_key(|x| std::cmp::Reverse(x.to_bits()));
     for x in v.iter_mut() {
-        *x = f64::from_bits(flip(x.to_bits() as i64) as u64);
+        *x = total_order_value(x.to_bits());
     }
 }
 
@@ -179,7 +179,9 @@ fn distinct_counts(v: &[f64]) -> Option<Vec<(u64, usize)>> {
 /// `v` (sorted descending by total_cmp) negated and reversed: the sorted scores of the negated
 /// score, bit for bit (negation reverses IEEE total order, ±0 and infinities included).
 pub(super) fn negated_sorted(v: &[f64]) -> Vec<f64> {
-    v.iter().rev().map(|&x| -x).collect()
+    let mut out = v.to_vec();
+    negate_sorted(&mut out);
+    out
 }
 
 /// [`negated_sorted`] in place: the same values, without a second list beside the first.
