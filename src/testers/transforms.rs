@@ -727,15 +727,21 @@ pub(crate) fn float_repr_ints(v: f64) -> [i64; FLOAT_REPR_PER_COORD] {
     [low_mantissa(v), is_f32, grid_level(v), f32_low, binade(v)]
 }
 
-/// Feature `f` (0 to 4) of [`float_repr_ints`] alone: a reader that needs only some features of
-/// each value (an atom table over two of them) computes only those, the same integers.
-pub(crate) fn float_repr_feature(v: f64, f: usize) -> i64 {
+/// Feature `f` (0 to 4) of [`float_repr_ints`] of every value of `xs`, written into `out` (as
+/// long as `xs`): the loop specialised to the one feature (no choice per value), the same
+/// integers as [`float_repr_ints`].
+pub(crate) fn float_repr_feature_column(f: usize, xs: &[f64], out: &mut [i64]) {
+    fn each(xs: &[f64], out: &mut [i64], feature: impl Fn(f64) -> i64) {
+        for (o, &v) in out.iter_mut().zip(xs) {
+            *o = feature(v);
+        }
+    }
     match f {
-        0 => low_mantissa(v),
-        1 => f32_features(v).0,
-        2 => grid_level(v),
-        3 => f32_features(v).1,
-        _ => binade(v),
+        0 => each(xs, out, low_mantissa),
+        1 => each(xs, out, |v| f32_features(v).0),
+        2 => each(xs, out, grid_level),
+        3 => each(xs, out, |v| f32_features(v).1),
+        _ => each(xs, out, binade),
     }
 }
 
@@ -1071,7 +1077,9 @@ mod tests {
             // Each feature computed alone is the same integer, and its f64 the view's.
             let ints = float_repr_ints(v);
             for (f, (&k, &x)) in ints.iter().zip(&slow).enumerate() {
-                assert_eq!(float_repr_feature(v, f), k, "{v:e}: feature {f}");
+                let mut alone = [0i64];
+                float_repr_feature_column(f, &[v], &mut alone);
+                assert_eq!(alone[0], k, "{v:e}: feature {f}");
                 assert_eq!((k as f64).to_bits(), x.to_bits(), "{v:e}: feature {f}");
             }
         }

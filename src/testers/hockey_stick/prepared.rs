@@ -20,7 +20,9 @@
 
 use super::score::{HeldOutEvents, Packer, Score};
 use crate::mechanisms::Samples;
-use crate::testers::transforms::{FLOAT_REPR_PER_COORD, Transform, float_repr, float_repr_feature};
+use crate::testers::transforms::{
+    FLOAT_REPR_PER_COORD, Transform, float_repr, float_repr_feature_column,
+};
 
 /// Most view coordinates a row built on the stack holds ([`PreparedEvents::count_block_viewed`]).
 const VIEW_STACK: usize = 80;
@@ -101,8 +103,8 @@ impl<'e> PreparedEvents<'e> {
     /// [`Self::count_block`] of the float-representation view of the releases `raw` (finite;
     /// see [`Self::counts_through`]): the view never written out. When every packer's values
     /// are small integers (the view's features always are), each view coordinate a table reads
-    /// is computed alone as the integer it is ([`float_repr_feature`]) and looked up as one
-    /// ([`Packer::index_of_integers_with`]): the same packed indices, so the same scores and
+    /// is computed alone as the integer it is ([`float_repr_feature_column`]) and looked up as
+    /// one ([`Packer::integer_indices`]): the same packed indices, so the same scores and
     /// counts. Otherwise each view row is built on the stack and read there.
     pub fn count_block_viewed(
         &self,
@@ -169,22 +171,28 @@ impl<'e> PreparedEvents<'e> {
         block: std::ops::Range<usize>,
         needed: &[bool],
     ) -> Vec<Vec<u32>> {
-        let (groups, wanted) = self.wanted_groups(needed);
-        let mut indices: Vec<Vec<u32>> = (0..self.packers.len())
-            .map(|g| vec![0; if groups[g] { block.len() } else { 0 }])
-            .collect();
+        let (_, wanted) = self.wanted_groups(needed);
+        let mut indices: Vec<Vec<u32>> = vec![Vec::new(); self.packers.len()];
         let values = raw.values();
-        for (r, i) in block.enumerate() {
-            // Only the features a table reads are computed, from the release's coordinate.
-            let feature = |c: usize| {
-                float_repr_feature(
-                    values[[i, c / FLOAT_REPR_PER_COORD]],
-                    c % FLOAT_REPR_PER_COORD,
-                )
+        let mut copied: Vec<f64> = Vec::new();
+        for &g in &wanted {
+            // Only the features a table reads are computed, from the release's coordinate, one
+            // coordinate of the block at a time (a column of a one-coordinate release is a
+            // slice of the parsed values; others are copied out once per coordinate read).
+            let column = |c: usize, out: &mut [i64]| {
+                let col = values.slice(ndarray::s![block.clone(), c / FLOAT_REPR_PER_COORD]);
+                let xs: &[f64] = match col.as_slice() {
+                    Some(xs) => xs,
+                    None => {
+                        copied.clear();
+                        copied.extend(col.iter());
+                        &copied
+                    }
+                };
+                float_repr_feature_column(c % FLOAT_REPR_PER_COORD, xs, out);
             };
-            for &g in &wanted {
-                let index = self.packers[g].index_of_integers_with(feature).flatten();
-                indices[g][r] = index.map_or(u32::MAX, |x| x as u32);
+            if let Some(index) = self.packers[g].integer_indices(block.len(), column) {
+                indices[g] = index;
             }
         }
         indices

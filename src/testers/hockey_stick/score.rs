@@ -169,7 +169,7 @@ pub(super) struct Packer<'a> {
     /// packed index, found in one pass without the general path's per-coordinate choices).
     all_small: Option<Vec<SmallAxis>>,
     /// `all_small`'s offsets alone (a quarter of its bytes), for rows given as integers
-    /// ([`Self::index_of_integers_with`]).
+    /// ([`Self::integer_indices`]).
     integer_axes: Option<Vec<IntegerAxis>>,
 }
 
@@ -310,38 +310,53 @@ impl<'a> Packer<'a> {
         Some(index)
     }
 
-    /// Whether every coordinate's values are small integers ([`Self::index_of_integers_with`]
+    /// Whether every coordinate's values are small integers ([`Self::integer_indices`]
     /// reads rows).
     pub(super) fn reads_integers(&self) -> bool {
         self.integer_axes.is_some()
     }
 
-    /// [`Self::index`] of the row whose coordinate c is the integer `value(c)` (each value the
+    /// [`Self::index`] of `rows` rows whose coordinate c is given as integers (each value the
     /// f64 its integer converts to exactly, as the float-representation view's features are),
-    /// each coordinate asked for only if the packer reads it: `Some(None)` as `None` there (a
-    /// value not in its coordinate's list); `None` when some coordinate's values are not all
-    /// small integers (then only [`Self::index`] reads rows).
-    pub(super) fn index_of_integers_with(
+    /// one coordinate at a time: `column(c, out)` writes coordinate c of every row into `out`
+    /// (as long as `rows`), and is asked only for the coordinates the packer reads. A row's
+    /// index is `u32::MAX` where [`Self::index`] gives `None` (a value not in its coordinate's
+    /// list); `None` when some coordinate's values are not all small integers (then only
+    /// [`Self::index`] reads rows). Coordinate by coordinate, so that each one's values are
+    /// computed and looked up by one tight loop.
+    pub(super) fn integer_indices(
         &self,
-        value: impl Fn(usize) -> i64,
-    ) -> Option<Option<usize>> {
+        rows: usize,
+        mut column: impl FnMut(usize, &mut [i64]),
+    ) -> Option<Vec<u32>> {
         let axes = self.integer_axes.as_ref()?;
-        let mut index = 0usize;
-        let mut missing = false;
+        let mut index = vec![0u32; rows];
+        let mut missing = vec![false; rows];
+        let mut values = vec![0i64; rows];
         for (c, offsets) in axes {
-            // The slot of k holds k's offset when k is in the list (the f64 of k has k's bits,
-            // so `index` finds the same), `u32::MAX` otherwise; whether a value is in its list
-            // is as random as the releases, so it is noted without a branch.
-            let slot = value(*c).wrapping_add(SMALL) as u64;
-            let at = if slot < 2 * SMALL as u64 {
-                offsets[slot as usize]
-            } else {
-                u32::MAX
-            };
-            missing |= at == u32::MAX;
-            index += at as usize;
+            column(*c, &mut values);
+            for ((i, m), &k) in index.iter_mut().zip(missing.iter_mut()).zip(&values) {
+                // The slot of k holds k's offset when k is in the list (the f64 of k has k's
+                // bits, so `index` finds the same), `u32::MAX` otherwise; whether a value is in
+                // its list is as random as the releases, so it is noted without a branch.
+                let slot = k.wrapping_add(SMALL) as u64;
+                let at = if slot < 2 * SMALL as u64 {
+                    offsets[slot as usize]
+                } else {
+                    u32::MAX
+                };
+                *m |= at == u32::MAX;
+                // A row with every value in its list sums its offsets to its packed index
+                // (below PACKED_MAX, so no wrap); a row with a missing value is marked below.
+                *i = i.wrapping_add(at);
+            }
         }
-        Some((!missing).then_some(index))
+        for (i, m) in index.iter_mut().zip(missing) {
+            if m {
+                *i = u32::MAX;
+            }
+        }
+        Some(index)
     }
 
     /// The packed index of a pattern given as bit patterns in coordinate order (the index
