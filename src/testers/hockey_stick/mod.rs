@@ -124,6 +124,7 @@ mod learned;
 mod prepared;
 mod score;
 mod selection;
+mod sorted;
 
 use rand::Rng;
 

@@ -6,10 +6,10 @@ use rayon::prelude::*;
 
 use super::HockeyStickTester;
 use super::counting::BINOMIAL_MAX_HELD;
-use super::score::{Score, scores_of};
+use super::score::Score;
+use super::sorted::{Sorted, sorted_side};
 use crate::bounds::{contrast_null_share, normal_upper_quantile, wilson_lower, wilson_upper};
 use crate::mechanisms::Samples;
-use crate::testers::common::{total_order_key, total_order_value};
 
 /// Share of a bound's β spent on the Berger–Boos confidence bound of the nuisance mean μ_W (see
 /// [`crate::bounds::poisson_contrast_lower`]); the conditional test runs at the rest.
@@ -35,7 +35,7 @@ pub(super) struct Curve {
     /// threshold is ε itself, so counts are read at each ε). Other curves drop them once their
     /// thresholds are counted: with many candidate scores they would hold a copy of the training
     /// split each (4 GB for 2·10^6 releases of dimension 20).
-    pub(super) decision_scores: Option<(Vec<f64>, Vec<f64>)>,
+    pub(super) decision_scores: Option<(Sorted, Sorted)>,
     /// Candidate thresholds (descending), with the counts of `sa` and `sb` at or above each.
     pub(super) ts: Vec<f64>,
     pub(super) ka: Vec<f64>,
@@ -50,7 +50,7 @@ impl Curve {
     pub(super) fn points(&self, epsilon: f64) -> Vec<(f64, f64, f64)> {
         match &self.score {
             Score::Learned(m) if m.decision => {
-                let count = |v: &[f64]| v.partition_point(|&x| x >= epsilon) as f64;
+                let count = |v: &Sorted| v.count_ge(epsilon) as f64;
                 match &self.decision_scores {
                     Some((sa, sb)) => vec![(epsilon, count(sa), count(sb))],
                     None => Vec::new(),
@@ -85,119 +85,28 @@ pub(super) fn curves_with_growths(
 }
 
 /// The training scores of `score` on the rows `start..na` of `a` and `start..nb` of `b`
-/// (`start` its [`Score::selection_start`]), each sorted descending by total_cmp.
+/// (`start` its [`Score::selection_start`]), each sorted descending by total_cmp
+/// ([`sorted_side`]: a discrete score's as runs), both sides at once.
 pub(super) fn sorted_scores(
     score: &Score,
     a: &Samples,
     na: usize,
     b: &Samples,
     nb: usize,
-) -> (Vec<f64>, Vec<f64>) {
+) -> (Sorted, Sorted) {
     let start = score.selection_start();
-    let (mut sa, mut sb) = rayon::join(
-        || scores_of(score, a, start.min(na)..na),
-        || scores_of(score, b, start.min(nb)..nb),
-    );
-    // Both sides sorted at once, descending by total_cmp (values equal under it have the same
-    // bits, so an unstable sort gives the stable sort's sequence). A radix sort (radsort, and
-    // the project's own) was measured slower here: 8 passes over 64-bit keys for 2·10^5
-    // values; a discrete score's few values are counted instead (`sort_desc`).
-    rayon::join(|| sort_desc(&mut sa), || sort_desc(&mut sb));
-    (sa, sb)
-}
-
-/// Most distinct values [`sort_desc`] sorts by counting.
-const COUNTED_VALUES: usize = 1024;
-
-/// Sorts `v` descending by total_cmp. A list of at most [`COUNTED_VALUES`] distinct values (a
-/// discrete score: an atom table's ratios, a coordinate of the float-representation view) is
-/// sorted by counting: each distinct bit pattern counted in one pass, the patterns sorted, the
-/// list written as runs of them. That is the sequence any sort gives, since values equal
-/// under total_cmp have the same bits and distinct bit patterns are never equal under it.
-/// With more distinct values the counting stops once it has seen one too many (a continuous
-/// score stops within its first thousand or so values) and pattern-defeating quicksort sorts,
-/// as before. Hand-written: no sort crate offers total_cmp's order by counting.
-pub(super) fn sort_desc(v: &mut [f64]) {
-    let Some(mut runs) = distinct_counts(v) else {
-        sort_keys_desc(v);
-        return;
-    };
-    runs.sort_unstable_by(|a, b| f64::from_bits(b.0).total_cmp(&f64::from_bits(a.0)));
-    let mut at = 0;
-    for (bits, n) in runs {
-        v[at..at + n].fill(f64::from_bits(bits));
-        at += n;
-    }
-}
-
-/// Sorts `v` descending by total_cmp through integer keys: each value is replaced in place by
-/// the bits of its [`total_order_key`] (unsigned order = total_cmp's order, the key the radix
-/// sort of [`crate::testers::common`] uses too), the keys sorted as integers (pdqsort, faster
-/// than comparing by total_cmp) and turned back into the values they came from
-/// ([`total_order_value`]). Values equal under total_cmp have the same bits, so the sequence
-/// is any sort's.
-fn sort_keys_desc(v: &mut [f64]) {
-    for x in v.iter_mut() {
-        *x = f64::from_bits(total_order_key(*x));
-    }
-    v.sort_unstable_by_key(|x| std::cmp::Reverse(x.to_bits()));
-    for x in v.iter_mut() {
-        *x = total_order_value(x.to_bits());
-    }
-}
-
-/// (bit pattern, how many) of each distinct value of `v`, in first-seen order; `None` when
-/// there are more than [`COUNTED_VALUES`].
-fn distinct_counts(v: &[f64]) -> Option<Vec<(u64, usize)>> {
-    let mut index: rustc_hash::FxHashMap<u64, usize> = rustc_hash::FxHashMap::default();
-    let mut counts: Vec<(u64, usize)> = Vec::new();
-    // A direct-mapped cache of (bits, index into `counts`) by the top bits of a multiplicative
-    // hash: a discrete score's few values are counted there without a hash-map lookup (a miss
-    // only costs the lookup).
-    let mut cache = [(u64::MAX, usize::MAX); 256];
-    for &x in v {
-        let bits = x.to_bits();
-        let slot = (bits.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as usize;
-        let (cached, k) = cache[slot];
-        if cached == bits && k != usize::MAX {
-            counts[k].1 += 1;
-            continue;
-        }
-        let k = *index.entry(bits).or_insert_with(|| {
-            counts.push((bits, 0));
-            counts.len() - 1
-        });
-        if counts.len() > COUNTED_VALUES {
-            return None;
-        }
-        counts[k].1 += 1;
-        cache[slot] = (bits, k);
-    }
-    Some(counts)
-}
-
-/// `v` (sorted descending by total_cmp) negated and reversed: the sorted scores of the negated
-/// score, bit for bit (negation reverses IEEE total order, ±0 and infinities included).
-pub(super) fn negated_sorted(v: &[f64]) -> Vec<f64> {
-    let mut out = v.to_vec();
-    negate_sorted(&mut out);
-    out
-}
-
-/// [`negated_sorted`] in place: the same values, without a second list beside the first.
-fn negate_sorted(v: &mut [f64]) {
-    v.reverse();
-    for x in v.iter_mut() {
-        *x = -*x;
-    }
+    rayon::join(
+        || sorted_side(score, a, start.min(na)..na),
+        || sorted_side(score, b, start.min(nb)..nb),
+    )
 }
 
 /// The curves of `score` at each of `spacings` from its sorted training scores `sa`, `sb` (as
 /// [`sorted_scores`] gives them).
 pub(super) fn curves_from_sorted(
     score: Score,
-    sa: Vec<f64>,
-    sb: Vec<f64>,
+    sa: Sorted,
+    sb: Sorted,
     spacings: &[(f64, f64)],
 ) -> Vec<Curve> {
     let decision = matches!(&score, Score::Learned(m) if m.decision);
@@ -234,8 +143,8 @@ pub(super) fn curves_from_sorted(
 /// from borrowed sorted scores.
 fn curves_from_sorted_ref(
     score: &Score,
-    sa: &[f64],
-    sb: &[f64],
+    sa: &Sorted,
+    sb: &Sorted,
     spacings: &[(f64, f64)],
 ) -> Vec<Curve> {
     spacings
@@ -259,21 +168,20 @@ fn curves_from_sorted_ref(
 /// The candidate thresholds of sorted (descending) training scores `sa`: the a-scores at ranks
 /// 1, 2, … growing by the factor `growth`, with the counts of `sa` and `sb` at or above each.
 #[allow(clippy::type_complexity)]
-fn thresholds(sa: &[f64], sb: &[f64], growth: f64) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
-    let count_ge = |v: &[f64], t: f64| v.partition_point(|&x| x >= t) as f64;
+fn thresholds(sa: &Sorted, sb: &Sorted, growth: f64) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
     let (mut ts, mut ka, mut kb) = (Vec::new(), Vec::new(), Vec::new());
     let mut rank = 1.0_f64;
     let mut last_t = f64::NAN;
     while (rank as usize) <= sa.len() {
-        let t = sa[rank as usize - 1];
+        let t = sa.at(rank as usize - 1);
         rank = (rank * growth).max(rank + 1.0);
         if t == last_t || t == f64::NEG_INFINITY {
             continue;
         }
         last_t = t;
         ts.push(t);
-        ka.push(count_ge(sa, t));
-        kb.push(count_ge(sb, t));
+        ka.push(sa.count_ge(t) as f64);
+        kb.push(sb.count_ge(t) as f64);
     }
     (ts, ka, kb)
 }
@@ -482,7 +390,7 @@ impl Shared {
 
 /// The scoring jobs of the candidates `forward`, in order: (index, paired), where `paired` says
 /// that the candidate at `index + 1` is the same coordinate with the other sign, read from the
-/// same sorted scores negated ([`negated_sorted`]: sign · x is exactly −(−sign · x)).
+/// same sorted scores negated ([`Sorted::negated`]: sign · x is exactly −(−sign · x)).
 pub(super) fn shared_jobs(forward: &[Score]) -> Vec<(usize, bool)> {
     let mut jobs = Vec::with_capacity(forward.len());
     let mut i = 0;
@@ -524,21 +432,13 @@ pub(super) fn job_curves(
         return vec![(i, f, r)];
     }
     let (sp, sq) = sorted_scores(score, p, np, q, nq);
-    let curves = |s: &Score, a: &[f64], b: &[f64]| curves_from_sorted_ref(s, a, b, spacings);
+    let curves = |s: &Score, a: &Sorted, b: &Sorted| curves_from_sorted_ref(s, a, b, spacings);
     let mut out = Vec::with_capacity(2);
     let f = curves(score, &sp, &sq);
     let r = match (reverse, shared) {
         (false, _) => Vec::new(),
         (true, Shared::Negated) => {
-            let positive_zero = |v: Vec<f64>| -> Vec<f64> {
-                v.into_iter()
-                    .map(|x| if x == 0.0 { 0.0 } else { x })
-                    .collect()
-            };
-            let (rq, rp) = (
-                positive_zero(negated_sorted(&sq)),
-                positive_zero(negated_sorted(&sp)),
-            );
+            let (rq, rp) = (sq.clone().negated(true), sp.clone().negated(true));
             curves(&score.mirrored(), &rq, &rp)
         }
         (true, _) => curves(&score.mirrored(), &sq, &sp),
@@ -547,9 +447,7 @@ pub(super) fn job_curves(
     if paired {
         let other = &forward[i + 1];
         // The lists are not read again: negated where they are.
-        let (mut np_, mut nq_) = (sp, sq);
-        negate_sorted(&mut np_);
-        negate_sorted(&mut nq_);
+        let (np_, nq_) = (sp.negated(false), sq.negated(false));
         let f = curves(other, &np_, &nq_);
         let r = if reverse {
             curves(&other.mirrored(), &nq_, &np_)

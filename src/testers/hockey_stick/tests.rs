@@ -625,9 +625,13 @@ fn viewed_counts_are_the_written_views_counts() {
 
 /// The counting sort of discrete scores gives pdqsort's sequence bit for bit: few values
 /// (signed zeros, infinities, NaNs of two payloads and signs), exactly as many distinct values
-/// as it counts and one more (where it hands over to pdqsort), and continuous values.
+/// as it counts and one more (where it hands over to pdqsort), and continuous values; its runs
+/// read (length, rank, count at or above a threshold, negated) as the sorted list does, and so
+/// do a side's scores counted block by block ([`super::sorted::sorted_side`]), also when the
+/// first block has few values and all the blocks together too many.
 #[test]
 fn counted_sort_is_the_sort() {
+    use super::sorted::{sort_desc, sorted_side};
     let mut rng = Seed(54).rng(Stream::Other {
         tag: 5402,
         index: 0,
@@ -660,21 +664,84 @@ fn counted_sort_is_the_sort() {
         mixed[(i * 977) % 30_000] = x;
         mixed.push(x);
     }
+    // Few values in the first block of rows counted (2^14), more in all: counted block by
+    // block, then sorted as a list.
+    let late: Vec<f64> = (0..40_000)
+        .map(|i| {
+            let k = if i < 20_000 { i % 500 } else { 500 + i % 600 };
+            k as f64 * 0.25 - 60.0
+        })
+        .collect();
+    let zeros: Vec<f64> = (0..40_000)
+        .map(|i| [0.0, -0.0, 1.5, -2.0, 0.0][i % 5] * f64::from(u8::from(i % 3 != 0)))
+        .collect();
     let lists = [
         few,
         mixed,
         distinct(1024, &mut rng),
         distinct(1025, &mut rng),
         continuous,
+        late,
+        zeros,
         vec![],
         vec![3.0],
     ];
+    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
     for list in lists {
         let mut want = list.clone();
         want.sort_unstable_by(|x, y| y.total_cmp(x));
-        let mut got = list.clone();
-        super::selection::sort_desc(&mut got);
-        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-        assert_eq!(bits(&got), bits(&want), "{} values", list.len());
+        let got = sort_desc(list.clone());
+        assert_eq!(bits(&got.to_list()), bits(&want), "{} values", list.len());
+        same_reads(&got, &want);
+        // Negated, with and without −0 written +0, as the list negated.
+        for positive_zero in [false, true] {
+            let mut neg: Vec<f64> = want.iter().rev().map(|x| -x).collect();
+            if positive_zero {
+                neg.iter_mut().filter(|x| **x == 0.0).for_each(|x| *x = 0.0);
+            }
+            let got = got.clone().negated(positive_zero);
+            assert_eq!(bits(&got.to_list()), bits(&neg), "negated, {positive_zero}");
+            same_reads(&got, &neg);
+        }
+        // Scored from releases by blocks (every block's values counted, or the list sorted).
+        if list.iter().all(|x| x.is_finite()) && !list.is_empty() {
+            let s = Samples::from_flat(1, list.clone()).unwrap();
+            let score = super::score::Score::Coordinate { j: 0, sign: 1.0 };
+            let n = list.len();
+            for rows in [0..n, (7.min(n))..n - n / 3] {
+                let mut want: Vec<f64> = list[rows.clone()].to_vec();
+                want.sort_unstable_by(|x, y| y.total_cmp(x));
+                let got = sorted_side(&score, &s, rows);
+                assert_eq!(bits(&got.to_list()), bits(&want));
+                same_reads(&got, &want);
+            }
+        }
+    }
+}
+
+/// `sorted` reads as the sorted list `list`: its length, its value at every rank, and its count
+/// at or above each of its values and of some other thresholds.
+fn same_reads(sorted: &super::sorted::Sorted, list: &[f64]) {
+    assert_eq!(sorted.len(), list.len());
+    for (i, x) in list.iter().enumerate() {
+        assert_eq!(sorted.at(i).to_bits(), x.to_bits(), "rank {i}");
+    }
+    // Counts only where x ≥ t is monotone along the list, as a partition point needs (no NaN
+    // among the values: scores are finite or infinite, never NaN).
+    if list.iter().any(|x| x.is_nan()) {
+        return;
+    }
+    let others = [
+        0.0,
+        -0.0,
+        1.0,
+        -1e300,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+    ];
+    for &t in list.iter().step_by(37).chain(&others) {
+        let want = list.partition_point(|&x| x >= t);
+        assert_eq!(sorted.count_ge(t), want, "at or above {t}");
     }
 }
