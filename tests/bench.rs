@@ -248,8 +248,8 @@ fn bench_pacing_probe_slow_bad_input_exits_two() {
     }
 }
 
-/// `audit bench floor` at tiny sizes: it writes the shards it lacks, times the floor and
-/// `audit test` per layer, and prints the per-stage profile, whose stages include the parse of
+/// `audit bench floor` at tiny sizes: it writes the shards it lacks, times the floor (in its
+/// process and as a fresh one) and `audit test` per layer, and prints the per-stage profile, whose stages include the parse of
 /// the text (read once) and the held-out count. Fails if a stage goes missing or the table
 /// loses a row.
 #[test]
@@ -277,7 +277,13 @@ fn bench_floor_times_the_floor_and_profiles_the_stages() {
     // 1 size × 2 formats × 2 thread counts.
     assert_eq!(rows.len(), 4, "{v}");
     for r in rows {
-        for k in ["floor_s", "both_s", "mechanism_s", "float_s"] {
+        for k in [
+            "floor_s",
+            "floor_process_s",
+            "both_s",
+            "mechanism_s",
+            "float_s",
+        ] {
             assert!(r[k].as_f64().unwrap() > 0.0, "{k} in {r}");
         }
     }

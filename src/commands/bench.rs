@@ -50,6 +50,10 @@ pub struct FloorFlags {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+    /// Internal: read and parse these two shards (A,B) once on the first of --threads and
+    /// exit; the benchmark times it as a whole process (the floor as a fresh process).
+    #[arg(long, hide = true, value_name = "A,B")]
+    pub read_once: Option<String>,
 }
 
 /// The benchmarks.
@@ -602,6 +606,7 @@ fn bench_floor(f: &FloorFlags) -> Result<String> {
         profile,
         audit,
         json,
+        read_once,
     } = f;
     let (repeats, audit, json) = (*repeats, audit.as_deref(), *json);
     check_repeats("--repeats", repeats)?;
@@ -627,6 +632,9 @@ fn bench_floor(f: &FloorFlags) -> Result<String> {
             Ok(j)
         })
         .collect::<Result<Vec<usize>>>()?;
+    if let Some(pair) = read_once {
+        return super::floor::read_once(pair, threads[0]);
+    }
     let profile = if profile.trim() == "none" {
         Vec::new()
     } else {

@@ -5,7 +5,11 @@
 //! The floor is timed in this process (open both sides, every release read into memory, on a
 //! pool of T threads): it is what any test on these files must do at least. `audit test` is
 //! timed as a whole process (this executable, `--jobs T`), as a user runs it, so its figure
-//! also holds the process start (about 2 ms here). Medians of `--repeats` runs each.
+//! also holds the process start (about 2 ms here) and a fresh process's first touch of every
+//! page it allocates, which the floor's repeats in one process mostly reuse. So the floor is
+//! also timed the same way as the test: a fresh process of this executable that reads and
+//! parses both sides once and exits (the hidden `--read-once A,B`). Medians of `--repeats`
+//! runs each, the figures' runs interleaved.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -36,6 +40,8 @@ struct Row {
     format: String,
     threads: usize,
     floor_s: f64,
+    /// The floor as a fresh process (as `audit test` is timed).
+    floor_process_s: f64,
     both_s: f64,
     mechanism_s: f64,
     float_s: f64,
@@ -114,6 +120,41 @@ fn floor_once(a: &Path, b: &Path, threads: usize) -> Result<f64> {
     })
 }
 
+/// The floor once in this process, for the benchmark's own fresh process (`--read-once A,B`):
+/// its seconds, printed.
+pub(super) fn read_once(pair: &str, threads: usize) -> Result<String> {
+    let Some((a, b)) = pair.split_once(',') else {
+        return Err(Error::InvalidConfig(format!(
+            "--read-once {pair:?}; allowed: two shard paths A,B"
+        )));
+    };
+    let took = floor_once(Path::new(a), Path::new(b), threads)?;
+    Ok(format!("{took}\n"))
+}
+
+/// The floor once as a whole process of `exe`: its wall time.
+fn floor_process_once(exe: &Path, dir: &Path, a: &Path, b: &Path, threads: usize) -> Result<f64> {
+    let pair = format!("{},{}", a.display(), b.display());
+    let mut cmd = std::process::Command::new(exe);
+    cmd.args(["bench", "floor", "--dir"])
+        .arg(dir)
+        .args(["--read-once", &pair, "--threads", &threads.to_string()])
+        .stdout(std::process::Stdio::null());
+    let start = Instant::now();
+    let status = cmd
+        .status()
+        .map_err(|e| io_err(format!("the floor's process: {e}")))?;
+    let took = start.elapsed().as_secs_f64();
+    if !status.success() {
+        return Err(io_err(format!(
+            "the floor's process on {} and {} failed ({status})",
+            a.display(),
+            b.display()
+        )));
+    }
+    Ok(took)
+}
+
 /// `audit test` once as a whole process: its wall time (the exit code 0 or 1 is a verdict).
 fn test_once(
     audit: &Path,
@@ -158,25 +199,38 @@ pub(super) fn bench_floor(f: &FloorArgs<'_>) -> Result<String> {
         Some(p) => p.to_path_buf(),
         None => exe()?,
     };
+    let this = exe()?;
     let mut rows = Vec::new();
     for &n in &f.sizes {
         for format in &f.formats {
             let (a, b) = shards(f.dir, n, format)?;
             for &t in &f.threads {
-                let times = |what: &dyn Fn() -> Result<f64>| -> Result<f64> {
-                    let mut runs = (0..f.repeats)
-                        .map(|_| what())
-                        .collect::<Result<Vec<f64>>>()?;
-                    Ok(crate::bench::median(&mut runs))
-                };
+                // The five figures' runs interleaved (one of each per round), so that a
+                // machine whose speed drifts during the benchmark moves them all alike.
+                let mut runs: [Vec<f64>; 5] = Default::default();
+                for _ in 0..f.repeats {
+                    let round = [
+                        floor_once(&a, &b, t)?,
+                        floor_process_once(&this, f.dir, &a, &b, t)?,
+                        test_once(&audit, &a, &b, t, "both", None)?,
+                        test_once(&audit, &a, &b, t, "mechanism", None)?,
+                        test_once(&audit, &a, &b, t, "float", None)?,
+                    ];
+                    for (r, x) in runs.iter_mut().zip(round) {
+                        r.push(x);
+                    }
+                }
+                let [floor, process, both, mechanism, float] =
+                    runs.map(|mut r| crate::bench::median(&mut r));
                 rows.push(Row {
                     samples_per_side: n,
                     format: format.clone(),
                     threads: t,
-                    floor_s: times(&|| floor_once(&a, &b, t))?,
-                    both_s: times(&|| test_once(&audit, &a, &b, t, "both", None))?,
-                    mechanism_s: times(&|| test_once(&audit, &a, &b, t, "mechanism", None))?,
-                    float_s: times(&|| test_once(&audit, &a, &b, t, "float", None))?,
+                    floor_s: floor,
+                    floor_process_s: process,
+                    both_s: both,
+                    mechanism_s: mechanism,
+                    float_s: float,
                 });
             }
         }
@@ -231,21 +285,23 @@ fn ms(s: f64) -> String {
 
 fn render(rows: &[Row], profiles: &[Profile], repeats: u64) -> String {
     let mut out = format!(
-        "audit test beside its floor (reading and parsing both sides' files alone); medians of {repeats} runs\n\n\
-         | releases per side | format | threads | floor | both layers | mechanism | float | both / floor |\n\
-         |---:|---|---:|---:|---:|---:|---:|---:|\n"
+        "audit test beside its floor (reading and parsing both sides' files alone: in this process, and as a fresh process as `audit test` is timed); medians of {repeats} runs\n\n\
+         | releases per side | format | threads | floor | floor, fresh process | both layers | mechanism | float | both / floor | both / fresh floor |\n\
+         |---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n"
     );
     for r in rows {
         out += &format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {:.1}× |\n",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {:.1}× | {:.1}× |\n",
             r.samples_per_side,
             r.format,
             r.threads,
             ms(r.floor_s),
+            ms(r.floor_process_s),
             ms(r.both_s),
             ms(r.mechanism_s),
             ms(r.float_s),
-            r.both_s / r.floor_s
+            r.both_s / r.floor_s,
+            r.both_s / r.floor_process_s
         );
     }
     for p in profiles {
