@@ -421,7 +421,24 @@ impl<'a> PackedAtoms<'a> {
 
     /// The score of one release (its coordinates as a slice).
     pub(super) fn eval(&self, row: &[f64]) -> f64 {
-        self.packer.index(row).map_or(0.0, |i| self.dense[i])
+        self.score_of(self.index(row))
+    }
+
+    /// The packed indices in all: [`Self::index`] is below it.
+    pub(super) fn size(&self) -> usize {
+        self.packer.size
+    }
+
+    /// The packed index of one release's pattern; `None` when a value is not in its
+    /// coordinate's list.
+    pub(super) fn index(&self, row: &[f64]) -> Option<usize> {
+        self.packer.index(row)
+    }
+
+    /// The score of a release whose packed index is `index` ([`Self::eval`]): its ratio, or 0
+    /// (+0) without one.
+    pub(super) fn score_of(&self, index: Option<usize>) -> f64 {
+        index.map_or(0.0, |i| self.dense[i])
     }
 }
 

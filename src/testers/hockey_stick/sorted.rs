@@ -5,7 +5,7 @@
 
 use rayon::prelude::*;
 
-use super::score::{Score, scores_of};
+use super::score::{PackedAtoms, Score, scores_of};
 use crate::mechanisms::Samples;
 use crate::testers::common::{total_order_key, total_order_value};
 
@@ -123,6 +123,9 @@ impl Sorted {
 /// list of one score per row is written; otherwise, or when the blocks together take more
 /// values, the scores are written into one list and sorted ([`sort_keys_desc`]).
 pub(super) fn sorted_side(score: &Score, s: &Samples, rows: std::ops::Range<usize>) -> Sorted {
+    if let Some(runs) = counted_atoms(score, s, rows.clone()) {
+        return runs;
+    }
     let blocks: Vec<std::ops::Range<usize>> = rows
         .clone()
         .step_by(COUNT_ROWS)
@@ -138,6 +141,59 @@ pub(super) fn sorted_side(score: &Score, s: &Samples, rows: std::ops::Range<usiz
     let mut v = scores_of(score, s, rows);
     sort_keys_desc(&mut v);
     Sorted::List(v)
+}
+
+/// Most packed indices [`counted_atoms`] counts in an array per block of rows.
+const COUNTED_INDICES: usize = 1 << 14;
+
+/// [`sorted_side`] of an atom table read through packed indices ([`PackedAtoms`]): each row's
+/// packed index counted (blocks of [`COUNT_ROWS`] in parallel, their counts summed: order-free),
+/// then each index's count given to its score ([`PackedAtoms::score_of`], the score
+/// [`Score::eval_rows`] gives the row): the counts of the scores, without a score per row or a
+/// hash per score. `None` when the score is not such a table, the releases are not one
+/// contiguous block, the table spans more than [`COUNTED_INDICES`] packed indices, or its
+/// scores take more than [`COUNTED_VALUES`] values (then [`sorted_side`] scores the rows).
+fn counted_atoms(score: &Score, s: &Samples, rows: std::ops::Range<usize>) -> Option<Sorted> {
+    let Score::Atoms { coords, table, .. } = score else {
+        return None;
+    };
+    let packed = PackedAtoms::new(coords, table)?;
+    let size = packed.size();
+    if size > COUNTED_INDICES {
+        return None;
+    }
+    let values = s.values();
+    let flat = values.as_slice()?;
+    let d = s.dim();
+    let blocks: Vec<std::ops::Range<usize>> = rows
+        .clone()
+        .step_by(COUNT_ROWS)
+        .map(|r| r..(r + COUNT_ROWS).min(rows.end))
+        .collect();
+    // Index `size` counts the rows without an index.
+    let counts = blocks
+        .par_iter()
+        .map(|b| {
+            let mut counts = vec![0usize; size + 1];
+            for i in b.clone() {
+                counts[packed.index(&flat[i * d..(i + 1) * d]).unwrap_or(size)] += 1;
+            }
+            counts
+        })
+        .reduce(
+            || vec![0usize; size + 1],
+            |mut a, b| {
+                a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+                a
+            },
+        );
+    let scores = counts
+        .iter()
+        .enumerate()
+        .filter(|&(_, &n)| n > 0)
+        .map(|(i, &n)| (packed.score_of((i < size).then_some(i)).to_bits(), n))
+        .collect();
+    runs_of(std::iter::once(scores))
 }
 
 /// `v` sorted descending by total_cmp: as runs when it takes at most [`COUNTED_VALUES`] values,

@@ -425,12 +425,31 @@ fn shared_scoring_is_each_candidate_scored_alone() {
         assert_eq!(packed, super::atoms::hashed_counts(&p, np, &q, nq, &coords));
     }
     // The atom scores read through packed indices (`eval_rows`) score every row as the table
-    // does (`eval`), rows with values the table never saw included.
+    // does (`eval`), rows with values the table never saw included; and their sorted scores,
+    // counted by packed index (`sorted_side`), are the rows' scores sorted, mirrors included.
+    // A third side with values no table holds (rows without a packed index, scoring 0).
+    let mut novel = p.values().to_owned();
+    for i in (0..novel.nrows()).step_by(3) {
+        novel[[i, 1]] = 77.5;
+    }
+    let novel = Samples::new(novel).unwrap();
     for s in forward.iter().filter(|s| matches!(s, Score::Atoms { .. })) {
-        for side in [&p, &q] {
+        for side in [&p, &q, &novel] {
             let bulk = s.eval_rows(side, 0..side.n());
             for (i, v) in bulk.iter().enumerate() {
                 assert_eq!(v.to_bits(), s.eval(&side.row(i)).to_bits(), "row {i}");
+            }
+            for score in [s.clone(), s.mirrored()] {
+                for rows in [0..side.n(), 1000..side.n() - 7] {
+                    let mut want: Vec<u64> = rows
+                        .clone()
+                        .map(|i| score.eval(&side.row(i)).to_bits())
+                        .collect();
+                    want.sort_unstable_by(|x, y| f64::from_bits(*y).total_cmp(&f64::from_bits(*x)));
+                    let got = super::sorted::sorted_side(&score, side, rows).to_list();
+                    let got: Vec<u64> = got.iter().map(|x| x.to_bits()).collect();
+                    assert_eq!(got, want, "{score:?}");
+                }
             }
         }
     }
