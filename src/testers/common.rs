@@ -416,14 +416,77 @@ pub(crate) fn candidate_features_with(
 }
 
 /// Sorts descending (total order). Any sort gives the same result: values equal under
-/// `total_cmp` have identical bits, so no order among them can be seen. Long lists by
-/// [`radix_sort_desc`], short ones by `sort_unstable_by`.
+/// `total_cmp` have identical bits, so no order among them can be seen. Long lists of at most
+/// [`COUNTED_VALUES`] distinct values (a feature of the float-representation view, a witness
+/// of discrete releases) by counting them ([`distinct_counts`]) and writing each value's run,
+/// other long lists by [`radix_sort_desc`], short ones by `sort_unstable_by`. The count gives
+/// up once it has seen one value too many (a continuous list within its first thousand or so).
 pub(crate) fn sorted_desc(mut v: Vec<f64>) -> Vec<f64> {
     if v.len() >= 4096 {
-        return radix_sort_desc(v);
+        let Some(mut runs) = distinct_counts(&v) else {
+            return radix_sort_desc(v);
+        };
+        runs.sort_unstable_by(|a, b| f64::from_bits(b.0).total_cmp(&f64::from_bits(a.0)));
+        let mut at = 0;
+        for (bits, n) in runs {
+            v[at..at + n].fill(f64::from_bits(bits));
+            at += n;
+        }
+        return v;
     }
     v.sort_unstable_by(|a, b| b.total_cmp(a));
     v
+}
+
+/// Most distinct values [`distinct_counts`] counts (and the hockey-stick tester keeps a
+/// side's sorted scores as runs of).
+pub(crate) const COUNTED_VALUES: usize = 1024;
+
+/// The integers −SMALL..SMALL are counted by value ([`distinct_counts`]).
+const SMALL: i64 = 256;
+
+/// (bit pattern, how many) of each distinct value of `v`, in no particular order; `None` when
+/// there are more than [`COUNTED_VALUES`].
+pub(crate) fn distinct_counts(v: &[f64]) -> Option<Vec<(u64, usize)>> {
+    let mut index: rustc_hash::FxHashMap<u64, usize> = rustc_hash::FxHashMap::default();
+    let mut counts: Vec<(u64, usize)> = Vec::new();
+    // Small integers (a coordinate of the float-representation view, a count, a flag) are
+    // counted in an array by their value: x is the integer k exactly when k's f64 has x's bits
+    // (−0 is not, and goes below).
+    let mut small = [0usize; 2 * SMALL as usize];
+    // Other values: a direct-mapped cache of (bits, index into `counts`) by the top bits of a
+    // multiplicative hash: a discrete score's few values are counted there without a hash-map
+    // lookup (a miss only costs the lookup).
+    let mut cache = [(u64::MAX, usize::MAX); 256];
+    for &x in v {
+        let bits = x.to_bits();
+        let k = x as i64;
+        if (-SMALL..SMALL).contains(&k) && (k as f64).to_bits() == bits {
+            small[(k + SMALL) as usize] += 1;
+            continue;
+        }
+        let slot = (bits.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as usize;
+        let (cached, k) = cache[slot];
+        if cached == bits && k != usize::MAX {
+            counts[k].1 += 1;
+            continue;
+        }
+        let k = *index.entry(bits).or_insert_with(|| {
+            counts.push((bits, 0));
+            counts.len() - 1
+        });
+        if counts.len() > COUNTED_VALUES {
+            return None;
+        }
+        counts[k].1 += 1;
+        cache[slot] = (bits, k);
+    }
+    for (k, &n) in (-SMALL..SMALL).zip(&small) {
+        if n > 0 {
+            counts.push(((k as f64).to_bits(), n));
+        }
+    }
+    (counts.len() <= COUNTED_VALUES).then_some(counts)
 }
 
 /// The key of a value whose unsigned order is `total_cmp`'s: negative values (sign bit set)
@@ -885,19 +948,25 @@ mod tests {
         assert!(z.is_some_and(|e| e > 0.0), "{z:?}");
     }
 
-    /// The radix sort puts values in `total_cmp`'s descending order, bit for bit: zeros of both
-    /// signs, infinities, NaNs, subnormals and many ties.
+    /// The radix sort, and `sorted_desc` (which counts lists of few values), put values in
+    /// `total_cmp`'s descending order, bit for bit: zeros of both signs, infinities, NaNs,
+    /// subnormals and many ties.
     #[test]
     fn radix_sort_is_the_sort() {
         use crate::rng::{Seed, Stream};
         use rand::RngExt;
         let mut rng = Seed(3).rng(Stream::Other { tag: 78, index: 0 });
         let specials = super::fixtures::SORT_SPECIALS;
-        for n in [0, 1, 5, 4095, 4096, 10_000] {
+        // Continuous lists, and lists of few values (counted by `sorted_desc` from 4096 on).
+        for (n, few) in [0, 1, 5, 4095, 4096, 10_000]
+            .into_iter()
+            .flat_map(|n| [(n, false), (n, true)])
+        {
             let v: Vec<f64> = (0..n)
                 .map(|i| match i % 4 {
                     0 => specials[rng.random_range(0..specials.len())],
                     1 => (rng.random::<f64>() * 8.0).round() - 4.0,
+                    _ if few => f64::from(rng.random_range(0..300u32)) * 0.37 - 50.0,
                     _ => (rng.random::<f64>() - 0.5) * 1e6,
                 })
                 .collect();

@@ -7,13 +7,7 @@ use rayon::prelude::*;
 
 use super::score::{PackedAtoms, Score, scores_of};
 use crate::mechanisms::Samples;
-use crate::testers::common::{total_order_key, total_order_value};
-
-/// Most distinct values a side's scores may have to be kept as runs ([`Sorted::Runs`]).
-const COUNTED_VALUES: usize = 1024;
-
-/// The integers −SMALL..SMALL are counted by value ([`distinct_counts`]).
-const SMALL: i64 = 256;
+use crate::testers::common::{COUNTED_VALUES, distinct_counts, total_order_key, total_order_value};
 
 /// Rows of a side scored at once when its scores are counted ([`sorted_side`]).
 const COUNT_ROWS: usize = 1 << 14;
@@ -249,48 +243,4 @@ fn sort_keys_desc(v: &mut [f64]) {
     for x in v.iter_mut() {
         *x = total_order_value(x.to_bits());
     }
-}
-
-/// (bit pattern, how many) of each distinct value of `v`, in no particular order; `None` when
-/// there are more than [`COUNTED_VALUES`].
-fn distinct_counts(v: &[f64]) -> Option<Vec<(u64, usize)>> {
-    let mut index: rustc_hash::FxHashMap<u64, usize> = rustc_hash::FxHashMap::default();
-    let mut counts: Vec<(u64, usize)> = Vec::new();
-    // Small integers (a coordinate of the float-representation view, a count, a flag) are
-    // counted in an array by their value: x is the integer k exactly when k's f64 has x's bits
-    // (−0 is not, and goes below).
-    let mut small = [0usize; 2 * SMALL as usize];
-    // Other values: a direct-mapped cache of (bits, index into `counts`) by the top bits of a
-    // multiplicative hash: a discrete score's few values are counted there without a hash-map
-    // lookup (a miss only costs the lookup).
-    let mut cache = [(u64::MAX, usize::MAX); 256];
-    for &x in v {
-        let bits = x.to_bits();
-        let k = x as i64;
-        if (-SMALL..SMALL).contains(&k) && (k as f64).to_bits() == bits {
-            small[(k + SMALL) as usize] += 1;
-            continue;
-        }
-        let slot = (bits.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as usize;
-        let (cached, k) = cache[slot];
-        if cached == bits && k != usize::MAX {
-            counts[k].1 += 1;
-            continue;
-        }
-        let k = *index.entry(bits).or_insert_with(|| {
-            counts.push((bits, 0));
-            counts.len() - 1
-        });
-        if counts.len() > COUNTED_VALUES {
-            return None;
-        }
-        counts[k].1 += 1;
-        cache[slot] = (bits, k);
-    }
-    for (k, &n) in (-SMALL..SMALL).zip(&small) {
-        if n > 0 {
-            counts.push(((k as f64).to_bits(), n));
-        }
-    }
-    (counts.len() <= COUNTED_VALUES).then_some(counts)
 }
