@@ -173,9 +173,14 @@ def test_bad_timeouts_are_refused_by_name():
 
 
 CHILD = textwrap.dedent("""
-    import sys, time
+    import signal, sys, time
     import numpy as np
     import dp_audit
+
+    # Python's own Ctrl-C handler, whatever the child inherited: a shell that starts the test
+    # suite in the background (`cmd &` without job control) passes SIGINT on ignored, and Python
+    # then installs no handler, so the signal would do nothing.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
     def sleeper(data, n, seed):
         if n > 2:
