@@ -8,21 +8,22 @@ use dp_audit::commands::{Cli, run};
 
 /// The system allocator, with large blocks (the parsed releases, the text read, the training
 /// rows' view: megabytes each at 10^6 releases per side; 4 to 32 MiB, see
-/// [`ADVISED_MAX_BYTES`]) advised to the kernel as candidates for transparent huge pages. A fresh process touches every page of them once; with 4 KiB pages
-/// that is one page fault each (an `audit test` at 10^6 per side took 11 500 faults, 13 % of its
-/// time), with 2 MiB pages one in 512. Only the advice is added: where the kernel does not
-/// honour it (huge pages off, or none free) the pages are the usual ones. Hand-written: no
-/// well-kept crate adds this advice to the system allocator alone (mimalloc's large-page option
-/// was measured at +24 MiB peak memory).
+/// [`ADVISED_MAX_BYTES`]) advised to the kernel as candidates for transparent huge pages. A
+/// fresh process touches every page of them once; with 4 KiB pages that is one page fault each
+/// (an `audit test` at 10^6 per side took 11 500 faults, 13 % of its time), with 2 MiB pages
+/// one in 512. Only the advice is added: where the kernel does not honour it (huge pages off,
+/// or none free) the pages are the usual ones. Hand-written: no well-kept crate adds this
+/// advice to the system allocator alone (mimalloc's large-page option was measured at +24 MiB
+/// peak memory).
 struct LargeBlocksOnHugePages;
 
 /// Blocks at least this large are advised.
 const ADVISED_BYTES: usize = 4 << 20;
 
 /// Blocks larger than this are not: on a machine busy with other work, a process whose
-/// hundreds of megabytes (10^7 releases a side) were faulted 2 MiB at a time ran 15–20 % longer
-/// than with the usual pages (the same CPU time: a thread preempted inside a long fault holds
-/// up the others), while at 10^6 a side huge pages stayed 5 % faster busy and 10 % idle.
+/// hundreds of megabytes (10^7 releases a side) were faulted 2 MiB at a time ran 5–23 % longer
+/// than with the usual pages, for about the same CPU time (docs/benchmarks.md, "Ninth round"),
+/// while at 10^6 a side the advised blocks stayed 5 % faster busy and 10 % idle.
 const ADVISED_MAX_BYTES: usize = 32 << 20;
 
 /// The huge page size on x86-64 and aarch64 with 4 KiB base pages.

@@ -150,16 +150,15 @@ impl<'e> PreparedEvents<'e> {
             .collect()
     }
 
-    /// Which packer groups the needed scores read (by group), and their list.
-    fn wanted_groups(&self, needed: &[bool]) -> (Vec<bool>, Vec<usize>) {
+    /// The packer groups the needed scores read, in order.
+    fn wanted_groups(&self, needed: &[bool]) -> Vec<usize> {
         let mut groups = vec![false; self.packers.len()];
         for (k, e) in self.eval.iter().enumerate() {
             if let (true, Eval::Packed { group, .. }) = (needed[k], e) {
                 groups[*group] = true;
             }
         }
-        let wanted = (0..groups.len()).filter(|&g| groups[g]).collect();
-        (groups, wanted)
+        (0..groups.len()).filter(|&g| groups[g]).collect()
     }
 
     /// Each needed group's packed index of every row of `block` of the float-representation
@@ -171,7 +170,7 @@ impl<'e> PreparedEvents<'e> {
         block: std::ops::Range<usize>,
         needed: &[bool],
     ) -> Vec<Vec<u32>> {
-        let (_, wanted) = self.wanted_groups(needed);
+        let wanted = self.wanted_groups(needed);
         let mut indices: Vec<Vec<u32>> = vec![Vec::new(); self.packers.len()];
         let values = raw.values();
         let mut copied: Vec<f64> = Vec::new();
@@ -300,7 +299,7 @@ impl PreparedEvents<'_> {
     ) -> Vec<Vec<f64>> {
         let d = raw.dim();
         let w = d * FLOAT_REPR_PER_COORD;
-        let (_, wanted) = self.wanted_groups(needed);
+        let wanted = self.wanted_groups(needed);
         let mut indices: Vec<Vec<u32>> = vec![Vec::with_capacity(block.len()); self.packers.len()];
         let mut row = [0.0f64; VIEW_STACK];
         for i in block {

@@ -592,11 +592,7 @@ impl Score {
 
 /// The scores of `rows`, in row order (computed in parallel blocks).
 pub(super) fn scores_of(score: &Score, s: &Samples, rows: std::ops::Range<usize>) -> Vec<f64> {
-    let blocks: Vec<std::ops::Range<usize>> = rows
-        .clone()
-        .step_by(PAR_ROWS)
-        .map(|r| r..(r + PAR_ROWS).min(rows.end))
-        .collect();
+    let blocks = row_blocks(&rows, PAR_ROWS);
     // Each block written into its place in one array (no list of parts joined afterwards: the
     // scores are held once, not twice).
     let mut out = vec![0.0; rows.len()];
@@ -604,6 +600,17 @@ pub(super) fn scores_of(score: &Score, s: &Samples, rows: std::ops::Range<usize>
         .zip(blocks)
         .for_each(|(dst, b)| dst.copy_from_slice(&score.eval_rows(s, b)));
     out
+}
+
+/// `rows` cut into consecutive blocks of `size` rows (the last one shorter).
+pub(super) fn row_blocks(
+    rows: &std::ops::Range<usize>,
+    size: usize,
+) -> Vec<std::ops::Range<usize>> {
+    rows.clone()
+        .step_by(size)
+        .map(|r| r..(r + size).min(rows.end))
+        .collect()
 }
 
 /// Rows per parallel task on the training split.

@@ -5,7 +5,7 @@
 
 use rayon::prelude::*;
 
-use super::score::{PackedAtoms, Score, scores_of};
+use super::score::{PackedAtoms, Score, row_blocks, scores_of};
 use crate::mechanisms::Samples;
 use crate::testers::common::{COUNTED_VALUES, distinct_counts, total_order_key, total_order_value};
 
@@ -120,11 +120,7 @@ pub(super) fn sorted_side(score: &Score, s: &Samples, rows: std::ops::Range<usiz
     if let Some(runs) = counted_atoms(score, s, rows.clone()) {
         return runs;
     }
-    let blocks: Vec<std::ops::Range<usize>> = rows
-        .clone()
-        .step_by(COUNT_ROWS)
-        .map(|r| r..(r + COUNT_ROWS).min(rows.end))
-        .collect();
+    let blocks = row_blocks(&rows, COUNT_ROWS);
     let counted = |b: &std::ops::Range<usize>| distinct_counts(&score.eval_rows(s, b.clone()));
     if let Some(first) = blocks.first().and_then(counted) {
         let rest: Option<Vec<Vec<(u64, usize)>>> = blocks[1..].par_iter().map(counted).collect();
@@ -159,11 +155,7 @@ fn counted_atoms(score: &Score, s: &Samples, rows: std::ops::Range<usize>) -> Op
     let values = s.values();
     let flat = values.as_slice()?;
     let d = s.dim();
-    let blocks: Vec<std::ops::Range<usize>> = rows
-        .clone()
-        .step_by(COUNT_ROWS)
-        .map(|r| r..(r + COUNT_ROWS).min(rows.end))
-        .collect();
+    let blocks = row_blocks(&rows, COUNT_ROWS);
     // Index `size` counts the rows without an index.
     let counts = blocks
         .par_iter()
