@@ -622,7 +622,150 @@ impl ThresholdCounts {
         }
         counts
     }
+
+    /// [`Self::of`] with both lists in any order: the same thresholds and counts as
+    /// [`Self::of_unsorted_q`] of `sp` sorted, without sorting `sp` when it is long and every
+    /// value is finite ([`Self::bucketed`]).
+    pub(crate) fn of_unsorted(sp: Vec<f64>, sq: &[f64]) -> Self {
+        let finite = |v: &[f64]| v.iter().all(|x| x.is_finite());
+        if sp.len() < BUCKETED_FROM || sq.is_empty() || !(finite(&sp) && finite(sq)) {
+            return Self::of_unsorted_q(&sorted_desc(sp), sq);
+        }
+        Self::bucketed(&sp, sq)
+    }
+
+    /// [`Self::of`] of long finite lists in any order. `of` reads the sorted `sp` only at its
+    /// thresholds' ranks (1, 2, …, then ×1.06: about 150 of 10^4 values) and counts each list
+    /// at or above each threshold, so a full sort is not needed: the values go into
+    /// [`BUCKETS`] buckets by their place between `sp`'s least and greatest value (the bucket
+    /// of x is ⌊(x − min)·scale⌋, which never decreases as x grows: each step rounds to
+    /// nearest, and rounding is monotone, so a higher bucket holds only greater values), and
+    /// only the buckets that hold a threshold's rank are sorted (by `total_cmp`, as
+    /// [`sorted_desc`] orders ±0). A count at or above t is the count in the buckets above
+    /// t's plus those in its bucket at or above t: x ≥ t exactly when x's [`total_order_key`]
+    /// is at least t's (finite values), or −0's when t is ±0 (both zeros are ≥ either).
+    ///
+    /// Hand-written: a selection of many ranks with counts at each has no crate we know of.
+    fn bucketed(sp: &[f64], sq: &[f64]) -> Self {
+        let (min, max) = sp
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
+                (a.min(x), b.max(x))
+            });
+        let range = max - min;
+        let scale = if range > 0.0 && range.is_finite() {
+            (BUCKETS - 1) as f64 / range
+        } else {
+            0.0
+        };
+        // (x − min)·scale is in [0, BUCKETS − 1] up to rounding for x in [min, max]; the
+        // conversion through i32 is the cheaper saturating one.
+        let bucket = |x: f64| (((x - min) * scale) as i32 as usize).min(BUCKETS - 1);
+        // Each list's count per bucket (values of Q outside [min, max] apart: those above are
+        // at or above every threshold, those below under every one).
+        let counted = |v: &[f64]| {
+            let mut counts = vec![0usize; BUCKETS];
+            let mut top = 0usize;
+            for &x in v {
+                if x > max {
+                    top += 1;
+                } else if x >= min {
+                    counts[bucket(x)] += 1;
+                }
+            }
+            (counts, top)
+        };
+        let (count_p, _) = counted(sp);
+        let (count_q, top_q) = counted(sq);
+        // How many of a list lie in the buckets above each.
+        let above_of = |counts: &[usize], top: usize| {
+            let mut above = vec![0usize; BUCKETS];
+            let mut acc = top;
+            for b in (0..BUCKETS).rev() {
+                above[b] = acc;
+                acc += counts[b];
+            }
+            above
+        };
+        let (above_p, above_q) = (above_of(&count_p, 0), above_of(&count_q, top_q));
+        // The thresholds' ranks (as `of` steps them) and their buckets; the buckets that hold
+        // one, in descending order.
+        let mut ranks: Vec<(usize, usize)> = Vec::new();
+        let mut wanted = vec![false; BUCKETS];
+        let mut b = BUCKETS - 1;
+        let mut rank = 1.0_f64;
+        while (rank as usize) <= sp.len() {
+            let r = rank as usize;
+            rank = (rank * 1.06).max(rank + 1.0);
+            while above_p[b] + count_p[b] < r {
+                b -= 1;
+            }
+            ranks.push((r, b));
+            wanted[b] = true;
+        }
+        // Each list's keys in the wanted buckets, laid out bucket after bucket (exact sizes
+        // from the counts), each bucket sorted descending.
+        let gathered = |v: &[f64], counts: &[usize]| {
+            let mut start = vec![usize::MAX; BUCKETS];
+            let mut len = 0;
+            for b in (0..BUCKETS).filter(|&b| wanted[b]) {
+                start[b] = len;
+                len += counts[b];
+            }
+            let mut keys = vec![0u64; len];
+            let mut fill = start.clone();
+            for &x in v {
+                if x >= min && x <= max {
+                    let b = bucket(x);
+                    if wanted[b] {
+                        keys[fill[b]] = total_order_key(x);
+                        fill[b] += 1;
+                    }
+                }
+            }
+            for b in (0..BUCKETS).filter(|&b| wanted[b]) {
+                let k = &mut keys[start[b]..start[b] + counts[b]];
+                // A discrete score's bucket often holds one value many times: left as it is.
+                if k.iter().any(|&x| x != k[0]) {
+                    k.sort_unstable_by(|a, b| b.cmp(a));
+                }
+            }
+            (keys, start)
+        };
+        let (keys_p, start_p) = gathered(sp, &count_p);
+        let (keys_q, start_q) = gathered(sq, &count_q);
+        let mut points = Vec::new();
+        let mut last_t = f64::NAN;
+        for (r, b) in ranks {
+            let in_p = &keys_p[start_p[b]..start_p[b] + count_p[b]];
+            let in_q = &keys_q[start_q[b]..start_q[b] + count_q[b]];
+            let key = in_p[r - above_p[b] - 1];
+            let t = total_order_value(key);
+            if t == last_t {
+                continue;
+            }
+            last_t = t;
+            let at_least = if t == 0.0 { total_order_key(-0.0) } else { key };
+            let ge = |keys: &[u64]| keys.partition_point(|&k| k >= at_least);
+            points.push((
+                t,
+                (above_p[b] + ge(in_p)) as f64,
+                (above_q[b] + ge(in_q)) as f64,
+            ));
+        }
+        Self {
+            np: sp.len() as f64,
+            nq: sq.len() as f64,
+            points,
+        }
+    }
 }
+
+/// Buckets of [`ThresholdCounts::bucketed`].
+const BUCKETS: usize = 2048;
+
+/// Shortest `sp` [`ThresholdCounts::of_unsorted`] counts by buckets (shorter ones are sorted).
+const BUCKETED_FROM: usize = 4096;
 
 /// [`best_threshold`] over thresholds already counted: the first threshold with the largest
 /// `objective` at the predicted Wilson bounds, `None` when there is none.
@@ -976,6 +1119,57 @@ mod tests {
             let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
             assert_eq!(bits(&got), bits(&want), "n = {n}");
             assert_eq!(bits(&sorted_desc(v)), bits(&want), "n = {n}");
+        }
+    }
+
+    /// Both sides counted by buckets, unsorted, give the thresholds and counts of both sorted,
+    /// bit for bit: continuous values, heavy ties, ±0 (as thresholds and as values of Q),
+    /// a skewed list (most values in one bucket), one repeated value, Q beyond P's range,
+    /// and lists whose range overflows.
+    #[test]
+    fn bucketed_counts_are_the_sorted_counts() {
+        use crate::rng::{Seed, Stream};
+        use rand::RngExt;
+        let mut rng = Seed(5).rng(Stream::Other { tag: 79, index: 1 });
+        let bits = |c: &ThresholdCounts| {
+            let mut v = vec![c.np.to_bits(), c.nq.to_bits()];
+            for &(t, x, y) in &c.points {
+                v.extend([t.to_bits(), x.to_bits(), y.to_bits()]);
+            }
+            v
+        };
+        let lists: Vec<Box<dyn Fn(&mut dyn rand::Rng) -> f64>> = vec![
+            Box::new(|r| r.random::<f64>() * 8.0 - 4.0),
+            Box::new(|r| (r.random::<f64>() * 12.0).round() / 4.0 - 1.5),
+            Box::new(|r| {
+                let u = r.random::<f64>();
+                if u < 0.2 {
+                    0.0
+                } else if u < 0.4 {
+                    -0.0
+                } else {
+                    u - 0.7
+                }
+            }),
+            Box::new(|r| r.random::<f64>().powi(40) * 1e6),
+            Box::new(|_| 2.5),
+            Box::new(|r| if r.random::<bool>() { -1e308 } else { 1e308 }),
+        ];
+        for (which, draw) in lists.iter().enumerate() {
+            for (n, m) in [(4096, 5000), (20_000, 300), (9000, 1)] {
+                let sp: Vec<f64> = (0..n).map(|_| draw(&mut rng)).collect();
+                let mut sq: Vec<f64> = (0..m).map(|_| draw(&mut rng) * 1.5).collect();
+                if m > 2 {
+                    sq[0] = -0.0;
+                    sq[1] = 0.0;
+                }
+                let want = ThresholdCounts::of(&sorted_desc(sp.clone()), &sorted_desc(sq.clone()));
+                assert!(sp.len() >= BUCKETED_FROM);
+                let got = ThresholdCounts::bucketed(&sp, &sq);
+                assert_eq!(bits(&got), bits(&want), "list {which}, {n} {m}");
+                let got = ThresholdCounts::of_unsorted(sp, &sq);
+                assert_eq!(bits(&got), bits(&want), "list {which}, {n} {m}");
+            }
         }
     }
 

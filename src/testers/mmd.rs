@@ -479,8 +479,8 @@ struct ProjectionTraining {
     projection: Arc<Projection>,
     bins: [Vec<f64>; 2],
     /// Each side's B values' u in ascending order, not row order: the threshold choice
-    /// ([`best_of_thresholds`] on [`ThresholdCounts::of_unsorted_q`] of the sorted P scores)
-    /// only counts them.
+    /// ([`best_of_thresholds`] on [`ThresholdCounts::of_unsorted`] of the scores) only counts
+    /// them.
     b_us: [Vec<f64>; 2],
 }
 
@@ -971,7 +971,7 @@ impl PropertyTester for MmdTester {
         let objective = |pl: f64, qu: f64| pl - e_eps * qu;
         let choose = |sp: Vec<f64>, sq: Vec<f64>| {
             best_of_thresholds(
-                &ThresholdCounts::of_unsorted_q(&sorted_desc(sp), &sq),
+                &ThresholdCounts::of_unsorted(sp, &sq),
                 m_p as f64,
                 m_q as f64,
                 z,
