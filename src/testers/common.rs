@@ -1138,7 +1138,8 @@ mod tests {
             }
             v
         };
-        let lists: Vec<Box<dyn Fn(&mut dyn rand::Rng) -> f64>> = vec![
+        type Draw = Box<dyn Fn(&mut dyn rand::Rng) -> f64>;
+        let lists: Vec<Draw> = vec![
             Box::new(|r| r.random::<f64>() * 8.0 - 4.0),
             Box::new(|r| (r.random::<f64>() * 12.0).round() / 4.0 - 1.5),
             Box::new(|r| {
