@@ -258,12 +258,30 @@ fn linear_mmd_terms(
         .for_each(|(b, (out_pq, out_qp))| {
             let quads = b * BLOCK..b * BLOCK + out_pq.len();
             let mut k = Vec::with_capacity(4 * quads.len());
-            for i in quads {
-                let (a, b) = (rows_p.start + 2 * i, rows_q.start + 2 * i);
-                let (x1, x2) = (row(&fp, a), row(&fp, a + 1));
-                let (y1, y2) = (row(&fq, b), row(&fq, b + 1));
-                for (u, v) in [(x1, x2), (y1, y2), (x1, y2), (x2, y1)] {
-                    k.push(kernel.arg(h, kernel.distance(u, v)));
+            if fp.dim == 1 && fq.dim == 1 {
+                // One coordinate: the same distances as `Kernel::distance` of one-value rows
+                // (its sum of one term is that term: the sum starts at −0, and −0 + x is x
+                // for every x, the term is never −0), without a slice per row.
+                let (xs, ys) = (&fp.values[..], &fq.values[..]);
+                let one = |u: f64, v: f64| match kernel {
+                    Kernel::Rbf => ((u - v) * (u - v)).sqrt(),
+                    Kernel::Laplacian => (u - v).abs(),
+                };
+                for i in quads {
+                    let (a, b) = (rows_p.start + 2 * i, rows_q.start + 2 * i);
+                    let (x1, x2, y1, y2) = (xs[a], xs[a + 1], ys[b], ys[b + 1]);
+                    for (u, v) in [(x1, x2), (y1, y2), (x1, y2), (x2, y1)] {
+                        k.push(kernel.arg(h, one(u, v)));
+                    }
+                }
+            } else {
+                for i in quads {
+                    let (a, b) = (rows_p.start + 2 * i, rows_q.start + 2 * i);
+                    let (x1, x2) = (row(&fp, a), row(&fp, a + 1));
+                    let (y1, y2) = (row(&fq, b), row(&fq, b + 1));
+                    for (u, v) in [(x1, x2), (y1, y2), (x1, y2), (x2, y1)] {
+                        k.push(kernel.arg(h, kernel.distance(u, v)));
+                    }
                 }
             }
             exp_in_place(&mut k);
