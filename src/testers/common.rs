@@ -119,16 +119,90 @@ pub(crate) fn bernstein_deviation(var: f64, range: f64, m: f64, a: f64) -> f64 {
 
 /// Distinct values (as bits) of coordinate j among rows, up to `cap + 1`. (FxHash: only the
 /// count is read, so the hasher cannot change an answer, and SipHash only cost time.)
-fn distinct_values(s: &Samples, rows: std::ops::Range<usize>, j: usize, cap: usize) -> usize {
+pub(crate) fn distinct_values(
+    s: &Samples,
+    rows: std::ops::Range<usize>,
+    j: usize,
+    cap: usize,
+) -> usize {
     let mut seen = rustc_hash::FxHashSet::default();
-    let col = s.column(j);
-    for i in rows {
-        seen.insert(col[i].to_bits());
-        if seen.len() > cap {
-            break;
+    // A direct-mapped cache of values already in `seen`, by the top bits of a multiplicative
+    // hash: a discrete coordinate's few values are found there without a hash-set insert (a
+    // miss only costs the insert, which does not count a value twice).
+    let mut cache = [u64::MAX; 256];
+    let mut note = |bits: u64| {
+        let slot = (bits.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as usize;
+        // (u64::MAX, the sentinel, is a NaN and never cached.)
+        if cache[slot] != bits || bits == u64::MAX {
+            cache[slot] = bits;
+            seen.insert(bits);
+        }
+        seen.len()
+    };
+    let v = s.values();
+    match v.as_slice() {
+        Some(flat) => {
+            let d = s.dim();
+            for i in rows {
+                if note(flat[i * d + j].to_bits()) > cap {
+                    break;
+                }
+            }
+        }
+        None => {
+            for i in rows {
+                if note(v[[i, j]].to_bits()) > cap {
+                    break;
+                }
+            }
         }
     }
     seen.len()
+}
+
+/// [`distinct_values`] of every coordinate of `s` at once, in one pass over the rows (a
+/// coordinate stops counting when it passes `cap`): the same numbers, reading each row once
+/// instead of once per coordinate. For releases of a few coordinates (the float view's five);
+/// wider ones are counted a coordinate at a time, in parallel.
+pub(crate) fn distinct_values_all(
+    s: &Samples,
+    rows: std::ops::Range<usize>,
+    cap: usize,
+) -> Vec<usize> {
+    let d = s.dim();
+    let v = s.values();
+    let Some(flat) = v.as_slice().filter(|_| d <= 16) else {
+        return (0..d)
+            .into_par_iter()
+            .map(|j| distinct_values(s, rows.clone(), j, cap))
+            .collect();
+    };
+    let mut seen: Vec<rustc_hash::FxHashSet<u64>> = vec![Default::default(); d];
+    // Per coordinate, the direct-mapped cache of `distinct_values`.
+    let mut cache = vec![[u64::MAX; 256]; d];
+    let mut open: Vec<usize> = (0..d).collect();
+    for i in rows {
+        let row = &flat[i * d..(i + 1) * d];
+        let mut k = 0;
+        while k < open.len() {
+            let j = open[k];
+            let bits = row[j].to_bits();
+            let slot = (bits.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as usize;
+            if cache[j][slot] != bits || bits == u64::MAX {
+                cache[j][slot] = bits;
+                seen[j].insert(bits);
+                if seen[j].len() > cap {
+                    open.swap_remove(k);
+                    continue;
+                }
+            }
+            k += 1;
+        }
+        if open.is_empty() {
+            break;
+        }
+    }
+    seen.iter().map(|h| h.len()).collect()
 }
 
 /// Splits the output coordinates, on the training rows only, into discrete ones (at most `cap`
@@ -176,11 +250,11 @@ fn form_coordinate_kinds(
 ) -> (Vec<usize>, Vec<usize>) {
     let mut discrete = Vec::new();
     let mut continuous = Vec::new();
-    for j in 0..p.dim() {
-        let (dp, dq) = rayon::join(
-            || distinct_values(p, 0..np, j, cap),
-            || distinct_values(q, 0..nq, j, cap),
-        );
+    let (dp, dq) = rayon::join(
+        || distinct_values_all(p, 0..np, cap),
+        || distinct_values_all(q, 0..nq, cap),
+    );
+    for (j, (dp, dq)) in dp.into_iter().zip(dq).enumerate() {
         let most = dp.max(dq);
         if most <= 1 {
             if p.values()[[0, j]].to_bits() != q.values()[[0, j]].to_bits() {

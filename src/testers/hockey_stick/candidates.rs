@@ -4,12 +4,13 @@
 
 use rayon::prelude::*;
 
-use super::atoms::{MAX_PAIRED_DISCRETE, atom_table, distinct_values_all, near_centres};
+use super::atoms::{MAX_PAIRED_DISCRETE, atom_table, near_centres};
 use super::learned::fit_learned;
 use super::score::{AtomTable, PatternMap, Score, with_key};
 use super::selection::Curve;
 use super::{HockeyStickForm, HockeyStickTester};
 use crate::mechanisms::Samples;
+use crate::testers::common::distinct_values_all;
 
 /// The coordinates of an output by what the training rows show of them.
 struct Coordinates {

@@ -537,11 +537,11 @@ fn prepared_counts_are_each_events_own_counts() {
     }
 }
 
-/// The distinct values of every coordinate counted in one pass ([`super::atoms::distinct_values_all`])
-/// are each coordinate's own count ([`super::atoms::distinct_values`]), capped the same way.
+/// The distinct values of every coordinate counted in one pass ([`crate::testers::common::distinct_values_all`])
+/// are each coordinate's own count ([`crate::testers::common::distinct_values`]), capped the same way.
 #[test]
 fn distinct_values_in_one_pass_are_each_coordinates() {
-    use super::atoms::{distinct_values, distinct_values_all};
+    use crate::testers::common::{distinct_values, distinct_values_all};
     let mut rng = Seed(5).rng(Stream::Other { tag: 14, index: 0 });
     let flat: Vec<f64> = (0..30_000)
         .flat_map(|i| {
