@@ -131,7 +131,7 @@ pub(crate) fn distinct_values(
     // miss only costs the insert, which does not count a value twice).
     let mut cache = [u64::MAX; 256];
     let mut note = |bits: u64| {
-        let slot = (bits.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as usize;
+        let slot = cache_slot(bits);
         // (u64::MAX, the sentinel, is a NaN and never cached.)
         if cache[slot] != bits || bits == u64::MAX {
             cache[slot] = bits;
@@ -187,7 +187,7 @@ pub(crate) fn distinct_values_all(
         while k < open.len() {
             let j = open[k];
             let bits = row[j].to_bits();
-            let slot = (bits.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as usize;
+            let slot = cache_slot(bits);
             if cache[j][slot] != bits || bits == u64::MAX {
                 cache[j][slot] = bits;
                 seen[j].insert(bits);
@@ -539,7 +539,7 @@ pub(crate) fn distinct_counts(v: &[f64]) -> Option<Vec<(u64, usize)>> {
             small[(k + SMALL) as usize] += 1;
             continue;
         }
-        let slot = (bits.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as usize;
+        let slot = cache_slot(bits);
         let (cached, k) = cache[slot];
         if cached == bits && k != usize::MAX {
             counts[k].1 += 1;
@@ -644,8 +644,9 @@ pub(crate) struct ThresholdCounts {
 }
 
 impl ThresholdCounts {
-    /// The thresholds of `sp` (training scores sorted descending) at ranks 1, then ×1.06 (at
-    /// least +1) each step, skipping repeats and −∞, with the counts of `sp` and `sq` ≥ each.
+    /// The thresholds of `sp` (training scores sorted descending) at the ranks
+    /// [`threshold_ranks`] steps by [`THRESHOLD_GROWTH`], skipping repeats and −∞, with the
+    /// counts of `sp` and `sq` ≥ each.
     pub(crate) fn of(sp: &[f64], sq: &[f64]) -> Self {
         let (np, nq) = (sp.len() as f64, sq.len() as f64);
         if sp.is_empty() || sq.is_empty() {
@@ -653,11 +654,9 @@ impl ThresholdCounts {
         }
         let count_ge = |v: &[f64], t: f64| v.partition_point(|&x| x >= t) as f64;
         let mut points = Vec::new();
-        let mut rank = 1.0_f64;
         let mut last_t = f64::NAN;
-        while (rank as usize) <= sp.len() {
-            let t = sp[rank as usize - 1];
-            rank = (rank * 1.06).max(rank + 1.0);
+        for r in threshold_ranks(sp.len(), THRESHOLD_GROWTH) {
+            let t = sp[r - 1];
             if t == last_t || t == f64::NEG_INFINITY {
                 continue;
             }
@@ -767,10 +766,7 @@ impl ThresholdCounts {
         let mut ranks: Vec<(usize, usize)> = Vec::new();
         let mut wanted = vec![false; BUCKETS];
         let mut b = BUCKETS - 1;
-        let mut rank = 1.0_f64;
-        while (rank as usize) <= sp.len() {
-            let r = rank as usize;
-            rank = (rank * 1.06).max(rank + 1.0);
+        for r in threshold_ranks(sp.len(), THRESHOLD_GROWTH) {
             while above_p[b] + count_p[b] < r {
                 b -= 1;
             }
@@ -840,6 +836,27 @@ const BUCKETS: usize = 2048;
 
 /// Shortest `sp` [`ThresholdCounts::of_unsorted`] counts by buckets (shorter ones are sorted).
 const BUCKETED_FROM: usize = 4096;
+
+/// The growth of [`ThresholdCounts`]' threshold ranks.
+const THRESHOLD_GROWTH: f64 = 1.06;
+
+/// The ranks (from 1) at which a sorted list of `len` values is read for thresholds: 1, then
+/// each step the larger of ×`growth` and +1 (kept as a real, read truncated), while at most
+/// `len`. Shared by every threshold walk ([`ThresholdCounts::of`], its bucketed form, the
+/// hockey-stick tester's curves).
+pub(crate) fn threshold_ranks(len: usize, growth: f64) -> impl Iterator<Item = usize> {
+    std::iter::successors(Some(1.0_f64), move |&rank| {
+        Some((rank * growth).max(rank + 1.0))
+    })
+    .map(|rank| rank as usize)
+    .take_while(move |&r| r <= len)
+}
+
+/// The slot of `bits` in a direct-mapped cache of 256 entries (the top byte of a
+/// multiplicative hash), as the distinct-value counts use one.
+pub(crate) fn cache_slot(bits: u64) -> usize {
+    (bits.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as usize
+}
 
 /// [`best_threshold`] over thresholds already counted: the first threshold with the largest
 /// `objective` at the predicted Wilson bounds, `None` when there is none.

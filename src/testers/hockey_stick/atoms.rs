@@ -62,7 +62,7 @@ pub(super) fn packed_counts(
             for (flat, n) in [(fp, np), (fq, nq)] {
                 for i in 0..n {
                     let bits = flat[i * d + j].to_bits();
-                    let slot = (bits.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as usize;
+                    let slot = crate::testers::common::cache_slot(bits);
                     if cache[slot] != bits || bits == u64::MAX {
                         cache[slot] = bits;
                         seen.insert(bits);

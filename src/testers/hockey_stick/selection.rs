@@ -170,11 +170,9 @@ fn curves_from_sorted_ref(
 #[allow(clippy::type_complexity)]
 fn thresholds(sa: &Sorted, sb: &Sorted, growth: f64) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
     let (mut ts, mut ka, mut kb) = (Vec::new(), Vec::new(), Vec::new());
-    let mut rank = 1.0_f64;
     let mut last_t = f64::NAN;
-    while (rank as usize) <= sa.len() {
-        let t = sa.at(rank as usize - 1);
-        rank = (rank * growth).max(rank + 1.0);
+    for r in crate::testers::common::threshold_ranks(sa.len(), growth) {
+        let t = sa.at(r - 1);
         if t == last_t || t == f64::NEG_INFINITY {
             continue;
         }
