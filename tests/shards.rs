@@ -118,8 +118,15 @@ fn streamed_test_equals_in_memory() {
                 train,
                 transform: none,
             };
-            let streamed =
-                audit_split((&ta, &tb), &held, ("a", "b"), &claim, &testers, &config).unwrap();
+            let streamed = audit_split(
+                ((&ta).into(), (&tb).into()),
+                &held,
+                ("a", "b"),
+                &claim,
+                &testers,
+                &config,
+            )
+            .unwrap();
             assert_eq!(
                 serde_json::to_value(&streamed).unwrap(),
                 serde_json::to_value(&memory).unwrap(),

@@ -45,6 +45,7 @@ use crate::mechanisms::math::readable;
 use crate::mechanisms::{DatasetPair, Mechanism, PrivacyClaim, Samples};
 use crate::rng::{Seed, Side, Stream, chunk_len, sample_parallel};
 use crate::testers::pooled::{Pooled, Recorder};
+use crate::testers::rows::Rows;
 use crate::testers::{Divergence, HeldOut, HockeyStickTester, PropertyTester, allowed, violates};
 
 // The result record's types, where the runners' callers have always found them.
@@ -398,7 +399,7 @@ fn plan_bounds(
 enum Data<'a> {
     Memory(&'a Samples, &'a Samples),
     Split {
-        train: (&'a Samples, &'a Samples),
+        train: (Rows<'a>, Rows<'a>),
         held: &'a dyn HeldOut,
     },
 }
@@ -836,7 +837,7 @@ pub fn audit_samples(
 /// seeds and the bounds are those of [`audit_samples`] on the same rows when `train` holds
 /// the rows its testers would train on.
 pub fn audit_split(
-    train: (&Samples, &Samples),
+    train: (Rows<'_>, Rows<'_>),
     held: &dyn HeldOut,
     sources: (&str, &str),
     claim: &PrivacyClaim,
@@ -862,7 +863,7 @@ fn audit_data(
         )));
     }
     let ((a, b), n) = match data {
-        Data::Memory(a, b) => ((a, b), (a.n(), b.n())),
+        Data::Memory(a, b) => ((Rows::from(a), Rows::from(b)), (a.n(), b.n())),
         Data::Split { train, held } => (
             train,
             (

@@ -62,6 +62,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::mechanisms::Samples;
+use crate::testers::rows::{PackedRows, TrainRows};
 use crate::testers::{HeldOut, HeldOutEvents, Transform};
 
 /// Magic bytes of a binary shard.
@@ -626,21 +627,29 @@ impl Shard {
 
     /// [`ShardSet::head`] of a shard whose releases are in memory (`memory`, its own): its
     /// first `take` releases in the view `transform`.
+    /// The error a view's finite check gives for the first non-finite value of `head` (the
+    /// first rows of this shard's releases in memory), counted in its block of [`CHUNK_ROWS`]
+    /// as the check of a copy by blocks gives it.
+    fn check_finite(&self, head: &Samples, transform: &Transform) -> Result<()> {
+        let Some((row, col, v)) = head.first_non_finite() else {
+            return Ok(());
+        };
+        let start = row / CHUNK_ROWS * CHUNK_ROWS;
+        let e = transform.non_finite_error(row - start, col, v);
+        Err(bad(
+            &self.path,
+            format!("releases {start}.. (counted from 0): {e}"),
+        ))
+    }
+
     fn memory_head(&self, memory: &Samples, take: usize, transform: &Transform) -> Result<Samples> {
         if transform.keeps_values(self.dim) {
             // Releases in memory that the view keeps as they are: lent, not copied, after
             // the finite check `apply` makes (none for `none`), with the error the check
             // of a copy by blocks of CHUNK_ROWS gives (the row counted in its block).
             let head = memory.head(take);
-            if !transform.is_identity()
-                && let Some((row, col, v)) = head.first_non_finite()
-            {
-                let start = row / CHUNK_ROWS * CHUNK_ROWS;
-                let e = transform.non_finite_error(row - start, col, v);
-                return Err(bad(
-                    &self.path,
-                    format!("releases {start}.. (counted from 0): {e}"),
-                ));
+            if !transform.is_identity() {
+                self.check_finite(&head, transform)?;
             }
             return Ok(head);
         }
@@ -1134,6 +1143,47 @@ impl ShardSet {
             .map(|s| s.path.display().to_string())
             .collect::<Vec<_>>()
             .join(" + ")
+    }
+
+    /// [`ShardSet::head`] as training rows: the float-representation view of releases held in
+    /// memory is packed ([`PackedRows`]: the same values, an eighth of the memory), any other
+    /// view is [`ShardSet::head`]'s. The same rows and the same errors.
+    pub fn head_rows(&self, n: usize, transform: &Transform) -> Result<TrainRows> {
+        if matches!(transform, Transform::FloatRepr)
+            && let Some(packed) = self.packed_head(n, transform)?
+        {
+            return Ok(TrainRows::Packed(packed));
+        }
+        Ok(TrainRows::Values(self.head(n, transform)?))
+    }
+
+    /// The first `n` rows' float-representation view, packed, when every shard they come from
+    /// is held in memory (`None` otherwise: [`ShardSet::head`] reads them).
+    fn packed_head(&self, n: usize, transform: &Transform) -> Result<Option<PackedRows>> {
+        let mut parts = Vec::new();
+        let mut got = 0usize;
+        for s in &self.shards {
+            if got >= n {
+                break;
+            }
+            let take = (n - got).min(s.rows);
+            let Some(memory) = &s.memory else {
+                return Ok(None);
+            };
+            let head = memory.head(take);
+            s.check_finite(&head, transform)?;
+            let packed =
+                crate::stages::time("the view (transform)", || PackedRows::float_repr(&head));
+            let Some(packed) = packed else {
+                return Ok(None);
+            };
+            parts.push(packed);
+            got += take;
+        }
+        if parts.len() == 1 {
+            return Ok(parts.pop());
+        }
+        Ok(PackedRows::concat(parts))
     }
 
     /// The first `n` releases (all if `n ≥ rows`), in memory.

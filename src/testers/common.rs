@@ -18,6 +18,7 @@ use super::{Divergence, EventBound};
 use crate::bounds::{clopper_pearson_lower, clopper_pearson_upper, wilson_lower, wilson_upper};
 use crate::error::{Error, Result};
 use crate::mechanisms::{PrivacyClaim, Samples};
+use crate::testers::rows::Rows;
 
 /// A hasher for keys that are already well-mixed 64-bit values ([`pattern_key`], cell keys): it
 /// passes them through (SipHash would only cost time).
@@ -120,7 +121,7 @@ pub(crate) fn bernstein_deviation(var: f64, range: f64, m: f64, a: f64) -> f64 {
 /// Distinct values (as bits) of coordinate j among rows, up to `cap + 1`. (FxHash: only the
 /// count is read, so the hasher cannot change an answer, and SipHash only cost time.)
 pub(crate) fn distinct_values(
-    s: &Samples,
+    s: Rows<'_>,
     rows: std::ops::Range<usize>,
     j: usize,
     cap: usize,
@@ -139,24 +140,11 @@ pub(crate) fn distinct_values(
         }
         seen.len()
     };
-    let v = s.values();
-    match v.as_slice() {
-        Some(flat) => {
-            let d = s.dim();
-            for i in rows {
-                if note(flat[i * d + j].to_bits()) > cap {
-                    break;
-                }
-            }
-        }
-        None => {
-            for i in rows {
-                if note(v[[i, j]].to_bits()) > cap {
-                    break;
-                }
-            }
-        }
-    }
+    let d = s.dim();
+    s.try_blocks(rows, |_, flat| {
+        flat.chunks_exact(d)
+            .all(|row| note(row[j].to_bits()) <= cap)
+    });
     seen.len()
 }
 
@@ -165,43 +153,45 @@ pub(crate) fn distinct_values(
 /// instead of once per coordinate. For releases of a few coordinates (the float view's five);
 /// wider ones are counted a coordinate at a time, in parallel.
 pub(crate) fn distinct_values_all(
-    s: &Samples,
+    s: Rows<'_>,
     rows: std::ops::Range<usize>,
     cap: usize,
 ) -> Vec<usize> {
     let d = s.dim();
-    let v = s.values();
-    let Some(flat) = v.as_slice().filter(|_| d <= 16) else {
+    let contiguous = s.samples().is_none_or(|v| v.values().as_slice().is_some());
+    if d > 16 || !contiguous {
         return (0..d)
             .into_par_iter()
             .map(|j| distinct_values(s, rows.clone(), j, cap))
             .collect();
-    };
+    }
     let mut seen: Vec<rustc_hash::FxHashSet<u64>> = vec![Default::default(); d];
     // Per coordinate, the direct-mapped cache of `distinct_values`.
     let mut cache = vec![[u64::MAX; 256]; d];
     let mut open: Vec<usize> = (0..d).collect();
-    for i in rows {
-        let row = &flat[i * d..(i + 1) * d];
-        let mut k = 0;
-        while k < open.len() {
-            let j = open[k];
-            let bits = row[j].to_bits();
-            let slot = cache_slot(bits);
-            if cache[j][slot] != bits || bits == u64::MAX {
-                cache[j][slot] = bits;
-                seen[j].insert(bits);
-                if seen[j].len() > cap {
-                    open.swap_remove(k);
-                    continue;
+    s.try_blocks(rows, |_, flat| {
+        for row in flat.chunks_exact(d) {
+            let mut k = 0;
+            while k < open.len() {
+                let j = open[k];
+                let bits = row[j].to_bits();
+                let slot = cache_slot(bits);
+                if cache[j][slot] != bits || bits == u64::MAX {
+                    cache[j][slot] = bits;
+                    seen[j].insert(bits);
+                    if seen[j].len() > cap {
+                        open.swap_remove(k);
+                        continue;
+                    }
                 }
+                k += 1;
             }
-            k += 1;
+            if open.is_empty() {
+                return false;
+            }
         }
-        if open.is_empty() {
-            break;
-        }
-    }
+        true
+    });
     seen.iter().map(|h| h.len()).collect()
 }
 
@@ -251,8 +241,8 @@ fn form_coordinate_kinds(
     let mut discrete = Vec::new();
     let mut continuous = Vec::new();
     let (dp, dq) = rayon::join(
-        || distinct_values_all(p, 0..np, cap),
-        || distinct_values_all(q, 0..nq, cap),
+        || distinct_values_all(p.into(), 0..np, cap),
+        || distinct_values_all(q.into(), 0..nq, cap),
     );
     for (j, (dp, dq)) in dp.into_iter().zip(dq).enumerate() {
         let most = dp.max(dq);

@@ -20,6 +20,7 @@ pub mod mmd;
 pub(crate) mod pooled;
 pub mod renyi;
 pub(crate) mod renyi_grid;
+pub mod rows;
 pub mod transforms;
 
 pub(crate) use common::PLANNING_NOISE_REDUCTION;
@@ -467,8 +468,8 @@ pub trait PropertyTester: Send + Sync + fmt::Debug {
     /// read in one pass. Testers that can only read samples in memory refuse (the default).
     fn select_and_bound_split(
         &self,
-        _train_p: &Samples,
-        _train_q: &Samples,
+        _train_p: rows::Rows<'_>,
+        _train_q: rows::Rows<'_>,
         _held: &dyn HeldOut,
         _candidates: &[(Divergence, f64)],
         _failure_probability: f64,
@@ -618,6 +619,17 @@ pub fn check_inputs(
     failure_probability: f64,
     min_n: usize,
 ) -> Result<()> {
+    check_rows(p.into(), q.into(), failure_probability, min_n)
+}
+
+/// [`check_inputs`] of training rows however they are held (packed rows are a view of finite
+/// releases, finite themselves: only their dimension and size are checked).
+pub fn check_rows(
+    p: rows::Rows<'_>,
+    q: rows::Rows<'_>,
+    failure_probability: f64,
+    min_n: usize,
+) -> Result<()> {
     if !(failure_probability > 0.0 && failure_probability < 1.0) {
         return Err(Error::InvalidConfig(format!(
             "failure probability β = {failure_probability}; allowed: 0 < β < 1"
@@ -631,7 +643,9 @@ pub fn check_inputs(
         )));
     }
     for (side, s) in [("first", p), ("second", q)] {
-        if let Some((i, j, v)) = s.first_non_finite() {
+        if let Some(s) = s.samples()
+            && let Some((i, j, v)) = s.first_non_finite()
+        {
             return Err(Error::InvalidSamples(format!(
                 "{side} side: release {i}, coordinate {j} is {v}; samples must be finite"
             )));

@@ -10,6 +10,7 @@ use crate::error::{Error, Result};
 use crate::modes::claim::ClaimArg;
 use crate::report::output::{announce_report, split_late, to_json};
 use crate::testers::Transform;
+use crate::testers::rows::{Rows, TrainRows};
 
 type Sides = (
     crate::sources::shards::ShardSet,
@@ -53,7 +54,7 @@ pub(super) fn test_view_report(
                 &testers,
                 &config,
             )?;
-            (r, sa, sb)
+            (r, TrainRows::Values(sa), TrainRows::Values(sb))
         }
     };
     r.skipped_testers = skipped;
@@ -61,7 +62,7 @@ pub(super) fn test_view_report(
     if let Some(e) = r.empirical_epsilon.as_mut() {
         e.accountant = claim_arg.accountant.clone().filter(|x| x.delta == e.delta);
     }
-    finish_view(a, r, (&sa, &sb), set_dim, announce, held)
+    finish_view(a, r, (sa.rows(), sb.rows()), set_dim, announce, held)
 }
 
 /// Training rows per side when every tester can stream, with the same split (None: the sides
@@ -108,22 +109,18 @@ fn audit_streamed(
     held: Held<'_>,
     sides: &Sides,
     train: (usize, usize),
-) -> Result<(
-    crate::audit::SampleTestReport,
-    crate::mechanisms::Samples,
-    crate::mechanisms::Samples,
-)> {
+) -> Result<(crate::audit::SampleTestReport, TrainRows, TrainRows)> {
     let claim = claim_arg.claim;
     let (set_a, set_b) = (sides.0.clone(), sides.1.clone());
     let (na, nb) = (set_a.names(), set_b.names());
     let (ta, tb) = crate::stages::time("read the training rows", || {
         Ok::<_, Error>((
-            set_a.head(train.0, &transform)?,
-            set_b.head(train.1, &transform)?,
+            set_a.head_rows(train.0, &transform)?,
+            set_b.head_rows(train.1, &transform)?,
         ))
     })?;
     let held_out = (set_a.rows - train.0, set_b.rows - train.1);
-    let train_rows = (&ta, &tb);
+    let train_rows = (ta.rows(), tb.rows());
     let r = match held {
         Held::Read | Held::Given(_) => {
             let held = crate::sources::shards::Streamed {
@@ -173,7 +170,7 @@ fn audit_streamed(
 fn finish_view(
     a: &TestOptions,
     r: crate::audit::SampleTestReport,
-    (sa, sb): (&crate::mechanisms::Samples, &crate::mechanisms::Samples),
+    (sa, sb): (Rows<'_>, Rows<'_>),
     dim: usize,
     announce: bool,
     held: Held<'_>,
@@ -181,12 +178,7 @@ fn finish_view(
     let code = crate::report::output::exit_code(r.verdict);
     // The figures show the first releases of each side (the samples are the data here;
     // nothing is drawn; a streamed test holds its training rows, the first ones).
-    let head = |s: &crate::mechanisms::Samples| -> Result<crate::mechanisms::Samples> {
-        let n = s.n().min(crate::report::PLOT_SAMPLES_PER_SIDE);
-        Ok(crate::mechanisms::Samples::new(
-            s.values().slice(ndarray::s![..n, ..]).to_owned(),
-        )?)
-    };
+    let head = |s: Rows<'_>| s.head_samples(crate::report::PLOT_SAMPLES_PER_SIDE);
     // Copied only for a page that will be written (the float layer's rows are five values
     // each: copying them cost a millisecond at 10^5 releases per side, for nothing).
     let writes_page = !a.output.no_report && held.is_read_or_replay();

@@ -5,13 +5,13 @@
 use rayon::prelude::*;
 
 use super::score::{AtomTable, Packer, PatternMap, with_key};
-use crate::mechanisms::Samples;
+use crate::testers::rows::Rows;
 
 /// Smoothed log-likelihood-ratio table of the patterns of `coords` on the training rows.
 pub(super) fn atom_table(
-    p: &Samples,
+    p: Rows<'_>,
     np: usize,
-    q: &Samples,
+    q: Rows<'_>,
     nq: usize,
     coords: &[usize],
 ) -> AtomTable {
@@ -46,30 +46,39 @@ const PACKED_VALUES: usize = 4096;
 /// has more than [`PACKED_VALUES`] values or the patterns span more packed indices than
 /// max(2^16, the rows), where a dense array of counts would not pay.
 pub(super) fn packed_counts(
-    p: &Samples,
+    p: Rows<'_>,
     np: usize,
-    q: &Samples,
+    q: Rows<'_>,
     nq: usize,
     coords: &[usize],
 ) -> Option<PatternMap<(f64, f64)>> {
-    let (fp, fq) = (p.values().as_slice()?, q.values().as_slice()?);
+    let contiguous = |s: Rows<'_>| s.samples().is_none_or(|v| v.values().as_slice().is_some());
+    if !contiguous(p) || !contiguous(q) {
+        return None;
+    }
     let d = p.dim();
     let values: Vec<Vec<u64>> = coords
         .par_iter()
         .map(|&j| {
             let mut seen = rustc_hash::FxHashSet::default();
             let mut cache = [u64::MAX; 256];
-            for (flat, n) in [(fp, np), (fq, nq)] {
-                for i in 0..n {
-                    let bits = flat[i * d + j].to_bits();
-                    let slot = crate::testers::common::cache_slot(bits);
-                    if cache[slot] != bits || bits == u64::MAX {
-                        cache[slot] = bits;
-                        seen.insert(bits);
-                        if seen.len() > PACKED_VALUES {
-                            return None;
+            for (s, n) in [(p, np), (q, nq)] {
+                let fits = s.try_blocks(0..n, |_, flat| {
+                    for row in flat.chunks_exact(d) {
+                        let bits = row[j].to_bits();
+                        let slot = crate::testers::common::cache_slot(bits);
+                        if cache[slot] != bits || bits == u64::MAX {
+                            cache[slot] = bits;
+                            seen.insert(bits);
+                            if seen.len() > PACKED_VALUES {
+                                return false;
+                            }
                         }
                     }
+                    true
+                });
+                if !fits {
+                    return None;
                 }
             }
             Some(seen.into_iter().collect())
@@ -79,15 +88,23 @@ pub(super) fn packed_counts(
     if packer.size > (1 << 16).max(np + nq) {
         return None;
     }
-    let side = |flat: &[f64], n: usize| -> Option<Vec<u32>> {
+    let side = |s: Rows<'_>, n: usize| -> Option<Vec<u32>> {
         let mut counts = vec![0u32; packer.size];
-        for i in 0..n {
-            let c = &mut counts[packer.index(&flat[i * d..(i + 1) * d])?];
-            *c = c.checked_add(1)?;
-        }
-        Some(counts)
+        let counted = s.try_blocks(0..n, |_, flat| {
+            for row in flat.chunks_exact(d) {
+                let Some(c) = packer.index(row).map(|k| &mut counts[k]) else {
+                    return false;
+                };
+                let Some(more) = c.checked_add(1) else {
+                    return false;
+                };
+                *c = more;
+            }
+            true
+        });
+        counted.then_some(counts)
     };
-    let (cp, cq) = rayon::join(|| side(fp, np), || side(fq, nq));
+    let (cp, cq) = rayon::join(|| side(p, np), || side(q, nq));
     let (cp, cq) = (cp?, cq?);
     Some(
         cp.iter()
@@ -102,24 +119,24 @@ pub(super) fn packed_counts(
 /// The training rows' count of each pattern of `coords` on each side, by hashing each row's
 /// key.
 pub(super) fn hashed_counts(
-    p: &Samples,
+    p: Rows<'_>,
     np: usize,
-    q: &Samples,
+    q: Rows<'_>,
     nq: usize,
     coords: &[usize],
 ) -> PatternMap<(f64, f64)> {
     // The two sides counted at once, then merged: each count is a whole number of rows of one
     // side, so the table is the same as counted in one pass.
-    let side = |s: &Samples, n: usize| {
+    let side = |s: Rows<'_>, n: usize| {
         let mut m: PatternMap<f64> = PatternMap::default();
-        for i in 0..n {
-            with_key(&s.row(i), coords, |k| match m.get_mut(k) {
+        s.for_rows(0..n, |_, row| {
+            with_key(&row, coords, |k| match m.get_mut(k) {
                 Some(c) => *c += 1.0,
                 None => {
                     m.insert(k.to_vec(), 1.0);
                 }
             });
-        }
+        });
         m
     };
     let (cp, cq) = rayon::join(|| side(p, np), || side(q, nq));
@@ -149,16 +166,15 @@ pub(super) const NEAR_PER_COORD: usize = 4;
 /// skipped, since a cluster straddling a rounding boundary splits in two). Training rows only,
 /// so the events built on them are independent of the held-out rows like every other
 /// candidate.
-pub(super) fn near_centres(p: &Samples, np: usize, q: &Samples, nq: usize, j: usize) -> Vec<f64> {
+pub(super) fn near_centres(p: Rows<'_>, np: usize, q: Rows<'_>, nq: usize, j: usize) -> Vec<f64> {
     // The pooled finite training values, read in place (their order matters nowhere below:
     // counts, and groups sorted before their medians are taken).
+    let (cp, cq) = (p.column(j, 0..np), q.column(j, 0..nq));
     let pooled = || {
-        let (cp, cq) = (p.values().column(j), q.values().column(j));
-        let (cp, cq) = (
-            cp.slice_move(ndarray::s![..np]),
-            cq.slice_move(ndarray::s![..nq]),
-        );
-        cp.into_iter().chain(cq).copied().filter(|x| x.is_finite())
+        cp.iter()
+            .chain(cq.iter())
+            .copied()
+            .filter(|x| x.is_finite())
     };
     let mut abs: Vec<f64> = Vec::with_capacity(np + nq);
     abs.extend(pooled().map(f64::abs));

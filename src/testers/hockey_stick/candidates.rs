@@ -9,8 +9,8 @@ use super::learned::fit_learned;
 use super::score::{AtomTable, PatternMap, Score, with_key};
 use super::selection::Curve;
 use super::{HockeyStickForm, HockeyStickTester};
-use crate::mechanisms::Samples;
 use crate::testers::common::distinct_values_all;
+use crate::testers::rows::Rows;
 
 /// The coordinates of an output by what the training rows show of them.
 struct Coordinates {
@@ -72,7 +72,7 @@ pub(super) struct MemoKey {
 }
 
 impl MemoKey {
-    fn of(t: &HockeyStickTester, p: &Samples, np: usize, q: &Samples, nq: usize) -> MemoKey {
+    fn of(t: &HockeyStickTester, p: Rows<'_>, np: usize, q: Rows<'_>, nq: usize) -> MemoKey {
         use std::hash::Hasher;
         // Blocks of values hashed in parallel, each in four interleaved lanes (one FxHash chain
         // a value is a chain of dependent multiplications), then the blocks' hashes in order:
@@ -95,23 +95,28 @@ impl MemoKey {
         };
         let mut h = rustc_hash::FxHasher::default();
         for (s, n) in [(p, np), (q, nq)] {
-            let v = s.values();
-            let owned;
-            let flat = match v.as_slice() {
-                Some(flat) => &flat[..n * s.dim()],
-                None => {
-                    owned = (0..n).flat_map(|i| v.row(i).to_vec()).collect::<Vec<f64>>();
-                    &owned[..]
-                }
-            };
-            let blocks: Vec<u64> = flat.par_chunks(BLOCK).map(block_hash).collect();
+            // Blocks of whole rows (about BLOCK values each), hashed in parallel.
+            let d = s.dim().max(1);
+            let per_block = BLOCK.div_ceil(d);
+            let starts: Vec<usize> = (0..n).step_by(per_block.max(1)).collect();
+            let blocks: Vec<u64> = starts
+                .par_iter()
+                .map(|&start| {
+                    // (values held as f64 come in one piece, hashed in place)
+                    let mut h = rustc_hash::FxHasher::default();
+                    s.for_blocks(start..(start + per_block).min(n), |_, b| {
+                        h.write_u64(block_hash(b));
+                    });
+                    h.finish()
+                })
+                .collect();
             blocks.iter().for_each(|b| h.write_u64(*b));
             h.write_usize(n);
         }
         MemoKey {
             settings: (t.form, t.max_discrete_values, t.near_atoms, t.learned_score),
             rows: (np, nq, p.dim()),
-            addresses: (p.values().as_ptr() as usize, q.values().as_ptr() as usize),
+            addresses: (p.address(), q.address()),
             hash: h.finish(),
         }
     }
@@ -122,9 +127,9 @@ impl HockeyStickTester {
     /// [`MemoKey`]): the verdict's selection and the ε estimate ask for the same list.
     pub(super) fn candidates_once(
         &self,
-        p: &Samples,
+        p: Rows<'_>,
         np: usize,
-        q: &Samples,
+        q: Rows<'_>,
         nq: usize,
     ) -> (MemoKey, Vec<Score>) {
         let key = MemoKey::of(self, p, np, q, nq);
@@ -144,7 +149,7 @@ impl HockeyStickTester {
     /// The candidate scores of `p` against `q` from their training rows. Those of `q` against
     /// `p` are these mirrored ([`Score::mirrored`]): every choice below reads both sides'
     /// training rows symmetrically.
-    pub(super) fn candidates(&self, p: &Samples, np: usize, q: &Samples, nq: usize) -> Vec<Score> {
+    pub(super) fn candidates(&self, p: Rows<'_>, np: usize, q: Rows<'_>, nq: usize) -> Vec<Score> {
         let fit = |coords: &[usize], decision: bool| {
             fit_learned(p, np, q, nq, coords, decision).map(|m| Score::Learned(Box::new(m)))
         };
@@ -228,7 +233,7 @@ impl HockeyStickTester {
     /// `max_discrete_values`, and at least 10 training rows per value) make a coordinate
     /// discrete, more make it continuous, and a constant one is left out unless the sides'
     /// constants differ.
-    fn classify_coordinates(&self, p: &Samples, np: usize, q: &Samples, nq: usize) -> Coordinates {
+    fn classify_coordinates(&self, p: Rows<'_>, np: usize, q: Rows<'_>, nq: usize) -> Coordinates {
         let cap = self.max_discrete_values;
         let mut c = Coordinates {
             discrete: Vec::new(),
@@ -246,7 +251,7 @@ impl HockeyStickTester {
             let few = dp.max(dq) <= cap && dp.max(dq) * 10 <= np.min(nq);
             if dp.max(dq) <= 1 {
                 // Constant on both sides: no information, unless the constants differ.
-                if p.values()[[0, j]].to_bits() != q.values()[[0, j]].to_bits() {
+                if p.get(0, j).to_bits() != q.get(0, j).to_bits() {
                     c.discrete.push(j);
                 }
                 continue;
@@ -275,9 +280,9 @@ impl HockeyStickTester {
 /// with more than two values is offered too, estimated the same way (a leak in the low mantissa
 /// bits within one binade of one coordinate is a pair).
 fn atom_scores(
-    p: &Samples,
+    p: Rows<'_>,
     np: usize,
-    q: &Samples,
+    q: Rows<'_>,
     nq: usize,
     coords: &Coordinates,
     table: AtomTable,
@@ -319,9 +324,9 @@ fn atom_scores(
 /// A continuous coordinate (each sign) restricted to one of the 16 most frequent patterns of
 /// the discrete coordinates (pooled over both sides' training rows).
 fn conditional_scores(
-    p: &Samples,
+    p: Rows<'_>,
     np: usize,
-    q: &Samples,
+    q: Rows<'_>,
     nq: usize,
     coords: &Coordinates,
 ) -> Vec<Score> {
@@ -332,14 +337,14 @@ fn conditional_scores(
     } = coords;
     let mut freq: PatternMap<usize> = PatternMap::default();
     for (s, n) in [(p, np), (q, nq)] {
-        for i in 0..n {
-            with_key(&s.row(i), discrete, |k| match freq.get_mut(k) {
+        s.for_rows(0..n, |_, row| {
+            with_key(&row, discrete, |k| match freq.get_mut(k) {
                 Some(c) => *c += 1,
                 None => {
                     freq.insert(k.to_vec(), 1);
                 }
             });
-        }
+        });
     }
     let mut patterns: Vec<(usize, Vec<u64>)> = freq.into_iter().map(|(k, c)| (c, k)).collect();
     patterns.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));

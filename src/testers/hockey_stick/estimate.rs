@@ -15,6 +15,7 @@ use crate::bounds::{normal_upper_quantile, wilson_lower, wilson_upper};
 use crate::error::Result;
 use crate::mechanisms::Samples;
 use crate::testers::common::train_rows;
+use crate::testers::rows::Rows;
 use crate::testers::{EventBound, HeldOut, Tail};
 
 /// What the μ estimate found (see [`HockeyStickTester::estimate_mu_in_memory`]).
@@ -107,7 +108,16 @@ impl HockeyStickTester {
         let Some(held) = self.estimate_split(p, q) else {
             return Ok(None);
         };
-        self.estimate_epsilon(p, held.p.1, q, held.q.1, &held, delta, beta, rng)
+        self.estimate_epsilon(
+            p.into(),
+            held.p.1,
+            q.into(),
+            held.q.1,
+            &held,
+            delta,
+            beta,
+            rng,
+        )
     }
 
     /// See [`HockeyStickTester::estimate_epsilon_in_memory`]; here the training rows are
@@ -115,9 +125,9 @@ impl HockeyStickTester {
     #[allow(clippy::too_many_arguments)]
     pub fn estimate_epsilon(
         &self,
-        p: &Samples,
+        p: Rows<'_>,
         np: usize,
-        q: &Samples,
+        q: Rows<'_>,
         nq: usize,
         held: &dyn HeldOut,
         delta: f64,
@@ -215,7 +225,7 @@ impl HockeyStickTester {
         let Some(held) = self.estimate_split(p, q) else {
             return Ok(None);
         };
-        self.estimate_mu(p, held.p.1, q, held.q.1, &held, beta)
+        self.estimate_mu(p.into(), held.p.1, q.into(), held.q.1, &held, beta)
     }
 
     /// See [`HockeyStickTester::estimate_mu_in_memory`]; here the training rows are `0..np` of
@@ -226,9 +236,9 @@ impl HockeyStickTester {
     /// The held-out rows cannot be read (shards).
     pub fn estimate_mu(
         &self,
-        p: &Samples,
+        p: Rows<'_>,
         np: usize,
-        q: &Samples,
+        q: Rows<'_>,
         nq: usize,
         held: &dyn HeldOut,
         beta: f64,
@@ -294,9 +304,9 @@ impl HockeyStickTester {
     #[allow(clippy::too_many_arguments)]
     fn search_estimate_event(
         &self,
-        p: &Samples,
+        p: Rows<'_>,
         np: usize,
-        q: &Samples,
+        q: Rows<'_>,
         nq: usize,
         held: (usize, usize),
         beta: f64,
@@ -386,7 +396,7 @@ impl HockeyStickTester {
 
     /// The estimate stages' curves: every candidate score of the event-search form (whatever
     /// this tester's form) in both directions, thresholds at a-ranks growing by 1 %.
-    fn estimate_curves(&self, p: &Samples, np: usize, q: &Samples, nq: usize) -> [Vec<Curve>; 2] {
+    fn estimate_curves(&self, p: Rows<'_>, np: usize, q: Rows<'_>, nq: usize) -> [Vec<Curve>; 2] {
         let search = Self {
             form: HockeyStickForm::EventSearch,
             ..self.clone()

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::mechanisms::Samples;
+use crate::testers::rows::Rows;
 
 /// Most training rows per side the discriminator is fitted on.
 const FIT_ROWS_PER_SIDE: usize = 10_000;
@@ -80,9 +80,9 @@ impl LearnedScore {
 /// equal counts make the classes balanced (the logit then estimates ln(p/q)). `None` when no
 /// coordinate varies or the fit fails; the candidate is then skipped.
 pub(super) fn fit_learned(
-    a: &Samples,
+    a: Rows<'_>,
     na: usize,
-    b: &Samples,
+    b: Rows<'_>,
     nb: usize,
     coords: &[usize],
     decision: bool,
@@ -100,11 +100,7 @@ pub(super) fn fit_learned(
     }
     let rows = 2 * m;
     let value = |i: usize, j: usize| {
-        if i < m {
-            a.values()[[i, j]]
-        } else {
-            b.values()[[i - m, j]]
-        }
+        if i < m { a.get(i, j) } else { b.get(i - m, j) }
     };
     // Pooled standardization of each coordinate and of its square (training rows only).
     let moments = |f: &dyn Fn(usize) -> f64| {

@@ -130,9 +130,12 @@ use rand::Rng;
 
 use self::selection::{Allowed, Choice};
 use super::common::{check_fraction, hockey_stick_epsilon, train_rows};
-use super::{Divergence, HeldOut, Measurement, PropertyTester, Selected, Tail, check_inputs};
+use super::{
+    Divergence, HeldOut, Measurement, PropertyTester, Selected, Tail, check_inputs, check_rows,
+};
 use crate::error::{Error, Result};
 use crate::mechanisms::{PrivacyClaim, Samples};
+use crate::testers::rows::Rows;
 
 pub use self::estimate::{EpsilonEvent, MuEvent};
 pub use self::prepared::PreparedEvents;
@@ -293,9 +296,9 @@ impl PropertyTester for HockeyStickTester {
             q: (q, nq),
         };
         let Some((_, choice, curves)) = self.select(
-            p,
+            p.into(),
             np,
-            q,
+            q.into(),
             nq,
             (held.rows(false), held.rows(true)),
             &[(epsilon, 0.0)],
@@ -337,6 +340,7 @@ impl PropertyTester for HockeyStickTester {
             p: (p, np),
             q: (q, nq),
         };
+        let (p, q) = (p.into(), q.into());
         self.select_and_bound_on(p, np, q, nq, &held, candidates, failure_probability, rng)
     }
 
@@ -346,14 +350,14 @@ impl PropertyTester for HockeyStickTester {
 
     fn select_and_bound_split(
         &self,
-        train_p: &Samples,
-        train_q: &Samples,
+        train_p: Rows<'_>,
+        train_q: Rows<'_>,
         held: &dyn HeldOut,
         candidates: &[(Divergence, f64)],
         failure_probability: f64,
         rng: &mut dyn Rng,
     ) -> Result<Option<Selected>> {
-        check_inputs(train_p, train_q, failure_probability, 4)?;
+        check_rows(train_p, train_q, failure_probability, 4)?;
         if held.rows(false) < 16 || held.rows(true) < 16 {
             return Err(Error::InvalidSamples(format!(
                 "{} and {} held-out releases; the hockey-stick tester needs at least 16 per side",
@@ -382,9 +386,9 @@ impl HockeyStickTester {
     #[allow(clippy::too_many_arguments)]
     fn select_and_bound_on(
         &self,
-        p: &Samples,
+        p: Rows<'_>,
         np: usize,
-        q: &Samples,
+        q: Rows<'_>,
         nq: usize,
         held: &dyn HeldOut,
         candidates: &[(Divergence, f64)],

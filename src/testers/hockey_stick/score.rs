@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::learned::LearnedScore;
 use crate::mechanisms::Samples;
+use crate::testers::rows::Rows;
 
 /// A candidate score s(x); the event is {s(x) ≥ t}. Serializable (exactly: floats in
 /// shortest round-trip form, the atom table as a sorted list) so that a chosen event can be
@@ -488,6 +489,38 @@ impl Score {
         }
     }
 
+    /// [`Score::eval_rows`] of training rows however they are held: packed rows are decoded a
+    /// block at a time (the same values, so the same scores).
+    pub(super) fn eval_rows_of(&self, s: Rows<'_>, rows: std::ops::Range<usize>) -> Vec<f64> {
+        match s {
+            Rows::Values(s) => self.eval_rows(s, rows),
+            Rows::Packed(_) => {
+                let d = s.dim();
+                let mut out = Vec::with_capacity(rows.len());
+                let packed = match self {
+                    Score::Atoms { coords, table, .. } => PackedAtoms::new(coords, table),
+                    _ => None,
+                };
+                s.for_blocks(rows, |_, flat| {
+                    let each = flat.chunks_exact(d);
+                    match (self, &packed) {
+                        (Score::Coordinate { j, sign }, _) => {
+                            out.extend(each.map(|r| sign * r[*j]));
+                        }
+                        (Score::Near { j, centre }, _) => {
+                            out.extend(each.map(|r| -(r[*j] - centre).abs()));
+                        }
+                        (Score::Atoms { .. }, Some(packed)) => {
+                            out.extend(each.map(|r| packed.eval(r)));
+                        }
+                        _ => out.extend(each.map(|r| self.eval(&ndarray::ArrayView1::from(r)))),
+                    }
+                });
+                out
+            }
+        }
+    }
+
     pub(super) fn describe(&self, t: f64) -> String {
         let coord = |j: usize, sign: f64| {
             if sign > 0.0 {
@@ -591,14 +624,14 @@ impl Score {
 }
 
 /// The scores of `rows`, in row order (computed in parallel blocks).
-pub(super) fn scores_of(score: &Score, s: &Samples, rows: std::ops::Range<usize>) -> Vec<f64> {
+pub(super) fn scores_of(score: &Score, s: Rows<'_>, rows: std::ops::Range<usize>) -> Vec<f64> {
     let blocks = row_blocks(&rows, PAR_ROWS);
     // Each block written into its place in one array (no list of parts joined afterwards: the
     // scores are held once, not twice).
     let mut out = vec![0.0; rows.len()];
     out.par_chunks_mut(PAR_ROWS)
         .zip(blocks)
-        .for_each(|(dst, b)| dst.copy_from_slice(&score.eval_rows(s, b)));
+        .for_each(|(dst, b)| dst.copy_from_slice(&score.eval_rows_of(s, b)));
     out
 }
 

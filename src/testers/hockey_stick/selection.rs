@@ -9,7 +9,7 @@ use super::counting::BINOMIAL_MAX_HELD;
 use super::score::Score;
 use super::sorted::{Sorted, sorted_side};
 use crate::bounds::{contrast_null_share, normal_upper_quantile, wilson_lower, wilson_upper};
-use crate::mechanisms::Samples;
+use crate::testers::rows::Rows;
 
 /// Share of a bound's β spent on the Berger–Boos confidence bound of the nuisance mean μ_W (see
 /// [`crate::bounds::poisson_contrast_lower`]); the conditional test runs at the rest.
@@ -74,9 +74,9 @@ pub(super) const ESTIMATE_GROWTH: f64 = 1.01;
 /// the same sorted scores at different threshold spacings).
 pub(super) fn curves_with_growths(
     score: Score,
-    a: &Samples,
+    a: Rows<'_>,
     na: usize,
-    b: &Samples,
+    b: Rows<'_>,
     nb: usize,
     spacings: &[(f64, f64)],
 ) -> Vec<Curve> {
@@ -89,9 +89,9 @@ pub(super) fn curves_with_growths(
 /// ([`sorted_side`]: a discrete score's as runs), both sides at once.
 pub(super) fn sorted_scores(
     score: &Score,
-    a: &Samples,
+    a: Rows<'_>,
     na: usize,
-    b: &Samples,
+    b: Rows<'_>,
     nb: usize,
 ) -> (Sorted, Sorted) {
     let start = score.selection_start();
@@ -267,9 +267,9 @@ impl HockeyStickTester {
     #[allow(clippy::type_complexity, clippy::too_many_arguments)]
     pub(super) fn select(
         &self,
-        p: &Samples,
+        p: Rows<'_>,
         np: usize,
-        q: &Samples,
+        q: Rows<'_>,
         nq: usize,
         held: (usize, usize),
         cands: &[(f64, f64)],
@@ -302,9 +302,9 @@ impl HockeyStickTester {
     /// `reverse`), on the training rows; the reverse learned score is the forward one negated.
     fn selection_curves(
         &self,
-        p: &Samples,
+        p: Rows<'_>,
         np: usize,
-        q: &Samples,
+        q: Rows<'_>,
         nq: usize,
         lambda: f64,
         reverse: bool,
@@ -413,8 +413,8 @@ pub(super) fn job_curves(
     forward: &[Score],
     i: usize,
     paired: bool,
-    (p, np): (&Samples, usize),
-    (q, nq): (&Samples, usize),
+    (p, np): (Rows<'_>, usize),
+    (q, nq): (Rows<'_>, usize),
     reverse: bool,
     spacings: &[(f64, f64)],
 ) -> Vec<JobCurves> {

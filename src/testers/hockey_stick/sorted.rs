@@ -6,8 +6,8 @@
 use rayon::prelude::*;
 
 use super::score::{PackedAtoms, Score, row_blocks, scores_of};
-use crate::mechanisms::Samples;
 use crate::testers::common::{COUNTED_VALUES, distinct_counts, total_order_key, total_order_value};
+use crate::testers::rows::Rows;
 
 /// Rows of a side scored at once when its scores are counted ([`sorted_side`]).
 const COUNT_ROWS: usize = 1 << 14;
@@ -116,12 +116,12 @@ impl Sorted {
 /// its distinct values counted, blocks in parallel, and the counts summed (order-free), so no
 /// list of one score per row is written; otherwise, or when the blocks together take more
 /// values, the scores are written into one list and sorted ([`sort_keys_desc`]).
-pub(super) fn sorted_side(score: &Score, s: &Samples, rows: std::ops::Range<usize>) -> Sorted {
+pub(super) fn sorted_side(score: &Score, s: Rows<'_>, rows: std::ops::Range<usize>) -> Sorted {
     if let Some(runs) = counted_atoms(score, s, rows.clone()) {
         return runs;
     }
     let blocks = row_blocks(&rows, COUNT_ROWS);
-    let counted = |b: &std::ops::Range<usize>| distinct_counts(&score.eval_rows(s, b.clone()));
+    let counted = |b: &std::ops::Range<usize>| distinct_counts(&score.eval_rows_of(s, b.clone()));
     if let Some(first) = blocks.first().and_then(counted) {
         let rest: Option<Vec<Vec<(u64, usize)>>> = blocks[1..].par_iter().map(counted).collect();
         if let Some(runs) = rest.and_then(|rest| runs_of(std::iter::once(first).chain(rest))) {
@@ -143,7 +143,7 @@ const COUNTED_INDICES: usize = 1 << 14;
 /// hash per score. `None` when the score is not such a table, the releases are not one
 /// contiguous block, the table spans more than [`COUNTED_INDICES`] packed indices, or its
 /// scores take more than [`COUNTED_VALUES`] values (then [`sorted_side`] scores the rows).
-fn counted_atoms(score: &Score, s: &Samples, rows: std::ops::Range<usize>) -> Option<Sorted> {
+fn counted_atoms(score: &Score, s: Rows<'_>, rows: std::ops::Range<usize>) -> Option<Sorted> {
     let Score::Atoms { coords, table, .. } = score else {
         return None;
     };
@@ -152,18 +152,21 @@ fn counted_atoms(score: &Score, s: &Samples, rows: std::ops::Range<usize>) -> Op
     if size > COUNTED_INDICES {
         return None;
     }
-    let values = s.values();
-    let flat = values.as_slice()?;
     let d = s.dim();
+    if s.samples().is_some_and(|v| v.values().as_slice().is_none()) {
+        return None;
+    }
     let blocks = row_blocks(&rows, COUNT_ROWS);
     // Index `size` counts the rows without an index.
     let counts = blocks
         .par_iter()
         .map(|b| {
             let mut counts = vec![0usize; size + 1];
-            for i in b.clone() {
-                counts[packed.index(&flat[i * d..(i + 1) * d]).unwrap_or(size)] += 1;
-            }
+            s.for_blocks(b.clone(), |_, flat| {
+                for row in flat.chunks_exact(d) {
+                    counts[packed.index(row).unwrap_or(size)] += 1;
+                }
+            });
             counts
         })
         .reduce(

@@ -241,14 +241,14 @@ fn near_atoms_find_a_clamped_noise_scale() {
 fn near_centres_only_for_repeated_values() {
     let p = gaussian(20_000, 1.0, 3.7, 1);
     let q = gaussian(20_000, 0.0, 3.7, 2);
-    assert!(near_centres(&p, 4_000, &q, 4_000, 0).is_empty());
+    assert!(near_centres((&p).into(), 4_000, (&q).into(), 4_000, 0).is_empty());
     let a = almost_atom(20_000, 0.5, 3);
-    let centres = near_centres(&a, 4_000, &a, 4_000, 0);
+    let centres = near_centres((&a).into(), 4_000, (&a).into(), 4_000, 0);
     assert_eq!(centres.len(), 1, "{centres:?}");
     assert!((centres[0] - 100.0).abs() < 1e-10);
     let ints = Samples::from_column((0..20_000).map(|i| f64::from(i % 200)).collect());
     assert_eq!(
-        near_centres(&ints, 4_000, &ints, 4_000, 0).len(),
+        near_centres((&ints).into(), 4_000, (&ints).into(), 4_000, 0).len(),
         NEAR_PER_COORD
     );
 }
@@ -328,7 +328,7 @@ fn near_centres_are_those_of_exact_groups() {
                 .collect();
             let s = Samples::from_column(x.clone());
             assert_eq!(
-                near_centres(&s, 3_000, &s.clone(), 3_000, 0)
+                near_centres((&s).into(), 3_000, (&s.clone()).into(), 3_000, 0)
                     .iter()
                     .map(|c| c.to_bits())
                     .collect::<Vec<_>>(),
@@ -354,7 +354,7 @@ fn near_centres_cluster_around_zero() {
         })
         .collect();
     let s = Samples::from_column(x);
-    let centres = near_centres(&s, 10_000, &s, 10_000, 0);
+    let centres = near_centres((&s).into(), 10_000, (&s).into(), 10_000, 0);
     assert_eq!(centres.len(), 1, "{centres:?}");
     assert!(centres[0].abs() < 1e-11, "{centres:?}");
 }
@@ -396,7 +396,7 @@ fn shared_scoring_is_each_candidate_scored_alone() {
     let (p, q) = (side(0.5, 1), side(0.0, 2));
     let (np, nq) = (3000, 3000);
     let t = HockeyStickTester::default();
-    let forward = t.candidates(&p, np, &q, nq);
+    let forward = t.candidates((&p).into(), np, (&q).into(), nq);
     let kinds = |f: fn(&Score) -> bool| forward.iter().filter(|s| f(s)).count();
     assert!(
         kinds(|s| matches!(s, Score::Near { .. })) > 0,
@@ -421,8 +421,12 @@ fn shared_scoring_is_each_candidate_scored_alone() {
     // The atom tables' counts through packed indices are the hashed counts, for the joint
     // table, each pair and a coordinate alone.
     for coords in [vec![1, 2], vec![1], vec![2, 1]] {
-        let packed = super::atoms::packed_counts(&p, np, &q, nq, &coords).unwrap();
-        assert_eq!(packed, super::atoms::hashed_counts(&p, np, &q, nq, &coords));
+        let packed =
+            super::atoms::packed_counts((&p).into(), np, (&q).into(), nq, &coords).unwrap();
+        assert_eq!(
+            packed,
+            super::atoms::hashed_counts((&p).into(), np, (&q).into(), nq, &coords)
+        );
     }
     // The atom scores read through packed indices (`eval_rows`) score every row as the table
     // does (`eval`), rows with values the table never saw included; and their sorted scores,
@@ -446,7 +450,7 @@ fn shared_scoring_is_each_candidate_scored_alone() {
                         .map(|i| score.eval(&side.row(i)).to_bits())
                         .collect();
                     want.sort_unstable_by(|x, y| f64::from_bits(*y).total_cmp(&f64::from_bits(*x)));
-                    let got = super::sorted::sorted_side(&score, side, rows).to_list();
+                    let got = super::sorted::sorted_side(&score, side.into(), rows).to_list();
                     let got: Vec<u64> = got.iter().map(|x| x.to_bits()).collect();
                     assert_eq!(got, want, "{score:?}");
                 }
@@ -455,15 +459,23 @@ fn shared_scoring_is_each_candidate_scored_alone() {
     }
     let mut seen = 0;
     for (i, paired) in shared_jobs(&forward) {
-        for (k, f, r) in job_curves(&forward, i, paired, (&p, np), (&q, nq), true, &spacings) {
+        for (k, f, r) in job_curves(
+            &forward,
+            i,
+            paired,
+            ((&p).into(), np),
+            ((&q).into(), nq),
+            true,
+            &spacings,
+        ) {
             let s = &forward[k];
             same(
                 &f,
-                &curves_with_growths(s.clone(), &p, np, &q, nq, &spacings),
+                &curves_with_growths(s.clone(), (&p).into(), np, (&q).into(), nq, &spacings),
             );
             same(
                 &r,
-                &curves_with_growths(s.mirrored(), &q, nq, &p, np, &spacings),
+                &curves_with_growths(s.mirrored(), (&q).into(), nq, (&p).into(), np, &spacings),
             );
             assert_eq!(k, seen);
             seen += 1;
@@ -500,8 +512,8 @@ fn prepared_counts_are_each_events_own_counts() {
     };
     let (p, q) = (side(0.5, 3), side(0.0, 4));
     let t = HockeyStickTester::default();
-    let mut scores = t.candidates(&p, 3000, &q, 3000);
-    scores.extend(t.candidates(&p, 500, &q, 700));
+    let mut scores = t.candidates((&p).into(), 3000, (&q).into(), 3000);
+    scores.extend(t.candidates((&p).into(), 500, (&q).into(), 700));
     let atoms: Vec<&Score> = scores
         .iter()
         .filter(|s| matches!(s, Score::Atoms { .. }))
@@ -564,9 +576,9 @@ fn distinct_values_in_one_pass_are_each_coordinates() {
     let s = Samples::from_flat(6, flat).unwrap();
     for cap in [1, 5, 8, 64, 200, 400] {
         for rows in [0..30_000, 100..2_000, 7..8] {
-            let all = distinct_values_all(&s, rows.clone(), cap);
+            let all = distinct_values_all((&s).into(), rows.clone(), cap);
             let each: Vec<usize> = (0..6)
-                .map(|j| distinct_values(&s, rows.clone(), j, cap))
+                .map(|j| distinct_values((&s).into(), rows.clone(), j, cap))
                 .collect();
             assert_eq!(all, each, "cap {cap}, rows {rows:?}");
         }
@@ -604,7 +616,7 @@ fn viewed_counts_are_the_written_views_counts() {
         let t = Transform::FloatRepr;
         let (vp, vq) = (t.apply(&p).unwrap(), t.apply(&q).unwrap());
         let scores: Vec<Score> = HockeyStickTester::default()
-            .candidates(&vp, 4000, &vq, 4000)
+            .candidates((&vp).into(), 4000, (&vq).into(), 4000)
             .into_iter()
             .filter(|s| matches!(s, Score::Atoms { .. }))
             .collect();
@@ -730,7 +742,7 @@ fn counted_sort_is_the_sort() {
             for rows in [0..n, (7.min(n))..n - n / 3] {
                 let mut want: Vec<f64> = list[rows.clone()].to_vec();
                 want.sort_unstable_by(|x, y| y.total_cmp(x));
-                let got = sorted_side(&score, &s, rows);
+                let got = sorted_side(&score, (&s).into(), rows);
                 assert_eq!(bits(&got.to_list()), bits(&want));
                 same_reads(&got, &want);
             }
@@ -762,5 +774,101 @@ fn same_reads(sorted: &super::sorted::Sorted, list: &[f64]) {
     for &t in list.iter().step_by(37).chain(&others) {
         let want = list.partition_point(|&x| x >= t);
         assert_eq!(sorted.count_ge(t), want, "at or above {t}");
+    }
+}
+
+/// The float-representation view's training rows read packed ([`Rows::Packed`], as a streamed
+/// test of JSON lines holds them) give what the written view gives ([`Rows::Values`]), bit for
+/// bit: the candidate events (atom tables, near-atoms, the learned fit), every candidate's
+/// sorted training scores, the verdict's selection and bound, and the ε and μ estimates, on
+/// releases of one and three coordinates with values on coarse grids, f32-exact values,
+/// signed zeros and subnormals among full-mantissa ones.
+#[test]
+fn packed_view_rows_select_as_the_written_view() {
+    use super::sorted::sorted_side;
+    use crate::testers::Transform;
+    use crate::testers::rows::{PackedRows, Rows};
+    for dim in [1usize, 3] {
+        let side = |shift: f64, seed: u64| {
+            let mut rng = Seed(seed).rng(Stream::Other {
+                tag: 16,
+                index: dim as u64,
+            });
+            let flat: Vec<f64> = (0..9_000 * dim)
+                .map(|i| {
+                    let u: f64 = rng.random::<f64>() * 4.0 - 2.0 + shift;
+                    match i % 7 {
+                        0 | 3 => (u * 64.0).round() / 64.0,
+                        1 => f64::from(u as f32),
+                        2 if i % 5 == 0 => [0.0, -0.0, 5e-324, -1e-310][i % 4],
+                        _ => u,
+                    }
+                })
+                .collect();
+            Samples::from_flat(dim, flat).unwrap()
+        };
+        let (p, q) = (side(0.4, 8), side(0.0, 9));
+        let t = Transform::FloatRepr;
+        let (vp, vq) = (t.apply(&p).unwrap(), t.apply(&q).unwrap());
+        // (At 400 training rows a side, a view coordinate of more than 40 values is continuous:
+        // its threshold events, near-atoms and conditional events are offered too.)
+        for (np, nq) in [(5_000, 4_500), (400, 380)] {
+            let (pp, pq) = (
+                PackedRows::float_repr(&p.head(np)).unwrap(),
+                PackedRows::float_repr(&q.head(nq)).unwrap(),
+            );
+            let (wp, wq) = (vp.head(np), vq.head(nq));
+            let packed = (Rows::Packed(&pp), Rows::Packed(&pq));
+            let written = (Rows::Values(&wp), Rows::Values(&wq));
+            for tester in [
+                HockeyStickTester::default(),
+                HockeyStickTester {
+                    form: HockeyStickForm::Variational,
+                    ..HockeyStickTester::default()
+                },
+            ] {
+                let cands = tester.candidates(packed.0, np, packed.1, nq);
+                assert_eq!(cands, tester.candidates(written.0, np, written.1, nq));
+                assert!(!cands.is_empty());
+                // The small training split offers every kind of candidate the view can give.
+                let offers = |kind: &str| cands.iter().any(|s| format!("{s:?}").starts_with(kind));
+                if np < 1000 && tester.form != HockeyStickForm::Variational {
+                    assert!(
+                        ["Coordinate", "Near", "Atoms", "Conditional", "Learned"]
+                            .iter()
+                            .all(|k| offers(k))
+                    );
+                }
+                for s in &cands {
+                    for (a, b, n) in [(packed.0, written.0, np), (packed.1, written.1, nq)] {
+                        let bits =
+                            |s: Vec<f64>| s.into_iter().map(f64::to_bits).collect::<Vec<_>>();
+                        let (x, y) = (sorted_side(s, a, 7..n), sorted_side(s, b, 7..n));
+                        assert_eq!(bits(x.to_list()), bits(y.to_list()), "{s:?}");
+                    }
+                }
+                // The held-out rows: the rest of the written view, the same for both.
+                let held = Tail {
+                    p: (&vp, np),
+                    q: (&vq, nq),
+                };
+                let claims = [
+                    (Divergence::HockeyStick { epsilon: 0.2 }, 0.0),
+                    (Divergence::HockeyStick { epsilon: 0.6 }, 0.001),
+                ];
+                let run = |(a, b): (Rows<'_>, Rows<'_>)| {
+                    let mut rng = Seed(3).rng(Stream::Other { tag: 17, index: 0 });
+                    let selected = tester
+                        .select_and_bound_split(a, b, &held, &claims, 0.05, &mut rng)
+                        .unwrap();
+                    let eps = tester
+                        .estimate_epsilon(a, np, b, nq, &held, 1e-5, 0.05, &mut rng)
+                        .unwrap();
+                    let mu = tester.estimate_mu(a, np, b, nq, &held, 0.05).unwrap();
+                    format!("{selected:?} {eps:?} {mu:?}")
+                };
+                assert_eq!(run(packed), run(written), "dimension {dim}");
+            }
+        }
     }
 }
