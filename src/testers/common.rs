@@ -158,6 +158,16 @@ pub(crate) fn distinct_values_all(
     cap: usize,
 ) -> Vec<usize> {
     let d = s.dim();
+    if let Rows::Packed(_) = s {
+        // Packed rows' coordinates read from their bytes: the count, at most cap + 1, that
+        // the pass below stops at.
+        return (0..d)
+            .map(|j| {
+                s.packed_distinct(j, rows.clone())
+                    .map_or(0, |v| v.len().min(cap + 1))
+            })
+            .collect();
+    }
     let contiguous = s.samples().is_none_or(|v| v.values().as_slice().is_some());
     if d > 16 || !contiguous {
         return (0..d)

@@ -232,6 +232,25 @@ impl<'a> Rows<'a> {
         });
     }
 
+    /// The distinct values (bit patterns, ascending by integer value) of coordinate j among
+    /// the rows `rows` of packed rows, found from their bytes without decoding a row; `None`
+    /// for values held as f64 (the caller reads them as such).
+    pub fn packed_distinct(self, j: usize, rows: Range<usize>) -> Option<Vec<u64>> {
+        let Rows::Packed(p) = self else {
+            return None;
+        };
+        let mut seen = [false; 256];
+        for i in rows {
+            seen[usize::from(p.cells[i * p.dim + j] as u8)] = true;
+        }
+        Some(
+            (i8::MIN..=i8::MAX)
+                .filter(|&c| seen[usize::from(c as u8)])
+                .map(|c| f64::from(c).to_bits())
+                .collect(),
+        )
+    }
+
     /// Each row of `rows` handed to `f` with its index, in order.
     pub fn for_rows(self, rows: Range<usize>, mut f: impl FnMut(usize, ArrayView1<'_, f64>)) {
         let d = self.dim().max(1);
@@ -329,6 +348,21 @@ mod tests {
             packed.head_samples(50).expect("rows").values(),
             &view.values().slice(ndarray::s![..50, ..])
         );
+        for (j, range) in [
+            (0, 100..3000),
+            (3, 0..1),
+            (4, 5..9),
+            (7, 0..3000),
+            (9, 2..3),
+        ] {
+            let mut want: Vec<u64> = range
+                .clone()
+                .map(|i| view.values()[[i, j]].to_bits())
+                .collect();
+            want.sort_unstable_by(|a, b| f64::from_bits(*a).total_cmp(&f64::from_bits(*b)));
+            want.dedup();
+            assert_eq!(rows.packed_distinct(j, range), Some(want));
+        }
         let joined = PackedRows::concat(vec![
             PackedRows::float_repr(&raw.head(10)).expect("fits"),
             packed,

@@ -60,6 +60,11 @@ pub(super) fn packed_counts(
     let values: Vec<Vec<u64>> = coords
         .par_iter()
         .map(|&j| {
+            // Packed rows' values read from their bytes (a byte has 256 values: never more
+            // than PACKED_VALUES); the packer sorts them, so their order does not matter.
+            if let (Some(a), Some(b)) = (p.packed_distinct(j, 0..np), q.packed_distinct(j, 0..nq)) {
+                return Some(a.into_iter().chain(b).collect());
+            }
             let mut seen = rustc_hash::FxHashSet::default();
             let mut cache = [u64::MAX; 256];
             for (s, n) in [(p, np), (q, nq)] {
