@@ -625,8 +625,6 @@ impl Shard {
         })
     }
 
-    /// [`ShardSet::head`] of a shard whose releases are in memory (`memory`, its own): its
-    /// first `take` releases in the view `transform`.
     /// The error a view's finite check gives for the first non-finite value of `head` (the
     /// first rows of this shard's releases in memory), counted in its block of [`CHUNK_ROWS`]
     /// as the check of a copy by blocks gives it.
@@ -642,6 +640,8 @@ impl Shard {
         ))
     }
 
+    /// [`ShardSet::head`] of a shard whose releases are in memory (`memory`, its own): its
+    /// first `take` releases in the view `transform`.
     fn memory_head(&self, memory: &Samples, take: usize, transform: &Transform) -> Result<Samples> {
         if transform.keeps_values(self.dim) {
             // Releases in memory that the view keeps as they are: lent, not copied, after
@@ -1157,16 +1157,23 @@ impl ShardSet {
         Ok(TrainRows::Values(self.head(n, transform)?))
     }
 
+    /// The shards the first `n` rows come from, in order, each with how many of its rows are
+    /// taken (all of them but in the last) and how many rows the shards before it gave.
+    fn takes(&self, n: usize) -> impl Iterator<Item = (&Shard, usize, usize)> {
+        let mut got = 0usize;
+        self.shards.iter().map_while(move |s| {
+            let before = got;
+            let take = (n - got).min(s.rows);
+            got += take;
+            (before < n).then_some((s, take, before))
+        })
+    }
+
     /// The first `n` rows' float-representation view, packed, when every shard they come from
     /// is held in memory (`None` otherwise: [`ShardSet::head`] reads them).
     fn packed_head(&self, n: usize, transform: &Transform) -> Result<Option<PackedRows>> {
         let mut parts = Vec::new();
-        let mut got = 0usize;
-        for s in &self.shards {
-            if got >= n {
-                break;
-            }
-            let take = (n - got).min(s.rows);
+        for (s, take, _) in self.takes(n) {
             let Some(memory) = &s.memory else {
                 return Ok(None);
             };
@@ -1178,7 +1185,6 @@ impl ShardSet {
                 return Ok(None);
             };
             parts.push(packed);
-            got += take;
         }
         if parts.len() == 1 {
             return Ok(parts.pop());
@@ -1189,20 +1195,13 @@ impl ShardSet {
     /// The first `n` releases (all if `n ≥ rows`), in memory.
     pub fn head(&self, n: usize, transform: &Transform) -> Result<Samples> {
         let mut parts = Vec::new();
-        let mut got = 0usize;
-        for s in &self.shards {
-            if got >= n {
-                break;
-            }
-            let take = (n - got).min(s.rows);
+        for (s, take, got) in self.takes(n) {
             if let Some(memory) = &s.memory {
                 parts.push(s.memory_head(memory, take, transform)?);
-                got += take;
                 continue;
             }
             if s.seekable() {
                 parts.push(s.binary_head(take, transform)?);
-                got += take;
                 continue;
             }
             // The rows are copied into one array as they are read (not kept as chunks and
@@ -1222,7 +1221,6 @@ impl ShardSet {
             if let Some(dim) = flat.len().checked_div(taken) {
                 parts.push(Samples::from_flat(dim, flat)?);
             }
-            got += taken;
         }
         if parts.len() == 1 {
             // One part (one shard, or the first n rows of the first): it is the result, so it
