@@ -78,6 +78,7 @@ use super::common::{
     candidate_features, check_fraction, empirical_bernstein_lower, empirical_bernstein_upper,
     pattern_key, pattern_key_of, sorted_desc, train_rows,
 };
+use super::renyi_grid::Sums;
 use super::{Divergence, Measurement, PropertyTester, check_inputs};
 use crate::bounds::normal_upper_quantile;
 use crate::error::{Error, Result};
@@ -331,7 +332,7 @@ impl PropertyTester for RenyiTester {
 
         // 1–2. Choose the feature and test function on the training rows only.
         let training = self.training_once(p, np, q, nq);
-        let Some(choice) = choose_test_function(&training, p, np, q, nq, alpha, half) else {
+        let Some(choice) = choose_test_function(&training, (m_p, m_q), alpha, half, true) else {
             return Err(Error::InvalidSamples(
                 "no candidate test function could be formed".into(),
             ));
@@ -581,33 +582,47 @@ fn pooled_ascending_at(sp: &[f64], sq: &[f64], k: usize) -> f64 {
 /// every feature, the event with the best predicted binary Rényi bound and, per pair of
 /// clamping levels, the best clamped test function over the grid of c; candidates evaluated in
 /// parallel and reduced in order (deterministic). The one with the largest finite prediction.
+///
+/// With `prune`, a (pair, c) whose prediction is certainly below an earlier candidate's or an
+/// event's ([`clamped_ceilings`]) is not evaluated: the same choice (a test holds it), less work.
 fn choose_test_function(
     training: &Training,
-    p: &Samples,
-    np: usize,
-    q: &Samples,
-    nq: usize,
+    (m_p, m_q): (usize, usize),
     alpha: f64,
     half: f64,
+    prune: bool,
 ) -> Option<Choice> {
-    let (m_p, m_q) = (p.n() - np, q.n() - nq);
     let z = normal_upper_quantile(half);
     let c_grid: Vec<f64> = (0..25).map(|k| 0.05 * 1.35_f64.powi(k)).collect();
     // Candidates are evaluated in parallel and reduced in order (deterministic).
-    let mut candidates: Vec<Choice> = Vec::new();
-    for (fi, ft) in training.per_feature.iter().enumerate() {
-        // Events.
-        if let Some((t, pred)) =
+    // The events of every feature first: the best of their predictions is a floor that a
+    // clamped candidate must reach to be chosen, and a (pair, c) whose prediction is certainly
+    // below it ([`clamped_ceilings`]) is not evaluated. The candidates keep their order (each
+    // feature's event, then its pairs), so the choice is the same.
+    let mut events: Vec<Option<Choice>> = training
+        .per_feature
+        .iter()
+        .enumerate()
+        .map(|(fi, ft)| {
             best_of_thresholds(&ft.thresholds, m_p as f64, m_q as f64, z, |a, b| {
                 binary_renyi_lower(alpha, a, b)
             })
-        {
-            candidates.push(Choice {
+            .map(|(t, pred)| Choice {
                 feature: fi,
                 function: TestFunction::Event { t },
                 predicted: pred,
-            });
-        }
+            })
+        })
+        .collect();
+    let mut floor = events
+        .iter()
+        .flatten()
+        .map(|c| c.predicted)
+        .filter(|p| p.is_finite() && prune)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let mut candidates: Vec<Choice> = Vec::new();
+    for (fi, ft) in training.per_feature.iter().enumerate() {
+        candidates.extend(events[fi].take());
         // Clamped features: the moment sums of every pair of clamping levels and every c at
         // once (the same bits as one pair and one c at a time).
         let clamped = |points: &[(f64, f64)]| -> Vec<Vec<(f64, f64)>> {
@@ -623,21 +638,67 @@ fn choose_test_function(
         };
         let kx: Vec<f64> = c_grid.iter().map(|&c| (alpha - 1.0) * c).collect();
         let ky: Vec<f64> = c_grid.iter().map(|&c| alpha * c).collect();
-        let (sx, sy) = rayon::join(
-            || super::renyi_grid::moment_sums_streams(&clamped(&ft.cp), &kx, moment_sums),
-            || super::renyi_grid::moment_sums_streams(&clamped(&ft.cq), &ky, moment_sums),
-        );
-        for (&(a, b), (sx, sy)) in ft.pairs.iter().zip(sx.into_iter().zip(sy)) {
-            let best = c_grid
+        let (up, uq) = rayon::join(|| clamped(&ft.cp), || clamped(&ft.cq));
+        // Per pair, the indices of the c that may reach the floor.
+        let keep: Vec<Vec<usize>> = up
+            .iter()
+            .zip(&uq)
+            .map(|(p, q)| {
+                clamped_ceilings(alpha, p, q, &c_grid)
+                    .iter()
+                    .enumerate()
+                    .filter(|&(_, &ceiling)| ceiling.is_nan() || ceiling >= floor)
+                    .map(|(i, _)| i)
+                    .collect()
+            })
+            .collect();
+        let whole = keep.iter().all(|k| k.len() == c_grid.len());
+        #[cfg(test)]
+        tests::PRUNED.with(|x| x.set(x.get() || !whole));
+        let (sx, sy): (Vec<Vec<Sums>>, Vec<Vec<Sums>>) = if whole {
+            rayon::join(
+                || super::renyi_grid::moment_sums_streams(&up, &kx, moment_sums),
+                || super::renyi_grid::moment_sums_streams(&uq, &ky, moment_sums),
+            )
+        } else {
+            // Only the kept c of each pair (each k's sums are the same bits whichever
+            // others are computed beside it).
+            let pick = |ks: &[f64], idx: &[usize]| idx.iter().map(|&i| ks[i]).collect::<Vec<_>>();
+            rayon::join(
+                || {
+                    up.par_iter()
+                        .zip(&keep)
+                        .map(|(p, k)| {
+                            super::renyi_grid::moment_sums_grid(p, &pick(&kx, k), moment_sums)
+                        })
+                        .collect()
+                },
+                || {
+                    uq.par_iter()
+                        .zip(&keep)
+                        .map(|(q, k)| {
+                            super::renyi_grid::moment_sums_grid(q, &pick(&ky, k), moment_sums)
+                        })
+                        .collect()
+                },
+            )
+        };
+        for (((&(a, b), keep), sx), sy) in ft.pairs.iter().zip(&keep).zip(sx).zip(sy) {
+            let best = keep
                 .iter()
+                .map(|&i| c_grid[i])
                 .zip(sx.into_iter().zip(sy))
-                .map(|(&c, s)| Choice {
+                .map(|(c, s)| Choice {
                     feature: fi,
                     function: TestFunction::Clamped { a, b, c },
                     predicted: predict_clamped(alpha, s, c, (m_p as f64, m_q as f64), half),
                 })
                 .filter(|c| c.predicted.is_finite())
                 .reduce(|x, y| if y.predicted > x.predicted { y } else { x });
+            if let Some(b) = best.as_ref().filter(|_| prune) {
+                // A candidate of the list: the later features' pairs must reach it too.
+                floor = floor.max(b.predicted);
+            }
             candidates.extend(best);
         }
     }
@@ -648,6 +709,68 @@ fn choose_test_function(
         }
     }
     best
+}
+
+/// Points of a clamped feature per block of [`clamped_ceilings`].
+const CEILING_BLOCK: usize = 32;
+
+/// For each c of `c_grid`, a number that [`predict_clamped`] at (α, c) cannot exceed for the
+/// clamped points `p` (P side) and `q` (Q side) of one pair, or +∞ where none is sure; from 32
+/// points a block instead of every point.
+///
+/// Why it bounds: with x = e^{k·u} increasing in u (k > 0), the P-side mean Σ w·x is at most
+/// Σ_blocks W·e^{k·max u} and the Q-side mean at least Σ_blocks W·e^{k·min u} (W a block's
+/// weight). In [`predict_clamped`], L_X = max(mean − dev, e^{−(α−1)c}) ≤ max(mean, e^{−(α−1)c})
+/// and U_Y = min(mean + dev, 1) ≥ min(mean, 1) (dev ≥ 0), and the prediction
+/// α/(α−1)·ln L_X − ln U_Y grows with L_X and falls with U_Y. Rounding: the sums' relative
+/// error is below 1024·2^−53, so their logarithms move by less than 1e−12, and every
+/// logarithm is at most (α−1)c or αc in size; the ceiling adds 1e−9·(1 + 2αc + |ceiling|),
+/// far above both. Means below 1e−250 (exponents near underflow, where exp's rounding is
+/// not relative) give +∞.
+fn clamped_ceilings(alpha: f64, p: &[(f64, f64)], q: &[(f64, f64)], c_grid: &[f64]) -> Vec<f64> {
+    let blocks = |pts: &[(f64, f64)], top: bool| -> Vec<(f64, f64)> {
+        pts.chunks(CEILING_BLOCK)
+            .map(|b| {
+                let w: f64 = b.iter().map(|&(_, w)| w).sum();
+                let u = b.iter().map(|&(u, _)| u);
+                let edge = if top {
+                    u.fold(f64::NEG_INFINITY, f64::max)
+                } else {
+                    u.fold(f64::INFINITY, f64::min)
+                };
+                (edge, w)
+            })
+            .collect()
+    };
+    let (bp, bq) = (blocks(p, true), blocks(q, false));
+    // e^{k·u} of every block edge and every c at once (the vector exp where it may be used).
+    let means = |b: &[(f64, f64)], scale: f64| -> Vec<f64> {
+        let mut x: Vec<f64> = c_grid
+            .iter()
+            .flat_map(|&c| b.iter().map(move |&(u, _)| scale * c * u))
+            .collect();
+        super::renyi_grid::exp_in_place(&mut x);
+        x.chunks(b.len().max(1))
+            .map(|e| e.iter().zip(b).map(|(&e, &(_, w))| w * e).sum())
+            .collect()
+    };
+    let (mp, mq) = (means(&bp, alpha - 1.0), means(&bq, alpha));
+    c_grid
+        .iter()
+        .enumerate()
+        .map(|(i, &c)| {
+            let (upper_p, lower_q) = (
+                mp.get(i).copied().unwrap_or(0.0),
+                mq.get(i).copied().unwrap_or(0.0),
+            );
+            if !(upper_p >= 1e-250 && lower_q >= 1e-250 && upper_p.is_finite()) {
+                return f64::INFINITY;
+            }
+            let lo_x = (-(alpha - 1.0) * c).exp();
+            let ceiling = alpha / (alpha - 1.0) * upper_p.max(lo_x).ln() - lower_q.min(1.0).ln();
+            ceiling + 1e-9 * (1.0 + 2.0 * alpha * c + ceiling.abs())
+        })
+        .collect()
 }
 
 /// Step 3 for a clamped test function g = c·(clamp(f, a, b) − b)/(b − a): empirical Bernstein
@@ -756,6 +879,11 @@ mod tests {
     use crate::rng::{Seed, Stream};
     use crate::testers::common::fixtures;
 
+    thread_local! {
+        /// Whether a [`choose_test_function`] call on this thread left a (pair, c) out.
+        pub(super) static PRUNED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+
     /// The order statistic of two sorted lists is the pooled sort's element, bit for bit, at
     /// every index: ties across and within the lists, zeros of both signs, unequal lengths.
     #[test]
@@ -782,6 +910,135 @@ mod tests {
 
     fn gaussian(n: usize, mean: f64, sd: f64, seed: u64) -> Samples {
         fixtures::gaussian(n, mean, sd, seed, 21)
+    }
+
+    /// Releases of a few kinds, side P shifted by `shift`: continuous (Laplace), continuous
+    /// with atoms (clipped at ±2), discrete (rounded to halves), and Gaussian (sd 0.5, where a
+    /// clamped function is often the best choice), from stream (80, index).
+    fn mixed(n: usize, shift: f64, kind: usize, index: u64) -> Samples {
+        use rand::RngExt;
+        use rand_distr::{Distribution, Exp1, StandardNormal};
+        let mut rng = Seed(11).rng(Stream::Other { tag: 80, index });
+        let v = (0..n)
+            .map(|_| {
+                let e: f64 = Exp1.sample(&mut rng);
+                let x = shift + if rng.random::<bool>() { e } else { -e };
+                match kind {
+                    0 => x,
+                    1 => x.clamp(-2.0, 2.0),
+                    2 => (x * 2.0).round() / 2.0,
+                    _ => {
+                        let g: f64 = StandardNormal.sample(&mut rng);
+                        shift + g * 0.5
+                    }
+                }
+            })
+            .collect();
+        Samples::from_column(v)
+    }
+
+    /// The bound the pruned grid relies on: at every c of the grid, every pair and order, and
+    /// both sides' training points of many shapes (small and compressed, with atoms, discrete,
+    /// shifted either way), `predict_clamped` never exceeds `clamped_ceilings`.
+    #[test]
+    fn clamped_ceilings_bound_every_prediction() {
+        let c_grid: Vec<f64> = (0..25).map(|k| 0.05 * 1.35_f64.powi(k)).collect();
+        let mut checked = 0usize;
+        for case in 0..32u64 {
+            let n = [60, 900, 3000, 20_000][(case % 4) as usize];
+            let kind = (case / 4 % 4) as usize;
+            let shift = [0.0, 0.3, -1.0, 2.5][(case % 4) as usize];
+            let p = mixed(n, shift, kind, 2 * case);
+            let q = mixed(n, 0.0, kind, 2 * case + 1);
+            let t = training(&p, n / 2, &q, n / 2, 6);
+            for ft in &t.per_feature {
+                for &(a, b) in &ft.pairs {
+                    let clamp = |pts: &[(f64, f64)]| -> Vec<(f64, f64)> {
+                        pts.iter().map(|&(v, w)| (clamp_unit(v, a, b), w)).collect()
+                    };
+                    let (up, uq) = (clamp(&ft.cp), clamp(&ft.cq));
+                    for alpha in PURE_ORDERS {
+                        let ceilings = clamped_ceilings(alpha, &up, &uq, &c_grid);
+                        for (&c, &ceiling) in c_grid.iter().zip(&ceilings) {
+                            let s = (
+                                moment_sums(&up, (alpha - 1.0) * c),
+                                moment_sums(&uq, alpha * c),
+                            );
+                            for half in [0.0005, 0.025] {
+                                let m = ((n - n / 2) as f64, (n - n / 2) as f64);
+                                let predicted = predict_clamped(alpha, s, c, m, half);
+                                assert!(
+                                    predicted.is_nan() || predicted <= ceiling,
+                                    "case {case} α {alpha} c {c} ({a}, {b}): {predicted} > {ceiling}"
+                                );
+                                checked += 1;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(checked > 10_000, "{checked}");
+    }
+
+    /// The pruned grid chooses what the whole grid chooses (feature, function and prediction,
+    /// bit for bit), on the same shapes and small shifts, at every order, in both directions;
+    /// it prunes something, and a clamped choice's prediction is its own (pair, c)'s.
+    #[test]
+    fn the_pruned_choice_is_the_whole_grids() {
+        let (mut pruned_some, mut clamped_won) = (false, false);
+        for case in 0..40u64 {
+            let n = [60, 900, 3000, 20_000, 20_000][(case % 5) as usize];
+            let kind = (case / 5 % 4) as usize;
+            let shift =
+                [0.0, 0.3, -1.0, 2.5, 0.5][(case % 5) as usize] * [1.0, 0.2][(case / 20) as usize];
+            let p = mixed(n, shift, kind, 2 * case);
+            let q = mixed(n, 0.0, kind, 2 * case + 1);
+            for (p, q) in [(&p, &q), (&q, &p)] {
+                let t = training(p, n / 2, q, n / 2, 6);
+                for alpha in PURE_ORDERS {
+                    let held = (n - n / 2, n - n / 2);
+                    let key = |c: Option<Choice>| {
+                        c.map(|c| {
+                            (
+                                c.feature,
+                                format!("{:?}", c.function),
+                                c.predicted.to_bits(),
+                            )
+                        })
+                    };
+                    let chosen = choose_test_function(&t, held, alpha, 0.0005, false);
+                    // A clamped choice's prediction is that of its own (pair, c), recomputed
+                    // by the scalar loop.
+                    if let Some(Choice {
+                        feature,
+                        function: TestFunction::Clamped { a, b, c },
+                        predicted,
+                    }) = &chosen
+                    {
+                        let ft = &t.per_feature[*feature];
+                        let clamp = |pts: &[(f64, f64)]| -> Vec<(f64, f64)> {
+                            pts.iter()
+                                .map(|&(v, w)| (clamp_unit(v, *a, *b), w))
+                                .collect()
+                        };
+                        let s = (
+                            moment_sums(&clamp(&ft.cp), (alpha - 1.0) * c),
+                            moment_sums(&clamp(&ft.cq), alpha * c),
+                        );
+                        let m = (held.0 as f64, held.1 as f64);
+                        let want = predict_clamped(alpha, s, *c, m, 0.0005);
+                        assert_eq!(predicted.to_bits(), want.to_bits(), "case {case} α {alpha}");
+                        clamped_won = true;
+                    }
+                    let whole = key(chosen);
+                    let pruned = key(choose_test_function(&t, held, alpha, 0.0005, true));
+                    assert_eq!(pruned, whole, "case {case} α {alpha}");
+                    pruned_some |= PRUNED.with(|x| x.replace(false));
+                }
+            }
+        }
+        assert!(pruned_some && clamped_won);
     }
 
     #[test]
