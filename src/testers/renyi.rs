@@ -644,7 +644,7 @@ fn choose_test_function(
             .iter()
             .zip(&uq)
             .map(|(p, q)| {
-                clamped_ceilings(alpha, p, q, &c_grid)
+                clamped_ceilings(alpha, (p, q), &c_grid, (m_p as f64, m_q as f64), half)
                     .iter()
                     .enumerate()
                     .filter(|&(_, &ceiling)| ceiling.is_nan() || ceiling >= floor)
@@ -711,6 +711,9 @@ fn choose_test_function(
     best
 }
 
+/// Weighted points (u, w) of a clamped feature.
+type Points = [(f64, f64)];
+
 /// Points of a clamped feature per block of [`clamped_ceilings`].
 const CEILING_BLOCK: usize = 32;
 
@@ -720,14 +723,23 @@ const CEILING_BLOCK: usize = 32;
 ///
 /// Why it bounds: with x = e^{k·u} increasing in u (k > 0), the P-side mean Σ w·x is at most
 /// Σ_blocks W·e^{k·max u} and the Q-side mean at least Σ_blocks W·e^{k·min u} (W a block's
-/// weight). In [`predict_clamped`], L_X = max(mean − dev, e^{−(α−1)c}) ≤ max(mean, e^{−(α−1)c})
-/// and U_Y = min(mean + dev, 1) ≥ min(mean, 1) (dev ≥ 0), and the prediction
-/// α/(α−1)·ln L_X − ln U_Y grows with L_X and falls with U_Y. Rounding: the sums' relative
-/// error is below 1024·2^−53, so their logarithms move by less than 1e−12, and every
-/// logarithm is at most (α−1)c or αc in size; the ceiling adds 1e−9·(1 + 2αc + |ceiling|),
-/// far above both. Means below 1e−250 (exponents near underflow, where exp's rounding is
-/// not relative) give +∞.
-fn clamped_ceilings(alpha: f64, p: &[(f64, f64)], q: &[(f64, f64)], c_grid: &[f64]) -> Vec<f64> {
+/// weight). In [`predict_clamped`], L_X = max(mean − dev, e^{−(α−1)c}) and
+/// U_Y = min(mean + dev, 1), where each dev is [`bernstein_deviation`], at least its value at
+/// variance 0 (its square-root term is ≥ 0); so L_X ≤ max(upper − dev₀, e^{−(α−1)c}) and
+/// U_Y ≥ min(lower + dev₀, 1), and the prediction α/(α−1)·ln L_X − ln U_Y grows with L_X and
+/// falls with U_Y. Rounding: the sums' relative error is below 1024·2^−53; upper − dev₀ is
+/// used only where it keeps a thousandth of upper (else upper alone, a looser bound), so the
+/// P-side logarithm moves by less than 1e−9, the Q side's (a sum of positive terms) by less
+/// than 1e−12, and every logarithm is at most (α−1)c or αc in size; the ceiling adds
+/// 1e−6·(1 + 2αc + |ceiling|), far above both. Means below 1e−250 (exponents near underflow,
+/// where exp's rounding is not relative) give +∞.
+fn clamped_ceilings(
+    alpha: f64,
+    (p, q): (&Points, &Points),
+    c_grid: &[f64],
+    (m_p, m_q): (f64, f64),
+    half: f64,
+) -> Vec<f64> {
     let blocks = |pts: &[(f64, f64)], top: bool| -> Vec<(f64, f64)> {
         pts.chunks(CEILING_BLOCK)
             .map(|b| {
@@ -767,8 +779,18 @@ fn clamped_ceilings(alpha: f64, p: &[(f64, f64)], q: &[(f64, f64)], c_grid: &[f6
                 return f64::INFINITY;
             }
             let lo_x = (-(alpha - 1.0) * c).exp();
-            let ceiling = alpha / (alpha - 1.0) * upper_p.max(lo_x).ln() - lower_q.min(1.0).ln();
-            ceiling + 1e-9 * (1.0 + 2.0 * alpha * c + ceiling.abs())
+            let lo_y = (-alpha * c).exp();
+            // The deviations' variance-free parts: the least they can be.
+            let dev_x = bernstein_deviation(0.0, 1.0 - lo_x, m_p, half);
+            let dev_y = bernstein_deviation(0.0, 1.0 - lo_y, m_q, half);
+            let lx = if upper_p - dev_x >= 1e-3 * upper_p {
+                upper_p - dev_x
+            } else {
+                upper_p
+            };
+            let uy = (lower_q + dev_y).min(1.0);
+            let ceiling = alpha / (alpha - 1.0) * lx.max(lo_x).ln() - uy.ln();
+            ceiling + 1e-6 * (1.0 + 2.0 * alpha * c + ceiling.abs())
         })
         .collect()
 }
@@ -958,14 +980,14 @@ mod tests {
                     };
                     let (up, uq) = (clamp(&ft.cp), clamp(&ft.cq));
                     for alpha in PURE_ORDERS {
-                        let ceilings = clamped_ceilings(alpha, &up, &uq, &c_grid);
-                        for (&c, &ceiling) in c_grid.iter().zip(&ceilings) {
-                            let s = (
-                                moment_sums(&up, (alpha - 1.0) * c),
-                                moment_sums(&uq, alpha * c),
-                            );
-                            for half in [0.0005, 0.025] {
-                                let m = ((n - n / 2) as f64, (n - n / 2) as f64);
+                        for half in [0.0005, 0.025] {
+                            let m = ((n - n / 2) as f64, (n - n / 2) as f64);
+                            let ceilings = clamped_ceilings(alpha, (&up, &uq), &c_grid, m, half);
+                            for (&c, &ceiling) in c_grid.iter().zip(&ceilings) {
+                                let s = (
+                                    moment_sums(&up, (alpha - 1.0) * c),
+                                    moment_sums(&uq, alpha * c),
+                                );
                                 let predicted = predict_clamped(alpha, s, c, m, half);
                                 assert!(
                                     predicted.is_nan() || predicted <= ceiling,
