@@ -28,7 +28,9 @@
 //!      the pooled training values of f and c > 0 is on a log grid;
 //!    - **events**: g = c·1{f(x) ≥ t} (for all c ≥ 0 at once, see below);
 //!
-//!    maximizing the bound predicted for the held-out sizes.
+//!    maximizing the bound predicted for the held-out sizes. (A clamped candidate whose prediction
+//!    is certainly below an event's or an earlier candidate's is not evaluated: the same choice,
+//!    less work; see `clamped_ceilings`.)
 //! 3. On the held-out part:
 //!    - clamped g: X = e^{(α−1)g} ∈ [e^{−(α−1)c}, 1] under P and Y = e^{αg} ∈ [e^{−αc}, 1] under Q
 //!      are bounded i.i.d. variables; the empirical Bernstein bound of Maurer & Pontil (2009,
