@@ -665,25 +665,17 @@ fn choose_test_function(
         } else {
             // Only the kept c of each pair (each k's sums are the same bits whichever
             // others are computed beside it).
-            let pick = |ks: &[f64], idx: &[usize]| idx.iter().map(|&i| ks[i]).collect::<Vec<_>>();
-            rayon::join(
-                || {
-                    up.par_iter()
-                        .zip(&keep)
-                        .map(|(p, k)| {
-                            super::renyi_grid::moment_sums_grid(p, &pick(&kx, k), moment_sums)
-                        })
-                        .collect()
-                },
-                || {
-                    uq.par_iter()
-                        .zip(&keep)
-                        .map(|(q, k)| {
-                            super::renyi_grid::moment_sums_grid(q, &pick(&ky, k), moment_sums)
-                        })
-                        .collect()
-                },
-            )
+            let kept_sums = |points: &[Vec<(f64, f64)>], ks: &[f64]| -> Vec<Vec<Sums>> {
+                points
+                    .par_iter()
+                    .zip(&keep)
+                    .map(|(pts, kept)| {
+                        let ks: Vec<f64> = kept.iter().map(|&i| ks[i]).collect();
+                        super::renyi_grid::moment_sums_grid(pts, &ks, moment_sums)
+                    })
+                    .collect()
+            };
+            rayon::join(|| kept_sums(&up, &kx), || kept_sums(&uq, &ky))
         };
         for (((&(a, b), keep), sx), sy) in ft.pairs.iter().zip(&keep).zip(sx).zip(sy) {
             let best = keep
